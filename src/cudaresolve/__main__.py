@@ -1,0 +1,5 @@
+"""Entry point for ``python -m cudaresolve``."""
+
+from cudaresolve.cli import main
+
+raise SystemExit(main())
