@@ -1,0 +1,56 @@
+"""``cudaresolve db check [PATH]`` and ``db show [--json]``. Shell."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cudaresolve.errors import InvalidCompatData
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("db", help="check or summarise the compatibility database")
+    actions = parser.add_subparsers(dest="db_command", metavar="ACTION", required=True)
+    check = actions.add_parser("check", help="validate a compat.toml (the shipped one by default)")
+    check.add_argument("path", nargs="?", help="the file to check")
+    check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.set_defaults(func=_check)
+    show = actions.add_parser("show", help="summarise the database")
+    show.add_argument("--compat", metavar="PATH", help="use this compat.toml instead of the shipped one")
+    show.add_argument("--json", action="store_true", help="print the summary as JSON")
+    show.set_defaults(func=_show)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from cudaresolve import render
+    from cudaresolve.compat import load_compat
+    from cudaresolve.render import db as render_db
+
+    try:
+        db = load_compat(args.path)
+    except InvalidCompatData as err:
+        if args.json:
+            render.emit_json({"ok": False, "error": err.to_dict()})
+        else:
+            render_db.render_problems(err, render.make_console())
+        return 1
+    if args.json:
+        render.emit_json({"ok": True, "summary": render_db.summary(db)})
+    else:
+        render_db.render_ok(db, args.path or "compat.toml (shipped)", render.make_console())
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from cudaresolve import render
+    from cudaresolve.compat import load_compat
+    from cudaresolve.render import db as render_db
+
+    db = load_compat(args.compat)
+    if args.json:
+        render.emit_json({"summary": render_db.summary(db)})
+    else:
+        render_db.render_summary(db, render.make_console(stderr=False))
+    return 0
