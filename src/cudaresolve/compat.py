@@ -277,9 +277,13 @@ class _Collector:
 
 
 def _requirement(text: str) -> Requirement:
-    from packaging.requirements import Requirement
+    from packaging.requirements import InvalidRequirement, Requirement
 
-    return Requirement(text)
+    try:
+        return Requirement(text)
+    except InvalidRequirement as exc:
+        reason = str(exc).splitlines()[0]
+        raise ValueError(f"not a PEP 508 requirement: {text!r} ({reason})") from exc
 
 
 def _version(text: str) -> Version:
@@ -533,7 +537,8 @@ class CompatDB:
         schema = c.get(data, "schema-version", int, "", required=True)
         if schema is not None and schema != SCHEMA_MAJOR:
             c.add("schema-version", f"unsupported schema version {schema} (this cudaresolve reads {SCHEMA_MAJOR})")
-        cuda = [r for i, t in enumerate(c.table_list(data, "cuda")) if (r := _read_cuda(c, t, f"cuda[{i}]"))]
+        cuda_rows = c.table_list(data, "cuda")
+        cuda = [r for i, t in enumerate(cuda_rows) if (r := _read_cuda(c, t, f"cuda[{i}]"))]
         fcs = c.table_list(data, "forward-compat")
         forward = [r for i, t in enumerate(fcs) if (r := _read_forward_compat(c, t, f"forward-compat[{i}]"))]
         gpus = [r for i, t in enumerate(c.table_list(data, "gpu")) if (r := _read_gpu(c, t, f"gpu[{i}]"))]
@@ -545,7 +550,8 @@ class CompatDB:
             packages[kind] = [
                 r for i, t in enumerate(rows) if (r := _read_package(c, kind, t, f"{kind}[{i}]", by_name))
             ]
-        _check_semantics(c, cuda, gpus, variants, packages)
+        named = {str(t.get("version")) for t in cuda_rows}  # rows with other faults still count as named
+        _check_semantics(c, cuda, named, gpus, variants, packages)
         if c.problems:
             raise InvalidCompatData(c.problems, source=source)
         return cls(
@@ -613,15 +619,15 @@ class CompatDB:
 def _check_semantics(
     c: _Collector,
     cuda: Sequence[CudaRelease],
+    named_cuda: set[str],
     gpus: Sequence[GpuModel],
     variants: Sequence[VariantInfo],
     packages: Mapping[str, Sequence[PackageRelease]],
 ) -> None:
     """References, duplicates and ordering across rows (trove-classifiers' semantic checks)."""
     _check_order(c, "cuda", [r.version for r in cuda])
-    known_cuda = {r.version for r in cuda}
     for i, v in enumerate(variants):
-        if v.cuda is not None and v.cuda not in known_cuda:
+        if v.cuda is not None and str(v.cuda) not in named_cuda:
             c.add(f"variant[{i}].cuda", f"no [[cuda]] row for {v.cuda}")
     _check_unique(c, "variant", [v.name for v in variants], "name")
     labels: dict[tuple[str, ...], str] = {}

@@ -1,0 +1,193 @@
+"""On-disk cache of index pages, revalidated with ETag / Last-Modified. Does I/O: files under the cache dir.
+
+One JSON file per URL, named by the SHA-256 of the URL, holding the body, the validators the
+server sent (``ETag``, ``Last-Modified``), the status (200, or 404 for "project not on this
+index") and when it was fetched. Writes go to a temporary file in the same directory and are
+moved into place with ``os.replace``, so a reader never sees half a file. A file that cannot be
+read or decoded is treated as missing: the page is fetched again, never a crash. A cache that
+cannot be written (read-only home, full disk) is skipped silently; it is only an optimisation.
+
+Revalidation follows RFC 9110 section 13.1 (``If-None-Match`` / ``If-Modified-Since``) and
+RFC 9111 section 4.3.4 (a 304 refreshes the stored response).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["CACHE_DIR_ENV", "CachedResponse", "HttpCache", "default_cache_dir"]
+
+#: Environment variable that overrides the cache directory.
+CACHE_DIR_ENV: Final = "CUDARESOLVE_CACHE_DIR"
+
+_FORMAT: Final = 1  # bump when the entry layout changes; older entries then read as missing
+_SUBDIR: Final = "http-v1"
+
+
+def default_cache_dir(env: Mapping[str, str] | None = None, *, platform: str | None = None) -> Path:
+    """The user cache directory for cudaresolve.
+
+    ``$CUDARESOLVE_CACHE_DIR`` wins; otherwise ``$XDG_CACHE_HOME/cudaresolve`` or
+    ``~/.cache/cudaresolve`` (XDG Base Directory spec,
+    https://specifications.freedesktop.org/basedir-spec/latest/), ``%LOCALAPPDATA%\\cudaresolve\\Cache``
+    on Windows and ``~/Library/Caches/cudaresolve`` on macOS (the platformdirs conventions).
+    """
+    env = os.environ if env is None else env
+    platform = sys.platform if platform is None else platform
+    if env.get(CACHE_DIR_ENV):
+        return Path(env[CACHE_DIR_ENV]).expanduser()
+    if platform == "win32" and env.get("LOCALAPPDATA"):
+        return Path(env["LOCALAPPDATA"]) / "cudaresolve" / "Cache"
+    if platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "cudaresolve"
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]) / "cudaresolve"
+    return Path.home() / ".cache" / "cudaresolve"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CachedResponse:
+    """One stored response. ``status`` is 200 (a page) or 404 (the index lacks the project)."""
+
+    url: str
+    status: int
+    body: str
+    content_type: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    fetched_at: float
+
+    def conditional_headers(self) -> dict[str, str]:
+        """The request headers that ask the server whether this copy is still current."""
+        headers: dict[str, str] = {}
+        if self.etag:
+            headers["If-None-Match"] = self.etag
+        if self.last_modified:
+            headers["If-Modified-Since"] = self.last_modified
+        return headers
+
+    def age(self, now: float) -> float:
+        """Seconds since the server last confirmed this copy."""
+        return max(0.0, now - self.fetched_at)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": _FORMAT,
+            "url": self.url,
+            "status": self.status,
+            "content_type": self.content_type,
+            "etag": self.etag,
+            "last_modified": self.last_modified,
+            "fetched_at": self.fetched_at,
+            "body": self.body,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CachedResponse:
+        """Rebuild an entry; raises ``ValueError`` on anything unexpected (the caller drops it)."""
+        if data.get("format") != _FORMAT:
+            raise ValueError("unknown cache entry format")
+        status, body, fetched_at = data["status"], data["body"], data["fetched_at"]
+        if not isinstance(status, int) or status not in (200, 404):
+            raise ValueError("bad status")
+        if not isinstance(body, str) or not isinstance(fetched_at, int | float) or isinstance(fetched_at, bool):
+            raise ValueError("bad body or fetched_at")
+        optional = {k: data.get(k) for k in ("content_type", "etag", "last_modified")}
+        if any(v is not None and not isinstance(v, str) for v in optional.values()):
+            raise ValueError("bad header field")
+        return cls(
+            url=str(data["url"]),
+            status=status,
+            body=body,
+            fetched_at=float(fetched_at),
+            content_type=optional["content_type"],
+            etag=optional["etag"],
+            last_modified=optional["last_modified"],
+        )
+
+
+class HttpCache:
+    """Stores index responses under ``root`` (normally ``default_cache_dir()``).
+
+    ``clock`` gives the time recorded as ``fetched_at``; tests pass a fixed one.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, clock: Callable[[], float] = time.time) -> None:
+        self.root = Path(root)
+        self._clock = clock
+
+    def path_for(self, url: str) -> Path:
+        """Where the entry for ``url`` lives (two-level fan-out on the URL's SHA-256)."""
+        digest = hashlib.sha256(url.encode("utf-8")).hexdigest()
+        return self.root / _SUBDIR / digest[:2] / f"{digest}.json"
+
+    def get(self, url: str) -> CachedResponse | None:
+        """The stored response for ``url``; None when absent, unreadable, corrupt or for another URL."""
+        try:
+            raw = self.path_for(url).read_text(encoding="utf-8")
+            entry = CachedResponse.from_dict(json.loads(raw))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        # A digest collision (or a copied file) must not serve another URL's page.
+        return entry if entry.url == url else None
+
+    def put(
+        self,
+        url: str,
+        *,
+        status: int,
+        body: str,
+        content_type: str | None = None,
+        etag: str | None = None,
+        last_modified: str | None = None,
+    ) -> CachedResponse:
+        """Store a fresh response and return it; a failed write leaves the cache as it was."""
+        entry = CachedResponse(
+            url=url,
+            status=status,
+            body=body,
+            content_type=content_type,
+            etag=etag,
+            last_modified=last_modified,
+            fetched_at=self._clock(),
+        )
+        self._write(entry)
+        return entry
+
+    def refresh(self, entry: CachedResponse, *, etag: str | None = None, last_modified: str | None = None) -> CachedResponse:
+        """Record a 304: the stored body is current; new validators replace old ones when sent."""
+        fresh = replace(
+            entry,
+            etag=etag or entry.etag,
+            last_modified=last_modified or entry.last_modified,
+            fetched_at=self._clock(),
+        )
+        self._write(fresh)
+        return fresh
+
+    def _write(self, entry: CachedResponse) -> None:
+        target = self.path_for(entry.url)
+        tmp_name: str | None = None
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(entry.to_dict(), handle, ensure_ascii=False)
+            os.replace(tmp_name, target)
+            tmp_name = None
+        except OSError:
+            pass  # the cache is an optimisation; a read-only or full disk must not stop a resolve
+        finally:
+            if tmp_name is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp_name)

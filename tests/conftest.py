@@ -1,0 +1,58 @@
+"""Shared fixtures: a tiny valid database dict, captured consoles."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+_TINY: dict[str, Any] = {
+    "schema-version": 1,
+    "cuda": [
+        {
+            "version": "12.1",
+            "min-driver-linux": "530.30.02",
+            "minor-compat-driver-linux": "525.60.13",
+            "nvcc-sm": ["sm_80", "sm_90"],
+            "source": "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
+        },
+        {
+            "version": "11.8",
+            "min-driver-linux": "520.61.05",
+            "minor-compat-driver-linux": "450.80.02",
+            "nvcc-sm": ["sm_80"],
+            "source": "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
+        },
+    ],
+    "gpu": [
+        {"name": "NVIDIA A800", "aliases": ["A800-SXM4-80GB"], "cc": "8.0", "arch": "Ampere",
+         "datacenter": True, "source": "https://developer.nvidia.com/cuda-gpus"},
+    ],
+    "variant": [
+        {"name": "cu121", "cuda": "12.1", "index-url": "https://download.pytorch.org/whl/cu121", "source": "s"},
+        {"name": "cu118", "cuda": "11.8", "index-url": "https://download.pytorch.org/whl/cu118", "source": "s"},
+    ],
+    "torch": [
+        {"version": "2.1.0", "python": ["3.11"], "source": "s",
+         "build": [{"variant": "cu121", "sass": ["sm_80"]}, {"variant": "cu118", "sass": ["sm_80"]}]},
+    ],
+    "fbgemm-gpu": [
+        {"version": "0.5.0", "python": ["3.11"], "requires": ["torch==2.1.*"], "source": "s",
+         "build": [{"variant": "cu118", "sass": ["sm_80"]}]},
+    ],
+}
+
+
+@pytest.fixture
+def tiny_db_dict() -> dict[str, Any]:
+    """A small database that passes validation; tests break copies of it."""
+    return copy.deepcopy(_TINY)
+
+
+@pytest.fixture(autouse=True)
+def _no_env_overrides(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in ("CUDARESOLVE_GPUS", "CUDARESOLVE_DRIVER", "CUDA_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+    yield
