@@ -19,11 +19,12 @@ import json
 import os
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["CACHE_DIR_ENV", "CachedResponse", "HttpCache", "default_cache_dir"]
 
@@ -65,7 +66,13 @@ class CachedResponse:
     content_type: str | None = None
     etag: str | None = None
     last_modified: str | None = None
+    final_url: str | None = None  # where redirects ended; relative links resolve against it
     fetched_at: float
+
+    @property
+    def page_url(self) -> str:
+        """The URL the body was served from (after redirects)."""
+        return self.final_url or self.url
 
     def conditional_headers(self) -> dict[str, str]:
         """The request headers that ask the server whether this copy is still current."""
@@ -88,6 +95,7 @@ class CachedResponse:
             "content_type": self.content_type,
             "etag": self.etag,
             "last_modified": self.last_modified,
+            "final_url": self.final_url,
             "fetched_at": self.fetched_at,
             "body": self.body,
         }
@@ -102,7 +110,7 @@ class CachedResponse:
             raise ValueError("bad status")
         if not isinstance(body, str) or not isinstance(fetched_at, int | float) or isinstance(fetched_at, bool):
             raise ValueError("bad body or fetched_at")
-        optional = {k: data.get(k) for k in ("content_type", "etag", "last_modified")}
+        optional = {k: data.get(k) for k in ("content_type", "etag", "last_modified", "final_url")}
         if any(v is not None and not isinstance(v, str) for v in optional.values()):
             raise ValueError("bad header field")
         return cls(
@@ -113,18 +121,15 @@ class CachedResponse:
             content_type=optional["content_type"],
             etag=optional["etag"],
             last_modified=optional["last_modified"],
+            final_url=optional["final_url"],
         )
 
 
 class HttpCache:
-    """Stores index responses under ``root`` (normally ``default_cache_dir()``).
+    """Stores index responses under ``root`` (normally ``default_cache_dir()``)."""
 
-    ``clock`` gives the time recorded as ``fetched_at``; tests pass a fixed one.
-    """
-
-    def __init__(self, root: str | os.PathLike[str], *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self._clock = clock
 
     def path_for(self, url: str) -> Path:
         """Where the entry for ``url`` lives (two-level fan-out on the URL's SHA-256)."""
@@ -141,39 +146,9 @@ class HttpCache:
         # A digest collision (or a copied file) must not serve another URL's page.
         return entry if entry.url == url else None
 
-    def put(
-        self,
-        url: str,
-        *,
-        status: int,
-        body: str,
-        content_type: str | None = None,
-        etag: str | None = None,
-        last_modified: str | None = None,
-    ) -> CachedResponse:
-        """Store a fresh response and return it; a failed write leaves the cache as it was."""
-        entry = CachedResponse(
-            url=url,
-            status=status,
-            body=body,
-            content_type=content_type,
-            etag=etag,
-            last_modified=last_modified,
-            fetched_at=self._clock(),
-        )
+    def store(self, entry: CachedResponse) -> None:
+        """Write ``entry`` atomically; a failed write leaves the cache as it was and raises nothing."""
         self._write(entry)
-        return entry
-
-    def refresh(self, entry: CachedResponse, *, etag: str | None = None, last_modified: str | None = None) -> CachedResponse:
-        """Record a 304: the stored body is current; new validators replace old ones when sent."""
-        fresh = replace(
-            entry,
-            etag=etag or entry.etag,
-            last_modified=last_modified or entry.last_modified,
-            fetched_at=self._clock(),
-        )
-        self._write(fresh)
-        return fresh
 
     def _write(self, entry: CachedResponse) -> None:
         target = self.path_for(entry.url)

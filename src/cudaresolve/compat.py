@@ -74,6 +74,7 @@ _PACKAGE_KEYS: Final = {
     "metadata-requires",
     "min-sm",
     "pypi-variant",
+    "index",
     "build",
 } | _ROW_COMMON
 _BUILD_KEYS: Final = {
@@ -190,6 +191,7 @@ class PackageRelease:
     builds: tuple[Build, ...]
     source: str
     verified: bool = True
+    index: str = "pypi"  # pure rows: "pypi", or "pytorch" when the chosen variant's index carries it
 
     @property
     def pure(self) -> bool:
@@ -479,10 +481,13 @@ def _read_package(
         metadata_requires=tuple(c.get(row, "metadata-requires", list, path) or ()),
         min_sm=c.parse(f"{path}.min-sm", parse_cc, c.get(row, "min-sm", str, path)),
         pypi_variant=c.get(row, "pypi-variant", str, path),
+        index=c.get(row, "index", str, path) or "pypi",
         builds=(),
         source=c.source(row, path),
         verified=c.get(row, "verified", bool, path) is not False,
     )
+    if release.index not in ("pypi", "pytorch"):
+        c.add(f"{path}.index", f"expected 'pypi' or 'pytorch', got {release.index!r}")
     if release.pypi_variant is not None and release.pypi_variant not in variants:
         c.add(f"{path}.pypi-variant", f"unknown variant {release.pypi_variant!r}")
     builds = [_read_build(c, b, f"{path}.build[{i}]", release, variants) for i, b in enumerate(builds_raw)]

@@ -1,0 +1,172 @@
+"""Resolve requests against the compat database for one target into a ``Solution``. Pure.
+
+``solve`` parses the requests, builds the catalog, runs resolvelib with ``CatalogProvider``,
+then turns the pins into locked packages plus the warnings a user must see (minor-version
+compatibility, PTX JIT only, an unknown driver).  A failure becomes ``NoSolution`` whose
+findings come from ``explain``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from cudaresolve.archs import Coverage
+from cudaresolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
+from cudaresolve.compat import CompatDB, DriverSupport
+from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.explain import explain_resolution
+from cudaresolve.models import Finding, LockedPackage, Notice, Solution, Target
+
+__all__ = ["Resolved", "parse_requests", "solve", "solve_catalog"]
+
+_MAX_ROUNDS: Final = 5000
+PYPI_SIMPLE: Final = "https://pypi.org/simple"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolved:
+    """The solver's raw answer: the solution and the pins behind it (for ``why-not``)."""
+
+    solution: Solution
+    pins: Mapping[str, Candidate]
+    catalog: Catalog
+
+
+def parse_requests(texts: Sequence[str]) -> list[Need]:
+    """PEP 508 strings -> ``Need``s; a malformed one is ``InvalidInput``."""
+    needs = []
+    for text in texts:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise InvalidInput(
+                f"not a PEP 508 requirement: {text!r}", hint="write e.g. torch, 'torch>=2.4', xformers==0.0.30"
+            ) from exc
+        needs.append(Need.from_requirement(req))
+    if not needs:
+        raise InvalidInput("nothing to resolve", hint="name packages, e.g. 'cudaresolve lock torch torchrec'")
+    return needs
+
+
+def solve(requests: Sequence[str], db: CompatDB, target: Target) -> Resolved:
+    """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings."""
+    return solve_catalog(parse_requests(requests), db, build_catalog(db, target))
+
+
+def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Resolved:
+    """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries)."""
+    from resolvelib import BaseReporter, Resolver
+    from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
+
+    from cudaresolve.provider import CatalogProvider
+
+    provider = CatalogProvider(
+        catalog,
+        user_pinned={n.name for n in needs if any(s.operator in ("==", "===") for s in n.specifier)},
+        user_requested={n.name for n in needs},
+    )
+    resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
+    try:
+        result = resolver.resolve(needs, max_rounds=_MAX_ROUNDS)
+    except ResolutionImpossible as exc:
+        findings = explain_resolution(catalog, needs, exc.causes)
+        raise _no_solution(findings) from exc
+    except ResolutionTooDeep as exc:
+        raise NoSolution(
+            "the resolver gave up after too many rounds", hint="pin torch to a release, e.g. 'torch==2.7.*'"
+        ) from exc
+    pins = dict(result.mapping)
+    conflicts = _constraint_conflicts(pins)
+    if conflicts:
+        raise _no_solution(conflicts)
+    return Resolved(solution=_solution(pins, db, catalog.target), pins=pins, catalog=catalog)
+
+
+def _no_solution(findings: Sequence[Finding]) -> NoSolution:
+    first = findings[0] if findings else None
+    hint = "run 'cudaresolve why-not' on a package or variant for alternatives"
+    message = f"no set of packages fits this target: {first.message}" if first else "no set of packages fits"
+    return NoSolution(message, findings=findings, hint=hint)
+
+
+def _constraint_conflicts(pins: Mapping[str, Candidate]) -> list[Finding]:
+    """``constrains`` rows apply only when both packages are in the set (flashinfer's version rule)."""
+    out = []
+    for candidate in pins.values():
+        release = candidate.release
+        if release is None:
+            continue
+        for req in release.constrains:
+            other = pins.get(req.name)
+            if other is not None and not req.specifier.contains(other.version, prereleases=True):
+                out.append(
+                    Finding(
+                        code="pin-conflict",
+                        message=f"{candidate} requires {req} but {other} was chosen",
+                        package=other.name,
+                        required=str(req.specifier),
+                        found=str(other.version),
+                    )
+                )
+    return out
+
+
+def _solution(pins: Mapping[str, Candidate], db: CompatDB, target: Target) -> Solution:
+    cuda = pins.get(CUDA)
+    variant = cuda.variant if cuda is not None and cuda.variant else "cpu"
+    info = db.variant(variant)
+    index_url = cuda.index_url if cuda is not None else (info.index_url if info else PYPI_SIMPLE)
+    packages = []
+    for name in sorted(pins):
+        if name == CUDA:
+            continue
+        candidate = pins[name]
+        index = candidate.index_url
+        if candidate.release is not None and candidate.release.pure and candidate.release.index == "pytorch":
+            index = index_url
+        packages.append(LockedPackage(name=name, version=str(candidate.version), index=index))
+    return Solution(
+        target=target,
+        variant=variant,
+        index_url=index_url,
+        packages=tuple(packages),
+        warnings=tuple(_warnings(pins, db, target, variant)),
+    )
+
+
+def _warnings(pins: Mapping[str, Candidate], db: CompatDB, target: Target, variant: str) -> list[Notice]:
+    out: list[Notice] = []
+    info = db.variant(variant)
+    cuda = pins.get(CUDA)
+    if target.gpus and target.driver is None:
+        out.append(
+            Notice(
+                code="driver-unknown",
+                message="no driver version was given or detected; the driver was not checked (use --driver)",
+            )
+        )
+    if cuda is not None and cuda.driver_support is DriverSupport.MINOR and info is not None and info.cuda:
+        release = db.cuda_release(info.cuda)
+        full = release.min_driver(target.platform) if release else "?"
+        out.append(
+            Notice(
+                code="minor-version-compat",
+                message=f"{variant} runs on driver {target.driver} only under CUDA minor-version compatibility"
+                f" (full compatibility needs {full}); some features, and PTX JIT, are limited",
+            )
+        )
+    for name in sorted(pins):
+        candidate = pins[name]
+        if name != CUDA and candidate.coverage is Coverage.PTX_JIT:
+            out.append(
+                Notice(
+                    code="ptx-jit-only",
+                    message=f"{candidate} has no SASS for every GPU here; the driver will JIT-compile its PTX"
+                    " (slow first start)",
+                )
+            )
+    return out
