@@ -27,14 +27,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.archs import ComputeCapability, parse_cc
 from cudaresolve.errors import DetectionError, InvalidInput
 from cudaresolve.models import CudaVersion, DriverVersion, parse_driver
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = [
     "PROC_DIR",
@@ -407,7 +409,7 @@ def _read_proc(proc_dir: Path) -> Host | None:
     except OSError:  # no file: no NVIDIA kernel module (or not Linux)
         return None
     driver = parse_proc_version(version)
-    gpus = []
+    gpus: list[DetectedGpu] = []
     gpu_dir = proc_dir / "gpus"
     bus_ids = sorted(p.name for p in gpu_dir.iterdir()) if gpu_dir.is_dir() else []
     for bus_id in bus_ids:  # directory names are PCI bus ids: sorted, they give the bus order

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Protocol
 
 from cudaresolve.archs import Arch, ComputeCapability
@@ -89,6 +89,7 @@ FLAG_ZSTD: Final = 0x8000
 
 # ELF (formats.md A.2; System V gABI).
 _ELF_MAGIC: Final = b"\x7fELF"
+_CUBIN_IDENT: Final = b"\x7fELF\x02\x01\x01"  # ELF64, little-endian, version 1: how a cubin starts
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 _SHDR = struct.Struct("<IIQQQQIIQQ")
 _SHT_NOBITS: Final = 8
@@ -185,10 +186,12 @@ class FatbinListing:
     bytes_read: int = 0
     notes: tuple[str, ...] = ()
 
-    def _names(self, kind: int) -> tuple[str, ...]:
+    def _pool(self) -> list[FatbinEntry]:
         loadable = [e for e in self.entries if e.loadable]
-        pool = loadable if loadable else list(self.entries)
-        found = {(e.sm, e.suffix, e.name) for e in pool if e.kind == kind and e.name}
+        return loadable if loadable else list(self.entries)
+
+    def _names(self, kind: int) -> tuple[str, ...]:
+        found = {(e.sm, e.suffix, e.name) for e in self._pool() if e.kind == kind and e.name}
         return tuple(name for _, _, name in sorted(found))
 
     @property
@@ -220,7 +223,7 @@ class FatbinListing:
     def ptx_isa(self) -> dict[str, str]:
         """Highest PTX ISA version per PTX target, e.g. ``{"compute_90": "9.0"}``."""
         best: dict[str, tuple[int, int]] = {}
-        for e in self.entries:
+        for e in self._pool():
             if e.kind == KIND_PTX and e.name and e.code_version > best.get(e.name, (-1, -1)):
                 best[e.name] = e.code_version
         return {name: f"{v[0]}.{v[1]}" for name, v in sorted(best.items())}
@@ -318,7 +321,9 @@ class _Reader:
 
 @dataclass(frozen=True, slots=True)
 class _ElfHeader:
+    type: int
     machine: int
+    ehsize: int
     abi_version: int
     flags: int
     shoff: int
@@ -341,10 +346,14 @@ def _read_elf_header(reader: _Reader) -> _ElfHeader:
         raise InvalidBinary("only 64-bit little-endian ELF is supported (x86_64, aarch64)", hint=_HINT)
     if len(raw) < _EHDR.size:
         raise InvalidBinary("truncated ELF header", hint=_HINT)
-    ident, _type, machine, _ver, _entry, _phoff, shoff, flags, _ehsize, _phes, _phn, shentsize, shnum, shstrndx = (
+    return _parse_elf_header(raw)
+
+
+def _parse_elf_header(raw: bytes) -> _ElfHeader:
+    ident, etype, machine, _ver, _entry, _phoff, shoff, flags, ehsize, _phes, _phn, shentsize, shnum, shstrndx = (
         _EHDR.unpack(raw)
     )
-    return _ElfHeader(machine, ident[8], flags, shoff, shentsize, shnum, shstrndx)
+    return _ElfHeader(etype, machine, ehsize, ident[8], flags, shoff, shentsize, shnum, shstrndx)
 
 
 def _read_sections(reader: _Reader, header: _ElfHeader) -> list[_Section]:
@@ -414,7 +423,12 @@ class _Walker:
     def walk(self, start: int, end: int) -> None:
         pos = start if not self.strict else self._find_magic(start, end)
         while pos is not None and pos + _CONTAINER.size <= end:
-            magic, version, hsize, fat_size = _CONTAINER.unpack(self.reader.read_at(pos, _CONTAINER.size))
+            head = self.reader.read_at(pos, _CONTAINER.size)
+            if self.strict and head.startswith(_CUBIN_IDENT):
+                self._embedded_cubin(pos, end)
+                pos = self._find_magic(pos + 1, end)
+                continue
+            magic, version, hsize, fat_size = _CONTAINER.unpack(head)
             if magic != FATBIN_MAGIC:
                 pos = self._find_magic(pos + 1, end)
                 continue
@@ -423,17 +437,32 @@ class _Walker:
             entries = None if problem else self._entries(pos + hsize, stop)
             if entries is None:
                 if not self.strict:
-                    raise InvalidBinary(f"bad fatbin container at {pos:#x} in {self.section or 'file'}: "
-                                        f"{problem or 'bad entry'}", hint=_HINT)
+                    raise InvalidBinary(
+                        f"bad fatbin container at {pos:#x} in {self.section or 'file'}: {problem or 'bad entry'}",
+                        hint=_HINT,
+                    )
                 pos = self._find_magic(pos + 1, end)
                 continue
             if len(self.containers) + 1 > self.reader.limits.max_containers:
                 raise InvalidBinary(f"more than {self.reader.limits.max_containers} fatbin containers", hint=_HINT)
             self.containers.append(Container(section=self.section, offset=pos, size=stop - pos, entries=len(entries)))
             self.entries += entries
-            if len(self.entries) > self.reader.limits.max_entries:
-                raise InvalidBinary(f"more than {self.reader.limits.max_entries} fatbin entries", hint=_HINT)
             pos = stop
+
+    def _embedded_cubin(self, pos: int, end: int) -> None:
+        """A whole cubin stored as data (AOTInductor's ``embed_kernel_binary`` puts them in .rodata)."""
+        if pos + _EHDR.size > end:
+            return
+        header = _parse_elf_header(self.reader.read_at(pos, _EHDR.size))
+        if header.machine != _EM_CUDA or header.ehsize != _EHDR.size or header.type not in (1, 2):
+            return
+        try:
+            entry = _cubin_entry(header, 0)
+        except InvalidBinary:
+            return
+        self.entries.append(replace(entry, section=self.section, offset=pos))
+        if len(self.entries) > self.reader.limits.max_entries:
+            raise InvalidBinary(f"more than {self.reader.limits.max_entries} fatbin entries", hint=_HINT)
 
     def _container_problem(self, version: int, hsize: int, fat_size: int, stop: int, end: int) -> str | None:
         if version != 1:
@@ -486,8 +515,8 @@ class _Walker:
             count = min(chunk, end - pos, self.scan_budget[0])
             self.scan_budget[0] -= count
             data = self.reader.read_at(pos, count)
-            hit = data.find(_MAGIC_BYTES)
-            if hit >= 0:
-                return pos + hit
-            pos += max(count - (len(_MAGIC_BYTES) - 1), 1)
+            hits = [h for h in (data.find(_MAGIC_BYTES), data.find(_CUBIN_IDENT) if self.strict else -1) if h >= 0]
+            if hits:
+                return pos + min(hits)
+            pos += max(count - (len(_CUBIN_IDENT) - 1), 1)
         return None
