@@ -134,7 +134,9 @@ def _gpu_from_detected(seen: DetectedGpu, db: CompatDB, source: str) -> Gpu:
     return Gpu(name=seen.name, cc=cc, memory_mib=seen.memory_mib, datacenter=datacenter, tegra=tegra)
 
 
-def _cuda_max(driver: DriverVersion | None, platform: str, db: CompatDB, fallback: CudaVersion | None = None) -> Any:
+def _cuda_max(
+    driver: DriverVersion | None, platform: str, db: CompatDB, fallback: CudaVersion | None = None
+) -> CudaVersion | None:
     if driver is None:
         return None
     return db.max_cuda_for_driver(driver, platform) or fallback
@@ -260,13 +262,16 @@ def build_target(
     flag_gpus = tuple(resolve_gpu(g, db) for g in options.gpus)
     base = load_host_file(options.host_file, db) if options.host_file else None
     python = parse_python_version(options.python) if options.python else (base.python if base else this_python())
-    platform = normalize_platform(options.platform) if options.platform else (base.platform if base else this_platform())
+    if options.platform:
+        platform = normalize_platform(options.platform)
+    else:
+        platform = base.platform if base else this_platform()
 
     if options.cpu:
         return Target(platform=platform, python=python, source="flags")
     if base is not None:
         gpus = flag_gpus or base.gpus
-        driver = flag_driver or (base.driver if not flag_gpus else None)
+        driver = flag_driver or base.driver
         source = "flags" if flag_gpus else "host-file"
         return _declared(gpus, driver, platform, python, source, db)
 
@@ -280,7 +285,9 @@ def build_target(
         return _declared(gpus, driver, platform, python, source, db)
 
     if detect is None:
-        from cudaresolve.detect import detect_host as detect
+        from cudaresolve.detect import detect_host
+
+        detect = detect_host
     host = detect(env)
     if driver is not None and (host is None or not host.gpus):
         raise InvalidInput(

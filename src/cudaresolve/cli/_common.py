@@ -1,0 +1,26 @@
+"""Small pieces the subcommands share: the database they read and the message language. Shell."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cudaresolve.compat import CompatDB
+
+__all__ = ["language", "load_db"]
+
+
+def load_db(args: argparse.Namespace) -> CompatDB:
+    """The shipped database, or the one ``--compat PATH`` names."""
+    from cudaresolve.compat import load_compat
+
+    return load_compat(getattr(args, "compat", None))
+
+
+def language(args: argparse.Namespace) -> str:
+    """``--lang``, else ``zh`` when LANG/LC_ALL/LC_MESSAGES says Chinese, else ``en``."""
+    from cudaresolve.messages import pick_lang
+
+    return pick_lang(getattr(args, "lang", None), os.environ)

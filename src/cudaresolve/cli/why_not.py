@@ -1,0 +1,41 @@
+"""``cudaresolve why-not SPEC [REQ ...] [TARGET] [--json]``. Shell."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    from cudaresolve.cli._target import add_target_arguments
+
+    parser = sub.add_parser(
+        "why-not",
+        help="say why a variant, build or requirement cannot be used here, and what works instead",
+        description="SPEC is a variant (cu121), a pinned build (torch==2.5.1+cu121) or a requirement (xformers).",
+    )
+    parser.add_argument("spec", metavar="SPEC")
+    parser.add_argument("requirements", nargs="*", metavar="REQ", help="context set (default: torch)")
+    add_target_arguments(parser)
+    parser.add_argument("--offline", action="store_true", help="use only the embedded data (always true today)")
+    parser.add_argument("--lang", choices=("en", "zh"), help="message language (default: from LANG)")
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cudaresolve import render
+    from cudaresolve.cli._common import load_db
+    from cudaresolve.cli._target import target_from_args
+    from cudaresolve.render.explain_findings import render_why_not
+    from cudaresolve.whynot import why_not
+
+    db = load_db(args)
+    answer = why_not(args.spec, args.requirements, db, target_from_args(args, db))
+    if args.json:
+        render.emit_json(answer.to_dict())
+    else:
+        render_why_not(answer, render.make_console(stderr=False))
+    return 0 if answer.possible else 1

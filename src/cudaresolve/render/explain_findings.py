@@ -1,0 +1,46 @@
+"""Human views of findings, solutions and why-not answers: a short tree, most basic cause first. Output."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cudaresolve.models import Solution
+    from cudaresolve.whynot import WhyNot
+
+__all__ = ["render_solution", "render_why_not"]
+
+
+def render_solution(solution: Solution, console: Console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    console.print(f"variant [bold]{solution.variant}[/] from {escape(solution.index_url)}")
+    table = Table("package", "version", "index", box=None, pad_edge=False)
+    for p in solution.packages:
+        table.add_row(p.name, p.version, escape(p.index))
+    console.print(table)
+    for w in solution.warnings:
+        console.print(f"[yellow]warning[/]: {escape(w.code)}: {escape(w.message)}")
+
+
+def render_why_not(answer: WhyNot, console: Console) -> None:
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    if answer.possible:
+        console.print(f"[green]{escape(answer.spec)} is possible here[/]; it would install:")
+        if answer.solution is not None:
+            render_solution(answer.solution, console)
+        return
+    tree = Tree(f"[bold red]{escape(answer.spec)} is not possible here[/]")
+    reasons = tree.add("because")
+    for r in answer.reasons:
+        reasons.add(f"[red]{escape(r.code)}[/]: {escape(r.message)}")
+    if answer.alternatives:
+        ways = tree.add("ways out")
+        for a in answer.alternatives:
+            ways.add(f"[green]{escape(a.spec)}[/]: {escape(a.message)}")
+    console.print(tree)
