@@ -83,6 +83,7 @@ class Report:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    sdist_only: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
 
     def problem(self, kind: str, version: str, text: str) -> None:
         self.problems.append(f"{kind} {version}: {text}")
@@ -280,7 +281,8 @@ def check_python(kind: str, row: dict[str, Any], wheels: list[WheelFile], report
             requires_python.add(wheel.requires_python)
         for interp in wheel.interpreters:
             if interp.startswith("abi3:") or interp == "py3":
-                floors.append(_py(interp.removeprefix("abi3:")) or "3.0")
+                if (floor_py := _py(interp.removeprefix("abi3:"))) is not None:
+                    floors.append(floor_py)
             elif re.match(r"^cp3\d+t$", interp):
                 report.counts["free-threaded tags ignored"] += 1
             elif (py := _py(interp)) is not None:
@@ -386,8 +388,7 @@ def check_kind(client: httpx.Client, kind: str, rows: list[dict[str, Any]], cach
             report.problem(kind, row["version"], "every file is yanked on PyPI")
         wheels = linux_or_pure(files)
         if not wheels:
-            report.note(kind, row["version"], "PyPI has no Linux x86_64 or pure wheel (sdist only): "
-                        "python and METADATA not checked")
+            report.sdist_only[kind].append(row["version"])
             report.counts["rows sdist-only"] += 1
             continue
         check_python(kind, row, wheels, report)
@@ -404,6 +405,10 @@ def check_kind(client: httpx.Client, kind: str, rows: list[dict[str, Any]], cach
         report.counts["METADATA files read"] += 1
         if verbose:
             print(f"checked {kind} {row['version']} via {wheel.filename}", file=sys.stderr)
+    if report.sdist_only[kind]:
+        versions = report.sdist_only[kind]
+        report.note(kind, f"{versions[-1]}..{versions[0]}", f"{len(versions)} rows have only an sdist on PyPI "
+                    "(or no Linux x86_64 / pure wheel): python and METADATA not checked")
 
 
 def load_rows(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -424,8 +429,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = load_rows(args.compat)
     cache = args.cache if str(args.cache) else None
     report = Report()
+
+    def count(response: httpx.Response) -> None:
+        response.read()
+        report.counts["HTTP requests"] += 1
+        report.counts["bytes downloaded"] += len(response.content)
+
     try:
-        with httpx.Client(timeout=60, follow_redirects=True, headers={"User-Agent": "cudaresolve-check-pypi"}) as client:
+        with httpx.Client(timeout=60, follow_redirects=True, headers={"User-Agent": "cudaresolve-check-pypi"},
+                          event_hooks={"response": [count]}) as client:
             for kind, kind_rows in rows.items():
                 if args.kind and kind not in args.kind:
                     continue

@@ -34,12 +34,13 @@ DEFAULT_OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "i
 
 def trim_json(payload: dict[str, object], pattern: re.Pattern[str], limit: int) -> dict[str, object]:
     files = payload.get("files")
-    kept = [f for f in files if isinstance(f, dict) and pattern.search(str(f.get("filename", "")))] if isinstance(files, list) else []
-    kept = kept[:limit]
+    listed = files if isinstance(files, list) else []
+    kept = [f for f in listed if isinstance(f, dict) and pattern.search(str(f.get("filename", "")))][:limit]
     trimmed = dict(payload, files=kept)
-    if isinstance(payload.get("versions"), list):
+    versions = payload.get("versions")
+    if isinstance(versions, list):  # PEP 700 "versions": keep those the kept files belong to
         present = {str(f["filename"]).split("-")[1] for f in kept}
-        trimmed["versions"] = [v for v in payload["versions"] if v in present]  # type: ignore[union-attr]
+        trimmed["versions"] = [v for v in versions if v in present]
     return trimmed
 
 

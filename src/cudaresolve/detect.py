@@ -8,7 +8,8 @@ cascade, crates/uv-torch/src/accelerator.rs):
 2. ``nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader``
    (drivers older than the ``compute_cap`` field get the query without it).
 3. ``/proc/driver/nvidia/version`` for the driver and ``/proc/driver/nvidia/gpus/*/information``
-   for the GPU names (Linux only; compute capabilities then come from the database).
+   for the GPU names (Linux only; compute capabilities then come from the database). The
+   kernel lists every GPU of the machine there, even those a container was not given.
 
 "No driver" (no NVML library, driver not loaded, no nvidia-smi, no /proc entry) is ``None``:
 a CPU machine, not an error. A source that is present but fails raises ``DetectionError``
@@ -411,14 +412,17 @@ def _read_proc(proc_dir: Path) -> Host | None:
     driver = parse_proc_version(version)
     gpus: list[DetectedGpu] = []
     gpu_dir = proc_dir / "gpus"
-    bus_ids = sorted(p.name for p in gpu_dir.iterdir()) if gpu_dir.is_dir() else []
-    for bus_id in bus_ids:  # directory names are PCI bus ids: sorted, they give the bus order
-        info = (gpu_dir / bus_id / "information").read_text(encoding="utf-8", errors="replace")
-        gpus.append(parse_proc_gpu_information(info, index=len(gpus)))
+    try:
+        bus_ids = sorted(p.name for p in gpu_dir.iterdir()) if gpu_dir.is_dir() else []
+        for bus_id in bus_ids:  # directory names are PCI bus ids: sorted, they give the bus order
+            info = (gpu_dir / bus_id / "information").read_text(encoding="utf-8", errors="replace")
+            gpus.append(parse_proc_gpu_information(info, index=len(gpus)))
+    except OSError as exc:
+        raise DetectionError(f"cannot read {gpu_dir}: {exc.strerror or exc}", hint=_NVML_HINT) from exc
     return Host(source="proc", driver=driver, gpus=tuple(gpus))
 
 
-def detect_host(environ: Mapping[str, str] | None = None, *, proc_dir: Path = PROC_DIR) -> Host | None:
+def detect_host(environ: Mapping[str, str] | None = None, *, proc_dir: Path | None = None) -> Host | None:
     """This machine's driver and CUDA-visible GPUs, or None when it has no NVIDIA driver.
 
     Tries NVML, nvidia-smi, then /proc (module docstring); raises the first ``DetectionError``
@@ -427,7 +431,8 @@ def detect_host(environ: Mapping[str, str] | None = None, *, proc_dir: Path = PR
     env = os.environ if environ is None else environ
     failures: list[DetectionError] = []
     host: Host | None = None
-    for read in (_read_nvml, _read_nvidia_smi, lambda: _read_proc(proc_dir)):
+    proc = PROC_DIR if proc_dir is None else proc_dir
+    for read in (_read_nvml, _read_nvidia_smi, lambda: _read_proc(proc)):
         try:
             host = read()
         except DetectionError as err:

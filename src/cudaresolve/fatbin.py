@@ -53,11 +53,11 @@ class Limits:
     container magic stops there and the listing says so in ``notes``.
     """
 
-    max_read_bytes: int = 256 * 1024 * 1024  # every byte the parser asks the reader for
+    max_read_bytes: int = 128 * 1024 * 1024  # every byte the parser asks the reader for
     max_sections: int = 10_000
     max_shstrtab: int = 1024 * 1024
-    max_containers: int = 200_000
-    max_entries: int = 2_000_000
+    max_containers: int = 100_000  # libtorch_cuda.so has a few thousand (one per translation unit)
+    max_entries: int = 500_000
     max_scan_bytes: int = 64 * 1024 * 1024
     chunk_size: int = 64 * 1024
 
@@ -100,8 +100,10 @@ RELOCATABLE_SECTION: Final = "__nv_relfatbin"
 
 # Cubin e_flags.  ABI version 8 (every CUDA 13 cubin, checked on our fixtures): SM in bits 8-15,
 # and sm_90/sm_90a, sm_100/sm_100a/sm_100f have identical flags, so the suffix is unknowable.
-# ABI version 7 (older toolkits): SM in the low byte; LLVM's EF_CUDA_ACCELERATORS_V1 (0x800)
-# marks "a" (llvm/include/llvm/BinaryFormat/ELF.h) - not re-checked against real CUDA 12 output.
+# ABI version 7 (older toolkits): SM in the low byte.  LLVM's EF_CUDA_ACCELERATORS_V1 (0x800,
+# llvm/include/llvm/BinaryFormat/ELF.h) marks "a", but the sm_60 cubin inside CUDA 13.0's own
+# libcupti.so has 0x800 set too (e_flags 0x3c0d3c), so the bit is only read as "a" from SM 90 on,
+# where arch-specific targets exist; not re-checked against a real CUDA 12 sm_90a cubin.
 _CUBIN_V7_ACCELERATORS: Final = 0x800
 
 
@@ -254,6 +256,8 @@ def read_fatbin_archs(
         raise InvalidBinary("not an ELF file, fatbin or cubin", hint=_HINT)
     header = _read_elf_header(reader)
     if header.machine == _EM_CUDA:
+        if header.shoff + header.shnum * _SHDR.size > reader.size:
+            raise InvalidBinary("truncated cubin: its section table lies past the end of the file", hint=_HINT)
         return reader.listing("cubin", (_cubin_entry(header, reader.size),), (), ())
     entries: list[FatbinEntry] = []
     containers: list[Container] = []
@@ -395,7 +399,7 @@ def _cubin_entry(header: _ElfHeader, size: int) -> FatbinEntry:
         sm, suffix, known = (header.flags >> 8) & 0xFF, "", False
     else:
         sm, known = header.flags & 0xFF, True
-        suffix = "a" if header.flags & _CUBIN_V7_ACCELERATORS else ""
+        suffix = "a" if sm >= 90 and header.flags & _CUBIN_V7_ACCELERATORS else ""
     if not 10 <= sm <= 255:
         raise InvalidBinary(f"cubin names an implausible SM {sm}", hint=_HINT)
     return FatbinEntry(

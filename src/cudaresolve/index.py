@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any, Final
@@ -98,7 +98,7 @@ class IndexFile:
 
 
 def _sha256(value: object) -> str | None:
-    text = str(value).strip().lower() if isinstance(value, str) else ""
+    text = value.strip().lower() if isinstance(value, str) else ""
     return text if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else None
 
 
@@ -174,6 +174,10 @@ class _AnchorParser(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "a":
             self._close()
+
+    def close(self) -> None:
+        super().close()
+        self._close()  # an anchor left open at the end of the page still counts
 
     def _close(self) -> None:
         if self._open is not None:
@@ -413,12 +417,14 @@ class IndexClient:
     ) -> ProjectPage:
         found = entry.status != 404
         files = _parse_body(entry.body, entry.content_type, entry.page_url) if found else []
+        # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
+        files = [replace(f, url=apply_mirror(f.url, self.mirrors)) for f in files if f.project == project]
         return ProjectPage(
             project=project,
             index_url=index,
             served_from=served_from,
             url=entry.url,
-            files=tuple(f for f in files if f.project == project),
+            files=tuple(files),
             found=found,
             source=source,
             fetched_at=entry.fetched_at,
@@ -427,16 +433,15 @@ class IndexClient:
 
     def _download(self, url: str, cached: CachedResponse | None) -> tuple[CachedResponse, str]:
         """GET the page (conditionally when cached) -> (response as an unsaved entry, source)."""
-        from dataclasses import replace
-
         from cudaresolve.cache import CachedResponse
 
         response = self._get(url, cached.conditional_headers() if cached is not None else {})
         status = response.status_code
         etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
         if status == 304 and cached is not None:
-            fresh = replace(cached, etag=etag or cached.etag, last_modified=modified or cached.last_modified)
-            return replace(fresh, fetched_at=self._clock()), "revalidated"
+            # RFC 9111 section 4.3.4: a 304 freshens the stored response and may update its validators.
+            etag, modified = etag or cached.etag, modified or cached.last_modified
+            return replace(cached, etag=etag, last_modified=modified, fetched_at=self._clock()), "revalidated"
         if status in (404, 410):
             status, body = 404, ""
         elif status != 200:

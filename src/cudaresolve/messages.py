@@ -12,22 +12,29 @@ Every user-facing sentence that explains a problem lives here once per language,
 Both catalogues are complete and take the same fields for each key (``tests/test_messages.py``).
 """
 
+# The Chinese catalogue uses full-width punctuation on purpose.
+# ruff: noqa: RUF001
+
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Mapping
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from cudaresolve.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 __all__ = [
     "LANGS",
     "MESSAGES",
     "REASON_FIELDS",
     "Lang",
+    "join_groups",
     "join_items",
     "join_sentences",
     "message",
+    "parenthesize",
     "pick_lang",
     "placeholders",
 ]
@@ -126,8 +133,8 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
         _Z: "出错的内核来自 {package}，它的 wheel 既不含这块 GPU 架构的原生代码（SASS），也不含 PTX。",
     },
     "sig.no-kernel-image.target": {
-        _E: "The GPUs here are {gpus}; a build must carry code for {sms}.",
-        _Z: "本机的 GPU 为 {gpus}；构建中必须包含 {sms} 的代码。",
+        _E: "The target's GPUs: {gpus}; a build must carry code for {sms}.",
+        _Z: "目标机器的 GPU：{gpus}；构建中必须包含 {sms} 的代码。",
     },
     "word.fbgemm-via-torchrec": {
         _E: "fbgemm-gpu (torchrec's GPU kernels)",
@@ -256,7 +263,8 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
     "sig.triton-gpu-too-old.cause": {
         _E: "Triton, which torch.compile uses to generate GPU code, needs compute capability {required} or newer; "
         "{gpu} is {cc}.",
-        _Z: "torch.compile 用 Triton 生成 GPU 代码，而 Triton 需要计算能力 {required} 或更高；{gpu} 的计算能力为 {cc}。",
+        _Z: "torch.compile 用 Triton 生成 GPU 代码，而 Triton 需要计算能力 {required} 或更高；"
+        "{gpu} 的计算能力为 {cc}。",
     },
     # -- fixes ----------------------------------------------------------------------------------
     "fix.rerun-with-target": {
@@ -347,7 +355,7 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
         _Z: "或者安装预编译的 xformers wheel，它包含 7.5、8.0（带 PTX）及更新 GPU 的代码。",
     },
     "fix.unset-arch-list-target": {
-        _E: 'Unset TORCH_CUDA_ARCH_LIST and FLASHINFER_CUDA_ARCH_LIST, or set them to this machine\'s GPUs: '
+        _E: "Unset TORCH_CUDA_ARCH_LIST and FLASHINFER_CUDA_ARCH_LIST, or set them to this machine's GPUs: "
         '"{arch_list}".',
         _Z: '取消设置 TORCH_CUDA_ARCH_LIST 和 FLASHINFER_CUDA_ARCH_LIST，或将它们设为本机的 GPU："{arch_list}"。',
     },
@@ -440,7 +448,8 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
     "fix.match-torch-cuda": {
         _E: "Install the build of the failing package that matches your torch's CUDA "
         '(python -c "import torch; print(torch.version.cuda)").',
-        _Z: '安装与当前 torch 的 CUDA 版本相符的出错软件包构建（python -c "import torch; print(torch.version.cuda)"）。',
+        _Z: "安装与当前 torch 的 CUDA 版本相符的出错软件包构建"
+        '（python -c "import torch; print(torch.version.cuda)"）。',
     },
     "fix.torch-major-variant": {
         _E: "Or install torch for {variant} (CUDA {cuda}), a CUDA {major} build this driver runs: "
@@ -449,9 +458,9 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
         "pip install torch --index-url {index_url}",
     },
     "fix.triton-eager": {
-        _E: 'Run the model without torch.compile (eager mode), or with a backend that generates no Triton code, '
+        _E: "Run the model without torch.compile (eager mode), or with a backend that generates no Triton code, "
         'e.g. torch.compile(backend="aot_eager").',
-        _Z: '不使用 torch.compile（即 eager 模式）运行模型，或者使用不生成 Triton 代码的后端，'
+        _Z: "不使用 torch.compile（即 eager 模式）运行模型，或者使用不生成 Triton 代码的后端，"
         '例如 torch.compile(backend="aot_eager")。',
     },
     # -- the explain-error command --------------------------------------------------------------
@@ -478,7 +487,9 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
 
 _FORMATTER: Final = string.Formatter()
 _ITEM_SEP: Final[Mapping[str, str]] = {"en": ", ", "zh": "、"}
+_GROUP_SEP: Final[Mapping[str, str]] = {"en": "; ", "zh": "；"}
 _SENTENCE_SEP: Final[Mapping[str, str]] = {"en": " ", "zh": ""}
+_PARENS: Final[Mapping[str, tuple[str, str]]] = {"en": (" (", ")"), "zh": ("（", "）")}
 
 
 def _check_lang(lang: str) -> Lang:
@@ -507,6 +518,17 @@ def placeholders(key: str, lang: str = "en") -> frozenset[str]:
 def join_items(items: Iterable[str], lang: str = "en") -> str:
     """``a, b, c`` in English, ``a、b、c`` in Chinese."""
     return _ITEM_SEP[_check_lang(lang)].join(items)
+
+
+def join_groups(items: Iterable[str], lang: str = "en") -> str:
+    """``a; b`` in English (a full-width semicolon in Chinese): for items that contain commas themselves."""
+    return _GROUP_SEP[_check_lang(lang)].join(items)
+
+
+def parenthesize(head: str, inner: str, lang: str = "en") -> str:
+    """``head (inner)`` in English; full-width parentheses, without the space, in Chinese."""
+    left, right = _PARENS[_check_lang(lang)]
+    return f"{head}{left}{inner}{right}"
 
 
 def join_sentences(parts: Iterable[str], lang: str = "en") -> str:

@@ -192,7 +192,7 @@ def target_from_dict(data: Any, db: CompatDB, *, label: str = "host file") -> Ta
     for i, entry in enumerate(_field(data, "gpus", list, where) or []):
         at = f"{where}.gpus[{i}]"
         if not isinstance(entry, Mapping) or not isinstance(entry.get("cc"), str):
-            raise InvalidInput(f"{at}: needs a \"cc\" string such as \"8.6\"", hint=_HOST_HINT)
+            raise InvalidInput(f'{at}: needs a "cc" string such as "8.6"', hint=_HOST_HINT)
         cc = parse_cc(entry["cc"])
         name = _field(entry, "name", str, at) or cc.sm
         model = db.find_gpu(name)

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from cudaresolve.models import Solution
     from cudaresolve.whynot import WhyNot
 
-__all__ = ["render_solution", "render_why_not"]
+__all__ = ["render_lock_result", "render_solution", "render_why_not"]
 
 
 def render_solution(solution: Solution, console: Console) -> None:
@@ -44,3 +44,12 @@ def render_why_not(answer: WhyNot, console: Console) -> None:
         for a in answer.alternatives:
             ways.add(f"[green]{escape(a.spec)}[/]: {escape(a.message)}")
     console.print(tree)
+
+
+def render_lock_result(result: object, console: Console) -> None:
+    """What was locked, where it went, and every warning."""
+    from rich.markup import escape
+
+    solution = result.solution  # type: ignore[attr-defined]
+    render_solution(solution, console)
+    console.print(f"wrote {escape(str(result.path))} ({result.format})")  # type: ignore[attr-defined]

@@ -1,0 +1,74 @@
+"""The target flags every resolving command shares, and the Target they give. Shell.
+
+``add_target_arguments(parser)`` adds ``--gpu``, ``--driver``, ``--cpu``, ``--python-version``,
+``--platform``, ``--host`` and ``--compat``; ``target_from_args(args, db)`` turns them (with
+``CUDARESOLVE_GPUS``/``CUDARESOLVE_DRIVER`` and detection) into a Target, per ``target.py``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cudaresolve.errors import InvalidInput
+from cudaresolve.target import TargetOptions, build_target, split_gpu_list
+
+if TYPE_CHECKING:
+    import argparse
+
+    from cudaresolve.compat import CompatDB
+    from cudaresolve.models import Target
+
+__all__ = ["add_target_arguments", "compat_from_args", "options_from_args", "target_from_args"]
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """The TARGET flags of design section 4, in their own help group."""
+    group = parser.add_argument_group(
+        "target", "the machine to resolve for; by default this one, detected (flags > environment > detection)"
+    )
+    group.add_argument(
+        "--gpu",
+        action="append",
+        default=[],
+        metavar="NAME|CC",
+        help="a GPU by name ('A800', 'RTX 3090') or compute capability ('8.6', 'sm_86'); repeat for each GPU "
+        "[env: CUDARESOLVE_GPUS, comma-separated]",
+    )
+    group.add_argument(
+        "--driver",
+        metavar="VERSION",
+        help="NVIDIA driver version, e.g. 535.104.05; GPUs given without it leave the driver unconstrained "
+        "[env: CUDARESOLVE_DRIVER]",
+    )
+    group.add_argument("--cpu", action="store_true", help="resolve for a machine without a GPU")
+    group.add_argument("--python-version", metavar="X.Y", help="target Python (default: this interpreter)")
+    group.add_argument("--platform", metavar="TAG", help="target platform, e.g. linux_x86_64 (default: this machine)")
+    group.add_argument("--host", metavar="FILE", help="a target saved with 'cudaresolve detect --json > FILE'")
+    group.add_argument("--compat", metavar="PATH", help="use this compat.toml instead of the shipped one")
+
+
+def options_from_args(args: argparse.Namespace) -> TargetOptions:
+    """The declared part of the target; ``--gpu 'RTX 2080,RTX 3090'`` counts as two GPUs."""
+    if any(not split_gpu_list(value) for value in args.gpu):
+        raise InvalidInput("--gpu needs a GPU name or compute capability", hint="e.g. --gpu A800 or --gpu 8.6")
+    gpus = tuple(name for value in args.gpu for name in split_gpu_list(value))
+    return TargetOptions(
+        gpus=gpus,
+        driver=args.driver,
+        cpu=args.cpu,
+        python=args.python_version,
+        platform=args.platform,
+        host_file=args.host,
+    )
+
+
+def compat_from_args(args: argparse.Namespace) -> CompatDB:
+    """The database: ``--compat PATH`` or the shipped one."""
+    from cudaresolve.compat import load_compat
+
+    return load_compat(args.compat)
+
+
+def target_from_args(args: argparse.Namespace, db: CompatDB) -> Target:
+    """The Target these flags, the environment and (if needed) detection describe."""
+    return build_target(options_from_args(args), db)

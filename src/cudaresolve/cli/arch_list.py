@@ -1,0 +1,38 @@
+"""``cudaresolve arch-list [TARGET] [--ptx]``: the TORCH_CUDA_ARCH_LIST for the target's GPUs. Shell."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from cudaresolve.archs import format_arch_list
+from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
+from cudaresolve.errors import InvalidInput
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "arch-list",
+        help="print TORCH_CUDA_ARCH_LIST for the target's GPUs (e.g. 7.5;8.6)",
+        description="Print a TORCH_CUDA_ARCH_LIST naming every distinct compute capability of the target, "
+        "for building extensions from source. A mixed-GPU machine needs all of them (xformers#1045).",
+    )
+    add_target_arguments(parser)
+    parser.add_argument("--ptx", action="store_true", help="add +PTX to the highest, so newer GPUs can JIT it")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    target = target_from_args(args, compat_from_args(args))
+    if target.is_cpu:
+        raise InvalidInput(
+            "no GPU in the target, so there is no arch list to print",
+            hint="name the GPUs, e.g. --gpu 'RTX 3090' or --gpu 8.6",
+        )
+    sys.stdout.write(format_arch_list(target.ccs, ptx=args.ptx) + "\n")
+    return 0

@@ -1,0 +1,38 @@
+"""``cudaresolve detect [TARGET] [--json]``: show the target this machine (or the flags) describe. Shell."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "detect",
+        help="show the GPUs, driver and highest CUDA of this machine",
+        description="Show the target: GPUs with their compute capability, the driver, the highest CUDA it "
+        "runs, platform and Python. Detected through NVML (then nvidia-smi, then /proc) unless flags, "
+        "CUDARESOLVE_GPUS/CUDARESOLVE_DRIVER or --host say otherwise.",
+    )
+    add_target_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print the target as JSON")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cudaresolve import render
+
+    target = target_from_args(args, compat_from_args(args))
+    if args.json:
+        render.emit_json({"target": target.to_dict()})
+    else:
+        from cudaresolve.render.detect import render_detect
+
+        render_detect(target, render.make_console(stderr=False))
+    return 0

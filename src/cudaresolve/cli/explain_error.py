@@ -1,0 +1,76 @@
+"""``cudaresolve explain-error [TEXT | -] [TARGET] [--lang en|zh] [--json]``: known CUDA errors, explained. Shell."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+from cudaresolve.cli._common import language
+from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
+from cudaresolve.errors import DetectionError, InvalidInput
+
+if TYPE_CHECKING:
+    import argparse
+
+    from cudaresolve.compat import CompatDB
+    from cudaresolve.models import Target
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "explain-error",
+        help="explain a CUDA error message or log: its cause and the fixes for the target",
+        description="Find known CUDA error messages in TEXT (or in a whole log read from stdin) and explain "
+        "each: its cause and the fixes for the target machine (this one unless TARGET flags name another).",
+    )
+    parser.add_argument("text", nargs="*", metavar="TEXT", help="the error message; '-' or nothing reads stdin")
+    add_target_arguments(parser)
+    parser.add_argument("--lang", choices=("en", "zh"), help="message language (default: from LANG/LC_ALL)")
+    parser.add_argument("--json", action="store_true", help="print the explanations as JSON")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cudaresolve import render
+    from cudaresolve.render import explain as render_explain
+    from cudaresolve.signatures import explain_text
+
+    lang = language(args)
+    text = _read_text(args.text, lang)
+    db = compat_from_args(args)
+    explanations = explain_text(text, _target(args, db), db, lang)
+    if args.json:
+        render.emit_json(render_explain.to_json(explanations))
+    else:
+        render_explain.render_explanations(explanations, render.make_console(stderr=False), lang)
+    return 0
+
+
+def _read_text(words: list[str], lang: str) -> str:
+    """The words given, or stdin for none or '-'; an empty text is bad input."""
+    from cudaresolve.messages import message
+
+    if words and words != ["-"]:
+        text = " ".join(words)
+    elif words == ["-"] or not sys.stdin.isatty():
+        text = sys.stdin.read()
+    else:
+        text = ""
+    if not text.strip():
+        raise InvalidInput(message("explain.empty-input", lang), hint=message("explain.empty-input.hint", lang))
+    return text
+
+
+def _target(args: argparse.Namespace, db: CompatDB) -> Target | None:
+    """The declared or detected target; None when detection fails or finds no GPU.
+
+    A log pasted on a machine without a GPU most likely came from another one, so an empty
+    detection means "target unknown" here rather than "a CPU target".
+    """
+    try:
+        target = target_from_args(args, db)
+    except DetectionError:
+        return None
+    return None if target.is_cpu and target.source == "none" else target

@@ -1,0 +1,40 @@
+"""``cudaresolve inspect PATH ... [--json]``: list the GPU code that binaries on disk carry. Shell."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "inspect",
+        help="list the SASS, PTX and LTO targets inside GPU binaries",
+        description="Read CUDA fat binaries from .so/.o/.cubin/.fatbin files, wheels (read in place), "
+        "directories, AOTInductor .pt2 packages, or installed distributions given by name; only headers "
+        "are read, nothing is loaded or decompressed.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="a file, wheel, .pt2, directory or distribution name")
+    parser.add_argument("--site-packages", action="append", metavar="DIR",
+                        help="look distribution names up here (repeatable; default: this Python's path)")
+    parser.add_argument("--all", action="store_true", help="also list files without GPU code")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cudaresolve import render
+    from cudaresolve.binaries import inspect_paths
+
+    reports = inspect_paths(args.paths, site_packages=args.site_packages, include_empty=args.all)
+    if args.json:
+        render.emit_json({"files": [report.to_dict() for report in reports]})
+    else:
+        from cudaresolve.render.inspect import render_inspect
+
+        render_inspect(reports, render.make_console(stderr=False))
+    return 1 if any(report.error for report in reports) else 0

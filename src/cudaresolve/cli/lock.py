@@ -1,0 +1,46 @@
+"""``cudaresolve lock [REQ ...] [TARGET] [-o PATH] [--format pylock|requirements] [--offline] [--json]``. Shell."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["add_request_arguments", "register"]
+
+
+def add_request_arguments(parser: argparse.ArgumentParser) -> None:
+    """REQ arguments plus the index options shared by lock and install."""
+    from cudaresolve.cli._target import add_target_arguments
+
+    parser.add_argument("requirements", nargs="*", metavar="REQ", help="PEP 508 requirements (default: pyproject.toml)")
+    add_target_arguments(parser)
+    parser.add_argument("--offline", action="store_true", help="use only the embedded data and the cache")
+    parser.add_argument(
+        "--index-mirror",
+        action="append",
+        default=[],
+        metavar="ORIG=MIRROR",
+        help="fetch ORIG's pages from MIRROR (e.g. https://download.pytorch.org/whl=https://mirror.example/whl)",
+    )
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("lock", help="resolve a consistent GPU stack for the target and write a lock file")
+    add_request_arguments(parser)
+    parser.add_argument("-o", "--output", metavar="PATH", help="where to write (default: pylock.toml or requirements.txt)")
+    parser.add_argument("--format", choices=("pylock", "requirements"), default="pylock", help="lock format")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from cudaresolve import render
+    from cudaresolve.locking import lock_request, request_from_args
+    from cudaresolve.render.explain_findings import render_lock_result
+
+    result = lock_request(request_from_args(args), output=args.output, fmt=args.format)
+    if args.json:
+        render.emit_json(result.to_dict())
+    else:
+        render_lock_result(result, render.make_console())
+    return 0

@@ -1,0 +1,54 @@
+"""Human and JSON views of explained error messages (``explain-error``). Output.
+
+``format_explanations`` returns plain text, ``render_explanations`` writes the same lines to a
+Console, ``to_json`` builds the ``matches`` payload of design section 4.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cudaresolve.messages import message
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.console import Console
+
+    from cudaresolve.signatures import Explanation
+
+__all__ = ["format_explanations", "render_explanations", "to_json"]
+
+
+def to_json(explanations: Sequence[Explanation]) -> dict[str, Any]:
+    """``{"matches": [{"code", "cause", "fixes"}]}``; ``emit_json`` adds the schema."""
+    return {"matches": [e.to_dict() for e in explanations]}
+
+
+def _labels(lang: str) -> tuple[str, str]:
+    colon = message("render.colon", lang)
+    return message("render.cause", lang) + colon, message("render.fix", lang) + colon
+
+
+def format_explanations(explanations: Sequence[Explanation], lang: str = "en") -> str:
+    """Each match as its code, an indented cause line and one line per fix; a blank line between matches."""
+    cause_label, fix_label = _labels(lang)
+    blocks = []
+    for e in explanations:
+        lines = [e.code, f"  {cause_label}{e.cause}", *(f"  {fix_label}{fix}" for fix in e.fixes)]
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def render_explanations(explanations: Sequence[Explanation], console: Console, lang: str = "en") -> None:
+    """``format_explanations`` with the code in bold and the labels coloured."""
+    from rich.markup import escape
+
+    cause_label, fix_label = _labels(lang)
+    for i, e in enumerate(explanations):
+        if i:
+            console.print()
+        console.print(f"[bold]{escape(e.code)}[/]")
+        console.print(f"  [yellow]{escape(cause_label)}[/]{escape(e.cause)}")
+        for fix in e.fixes:
+            console.print(f"  [cyan]{escape(fix_label)}[/]{escape(fix)}")

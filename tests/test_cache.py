@@ -1,0 +1,123 @@
+"""The on-disk HTTP cache: location, round trip, atomic writes, corrupt entries, unwritable roots."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from cudaresolve.cache import CachedResponse, HttpCache, default_cache_dir
+
+URL = "https://download.pytorch.org/whl/cu118/torch/"
+
+
+def entry(url: str = URL, **overrides: object) -> CachedResponse:
+    fields: dict[str, object] = {
+        "url": url,
+        "status": 200,
+        "body": "<a href='torch-2.7.1+cu118-cp311-cp311-linux_x86_64.whl'>t</a>",
+        "content_type": "text/html",
+        "etag": '"abc"',
+        "last_modified": "Sat, 21 Nov 2026 10:00:00 GMT",
+        "fetched_at": 1000.0,
+    }
+    fields.update(overrides)
+    return CachedResponse(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("env", "platform", "expected"),
+    [
+        ({"CUDARESOLVE_CACHE_DIR": "/tmp/cr", "XDG_CACHE_HOME": "/x"}, "linux", Path("/tmp/cr")),
+        ({"XDG_CACHE_HOME": "/xdg"}, "linux", Path("/xdg/cudaresolve")),
+        ({}, "linux", Path.home() / ".cache" / "cudaresolve"),
+        ({"XDG_CACHE_HOME": ""}, "linux", Path.home() / ".cache" / "cudaresolve"),
+        ({"LOCALAPPDATA": "C:/Users/u/AppData/Local"}, "win32", Path("C:/Users/u/AppData/Local/cudaresolve/Cache")),
+        ({}, "darwin", Path.home() / "Library" / "Caches" / "cudaresolve"),
+    ],
+)
+def test_default_cache_dir(env: dict[str, str], platform: str, expected: Path) -> None:
+    assert default_cache_dir(env, platform=platform) == expected
+
+
+def test_round_trip_and_layout(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    stored = entry(final_url="https://cdn.example.org/whl/cu118/torch/")
+    cache.store(stored)
+    assert cache.get(URL) == stored
+    assert stored.page_url == "https://cdn.example.org/whl/cu118/torch/"
+    path = cache.path_for(URL)
+    digest = hashlib.sha256(URL.encode()).hexdigest()
+    assert path == tmp_path / "http-v1" / digest[:2] / f"{digest}.json"
+    assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left behind
+    assert cache.get("https://download.pytorch.org/whl/cu128/torch/") is None
+
+
+def test_store_replaces_an_older_entry(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    cache.store(entry())
+    cache.store(entry(etag='"def"', fetched_at=2000.0))
+    got = cache.get(URL)
+    assert got is not None
+    assert (got.etag, got.fetched_at) == ('"def"', 2000.0)
+
+
+def test_conditional_headers_and_age() -> None:
+    assert entry().conditional_headers() == {
+        "If-None-Match": '"abc"',
+        "If-Modified-Since": "Sat, 21 Nov 2026 10:00:00 GMT",
+    }
+    assert entry(etag=None, last_modified=None).conditional_headers() == {}
+    assert entry().age(1500.0) == 500.0
+    assert entry().age(10.0) == 0.0
+    assert entry().page_url == URL
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json at all",
+        "[]",
+        '{"format": 1}',
+        json.dumps({**entry().to_dict(), "format": 99}),
+        json.dumps({**entry().to_dict(), "status": 500}),
+        json.dumps({**entry().to_dict(), "status": True}),
+        json.dumps({**entry().to_dict(), "body": None}),
+        json.dumps({**entry().to_dict(), "fetched_at": "yesterday"}),
+        json.dumps({**entry().to_dict(), "etag": 5}),
+        json.dumps({**entry().to_dict(), "url": "https://elsewhere.example.org/"}),
+    ],
+)
+def test_corrupt_entries_read_as_missing_and_are_replaced(tmp_path: Path, content: str) -> None:
+    cache = HttpCache(tmp_path)
+    path = cache.path_for(URL)
+    path.parent.mkdir(parents=True)
+    path.write_text(content, encoding="utf-8")
+    assert cache.get(URL) is None
+    cache.store(entry())
+    assert cache.get(URL) == entry()
+
+
+def test_undecodable_bytes_read_as_missing(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    path = cache.path_for(URL)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    assert cache.get(URL) is None
+
+
+def test_unwritable_root_is_skipped_silently(tmp_path: Path) -> None:
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x", encoding="utf-8")
+    cache = HttpCache(blocker)
+    cache.store(entry())  # must not raise
+    assert cache.get(URL) is None
+
+
+def test_a_404_entry_round_trips(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    absent = entry(status=404, body="", content_type=None, etag=None, last_modified=None)
+    cache.store(absent)
+    assert cache.get(URL) == absent

@@ -1,0 +1,290 @@
+"""End to end: install a lock with real pip into a fresh venv from PEP 503 indexes on 127.0.0.1.
+
+Two indexes are served from a temporary directory: A plays the PyTorch index (torch
+2.7.1+cu118 built for this interpreter's first wheel tag, and torch's dependency filelock), B plays
+PyPI with bait: a higher torch (2.8.0), a higher filelock (99.0) and flashinfer-python, which
+the lock takes from B. The wheels are tiny zips written here; each module records which index it
+came from in ``ORIGIN``. pip runs without network access beyond 127.0.0.1 and without the machine's
+pip configuration (PIP_CONFIG_FILE=/dev/null), except in the test that feeds it a hostile one.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import zipfile
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING
+
+import pytest
+
+from cudaresolve.installer import install_lock
+from cudaresolve.lockfile import Lock, read_lock, write_lock
+from cudaresolve.models import LockedPackage
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses the POSIX venv layout (bin/python)")
+pytest.importorskip("ensurepip", reason="python -m venv needs ensurepip to give the venv pip")
+
+
+@dataclass(frozen=True)
+class Wheel:
+    name: str
+    version: str
+    filename: str
+    sha256: str
+
+
+def build_wheel(dest: Path, name: str, version: str, tag: str, *, origin: str, requires: tuple[str, ...] = ()) -> Wheel:
+    """Write a minimal valid wheel (module, METADATA, WHEEL, RECORD) and return what a lock needs."""
+    dist = re.sub(r"[-_.]+", "_", name).lower()
+    module = dist.removesuffix("_python")
+    info = f"{dist}-{version}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    metadata += "".join(f"Requires-Dist: {req}\n" for req in requires)
+    purelib = "true" if tag.endswith("-none-any") else "false"
+    files = {
+        f"{module}/__init__.py": f'ORIGIN = "{origin}"\n',
+        f"{info}/METADATA": metadata,
+        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: cudaresolve-tests\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    filename = f"{dist}-{version}-{tag}.whl"
+    dest.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(dest / filename, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return Wheel(name, version, filename, hashlib.sha256((dest / filename).read_bytes()).hexdigest())
+
+
+def write_simple_index(root: Path, wheels: list[Wheel]) -> None:
+    """PEP 503 pages under ``root/simple/<project>/`` linking ``root/files/<wheel>#sha256=``."""
+    projects: dict[str, list[Wheel]] = {}
+    for wheel in wheels:
+        projects.setdefault(re.sub(r"[-_.]+", "-", wheel.name).lower(), []).append(wheel)
+    for project, files in projects.items():
+        links = "".join(
+            f'<a href="../../files/{w.filename.replace("+", "%2B")}#sha256={w.sha256}">{w.filename}</a><br>\n'
+            for w in files
+        )
+        page = root / "simple" / project / "index.html"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Indexes:
+    a: str
+    b: str
+    wheels: dict[str, Wheel]
+    bait: Path  # a find-links directory with an even higher torch
+
+
+@pytest.fixture(scope="module")
+def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A pristine venv with pip (created once; tests use copies)."""
+    path = tmp_path_factory.mktemp("pristine") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, env=_pip_env(os.devnull))
+    return path / "bin" / "python"
+
+
+@pytest.fixture(scope="module")
+def indexes(tmp_path_factory: pytest.TempPathFactory, venv_python: Path) -> Iterator[Indexes]:
+    root = tmp_path_factory.mktemp("indexes")
+    platform_tag = subprocess.run(
+        [str(venv_python), "-c", "import sys; v = sys.version_info; print(f'cp{v[0]}{v[1]}')"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    tag = f"{platform_tag}-{platform_tag}-{_platform()}"
+    a = [
+        build_wheel(root / "a" / "files", "torch", "2.7.1+cu118", tag, origin="A", requires=("filelock",)),
+        build_wheel(root / "a" / "files", "filelock", "3.13.1", "py3-none-any", origin="A"),
+    ]
+    b = [
+        build_wheel(root / "b" / "files", "torch", "2.8.0", "py3-none-any", origin="B"),
+        build_wheel(root / "b" / "files", "filelock", "99.0", "py3-none-any", origin="B"),
+        build_wheel(root / "b" / "files", "einops", "0.8.1", "py3-none-any", origin="B"),
+        build_wheel(
+            root / "b" / "files",
+            "flashinfer-python",
+            "0.2.5",
+            "py3-none-any",
+            origin="B",
+            requires=("torch>=2.7", "filelock", "einops"),
+        ),
+    ]
+    bait = root / "bait"
+    build_wheel(bait, "torch", "9.0.0", "py3-none-any", origin="find-links")
+    build_wheel(bait, "filelock", "100.0", "py3-none-any", origin="find-links")
+    write_simple_index(root / "a", a)
+    write_simple_index(root / "b", b)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield Indexes(
+            f"{base}/a/simple",
+            f"{base}/b/simple",
+            {f"{w.name}@{o}": w for o, ws in (("A", a), ("B", b)) for w in ws},
+            bait,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def venv(venv_python: Path, tmp_path: Path) -> Path:
+    """A private copy of the pristine venv (a fresh venv costs seconds); returns its interpreter."""
+    copy = tmp_path / "venv"
+    # hard links: no test writes into files the pristine venv has (pip is not upgraded), only adds new ones
+    shutil.copytree(venv_python.parent.parent, copy, symlinks=True, copy_function=os.link)
+    return copy / "bin" / "python"
+
+
+def _platform() -> str:
+    from packaging.tags import sys_tags
+
+    return next(iter(sys_tags())).platform
+
+
+def _pip_env(config: str) -> dict[str, str]:
+    """This process's environment without pip settings, proxies or Python path, pip pointed at ``config``."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") and k.upper() not in drop}
+    env.update(PIP_CONFIG_FILE=config, PIP_NO_CACHE_DIR="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    return env
+
+
+def _lock(indexes: Indexes, *, hashes: bool) -> Lock:
+    def locked(key: str, index: str) -> LockedPackage:
+        wheel = indexes.wheels[key]
+        return LockedPackage(
+            name=wheel.name,
+            version=wheel.version,
+            index=index,
+            url=f"{index.removesuffix('/simple')}/files/{wheel.filename.replace('+', '%2B')}",
+            filename=wheel.filename,
+            sha256=wheel.sha256 if hashes else None,
+        )
+
+    return Lock(
+        packages=(locked("flashinfer-python@B", indexes.b), locked("torch@A", indexes.a)),
+        variant="cu118",
+        index_url=indexes.a,
+        target={"platform": "linux_x86_64", "python": "3.11"},
+    )
+
+
+def _installed(python: Path) -> dict[str, tuple[str, str | None]]:
+    """name -> (version, ORIGIN of its module) for everything but pip and setuptools."""
+    script = (
+        "import importlib, importlib.metadata as m, json\n"
+        "out = {}\n"
+        "for d in m.distributions():\n"
+        "    name = d.metadata['Name']\n"
+        "    if name in ('pip', 'setuptools'): continue\n"
+        "    module = importlib.import_module(name.replace('-python', '').replace('-', '_'))\n"
+        "    out[name] = [d.version, getattr(module, 'ORIGIN', None)]\n"
+        "print(json.dumps(out))\n"
+    )
+    result = subprocess.run([str(python), "-c", script], check=True, capture_output=True, text=True)
+    return {k: (v[0], v[1]) for k, v in json.loads(result.stdout).items()}
+
+
+def test_installs_a_hashed_pylock_each_package_from_its_own_index(indexes: Indexes, venv: Path, tmp_path: Path) -> None:
+    lock_path = tmp_path / "pylock.toml"
+    write_lock(lock_path, _lock(indexes, hashes=True))
+
+    code = install_lock(read_lock(lock_path), python=str(venv), env=_pip_env(os.devnull))
+
+    assert code == 0
+    assert _installed(venv) == {
+        "torch": ("2.7.1+cu118", "A"),  # B's torch 2.8.0 is higher and satisfies flashinfer's torch>=2.7
+        "filelock": ("3.13.1", "A"),  # torch's dependency comes from torch's index, not B's 99.0
+        "flashinfer-python": ("0.2.5", "B"),
+        "einops": ("0.8.1", "B"),  # flashinfer's own dependency from flashinfer's index
+    }
+    listed = subprocess.run(
+        [str(venv), "-m", "pip", "list", "--format", "json"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=_pip_env(os.devnull),
+    )
+    versions = {item["name"]: item["version"] for item in json.loads(listed.stdout)}
+    assert versions["torch"] == "2.7.1+cu118"
+
+
+def test_hostile_pip_config_cannot_mix_in_another_index_or_find_links(
+    indexes: Indexes, venv: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "pip.conf"
+    config.write_text(f"[global]\nextra-index-url = {indexes.b}\nfind-links = {indexes.bait}\n")
+    lock_path = tmp_path / "requirements.txt"
+    write_lock(lock_path, _lock(indexes, hashes=False), fmt="requirements")
+
+    code = install_lock(read_lock(lock_path), python=str(venv), env=_pip_env(str(config)))
+
+    assert code == 0
+    assert _installed(venv) == {
+        "torch": ("2.7.1+cu118", "A"),
+        "filelock": ("3.13.1", "A"),  # not B's 99.0 nor find-links' 100.0
+        "flashinfer-python": ("0.2.5", "B"),
+        "einops": ("0.8.1", "B"),
+    }
+
+
+def test_the_bait_works_on_plain_pip_with_an_extra_index(indexes: Indexes, venv: Path, tmp_path: Path) -> None:
+    """Control: what the guards prevent. pip with --extra-index-url takes B's higher torch."""
+    report = tmp_path / "report.json"
+    command = [str(venv), "-m", "pip", "install", "--dry-run", "--ignore-installed", "--report", str(report)]
+    command += ["--index-url", indexes.a, "--extra-index-url", indexes.b, "torch", "flashinfer-python"]
+    subprocess.run(command, check=True, capture_output=True, env=_pip_env(os.devnull))
+    chosen = {
+        item["metadata"]["name"]: item["metadata"]["version"] for item in json.loads(report.read_text())["install"]
+    }
+    assert chosen["torch"] == "2.8.0"
+    assert chosen["filelock"] == "99.0"
+
+
+def test_a_tampered_wheel_fails_the_hash_check_and_pip_code_passes_through(indexes: Indexes, venv: Path) -> None:
+    lock = _lock(indexes, hashes=True)
+    torch = next(p for p in lock.packages if p.name == "torch")
+    bad = Lock(
+        packages=tuple(
+            LockedPackage(name=p.name, version=p.version, index=p.index, sha256="0" * 64) if p is torch else p
+            for p in lock.packages
+        ),
+        index_url=lock.index_url,
+    )
+
+    code = install_lock(bad, python=str(venv), env=_pip_env(os.devnull))
+
+    assert code == 1
+    assert "torch" not in _installed(venv)

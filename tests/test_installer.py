@@ -1,0 +1,192 @@
+"""installer: exact pip command lines, the run loop and its exit codes (no real pip here)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+from cudaresolve.errors import InvalidInput
+from cudaresolve.installer import PipCommand, format_command, install_lock, pip_commands, run_pip
+from cudaresolve.lockfile import Lock
+from cudaresolve.models import LockedPackage
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CU118 = "https://download.pytorch.org/whl/cu118"
+PYPI = "https://pypi.org/simple"
+H1, H2, H3 = "1" * 64, "2" * 64, "3" * 64
+PY = "/env/bin/python"
+W = "/tmp/work"
+HEAD = (PY, "-m", "pip", "install")
+PINNED = (*HEAD, "--no-deps", "--only-binary", ":all:")
+ENV_CU118 = (("PIP_EXTRA_INDEX_URL", CU118), ("PIP_FIND_LINKS", W))
+ENV_PYPI = (("PIP_EXTRA_INDEX_URL", PYPI), ("PIP_FIND_LINKS", W))
+LOCKED = "fbgemm-gpu==1.2.0+cu118\nflashinfer-python==0.2.5\ntorch==2.7.1+cu118\n"
+
+
+def _lock(torch: str | None = H1, fbgemm: str | None = H2, flash: str | None = H3) -> Lock:
+    return Lock(
+        packages=(
+            LockedPackage(name="fbgemm-gpu", version="1.2.0+cu118", index=CU118, sha256=fbgemm),
+            LockedPackage(name="flashinfer-python", version="0.2.5", index=PYPI, sha256=flash),
+            LockedPackage(name="torch", version="2.7.1+cu118", index=CU118, sha256=torch),
+        ),
+        variant="cu118",
+        index_url=CU118,
+    )
+
+
+def _deps(index: str, env: tuple[tuple[str, str], ...], *pins: str) -> PipCommand:
+    return PipCommand(
+        argv=(*HEAD, "--index-url", index, "-c", f"{W}/locked.txt", *pins),
+        index=index,
+        env=env,
+        files=((f"{W}/locked.txt", LOCKED),),
+    )
+
+
+def test_all_hashed_two_indexes() -> None:
+    assert pip_commands(_lock(), python=PY, workdir=W) == [
+        PipCommand(
+            argv=(*PINNED, "--require-hashes", "--index-url", CU118, "-r", f"{W}/index-1-hashed.txt"),
+            index=CU118,
+            env=ENV_CU118,
+            files=(
+                (
+                    f"{W}/index-1-hashed.txt",
+                    f"fbgemm-gpu==1.2.0+cu118 --hash=sha256:{H2}\ntorch==2.7.1+cu118 --hash=sha256:{H1}\n",
+                ),
+            ),
+        ),
+        PipCommand(
+            argv=(*PINNED, "--require-hashes", "--index-url", PYPI, "-r", f"{W}/index-2-hashed.txt"),
+            index=PYPI,
+            env=ENV_PYPI,
+            files=((f"{W}/index-2-hashed.txt", f"flashinfer-python==0.2.5 --hash=sha256:{H3}\n"),),
+        ),
+        _deps(CU118, ENV_CU118, "fbgemm-gpu==1.2.0+cu118", "torch==2.7.1+cu118"),
+        _deps(PYPI, ENV_PYPI, "flashinfer-python==0.2.5"),
+    ]
+
+
+def test_no_hashes_pins_go_on_the_command_line() -> None:
+    assert pip_commands(_lock(None, None, None), python=PY, workdir=W) == [
+        PipCommand(
+            argv=(*PINNED, "--index-url", CU118, "fbgemm-gpu==1.2.0+cu118", "torch==2.7.1+cu118"),
+            index=CU118,
+            env=ENV_CU118,
+        ),
+        PipCommand(argv=(*PINNED, "--index-url", PYPI, "flashinfer-python==0.2.5"), index=PYPI, env=ENV_PYPI),
+        _deps(CU118, ENV_CU118, "fbgemm-gpu==1.2.0+cu118", "torch==2.7.1+cu118"),
+        _deps(PYPI, ENV_PYPI, "flashinfer-python==0.2.5"),
+    ]
+
+
+def test_partly_hashed_index_splits_into_a_hashed_and_a_plain_run() -> None:
+    commands = pip_commands(_lock(torch=None), python=PY, workdir=W)
+    assert [c.argv for c in commands[:2]] == [
+        (*PINNED, "--require-hashes", "--index-url", CU118, "-r", f"{W}/index-1-hashed.txt"),
+        (*PINNED, "--index-url", CU118, "torch==2.7.1+cu118"),
+    ]
+    assert commands[0].files == ((f"{W}/index-1-hashed.txt", f"fbgemm-gpu==1.2.0+cu118 --hash=sha256:{H2}\n"),)
+    assert len(commands) == 5
+
+
+def test_never_an_extra_index_and_always_one_index_per_run() -> None:
+    for lock in (_lock(), _lock(None, None, None), _lock(torch=None)):
+        for command in pip_commands(lock, python=PY, workdir=W):
+            assert "--extra-index-url" not in command.argv
+            assert command.argv.count("--index-url") == 1
+            assert command.argv[command.argv.index("--index-url") + 1] == command.index
+            assert dict(command.env)["PIP_EXTRA_INDEX_URL"] == command.index
+
+
+def test_empty_lock_has_no_commands() -> None:
+    assert pip_commands(Lock(packages=()), python=PY, workdir=W) == []
+
+
+def test_format_command() -> None:
+    command = pip_commands(_lock(), python="/my env/python", workdir=W)[1]
+    assert format_command(command) == (
+        f"PIP_EXTRA_INDEX_URL={PYPI} PIP_FIND_LINKS={W} '/my env/python' -m pip install --no-deps --only-binary "
+        f":all: --require-hashes --index-url {PYPI} -r {W}/index-2-hashed.txt\n"
+        f"# {W}/index-2-hashed.txt:\n"
+        f"#   flashinfer-python==0.2.5 --hash=sha256:{H3}"
+    )
+    assert format_command(command, env=False).startswith("'/my env/python' -m pip install")
+
+
+def _script(code: str) -> tuple[str, ...]:
+    return (sys.executable, "-c", code)
+
+
+def test_run_pip_writes_files_sets_env_and_stops_at_the_first_failure(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    seen: list[PipCommand] = []
+    record = (
+        "import os, pathlib, sys; p = pathlib.Path(sys.argv[1]); "
+        "env = os.environ['PIP_EXTRA_INDEX_URL'] + ' ' + os.environ['KEEP']; "
+        "open(sys.argv[2], 'a').write(p.read_text() + env + '\\n')"
+    )
+    commands = [
+        PipCommand(
+            argv=(*_script(record), str(tmp_path / "sub" / "r.txt"), str(log)),
+            index="A",
+            env=(("PIP_EXTRA_INDEX_URL", "A"),),
+            files=((str(tmp_path / "sub" / "r.txt"), "torch==1\n"),),
+        ),
+        PipCommand(argv=_script("import sys; sys.exit(3)"), index="B"),
+        PipCommand(argv=_script(f"open({str(log)!r}, 'a').write('never\\n')"), index="C"),
+    ]
+    assert run_pip(commands, env={"KEEP": "kept", "PIP_EXTRA_INDEX_URL": "evil"}, echo=seen.append) == 3
+    assert log.read_text() == "torch==1\nA kept\n"
+    assert seen == commands[:2]
+
+
+def test_run_pip_returns_zero_when_all_succeed() -> None:
+    assert run_pip([PipCommand(argv=_script("pass"), index="A")] * 2) == 0
+
+
+def test_run_pip_with_a_missing_interpreter(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope" / "python")
+    with pytest.raises(InvalidInput) as info:
+        run_pip([PipCommand(argv=(missing, "-m", "pip"), index="A")])
+    assert info.value.message == f"cannot run {missing}: No such file or directory"
+
+
+def test_install_lock_dry_run_echoes_and_runs_nothing(tmp_path: Path) -> None:
+    seen: list[PipCommand] = []
+    assert install_lock(_lock(), python=str(tmp_path / "no-python"), dry_run=True, echo=seen.append) == 0
+    assert [c.argv[4:7] for c in seen] == [
+        ("--no-deps", "--only-binary", ":all:"),
+        ("--no-deps", "--only-binary", ":all:"),
+        ("--index-url", CU118, "-c"),
+        ("--index-url", PYPI, "-c"),
+    ]
+    assert all(c.argv[0] == str(tmp_path / "no-python") for c in seen)  # never started: it does not exist
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the interpreter")
+def test_install_lock_runs_every_command_through_the_interpreter(tmp_path: Path) -> None:
+    log = tmp_path / "argv.log"
+    fake = tmp_path / "python"
+    fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    fake.chmod(0o755)
+    assert install_lock(_lock(None, None, None), python=str(fake)) == 0
+    assert [line.split()[:4] for line in log.read_text().splitlines()] == [
+        ["-m", "pip", "install", "--no-deps"],
+        ["-m", "pip", "install", "--no-deps"],
+        ["-m", "pip", "install", "--index-url"],
+        ["-m", "pip", "install", "--index-url"],
+    ]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the interpreter")
+def test_install_lock_passes_pip_exit_code_through(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 23\n")
+    fake.chmod(0o755)
+    assert install_lock(_lock(), python=str(fake)) == 23

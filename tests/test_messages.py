@@ -1,0 +1,238 @@
+"""The message catalogue: complete in both languages, same fields, exact reason texts; picking the language."""
+
+# The Chinese expectations use full-width punctuation on purpose.
+# ruff: noqa: RUF001
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cudaresolve.errors import InvalidInput
+from cudaresolve.messages import (
+    LANGS,
+    MESSAGES,
+    REASON_FIELDS,
+    join_groups,
+    join_items,
+    join_sentences,
+    message,
+    parenthesize,
+    pick_lang,
+    placeholders,
+)
+
+# The reason codes of design section 4, plus the minor-version-compatibility warning.
+DESIGN_REASON_CODES = (
+    "driver-too-old",
+    "sm-not-covered",
+    "sm-below-minimum",
+    "ptx-jit-only",
+    "no-wheel-for-python",
+    "no-wheel-for-platform",
+    "variant-not-published",
+    "pin-conflict",
+    "unknown-gpu",
+    "no-such-version",
+    "abi-mismatch",
+    "forward-compat-available",
+    "minor-version-compat",
+)
+_SRC = Path(__file__).resolve().parents[1] / "src" / "cudaresolve"
+_CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+@pytest.mark.parametrize("key", sorted(MESSAGES))
+def test_every_key_exists_in_both_languages(key: str) -> None:
+    assert set(MESSAGES[key]) == set(LANGS)
+    assert all(MESSAGES[key][lang].strip() for lang in LANGS)
+
+
+@pytest.mark.parametrize("key", sorted(MESSAGES))
+def test_placeholders_are_the_same_in_both_languages(key: str) -> None:
+    assert placeholders(key, "en") == placeholders(key, "zh")
+
+
+@pytest.mark.parametrize("key", sorted(MESSAGES))
+def test_chinese_is_a_translation_not_a_copy(key: str) -> None:
+    assert MESSAGES[key]["zh"] != MESSAGES[key]["en"]
+    assert _CJK.search(MESSAGES[key]["zh"]), MESSAGES[key]["zh"]
+
+
+def test_one_reason_key_per_design_code_with_declared_fields() -> None:
+    assert set(REASON_FIELDS) == set(DESIGN_REASON_CODES)
+    assert {k.removeprefix("reason.") for k in MESSAGES if k.startswith("reason.")} == set(DESIGN_REASON_CODES)
+    for code, fields in REASON_FIELDS.items():
+        assert placeholders(f"reason.{code}") == fields, code
+
+
+def test_every_non_reason_key_is_used_in_the_source_and_every_used_key_exists() -> None:
+    source = "\n".join(p.read_text(encoding="utf-8") for p in _SRC.rglob("*.py") if p.name != "messages.py")
+    used = set(re.findall(r'"((?:sig|fix|word|explain|render)\.[a-z0-9.-]+)"', source))
+    defined = {k for k in MESSAGES if not k.startswith("reason.")}
+    assert used - set(MESSAGES) == set()
+    assert defined - used == set()
+
+
+REASONS = [
+    (
+        "driver-too-old",
+        {"variant": "cu128", "required": "570.26", "found": "535.104.05"},
+        "cu128 needs NVIDIA driver 570.26 or newer; this machine has 535.104.05",
+        "cu128 需要 NVIDIA 驱动 570.26 或更高版本，本机驱动为 535.104.05",
+    ),
+    (
+        "sm-not-covered",
+        {
+            "package": "fbgemm-gpu",
+            "version": "1.0.0",
+            "variant": "cu118",
+            "gpu": "NVIDIA GeForce GTX 1080 Ti",
+            "cc": "6.1",
+            "found": "sm_70, sm_80",
+        },
+        "fbgemm-gpu 1.0.0 (cu118) has no code for NVIDIA GeForce GTX 1080 Ti (compute capability 6.1); "
+        "it carries sm_70, sm_80",
+        "fbgemm-gpu 1.0.0（cu118）没有可在 NVIDIA GeForce GTX 1080 Ti（计算能力 6.1）上运行的代码；"
+        "它只包含 sm_70, sm_80",
+    ),
+    (
+        "sm-below-minimum",
+        {"package": "flashinfer-python", "version": "0.6.17", "gpu": "Tesla V100", "cc": "7.0", "required": "7.5"},
+        "flashinfer-python 0.6.17 supports compute capability 7.5 and newer; Tesla V100 is 7.0",
+        "flashinfer-python 0.6.17 只支持计算能力 7.5 及以上的 GPU，Tesla V100 的计算能力为 7.0",
+    ),
+    (
+        "ptx-jit-only",
+        {
+            "package": "xformers",
+            "version": "0.0.30",
+            "variant": "cu126",
+            "gpu": "NVIDIA GeForce RTX 3090",
+            "sm": "sm_86",
+            "found": "compute_80",
+        },
+        "xformers 0.0.30 (cu126) has no native code for NVIDIA GeForce RTX 3090 (sm_86); the driver will "
+        "JIT-compile its PTX (compute_80), so the first start is slow",
+        "xformers 0.0.30（cu126）没有 NVIDIA GeForce RTX 3090（sm_86）的原生代码；驱动会即时编译其中的 PTX"
+        "（compute_80），因此首次启动较慢",
+    ),
+    (
+        "no-wheel-for-python",
+        {"package": "torch", "version": "2.4.1", "required": "3.8, 3.9, 3.10, 3.11, 3.12", "found": "3.13"},
+        "torch 2.4.1 has no wheel for Python 3.13; it has wheels for Python 3.8, 3.9, 3.10, 3.11, 3.12",
+        "torch 2.4.1 没有适用于 Python 3.13 的 wheel；它只为 Python 3.8, 3.9, 3.10, 3.11, 3.12 提供 wheel",
+    ),
+    (
+        "no-wheel-for-platform",
+        {"package": "fbgemm-gpu", "version": "1.2.0", "required": "linux_x86_64", "found": "win_amd64"},
+        "fbgemm-gpu 1.2.0 has no wheel for win_amd64; it is published for linux_x86_64",
+        "fbgemm-gpu 1.2.0 没有适用于 win_amd64 平台的 wheel；它只发布了 linux_x86_64 平台的版本",
+    ),
+    (
+        "variant-not-published",
+        {"package": "fbgemm-gpu", "version": "1.8.0", "variant": "cu128", "required": "cu126, cu130"},
+        "fbgemm-gpu 1.8.0 was not published for cu128; it exists for cu126, cu130",
+        "fbgemm-gpu 1.8.0 没有发布 cu128 构建；已发布的构建有 cu126, cu130",
+    ),
+    (
+        "pin-conflict",
+        {"package": "torchrec", "version": "1.2.0", "required": "fbgemm-gpu==1.2.*", "found": "fbgemm-gpu 1.3.0"},
+        "torchrec 1.2.0 requires fbgemm-gpu==1.2.*, but fbgemm-gpu 1.3.0 is chosen",
+        "torchrec 1.2.0 要求 fbgemm-gpu==1.2.*，但已选定的是 fbgemm-gpu 1.3.0",
+    ),
+    (
+        "unknown-gpu",
+        {"gpu": "RTX 9999"},
+        'the database does not know the GPU "RTX 9999"; give its compute capability instead, e.g. --gpu 8.6',
+        "数据库中没有 GPU“RTX 9999”；请改为给出它的计算能力，例如 --gpu 8.6",
+    ),
+    (
+        "no-such-version",
+        {"package": "torch", "required": "2.99.0", "found": "2.14.0"},
+        "torch has no release 2.99.0; the newest known release is 2.14.0",
+        "torch 没有 2.99.0 这个版本；已知的最新版本是 2.14.0",
+    ),
+    (
+        "abi-mismatch",
+        {"package": "xformers", "version": "0.0.28.post3", "required": "2.5.1", "found": "2.6.0"},
+        "xformers 0.0.28.post3 was built for torch 2.5.1, but torch 2.6.0 is installed",
+        "xformers 0.0.28.post3 是针对 torch 2.5.1 构建的，但当前安装的是 torch 2.6.0",
+    ),
+    (
+        "forward-compat-available",
+        {"gpu": "NVIDIA A100-SXM4-80GB", "variant": "cu128", "required": "12.8", "found": "470.256.02"},
+        "NVIDIA A100-SXM4-80GB is a data-center GPU: with the cuda-compat package, driver 470.256.02 can run "
+        "CUDA 12.8 (cu128)",
+        "NVIDIA A100-SXM4-80GB 是数据中心 GPU：安装 cuda-compat 软件包后，驱动 470.256.02 也能运行 CUDA 12.8（cu128）",
+    ),
+    (
+        "minor-version-compat",
+        {"variant": "cu128", "required": "570.26", "found": "535.104.05"},
+        "driver 535.104.05 runs cu128 only through CUDA minor-version compatibility (full support needs 570.26); "
+        "code that the driver must JIT-compile from PTX may fail",
+        "驱动 535.104.05 只能借助 CUDA 小版本兼容性运行 cu128（完全支持需要 570.26）；"
+        "需要驱动从 PTX 即时编译的代码可能会失败",
+    ),
+]
+
+
+def test_the_reason_table_covers_every_code() -> None:
+    assert [row[0] for row in REASONS] == list(DESIGN_REASON_CODES)
+
+
+@pytest.mark.parametrize(("code", "fields", "en", "zh"), REASONS, ids=[r[0] for r in REASONS])
+def test_reason_messages_render_exactly(code: str, fields: dict[str, str], en: str, zh: str) -> None:
+    assert message(f"reason.{code}", "en", **fields) == en
+    assert message(f"reason.{code}", "zh", **fields) == zh
+
+
+def test_message_defaults_to_english() -> None:
+    assert message("render.fix") == "fix"
+
+
+def test_unknown_key_missing_field_and_unknown_language() -> None:
+    with pytest.raises(KeyError, match=r"no message 'reason\.nope'"):
+        message("reason.nope")
+    with pytest.raises(KeyError, match="found"):
+        message("reason.driver-too-old", "en", variant="cu128", required="570.26")
+    with pytest.raises(InvalidInput, match="unknown language: 'fr'"):
+        message("render.fix", "fr")
+
+
+@pytest.mark.parametrize(
+    ("flag", "env", "expected"),
+    [
+        (None, {}, "en"),
+        ("zh", {"LANG": "en_US.UTF-8"}, "zh"),
+        ("EN", {"LANG": "zh_CN.UTF-8"}, "en"),
+        (None, {"LANG": "zh_CN.UTF-8"}, "zh"),
+        (None, {"LANG": "zh_TW.UTF-8"}, "zh"),
+        (None, {"LANG": "de_DE.UTF-8"}, "en"),
+        (None, {"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh"),
+        (None, {"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, "en"),
+        (None, {"LC_ALL": "zh_SG.GB2312", "LC_MESSAGES": "en_GB.UTF-8"}, "zh"),
+        (None, {"LC_ALL": "", "LANG": "zh_HK"}, "zh"),
+    ],
+)
+def test_pick_lang(flag: str | None, env: dict[str, str], expected: str) -> None:
+    assert pick_lang(flag, env) == expected
+
+
+def test_pick_lang_refuses_an_unknown_flag() -> None:
+    with pytest.raises(InvalidInput, match="unknown language: 'fr'") as info:
+        pick_lang("fr", {})
+    assert info.value.hint == "use --lang en or --lang zh"
+
+
+def test_joining_helpers_follow_the_language() -> None:
+    assert join_items(["cu118", "cu126"], "en") == "cu118, cu126"
+    assert join_items(["cu118", "cu126"], "zh") == "cu118、cu126"
+    assert join_groups(["2.8.0 (cu126)", "2.7.1 (cu118)"], "en") == "2.8.0 (cu126); 2.7.1 (cu118)"
+    assert join_groups(["a", "b"], "zh") == "a；b"
+    assert join_sentences(["One.", "", "Two."], "en") == "One. Two."
+    assert join_sentences(["一。", "二。"], "zh") == "一。二。"
+    assert parenthesize("GTX 1080 Ti", "6.1", "en") == "GTX 1080 Ti (6.1)"
+    assert parenthesize("GTX 1080 Ti", "6.1", "zh") == "GTX 1080 Ti（6.1）"

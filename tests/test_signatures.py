@@ -1,0 +1,1088 @@
+"""Error signatures: each against messages as users posted them, whole logs, exact causes and fixes in en and zh.
+
+Every quoted message below is copied verbatim from the public report named in the comment above
+it (GitHub issues, as stored in the project's search corpus); a quote may be an excerpt of a
+longer log, but no line inside it was changed.
+"""
+
+# The Chinese expectations use full-width punctuation on purpose.
+# ruff: noqa: RUF001
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from cudaresolve.archs import parse_cc
+from cudaresolve.compat import CompatDB
+from cudaresolve.models import Gpu, Target, parse_driver
+from cudaresolve.signatures import (
+    SIGNATURES,
+    Explanation,
+    NoKnownError,
+    explain_matches,
+    explain_text,
+    match_errors,
+)
+
+# -- messages as posted ----------------------------------------------------------------------
+
+# https://github.com/meta-pytorch/torchrec/issues/2708 (GTX 1080 Ti, torch 2.5, torchrec 1.0, CUDA 11.8)
+TORCHREC_2708 = """\
+  File "/home/ankur/miniconda3/envs/py3_12/lib/python3.12/site-packages/torchrec/sparse/jagged_tensor.py", line 79, in _to_offsets
+    return torch.ops.fbgemm.asynchronous_complete_cumsum(lengths)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/home/ankur/miniconda3/envs/py3_12/lib/python3.12/site-packages/torch/_ops.py", line 1116, in __call__
+    return self._op(*args, **(kwargs or {}))
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+"""  # noqa: E501
+
+# https://github.com/edenaion/EZ-CorridorKey/issues/87 (GTX 1080 Ti, torch 2.9.1+cu130)
+CORRIDORKEY_87 = """\
+16:35:59 [ERROR  ] ui.main_window_mixins.worker_mixin: Worker error for MVI_9248_H_264: GVM failed for 'MVI_9248_H_264': CUDA error: no kernel image is available for execution on the device
+Search for `cudaErrorNoKernelImageForDevice' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.
+"""  # noqa: E501
+
+# https://github.com/lllyasviel/Fooocus/issues/1313 (RTX 3050 laptop, driver 470.86)
+FOOOCUS_1313 = (
+    "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU "
+    "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
+    "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
+    "version of the CUDA driver."
+)
+
+# https://github.com/BobLiu20/YOLOv3_PyTorch/issues/12
+YOLOV3_12 = (
+    "RuntimeError: cuda runtime error (35) : CUDA driver version is insufficient for CUDA runtime version at "
+    "/opt/conda/conda-bld/pytorch_1524586445097/work/aten/src/THC/THCGeneral.cpp:70"
+)
+
+# https://github.com/Chia-Network/bladebit/issues/431
+BLADEBIT_431 = (
+    " CUDA error: 35 (0x23) cudaErrorInsufficientDriver : CUDA driver version is insufficient for CUDA runtime version"
+)
+
+# https://github.com/pytorch/FBGEMM/issues/2715 (fbgemm-gpu from the cu121 index with torch 2.4.0)
+FBGEMM_2715 = """\
+/usr/local/lib/python3.10/dist-packages/fbgemm_gpu/fbgemm_gpu_py.so: undefined symbol: _ZNK5torch8autograd4Node4nameEv
+Traceback (most recent call last):
+  File "/home/gr-optimizations/train.py", line 29, in <module>
+    import fbgemm_gpu  # noqa: F401, E402
+  File "/usr/local/lib/python3.10/dist-packages/fbgemm_gpu/__init__.py", line 22, in <module>
+    import fbgemm_gpu.docs  # noqa: F401, E402
+"""
+
+# https://github.com/snap-research/GRID/issues/3 (title)
+GRID_3 = (
+    "fbgemm_gpu_config.so: undefined symbol: "
+    "_ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_RKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+)
+
+# https://github.com/AUTOMATIC1111/stable-diffusion-webui/issues/3930
+A1111_3930 = (
+    "WARNING:root:WARNING: /usr/local/lib/python3.9/dist-packages/xformers/_C.so: undefined symbol: "
+    "_ZNK3c104impl13OperatorEntry20reportSignatureErrorENS0_12CppSignatureE"
+)
+
+# https://github.com/invoke-ai/InvokeAI/issues/6590
+INVOKEAI_6590 = """\
+WARNING:xformers:WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:
+    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.0.1+cu118)
+    Python  3.10.11 (you have 3.10.11)
+    Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)
+"""
+
+# https://github.com/facebookresearch/xformers/issues/1045 (source build on 2080s, run on 3090s)
+XFORMERS_1045 = "FATAL: kernel fmha_cutlassF_f16_aligned_64x128_rf_sm80 is for sm80-sm100, but was built for sm75."
+
+# https://github.com/facebookresearch/xformers/issues/692 (A100)
+XFORMERS_692 = "FATAL: kernel `fmha_cutlassF_f32_aligned_32x128_gmem_sm80` is for sm80-sm90, but was built for sm70"
+
+# https://github.com/flashinfer-ai/flashinfer/issues/371 (L20, nvcr.io/nvidia/pytorch:24.04-py3)
+FLASHINFER_371 = """\
+        File "/xxx/flashinfer/python/setup.py", line 42, in <module>
+          raise RuntimeError("FlashInfer requires sm75+")
+      RuntimeError: FlashInfer requires sm75+
+"""
+
+# https://github.com/FlashML-org/FreeToken/issues/119 (RTX 5070)
+FREETOKEN_119 = "RuntimeError: FlashInfer requires GPU's with sm75 or higher."
+
+# https://github.com/vllm-project/vllm/issues/42393 (title; RTX 5090, torch 2.9.1+cu128)
+VLLM_42393 = "[Installation]: RuntimeError: FlashInfer requires GPUs with sm75 or higher when running vllm server"
+
+# https://github.com/astral-sh/uv/issues/14742 (GTX 1080 Ti, torch installed with --torch-backend=auto)
+UV_14742 = """\
+  cpu = _conversion_method_template(device=torch.device("cpu"))
+/root/env/lib/python3.11/site-packages/torch/cuda/__init__.py:262: UserWarning:
+    Found GPU0 NVIDIA GeForce GTX 1080 Ti which is of cuda capability 6.1.
+    PyTorch no longer supports this GPU because it is too old.
+    The minimum cuda capability supported by this library is 7.5.
+
+  warnings.warn(
+/root/env/lib/python3.11/site-packages/torch/cuda/__init__.py:287: UserWarning:
+NVIDIA GeForce GTX 1080 Ti with CUDA capability sm_61 is not compatible with the current PyTorch installation.
+The current PyTorch install supports CUDA capabilities sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120.
+If you want to use the NVIDIA GeForce GTX 1080 Ti GPU with PyTorch, please check the instructions at https://pytorch.org/get-started/locally/
+
+  warnings.warn(
+Traceback (most recent call last):
+  File "/root/torch_test.py", line 4, in <module>
+    tensor = torch.randn(3, 4, device='cuda')
+"""
+
+# https://github.com/xorbitsai/inference/issues/3603 (RTX 5090)
+XINFERENCE_3603 = """\
+NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.
+The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.
+If you want to use the NVIDIA GeForce RTX 5090 GPU with PyTorch, please check the instructions at https://pytorch.org/get-started/locally/
+"""
+
+# https://github.com/Janrupf/stable-diffusion-webui-nix/issues/9 (RTX 5090; journald prefixes on every line;
+# the report's two log blocks, at start-up and at the first generation, one after the other)
+SDWEBUI_NIX_9 = """\
+Oct 04 13:19:39 llm sd-webui-forge-start[394]: /nix/store/a1jmpf3hja9g4rx7lwxza4gwng9vscj5-python3-3.11.13-env/lib/python3.11/site-packages/torch/cuda/__init__.py:209: UserWarning:
+Oct 04 13:19:39 llm sd-webui-forge-start[394]: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.
+Oct 04 13:19:39 llm sd-webui-forge-start[394]: The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.
+Oct 04 13:19:39 llm sd-webui-forge-start[394]: If you want to use the NVIDIA GeForce RTX 5090 GPU with PyTorch, please check the instructions at https://pytorch.org/get-started/locally/
+Oct 04 15:02:41 llm sd-webui-forge-start[394]: RuntimeError: CUDA error: no kernel image is available for execution on the device
+Oct 04 15:02:41 llm sd-webui-forge-start[394]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+Oct 04 15:02:41 llm sd-webui-forge-start[394]: For debugging consider passing CUDA_LAUNCH_BLOCKING=1.
+Oct 04 15:02:41 llm sd-webui-forge-start[394]: Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+"""  # noqa: E501
+
+# https://github.com/AUTOMATIC1111/stable-diffusion-webui/issues/3003 (GTX TITAN Black)
+A1111_3003 = (
+    "Found GPU0 NVIDIA GTX TITAN Black which is of cuda capability 3.5. PyTorch no longer supports this GPU "
+    "because it is too old. The minimum cuda capability supported by this library is 3.7."
+)
+
+# https://github.com/mmartial/ComfyUI-Nvidia-Docker/issues/61 (GTX 1080 Ti, newer torch wording)
+COMFY_DOCKER_61 = """\
+    Found GPU0 NVIDIA GeForce GTX 1080 Ti which is of cuda capability 6.1.
+    Minimum and Maximum cuda capability supported by this version of PyTorch is
+    (7.0) - (12.0)
+"""
+
+# https://github.com/pytorch/pytorch/issues/85332
+PYTORCH_85332 = "import torch\nprint(torch.cuda.is_available())\n\nreturn False"
+
+# https://github.com/pytorch/pytorch/issues/16936 (title)
+PYTORCH_16936 = "torch.cuda.is_available() returns false"
+
+# https://github.com/babysor/MockingBird/issues/394 (posted in Chinese)
+MOCKINGBIRD_394 = "import torch正常，torch.cuda.is_available()返回False怎么办"
+
+# https://github.com/pytorch/pytorch/issues/74733 (collect_env output and the warning torch printed)
+PYTORCH_74733 = """\
+`/home/python3_env/venv-py3/lib/python3.6/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx (Triggered internally at  /pytorch/c10/cuda/CUDAFunctions.cpp:100.)
+  return torch._C._cuda_getDeviceCount() > 0
+False`
+
+### Versions
+
+`home/python3_env/venv-py3/lib/python3.6/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx (Triggered internally at  /pytorch/c10/cuda/CUDAFunctions.cpp:100.)
+  return torch._C._cuda_getDeviceCount() > 0
+PyTorch version: 1.7.0+cu110
+Is debug build: True
+CUDA used to build PyTorch: 11.0
+ROCM used to build PyTorch: N/A
+
+OS: CentOS Linux 7 (Core) (x86_64)
+GCC version: (GCC) 8.2.0
+Clang version: Could not collect
+CMake version: version 3.18.4
+Libc version: glibc-2.2.5
+
+Python version: 3.6.4 (default, Mar 17 2022, 20:24:30)  [GCC 8.2.0] (64-bit runtime)
+Python platform: Linux-4.14.0_1-0-0-38-x86_64-with-centos-7.5.1804-Core
+Is CUDA available: False
+"""  # noqa: E501
+
+# https://github.com/facebookresearch/detectron2/issues/460
+DETECTRON2_460 = """\
+File "/home/xx/anaconda3/envs/tf-gpu/lib/python3.7/site-packages/torch/cuda/__init__.py", line 95, in _check_driver
+    raise AssertionError("Torch not compiled with CUDA enabled")
+AssertionError: Torch not compiled with CUDA enabled
+"""
+
+# https://github.com/NVIDIA-AI-IOT/Lidar_AI_Solution/issues/289
+LIDAR_289 = (
+    "CUDA Runtime error cudaEventCreate(&begin_) # the provided PTX was compiled with an unsupported toolchain., "
+    "code = cudaErrorUnsupportedPtxVersion [ 222 ] in file "
+    "/home/ubuntu/tensorRT/chapter8-learn-from-oss/Lidar_AI_Solution/CUDA-BEVFusion/src/common/timer.hpp:34"
+)
+
+# https://github.com/Tiiny-AI/PowerInfer/issues/229
+POWERINFER_229 = (
+    "CUDA error 222 at /home/test/test06/jdz/PowerInfer/ggml-cuda.cu:9635: the provided PTX was compiled with an "
+    "unsupported toolchain.\ncurrent device: 0"
+)
+
+# https://github.com/pytorch/torchchat/issues/709 (a CPU-exported model run by the CUDA AOTI runner; fixed by #815)
+TORCHCHAT_709 = """\
+  + cmake-out/aoti_run exportedModels/stories15M.so -z /root/.torchchat/model-cache/stories15M/tokenizer.model -l 2 -i 'Once upon a time'
+  Tokenizer already initialized.
+  Error: CUDA error: invalid argument
+  terminate called after throwing an instance of 'std::runtime_error'
+    what():  create_func_( &container_handle_, num_models, device_str.c_str(), cubin_dir.empty() ? nullptr : cubin_dir.c_str()) API call failed at ../torch/csrc/inductor/aoti_runner/model_container_runner.cpp, line 49
+"""  # noqa: E501
+
+# https://github.com/pytorch/torchchat/issues/840
+TORCHCHAT_840 = (
+    "[E520 19:20:12.156885067 shim_common.cpp:311] Exception in aoti_torch: The specified pointer resides on host "
+    "memory and is not registered with any CUDA device."
+)
+
+# https://github.com/lshqqytiger/stable-diffusion-webui-amdgpu-forge/issues/43 (no AOTInductor involved)
+FORGE_AMD_43 = """\
+RuntimeError: CUDA error: invalid argument
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1.
+"""
+
+# https://github.com/ratt-ru/PyMORESANE/issues/22
+PYMORESANE_22 = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+    "NVIDIA driver is installed and running."
+)
+
+# https://github.com/wenet-e2e/wenet/issues/700
+WENET_700 = (
+    "/data/home/miniconda3/envs/wenet/lib/python3.8/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA "
+    "initialization: CUDA driver initialization failed, you might not have a CUDA gpu. (Triggered internally at  "
+    "/opt/conda/conda-bld/pytorch_1631630839582/work/c10/cuda/CUDAFunctions.cpp:115.)\n"
+    "  return torch._C._cuda_getDeviceCount() > 0"
+)
+
+# https://github.com/jwyang/faster-rcnn.pytorch/issues/377
+FASTER_RCNN_377 = """\
+THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1532584813488/work/aten/src/THC/THCGeneral.cpp line=74 error=38 : no CUDA-capable device is detected
+Traceback (most recent call last):
+  File "trainval_net.py", line 222, in <module>
+    im_data = im_data.cuda()
+RuntimeError: cuda runtime error (38) : no CUDA-capable device is detected at /opt/conda/conda-bld/pytorch_1532584813488/work/aten/src/THC/THCGeneral.cpp:74
+"""  # noqa: E501
+
+# https://github.com/Grace9994/CoMoSVC/issues/6 (CUDA_VISIBLE_DEVICES='1' on a one-GPU machine)
+COMOSVC_6 = "training will encounter an error: `RuntimeError: No CUDA GPUs are available`."
+
+# https://github.com/huggingface/autotrain-advanced/issues/292 (flash_attn built for CUDA 12)
+AUTOTRAIN_292 = """\
+  File "/app/env/lib/python3.9/site-packages/flash_attn/flash_attn_interface.py", line 8, in <module>
+    import flash_attn_2_cuda as flash_attn_cuda
+ImportError: libcudart.so.12: cannot open shared object file: No such file or directory
+"""
+
+# https://github.com/facefusion/facefusion-docker/issues/9
+FACEFUSION_9 = (
+    "facefusion-docker-facefusion-cuda-1  | Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: "
+    "cannot open shared object file: No such file or directory"
+)
+
+# https://github.com/2noise/ChatTTS/issues/341
+CHATTTS_341 = (
+    "[2024-06-18 19:45:55,713] torch._dynamo.convert_frame: [WARNING] RuntimeError: Found NVIDIA GeForce GTX 1080 "
+    "Ti which is too old to be supported by the triton GPU compiler, which is used as the backend. Triton only "
+    "supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1"
+)
+
+# -- each signature against the messages users posted -----------------------------------------
+
+POSTED = [
+    ("no-kernel-image", TORCHREC_2708, {"package": "fbgemm-gpu", "via": "torchrec"}),
+    ("no-kernel-image", CORRIDORKEY_87, {}),
+    ("driver-insufficient", FOOOCUS_1313, {"found_version": "11040"}),
+    ("driver-insufficient", YOLOV3_12, {}),
+    ("driver-insufficient", BLADEBIT_431, {}),
+    ("abi-mismatch", FBGEMM_2715, {"library": "fbgemm_gpu", "symbol": "_ZNK5torch8autograd4Node4nameEv"}),
+    (
+        "abi-mismatch",
+        GRID_3,
+        {
+            "library": "fbgemm_gpu",
+            "symbol": "_ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_"
+            "RKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+        },
+    ),
+    (
+        "abi-mismatch",
+        A1111_3930,
+        {"library": "xformers", "symbol": "_ZNK3c104impl13OperatorEntry20reportSignatureErrorENS0_12CppSignatureE"},
+    ),
+    ("abi-mismatch", INVOKEAI_6590, {"built_for": "2.1.2+cu121", "have": "2.0.1+cu118"}),
+    (
+        "xformers-built-for-other-sm",
+        XFORMERS_1045,
+        {"kernel": "fmha_cutlassF_f16_aligned_64x128_rf_sm80", "low": "80", "high": "100", "built": "75"},
+    ),
+    (
+        "xformers-built-for-other-sm",
+        XFORMERS_692,
+        {"kernel": "fmha_cutlassF_f32_aligned_32x128_gmem_sm80", "low": "80", "high": "90", "built": "70"},
+    ),
+    ("flashinfer-requires-sm75", FLASHINFER_371, {"old": "FlashInfer requires sm75+"}),
+    ("flashinfer-requires-sm75", FREETOKEN_119, {"new": "FlashInfer requires GPU's with sm75 or higher"}),
+    ("flashinfer-requires-sm75", VLLM_42393, {"new": "FlashInfer requires GPUs with sm75 or higher"}),
+    (
+        "torch-sm-unsupported",
+        UV_14742,
+        {
+            "gpu": "NVIDIA GeForce GTX 1080 Ti",
+            "cc": "6.1",
+            "sm": "61",
+            "min": "7.5",
+            "supported": "sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120",
+        },
+    ),
+    (
+        "torch-sm-unsupported",
+        XINFERENCE_3603,
+        {"sm": "120", "gpu": "NVIDIA GeForce RTX 5090", "supported": "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90"},
+    ),
+    ("torch-sm-unsupported", A1111_3003, {"gpu": "NVIDIA GTX TITAN Black", "cc": "3.5", "min": "3.7"}),
+    ("torch-sm-unsupported", COMFY_DOCKER_61, {"gpu": "NVIDIA GeForce GTX 1080 Ti", "cc": "6.1", "min": "7.0"}),
+    ("cuda-not-available", PYTORCH_85332, {}),
+    ("cuda-not-available", PYTORCH_16936, {}),
+    ("cuda-not-available", MOCKINGBIRD_394, {}),
+    ("torch-cpu-build", DETECTRON2_460, {}),
+    ("ptx-unsupported-toolchain", LIDAR_289, {}),
+    ("ptx-unsupported-toolchain", POWERINFER_229, {}),
+    ("aoti-device-mismatch", TORCHCHAT_709, {}),
+    ("aoti-device-mismatch", TORCHCHAT_840, {}),
+    ("no-driver", PYMORESANE_22, {}),
+    ("driver-init-failed", WENET_700, {}),
+    ("no-cuda-device", FASTER_RCNN_377, {}),
+    ("no-cuda-device", COMOSVC_6, {}),
+    ("missing-cuda-library", AUTOTRAIN_292, {"library": "libcudart.so.12", "major": "12"}),
+    ("missing-cuda-library", FACEFUSION_9, {"library": "libnvrtc.so"}),
+    ("triton-gpu-too-old", CHATTTS_341, {"gpu": "NVIDIA GeForce GTX 1080 Ti", "required": "7.0", "cc": "6.1"}),
+]
+
+
+@pytest.mark.parametrize(("code", "text", "fields"), POSTED)
+def test_signature_matches_the_message_as_posted(code: str, text: str, fields: dict[str, str]) -> None:
+    matches = match_errors(text)
+    assert [m.code for m in matches] == [code]
+    assert dict(matches[0].fields) == fields
+
+
+def test_every_signature_has_a_posted_message_and_a_source() -> None:
+    assert {code for code, _, _ in POSTED} == {s.code for s in SIGNATURES}
+    assert all(s.source.startswith("https://github.com/") for s in SIGNATURES)
+    assert len({s.code for s in SIGNATURES}) == len(SIGNATURES)
+
+
+def test_match_reports_the_line_and_its_offset() -> None:
+    (match,) = match_errors(TORCHREC_2708)
+    assert match.line == "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    assert TORCHREC_2708[match.start :].startswith("no kernel image")
+
+
+def test_invalid_argument_alone_is_not_the_aoti_signature() -> None:
+    assert match_errors(FORGE_AMD_43) == []
+
+
+def test_unrelated_text_matches_nothing() -> None:
+    assert match_errors("Segmentation fault (core dumped)") == []
+    assert match_errors("torch.cuda.is_available() returns True") == []
+
+
+# -- whole logs ----------------------------------------------------------------------------------
+
+
+def test_whole_log_gives_each_signature_once_in_order_of_appearance() -> None:
+    # The sm_120 warning comes first, the failing kernel launch later; the warning's three lines are one match.
+    assert [m.code for m in match_errors(SDWEBUI_NIX_9)] == ["torch-sm-unsupported", "no-kernel-image"]
+
+
+def test_whole_log_deduplicates_a_repeated_warning() -> None:
+    # "Found no NVIDIA driver" appears twice; collect_env's "Is CUDA available: False" comes after both.
+    matches = match_errors(PYTORCH_74733)
+    assert [m.code for m in matches] == ["no-driver", "cuda-not-available"]
+    assert matches[0].start == PYTORCH_74733.index("Found no NVIDIA driver")
+
+
+def test_concatenated_logs_keep_their_order() -> None:
+    log = "\n".join([AUTOTRAIN_292, FOOOCUS_1313, XFORMERS_1045, TORCHREC_2708])
+    assert [m.code for m in match_errors(log)] == [
+        "missing-cuda-library",
+        "driver-insufficient",
+        "xformers-built-for-other-sm",
+        "no-kernel-image",
+    ]
+
+
+def test_library_is_judged_from_the_traceback_before_the_error_only() -> None:
+    # xformers named only after the error does not make it the culprit.
+    text = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n" + A1111_3930
+    (nki,) = (m for m in match_errors(text) if m.code == "no-kernel-image")
+    assert dict(nki.fields) == {}
+    text = 'File "/x/xformers/ops/fmha/cutlass.py", line 175, in apply\n' + CORRIDORKEY_87
+    (nki,) = match_errors(text)
+    assert dict(nki.fields) == {"package": "xformers"}
+
+
+# -- explanations: exact strings ---------------------------------------------------------------
+
+
+def _cuda(version: str, full: str, minor: str, nvcc: list[str]) -> dict[str, Any]:
+    return {
+        "version": version,
+        "min-driver-linux": full,
+        "minor-compat-driver-linux": minor,
+        "nvcc-sm": nvcc,
+        "source": "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/",
+    }
+
+
+_NVCC = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"]
+# Driver minimums: NVIDIA's CUDA release notes, table 3; minor-version floors: the CUDA compatibility guide.
+# Arch lists: torch 2.7.1/2.8.0 and fbgemm-gpu 1.2.0/1.3.0 per shared/facts (compat-facts, pairings).
+_DB: dict[str, Any] = {
+    "schema-version": 1,
+    "cuda": [
+        _cuda("12.8", "570.26", "525.60.13", [*_NVCC, "sm_100", "sm_120"]),
+        _cuda("12.6", "560.28.03", "525.60.13", _NVCC),
+        _cuda("11.8", "520.61.05", "450.80.02", ["sm_37", *_NVCC]),
+        _cuda("11.4", "470.42.01", "450.80.02", ["sm_37", *_NVCC[:-2]]),
+    ],
+    "gpu": [
+        {"name": "NVIDIA GeForce GTX 1080 Ti", "aliases": [], "cc": "6.1", "arch": "Pascal", "datacenter": False,
+         "source": "https://developer.nvidia.com/cuda-gpus"},
+    ],
+    "variant": [
+        {"name": v, "cuda": c, "index-url": f"https://download.pytorch.org/whl/{v}", "source": "s"}
+        for v, c in (("cu128", "12.8"), ("cu126", "12.6"), ("cu118", "11.8"))
+    ],
+    "torch": [
+        {"version": "2.8.0", "python": ["3.11"], "source": "s", "build": [
+            {"variant": "cu128", "sass": ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]},
+            {"variant": "cu126", "sass": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}]},
+        {"version": "2.7.1", "python": ["3.11"], "source": "s", "build": [
+            {"variant": "cu128", "sass": ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]},
+            {"variant": "cu126", "sass": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]},
+            {"variant": "cu118", "sass": ["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]}]},
+    ],
+    "fbgemm-gpu": [
+        {"version": "1.3.0", "python": ["3.11"], "requires": ["torch==2.8.*"], "source": "s", "build": [
+            {"variant": "cu128", "sass": ["sm_70", "sm_80", "sm_90a", "sm_100a", "sm_120a"]},
+            {"variant": "cu126", "sass": ["sm_70", "sm_80", "sm_90a"]}]},
+        {"version": "1.2.0", "python": ["3.11"], "requires": ["torch==2.7.*"], "source": "s", "build": [
+            {"variant": "cu128", "sass": ["sm_70", "sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_120",
+                                          "sm_120a"]},
+            {"variant": "cu126", "sass": ["sm_70", "sm_80", "sm_90", "sm_90a"]},
+            {"variant": "cu118", "sass": ["sm_70", "sm_80", "sm_90"]}]},
+    ],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def db() -> CompatDB:
+    return CompatDB.from_dict(copy.deepcopy(_DB))
+
+
+def _target(*gpus: tuple[str, str], driver: str | None = None) -> Target:
+    return Target(
+        gpus=tuple(Gpu(name=name, cc=parse_cc(cc)) for name, cc in gpus),
+        driver=parse_driver(driver) if driver else None,
+    )
+
+
+PASCAL = _target(("NVIDIA GeForce GTX 1080 Ti", "6.1"), driver="535.104.05")
+MIXED = _target(("NVIDIA GeForce RTX 2080", "7.5"), ("NVIDIA GeForce RTX 3090", "8.6"), driver="550.54.15")
+LAPTOP_470 = _target(("NVIDIA GeForce RTX 3050 Laptop GPU", "8.6"), driver="470.86")
+V100 = _target(("Tesla V100-SXM2-16GB", "7.0"), driver="535.104.05")
+CPU_ONLY = Target(source="flags")
+
+
+def _explain(text: str, target: Target | None, db: CompatDB | None, lang: str) -> list[tuple[str, str, list[str]]]:
+    return [(e.code, e.cause, list(e.fixes)) for e in explain_matches(match_errors(text), target, db, lang)]
+
+
+DOCTOR_EN = (
+    "Run 'cudaresolve doctor' in the failing environment: it checks each installed library against the GPUs "
+    "and the driver."
+)
+DOCTOR_ZH = "在出错的环境中运行 'cudaresolve doctor'：它会对照 GPU 和驱动逐一检查已安装的库。"
+LOCK_EN = "Run 'cudaresolve lock' to choose a set of builds that this driver and these GPUs run."
+LOCK_ZH = "运行 'cudaresolve lock'，选出这个驱动和这些 GPU 都能运行的一组构建。"
+RERUN_EN = "Name the GPU (--gpu NAME or --gpu 6.1) or run this on the failing machine to get fixes for it."
+RERUN_ZH = "用 --gpu 指定 GPU（名称或计算能力，例如 --gpu 6.1），或在出错的机器上运行本命令，以获得针对它的修复建议。"
+UPGRADE_EN = "Or upgrade the NVIDIA driver; nvidia-smi shows the newest CUDA version a driver supports."
+UPGRADE_ZH = "或者升级 NVIDIA 驱动；nvidia-smi 会显示驱动支持的最高 CUDA 版本。"
+
+
+def test_no_kernel_image_on_a_1080_ti_with_torchrec(db: CompatDB) -> None:
+    assert _explain(TORCHREC_2708, PASCAL, db, "en") == [
+        (
+            "no-kernel-image",
+            "The failing kernel comes from fbgemm-gpu (torchrec's GPU kernels), whose wheel carries neither native "
+            "code (SASS) nor PTX for this GPU's architecture. The target's GPUs: NVIDIA GeForce GTX 1080 Ti (6.1); "
+            "a build must carry code for sm_61.",
+            [
+                "No fbgemm-gpu wheel in the database has native code for sm_61.",
+                "torch releases with native code for sm_61: 2.8.0 (cu126); 2.7.1 (cu118, cu126).",
+                'Build fbgemm-gpu from source with TORCH_CUDA_ARCH_LIST="6.1" so that it carries code for these GPUs.',
+                DOCTOR_EN,
+            ],
+        )
+    ]
+    assert _explain(TORCHREC_2708, PASCAL, db, "zh") == [
+        (
+            "no-kernel-image",
+            "出错的内核来自 fbgemm-gpu（torchrec 的 GPU 内核由它提供），它的 wheel 既不含这块 GPU 架构的原生代码"
+            "（SASS），也不含 PTX。目标机器的 GPU：NVIDIA GeForce GTX 1080 Ti（6.1）；构建中必须包含 sm_61 的代码。",
+            [
+                "数据库中没有任何 fbgemm-gpu wheel 包含 sm_61 的原生代码。",
+                "包含 sm_61 原生代码的 torch 版本：2.8.0（cu126）；2.7.1（cu118、cu126）。",
+                '设置 TORCH_CUDA_ARCH_LIST="6.1" 后从源码构建 fbgemm-gpu，使其包含这些 GPU 的代码。',
+                DOCTOR_ZH,
+            ],
+        )
+    ]
+
+
+def test_no_kernel_image_without_a_target(db: CompatDB) -> None:
+    cause_en = (
+        "A CUDA library in this process has no kernel for this GPU: its wheel carries neither native code (SASS) "
+        "nor PTX for the GPU's architecture."
+    )
+    cause_zh = "进程中的某个 CUDA 库没有适用于这块 GPU 的内核：它的 wheel 既不含该架构的原生代码（SASS），也不含 PTX。"
+    assert _explain(CORRIDORKEY_87, None, db, "en") == [("no-kernel-image", cause_en, [RERUN_EN, DOCTOR_EN])]
+    assert _explain(CORRIDORKEY_87, None, db, "zh") == [("no-kernel-image", cause_zh, [RERUN_ZH, DOCTOR_ZH])]
+
+
+def test_no_kernel_image_on_a_mixed_host_needs_every_sm(db: CompatDB) -> None:
+    ((_, cause, fixes),) = _explain(CORRIDORKEY_87, MIXED, db, "en")
+    assert cause.endswith(
+        "The target's GPUs: NVIDIA GeForce RTX 2080 (7.5), NVIDIA GeForce RTX 3090 (8.6); "
+        "a build must carry code for sm_75, sm_86."
+    )
+    assert fixes == [
+        "torch releases with native code for sm_75, sm_86: 2.8.0 (cu126, cu128); 2.7.1 (cu118, cu126, cu128).",
+        'Build torch from source with TORCH_CUDA_ARCH_LIST="7.5;8.6" so that it carries code for these GPUs.',
+        DOCTOR_EN,
+    ]
+
+
+def test_driver_too_old_with_the_target_driver(db: CompatDB) -> None:
+    assert _explain(FOOOCUS_1313, LAPTOP_470, db, "en") == [
+        (
+            "driver-insufficient",
+            "The NVIDIA driver supports CUDA 11.4 at most; the installed build needs a newer CUDA runtime.",
+            [
+                "Install builds for cu118 (CUDA 11.8); this driver runs them only through minor-version "
+                "compatibility, so code JIT-compiled from PTX may fail: "
+                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                UPGRADE_EN,
+                LOCK_EN,
+            ],
+        )
+    ]
+    assert _explain(FOOOCUS_1313, LAPTOP_470, db, "zh") == [
+        (
+            "driver-insufficient",
+            "NVIDIA 驱动最高只支持 CUDA 11.4，而已安装的构建需要更新的 CUDA 运行时。",
+            [
+                "安装 cu118（CUDA 11.8）构建；该驱动只能借助小版本兼容性运行它们，需要从 PTX 即时编译的代码可能失败："
+                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                UPGRADE_ZH,
+                LOCK_ZH,
+            ],
+        )
+    ]
+
+
+def test_driver_message_alone_names_the_variant_through_the_reported_cuda(db: CompatDB) -> None:
+    # found version 11040 = CUDA 11.4: such a driver is at least 470.42.01, enough for cu118 (11.x floor 450.80.02).
+    ((_, _, fixes),) = _explain(FOOOCUS_1313, None, db, "en")
+    assert fixes[0].startswith("Install builds for cu118 (CUDA 11.8); this driver runs them only through")
+
+
+def test_driver_new_enough_for_a_full_variant(db: CompatDB) -> None:
+    assert _explain(YOLOV3_12, PASCAL, db, "en") == [
+        (
+            "driver-insufficient",
+            "The NVIDIA driver is older than the CUDA runtime this build needs.",
+            [
+                "Install builds for cu118 (CUDA 11.8), the newest this driver runs: "
+                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                UPGRADE_EN,
+                LOCK_EN,
+            ],
+        )
+    ]
+    assert _explain(YOLOV3_12, PASCAL, db, "zh")[0][2][0] == (
+        "安装 cu118（CUDA 11.8）构建，这是该驱动能运行的最新版本：pip install torch --index-url "
+        "https://download.pytorch.org/whl/cu118"
+    )
+
+
+def test_driver_too_old_for_every_variant(db: CompatDB) -> None:
+    old = _target(("Tesla K80", "3.7"), driver="418.87.01")
+    ((_, _, fixes),) = _explain(BLADEBIT_431, old, db, "en")
+    assert fixes[0] == "No variant in the database runs on driver 418.87.01; upgrade the driver."
+    ((_, _, fixes),) = _explain(BLADEBIT_431, old, db, "zh")
+    assert fixes[0] == "数据库中没有能在驱动 418.87.01 上运行的变体，请升级驱动。"
+
+
+def test_driver_insufficient_without_target_or_database() -> None:
+    assert _explain(YOLOV3_12, None, None, "en") == [
+        ("driver-insufficient", "The NVIDIA driver is older than the CUDA runtime this build needs.",
+         [RERUN_EN, UPGRADE_EN, LOCK_EN]),
+    ]  # fmt: skip
+    ((_, _, fixes),) = _explain(FOOOCUS_1313, None, None, "zh")
+    assert fixes[0] == "安装针对 CUDA 11.4 或更早版本构建的软件包。"
+
+
+def test_abi_mismatch_fbgemm() -> None:
+    assert _explain(FBGEMM_2715, None, None, "en") == [
+        (
+            "abi-mismatch",
+            "fbgemm-gpu is a compiled extension built against another torch than the one installed, so its C++ "
+            "symbols do not resolve.",
+            [
+                "Install the fbgemm-gpu release paired with your torch: fbgemm-gpu 1.X is built for torch 2.(X+5), "
+                "e.g. 1.2 for 2.7 and 1.3 for 2.8, and torchrec X.Y needs fbgemm-gpu X.Y.",
+                "Install torch and fbgemm-gpu in one command from the same index "
+                "(https://download.pytorch.org/whl/<variant>), so that pip picks a matching pair.",
+                DOCTOR_EN,
+            ],
+        )
+    ]
+    assert _explain(FBGEMM_2715, None, None, "zh") == [
+        (
+            "abi-mismatch",
+            "fbgemm-gpu 是针对另一个 torch 版本编译的扩展，与当前安装的 torch 不匹配，因此它的 C++ 符号无法解析。",
+            [
+                "安装与当前 torch 配套的 fbgemm-gpu：fbgemm-gpu 1.X 是针对 torch 2.(X+5) 构建的，"
+                "例如 1.2 对应 2.7、1.3 对应 2.8；torchrec X.Y 需要 fbgemm-gpu X.Y。",
+                "用同一条命令从同一个索引（https://download.pytorch.org/whl/<variant>）安装 torch 和 fbgemm-gpu，"
+                "让 pip 选出相互匹配的一对。",
+                DOCTOR_ZH,
+            ],
+        )
+    ]
+
+
+def test_abi_mismatch_xformers() -> None:
+    pair_en = (
+        "Install the xformers release made for your torch: up to 0.0.34 each release pins one exact torch "
+        "version; 0.0.35 works with torch 2.10 and newer."
+    )
+    ((code, cause, fixes),) = _explain(INVOKEAI_6590, None, None, "en")
+    assert code == "abi-mismatch"
+    assert cause == "xFormers was built for torch 2.1.2+cu121, but torch 2.0.1+cu118 is installed."
+    assert fixes[0] == pair_en
+    ((_, cause, fixes),) = _explain(INVOKEAI_6590, None, None, "zh")
+    assert cause == "xFormers 是针对 torch 2.1.2+cu121 构建的，但当前安装的是 torch 2.0.1+cu118。"
+    assert fixes[0] == (
+        "安装为当前 torch 构建的 xformers：0.0.34 及之前的每个版本都固定依赖一个确切的 torch 版本；"
+        "0.0.35 适用于 torch 2.10 及更高版本。"
+    )
+    ((_, cause, fixes),) = _explain(A1111_3930, None, None, "en")
+    assert cause.startswith("xformers is a compiled extension built against another torch")
+    assert fixes[0] == pair_en
+
+
+def test_xformers_built_for_another_sm() -> None:
+    cause_en = (
+        "This xFormers was compiled for sm_75 only, but the kernel fmha_cutlassF_f16_aligned_64x128_rf_sm80 needs "
+        "sm_80 to sm_100: it was built from source on another GPU than the one it runs on."
+    )
+    prebuilt_en = "Or install a prebuilt xformers wheel, which carries code for 7.5, 8.0 (with PTX) and newer GPUs."
+    assert _explain(XFORMERS_1045, MIXED, None, "en") == [
+        (
+            "xformers-built-for-other-sm",
+            cause_en,
+            [
+                'Rebuild xFormers with every GPU of this machine listed: TORCH_CUDA_ARCH_LIST="7.5;8.6" '
+                "(xformers#1045).",
+                prebuilt_en,
+            ],
+        )
+    ]
+    assert _explain(XFORMERS_1045, None, None, "en")[0][2] == [
+        "Rebuild xFormers with TORCH_CUDA_ARCH_LIST naming the compute capability of every GPU it runs on, "
+        'e.g. "7.5 8.6" for an RTX 2080 and an RTX 3090 (xformers#1045).',
+        prebuilt_en,
+    ]
+    assert _explain(XFORMERS_1045, MIXED, None, "zh") == [
+        (
+            "xformers-built-for-other-sm",
+            "这个 xFormers 只针对 sm_75 编译，而内核 fmha_cutlassF_f16_aligned_64x128_rf_sm80 需要 sm_80 到 sm_100："
+            "它是在另一块 GPU 上从源码构建的，与运行它的 GPU 不同。",
+            [
+                '重新构建 xFormers，并列出本机的每一种 GPU：TORCH_CUDA_ARCH_LIST="7.5;8.6"（xformers#1045）。',
+                "或者安装预编译的 xformers wheel，它包含 7.5、8.0（带 PTX）及更新 GPU 的代码。",
+            ],
+        )
+    ]
+
+
+def test_flashinfer_old_check_on_new_gpus() -> None:
+    l20 = _target(("NVIDIA L20", "8.9"), driver="550.54.15")
+    assert _explain(FLASHINFER_371, l20, None, "en") == [
+        (
+            "flashinfer-requires-sm75",
+            "flashinfer before 0.3.0 checked the architectures in TORCH_CUDA_ARCH_LIST, not the GPUs: any entry "
+            "below 7.5 there fails the check, even on a newer GPU (flashinfer#1115, fixed in 0.3.0). "
+            "Every GPU here is 7.5 or newer (8.9), so an architecture list, not the hardware, triggers this.",
+            [
+                'Unset TORCH_CUDA_ARCH_LIST and FLASHINFER_CUDA_ARCH_LIST, or set them to this machine\'s GPUs: "8.9".',
+                "Upgrade flashinfer to 0.3.0 or newer, which checks the GPUs actually present.",
+            ],
+        )
+    ]
+    assert _explain(FLASHINFER_371, l20, None, "zh") == [
+        (
+            "flashinfer-requires-sm75",
+            "0.3.0 之前的 flashinfer 检查的是 TORCH_CUDA_ARCH_LIST 中的架构，而不是 GPU 本身：只要其中有低于 7.5 的项，"
+            "即使 GPU 更新也会检查失败（flashinfer#1115，已在 0.3.0 修复）。"
+            "本机每块 GPU 的计算能力都不低于 7.5（8.9），因此触发该错误的是架构列表，而不是硬件。",
+            [
+                '取消设置 TORCH_CUDA_ARCH_LIST 和 FLASHINFER_CUDA_ARCH_LIST，或将它们设为本机的 GPU："8.9"。',
+                "将 flashinfer 升级到 0.3.0 或更高版本，新版本检查的是实际存在的 GPU。",
+            ],
+        )
+    ]
+
+
+def test_flashinfer_new_check() -> None:
+    cause_en = (
+        "flashinfer found no target GPU of compute capability 7.5 or newer: it reads FLASHINFER_CUDA_ARCH_LIST "
+        "if set, otherwise the visible GPUs."
+    )
+    assert _explain(FREETOKEN_119, None, None, "en") == [
+        (
+            "flashinfer-requires-sm75",
+            cause_en,
+            [
+                "Unset TORCH_CUDA_ARCH_LIST and FLASHINFER_CUDA_ARCH_LIST, or list only architectures 7.5 and "
+                "newer in them."
+            ],
+        )
+    ]
+    assert _explain(VLLM_42393, V100, None, "en") == [
+        (
+            "flashinfer-requires-sm75",
+            cause_en + " Tesla V100-SXM2-16GB (7.0) is below flashinfer's minimum compute capability 7.5; "
+            "no flashinfer build runs on it.",
+            [DOCTOR_EN],
+        )
+    ]
+    assert _explain(VLLM_42393, V100, None, "zh")[0][1] == (
+        "flashinfer 没有找到计算能力 7.5 或更高的目标 GPU：设置了 FLASHINFER_CUDA_ARCH_LIST 时它读取该变量，"
+        "否则读取可见的 GPU。Tesla V100-SXM2-16GB（7.0） 低于 flashinfer 要求的最低计算能力 7.5，"
+        "任何 flashinfer 构建都无法在其上运行。"
+    )
+
+
+def test_torch_without_sm_120(db: CompatDB) -> None:
+    assert _explain(XINFERENCE_3603, None, db, "en") == [
+        (
+            "torch-sm-unsupported",
+            "This torch build has no kernels for NVIDIA GeForce RTX 5090 (sm_120); it carries sm_50 sm_60 sm_70 "
+            "sm_75 sm_80 sm_86 sm_90. The GPU is newer than every architecture in the build: a torch built with "
+            "CUDA 12.8 or newer is needed to compile for sm_120.",
+            [
+                "torch releases with native code for sm_120: 2.8.0 (cu128); 2.7.1 (cu128).",
+                'Build torch from source with TORCH_CUDA_ARCH_LIST="12.0" so that it carries code for these GPUs.',
+                LOCK_EN,
+            ],
+        )
+    ]
+    assert _explain(XINFERENCE_3603, None, db, "zh") == [
+        (
+            "torch-sm-unsupported",
+            "这个 torch 构建没有适用于 NVIDIA GeForce RTX 5090（sm_120）的内核；它只包含 sm_50 sm_60 sm_70 sm_75 "
+            "sm_80 sm_86 sm_90。这块 GPU 比构建中的所有架构都新：需要用 CUDA 12.8 或更高版本构建的 torch 才能包含 "
+            "sm_120 的代码。",
+            [
+                "包含 sm_120 原生代码的 torch 版本：2.8.0（cu128）；2.7.1（cu128）。",
+                '设置 TORCH_CUDA_ARCH_LIST="12.0" 后从源码构建 torch，使其包含这些 GPU 的代码。',
+                LOCK_ZH,
+            ],
+        )
+    ]
+
+
+def test_torch_without_sm_61(db: CompatDB) -> None:
+    ((_, cause, fixes),) = _explain(UV_14742, None, db, "en")
+    assert cause == (
+        "This torch build has no kernels for NVIDIA GeForce GTX 1080 Ti (sm_61); it carries sm_75 sm_80 sm_86 "
+        "sm_90 sm_100 sm_120 compute_120."
+    )
+    assert fixes[0] == "torch releases with native code for sm_61: 2.8.0 (cu126); 2.7.1 (cu118, cu126)."
+    ((_, cause, _),) = _explain(A1111_3003, None, None, "en")
+    assert cause == "NVIDIA GTX TITAN Black has compute capability 3.5; this torch build supports 3.7 and newer only."
+    ((_, cause, _),) = _explain(A1111_3003, None, None, "zh")
+    assert cause == "NVIDIA GTX TITAN Black 的计算能力为 3.5；这个 torch 构建只支持 3.7 及以上。"
+
+
+def test_cuda_not_available(db: CompatDB) -> None:
+    check_en = (
+        'Check the build: python -c "import torch; print(torch.__version__, torch.version.cuda)"; a +cpu version '
+        "or None means a CPU-only build."
+    )
+    assert _explain(PYTORCH_16936, PASCAL, db, "en") == [
+        (
+            "cuda-not-available",
+            "torch cannot use a GPU: the installed torch is a CPU-only build, no working NVIDIA driver or GPU is "
+            "visible, or the driver is older than the torch build's CUDA.",
+            [
+                check_en,
+                "Install builds for cu118 (CUDA 11.8), the newest this driver runs: "
+                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                "Check that nvidia-smi lists the GPU; if nvidia-smi fails too, the driver is the problem.",
+                DOCTOR_EN,
+            ],
+        )
+    ]
+    assert _explain(MOCKINGBIRD_394, CPU_ONLY, db, "zh") == [
+        (
+            "cuda-not-available",
+            "torch 无法使用 GPU：可能安装的是仅 CPU 的构建，可能看不到可用的 NVIDIA 驱动或 GPU，"
+            "也可能驱动版本低于该 torch 构建所用的 CUDA。",
+            [
+                '检查构建：python -c "import torch; print(torch.__version__, torch.version.cuda)"；'
+                "版本带 +cpu 或输出 None 即表示仅 CPU 的构建。",
+                "目标机器没有 NVIDIA GPU，只能使用 cpu 变体。",
+            ],
+        )
+    ]
+
+
+def test_torch_cpu_build(db: CompatDB) -> None:
+    cpu_device_en = "If the machine has no NVIDIA GPU, the code must not ask for 'cuda': run it on the CPU device."
+    assert _explain(DETECTRON2_460, None, None, "en") == [
+        (
+            "torch-cpu-build",
+            "The installed torch is a CPU-only build (a +cpu wheel, or the PyPI wheel on Windows and macOS).",
+            [
+                "Reinstall torch from the PyTorch index of a CUDA variant: pip install torch --index-url "
+                "https://download.pytorch.org/whl/<variant>; 'cudaresolve lock torch' picks the variant for this "
+                "machine.",
+                cpu_device_en,
+            ],
+        )
+    ]
+    ((_, cause, fixes),) = _explain(DETECTRON2_460, MIXED, db, "zh")
+    assert cause == "当前安装的 torch 是仅 CPU 的构建（+cpu 的 wheel，或 Windows 和 macOS 上来自 PyPI 的 wheel）。"
+    assert fixes == [
+        "安装 cu118（CUDA 11.8）构建，这是该驱动能运行的最新版本：pip install torch --index-url "
+        "https://download.pytorch.org/whl/cu118",
+        "如果机器没有 NVIDIA GPU，代码就不应请求 'cuda'：请改在 CPU 设备上运行。",
+    ]
+
+
+def test_ptx_from_a_newer_toolchain(db: CompatDB) -> None:
+    assert _explain(LIDAR_289, PASCAL, db, "en") == [
+        (
+            "ptx-unsupported-toolchain",
+            "A kernel shipped as PTX was compiled by a newer CUDA toolkit than this driver supports, so the driver "
+            "cannot JIT-compile it.",
+            [
+                "Install builds for cu118 (CUDA 11.8), the newest this driver runs: "
+                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                UPGRADE_EN,
+                "A build with native code for sm_61 needs no JIT compilation and avoids this error.",
+            ],
+        )
+    ]
+    assert _explain(POWERINFER_229, None, None, "zh") == [
+        (
+            "ptx-unsupported-toolchain",
+            "某个以 PTX 形式发布的内核是用比该驱动所支持的更新的 CUDA 工具包编译的，因此驱动无法即时编译它。",
+            [UPGRADE_ZH, "包含该 GPU 原生代码（SASS）的构建无需即时编译，可以避免这个错误。"],
+        )
+    ]
+
+
+def test_aoti_device_mismatch() -> None:
+    expected_en = [
+        (
+            "aoti-device-mismatch",
+            "An AOTInductor model runs on another device than it was compiled for: a CPU-compiled model loaded by a "
+            "CUDA runner, or CPU tensors passed to a CUDA-compiled model.",
+            [
+                "Compile the model for the device it runs on: export and package it with the model and the example "
+                "inputs on that device.",
+                "Give the runner the device explicitly instead of letting it assume CUDA (torchchat added '-d DEVICE' "
+                "for this, pytorch/torchchat#858).",
+                "Move the inputs to the model's device before calling run().",
+            ],
+        )
+    ]
+    assert _explain(TORCHCHAT_709, None, None, "en") == expected_en
+    assert _explain(TORCHCHAT_840, PASCAL, None, "en") == expected_en
+    assert _explain(TORCHCHAT_709, None, None, "zh") == [
+        (
+            "aoti-device-mismatch",
+            "AOTInductor 模型运行的设备与编译时的设备不同：用 CUDA runner 加载了为 CPU 编译的模型，"
+            "或者把 CPU 张量传给了为 CUDA 编译的模型。",
+            [
+                "为实际运行的设备编译模型：导出和打包时，把模型和示例输入都放在该设备上。",
+                "显式告诉 runner 要用的设备，不要让它默认使用 CUDA（torchchat 为此加入了 '-d DEVICE'，"
+                "pytorch/torchchat#858）。",
+                "调用 run() 之前，先把输入移到模型所在的设备上。",
+            ],
+        )
+    ]
+
+
+FIXED = [
+    (
+        PYMORESANE_22,
+        "no-driver",
+        "torch found no NVIDIA driver: none is installed, its kernel module is not loaded, or the container was "
+        "started without GPU access.",
+        [
+            "Check that nvidia-smi lists the GPU; if nvidia-smi fails too, the driver is the problem.",
+            "In Docker, start the container with --gpus all (NVIDIA Container Toolkit).",
+            "Without an NVIDIA GPU, install the cpu variant: pip install torch --index-url "
+            "https://download.pytorch.org/whl/cpu",
+        ],
+        "torch 没有找到 NVIDIA 驱动：可能没有安装驱动、内核模块没有加载，或者容器启动时没有开放 GPU 访问。",
+        [
+            "确认 nvidia-smi 能列出这块 GPU；如果 nvidia-smi 也失败，问题出在驱动。",
+            "在 Docker 中，用 --gpus all 启动容器（需要 NVIDIA Container Toolkit）。",
+            "没有 NVIDIA GPU 时，请安装 cpu 变体：pip install torch --index-url https://download.pytorch.org/whl/cpu",
+        ],
+    ),
+    (
+        WENET_700,
+        "driver-init-failed",
+        "An NVIDIA driver is installed, but CUDA could not initialise it (cuInit failed).",
+        [
+            "Run nvidia-smi: if it fails too, the driver is broken; after a driver upgrade, reboot so that the "
+            "kernel module and the user-space libraries match.",
+            "Check that this user can open /dev/nvidia*; a container needs those devices passed in.",
+            "Run 'cudaresolve detect' to see what the driver reports.",
+        ],
+        "已安装 NVIDIA 驱动，但 CUDA 无法完成初始化（cuInit 失败）。",
+        [
+            "运行 nvidia-smi：如果它也失败，说明驱动已损坏；升级驱动后请重启，使内核模块与用户态库的版本一致。",
+            "确认当前用户能打开 /dev/nvidia*；容器需要把这些设备传进去。",
+            "运行 'cudaresolve detect' 查看驱动报告的信息。",
+        ],
+    ),
+    (
+        COMOSVC_6,
+        "no-cuda-device",
+        "CUDA sees no usable GPU: CUDA_VISIBLE_DEVICES hides them or names a missing index, or no GPU is attached "
+        "to this process or container.",
+        [
+            "Check CUDA_VISIBLE_DEVICES: an empty value, or an index that does not exist, hides every GPU.",
+            "List the GPUs with nvidia-smi -L.",
+            "In Docker, start the container with --gpus all (NVIDIA Container Toolkit).",
+        ],
+        "CUDA 看不到可用的 GPU：可能是 CUDA_VISIBLE_DEVICES 屏蔽了它们或指定了不存在的编号，"
+        "也可能这个进程或容器没有挂载 GPU。",
+        [
+            "检查 CUDA_VISIBLE_DEVICES：值为空或指定了不存在的编号时，所有 GPU 都会被屏蔽。",
+            "用 nvidia-smi -L 列出 GPU。",
+            "在 Docker 中，用 --gpus all 启动容器（需要 NVIDIA Container Toolkit）。",
+        ],
+    ),
+    (
+        CHATTTS_341,
+        "triton-gpu-too-old",
+        "Triton, which torch.compile uses to generate GPU code, needs compute capability 7.0 or newer; "
+        "NVIDIA GeForce GTX 1080 Ti is 6.1.",
+        [
+            "Run the model without torch.compile (eager mode), or with a backend that generates no Triton code, "
+            'e.g. torch.compile(backend="aot_eager").'
+        ],
+        "torch.compile 用 Triton 生成 GPU 代码，而 Triton 需要计算能力 7.0 或更高；"
+        "NVIDIA GeForce GTX 1080 Ti 的计算能力为 6.1。",
+        [
+            "不使用 torch.compile（即 eager 模式）运行模型，或者使用不生成 Triton 代码的后端，"
+            '例如 torch.compile(backend="aot_eager")。'
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "cause_en", "fixes_en", "cause_zh", "fixes_zh"), FIXED, ids=[r[1] for r in FIXED]
+)
+def test_target_independent_explanations(
+    text: str, code: str, cause_en: str, fixes_en: list[str], cause_zh: str, fixes_zh: list[str], db: CompatDB
+) -> None:
+    assert _explain(text, None, None, "en") == [(code, cause_en, fixes_en)]
+    assert _explain(text, PASCAL, db, "en") == [(code, cause_en, fixes_en)]
+    assert _explain(text, None, None, "zh") == [(code, cause_zh, fixes_zh)]
+
+
+def test_missing_cuda_runtime(db: CompatDB) -> None:
+    match_en = (
+        "Install the build of the failing package that matches your torch's CUDA "
+        '(python -c "import torch; print(torch.version.cuda)").'
+    )
+    assert _explain(AUTOTRAIN_292, MIXED, db, "en") == [
+        (
+            "missing-cuda-library",
+            "libcudart.so.12 is missing: a compiled package was built for CUDA 12, and this environment has no "
+            "CUDA 12 runtime (its torch comes from another CUDA major version, or is a CPU build).",
+            [
+                match_en,
+                "Or install torch for cu128 (CUDA 12.8), a CUDA 12 build this driver runs: "
+                "pip install torch --index-url https://download.pytorch.org/whl/cu128",
+                DOCTOR_EN,
+            ],
+        )
+    ]
+    assert _explain(AUTOTRAIN_292, MIXED, db, "zh") == [
+        (
+            "missing-cuda-library",
+            "缺少 libcudart.so.12：某个编译好的软件包是针对 CUDA 12 构建的，而当前环境没有 CUDA 12 运行时"
+            "（其中的 torch 来自另一个 CUDA 主版本，或是仅 CPU 的构建）。",
+            [
+                "安装与当前 torch 的 CUDA 版本相符的出错软件包构建"
+                '（python -c "import torch; print(torch.version.cuda)"）。',
+                "或者安装 cu128（CUDA 12.8）的 torch，这是该驱动能运行的 CUDA 12 构建："
+                "pip install torch --index-url https://download.pytorch.org/whl/cu128",
+                DOCTOR_ZH,
+            ],
+        )
+    ]
+    assert _explain(FACEFUSION_9, None, None, "en") == [
+        (
+            "missing-cuda-library",
+            "libnvrtc.so is missing: a compiled package needs a CUDA library that this environment does not provide.",
+            [match_en, DOCTOR_EN],
+        )
+    ]
+
+
+def test_whole_log_explained_in_order(db: CompatDB) -> None:
+    rtx5090 = _target(("NVIDIA GeForce RTX 5090", "12.0"), driver="570.124.06")
+    explanations = explain_matches(match_errors(SDWEBUI_NIX_9), rtx5090, db, "en")
+    assert [e.code for e in explanations] == ["torch-sm-unsupported", "no-kernel-image"]
+    assert explanations[1].fixes[0] == "torch releases with native code for sm_120: 2.8.0 (cu128); 2.7.1 (cu128)."
+
+
+def test_explain_text_and_unknown_text(db: CompatDB) -> None:
+    assert explain_text(XFORMERS_692, None, db, "en")[0].code == "xformers-built-for-other-sm"
+    with pytest.raises(NoKnownError) as info:
+        explain_text("ModuleNotFoundError: No module named 'numpy'", None, db, "en")
+    assert info.value.code == "no-known-error"
+    assert info.value.message == "no known CUDA error in the text"
+    assert info.value.hint == "run 'cudaresolve doctor' to check the installed packages against this machine"
+    assert info.value.exit_code == 1
+    with pytest.raises(NoKnownError) as info:
+        explain_text("", None, db, "zh")
+    assert (info.value.message, info.value.hint) == (
+        "文本中没有已知的 CUDA 错误",
+        "运行 'cudaresolve doctor'，对照本机检查已安装的软件包",
+    )
+
+
+def test_explanation_to_dict() -> None:
+    explanation = Explanation(code="no-driver", cause="c", fixes=("a", "b"))
+    assert explanation.to_dict() == {"code": "no-driver", "cause": "c", "fixes": ["a", "b"]}
