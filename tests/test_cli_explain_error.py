@@ -137,7 +137,7 @@ def test_human_output_in_chinese_by_flag(capsys: pytest.CaptureFixture[str], tar
     assert out == (
         "torch-cpu-build\n"
         "  原因：当前安装的 torch 是仅 CPU 的构建（+cpu 的 wheel，或 Windows 和 macOS 上来自 PyPI 的 wheel）。\n"
-        "  修复：安装 cu118（CUDA 11.8）构建，这是该驱动能运行的最新版本：pip install torch --index-url "
+        "  修复：安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体：pip install torch --index-url "
         "https://download.pytorch.org/whl/cu118\n"
         "  修复：如果机器没有 NVIDIA GPU，代码就不应请求 'cuda'：请改在 CPU 设备上运行。\n"
     )

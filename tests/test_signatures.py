@@ -447,6 +447,7 @@ _DB: dict[str, Any] = {
     "cuda": [
         _cuda("12.8", "570.26", "525.60.13", [*_NVCC, "sm_100", "sm_120"]),
         _cuda("12.6", "560.28.03", "525.60.13", _NVCC),
+        _cuda("12.2", "535.54.03", "525.60.13", _NVCC),
         _cuda("11.8", "520.61.05", "450.80.02", ["sm_37", *_NVCC]),
         _cuda("11.4", "470.42.01", "450.80.02", ["sm_37", *_NVCC[:-2]]),
     ],
@@ -607,9 +608,9 @@ def test_driver_new_enough_for_a_full_variant(db: CompatDB) -> None:
     assert _explain(YOLOV3_12, PASCAL, db, "en") == [
         (
             "driver-insufficient",
-            "The NVIDIA driver is older than the CUDA runtime this build needs.",
+            "The NVIDIA driver supports CUDA 12.2 at most; the installed build needs a newer CUDA runtime.",
             [
-                "Install builds for cu118 (CUDA 11.8), the newest this driver runs: "
+                "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
                 "pip install torch --index-url https://download.pytorch.org/whl/cu118",
                 UPGRADE_EN,
                 LOCK_EN,
@@ -617,7 +618,7 @@ def test_driver_new_enough_for_a_full_variant(db: CompatDB) -> None:
         )
     ]
     assert _explain(YOLOV3_12, PASCAL, db, "zh")[0][2][0] == (
-        "安装 cu118（CUDA 11.8）构建，这是该驱动能运行的最新版本：pip install torch --index-url "
+        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体：pip install torch --index-url "
         "https://download.pytorch.org/whl/cu118"
     )
 
@@ -836,7 +837,7 @@ def test_cuda_not_available(db: CompatDB) -> None:
             "visible, or the driver is older than the torch build's CUDA.",
             [
                 check_en,
-                "Install builds for cu118 (CUDA 11.8), the newest this driver runs: "
+                "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
                 "pip install torch --index-url https://download.pytorch.org/whl/cu118",
                 "Check that nvidia-smi lists the GPU; if nvidia-smi fails too, the driver is the problem.",
                 DOCTOR_EN,
@@ -874,7 +875,7 @@ def test_torch_cpu_build(db: CompatDB) -> None:
     ((_, cause, fixes),) = _explain(DETECTRON2_460, MIXED, db, "zh")
     assert cause == "当前安装的 torch 是仅 CPU 的构建（+cpu 的 wheel，或 Windows 和 macOS 上来自 PyPI 的 wheel）。"
     assert fixes == [
-        "安装 cu118（CUDA 11.8）构建，这是该驱动能运行的最新版本：pip install torch --index-url "
+        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体：pip install torch --index-url "
         "https://download.pytorch.org/whl/cu118",
         "如果机器没有 NVIDIA GPU，代码就不应请求 'cuda'：请改在 CPU 设备上运行。",
     ]
@@ -887,7 +888,7 @@ def test_ptx_from_a_newer_toolchain(db: CompatDB) -> None:
             "A kernel shipped as PTX was compiled by a newer CUDA toolkit than this driver supports, so the driver "
             "cannot JIT-compile it.",
             [
-                "Install builds for cu118 (CUDA 11.8), the newest this driver runs: "
+                "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
                 "pip install torch --index-url https://download.pytorch.org/whl/cu118",
                 UPGRADE_EN,
                 "A build with native code for sm_61 needs no JIT compilation and avoids this error.",

@@ -59,7 +59,7 @@ TRACKED: Final = frozenset({
     "nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime",
     "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache",
 })
-TAIL_BYTES: Final = 32 * 1024
+TAIL_BYTES: Final = 8 * 1024
 CD_SIG: Final = b"PK\x01\x02"
 EOCD_SIG: Final = b"PK\x05\x06"
 ZIP64_LOCATOR_SIG: Final = b"PK\x06\x07"

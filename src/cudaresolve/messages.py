@@ -290,9 +290,10 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
         _Z: '设置 TORCH_CUDA_ARCH_LIST="{arch_list}" 后从源码构建 {package}，使其包含这些 GPU 的代码。',
     },
     "fix.use-variant": {
-        _E: "Install builds for {variant} (CUDA {cuda}), the newest this driver runs: "
+        _E: "Install builds for {variant} (CUDA {cuda}), the newest variant this driver fully supports: "
         "pip install torch --index-url {index_url}",
-        _Z: "安装 {variant}（CUDA {cuda}）构建，这是该驱动能运行的最新版本：pip install torch --index-url {index_url}",
+        _Z: "安装 {variant}（CUDA {cuda}）构建，这是该驱动完全支持的最新变体："
+        "pip install torch --index-url {index_url}",
     },
     "fix.use-variant-minor": {
         _E: "Install builds for {variant} (CUDA {cuda}); this driver runs them only through minor-version "

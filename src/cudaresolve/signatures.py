@@ -372,10 +372,10 @@ def _found_cuda(f: Mapping[str, str]) -> CudaVersion | None:
 
 
 def _driver_insufficient(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
-    found = _found_cuda(f)
-    key = "sig.driver-insufficient.cause-found" if found else "sig.driver-insufficient.cause"
-    fixes = _variant_fixes(ctx, *_driver_max(ctx, found)) or [ctx.m("fix.rerun-with-target")]
-    return [ctx.m(key, found=found)], [*fixes, ctx.m("fix.upgrade-driver"), ctx.m("fix.lock")]
+    cuda_max, driver = _driver_max(ctx, _found_cuda(f))
+    key = "sig.driver-insufficient.cause-found" if cuda_max else "sig.driver-insufficient.cause"
+    fixes = _variant_fixes(ctx, cuda_max, driver) or [ctx.m("fix.rerun-with-target")]
+    return [ctx.m(key, found=cuda_max)], [*fixes, ctx.m("fix.upgrade-driver"), ctx.m("fix.lock")]
 
 
 def _abi_mismatch(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
