@@ -6,7 +6,8 @@
 Budget (issue: foundation, part 6): ``cudaresolve --help`` and ``detect`` under 150 ms on the
 development machine. This is a measurement, not a test: it prints numbers and flags a command
 over budget, and exits 1 if any is. Each command runs in a new interpreter, as a user would
-run it; ``python -c pass`` is timed too, to show what the interpreter alone costs.
+run it; ``python -c pass`` is timed too, to show what the interpreter alone costs. Timings
+swing with the machine's load: compare medians taken on a quiet machine.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def commands(compat: str | None) -> list[tuple[str, list[str], bool]]:
         ("python -c pass", ["-c", "pass"], False),
         ("cudaresolve --help", ["-m", "cudaresolve", "--help"], True),
         ("detect --gpu A800 --driver 470.129.06 --json", ["-m", "cudaresolve", *declared, "--json"], True),
-        ("detect --gpu A800 --driver 470.129.06 (rich table)", ["-m", "cudaresolve", *declared], False),
+        ("detect --gpu A800 --driver 470.129.06 (rich table)", ["-m", "cudaresolve", *declared], True),
     ]
 
 

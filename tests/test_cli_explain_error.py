@@ -199,6 +199,20 @@ def test_empty_stdin_is_bad_input(
     }
 
 
+def test_empty_input_in_chinese(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, target_args: list[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code, out, _ = run(capsys, *target_args, "--json", "--lang", "zh")
+    assert code == 1
+    assert json.loads(out)["error"] == {
+        "code": "invalid-input",
+        "message": "没有提供错误文本",
+        "hint": "把错误信息作为参数传入，或通过管道传入日志：... 2>&1 | cudaresolve explain-error -",
+        "findings": [],
+    }
+
+
 def test_bad_language_flag_is_refused(capsys: pytest.CaptureFixture[str], target_args: list[str]) -> None:
     code, _, err = run(capsys, CPU_TORCH, *target_args, "--lang", "fr")
     assert code == 1

@@ -70,7 +70,7 @@ def test_one_reason_key_per_design_code_with_declared_fields() -> None:
 
 def test_every_non_reason_key_is_used_in_the_source_and_every_used_key_exists() -> None:
     source = "\n".join(p.read_text(encoding="utf-8") for p in _SRC.rglob("*.py") if p.name != "messages.py")
-    used = set(re.findall(r'"((?:sig|fix|word|explain|render)\.[a-z0-9.-]+)"', source))
+    used = set(re.findall(r'"((?:sig|fix|word|explain|render|warn|alt)\.[a-z0-9.-]+)"', source))
     defined = {k for k in MESSAGES if not k.startswith("reason.")}
     assert used - set(MESSAGES) == set()
     assert defined - used == set()
@@ -79,9 +79,10 @@ def test_every_non_reason_key_is_used_in_the_source_and_every_used_key_exists() 
 REASONS = [
     (
         "driver-too-old",
-        {"variant": "cu128", "required": "570.26", "found": "535.104.05"},
-        "cu128 needs NVIDIA driver 570.26 or newer; this machine has 535.104.05",
-        "cu128 需要 NVIDIA 驱动 570.26 或更高版本，本机驱动为 535.104.05",
+        {"cuda": "12.1", "variant": "cu121", "required": "525.60.13", "full": "530.30.02", "found": "470.129.06"},
+        "CUDA 12.1 wheels (cu121) need driver 525.60.13 at least (530.30.02 for full compatibility);"
+        " this host has 470.129.06",
+        "CUDA 12.1 的 wheel（cu121）至少需要驱动 525.60.13（完全兼容需要 530.30.02）；本机驱动为 470.129.06",
     ),
     (
         "sm-not-covered",
@@ -89,13 +90,14 @@ REASONS = [
             "package": "fbgemm-gpu",
             "version": "1.0.0",
             "variant": "cu118",
+            "sm": "sm_61",
             "gpu": "NVIDIA GeForce GTX 1080 Ti",
             "cc": "6.1",
             "found": "sm_70, sm_80",
         },
-        "fbgemm-gpu 1.0.0 (cu118) has no code for NVIDIA GeForce GTX 1080 Ti (compute capability 6.1); "
+        "fbgemm-gpu 1.0.0 (cu118) has no code for sm_61 (NVIDIA GeForce GTX 1080 Ti, compute capability 6.1); "
         "it carries sm_70, sm_80",
-        "fbgemm-gpu 1.0.0（cu118）没有可在 NVIDIA GeForce GTX 1080 Ti（计算能力 6.1）上运行的代码；"
+        "fbgemm-gpu 1.0.0（cu118）没有 sm_61 的代码（NVIDIA GeForce GTX 1080 Ti，计算能力 6.1）；"
         "它只包含 sm_70, sm_80",
     ),
     (
@@ -197,7 +199,7 @@ def test_unknown_key_missing_field_and_unknown_language() -> None:
     with pytest.raises(KeyError, match=r"no message 'reason\.nope'"):
         message("reason.nope")
     with pytest.raises(KeyError, match="found"):
-        message("reason.driver-too-old", "en", variant="cu128", required="570.26")
+        message("reason.driver-too-old", "en", cuda="12.8", variant="cu128", required="570.26", full="570.26")
     with pytest.raises(InvalidInput, match="unknown language: 'fr'"):
         message("render.fix", "fr")
 

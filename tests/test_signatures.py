@@ -95,6 +95,12 @@ WARNING:xformers:WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFo
     Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)
 """
 
+# https://github.com/flashinfer-ai/flashinfer/issues/911 (AOT wheel for torch 2.5 in an NGC torch 2.5.0a0 image)
+FLASHINFER_911 = (
+    "ImportError: /usr/local/lib/python3.10/dist-packages/flashinfer/flashinfer_kernels.abi3.so: undefined symbol: "
+    "_ZN5torch3jit17parseSchemaOrNameERKSsb"
+)
+
 # https://github.com/facebookresearch/xformers/issues/1045 (source build on 2080s, run on 3090s)
 XFORMERS_1045 = "FATAL: kernel fmha_cutlassF_f16_aligned_64x128_rf_sm80 is for sm80-sm100, but was built for sm75."
 
@@ -313,6 +319,7 @@ POSTED = [
         A1111_3930,
         {"library": "xformers", "symbol": "_ZNK3c104impl13OperatorEntry20reportSignatureErrorENS0_12CppSignatureE"},
     ),
+    ("abi-mismatch", FLASHINFER_911, {"library": "flashinfer", "symbol": "_ZN5torch3jit17parseSchemaOrNameERKSsb"}),
     ("abi-mismatch", INVOKEAI_6590, {"built_for": "2.1.2+cu121", "have": "2.0.1+cu118"}),
     (
         "xformers-built-for-other-sm",
@@ -1044,7 +1051,7 @@ def test_missing_cuda_runtime(db: CompatDB) -> None:
             "缺少 libcudart.so.12：某个编译好的软件包是针对 CUDA 12 构建的，而当前环境没有 CUDA 12 运行时"
             "（其中的 torch 来自另一个 CUDA 主版本，或是仅 CPU 的构建）。",
             [
-                "安装与当前 torch 的 CUDA 版本相符的出错软件包构建"
+                "为出错的软件包安装与当前 torch 的 CUDA 版本相符的构建"
                 '（python -c "import torch; print(torch.version.cuda)"）。',
                 "或者安装 cu128（CUDA 12.8）的 torch，这是该驱动能运行的 CUDA 12 构建："
                 "pip install torch --index-url https://download.pytorch.org/whl/cu128",
@@ -1087,3 +1094,69 @@ def test_explain_text_and_unknown_text(db: CompatDB) -> None:
 def test_explanation_to_dict() -> None:
     explanation = Explanation(code="no-driver", cause="c", fixes=("a", "b"))
     assert explanation.to_dict() == {"code": "no-driver", "cause": "c", "fixes": ["a", "b"]}
+
+
+def test_abi_mismatch_flashinfer_is_not_sent_to_the_pytorch_index() -> None:
+    assert _explain(FLASHINFER_911, None, None, "en") == [
+        (
+            "abi-mismatch",
+            "flashinfer is a compiled extension built against another torch than the one installed, so its C++ "
+            "symbols do not resolve.",
+            [
+                "Install a flashinfer made for your torch: 0.4 and newer do not depend on torch's ABI "
+                "(flashinfer-python with flashinfer-jit-cache for your CUDA version); older AOT wheels from "
+                "https://flashinfer.ai/whl/<cuda>/<torch>/ each fit one torch minor version.",
+                DOCTOR_EN,
+            ],
+        )
+    ]
+    assert _explain(FLASHINFER_911, None, None, "zh")[0][2][0] == (
+        "安装与当前 torch 相匹配的 flashinfer：0.4 及更高版本不依赖 torch 的 ABI（flashinfer-python 加上与 CUDA "
+        "版本对应的 flashinfer-jit-cache）；更早的 AOT wheel 来自 https://flashinfer.ai/whl/<cuda>/<torch>/，"
+        "每个只适用于一个 torch 小版本。"
+    )
+
+
+def test_remaining_chinese_texts() -> None:
+    assert _explain(YOLOV3_12, None, None, "zh") == [
+        (
+            "driver-insufficient",
+            "NVIDIA 驱动版本过旧，不支持该构建所需的 CUDA 运行时。",
+            [RERUN_ZH, UPGRADE_ZH, LOCK_ZH],
+        ),
+    ]
+    assert _explain(FACEFUSION_9, None, None, "zh")[0][1] == (
+        "缺少 libnvrtc.so：某个编译好的软件包需要一个当前环境没有提供的 CUDA 库。"
+    )
+    assert _explain(XFORMERS_692, None, None, "zh")[0][2][0] == (
+        "重新构建 xFormers，并在 TORCH_CUDA_ARCH_LIST 中写明它要运行的每种 GPU 的计算能力，"
+        '例如 RTX 2080 加 RTX 3090 写 "7.5 8.6"（xformers#1045）。'
+    )
+    assert _explain(DETECTRON2_460, None, None, "zh")[0][2][0] == (
+        "从某个 CUDA 变体的 PyTorch 索引重新安装 torch：pip install torch --index-url "
+        "https://download.pytorch.org/whl/<variant>；'cudaresolve lock torch' 会为本机选出合适的变体。"
+    )
+    assert (
+        _explain(LIDAR_289, MIXED, None, "zh")[0][2][-1]
+        == "包含 sm_75、sm_86 原生代码的构建无需即时编译，可以避免这个错误。"
+    )
+
+
+def test_reported_cuda_without_a_database() -> None:
+    ((_, _, fixes),) = _explain(FOOOCUS_1313, None, None, "en")
+    assert fixes == ["Install builds made for CUDA 11.4 or older.", UPGRADE_EN, LOCK_EN]
+
+
+def test_gpu_name_comes_from_the_message_else_the_target_else_a_word() -> None:
+    first_two_lines = "\n".join(XINFERENCE_3603.splitlines()[:2])
+    by_cc = _target(("sm_120", "12.0"))
+    named = _target(("NVIDIA GeForce RTX 5090", "12.0"))
+    assert _explain(first_two_lines, by_cc, None, "en")[0][1].startswith(
+        "This torch build has no kernels for this GPU (sm_120); it carries sm_50"
+    )
+    assert _explain(first_two_lines, by_cc, None, "zh")[0][1].startswith(
+        "这个 torch 构建没有适用于 这块 GPU（sm_120）的内核"
+    )
+    assert _explain(first_two_lines, named, None, "en")[0][1].startswith(
+        "This torch build has no kernels for NVIDIA GeForce RTX 5090 (sm_120);"
+    )

@@ -71,7 +71,8 @@ def test_pascal_torchrec_fails_on_fbgemm_sm61(db: CompatDB) -> None:
     first = info.value.findings[0]
     assert (first.code, first.package, first.required) == ("sm-not-covered", "fbgemm-gpu", "sm_61")
     assert first.message == (
-        "fbgemm-gpu 1.2.0 (cu118) has no code for sm_61 (NVIDIA GeForce GTX 1080 Ti); it carries sm_70 sm_80"
+        "fbgemm-gpu 1.2.0 (cu118) has no code for sm_61 (NVIDIA GeForce GTX 1080 Ti, compute capability 6.1);"
+        " it carries sm_70 sm_80"
     )
 
 

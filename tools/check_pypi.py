@@ -59,7 +59,7 @@ TRACKED: Final = frozenset({
     "nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime",
     "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache",
 })
-TAIL_BYTES: Final = 8 * 1024
+TAIL_BYTES: Final = 32 * 1024  # the end record and, in most wheels, the .dist-info entries
 CD_SIG: Final = b"PK\x01\x02"
 EOCD_SIG: Final = b"PK\x05\x06"
 ZIP64_LOCATOR_SIG: Final = b"PK\x06\x07"
@@ -178,11 +178,15 @@ def _get_range(client: httpx.Client, url: str, spec: str) -> tuple[bytes, int, i
 def _metadata_from_zip(client: httpx.Client, url: str) -> str:
     tail, tail_start, total = _get_range(client, url, f"-{TAIL_BYTES}")
     entry = _find_cd_entry(tail)
-    if entry is None:  # METADATA's directory entry is not in the tail: read the whole directory
+    if entry is None:  # older torch wheels list .dist-info first: try the directory's head, then all of it
         cd_offset, cd_size = _central_directory(client, url, tail, tail_start)
-        directory, _, _ = _get_range(client, url, f"{cd_offset}-{cd_offset + cd_size - 1}")
-        entry = _find_cd_entry(directory)
-        if entry is None:
+        head_end = cd_offset + min(cd_size, TAIL_BYTES) - 1
+        for end in (head_end, cd_offset + cd_size - 1):
+            directory, _, _ = _get_range(client, url, f"{cd_offset}-{end}")
+            entry = _find_cd_entry(directory)
+            if entry is not None:
+                break
+        else:
             raise RuntimeError(f"no .dist-info/METADATA in {url}")
     method, comp_size, local_offset = entry
     want = 30 + 512 + comp_size

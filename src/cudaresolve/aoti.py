@@ -25,16 +25,18 @@ import json
 import re
 import zipfile
 import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.archs import Arch, ComputeCapability, Coverage, coverage
 from cudaresolve.binaries import ARCHIVE_SEPARATOR, BinaryReport, FileError, open_zip_member, report_stream
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.fatbin import DEFAULT_LIMITS, KIND_CUBIN, FatbinEntry, FatbinListing, Limits
 from cudaresolve.models import Finding
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
 
 __all__ = ["AotiModel", "AotiPackage", "check_package", "package_report", "read_package"]
 

@@ -15,19 +15,20 @@ import os
 import struct
 import zipfile
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from packaging.utils import canonicalize_name
 
-from cudaresolve.archs import Arch
 from cudaresolve.errors import CudaResolveError, InvalidBinary, InvalidInput
 from cudaresolve.fatbin import DEFAULT_LIMITS, FatbinEntry, FatbinListing, Limits, SeekableReader, read_fatbin_archs
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
     from cudaresolve.aoti import AotiPackage
+    from cudaresolve.archs import Arch
 
 __all__ = [
     "BinaryReport",
@@ -122,7 +123,7 @@ class BinaryReport:
             data["containers"] = len(self.listing.containers)
             data["entries"] = len(self.listing.entries)
             data["compressed"] = self.listing.compressed
-            data["sections"] = list(self.listing.sections)
+            data["sections"] = [s for s in self.listing.sections if s]  # "" is the file itself
             data["bytes_read"] = self.listing.bytes_read
             data["size"] = self.listing.size
             if self.listing.notes:
@@ -176,7 +177,9 @@ def inspect_path(
             with open(path, "rb", buffering=0):
                 pass
         except OSError as exc:
-            raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}", hint="check the path and its permissions") from exc
+            raise InvalidInput(
+                f"cannot read {path}: {exc.strerror or exc}", hint="check the path and its permissions"
+            ) from exc
         if path.suffix == ".whl":
             return inspect_wheel(path, include_empty=include_empty, limits=limits)
         return [inspect_file(path, limits=limits)]
@@ -230,7 +233,9 @@ def inspect_directory(
     return reports
 
 
-def inspect_wheel(path: str | Path, *, include_empty: bool = False, limits: Limits = DEFAULT_LIMITS) -> list[BinaryReport]:
+def inspect_wheel(
+    path: str | Path, *, include_empty: bool = False, limits: Limits = DEFAULT_LIMITS
+) -> list[BinaryReport]:
     """Every candidate member of a wheel, read straight from the archive."""
     path = Path(path)
     try:
@@ -244,12 +249,15 @@ def inspect_wheel(path: str | Path, *, include_empty: bool = False, limits: Limi
                     reports.append(report)
             return reports
     except (OSError, zipfile.BadZipFile, zlib.error, EOFError, ValueError) as exc:
-        return [BinaryReport(path=str(path), error=FileError(
-            code=InvalidBinary.code, message=f"cannot read wheel: {exc}", hint="the wheel is damaged; download it again",
-        ))]
+        error = FileError(
+            code=InvalidBinary.code, message=f"cannot read wheel: {exc}", hint="the wheel is damaged; download it again"
+        )
+        return [BinaryReport(path=str(path), error=error)]
 
 
-def _report_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, *, limits: Limits) -> BinaryReport | None:
+def _report_member(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str, *, limits: Limits
+) -> BinaryReport | None:
     """One zip member, or ``None`` when it is plainly not a binary (a text linker script)."""
     try:
         with open_zip_member(archive, info) as stream:
@@ -275,7 +283,9 @@ def open_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> _MemberS
     if info.file_size > _MAX_MEMBER_SIZE or (
         info.compress_type != zipfile.ZIP_STORED and info.file_size > _MAX_DEFLATE_RATIO * max(info.compress_size, 1)
     ):
-        raise InvalidBinary(f"{info.filename} claims an implausible size {info.file_size}", hint="the archive is damaged")
+        raise InvalidBinary(
+            f"{info.filename} claims an implausible size {info.file_size}", hint="the archive is damaged"
+        )
     fp = archive.fp
     if info.compress_type == zipfile.ZIP_STORED and fp is not None and fp.seekable():
         fp.seek(info.header_offset)
@@ -342,9 +352,10 @@ class _MemberStream:
         self._inner.close()
 
 
-def find_distribution(name: str, site_packages: Sequence[str | Path] | None = None) -> importlib.metadata.Distribution | None:
-    """The installed distribution called ``name`` (any spelling), looked up in ``site_packages``
-    (``sys.path`` when ``None``)."""
+def find_distribution(
+    name: str, site_packages: Sequence[str | Path] | None = None
+) -> importlib.metadata.Distribution | None:
+    """The installed distribution called ``name`` (any spelling), in ``site_packages`` or ``sys.path``."""
     wanted = canonicalize_name(name)
     where: dict[str, Any] = {} if site_packages is None else {"path": [str(p) for p in site_packages]}
     for dist in importlib.metadata.distributions(**where):

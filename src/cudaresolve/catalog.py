@@ -21,6 +21,7 @@ from packaging.version import Version
 from cudaresolve.archs import Coverage, coverage
 from cudaresolve.compat import Build, CompatDB, DriverSupport, PackageRelease
 from cudaresolve.models import Finding, Target
+from cudaresolve.reasons import reason
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -126,15 +127,13 @@ def _cuda_candidates(db: CompatDB, target: Target, rejections: list[Rejection]) 
                     name=CUDA,
                     version=Version(str(info.cuda)),
                     variant=info.name,
-                    finding=Finding(
-                        code="driver-too-old",
-                        message=(
-                            f"CUDA {info.cuda} wheels ({info.name}) need driver {floor} at least"
-                            f" ({full} for full compatibility); this host has {target.driver}"
-                        ),
+                    finding=reason(
+                        "driver-too-old",
                         variant=info.name,
                         required=str(floor),
                         found=str(target.driver),
+                        cuda=str(info.cuda),
+                        full=str(full),
                     ),
                 )
             )
@@ -155,51 +154,35 @@ def _check_build(
     db: CompatDB, target: Target, release: PackageRelease, build: Build | None
 ) -> tuple[Finding | None, DriverSupport, Coverage]:
     """Why ``build`` cannot serve ``target`` (a Finding), else its driver support and weakest coverage."""
-    name, variant = release.name, build.variant if build else None
-    label = f"{name} {release.version}" + (f" ({variant})" if variant else "")
+    name, version = release.name, str(release.version)
+    variant = build.variant if build else None
     platforms = build.platforms if build else release.platforms
     if "any" not in platforms and target.platform not in platforms:
-        return (
-            Finding(
-                code="no-wheel-for-platform",
-                message=f"{label} has no wheel for {target.platform} (only {', '.join(platforms)})",
-                package=name,
-                variant=variant,
-                required=target.platform,
-                found=", ".join(platforms),
-            ),
-            DriverSupport.NONE,
-            Coverage.NONE,
+        finding = reason(
+            "no-wheel-for-platform", package=name, version=version, required=", ".join(platforms), found=target.platform
         )
+        return finding, DriverSupport.NONE, Coverage.NONE
     if target.python not in release.python:
-        return (
-            Finding(
-                code="no-wheel-for-python",
-                message=f"{label} has no wheel for Python {target.python} (only {', '.join(release.python)})",
-                package=name,
-                variant=variant,
-                required=target.python,
-                found=", ".join(release.python),
-            ),
-            DriverSupport.NONE,
-            Coverage.NONE,
+        finding = reason(
+            "no-wheel-for-python", package=name, version=version, required=", ".join(release.python), found=target.python
         )
+        return finding, DriverSupport.NONE, Coverage.NONE
     if release.min_sm is not None:
+        if target.is_cpu:
+            published = ", ".join(sorted({b.variant for b in release.builds})) or "CUDA GPUs only"
+            finding = reason("variant-not-published", package=name, version=version, variant="cpu", required=published)
+            return finding, DriverSupport.NONE, Coverage.NONE
         low = [g for g in target.gpus if g.cc < release.min_sm]
-        if target.is_cpu or low:
-            found = ", ".join(f"{g.name} ({g.cc})" for g in low) or "no GPU"
-            return (
-                Finding(
-                    code="sm-below-minimum",
-                    message=f"{name} {release.version} needs a GPU of compute capability {release.min_sm} or newer;"
-                    f" this host has {found}",
-                    package=name,
-                    required=str(release.min_sm),
-                    found=found,
-                ),
-                DriverSupport.NONE,
-                Coverage.NONE,
+        if low:
+            finding = reason(
+                "sm-below-minimum",
+                package=name,
+                version=version,
+                required=str(release.min_sm),
+                gpu=low[0].name,
+                cc=str(low[0].cc),
             )
+            return finding, DriverSupport.NONE, Coverage.NONE
     if build is None or build.variant == "cpu":
         return None, DriverSupport.FULL, Coverage.SASS
     info = db.variant(build.variant)
@@ -211,19 +194,18 @@ def _check_build(
         # Under minor-version compatibility the driver cannot JIT PTX newer than itself (NVIDIA's caveat).
         reach = coverage(build.archs, gpu.cc, tegra=gpu.tegra, ptx_jit_ok=support is DriverSupport.FULL)
         if reach is Coverage.NONE:
-            listed = " ".join(a.name for a in build.archs) or "none"
-            return (
-                Finding(
-                    code="sm-not-covered",
-                    message=f"{label} has no code for {gpu.cc.sm} ({gpu.name}); it carries {listed}",
-                    package=name,
-                    variant=variant,
-                    required=gpu.cc.sm,
-                    found=listed,
-                ),
-                support,
-                reach,
+            finding = reason(
+                "sm-not-covered",
+                package=name,
+                version=version,
+                variant=variant,
+                required=gpu.cc.sm,
+                found=" ".join(a.name for a in build.archs) or "none",
+                sm=gpu.cc.sm,
+                gpu=gpu.name,
+                cc=str(gpu.cc),
             )
+            return finding, support, reach
         if reach is Coverage.PTX_JIT:
             worst = Coverage.PTX_JIT
     return None, support, worst
@@ -244,17 +226,18 @@ def _release_candidates(
     builds: Sequence[Build | None] = release.builds or (None,)
     wanted = "cpu" if target.is_cpu else None
     if release.builds and not any((b.variant == "cpu") == target.is_cpu for b in release.builds):
+        published = ", ".join(b.variant for b in release.builds)
         rejections.append(
             Rejection(
                 name=release.name,
                 version=release.version,
                 variant=wanted,
-                finding=Finding(
-                    code="variant-not-published",
-                    message=f"{release.name} {release.version} has no "
-                    + ("cpu build" if target.is_cpu else "CUDA build"),
+                finding=reason(
+                    "variant-not-published",
                     package=release.name,
-                    variant=wanted,
+                    version=str(release.version),
+                    variant=wanted or "CUDA",
+                    required=published,
                 ),
             )
         )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final
 
 from cudaresolve.catalog import CUDA, Catalog, Need, Rejection
 from cudaresolve.models import Finding
+from cudaresolve.reasons import reason
 
 if TYPE_CHECKING:
     from resolvelib.resolvers import RequirementInformation
@@ -50,27 +51,15 @@ def explain_need(catalog: Catalog, need: Need) -> list[Finding]:
     """Why nothing in the catalog satisfies ``need`` (empty when something does)."""
     if any(_satisfies(need, c) for c in catalog.for_name(need.name)):
         return []
+    spec = str(need.specifier) or "any version"
     if need.name not in catalog.known:
-        return [
-            Finding(
-                code="no-such-version",
-                message=f"{need.name} is not in the compatibility database"
-                f" (it knows {', '.join(sorted(n for n in catalog.known if n != CUDA))})",
-                package=need.name,
-            )
-        ]
+        known = ", ".join(sorted(n for n in catalog.known if n != CUDA))
+        return [reason("no-such-version", package=need.name, required=spec, found=f"none (known packages: {known})")]
     found = _summarise(_matching_rejections(catalog, need))
     if found:
         return found
-    spec = str(need.specifier) or "any version"
-    return [
-        Finding(
-            code="no-such-version",
-            message=f"no {need.name} release matches {spec}",
-            package=need.name,
-            required=str(need.specifier) or None,
-        )
-    ]
+    newest = max((c.version for c in catalog.for_name(need.name)), default=None)
+    return [reason("no-such-version", package=need.name, required=spec, found=str(newest or "none"))]
 
 
 def _satisfies(need: Need, candidate: Candidate) -> bool:
@@ -96,17 +85,20 @@ def explain_resolution(
             continue
         if parent is None:
             continue
+        others = sorted({str(c.requirement) for c in causes if c.requirement.name == need.name} - {str(need)})
         findings.append(
-            Finding(
-                code="pin-conflict",
-                message=f"{parent.name} {parent.version} requires {need}, which conflicts with the rest of the set",
-                package=need.name if need.name != CUDA else parent.name,
-                variant=need.variant,
+            reason(
+                "pin-conflict",
+                package=parent.name,
+                version=str(parent.version),
                 required=str(need),
+                found=", ".join(others) or "another requirement of the set",
             )
         )
     if not findings:
         names = ", ".join(str(n) for n in requests)
-        findings.append(Finding(code="pin-conflict", message=f"the requests {names} cannot be met together"))
+        findings.append(
+            reason("pin-conflict", package=names, version="", required=names, found="no common set of versions")
+        )
     unique = list(dict.fromkeys(findings))
     return sorted(unique, key=lambda f: _ORDER.get(f.code, 99))

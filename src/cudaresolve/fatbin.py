@@ -19,12 +19,14 @@ else, so a hostile file cannot crash, hang, or make the reader allocate more tha
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from cudaresolve.archs import Arch, ComputeCapability
 from cudaresolve.errors import InvalidBinary
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -251,13 +253,16 @@ def read_fatbin_archs(
     if magic == _MAGIC_BYTES:
         walker = _Walker(reader, section="", strict=False)
         walker.walk(0, reader.size)
+        if not walker.containers:
+            raise InvalidBinary("truncated fatbin: no complete container", hint=_HINT)
         return reader.listing("fatbin", walker.entries, walker.containers, walker.notes)
     if magic != _ELF_MAGIC:
         raise InvalidBinary("not an ELF file, fatbin or cubin", hint=_HINT)
     header = _read_elf_header(reader)
     if header.machine == _EM_CUDA:
-        if header.shoff + header.shnum * _SHDR.size > reader.size:
-            raise InvalidBinary("truncated cubin: its section table lies past the end of the file", hint=_HINT)
+        if header.ph_end > reader.size:
+            raise InvalidBinary("truncated cubin: its program headers lie past the end of the file", hint=_HINT)
+        _read_sections(reader, header, whole=True)
         return reader.listing("cubin", (_cubin_entry(header, reader.size),), (), ())
     entries: list[FatbinEntry] = []
     containers: list[Container] = []
@@ -334,6 +339,7 @@ class _ElfHeader:
     shentsize: int
     shnum: int
     shstrndx: int
+    ph_end: int  # end of the program header table
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,13 +360,16 @@ def _read_elf_header(reader: _Reader) -> _ElfHeader:
 
 
 def _parse_elf_header(raw: bytes) -> _ElfHeader:
-    ident, etype, machine, _ver, _entry, _phoff, shoff, flags, ehsize, _phes, _phn, shentsize, shnum, shstrndx = (
+    ident, etype, machine, _ver, _entry, phoff, shoff, flags, ehsize, phentsize, phnum, shentsize, shnum, shstrndx = (
         _EHDR.unpack(raw)
     )
-    return _ElfHeader(etype, machine, ehsize, ident[8], flags, shoff, shentsize, shnum, shstrndx)
+    ph_end = phoff + phentsize * phnum
+    return _ElfHeader(etype, machine, ehsize, ident[8], flags, shoff, shentsize, shnum, shstrndx, ph_end)
 
 
-def _read_sections(reader: _Reader, header: _ElfHeader) -> list[_Section]:
+def _read_sections(reader: _Reader, header: _ElfHeader, *, whole: bool = False) -> list[_Section]:
+    """The section table.  A fatbin or scanned section past the end of the file is an error
+    (every section when ``whole``: a truncated cubin)."""
     if header.shoff == 0:
         return []  # no section table (a stripped-to-the-bone object); nothing to list
     if header.shentsize != _SHDR.size:
@@ -387,7 +396,7 @@ def _read_sections(reader: _Reader, header: _ElfHeader) -> list[_Section]:
         end = names.find(b"\0", sh_name)
         name = names[sh_name : end if end >= 0 else len(names)].decode("latin-1")
         if sh_type != _SHT_NOBITS and sh_offset + sh_size > reader.size and (
-            name in FATBIN_SECTIONS or name in SCANNED_SECTIONS
+            whole or name in FATBIN_SECTIONS or name in SCANNED_SECTIONS
         ):
             raise InvalidBinary(f"section {name} extends past the end of the file", hint=_HINT)
         sections.append(_Section(name, sh_type, sh_offset, 0 if sh_type == _SHT_NOBITS else sh_size))
@@ -503,7 +512,8 @@ class _Walker:
             pos += hsize + payload
         return found
 
-    def _reject(self, problem: str) -> None:
+    def _reject(self, problem: str) -> list[FatbinEntry] | None:
+        """``None`` (skip the candidate) in a scanned section; an error in a fatbin section."""
         if self.strict:
             return None
         raise InvalidBinary(f"bad fatbin entry in {self.section or 'file'}: {problem}", hint=_HINT)

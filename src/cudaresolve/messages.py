@@ -44,8 +44,8 @@ LANGS: Final[tuple[Lang, ...]] = ("en", "zh")
 
 #: Fields each reason template takes: {package} {version} {variant} {required} {found} {gpu} {cc} {sm}.
 REASON_FIELDS: Final[Mapping[str, frozenset[str]]] = {
-    "driver-too-old": frozenset({"variant", "required", "found"}),
-    "sm-not-covered": frozenset({"package", "version", "variant", "gpu", "cc", "found"}),
+    "driver-too-old": frozenset({"cuda", "variant", "required", "full", "found"}),
+    "sm-not-covered": frozenset({"package", "version", "variant", "sm", "gpu", "cc", "found"}),
     "sm-below-minimum": frozenset({"package", "version", "gpu", "cc", "required"}),
     "ptx-jit-only": frozenset({"package", "version", "variant", "gpu", "sm", "found"}),
     "no-wheel-for-python": frozenset({"package", "version", "required", "found"}),
@@ -65,12 +65,13 @@ _Z = "zh"
 MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
     # -- reason codes (design section 4); filled by explain.py -------------------------------
     "reason.driver-too-old": {
-        _E: "{variant} needs NVIDIA driver {required} or newer; this machine has {found}",
-        _Z: "{variant} 需要 NVIDIA 驱动 {required} 或更高版本，本机驱动为 {found}",
+        _E: "CUDA {cuda} wheels ({variant}) need driver {required} at least ({full} for full compatibility);"
+        " this host has {found}",
+        _Z: "CUDA {cuda} 的 wheel（{variant}）至少需要驱动 {required}（完全兼容需要 {full}）；本机驱动为 {found}",
     },
     "reason.sm-not-covered": {
-        _E: "{package} {version} ({variant}) has no code for {gpu} (compute capability {cc}); it carries {found}",
-        _Z: "{package} {version}（{variant}）没有可在 {gpu}（计算能力 {cc}）上运行的代码；它只包含 {found}",
+        _E: "{package} {version} ({variant}) has no code for {sm} ({gpu}, compute capability {cc}); it carries {found}",
+        _Z: "{package} {version}（{variant}）没有 {sm} 的代码（{gpu}，计算能力 {cc}）；它只包含 {found}",
     },
     "reason.sm-below-minimum": {
         _E: "{package} {version} supports compute capability {required} and newer; {gpu} is {cc}",
@@ -115,6 +116,33 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
         "({variant})",
         _Z: "{gpu} 是数据中心 GPU：安装 cuda-compat 软件包后，驱动 {found} 也能运行 CUDA {required}（{variant}）",
     },
+    "warn.driver-unknown": {
+        _E: "no driver version was given or detected, so the driver was not checked; pass --driver",
+        _Z: "没有给出也没有检测到驱动版本，因此没有检查驱动；请用 --driver 指定",
+    },
+    "alt.works": {
+        _E: "{spec} works here: {picked} from {index}",
+        _Z: "{spec} 在本机可用：从 {index} 安装 {picked}",
+    },
+    "alt.driver-upgrade": {
+        _E: "upgrade the NVIDIA driver to {full} or newer for CUDA {cuda} ({floor} is the floor under"
+        " minor-version compatibility)",
+        _Z: "把 NVIDIA 驱动升级到 {full} 或更高版本以完全支持 CUDA {cuda}（借助小版本兼容性的最低要求是 {floor}）",
+    },
+    "alt.source-build": {
+        _E: 'build from source with TORCH_CUDA_ARCH_LIST="{arch_list}" so that every GPU here gets native code',
+        _Z: '用 TORCH_CUDA_ARCH_LIST="{arch_list}" 从源码构建，让本机每块 GPU 都有原生代码',
+    },
+    "render.why-not.possible": {
+        _E: "{spec} is possible here; it would install:",
+        _Z: "{spec} 在本机可行，将会安装：",
+    },
+    "render.why-not.impossible": {
+        _E: "{spec} is not possible here",
+        _Z: "{spec} 在本机不可行",
+    },
+    "render.why-not.because": {_E: "because", _Z: "原因"},
+    "render.why-not.ways-out": {_E: "ways out", _Z: "解决办法"},
     "reason.minor-version-compat": {
         _E: "driver {found} runs {variant} only through CUDA minor-version compatibility (full support needs "
         "{required}); code that the driver must JIT-compile from PTX may fail",
@@ -136,6 +164,7 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
         _E: "The target's GPUs: {gpus}; a build must carry code for {sms}.",
         _Z: "目标机器的 GPU：{gpus}；构建中必须包含 {sms} 的代码。",
     },
+    "word.this-gpu": {_E: "this GPU", _Z: "这块 GPU"},
     "word.fbgemm-via-torchrec": {
         _E: "fbgemm-gpu (torchrec's GPU kernels)",
         _Z: "fbgemm-gpu（torchrec 的 GPU 内核由它提供）",
@@ -143,7 +172,7 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
     # -- signature: driver older than the runtime ---------------------------------------------
     "sig.driver-insufficient.cause": {
         _E: "The NVIDIA driver is older than the CUDA runtime this build needs.",
-        _Z: "NVIDIA 驱动的版本低于该构建所需的 CUDA 运行时。",
+        _Z: "NVIDIA 驱动版本过旧，不支持该构建所需的 CUDA 运行时。",
     },
     "sig.driver-insufficient.cause-found": {
         _E: "The NVIDIA driver supports CUDA {found} at most; the installed build needs a newer CUDA runtime.",
@@ -329,10 +358,13 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
         _Z: "安装为当前 torch 构建的 xformers：0.0.34 及之前的每个版本都固定依赖一个确切的 torch 版本；"
         "0.0.35 适用于 torch 2.10 及更高版本。",
     },
-    "fix.pair-generic": {
-        _E: "Install the {package} build made for your torch version and CUDA variant, or rebuild it against the "
-        "installed torch.",
-        _Z: "安装为当前 torch 版本和 CUDA 变体构建的 {package}，或针对已安装的 torch 重新构建它。",
+    "fix.pair-flashinfer": {
+        _E: "Install a flashinfer made for your torch: 0.4 and newer do not depend on torch's ABI (flashinfer-python "
+        "with flashinfer-jit-cache for your CUDA version); older AOT wheels from "
+        "https://flashinfer.ai/whl/<cuda>/<torch>/ each fit one torch minor version.",
+        _Z: "安装与当前 torch 相匹配的 flashinfer：0.4 及更高版本不依赖 torch 的 ABI（flashinfer-python 加上与 CUDA "
+        "版本对应的 flashinfer-jit-cache）；更早的 AOT wheel 来自 https://flashinfer.ai/whl/<cuda>/<torch>/，"
+        "每个只适用于一个 torch 小版本。",
     },
     "fix.same-index": {
         _E: "Install torch and {package} in one command from the same index "
@@ -449,7 +481,7 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
     "fix.match-torch-cuda": {
         _E: "Install the build of the failing package that matches your torch's CUDA "
         '(python -c "import torch; print(torch.version.cuda)").',
-        _Z: "安装与当前 torch 的 CUDA 版本相符的出错软件包构建"
+        _Z: "为出错的软件包安装与当前 torch 的 CUDA 版本相符的构建"
         '（python -c "import torch; print(torch.version.cuda)"）。',
     },
     "fix.torch-major-variant": {

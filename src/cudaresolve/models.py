@@ -181,6 +181,7 @@ class Finding:
     variant: str | None = None
     required: str | None = None
     found: str | None = None
+    fields: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # for other languages
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"code": self.code, "message": self.message}
@@ -197,6 +198,7 @@ class Notice:
 
     code: str
     message: str
+    fields: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # for other languages
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message}

@@ -386,9 +386,10 @@ def _abi_mismatch(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
         library = f.get("library", "?").lower()
         package = {"fbgemm_gpu": "fbgemm-gpu", "torchrec": "fbgemm-gpu"}.get(library, library)
         cause = ctx.m("sig.abi-mismatch.cause", package=package)
-    pairing = {"fbgemm-gpu": "fix.pair-fbgemm", "xformers": "fix.pair-xformers"}.get(package)
-    first = ctx.m(pairing) if pairing else ctx.m("fix.pair-generic", package=package)
-    return [cause], [first, ctx.m("fix.same-index", package=package), ctx.m("fix.doctor")]
+    if package == "flashinfer":  # not on the PyTorch index: no same-index advice
+        return [cause], [ctx.m("fix.pair-flashinfer"), ctx.m("fix.doctor")]
+    pairing = ctx.m("fix.pair-fbgemm") if package == "fbgemm-gpu" else ctx.m("fix.pair-xformers")
+    return [cause], [pairing, ctx.m("fix.same-index", package=package), ctx.m("fix.doctor")]
 
 
 def _xformers_other_sm(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
@@ -425,11 +426,12 @@ def _message_cc(f: Mapping[str, str]) -> ComputeCapability | None:
 def _torch_sm_unsupported(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     cc = _message_cc(f) or (ctx.ccs[0] if ctx.ccs else None)
     if cc is None:
-        return [ctx.m("sig.torch-sm-unsupported.cause-short", gpu=f.get("gpu", "GPU"), sm="?")], [
+        return [ctx.m("sig.torch-sm-unsupported.cause-short", gpu=f.get("gpu") or ctx.m("word.this-gpu"), sm="?")], [
             ctx.m("fix.rerun-with-target"),
             ctx.m("fix.lock"),
         ]
-    gpu = f.get("gpu") or ctx.gpus_text([cc]) or "GPU"
+    named = [g.name for g in ctx.target.gpus if g.cc == cc and g.name != cc.sm] if ctx.target else []
+    gpu = f.get("gpu") or join_items(dict.fromkeys(named), ctx.lang) or ctx.m("word.this-gpu")
     if "supported" in f:
         cause = [ctx.m("sig.torch-sm-unsupported.cause", gpu=gpu, sm=cc.sm, found=f["supported"])]
     elif "min" in f:
@@ -497,7 +499,8 @@ def _missing_library(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
 
 
 def _triton_old(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
-    fields = {"required": f.get("required", "7.0"), "gpu": f.get("gpu", "GPU"), "cc": f.get("cc", "?")}
+    gpu = f.get("gpu") or ctx.m("word.this-gpu")
+    fields = {"required": f.get("required", "7.0"), "gpu": gpu, "cc": f.get("cc", "?")}
     return [ctx.m("sig.triton-gpu-too-old.cause", **fields)], [ctx.m("fix.triton-eager")]
 
 

@@ -14,12 +14,14 @@ from typing import Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from cudaresolve.archs import Coverage
+from cudaresolve.archs import Coverage, coverage
 from cudaresolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
 from cudaresolve.compat import CompatDB, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.explain import explain_resolution
+from cudaresolve.messages import message
 from cudaresolve.models import Finding, LockedPackage, Notice, Solution, Target
+from cudaresolve.reasons import reason, warning
 
 __all__ = ["Resolved", "parse_requests", "solve", "solve_catalog"]
 
@@ -104,12 +106,12 @@ def _constraint_conflicts(pins: Mapping[str, Candidate]) -> list[Finding]:
             other = pins.get(req.name)
             if other is not None and not req.specifier.contains(other.version, prereleases=True):
                 out.append(
-                    Finding(
-                        code="pin-conflict",
-                        message=f"{candidate} requires {req} but {other} was chosen",
-                        package=other.name,
-                        required=str(req.specifier),
-                        found=str(other.version),
+                    reason(
+                        "pin-conflict",
+                        package=release.name,
+                        version=str(release.version),
+                        required=str(req),
+                        found=f"{other.name} {other.version}",
                     )
                 )
     return out
@@ -143,30 +145,27 @@ def _warnings(pins: Mapping[str, Candidate], db: CompatDB, target: Target, varia
     info = db.variant(variant)
     cuda = pins.get(CUDA)
     if target.gpus and target.driver is None:
-        out.append(
-            Notice(
-                code="driver-unknown",
-                message="no driver version was given or detected; the driver was not checked (use --driver)",
-            )
-        )
+        out.append(Notice(code="driver-unknown", message=message("warn.driver-unknown", "en"), fields=()))
     if cuda is not None and cuda.driver_support is DriverSupport.MINOR and info is not None and info.cuda:
         release = db.cuda_release(info.cuda)
         full = release.min_driver(target.platform) if release else "?"
-        out.append(
-            Notice(
-                code="minor-version-compat",
-                message=f"{variant} runs on driver {target.driver} only under CUDA minor-version compatibility"
-                f" (full compatibility needs {full}); some features, and PTX JIT, are limited",
-            )
-        )
+        out.append(warning("minor-version-compat", variant=variant, required=full, found=target.driver))
     for name in sorted(pins):
         candidate = pins[name]
-        if name != CUDA and candidate.coverage is Coverage.PTX_JIT:
-            out.append(
-                Notice(
-                    code="ptx-jit-only",
-                    message=f"{candidate} has no SASS for every GPU here; the driver will JIT-compile its PTX"
-                    " (slow first start)",
+        build = candidate.build
+        if name == CUDA or candidate.coverage is not Coverage.PTX_JIT or build is None:
+            continue
+        for gpu in target.gpus:
+            if coverage(build.sass, gpu.cc, tegra=gpu.tegra) is Coverage.NONE:
+                out.append(
+                    warning(
+                        "ptx-jit-only",
+                        package=name,
+                        version=str(candidate.release.version if candidate.release else candidate.version),
+                        variant=candidate.variant,
+                        gpu=gpu.name,
+                        sm=gpu.cc.sm,
+                        found=" ".join(a.name for a in build.ptx),
+                    )
                 )
-            )
     return out

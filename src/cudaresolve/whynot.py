@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -21,7 +21,9 @@ from cudaresolve.archs import format_arch_list
 from cudaresolve.catalog import CUDA, Catalog, Need, build_catalog
 from cudaresolve.compat import CompatDB, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.messages import message
 from cudaresolve.models import Finding, Solution, Target
+from cudaresolve.reasons import localize_all
 from cudaresolve.solve import parse_requests, solve_catalog
 
 __all__ = ["Alternative", "WhyNot", "why_not"]
@@ -34,9 +36,22 @@ _DEFAULT_CONTEXT: Final = ("torch",)
 class Alternative:
     spec: str
     message: str
+    code: str | None = None  # "forward-compat-available" for the cuda-compat way out
+    key: str | None = field(default=None, compare=False, repr=False)
+    fields: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+
+    @classmethod
+    def make(cls, label: str, key: str, *, code: str | None = None, **fields: object) -> Alternative:
+        text = {k: str(v) for k, v in fields.items()}
+        return cls(
+            spec=label, message=message(key, "en", **text), code=code, key=key, fields=tuple(sorted(text.items()))
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "message": self.message}
+        data = {"spec": self.spec, "message": self.message}
+        if self.code:
+            data["code"] = self.code
+        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,8 +74,17 @@ class WhyNot:
         return data
 
 
-def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> WhyNot:
-    """Answer ``cudaresolve why-not SPEC [REQ ...]`` for ``target``."""
+def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target, *, lang: str = "en") -> WhyNot:
+    """Answer ``cudaresolve why-not SPEC [REQ ...]`` for ``target``, in ``lang``."""
+    answer = _why_not(spec, context, db, target)
+    if lang == "en":
+        return answer
+    return replace(answer, reasons=localize_all(answer.reasons, lang), alternatives=tuple(
+        replace(a, message=message(a.key, lang, **dict(a.fields))) if a.key else a for a in answer.alternatives
+    ))
+
+
+def _why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> WhyNot:
     catalog = build_catalog(db, target)
     text = spec.strip()
     if _VARIANT_RE.match(text):
@@ -134,9 +158,10 @@ def _alternatives(
             solution = solve_catalog(attempt, db, catalog).solution
         except NoSolution:
             continue
-        picked = ", ".join(f"{p.name} {p.version}" for p in solution.packages if p.name in {n.name for n in real})
-        spec = label or ", ".join(f"{p.name}=={p.version}" for p in solution.packages if p.name in {n.name for n in real})
-        out.append(Alternative(spec=spec, message=f"{spec} works here: {picked} from {solution.index_url}"))
+        names = {n.name for n in real}
+        picked = ", ".join(f"{p.name} {p.version}" for p in solution.packages if p.name in names)
+        spec = label or ", ".join(f"{p.name}=={p.version}" for p in solution.packages if p.name in names)
+        out.append(Alternative.make(spec, "alt.works", spec=spec, picked=picked, index=solution.index_url))
         if len(out) >= 3:
             break
     codes = {r.code for r in reasons}
@@ -144,12 +169,7 @@ def _alternatives(
         out.extend(_driver_ways_out(variant, db, target))
     if "sm-not-covered" in codes and target.gpus:
         arch_list = format_arch_list(target.ccs)
-        out.append(
-            Alternative(
-                spec=f"TORCH_CUDA_ARCH_LIST={arch_list}",
-                message=f'build from source with TORCH_CUDA_ARCH_LIST="{arch_list}" so every GPU here gets SASS',
-            )
-        )
+        out.append(Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list))
     return out
 
 
@@ -166,11 +186,7 @@ def _driver_ways_out(variant: str | None, db: CompatDB, target: Target) -> list[
         full = release.min_driver(target.platform)
         floor = release.minor_compat_driver(target.platform)
         out.append(
-            Alternative(
-                spec=f"driver>={full}",
-                message=f"upgrade the NVIDIA driver to {full} or newer for CUDA {release.version}"
-                f" ({floor} is the floor under minor-version compatibility)",
-            )
+            Alternative.make(f"driver>={full}", "alt.driver-upgrade", full=full, cuda=release.version, floor=floor)
         )
         forward = db.forward_compat_for(release.version.major)
         datacenter = bool(target.gpus) and all(g.datacenter for g in target.gpus)
@@ -185,10 +201,14 @@ def _driver_ways_out(variant: str | None, db: CompatDB, target: Target) -> list[
                 "-x"
             ) else forward.package
             out.append(
-                Alternative(
-                    spec=package,
-                    message=f"forward-compat-available: every GPU here is a data-center part, so the {package}"
-                    f" package (CUDA forward compatibility) lets driver {target.driver} run CUDA {release.version}",
+                Alternative.make(
+                    package,
+                    "reason.forward-compat-available",
+                    code="forward-compat-available",
+                    gpu=", ".join(sorted({g.name for g in target.gpus})),
+                    variant=variant or release.version.tag,
+                    required=release.version,
+                    found=target.driver,
                 )
             )
     return out

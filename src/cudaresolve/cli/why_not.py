@@ -27,15 +27,16 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.cli._common import load_db
+    from cudaresolve.cli._common import language, load_db
     from cudaresolve.cli._target import target_from_args
     from cudaresolve.render.explain_findings import render_why_not
     from cudaresolve.whynot import why_not
 
     db = load_db(args)
-    answer = why_not(args.spec, args.requirements, db, target_from_args(args, db))
+    lang = language(args)
+    answer = why_not(args.spec, args.requirements, db, target_from_args(args, db), lang=lang)
     if args.json:
         render.emit_json(answer.to_dict())
     else:
-        render_why_not(answer, render.make_console(stderr=False))
+        render_why_not(answer, render.make_console(stderr=False), lang=lang)
     return 0 if answer.possible else 1

@@ -26,24 +26,29 @@ def render_solution(solution: Solution, console: Console) -> None:
         console.print(f"[yellow]warning[/]: {escape(w.code)}: {escape(w.message)}")
 
 
-def render_why_not(answer: WhyNot, console: Console) -> None:
+def render_why_not(answer: WhyNot, console: Console, *, lang: str = "en") -> None:
     from rich.markup import escape
     from rich.tree import Tree
 
+    from cudaresolve.messages import message
+
+    spec = escape(answer.spec)
     if answer.possible:
-        console.print(f"[green]{escape(answer.spec)} is possible here[/]; it would install:")
+        headline = message("render.why-not.possible", lang, spec=spec)
+        console.print(f"[green]{headline}[/]")
         if answer.solution is not None:
             render_solution(answer.solution, console)
         return
-    tree = Tree(f"[bold red]{escape(answer.spec)} is not possible here[/]")
-    reasons = tree.add("because")
+    headline = message("render.why-not.impossible", lang, spec=spec)
+    tree = Tree(f"[bold red]{headline}[/]")
+    reasons = tree.add(message("render.why-not.because", lang))
     for r in answer.reasons:
         reasons.add(f"[red]{escape(r.code)}[/]: {escape(r.message)}")
     if answer.alternatives:
-        ways = tree.add("ways out")
+        ways = tree.add(message("render.why-not.ways-out", lang))
         for a in answer.alternatives:
             ways.add(f"[green]{escape(a.spec)}[/]: {escape(a.message)}")
-    console.print(tree)
+    console.print(tree, soft_wrap=False)
 
 
 def render_lock_result(result: object, console: Console) -> None:

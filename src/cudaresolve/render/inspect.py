@@ -21,7 +21,10 @@ def format_details(report: BinaryReport) -> str:
     listing = report.listing
     if listing is None:
         return ""
-    parts = [_count(len(listing.entries), "entry", "entries"), _count(len(listing.containers), "container", "containers")]
+    parts = [
+        _count(len(listing.entries), "entry", "entries"),
+        _count(len(listing.containers), "container", "containers"),
+    ]
     if listing.compressed:
         parts.append(f"{listing.compressed} compressed")
     if listing.ptx_isa:

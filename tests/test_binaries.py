@@ -1,0 +1,246 @@
+"""binaries: files, wheels read in place, directories, installed distributions; the inspect CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from cudaresolve import binaries
+from cudaresolve.archs import Arch, ComputeCapability
+from cudaresolve.binaries import (
+    BinaryReport,
+    FileError,
+    find_distribution,
+    inspect_directory,
+    inspect_file,
+    inspect_path,
+    inspect_paths,
+    inspect_wheel,
+    is_candidate,
+    open_zip_member,
+)
+from cudaresolve.cli import main
+from cudaresolve.errors import InvalidBinary, InvalidInput
+from cudaresolve.render.inspect import format_details, render_inspect
+
+FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
+LINKER_SCRIPT = b"/* GNU ld script */\nGROUP ( libc.so.6 libc_nonshared.a )\n"
+
+
+def make_wheel(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as wheel:
+        wheel.write(FIXTURES / "multi.so", "pkg/lib/libmulti.so", compress_type=zipfile.ZIP_DEFLATED)
+        wheel.write(FIXTURES / "family.so", "pkg/lib/libfamily.so.1", compress_type=zipfile.ZIP_STORED)
+        wheel.write(FIXTURES / "nogpu.so", "pkg/_host.cpython-311-x86_64-linux-gnu.so")
+        wheel.writestr("pkg/libc.so", LINKER_SCRIPT)
+        wheel.writestr("pkg/__init__.py", "")
+        wheel.writestr("pkg-1.0.dist-info/RECORD", "")
+    return path
+
+
+def make_site(root: Path) -> Path:
+    """A site-packages with one distribution 'Fake_Pkg' whose RECORD lists a .so and a missing file."""
+    (root / "fake_pkg" / "lib").mkdir(parents=True)
+    shutil.copy(FIXTURES / "multi.so", root / "fake_pkg" / "lib" / "libk.so")
+    shutil.copy(FIXTURES / "nogpu.so", root / "fake_pkg" / "_host.so")
+    (root / "fake_pkg" / "__init__.py").write_text("")
+    info = root / "fake_pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: Fake_Pkg\nVersion: 1.0\n")
+    (info / "RECORD").write_text(
+        "fake_pkg/__init__.py,,\nfake_pkg/lib/libk.so,,\nfake_pkg/_host.so,,\nfake_pkg/gone.so,,\n"
+        "fake_pkg-1.0.dist-info/RECORD,,\n"
+    )
+    return root
+
+
+def test_is_candidate() -> None:
+    assert [is_candidate(n) for n in ("a/libx.so", "libcudart.so.12", "k.cubin", "k.fatbin", "x.o")] == [True] * 5
+    assert [is_candidate(n) for n in ("a.py", "so/readme", "x.soy", "a.so.d/b.txt")] == [False] * 4
+
+
+def test_one_file() -> None:
+    (report,) = inspect_path(FIXTURES / "multi.so")
+    assert (report.path, report.format, report.sass, report.ptx, report.lto) == (
+        str(FIXTURES / "multi.so"), "elf", ("sm_75", "sm_86", "sm_90a", "sm_100a"), ("compute_90",), ())
+    assert report.archs == (
+        Arch(ComputeCapability(7, 5)), Arch(ComputeCapability(8, 6)), Arch(ComputeCapability(9, 0), ptx=True),
+        Arch(ComputeCapability(9, 0), "a"), Arch(ComputeCapability(10, 0), "a"))
+    assert report.error is None and report.has_device_code
+
+
+def test_to_dict_has_the_contract_keys_first() -> None:
+    data = inspect_file(FIXTURES / "rdc.so").to_dict()
+    assert list(data)[:3] == ["path", "sass", "ptx"]
+    keys = ("sass", "ptx", "lto", "format", "containers", "entries", "compressed", "sections")
+    assert {k: data[k] for k in keys} == {
+        "sass": ["sm_86"], "ptx": [], "lto": [], "format": "elf", "containers": 2, "entries": 3, "compressed": 2,
+        "sections": [".nv_fatbin", "__nv_relfatbin"]}
+    assert "error" not in data and "aoti" not in data
+
+
+def test_explicit_non_binary_file_is_an_error_report() -> None:
+    (report,) = inspect_path(FIXTURES / "kernel.cu")
+    assert report.error == FileError(code="invalid-binary", message="not an ELF file, fatbin or cubin",
+                                     hint=report.error.hint if report.error else None)
+    assert report.listing is None and report.sass == () and report.format == ""
+
+
+def test_missing_path_is_invalid_input(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="no such file, directory or installed distribution") as info:
+        inspect_path(tmp_path / "nope.so")
+    assert info.value.hint
+    with pytest.raises(InvalidInput, match=f"installed distribution in {tmp_path}: surely-not-installed"):
+        inspect_path("surely-not-installed", site_packages=[tmp_path])
+
+
+def test_directory_walk_skips_host_only_files_unless_asked() -> None:
+    names = [Path(r.path).name for r in inspect_directory(FIXTURES)]
+    assert names == ["compress-size.so", "compress-speed.so", "embedded.so", "family.so", "kernel.fatbin",
+                     "lto.o", "multi.so", "rdc.o", "rdc.so", "sm_90a.cubin", "uncompressed.so"]
+    everything = [Path(r.path).name for r in inspect_directory(FIXTURES, include_empty=True)]
+    assert everything == sorted([*names, "nogpu.so"])
+
+
+def test_directory_walk_skips_symlinks_and_linker_scripts(tmp_path: Path) -> None:
+    shutil.copy(FIXTURES / "family.so", tmp_path / "libf.so.1")
+    (tmp_path / "libf.so").symlink_to(tmp_path / "libf.so.1")
+    (tmp_path / "libc.so").write_bytes(LINKER_SCRIPT)
+    assert [r.path for r in inspect_directory(tmp_path, include_empty=True)] == [str(tmp_path / "libf.so.1")]
+
+
+def test_wheel_members_are_read_in_place(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / "pkg-1.0-py3-none-linux_x86_64.whl")
+    reports = inspect_path(wheel)
+    assert [(r.path, r.sass, r.ptx) for r in reports] == [
+        (f"{wheel}!pkg/lib/libfamily.so.1", ("sm_100f",), ("compute_120f",)),
+        (f"{wheel}!pkg/lib/libmulti.so", ("sm_75", "sm_86", "sm_90a", "sm_100a"), ("compute_90",)),
+    ]
+    assert [Path(p).name for p in tmp_path.iterdir()] == [wheel.name]  # nothing extracted
+    everything = inspect_wheel(wheel, include_empty=True)
+    assert [r.path.split("!")[1] for r in everything] == [
+        "pkg/_host.cpython-311-x86_64-linux-gnu.so", "pkg/lib/libfamily.so.1", "pkg/lib/libmulti.so"]
+
+
+def test_stored_member_reads_only_headers(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / "w.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        info = archive.getinfo("pkg/lib/libfamily.so.1")
+        with open_zip_member(archive, info) as stream:
+            assert stream.read(4) == b"\x7fELF"
+            assert stream.seek(0, 2) == info.file_size
+            assert stream.read(10) == b""
+
+
+def test_large_deflated_member_goes_through_zipfile_stream(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(binaries, "_IN_MEMORY_MEMBER", 0)
+    wheel = make_wheel(tmp_path / "w.whl")
+    (multi,) = [r for r in inspect_wheel(wheel) if r.path.endswith("libmulti.so")]
+    assert multi.sass == ("sm_75", "sm_86", "sm_90a", "sm_100a")
+
+
+def test_damaged_wheel_member_is_a_per_file_error(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / "w.whl")
+    data = bytearray(wheel.read_bytes())
+    with zipfile.ZipFile(wheel) as archive:
+        info = archive.getinfo("pkg/lib/libmulti.so")
+        start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start + 100:start + 400] = b"\xff" * 300
+    wheel.write_bytes(bytes(data))
+    reports = {r.path.split("!")[1]: r for r in inspect_wheel(wheel)}
+    assert reports["pkg/lib/libfamily.so.1"].error is None
+    bad = reports["pkg/lib/libmulti.so"]
+    assert bad.error is not None and bad.error.code == "invalid-binary"
+    assert bad.error.message.startswith("cannot read member:")
+
+
+def test_not_a_zip_wheel_is_one_error_report(tmp_path: Path) -> None:
+    wheel = tmp_path / "broken-1.0-py3-none-any.whl"
+    wheel.write_bytes(b"not a zip")
+    (report,) = inspect_path(wheel)
+    assert report.error is not None and report.error.message.startswith("cannot read wheel:")
+
+
+def test_zip_member_with_implausible_size_is_refused(tmp_path: Path) -> None:
+    wheel = make_wheel(tmp_path / "w.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        info = archive.getinfo("pkg/lib/libmulti.so")
+        info.file_size = info.compress_size * 5000
+        with pytest.raises(InvalidBinary, match="implausible size"):
+            open_zip_member(archive, info)
+
+
+def test_installed_distribution_by_name(tmp_path: Path) -> None:
+    site = make_site(tmp_path)
+    dist = find_distribution("fake-pkg", [site])
+    assert dist is not None and dist.metadata["Name"] == "Fake_Pkg"
+    reports = inspect_path("FAKE.PKG", site_packages=[site])
+    assert [(Path(r.path).name, r.sass, r.error.message if r.error else None) for r in reports] == [
+        ("gone.so", (), "listed in RECORD but missing"),
+        ("libk.so", ("sm_75", "sm_86", "sm_90a", "sm_100a"), None),
+    ]
+    assert len(inspect_path("fake_pkg", site_packages=[site], include_empty=True)) == 3
+
+
+def test_inspect_paths_keeps_order() -> None:
+    reports = inspect_paths([FIXTURES / "lto.o", FIXTURES / "kernel.fatbin"])
+    assert [(Path(r.path).name, r.lto, r.sass) for r in reports] == [
+        ("lto.o", ("lto_90", "lto_100a"), ()), ("kernel.fatbin", (), ("sm_75",))]
+
+
+# --- the CLI and the human view ----------------------------------------------------------
+
+def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(FIXTURES / "family.so"), str(FIXTURES / "sm_90a.cubin"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["schema"] == 1
+    assert [{k: f[k] for k in ("path", "sass", "ptx")} for f in out["files"]] == [
+        {"path": str(FIXTURES / "family.so"), "sass": ["sm_100f"], "ptx": ["compute_120f"]},
+        {"path": str(FIXTURES / "sm_90a.cubin"), "sass": ["sm_90"], "ptx": []},
+    ]
+    assert out["files"][0]["ptx_isa"] == {"compute_120f": "9.0"}
+
+
+def test_cli_bad_path_is_exit_1_with_one_json_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(tmp_path / "missing.so"), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["error"]["code"] == "invalid-input" and out["error"]["hint"]
+
+
+def test_cli_corrupt_file_is_exit_1_with_the_file_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(FIXTURES / "kernel.cu"), "--json"]) == 1
+    (entry,) = json.loads(capsys.readouterr().out)["files"]
+    assert entry["error"]["code"] == "invalid-binary" and entry["sass"] == []
+
+
+def test_cli_human_table_goes_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(FIXTURES / "multi.so")]) == 0
+    out = capsys.readouterr().out
+    assert "sm_90a" in out and "compute_90" in out
+
+
+def test_format_details() -> None:
+    assert format_details(inspect_file(FIXTURES / "rdc.so")) == (
+        "3 entries, 2 containers, 2 compressed, has -rdc copies")
+    assert format_details(inspect_file(FIXTURES / "multi.so")) == (
+        "5 entries, 1 container, 1 compressed, PTX ISA 9.0")
+    broken = BinaryReport(path="x", error=FileError(code="invalid-binary", message="truncated"))
+    assert format_details(broken) == "error: invalid-binary: truncated"
+
+
+def test_render_inspect() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=200, color_system=None)
+    render_inspect([inspect_file(FIXTURES / "embedded.so")], console)
+    lines = buffer.getvalue().splitlines()
+    assert lines[0].split() == ["file", "SASS", "PTX", "LTO", "details"]
+    assert lines[1].split()[:5] == [str(FIXTURES / "embedded.so"), "sm_75", "sm_90", "compute_120", "-"]
+    empty = io.StringIO()
+    render_inspect([], Console(file=empty, width=200, color_system=None))
+    assert empty.getvalue() == "no GPU code found (use --all to list every binary)\n"
