@@ -206,6 +206,15 @@ def test_rodata_scan_finds_embedded_fatbin_and_cubin() -> None:
     assert listing_of("embedded.so", scan_rodata=False).entries == ()
 
 
+def test_rodata_is_scanned_by_default_only_without_fatbin_sections() -> None:
+    image = elf([(".rodata", container([(entry_header(2, 90), 8)])), (".nv_fatbin", container([(entry_header(2, 80),
+                                                                                                8)]))])
+    assert read_fatbin_archs(io.BytesIO(image)).sass == ("sm_80",)
+    assert read_fatbin_archs(io.BytesIO(image), scan_rodata=True).sass == ("sm_80", "sm_90")
+    rodata_only = elf([(".rodata", container([(entry_header(2, 90), 8)]))])
+    assert read_fatbin_archs(io.BytesIO(rodata_only)).sass == ("sm_90",)
+
+
 def test_host_only_library_is_an_empty_listing() -> None:
     listing = listing_of("nogpu.so")
     assert (listing.format, listing.entries, listing.containers, listing.notes) == ("elf", (), (), ())

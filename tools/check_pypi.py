@@ -275,39 +275,37 @@ def _py(tag: str) -> str | None:
 
 
 def check_python(kind: str, row: dict[str, Any], wheels: list[WheelFile], report: Report) -> None:
+    """``cpXY`` wheels must match ``python`` exactly; ``pyXY``, ``py3`` and ``abi3`` wheels set a floor."""
     version = row["version"]
     listed = set(row.get("python", []))
     exact: set[str] = set()
     floors: list[str] = []
-    requires_python: set[str] = set()
+    specs = {SpecifierSet(w.requires_python) for w in wheels if w.requires_python}
     for wheel in wheels:
-        if wheel.requires_python:
-            requires_python.add(wheel.requires_python)
         for interp in wheel.interpreters:
-            if interp.startswith("abi3:") or interp == "py3":
-                if (floor_py := _py(interp.removeprefix("abi3:"))) is not None:
-                    floors.append(floor_py)
-            elif re.match(r"^cp3\d+t$", interp):
+            if re.match(r"^cp3\d+t$", interp):
                 report.counts["free-threaded tags ignored"] += 1
+            elif interp.startswith("abi3:") or interp.startswith("py"):
+                floor = _py(interp.removeprefix("abi3:"))
+                floors.append(floor or "3.0")  # bare py3: Requires-Python decides
             elif (py := _py(interp)) is not None:
                 exact.add(py)
-    if exact:
+    if exact and not floors:
         if exact != listed:
             report.problem(kind, version, f"python {_fmt(listed)} but PyPI wheels are for {_fmt(exact)}")
         return
-    floor = min(floors, key=lambda v: Version(v)) if floors else None
-    specs = [SpecifierSet(r) for r in requires_python]
-    allowed = [v for v in listed if (floor is None or Version(v) >= Version(floor))
-               and all(s.contains(v + ".0") for s in specs)]
-    if set(allowed) != listed:
-        report.problem(kind, version, f"python {_fmt(listed - set(allowed))} not allowed by tag floor "
-                       f"{floor} / Requires-Python {sorted(requires_python)}")
-    lowest = min((Version(v) for v in listed), default=None)
-    candidates = [f"3.{m}" for m in range(6, 20)]
-    first_ok = next((v for v in candidates if (floor is None or Version(v) >= Version(floor))
-                     and all(s.contains(v + ".0") for s in specs)), None)
-    if lowest is not None and first_ok is not None and lowest != Version(first_ok):
-        report.problem(kind, version, f"python starts at {lowest} but PyPI wheels allow {first_ok}")
+    lowest_floor = min([*floors, *exact], key=Version)
+
+    def allowed(py: str) -> bool:
+        return Version(py) >= Version(lowest_floor) and all(s.contains(py + ".0") for s in specs)
+
+    refused = {py for py in listed if not allowed(py)}
+    if refused:
+        report.problem(kind, version, f"python {_fmt(refused)} not allowed by the wheel tags (from "
+                       f"{lowest_floor}) and Requires-Python {sorted(str(s) for s in specs)}")
+    first = next((f"3.{m}" for m in range(0, 30) if allowed(f"3.{m}")), None)
+    if listed and first is not None and min(listed, key=Version) != first:
+        report.problem(kind, version, f"python starts at {min(listed, key=Version)} but PyPI wheels allow {first}")
 
 
 def _fmt(versions: set[str]) -> str:

@@ -167,7 +167,9 @@ def read_package(archive: zipfile.ZipFile, label: str, *, limits: Limits = DEFAU
             kernel_label = f"{label}{ARCHIVE_SEPARATOR}{info.filename}"
             try:
                 with open_zip_member(archive, info) as stream:
-                    report = report_stream(kernel_label, stream, size=info.file_size, limits=limits)
+                    # scan .rodata even next to a .nv_fatbin: Triton kernels are embedded there
+                    report = report_stream(kernel_label, stream, size=info.file_size, limits=limits,
+                                           scan_rodata=True)
             except InvalidBinary as err:
                 report = BinaryReport(path=kernel_label, error=FileError.from_exception(err))
             except (OSError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:

@@ -209,11 +209,14 @@ def inspect_file(path: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Binary
         return BinaryReport(path=str(path), error=FileError(code="invalid-input", message=f"cannot read: {exc}"))
 
 
-def report_stream(label: str, stream: SeekableReader, *, size: int | None = None,
-                  limits: Limits = DEFAULT_LIMITS) -> BinaryReport:
+def report_stream(
+    label: str, stream: SeekableReader, *, size: int | None = None, limits: Limits = DEFAULT_LIMITS,
+    scan_rodata: bool | None = None,
+) -> BinaryReport:
     """Parse one open stream; an ``InvalidBinary`` becomes the report's ``error``."""
     try:
-        return BinaryReport(path=label, listing=read_fatbin_archs(stream, size=size, limits=limits))
+        listing = read_fatbin_archs(stream, size=size, limits=limits, scan_rodata=scan_rodata)
+        return BinaryReport(path=label, listing=listing)
     except InvalidBinary as err:
         return BinaryReport(path=label, error=FileError.from_exception(err))
 
@@ -300,7 +303,42 @@ def open_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> _MemberS
         with _MemberStream(ext) as whole:
             data = whole.read(info.file_size + 1)
         return _MemberStream(io.BytesIO(data))
-    return _MemberStream(ext)
+    return _MemberStream(_TailCache(ext, info.file_size))
+
+
+class _TailCache:
+    """Keeps the last MiB of a large deflated member in memory once it is reached.
+
+    An ELF's section table and section names sit at its end, so without this every listing
+    would inflate the member twice more (zipfile rewinds and re-inflates on a backward seek).
+    """
+
+    _TAIL: Final = 1024 * 1024
+
+    def __init__(self, inner: Any, size: int) -> None:
+        self._inner, self._size, self._pos = inner, size, 0
+        self._tail_start = max(size - self._TAIL, 0)
+        self._tail: bytes | None = None
+
+    def seek(self, offset: int, whence: int = 0, /) -> int:
+        self._pos = max({0: 0, 1: self._pos, 2: self._size}[whence] + offset, 0)
+        return self._pos
+
+    def read(self, size: int = -1, /) -> bytes:
+        if self._pos >= self._tail_start:
+            if self._tail is None:
+                self._inner.seek(self._tail_start)
+                self._tail = bytes(self._inner.read(self._size - self._tail_start))
+            at = self._pos - self._tail_start
+            data = self._tail[at:] if size < 0 else self._tail[at:at + size]
+        else:
+            self._inner.seek(self._pos)
+            data = bytes(self._inner.read(size))
+        self._pos += len(data)
+        return data
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 class _Window:

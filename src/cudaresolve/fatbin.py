@@ -238,12 +238,15 @@ def read_fatbin_archs(
     *,
     size: int | None = None,
     limits: Limits = DEFAULT_LIMITS,
-    scan_rodata: bool = True,
+    scan_rodata: bool | None = None,
 ) -> FatbinListing:
     """List the GPU code in ``fileobj``: a host ELF (``.so``/``.o``), a bare fatbin, or a cubin.
 
     ``size`` is the file's length when the caller knows it (a zip member); otherwise it is
-    found by seeking to the end.  Raises ``InvalidBinary`` for anything else or anything
+    found by seeking to the end.  ``scan_rodata``: ``None`` (default) scans ``.rodata`` only in
+    an ELF without fatbin sections (libcupti and AOTInductor models keep their kernels there;
+    libcurand's 20 MB of .rodata tables would otherwise cost more than its 150 entry headers);
+    ``True`` always, ``False`` never.  Raises ``InvalidBinary`` for anything else or anything
     malformed; a host ELF without device code gives an empty listing.
     """
     reader = _Reader(fileobj, size, limits)
@@ -268,7 +271,10 @@ def read_fatbin_archs(
     containers: list[Container] = []
     notes: list[str] = []
     scan_budget = [limits.max_scan_bytes]
-    for section in _read_sections(reader, header):
+    sections = _read_sections(reader, header)
+    if scan_rodata is None:
+        scan_rodata = not any(s.name in FATBIN_SECTIONS and s.size for s in sections)
+    for section in sections:
         if section.name in FATBIN_SECTIONS:
             strict = False
         elif scan_rodata and section.name in SCANNED_SECTIONS:

@@ -143,6 +143,15 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
     },
     "render.why-not.because": {_E: "because", _Z: "原因"},
     "render.why-not.ways-out": {_E: "ways out", _Z: "解决办法"},
+    "render.findings": {_E: "findings, most basic cause first", _Z: "发现的问题（最根本的原因在前）"},
+    "render.no-solution": {
+        _E: "no set of packages fits this target: {first}",
+        _Z: "没有一组软件包适合这台机器：{first}",
+    },
+    "render.no-solution-hint": {
+        _E: "run 'cudaresolve why-not' on a package or variant for the ways out",
+        _Z: "对某个软件包或构建变体运行 'cudaresolve why-not'，查看可行的办法",
+    },
     "reason.minor-version-compat": {
         _E: "driver {found} runs {variant} only through CUDA minor-version compatibility (full support needs "
         "{required}); code that the driver must JIT-compile from PTX may fail",

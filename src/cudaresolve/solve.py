@@ -89,10 +89,12 @@ def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Reso
 
 
 def _no_solution(findings: Sequence[Finding]) -> NoSolution:
-    first = findings[0] if findings else None
-    hint = "run 'cudaresolve why-not' on a package or variant for alternatives"
-    message = f"no set of packages fits this target: {first.message}" if first else "no set of packages fits"
-    return NoSolution(message, findings=findings, hint=hint)
+    first = findings[0].message if findings else "nothing was found to explain it"
+    return NoSolution(
+        message("render.no-solution", "en", first=first),
+        findings=findings,
+        hint=message("render.no-solution-hint", "en"),
+    )
 
 
 def _constraint_conflicts(pins: Mapping[str, Candidate]) -> list[Finding]:

@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in args_list
+    args = None
     try:
         parser = build_parser()
         args = parser.parse_args(args_list)
@@ -58,10 +59,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CudaResolveError as err:
         from cudaresolve import render
 
+        lang = _localize(err, args)
         if wants_json:
             render.emit_json({"error": err.to_dict()})
         else:
-            render.render_error(err, render.make_console())
+            render.render_error(err, render.make_console(), lang=lang)
         return err.exit_code
     except KeyboardInterrupt:
         return 130
+
+
+def _localize(err: CudaResolveError, args: argparse.Namespace | None) -> str:
+    """Findings in the language of ``--lang`` or the environment; returns that language."""
+    import os
+
+    from cudaresolve.messages import message, pick_lang
+    from cudaresolve.reasons import localize_all
+
+    lang = pick_lang(getattr(args, "lang", None), os.environ)
+    findings = getattr(err, "findings", None)
+    if not findings:
+        return lang
+    err.findings = list(localize_all(findings, lang))  # type: ignore[attr-defined]
+    err.message = message("render.no-solution", lang, first=err.findings[0].message)  # type: ignore[attr-defined]
+    err.hint = message("render.no-solution-hint", lang)
+    return lang

@@ -15,6 +15,7 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("requirements", nargs="*", metavar="REQ", help="PEP 508 requirements (default: pyproject.toml)")
     add_target_arguments(parser)
     parser.add_argument("--offline", action="store_true", help="use only the embedded data and the cache")
+    parser.add_argument("--lang", choices=("en", "zh"), help="message language (default: from LANG)")
     parser.add_argument(
         "--index-mirror",
         action="append",

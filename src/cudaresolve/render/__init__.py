@@ -41,7 +41,7 @@ def format_error(err: CudaResolveError) -> str:
     return text
 
 
-def render_error(err: CudaResolveError, console: Console) -> None:
+def render_error(err: CudaResolveError, console: Console, *, lang: str = "en") -> None:
     """The error and its hint on one line, then any findings or problems indented below it."""
     from rich.markup import escape
 
@@ -50,5 +50,13 @@ def render_error(err: CudaResolveError, console: Console) -> None:
     ))
     for path, message in getattr(err, "problems", []):
         console.print(f"  {escape(path or '<top>')}: {escape(message)}")
-    for finding in getattr(err, "findings", []):
-        console.print(f"  - {escape(finding.code)}: {escape(finding.message)}")
+    findings = getattr(err, "findings", [])
+    if findings:
+        from rich.tree import Tree
+
+        from cudaresolve.messages import message
+
+        tree = Tree(message("render.findings", lang))
+        for finding in findings:
+            tree.add(f"[red]{escape(finding.code)}[/]: {escape(finding.message)}")
+        console.print(tree, soft_wrap=False)
