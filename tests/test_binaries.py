@@ -248,3 +248,11 @@ def test_render_inspect() -> None:
     empty = io.StringIO()
     render_inspect([], Console(file=empty, width=200, color_system=None))
     assert empty.getvalue() == "no GPU code found (use --all to list every binary)\n"
+
+
+def test_cli_distribution_name_with_site_packages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    site = make_site(tmp_path)
+    assert main(["inspect", "fake-pkg", "--site-packages", str(site), "--json"]) == 1  # gone.so is an error
+    files = json.loads(capsys.readouterr().out)["files"]
+    assert [(Path(f["path"]).name, f["sass"], "error" in f) for f in files] == [
+        ("gone.so", [], True), ("libk.so", ["sm_75", "sm_86", "sm_90a", "sm_100a"], False)]

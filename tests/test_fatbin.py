@@ -207,11 +207,11 @@ def test_rodata_scan_finds_embedded_fatbin_and_cubin() -> None:
 
 
 def test_rodata_is_scanned_by_default_only_without_fatbin_sections() -> None:
-    image = elf([(".rodata", container([(entry_header(2, 90), 8)])), (".nv_fatbin", container([(entry_header(2, 80),
-                                                                                                8)]))])
+    embedded = container([(entry_header(2, 90), 8)])
+    image = elf([(".rodata", embedded), (".nv_fatbin", container([(entry_header(2, 80), 8)]))])
     assert read_fatbin_archs(io.BytesIO(image)).sass == ("sm_80",)
     assert read_fatbin_archs(io.BytesIO(image), scan_rodata=True).sass == ("sm_80", "sm_90")
-    rodata_only = elf([(".rodata", container([(entry_header(2, 90), 8)]))])
+    rodata_only = elf([(".rodata", embedded)])
     assert read_fatbin_archs(io.BytesIO(rodata_only)).sass == ("sm_90",)
 
 

@@ -13,7 +13,8 @@ For every package row of the database whose project PyPI hosts, it checks:
   ``channel = "pypi"`` build, or no builds at all), and is not yanked;
 * every final release on PyPI at or above the oldest row is in the database;
 * the CPython tags of the Linux x86_64 (or pure-Python) wheels against the row's ``python``:
-  ``cpXY``/``pyXY`` tags as an exact set, ``abi3``/``py3`` tags as a floor plus Requires-Python;
+  ``cpXY`` tags as an exact set (free-threaded ``cpXYt`` ignored); ``pyXY``, ``abi3`` and ``py3``
+  tags as a floor that, with Requires-Python, fixes the row's lowest Python;
 * the wheel's own ``Requires-Dist`` (METADATA) against the row's ``metadata-requires``: every
   recorded requirement must be there, and every pin on a tracked name (torch, triton,
   fbgemm-gpu, the CUDA runtime, the flashinfer packages) must be recorded;
@@ -49,16 +50,35 @@ from packaging.version import InvalidVersion, Version
 SIMPLE: Final = "https://pypi.org/simple/{name}/"
 ACCEPT_JSON: Final = "application/vnd.pypi.simple.v1+json"  # PEP 691
 PACKAGE_KINDS: Final = (
-    "torch", "torchvision", "torchaudio", "fbgemm-gpu", "torchrec", "xformers",
-    "flashinfer-python", "flashinfer", "flashinfer-cubin", "flashinfer-jit-cache",
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "fbgemm-gpu",
+    "torchrec",
+    "xformers",
+    "flashinfer-python",
+    "flashinfer",
+    "flashinfer-cubin",
+    "flashinfer-jit-cache",
 )
 # Requirements whose pins matter to the database; a METADATA pin on one of these that the
 # row does not record is a disagreement.
-TRACKED: Final = frozenset({
-    "torch", "triton", "pytorch-triton", "fbgemm-gpu", "fbgemm-gpu-genai", "cuda-toolkit",
-    "nvidia-cuda-runtime-cu11", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime",
-    "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache",
-})
+TRACKED: Final = frozenset(
+    {
+        "torch",
+        "triton",
+        "pytorch-triton",
+        "fbgemm-gpu",
+        "fbgemm-gpu-genai",
+        "cuda-toolkit",
+        "nvidia-cuda-runtime-cu11",
+        "nvidia-cuda-runtime-cu12",
+        "nvidia-cuda-runtime",
+        "flashinfer-python",
+        "flashinfer-cubin",
+        "flashinfer-jit-cache",
+    }
+)
 TAIL_BYTES: Final = 32 * 1024  # the end record and, in most wheels, the .dist-info entries
 CD_SIG: Final = b"PK\x01\x02"
 EOCD_SIG: Final = b"PK\x05\x06"
@@ -116,15 +136,22 @@ def fetch_project(client: httpx.Client, name: str) -> dict[Version, list[WheelFi
                     interpreters.add(tag.interpreter)
             platforms = frozenset(tag.platform for tag in tags)
         else:
-            version = _sdist_version(filename)
-            if version is None:
+            sdist_version = _sdist_version(filename)
+            if sdist_version is None:
                 continue
-            build, interpreters, platforms = (), {"sdist"}, frozenset({"sdist"})
-        files[version].append(WheelFile(
-            filename=filename, url=entry["url"], version=version, build=build,
-            interpreters=frozenset(interpreters), platforms=platforms,
-            requires_python=entry.get("requires-python"), yanked=bool(entry.get("yanked")),
-        ))
+            version, build, interpreters, platforms = sdist_version, (), {"sdist"}, frozenset({"sdist"})
+        files[version].append(
+            WheelFile(
+                filename=filename,
+                url=entry["url"],
+                version=version,
+                build=build,
+                interpreters=frozenset(interpreters),
+                platforms=platforms,
+                requires_python=entry.get("requires-python"),
+                yanked=bool(entry.get("yanked")),
+            )
+        )
     return dict(files)
 
 
@@ -197,7 +224,7 @@ def _metadata_from_zip(client: httpx.Client, url: str) -> str:
     start = 30 + name_len + extra_len
     if start + comp_size > len(chunk):
         chunk, _, _ = _get_range(client, url, f"{local_offset}-{local_offset + start + comp_size - 1}")
-    data = chunk[start:start + comp_size]
+    data = chunk[start : start + comp_size]
     raw = zlib.decompress(data, -15) if method == 8 else data
     return raw.decode("utf-8")
 
@@ -207,13 +234,13 @@ def _central_directory(client: httpx.Client, url: str, tail: bytes, tail_start: 
     at = tail.rfind(EOCD_SIG)
     if at < 0:
         raise RuntimeError(f"no zip end record in the tail of {url}")
-    cd_size, cd_offset = struct.unpack("<II", tail[at + 12:at + 20])
+    cd_size, cd_offset = struct.unpack("<II", tail[at + 12 : at + 20])
     if cd_offset != 0xFFFFFFFF and cd_size != 0xFFFFFFFF:
         return cd_offset, cd_size
     locator = tail.rfind(ZIP64_LOCATOR_SIG, 0, at)
-    (record_offset,) = struct.unpack("<Q", tail[locator + 8:locator + 16])
+    (record_offset,) = struct.unpack("<Q", tail[locator + 8 : locator + 16])
     if record_offset >= tail_start:
-        record = tail[record_offset - tail_start:]
+        record = tail[record_offset - tail_start :]
     else:
         record, _, _ = _get_range(client, url, f"{record_offset}-{record_offset + 55}")
     cd_size64, cd_offset64 = struct.unpack("<QQ", record[40:56])
@@ -224,14 +251,14 @@ def _find_cd_entry(buffer: bytes) -> tuple[int, int, int] | None:
     """(method, compressed size, local header offset) of the METADATA entry found in ``buffer``."""
     at = buffer.find(CD_SIG)
     while 0 <= at <= len(buffer) - 46:
-        method, = struct.unpack("<H", buffer[at + 10:at + 12])
-        comp_size, _size = struct.unpack("<II", buffer[at + 20:at + 28])
-        name_len, extra_len, comment_len = struct.unpack("<HHH", buffer[at + 28:at + 34])
-        (local_offset,) = struct.unpack("<I", buffer[at + 42:at + 46])
-        name = buffer[at + 46:at + 46 + name_len].decode("utf-8", "replace")
+        (method,) = struct.unpack("<H", buffer[at + 10 : at + 12])
+        comp_size, size = struct.unpack("<II", buffer[at + 20 : at + 28])
+        name_len, extra_len, _comment_len = struct.unpack("<HHH", buffer[at + 28 : at + 34])
+        (local_offset,) = struct.unpack("<I", buffer[at + 42 : at + 46])
+        name = buffer[at + 46 : at + 46 + name_len].decode("utf-8", "replace")
         if _METADATA_MEMBER.match(name):
-            extra = buffer[at + 46 + name_len:at + 46 + name_len + extra_len]
-            comp_size, local_offset = _zip64_fix(extra, comp_size, _size, local_offset)
+            extra = buffer[at + 46 + name_len : at + 46 + name_len + extra_len]
+            comp_size, local_offset = _zip64_fix(extra, comp_size, size, local_offset)
             return method, comp_size, local_offset
         at = buffer.find(CD_SIG, at + 4)
     return None
@@ -241,8 +268,8 @@ def _zip64_fix(extra: bytes, comp_size: int, size: int, offset: int) -> tuple[in
     """Apply the zip64 extra field (id 1) to 32-bit sentinel values."""
     pos = 0
     while pos + 4 <= len(extra):
-        header_id, length = struct.unpack("<HH", extra[pos:pos + 4])
-        body = extra[pos + 4:pos + 4 + length]
+        header_id, length = struct.unpack("<HH", extra[pos : pos + 4])
+        body = extra[pos + 4 : pos + 4 + length]
         if header_id == 1:
             values = list(struct.unpack(f"<{len(body) // 8}Q", body[: len(body) // 8 * 8]))
             if size == 0xFFFFFFFF and values:
@@ -264,8 +291,12 @@ def requires_dist(metadata: str) -> list[Requirement]:
 
 
 def _norm(req: Requirement) -> tuple[str, str, str, frozenset[str]]:
-    return (canonicalize_name(req.name), str(SpecifierSet(str(req.specifier))),
-            str(req.marker) if req.marker else "", frozenset(req.extras))
+    return (
+        canonicalize_name(req.name),
+        str(SpecifierSet(str(req.specifier))),
+        str(req.marker) if req.marker else "",
+        frozenset(req.extras),
+    )
 
 
 def _py(tag: str) -> str | None:
@@ -301,8 +332,13 @@ def check_python(kind: str, row: dict[str, Any], wheels: list[WheelFile], report
 
     refused = {py for py in listed if not allowed(py)}
     if refused:
-        report.problem(kind, version, f"python {_fmt(refused)} not allowed by the wheel tags (from "
-                       f"{lowest_floor}) and Requires-Python {sorted(str(s) for s in specs)}")
+        tags = "any 3.x" if lowest_floor == "3.0" else f"{lowest_floor} and up"
+        report.problem(
+            kind,
+            version,
+            f"python {_fmt(refused)} not allowed: wheel tags take {tags}, "
+            f"Requires-Python {sorted(str(s) for s in specs)}",
+        )
     first = next((f"3.{m}" for m in range(0, 30) if allowed(f"3.{m}")), None)
     if listed and first is not None and min(listed, key=Version) != first:
         report.problem(kind, version, f"python starts at {min(listed, key=Version)} but PyPI wheels allow {first}")
@@ -323,8 +359,11 @@ def check_requires(kind: str, row: dict[str, Any], metadata: str, report: Report
     for req in recorded:
         if _norm(req) not in declared_norm:
             same = [str(r) for r in declared if canonicalize_name(r.name) == canonicalize_name(req.name)]
-            report.problem(kind, version, f"metadata-requires has {str(req)!r}; METADATA declares "
-                           f"{same or 'nothing for ' + req.name}")
+            report.problem(
+                kind,
+                version,
+                f"metadata-requires has {str(req)!r}; METADATA declares {same or 'nothing for ' + req.name}",
+            )
     recorded_norm = {_norm(r) for r in recorded}
     for req in declared:
         if canonicalize_name(req.name) in TRACKED and _norm(req) not in recorded_norm:
@@ -332,7 +371,9 @@ def check_requires(kind: str, row: dict[str, Any], metadata: str, report: Report
     if kind == "torch" and row.get("pypi-variant"):
         implied = _variant_from_runtime(declared)
         if implied and implied != row["pypi-variant"]:
-            report.problem(kind, version, f"pypi-variant {row['pypi-variant']} but the CUDA runtime pin implies {implied}")
+            report.problem(
+                kind, version, f"pypi-variant {row['pypi-variant']} but the CUDA runtime pin implies {implied}"
+            )
 
 
 def _variant_from_runtime(declared: list[Requirement]) -> str | None:
@@ -352,15 +393,18 @@ def _on_pypi_expected(row: dict[str, Any]) -> bool:
 
 def _pick(wheels: list[WheelFile]) -> WheelFile | None:
     """The wheel to read METADATA from: newest build tag, cp312 preferred, else the highest tag."""
+
     def score(w: WheelFile) -> tuple[Any, ...]:
         tags = sorted(w.interpreters)
         return (w.build, "cp312" in w.interpreters, tags)
+
     real = [w for w in wheels if "sdist" not in w.interpreters]
     return max(real, key=score) if real else None
 
 
-def check_kind(client: httpx.Client, kind: str, rows: list[dict[str, Any]], cache: Path | None,
-               report: Report, verbose: bool) -> None:
+def check_kind(
+    client: httpx.Client, kind: str, rows: list[dict[str, Any]], cache: Path | None, report: Report, verbose: bool
+) -> None:
     listing = fetch_project(client, kind)
     if listing is None:
         report.note(kind, "*", f"PyPI does not host {kind}; {len(rows)} rows not checked")
@@ -377,8 +421,7 @@ def check_kind(client: httpx.Client, kind: str, rows: list[dict[str, Any]], cach
                 report.problem(kind, str(version), "on PyPI but missing from the database")
     for row in rows:
         report.counts["rows"] += 1
-        version = Version(row["version"])
-        files = listing.get(version)
+        files = listing.get(Version(row["version"]), [])
         if not files:
             if _on_pypi_expected(row):
                 report.problem(kind, row["version"], "not on PyPI")
@@ -409,8 +452,12 @@ def check_kind(client: httpx.Client, kind: str, rows: list[dict[str, Any]], cach
             print(f"checked {kind} {row['version']} via {wheel.filename}", file=sys.stderr)
     if report.sdist_only[kind]:
         versions = report.sdist_only[kind]
-        report.note(kind, f"{versions[-1]}..{versions[0]}", f"{len(versions)} rows have only an sdist on PyPI "
-                    "(or no Linux x86_64 / pure wheel): python and METADATA not checked")
+        report.note(
+            kind,
+            f"{versions[-1]}..{versions[0]}",
+            f"{len(versions)} rows have only an sdist on PyPI "
+            "(or no Linux x86_64 / pure wheel): python and METADATA not checked",
+        )
 
 
 def load_rows(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -424,12 +471,15 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(__file__).resolve().parent.parent
     parser.add_argument("--compat", type=Path, default=root / "data" / "compat.toml")
     parser.add_argument("--kind", action="append", choices=PACKAGE_KINDS, help="check only this kind (repeatable)")
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "cudaresolve-check-pypi",
-                        help="where fetched METADATA is kept ('' for none)")
+    parser.add_argument(
+        "--cache",
+        default=str(Path.home() / ".cache" / "cudaresolve-check-pypi"),
+        help="where fetched METADATA is kept ('' for none)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     rows = load_rows(args.compat)
-    cache = args.cache if str(args.cache) else None
+    cache = Path(args.cache) if args.cache else None
     report = Report()
 
     def count(response: httpx.Response) -> None:
@@ -438,8 +488,12 @@ def main(argv: list[str] | None = None) -> int:
         report.counts["bytes downloaded"] += len(response.content)
 
     try:
-        with httpx.Client(timeout=60, follow_redirects=True, headers={"User-Agent": "cudaresolve-check-pypi"},
-                          event_hooks={"response": [count]}) as client:
+        with httpx.Client(
+            timeout=60,
+            follow_redirects=True,
+            headers={"User-Agent": "cudaresolve-check-pypi"},
+            event_hooks={"response": [count]},
+        ) as client:
             for kind, kind_rows in rows.items():
                 if args.kind and kind not in args.kind:
                     continue

@@ -100,5 +100,7 @@ def explain_resolution(
         findings.append(
             reason("pin-conflict", package=names, version="", required=names, found="no common set of versions")
         )
-    unique = list(dict.fromkeys(findings))
-    return sorted(unique, key=lambda f: _ORDER.get(f.code, 99))
+    unique: dict[tuple[str, str | None, str | None], Finding] = {}
+    for finding in findings:  # the newest release's finding stands for the older ones
+        unique.setdefault((finding.code, finding.package, finding.required), finding)
+    return sorted(unique.values(), key=lambda f: _ORDER.get(f.code, 99))
