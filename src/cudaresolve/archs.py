@@ -15,6 +15,7 @@ https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatib
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -106,6 +107,7 @@ def parse_cc(text: str) -> ComputeCapability:
     return ComputeCapability(major, minor)
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_arch(text: str) -> tuple[Arch, ...]:
     """One arch-list item -> its targets.
 

@@ -9,6 +9,7 @@ them all.  ``load_compat`` is the only function here that touches a file.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -278,6 +279,7 @@ class _Collector:
         return text
 
 
+@functools.lru_cache(maxsize=4096)
 def _requirement(text: str) -> Requirement:
     from packaging.requirements import InvalidRequirement, Requirement
 
@@ -288,6 +290,7 @@ def _requirement(text: str) -> Requirement:
         raise ValueError(f"not a PEP 508 requirement: {text!r} ({reason})") from exc
 
 
+@functools.lru_cache(maxsize=4096)
 def _version(text: str) -> Version:
     from packaging.version import Version
 
@@ -518,6 +521,7 @@ class CompatDB:
         gpus: Sequence[GpuModel],
         variants: Sequence[VariantInfo],
         packages: Mapping[str, Sequence[PackageRelease]],
+        raw_packages: Mapping[str, list[Mapping[str, Any]]] | None = None,
     ) -> None:
         self.schema_version = schema_version
         self.snapshot_date = snapshot_date
@@ -526,6 +530,7 @@ class CompatDB:
         self.gpus = tuple(gpus)
         self.variants = tuple(variants)
         self._packages = {k: tuple(v) for k, v in packages.items()}
+        self._raw_packages = dict(raw_packages or {})  # trusted rows, read on first use
         self._variant_by_name = {v.name: v for v in self.variants}
         self._cuda_by_version = {r.version: r for r in self.cuda}
         self._gpu_keys: dict[tuple[str, ...], GpuModel] = {}
@@ -535,8 +540,15 @@ class CompatDB:
 
     # -- construction -------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "compat.toml") -> CompatDB:
-        """Validate ``data`` completely; raise one ``InvalidCompatData`` with every problem."""
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "compat.toml", lazy: bool = False) -> CompatDB:
+        """Validate ``data`` completely; raise one ``InvalidCompatData`` with every problem.
+
+        ``lazy=True`` is for a file already validated (the shipped one, checked by the test
+        suite and ``db check``): package rows are read on first use and the cross-row
+        reference checks are skipped, which keeps start-up fast.
+        """
+        if lazy:
+            return cls._trusted(data, source=source)
         c = _Collector()
         c.keys(data, _TOP_KEYS, "")
         schema = c.get(data, "schema-version", int, "", required=True)
@@ -569,14 +581,44 @@ class CompatDB:
             packages=packages,
         )
 
+    @classmethod
+    def _trusted(cls, data: Mapping[str, Any], *, source: str) -> CompatDB:
+        c = _Collector()
+        cuda = [r for i, t in enumerate(data.get("cuda", [])) if (r := _read_cuda(c, t, f"cuda[{i}]"))]
+        fcs = data.get("forward-compat", [])
+        forward = [r for i, t in enumerate(fcs) if (r := _read_forward_compat(c, t, f"forward-compat[{i}]"))]
+        gpus = [r for i, t in enumerate(data.get("gpu", [])) if (r := _read_gpu(c, t, f"gpu[{i}]"))]
+        variants = [r for i, t in enumerate(data.get("variant", [])) if (r := _read_variant(c, t, f"variant[{i}]"))]
+        if c.problems:
+            raise InvalidCompatData(c.problems, source=source)
+        raw = {kind: list(data.get(kind, [])) for kind in PACKAGE_KINDS}
+        return cls(
+            schema_version=data.get("schema-version", SCHEMA_MAJOR),
+            snapshot_date=data.get("snapshot-date"),
+            cuda=cuda,
+            forward_compat=forward,
+            gpus=gpus,
+            variants=variants,
+            packages={},
+            raw_packages=raw,
+        )
+
     # -- queries --------------------------------------------------------------------------
     def packages(self, name: str) -> tuple[PackageRelease, ...]:
         """Releases of ``name`` (canonical), newest first; empty for a package we know nothing of."""
+        if name not in self._packages and name in self._raw_packages:
+            c = _Collector()
+            rows = self._raw_packages.pop(name)
+            releases = [r for i, t in enumerate(rows) if (r := _read_package(c, name, t, f"{name}[{i}]", self._variant_by_name))]
+            if c.problems:
+                raise InvalidCompatData(c.problems, source="compat.toml")
+            self._packages[name] = tuple(releases)
         return self._packages.get(name, ())
 
     @property
     def package_names(self) -> tuple[str, ...]:
-        return tuple(k for k, v in self._packages.items() if v)
+        names = [k for k, v in self._packages.items() if v] + [k for k, v in self._raw_packages.items() if v]
+        return tuple(k for k in PACKAGE_KINDS if k in names)
 
     def variant(self, name: str) -> VariantInfo | None:
         return self._variant_by_name.get(name)
@@ -685,32 +727,72 @@ def _check_unique(c: _Collector, kind: str, values: Sequence[str], key: str) -> 
 
 
 _SHIPPED_CACHE: dict[str, CompatDB] = {}
+_PARSED_FORMAT: Final = 1  # bump when the cached JSON's meaning changes
 
 
-def load_compat(path: str | Path | None = None) -> CompatDB:
-    """Read and validate ``path``, or the database shipped inside the package."""
+def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
     import tomllib
 
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidCompatData([("", f"not valid TOML: {exc}")], source=label) from exc
+
+
+def _parse_shipped(text: str, label: str) -> Mapping[str, Any]:
+    """tomllib's result for the shipped file, kept as JSON in the user cache (json parses ~10x faster).
+
+    The entry is named by the SHA-256 of the text, so an edited or upgraded file is parsed anew;
+    an unreadable or unwritable cache is simply skipped.
+    """
+    import hashlib
+    import json
+    import os
+
+    digest = hashlib.sha256(f"{_PARSED_FORMAT}\n{text}".encode()).hexdigest()[:32]
+    root = os.environ.get("CUDARESOLVE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "cudaresolve"
+    )
+    path = Path(root) / "compat" / f"{digest}.json"
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(cached, dict):
+            return cached
+    except (OSError, ValueError):
+        pass
+    data = _parse_toml(text, label)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return data
+
+
+def load_compat(path: str | Path | None = None, *, validate: bool = False) -> CompatDB:
+    """Read ``path`` (always fully validated), or the database shipped inside the package.
+
+    The shipped file is trusted (CI validates it) and read lazily unless ``validate`` is set.
+    """
     from cudaresolve.errors import InvalidInput
 
     if path is None:
-        if "shipped" in _SHIPPED_CACHE:
-            return _SHIPPED_CACHE["shipped"]
+        key = "validated" if validate else "shipped"
+        if key in _SHIPPED_CACHE:
+            return _SHIPPED_CACHE[key]
         from importlib.resources import files
 
         resource = files("cudaresolve") / "data" / "compat.toml"
-        text, label = resource.read_text(encoding="utf-8"), "compat.toml (shipped)"
-    else:
-        label = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {label}: {exc.strerror}", hint="check that the file exists and is readable") from exc
+        label = "compat.toml (shipped)"
+        text = resource.read_text(encoding="utf-8")
+        db = CompatDB.from_dict(_parse_shipped(text, label), source=label, lazy=not validate)
+        _SHIPPED_CACHE[key] = db
+        return db
+    label = str(path)
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidCompatData([("", f"not valid TOML: {exc}")], source=label) from exc
-    db = CompatDB.from_dict(data, source=label)
-    if path is None:
-        _SHIPPED_CACHE["shipped"] = db
-    return db
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {label}: {exc.strerror}", hint="check that the file exists and is readable") from exc
+    return CompatDB.from_dict(_parse_toml(text, label), source=label)

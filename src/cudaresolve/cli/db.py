@@ -29,7 +29,7 @@ def _check(args: argparse.Namespace) -> int:
     from cudaresolve.render import db as render_db
 
     try:
-        db = load_compat(args.path)
+        db = load_compat(args.path, validate=True)
     except InvalidCompatData as err:
         if args.json:
             render.emit_json({"ok": False, "error": err.to_dict()})

@@ -1,0 +1,76 @@
+"""The shipped database: it validates fully, and the invariants the tool relies on hold."""
+
+from __future__ import annotations
+
+from cudaresolve.archs import ComputeCapability
+from cudaresolve.compat import PACKAGE_KINDS, load_compat
+from cudaresolve.models import CudaVersion, parse_driver
+
+
+def test_shipped_file_validates_completely() -> None:
+    db = load_compat(validate=True)
+    assert db.schema_version == 1
+    assert len(db.gpus) >= 60
+
+
+def test_lazy_and_validated_loads_agree() -> None:
+    lazy, full = load_compat(), load_compat(validate=True)
+    for kind in PACKAGE_KINDS:
+        assert lazy.packages(kind) == full.packages(kind), kind
+
+
+def test_every_cuda_toolkit_from_11_0_to_13() -> None:
+    versions = {r.version for r in load_compat().cuda}
+    assert {CudaVersion(11, m) for m in range(9)} <= versions
+    assert {CudaVersion(12, m) for m in (0, 1, 2, 3, 4, 5, 6, 8, 9)} <= versions
+    assert CudaVersion(13, 0) in versions
+
+
+def test_required_gpus_are_known_with_their_capability() -> None:
+    db = load_compat()
+    expected = {
+        "GeForce GTX 1080 Ti": "6.1", "Tesla P100": "6.0", "V100": "7.0", "T4": "7.5", "RTX 2080": "7.5",
+        "RTX 3090": "8.6", "RTX 4090": "8.9", "RTX 5090": "12.0", "A100": "8.0", "A800": "8.0", "A10": "8.6",
+        "A30": "8.0", "A40": "8.6", "L4": "8.9", "L20": "8.9", "L40": "8.9", "L40S": "8.9", "H100": "9.0",
+        "H800": "9.0", "H20": "9.0", "H200": "9.0", "GH200": "9.0", "B200": "10.0", "B300": "10.3",
+        "GB200": "10.0", "RTX PRO 6000 Blackwell": "12.0", "Jetson AGX Orin": "8.7", "GB10": "12.1",
+    }
+    for name, cc in expected.items():
+        gpu = db.find_gpu(name)
+        assert gpu is not None, name
+        assert str(gpu.cc) == cc, name
+    assert db.find_gpu("A800").datacenter and not db.find_gpu("RTX 3090").datacenter
+    assert db.find_gpu("Jetson AGX Orin").tegra
+
+
+def test_minor_version_floors() -> None:
+    db = load_compat()
+    assert str(db.cuda_release(CudaVersion(11, 8)).minor_compat_driver_linux) == "450.80.02"
+    assert str(db.cuda_release(CudaVersion(12, 1)).minor_compat_driver_linux) == "525.60.13"
+    assert db.max_cuda_for_driver(parse_driver("470.129.06")) == CudaVersion(11, 4)
+
+
+def test_torch_rows_cover_2_0_to_newest_with_sourced_builds() -> None:
+    releases = load_compat().packages("torch")
+    assert str(releases[-1].version) == "2.0.0"
+    for release in releases:
+        assert release.source
+        for build in release.builds:
+            assert build.source
+            if build.variant != "cpu":
+                assert build.sass or build.ptx
+
+
+def test_xformers_pin_rule() -> None:
+    for release in load_compat().packages("xformers"):
+        torch = [r for r in release.requires if r.name == "torch"]
+        assert torch, release.version
+        if release.version.release <= (0, 0, 34):
+            assert any(s.operator == "==" for s in torch[0].specifier), release.version
+    newest = load_compat().packages("xformers")[0]
+    assert str(newest.version) >= "0.0.35"
+
+
+def test_flashinfer_minimum_sm() -> None:
+    for release in load_compat().packages("flashinfer-python"):
+        assert release.min_sm is None or release.min_sm >= ComputeCapability(7, 5)
