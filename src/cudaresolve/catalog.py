@@ -256,7 +256,7 @@ def _release_candidates(
             name=release.name,
             version=version,
             variant=build.variant if build else None,
-            index_url=build.index_url if build else "https://pypi.org/simple",
+            index_url=build.index_url if build else (release.index_url or "https://pypi.org/simple"),
             channel=build.channel if build else "pypi",
             release=release,
             build=build,

@@ -76,6 +76,7 @@ _PACKAGE_KEYS: Final = {
     "min-sm",
     "pypi-variant",
     "index",
+    "index-url",
     "build",
 } | _ROW_COMMON
 _BUILD_KEYS: Final = {
@@ -117,7 +118,12 @@ class CudaRelease:
     def min_driver(self, platform: str) -> DriverVersion:
         """Full-compatibility minimum on this platform (Windows 13.x has none: its floor applies)."""
         if platform.startswith("win"):
-            return self.min_driver_windows or self.minor_compat_driver_windows or self.min_driver_linux
+            if self.min_driver_windows is not None:
+                return self.min_driver_windows
+            branch = re.sub(r"\D", "", self.driver_branch or "")  # 13.x: NVIDIA names only a branch ("R615")
+            if branch:
+                return parse_driver(branch)
+            return self.minor_compat_driver_windows or self.min_driver_linux
         return self.min_driver_linux
 
     def minor_compat_driver(self, platform: str) -> DriverVersion:
@@ -193,6 +199,7 @@ class PackageRelease:
     source: str
     verified: bool = True
     index: str = "pypi"  # pure rows: "pypi", or "pytorch" when the chosen variant's index carries it
+    index_url: str | None = None  # pure rows on another index (flashinfer's own)
 
     @property
     def pure(self) -> bool:
@@ -485,6 +492,7 @@ def _read_package(
         min_sm=c.parse(f"{path}.min-sm", parse_cc, c.get(row, "min-sm", str, path)),
         pypi_variant=c.get(row, "pypi-variant", str, path),
         index=c.get(row, "index", str, path) or "pypi",
+        index_url=(c.url(row, "index-url", path) or "").rstrip("/") or None,
         builds=(),
         source=c.source(row, path),
         verified=c.get(row, "verified", bool, path) is not False,
@@ -495,9 +503,9 @@ def _read_package(
         c.add(f"{path}.pypi-variant", f"unknown variant {release.pypi_variant!r}")
     builds = [_read_build(c, b, f"{path}.build[{i}]", release, variants) for i, b in enumerate(builds_raw)]
     kept = tuple(b for b in builds if b is not None)
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str, str, tuple[str, ...]]] = set()
     for i, b in enumerate(kept):
-        key = (b.variant, b.channel, b.local)
+        key = (b.variant, b.channel, b.local, b.platforms)
         if key in seen:
             c.add(f"{path}.build[{i}]", f"duplicate build {b.variant} on {b.channel}")
         seen.add(key)
