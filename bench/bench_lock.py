@@ -1,0 +1,595 @@
+"""Lock speed: ``cudaresolve lock`` against ``uv pip compile`` and ``pip install --dry-run`` on one local index.
+
+    python bench/bench_lock.py                  # 15 rounds, ~120 wheels per project
+    python bench/bench_lock.py --quick          # 3 rounds, smaller pages, no import/profile report
+    python bench/bench_lock.py --repeat 30 --profile
+    python bench/bench_lock.py --uv /path/to/uv --pip-python /path/to/venv/bin/python
+
+One PEP 503 tree is written to a temporary directory and served on 127.0.0.1 (a thread, port
+0): ``/simple/<project>/`` pages with ``#sha256=`` fragments, ``data-requires-python`` and PEP
+658 ``.metadata`` files, linking tiny real wheels (a few hundred bytes each). The wheels copy the
+shipped compat database: for the newest releases of torch, torchrec, fbgemm-gpu, xformers and
+flashinfer-python, every build (``2.14.1+cu130``, ``2.14.1+cu126``, ``2.14.1+cpu``, the plain
+PyPI one ...) for CPython 3.10-3.13 on manylinux x86_64/aarch64 and Windows, with the database's
+pairings as ``Requires-Dist`` (torchrec needs ``fbgemm-gpu==1.9.*`` and ``torch==2.14.*`` ...),
+so uv and pip have to resolve. The real wheels' other dependencies (triton, nvidia-*, numpy) are
+left out: that makes uv's and pip's job smaller, not larger.
+
+The same request (``torch torchrec xformers flashinfer-python``) goes to every tool, each
+pointed at that one index: uv and pip by ``--index-url``, cudaresolve by ``--index-mirror``
+flags that send every index it knows (PyPI, download.pytorch.org/whl/<variant>, flashinfer.ai)
+to the same ``/simple``. The server answers ``Cache-Control: max-age=0`` with ``Last-Modified``,
+so with a warm cache every tool revalidates each page with a conditional GET (304); the
+``--offline`` rows read their caches without asking. Each tool's cache is a fresh temporary
+directory warmed by one untimed run; rounds interleave the tools so drift hits all of them.
+
+Times are wall clock of a whole process, as a user waits for it. A second section runs
+cudaresolve's steps inside one interpreter (imports, database load, solve, fetch + hashes, the
+whole CLI) to separate start-up from resolution. Budget (solver issue): an offline lock under
+300 ms, and no slower than uv with a warm cache. Exits 1 when either is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import html
+import http.server
+import json
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any, Final
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from cudaresolve.compat import CompatDB, PackageRelease, load_compat  # noqa: E402
+
+REQUEST: Final = ("torch", "torchrec", "xformers", "flashinfer-python")
+PROJECTS: Final = ("torch", "torchrec", "fbgemm-gpu", "xformers", "flashinfer-python")
+TARGET: Final = ("--gpu", "H100", "--driver", "580.65.06", "--python-version", "3.11", "--platform", "linux_x86_64")
+PYTHONS: Final = ("3.10", "3.11", "3.12", "3.13")
+PLATFORM_TAGS: Final = {
+    "linux_x86_64": "manylinux_2_28_x86_64",
+    "linux_aarch64": "manylinux_2_28_aarch64",
+    "win_amd64": "win_amd64",
+}
+PYPI_SIMPLE: Final = "https://pypi.org/simple"
+BUDGET_MS: Final = 300.0
+OFFLINE: Final = "cudaresolve lock --offline (embedded data, empty cache)"
+OFFLINE_WARM: Final = "cudaresolve lock --offline (warm cache: hashes, no HTTP)"
+ONLINE: Final = "cudaresolve lock (local index, warm cache: 304s)"
+UV: Final = "uv pip compile (warm cache: 304s)"
+UV_OFFLINE: Final = "uv pip compile --offline (warm cache)"
+PIP: Final = "pip install --dry-run --report (warm cache: 304s)"
+
+
+# ---------------------------------------------------------------------------------- the index
+
+
+@dataclass(frozen=True)
+class Wheel:
+    project: str
+    filename: str
+    sha256: str
+    metadata_sha256: str
+    requires_python: str | None
+
+
+def build_wheel(dest: Path, name: str, version: str, tag: str, requires: list[str]) -> tuple[str, str, str]:
+    """A minimal valid wheel plus its PEP 658 ``.metadata`` file -> (filename, sha256, metadata sha256)."""
+    dist = name.replace("-", "_").lower()
+    info = f"{dist}-{version}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    metadata += "".join(f"Requires-Dist: {req}\n" for req in requires)
+    pure = tag.endswith("-none-any")
+    files = {
+        f"{dist.removesuffix('_python')}/__init__.py": f'__version__ = "{version}"\n',
+        f"{info}/METADATA": metadata,
+        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: bench_lock\nRoot-Is-Purelib: {str(pure).lower()}\nTag: {tag}\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    filename = f"{dist}-{version}-{tag}.whl"
+    with zipfile.ZipFile(dest / filename, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    (dest / f"{filename}.metadata").write_text(metadata)
+    return (
+        filename,
+        hashlib.sha256((dest / filename).read_bytes()).hexdigest(),
+        hashlib.sha256(metadata.encode()).hexdigest(),
+    )
+
+
+def _release_files(release: PackageRelease) -> list[tuple[str, str, list[str]]]:
+    """(version with local tag, wheel tag, Requires-Dist) for every wheel of one release."""
+    pythons = [p for p in PYTHONS if p in release.python]
+    requires = [str(r) for r in release.requires]
+    if release.pure:
+        return [(str(release.version), "py3-none-any", requires)]
+    out = []
+    for build in release.builds:
+        version = f"{release.version}{build.local}"
+        for platform in build.platforms:
+            if platform not in PLATFORM_TAGS:
+                continue
+            for python in pythons:
+                cp = "cp" + python.replace(".", "")
+                out.append((version, f"{cp}-{cp}-{PLATFORM_TAGS[platform]}", requires + [str(r) for r in build.requires]))
+    return out
+
+
+def build_index(root: Path, db: CompatDB, per_project: int) -> dict[str, int]:
+    """Wheels of the newest releases (whole releases, until ``per_project`` files) and their pages."""
+    files_dir = root / "files"
+    files_dir.mkdir(parents=True)
+    counts = {}
+    for project in PROJECTS:
+        wheels: dict[str, Wheel] = {}
+        for release in db.packages(project):
+            if len(wheels) >= per_project:
+                break
+            low = min(release.python, key=lambda p: tuple(int(x) for x in p.split(".")), default=None)
+            for version, tag, requires in _release_files(release):
+                filename, sha, meta_sha = build_wheel(files_dir, project, version, tag, requires)
+                wheels[filename] = Wheel(project, filename, sha, meta_sha, f">={low}" if low else None)
+        counts[project] = len(wheels)
+        write_page(root / "simple" / project, list(wheels.values()))
+    (root / "simple" / "index.html").write_text(
+        "<!DOCTYPE html>\n<html><body>\n" + "".join(f'<a href="{p}/">{p}</a>\n' for p in PROJECTS) + "</body></html>\n"
+    )
+    return counts
+
+
+def write_page(directory: Path, wheels: list[Wheel]) -> None:
+    """A PEP 503 project page (API 1.1 meta, PEP 658/714 metadata attributes)."""
+    lines = []
+    for w in wheels:
+        href = "../../files/" + w.filename.replace("+", "%2B")
+        attrs = f' data-dist-info-metadata="sha256={w.metadata_sha256}" data-core-metadata="sha256={w.metadata_sha256}"'
+        if w.requires_python:
+            attrs += f' data-requires-python="{html.escape(w.requires_python)}"'
+        lines.append(f'<a href="{href}#sha256={w.sha256}"{attrs}>{w.filename}</a><br/>\n')
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "index.html").write_text(
+        '<!DOCTYPE html>\n<html><head><meta name="pypi:repository-version" content="1.1"></head><body>\n'
+        + "".join(lines)
+        + "</body></html>\n"
+    )
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as real indexes do
+    requests_seen = 0
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "max-age=0")  # every tool revalidates a cached page
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        type(self).requests_seen += 1
+
+
+@dataclass
+class Server:
+    root: Path
+    base: str = ""
+    _server: http.server.ThreadingHTTPServer | None = field(default=None, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+
+    def __enter__(self) -> Server:
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(self.root)))
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        self.base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._server is not None and self._thread is not None
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+def mirror_flags(db: CompatDB, simple: str) -> list[str]:
+    """``--index-mirror`` for every index the database names, all to the one local ``/simple``."""
+    urls = {PYPI_SIMPLE} | {v.index_url for v in db.variants}
+    urls |= {b.index_url for name in db.package_names for r in db.packages(name) for b in r.builds}
+    return [f"--index-mirror={url.rstrip('/')}={simple}" for url in sorted(urls)]
+
+
+# ---------------------------------------------------------------------------------- the tools
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """This environment without pip/uv/cudaresolve settings, proxies or Python path."""
+    drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CUDARESOLVE_GPUS", "CUDARESOLVE_DRIVER"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PIP_", "UV_")) and k not in drop and "proxy" not in k.lower()
+    }
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    env.update(extra)
+    return env
+
+
+def find_uv(explicit: str | None, work: Path) -> str | None:
+    """``--uv``, else ``uv`` on PATH, else uv installed from PyPI into a throwaway venv."""
+    if explicit:
+        return explicit
+    if shutil.which("uv"):
+        return shutil.which("uv")
+    venv = work / "uv-venv"
+    print("uv not on PATH: installing it from PyPI into a throwaway venv ...", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=clean_env())
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "uv", "--index-url", PYPI_SIMPLE],
+        env=clean_env(),
+        check=False,
+    )
+    return str(venv / "bin" / "uv") if done.returncode == 0 else None
+
+
+def pip_python(explicit: str | None, work: Path, upgrade: bool) -> str:
+    """``--pip-python``, else a throwaway venv with ensurepip's pip (upgraded from PyPI if asked and possible)."""
+    if explicit:
+        return explicit
+    venv = work / "pip-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=clean_env())
+    python = str(venv / "bin" / "python")
+    if upgrade:
+        subprocess.run(
+            [python, "-m", "pip", "install", "-q", "--upgrade", "pip", "--index-url", PYPI_SIMPLE, "--timeout", "20"],
+            env=clean_env(),
+            check=False,
+        )
+    return python
+
+
+def cudaresolve_argv() -> list[str]:
+    script = Path(sys.executable).with_name("cudaresolve")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "cudaresolve"]
+
+
+@dataclass
+class Case:
+    label: str
+    argv: list[str]
+    env: dict[str, str]
+    picks: Callable[[], dict[str, str]]
+    group: str
+    stdout_to: Path | None = None  # keep stdout (cudaresolve --json) here
+    cli_args: list[str] | None = None  # cudaresolve's arguments, for the import and profile reports
+    times: list[float] = field(default_factory=list)
+
+    def run(self, cwd: Path) -> float:
+        start = time.perf_counter()
+        done = subprocess.run(self.argv, cwd=cwd, env=self.env, capture_output=True, check=False)
+        elapsed = (time.perf_counter() - start) * 1000
+        if done.returncode != 0:
+            raise SystemExit(f"{self.label} failed ({done.returncode}):\n{done.stderr.decode()[-3000:]}")
+        if self.stdout_to is not None:
+            self.stdout_to.write_bytes(done.stdout)
+        return elapsed
+
+
+def read_cudaresolve(path: Path) -> dict[str, str]:
+    data = json.loads(path.read_text())
+    return {p["name"]: p["version"] + ("" if p.get("sha256") else " (no hash)") for p in data["packages"]}
+
+
+def read_requirements(path: Path) -> dict[str, str]:
+    out = {}
+    for line in path.read_text().splitlines():
+        name, sep, version = line.strip().partition("==")
+        if sep and not line.startswith("#"):
+            out[name.strip()] = version.split()[0]
+    return out
+
+
+def read_pip_report(path: Path) -> dict[str, str]:
+    return {i["metadata"]["name"]: i["metadata"]["version"] for i in json.loads(path.read_text())["install"]}
+
+
+def make_cases(work: Path, server: Server, db: CompatDB, uv: str | None, pip_py: str | None) -> list[Case]:
+    simple = f"{server.base}/simple"
+    req_in = work / "req.in"
+    req_in.write_text("".join(f"{r}\n" for r in REQUEST))
+    warm, empty = work / "cr-cache", work / "cr-empty"
+    base_args = ["lock", *REQUEST, *TARGET, "--json", *mirror_flags(db, simple)]
+
+    def lock(label: str, extra: list[str], cache: Path, out: str) -> Case:
+        cli_args = [*base_args, *extra]
+        return Case(
+            label,
+            [*cudaresolve_argv(), *cli_args],
+            clean_env(CUDARESOLVE_CACHE_DIR=str(cache)),
+            lambda: read_cudaresolve(work / out),
+            "cudaresolve",
+            stdout_to=work / out,
+            cli_args=cli_args,
+        )
+
+    cases = [
+        lock(OFFLINE, ["--offline", "--format", "requirements", "-o", str(work / "off.txt")], empty, "cr-off.json"),
+        lock(OFFLINE_WARM, ["--offline", "-o", str(work / "pylock-off.toml")], warm, "cr-off-warm.json"),
+        lock(ONLINE, ["-o", str(work / "pylock.toml")], warm, "cr-online.json"),
+    ]
+    if uv:
+        uv_env = clean_env(UV_CACHE_DIR=str(work / "uv-cache"), UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1")
+        compile_ = [uv, "pip", "compile", str(req_in), "--no-config", "--quiet", "--no-header", "--no-annotate"]
+        compile_ += ["--index-url", simple, "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28"]
+        cases += [
+            Case(
+                UV,
+                [*compile_, "-o", str(work / "uv.txt")],
+                uv_env,
+                lambda: read_requirements(work / "uv.txt"),
+                "uv",
+            ),
+            Case(
+                UV_OFFLINE,
+                [*compile_, "--offline", "-o", str(work / "uv-off.txt")],
+                uv_env,
+                lambda: read_requirements(work / "uv-off.txt"),
+                "uv",
+            ),
+        ]
+    if pip_py:
+        report = work / "pip-report.json"
+        cases.append(
+            Case(
+                PIP,
+                [pip_py, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q", "--report", str(report)]
+                + ["--index-url", simple, "-r", str(req_in)],
+                clean_env(PIP_CACHE_DIR=str(work / "pip-cache")),
+                lambda: read_pip_report(report),
+                "pip",
+            )
+        )
+    return cases
+
+
+# ----------------------------------------------------------------------- in-process breakdown
+
+_INPROC: Final = r"""
+import contextlib, io, json, os, sys, time
+argv, mirrors, repeat = json.loads(sys.argv[1])
+out = {}
+t = time.perf_counter()
+import httpx, resolvelib, packaging.requirements, packaging.tags
+import cudaresolve.cli, cudaresolve.locking, cudaresolve.solve, cudaresolve.index, cudaresolve.lockfile
+from cudaresolve.cli import main
+out["imports (cli, locking, solve, index, lockfile, httpx, resolvelib)"] = [(time.perf_counter() - t) * 1000]
+from cudaresolve.compat import load_compat
+from cudaresolve.target import TargetOptions, build_target
+from cudaresolve.solve import solve
+from cudaresolve.locking import Request, resolve_request
+def timed(label, fn, n):
+    times = []
+    for _ in range(n):
+        t = time.perf_counter(); value = fn(); times.append((time.perf_counter() - t) * 1000)
+    out[label] = times
+    return value
+db = timed("load_compat() (first call)", load_compat, 1)
+timed("load_compat() (again)", load_compat, max(1, repeat // 3))
+opts = TargetOptions(gpus=("H100",), driver="580.65.06", python="3.11", platform="linux_x86_64")
+target = timed("build_target()", lambda: build_target(opts, db), repeat)
+reqs = ("torch", "torchrec", "xformers", "flashinfer-python")
+timed("solve() (catalog + resolvelib + solution)", lambda: solve(reqs, db, target), repeat)
+req = Request(requirements=reqs, target=target, db=db, offline=False, mirrors=mirrors)
+timed("resolve_request() online (solve + fetch 5 pages, 304s + hashes)", lambda: resolve_request(req), repeat)
+off = Request(requirements=reqs, target=target, db=db, offline=True, mirrors=mirrors)
+timed("resolve_request() --offline, warm cache", lambda: resolve_request(off), repeat)
+def cli():
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv) == 0
+timed("cli main([lock ...]) online, whole command", cli, repeat)
+print(json.dumps(out))
+"""
+
+
+def in_process(work: Path, server: Server, db: CompatDB, repeat: int) -> dict[str, list[float]]:
+    simple = f"{server.base}/simple"
+    from cudaresolve.index import parse_mirrors
+
+    mirrors = parse_mirrors([f.split("=", 1)[1] for f in mirror_flags(db, simple)])
+    argv = ["lock", *REQUEST, *TARGET, "--json", "-o", str(work / "inproc.toml"), *mirror_flags(db, simple)]
+    done = subprocess.run(
+        [sys.executable, "-c", _INPROC, json.dumps([argv, mirrors, repeat])],
+        cwd=work,
+        env=clean_env(CUDARESOLVE_CACHE_DIR=str(work / "cr-cache")),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"in-process run failed:\n{done.stderr[-3000:]}")
+    result: dict[str, list[float]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+# ------------------------------------------------------------------------------- diagnostics
+
+
+def import_report(case: Case, work: Path, top: int) -> None:
+    """``python -X importtime -m cudaresolve ...``: the imports that cost most."""
+    assert case.cli_args is not None
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "cudaresolve", *case.cli_args],
+        cwd=work,
+        env=case.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    rows = []
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "self [us]" not in line:
+            self_us, cumulative_us, name = line[len("import time:") :].split("|")
+            rows.append((int(self_us), int(cumulative_us), name.rstrip()))
+    total = sum(r[0] for r in rows) / 1000
+    print(f"\n-X importtime, {case.label}: {len(rows)} modules, {total:.0f} ms of import time in all")
+    print("  top by cumulative (indent = nesting):")
+    for _, cumulative, name in sorted(rows, key=lambda r: -r[1])[:top]:
+        print(f"    {cumulative / 1000:7.1f} ms  {name}")
+    print("  top by self time:")
+    for self_us, _, name in sorted(rows, key=lambda r: -r[0])[:top]:
+        print(f"    {self_us / 1000:7.1f} ms  {name.strip()}")
+
+
+def profile_report(case: Case, work: Path, top: int) -> None:
+    """``python -m cProfile -m cudaresolve ...``: where one fresh run spends its time, by file:line."""
+    assert case.cli_args is not None
+    stats_file = work / "lock.prof"
+    subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(stats_file), "-m", "cudaresolve", *case.cli_args],
+        cwd=work,
+        env=case.env,
+        capture_output=True,
+        check=True,
+    )
+    stats: Any = pstats.Stats(str(stats_file))
+    total = max(v[3] for v in stats.stats.values()) * 1000
+    print(f"\ncProfile, {case.label}: {total:.0f} ms under the profiler (imports included; profiling inflates)")
+    for index, title in ((3, "cumulative"), (2, "own time")):
+        print(f"  top {top} by {title} (ms cumulative, ms own, calls, where):")
+        rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][index])
+        shown = 0
+        for (path, line, func), (_prim, calls, own, cumulative, _callers) in rows:
+            if index == 3 and (path.startswith("<") or "runpy" in path or "cProfile" in path or func == "<module>"):
+                continue
+            where = path.replace(str(ROOT) + "/", "").replace(sys.prefix + "/", "")
+            print(f"    {cumulative * 1000:7.1f} {own * 1000:7.1f} {calls:7d}  {where}:{line}({func})")
+            shown += 1
+            if shown >= top:
+                break
+
+
+# ------------------------------------------------------------------------------------- main
+
+
+def fmt(times: list[float]) -> str:
+    return f"{statistics.median(times):8.1f} {min(times):8.1f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--repeat", type=int, help="timed rounds per command (default 15; 3 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="3 rounds, ~40 wheels per project, no reports")
+    parser.add_argument("--per-project", type=int, help="wheel files per project page, about (default 120; 40 quick)")
+    parser.add_argument("--uv", help="uv executable (default: uv on PATH, else installed from PyPI into a temp venv)")
+    parser.add_argument("--no-uv", action="store_true", help="skip uv")
+    parser.add_argument("--pip-python", help="interpreter whose pip to time (default: a throwaway venv's)")
+    parser.add_argument("--no-pip", action="store_true", help="skip pip")
+    parser.add_argument("--upgrade-pip", action="store_true", help="upgrade the throwaway venv's pip from PyPI first")
+    parser.add_argument("--profile", action="store_true", help="print the import and cProfile reports even in budget")
+    parser.add_argument("--top", type=int, default=15, help="rows in the import/profile reports (default 15)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory and print its path")
+    args = parser.parse_args()
+    repeat = args.repeat or (3 if args.quick else 15)
+    per_project = args.per_project or (40 if args.quick else 120)
+
+    work = Path(tempfile.mkdtemp(prefix="bench-lock-"))
+    try:
+        return run(args, work, repeat, per_project)
+    finally:
+        if args.keep:
+            print(f"\nkept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def tool_versions(uv: str | None, pip_py: str | None) -> list[str]:
+    out = []
+    if uv:
+        out.append(subprocess.run([uv, "--version"], capture_output=True, text=True, check=False).stdout.strip())
+    if pip_py:
+        done = subprocess.run([pip_py, "-m", "pip", "--version"], capture_output=True, text=True, env=clean_env())
+        out.append(done.stdout.split(" from ")[0])
+    return out
+
+
+def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> int:
+    db = load_compat()
+    start = time.perf_counter()
+    counts = build_index(work / "index", db, per_project)
+    built = (time.perf_counter() - start) * 1000
+    uv = None if args.no_uv else find_uv(args.uv, work)
+    pip_py = None if args.no_pip else pip_python(args.pip_python, work, args.upgrade_pip)
+    tools = ", ".join(tool_versions(uv, pip_py)) or "no uv, no pip"
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {tools}")
+    listed = ", ".join(f"{k} {v}" for k, v in counts.items())
+    print(f"index: {sum(counts.values())} wheels ({listed}), built in {built:.0f} ms")
+    print(f"request: {' '.join(REQUEST)}; target: {' '.join(TARGET)}; {repeat} rounds after 1 warm-up")
+
+    with Server(work / "index") as server:
+        cases = make_cases(work, server, db, uv, pip_py)
+        for case in cases:  # warm-up: fills every cache (the empty cudaresolve cache stays empty: offline)
+            case.run(work)
+        _Handler.requests_seen = 0
+        for _ in range(repeat):
+            for case in cases:
+                case.times.append(case.run(work))
+        requests = _Handler.requests_seen
+        bare = Case("python -c pass", [sys.executable, "-c", "pass"], clean_env(), dict, "")
+        python_pass = [bare.run(work) for _ in range(repeat)]
+        inproc = in_process(work, server, db, max(repeat, 5))
+
+        print(f"\n{'wall ms, whole process':62} {'median':>8} {'min':>8}")
+        print(f"{'python -c pass (interpreter start, for scale)':62} {fmt(python_pass)}")
+        for case in cases:
+            print(f"{case.label:62} {fmt(case.times)}")
+        print(f"({requests} HTTP requests served in the timed rounds, {requests / repeat:.0f} a round)")
+
+        by = {c.label: statistics.median(c.times) for c in cases}
+        print("\nratios of medians (< 1: cudaresolve is faster):")
+        for mine, theirs in ((ONLINE, UV), (OFFLINE_WARM, UV_OFFLINE), (OFFLINE, UV_OFFLINE), (ONLINE, PIP)):
+            if theirs in by:
+                print(f"  {mine.split(' (')[0] + ' / ' + theirs.split(' (')[0]:62} {by[mine] / by[theirs]:5.2f}")
+
+        print("\nwhat each picked:")
+        for case in cases:
+            picks = ", ".join(f"{k} {v}" for k, v in sorted(case.picks().items()))
+            print(f"  {case.label.split(' (')[0]:30} {picks}")
+
+        print(f"\n{'in one interpreter (ms)':62} {'median':>8} {'min':>8}")
+        for label, times in inproc.items():
+            print(f"{label:62} {fmt(times)}")
+
+        over = by[OFFLINE] > BUDGET_MS
+        slower = UV in by and by[ONLINE] > by[UV]
+        verdict = [f"offline lock {by[OFFLINE]:.0f} ms: {'OVER' if over else 'within'} the {BUDGET_MS:.0f} ms budget"]
+        if UV in by:
+            verdict.append(f"{'SLOWER' if slower else 'not slower'} than uv, warm ({by[ONLINE]:.0f} vs {by[UV]:.0f} ms)")
+        print("\n" + "; ".join(verdict))
+        if (over or slower or args.profile) and not args.quick:
+            offline_case = next(c for c in cases if c.label == OFFLINE)
+            online_case = next(c for c in cases if c.label == ONLINE)
+            import_report(offline_case, work, args.top)
+            profile_report(offline_case, work, args.top)
+            profile_report(online_case, work, args.top)
+    return 1 if over or slower else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""why-not through the CLI on the shipped data: the canonical case, possible, unknown and malformed SPECs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from cudaresolve.cli import main
+
+A800 = ["--gpu", "A800", "--driver", "470.129.06", "--python-version", "3.11", "--platform", "linux_x86_64"]
+
+
+def why_not(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    code = main(["why-not", *argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_canonical_cu121_on_a800_with_r470(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "cu121", *A800)
+    assert code == 1
+    assert answer["possible"] is False
+    assert answer["reasons"] == [
+        {
+            "code": "driver-too-old",
+            "message": "CUDA 12.1 wheels (cu121) need driver 525.60.13 at least (530.30.02 for full compatibility);"
+            " this host has 470.129.06",
+            "variant": "cu121",
+            "required": "525.60.13",
+            "found": "470.129.06",
+        }
+    ]
+    specs = [a["spec"] for a in answer["alternatives"]]
+    assert specs[0] == "cu118"
+    assert answer["alternatives"][0]["message"].startswith("cu118 works here: torch 2.7.1+cu118")
+    assert "driver>=530.30.02" in specs
+    forward = next(a for a in answer["alternatives"] if a.get("code") == "forward-compat-available")
+    assert forward["spec"] == "cuda-compat-12-1"
+    assert forward["message"] == (
+        "NVIDIA A800 is a data-center GPU: with the cuda-compat package, driver 470.129.06 can run CUDA 12.1 (cu121)"
+    )
+
+
+def test_no_forward_compat_for_a_geforce(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "cu121", "--gpu", "RTX 3090", "--driver", "470.129.06", "--python-version", "3.11")
+    assert code == 1
+    assert not [a for a in answer["alternatives"] if a.get("code") == "forward-compat-available"]
+
+
+def test_possible_spec_says_what_it_would_install(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "cu118", *A800)
+    assert code == 0
+    assert answer["possible"] is True and answer["reasons"] == []
+    assert answer["solution"]["packages"][0]["version"] == "2.7.1+cu118"
+
+
+def test_pinned_build(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "torch==2.5.1+cu121", *A800)
+    assert code == 1
+    assert [r["code"] for r in answer["reasons"]] == ["driver-too-old"]
+    assert answer["alternatives"][0]["spec"] != "cu121"
+
+
+def test_sm_not_covered_offers_the_exact_arch_list(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "torchrec", "--gpu", "GTX 1080 Ti", "--driver", "550.54.15", "--python-version", "3.11")
+    assert code == 1
+    assert answer["reasons"][0]["code"] == "sm-not-covered"
+    assert answer["reasons"][0]["required"] == "sm_61"
+    assert {"spec": "TORCH_CUDA_ARCH_LIST=6.1",
+            "message": 'build from source with TORCH_CUDA_ARCH_LIST="6.1" so that every GPU here gets native code'
+            } in answer["alternatives"]
+
+
+def test_unknown_package(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "numpyy", *A800)
+    assert code == 1
+    assert answer["possible"] is False
+    assert answer["reasons"][0]["code"] == "no-such-version"
+    assert answer["reasons"][0]["package"] == "numpyy"
+
+
+def test_malformed_spec_and_unknown_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "torch>>2", *A800)
+    assert code == 1
+    assert answer["error"]["code"] == "invalid-input"
+    assert answer["error"]["hint"]
+    code, answer = why_not(capsys, "cu999", *A800)
+    assert code == 1
+    assert answer["error"]["message"] == "unknown variant 'cu999'"
+
+
+def test_chinese(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "cu121", *A800, "--lang", "zh")
+    assert code == 1
+    assert answer["reasons"][0]["message"] == (
+        "CUDA 12.1 的 wheel（cu121）至少需要驱动 525.60.13（完全兼容需要 530.30.02）；本机驱动为 470.129.06"
+    )
+    assert answer["alternatives"][0]["message"].startswith("cu118 在本机可用")
+
+
+def test_human_output_is_a_tree(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["why-not", "cu121", *A800]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "cu121 is not possible here"
+    assert "driver-too-old: CUDA 12.1 wheels (cu121) need driver 525.60.13" in out
+    assert "ways out" in out
