@@ -219,15 +219,24 @@ def mirror_flags(db: CompatDB, simple: str) -> list[str]:
 # ---------------------------------------------------------------------------------- the tools
 
 
+#: Where the Python tools keep bytecode: a user's install has .pyc files, so the runs under test
+#: do too (PYTHONPYCACHEPREFIX, set by ``run``), also when this shell sets PYTHONDONTWRITEBYTECODE.
+#: ``--no-bytecode`` keeps the shell's setting instead.
+BYTECODE: dict[str, str] = {}
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """This environment without pip/uv/cudaresolve settings, proxies or Python path."""
     drop = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "CUDARESOLVE_GPUS", "CUDARESOLVE_DRIVER"}
+    if BYTECODE:
+        drop |= {"PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"}
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("PIP_", "UV_")) and k not in drop and "proxy" not in k.lower()
     }
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    env.update(BYTECODE)
     env.update(extra)
     return env
 
@@ -286,7 +295,8 @@ class Case:
         done = subprocess.run(self.argv, cwd=cwd, env=self.env, capture_output=True, check=False)
         elapsed = (time.perf_counter() - start) * 1000
         if done.returncode != 0:
-            raise SystemExit(f"{self.label} failed ({done.returncode}):\n{done.stderr.decode()[-3000:]}")
+            output = (done.stdout + done.stderr).decode(errors="replace")[-3000:]
+            raise SystemExit(f"{self.label} failed ({done.returncode}): {' '.join(self.argv)}\n{output}")
         if self.stdout_to is not None:
             self.stdout_to.write_bytes(done.stdout)
         return elapsed
@@ -331,7 +341,7 @@ def make_cases(work: Path, server: Server, db: CompatDB, uv: str | None, pip_py:
 
     cases = [
         lock(OFFLINE, ["--offline", "--format", "requirements", "-o", str(work / "off.txt")], empty, "cr-off.json"),
-        lock(OFFLINE_WARM, ["--offline", "-o", str(work / "pylock-off.toml")], warm, "cr-off-warm.json"),
+        lock(OFFLINE_WARM, ["--offline", "-o", str(work / "pylock.offline.toml")], warm, "cr-off-warm.json"),
         lock(ONLINE, ["-o", str(work / "pylock.toml")], warm, "cr-online.json"),
     ]
     if uv:
@@ -413,7 +423,7 @@ def in_process(work: Path, server: Server, db: CompatDB, repeat: int) -> dict[st
     from cudaresolve.index import parse_mirrors
 
     mirrors = parse_mirrors([f.split("=", 1)[1] for f in mirror_flags(db, simple)])
-    argv = ["lock", *REQUEST, *TARGET, "--json", "-o", str(work / "inproc.toml"), *mirror_flags(db, simple)]
+    argv = ["lock", *REQUEST, *TARGET, "--json", "-o", str(work / "pylock.inproc.toml"), *mirror_flags(db, simple)]
     done = subprocess.run(
         [sys.executable, "-c", _INPROC, json.dumps([argv, mirrors, repeat])],
         cwd=work,
@@ -504,6 +514,9 @@ def main() -> int:
     parser.add_argument("--upgrade-pip", action="store_true", help="upgrade the throwaway venv's pip from PyPI first")
     parser.add_argument("--profile", action="store_true", help="print the import and cProfile reports even in budget")
     parser.add_argument("--top", type=int, default=15, help="rows in the import/profile reports (default 15)")
+    parser.add_argument(
+        "--no-bytecode", action="store_true", help="keep PYTHONDONTWRITEBYTECODE from the shell (no .pyc cache)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory and print its path")
     args = parser.parse_args()
     repeat = args.repeat or (3 if args.quick else 15)
@@ -530,6 +543,8 @@ def tool_versions(uv: str | None, pip_py: str | None) -> list[str]:
 
 
 def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> int:
+    if not args.no_bytecode:
+        BYTECODE["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     db = load_compat()
     start = time.perf_counter()
     counts = build_index(work / "index", db, per_project)
@@ -537,14 +552,17 @@ def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> 
     uv = None if args.no_uv else find_uv(args.uv, work)
     pip_py = None if args.no_pip else pip_python(args.pip_python, work, args.upgrade_pip)
     tools = ", ".join(tool_versions(uv, pip_py)) or "no uv, no pip"
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {tools}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    shell = os.environ.get("PYTHONDONTWRITEBYTECODE")
+    bytecode = ".pyc cached in the temp dir" if BYTECODE else f"bytecode as the shell has it ({shell=})"
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {load:.2f}; {tools}; {bytecode}")
     listed = ", ".join(f"{k} {v}" for k, v in counts.items())
     print(f"index: {sum(counts.values())} wheels ({listed}), built in {built:.0f} ms")
     print(f"request: {' '.join(REQUEST)}; target: {' '.join(TARGET)}; {repeat} rounds after 1 warm-up")
 
     with Server(work / "index") as server:
         cases = make_cases(work, server, db, uv, pip_py)
-        for case in cases:  # warm-up: fills every cache (the empty cudaresolve cache stays empty: offline)
+        for case in sorted(cases, key=lambda c: "--offline" in c.label):  # warm-up: online first, to fill caches
             case.run(work)
         _Handler.requests_seen = 0
         for _ in range(repeat):
@@ -563,14 +581,19 @@ def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> 
 
         by = {c.label: statistics.median(c.times) for c in cases}
         print("\nratios of medians (< 1: cudaresolve is faster):")
-        for mine, theirs in ((ONLINE, UV), (OFFLINE_WARM, UV_OFFLINE), (OFFLINE, UV_OFFLINE), (ONLINE, PIP)):
+        pairs = (
+            ("lock, warm cache / uv pip compile, warm cache", ONLINE, UV),
+            ("lock --offline, warm cache / uv --offline, warm cache", OFFLINE_WARM, UV_OFFLINE),
+            ("lock --offline, embedded data / uv --offline, warm cache", OFFLINE, UV_OFFLINE),
+            ("lock, warm cache / pip --dry-run, warm cache", ONLINE, PIP),
+        )
+        for text, mine, theirs in pairs:
             if theirs in by:
-                print(f"  {mine.split(' (')[0] + ' / ' + theirs.split(' (')[0]:62} {by[mine] / by[theirs]:5.2f}")
-
+                print(f"  {text:60} {by[mine] / by[theirs]:5.2f}")
         print("\nwhat each picked:")
         for case in cases:
             picks = ", ".join(f"{k} {v}" for k, v in sorted(case.picks().items()))
-            print(f"  {case.label.split(' (')[0]:30} {picks}")
+            print(f"  {case.label}\n      {picks}")
 
         print(f"\n{'in one interpreter (ms)':62} {'median':>8} {'min':>8}")
         for label, times in inproc.items():

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _TINY: dict[str, Any] = {
     "schema-version": 1,
@@ -27,20 +29,35 @@ _TINY: dict[str, Any] = {
         },
     ],
     "gpu": [
-        {"name": "NVIDIA A800", "aliases": ["A800-SXM4-80GB"], "cc": "8.0", "arch": "Ampere",
-         "datacenter": True, "source": "https://developer.nvidia.com/cuda-gpus"},
+        {
+            "name": "NVIDIA A800",
+            "aliases": ["A800-SXM4-80GB"],
+            "cc": "8.0",
+            "arch": "Ampere",
+            "datacenter": True,
+            "source": "https://developer.nvidia.com/cuda-gpus",
+        },
     ],
     "variant": [
         {"name": "cu121", "cuda": "12.1", "index-url": "https://download.pytorch.org/whl/cu121", "source": "s"},
         {"name": "cu118", "cuda": "11.8", "index-url": "https://download.pytorch.org/whl/cu118", "source": "s"},
     ],
     "torch": [
-        {"version": "2.1.0", "python": ["3.11"], "source": "s",
-         "build": [{"variant": "cu121", "sass": ["sm_80"]}, {"variant": "cu118", "sass": ["sm_80"]}]},
+        {
+            "version": "2.1.0",
+            "python": ["3.11"],
+            "source": "s",
+            "build": [{"variant": "cu121", "sass": ["sm_80"]}, {"variant": "cu118", "sass": ["sm_80"]}],
+        },
     ],
     "fbgemm-gpu": [
-        {"version": "0.5.0", "python": ["3.11"], "requires": ["torch==2.1.*"], "source": "s",
-         "build": [{"variant": "cu118", "sass": ["sm_80"]}]},
+        {
+            "version": "0.5.0",
+            "python": ["3.11"],
+            "requires": ["torch==2.1.*"],
+            "source": "s",
+            "build": [{"variant": "cu118", "sass": ["sm_80"]}],
+        },
     ],
 }
 

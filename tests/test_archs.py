@@ -57,7 +57,11 @@ def test_parse_cc_refuses_suffix_and_ptx() -> None:
 
 def test_names_round_trip() -> None:
     assert [a.name for a in parse_arch_list("7.5;8.6+PTX sm_90a,sm_100f")] == [
-        "sm_75", "sm_86", "compute_86", "sm_90a", "sm_100f"
+        "sm_75",
+        "sm_86",
+        "compute_86",
+        "sm_90a",
+        "sm_100f",
     ]
 
 

@@ -1,13 +1,15 @@
 """why-not through the CLI on the shipped data: the canonical case, possible, unknown and malformed SPECs."""
+# ruff: noqa: RUF001  (the Chinese messages use full-width punctuation on purpose)
 
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import pytest
+from typing import TYPE_CHECKING, Any
 
 from cudaresolve.cli import main
+
+if TYPE_CHECKING:
+    import pytest
 
 A800 = ["--gpu", "A800", "--driver", "470.129.06", "--python-version", "3.11", "--platform", "linux_x86_64"]
 
@@ -63,13 +65,16 @@ def test_pinned_build(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_sm_not_covered_offers_the_exact_arch_list(capsys: pytest.CaptureFixture[str]) -> None:
-    code, answer = why_not(capsys, "torchrec", "--gpu", "GTX 1080 Ti", "--driver", "550.54.15", "--python-version", "3.11")
+    code, answer = why_not(
+        capsys, "torchrec", "--gpu", "GTX 1080 Ti", "--driver", "550.54.15", "--python-version", "3.11"
+    )
     assert code == 1
     assert answer["reasons"][0]["code"] == "sm-not-covered"
     assert answer["reasons"][0]["required"] == "sm_61"
-    assert {"spec": "TORCH_CUDA_ARCH_LIST=6.1",
-            "message": 'build from source with TORCH_CUDA_ARCH_LIST="6.1" so that every GPU here gets native code'
-            } in answer["alternatives"]
+    assert {
+        "spec": "TORCH_CUDA_ARCH_LIST=6.1",
+        "message": 'build from source with TORCH_CUDA_ARCH_LIST="6.1" so that every GPU here gets native code',
+    } in answer["alternatives"]
 
 
 def test_unknown_package(capsys: pytest.CaptureFixture[str]) -> None:

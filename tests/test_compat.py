@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -10,6 +9,9 @@ from cudaresolve.cli import main
 from cudaresolve.compat import CompatDB, DriverSupport, load_compat
 from cudaresolve.errors import InvalidCompatData
 from cudaresolve.models import CudaVersion, parse_driver
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def problems(data: dict[str, Any]) -> list[tuple[str, str]]:
@@ -50,7 +52,8 @@ def test_every_problem_is_collected(tiny_db_dict: dict[str, Any]) -> None:
         ("torch[0].build[0].sass[1]", "expected sm_XY form, got 'compute_90'"),
         (
             "fbgemm-gpu[0].requires[0]",
-            "not a PEP 508 requirement: 'torch=>2.1' (Expected semicolon (after name with no version specifier) or end)",
+            "not a PEP 508 requirement: 'torch=>2.1'"
+            " (Expected semicolon (after name with no version specifier) or end)",
         ),
     ]
 

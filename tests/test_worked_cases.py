@@ -45,9 +45,11 @@ def test_a800_old_driver_gets_newest_torch_with_a_cuda11_build(capsys: pytest.Ca
     assert code == 0
     assert result["variant"] == "cu118"
     assert result["index_url"] == "https://download.pytorch.org/whl/cu118"
-    newest_cu118 = max(r.version for r in load_compat().packages("torch") if any(b.variant == "cu118" for b in r.builds))
+    newest_cu118 = max(
+        r.version for r in load_compat().packages("torch") if any(b.variant == "cu118" for b in r.builds)
+    )
     assert versions(result) == {"torch": f"{newest_cu118}+cu118"}
-    assert [w["code"] for w in result["warnings"]][0] == "minor-version-compat"
+    assert next(w["code"] for w in result["warnings"]) == "minor-version-compat"
     assert "470.129.06" in result["warnings"][0]["message"]
     assert result["format"] == "requirements"  # offline: no hashes, so no pylock
     assert Path("requirements.txt").read_text().count("--index-url https://download.pytorch.org/whl/cu118") == 1
@@ -96,7 +98,7 @@ def test_mixed_2080_3090_gets_one_set_covering_both(capsys: pytest.CaptureFixtur
     assert got["torch"].endswith(f"+{variant}")
     db = load_compat()
     for name in ("torch", "xformers"):
-        release, _, local = got[name].partition("+")
+        release, _, _local = got[name].partition("+")
         row = next(r for r in db.packages(name) if str(r.version) == release)
         build = next(b for b in row.builds if b.variant == variant)
         sass = {a.name for a in build.sass}
@@ -119,7 +121,9 @@ def test_failed_lock_leaves_the_old_lock_intact(capsys: pytest.CaptureFixture[st
 
 
 def test_requirements_come_from_pyproject(capsys: pytest.CaptureFixture[str]) -> None:
-    Path("pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["torch"]\n[tool.cudaresolve]\nrequirements = ["torch", "xformers"]\n')
+    Path("pyproject.toml").write_text(
+        '[project]\nname = "x"\ndependencies = ["torch"]\n[tool.cudaresolve]\nrequirements = ["torch", "xformers"]\n'
+    )
     code, result = lock(capsys, "--gpu", "H100", "--driver", "580.65.06")
     assert code == 0
     assert set(versions(result)) == {"torch", "xformers"}

@@ -17,11 +17,13 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from cudaresolve.errors import InvalidArch
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "Arch",
@@ -155,9 +157,7 @@ def arch_runs_on(arch: Arch, cc: ComputeCapability, *, tegra: bool = False) -> b
     return cc.major == target.major and cc.minor >= target.minor
 
 
-def coverage(
-    archs: Iterable[Arch], cc: ComputeCapability, *, tegra: bool = False, ptx_jit_ok: bool = True
-) -> Coverage:
+def coverage(archs: Iterable[Arch], cc: ComputeCapability, *, tegra: bool = False, ptx_jit_ok: bool = True) -> Coverage:
     """The best way a build with ``archs`` reaches a GPU ``cc``: SASS, else PTX JIT, else none."""
     listed = tuple(archs)
     if any(not a.ptx and arch_runs_on(a, cc, tegra=tegra) for a in listed):

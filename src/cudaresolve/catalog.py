@@ -10,7 +10,6 @@ solver), and ``<python>``'s role is played by filtering on the target's Python h
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -20,11 +19,14 @@ from packaging.version import Version
 
 from cudaresolve.archs import Coverage, coverage
 from cudaresolve.compat import Build, CompatDB, DriverSupport, PackageRelease
-from cudaresolve.models import Finding, Target
 from cudaresolve.reasons import reason
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
     from packaging.requirements import Requirement
+
+    from cudaresolve.models import Finding, Target
 
 __all__ = ["CUDA", "Candidate", "Catalog", "Need", "Rejection", "build_catalog"]
 
@@ -164,7 +166,11 @@ def _check_build(
         return finding, DriverSupport.NONE, Coverage.NONE
     if target.python not in release.python:
         finding = reason(
-            "no-wheel-for-python", package=name, version=version, required=", ".join(release.python), found=target.python
+            "no-wheel-for-python",
+            package=name,
+            version=version,
+            required=", ".join(release.python),
+            found=target.python,
         )
         return finding, DriverSupport.NONE, Coverage.NONE
     if release.min_sm is not None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from cudaresolve.archs import Arch, ComputeCapability, parse_arch, parse_cc
 from cudaresolve.errors import CudaResolveError, InvalidCompatData
@@ -283,7 +283,7 @@ class _Collector:
             self.add(_join(path, key), f"must be an https URL: {text!r}")
         elif host.group(1) not in _ALLOWED_HOSTS:
             self.add(_join(path, key), f"host {host.group(1)!r} is not one of {', '.join(_ALLOWED_HOSTS)}")
-        return text
+        return str(text)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -344,6 +344,24 @@ def _requirement_list(c: _Collector, row: Mapping[str, Any], key: str, path: str
     items = c.get(row, key, list, path) or []
     parsed = (c.parse(f"{path}.{key}[{i}]", _requirement, t) for i, t in enumerate(items))
     return tuple(r for r in parsed if r is not None)
+
+
+_R = TypeVar("_R")
+
+
+def _rows(
+    c: _Collector,
+    rows: Iterable[Mapping[str, Any]],
+    kind: str,
+    reader: Callable[[_Collector, Mapping[str, Any], str], _R | None],
+) -> list[_R]:
+    """Read every row of one kind, keeping those that parsed (problems are in ``c``)."""
+    out = []
+    for i, row in enumerate(rows):
+        value = reader(c, row, f"{kind}[{i}]")
+        if value is not None:
+            out.append(value)
+    return out
 
 
 def _read_cuda(c: _Collector, row: Mapping[str, Any], path: str) -> CudaRelease | None:
@@ -516,6 +534,12 @@ def _read_package(
     return replace(release, builds=kept)
 
 
+def _read_package_row(
+    c: _Collector, row: Mapping[str, Any], path: str, *, kind: str, variants: Mapping[str, VariantInfo]
+) -> PackageRelease | None:
+    return _read_package(c, kind, row, path, variants)
+
+
 class CompatDB:
     """The parsed, validated database and the questions the rest of the tool asks of it."""
 
@@ -563,18 +587,16 @@ class CompatDB:
         if schema is not None and schema != SCHEMA_MAJOR:
             c.add("schema-version", f"unsupported schema version {schema} (this cudaresolve reads {SCHEMA_MAJOR})")
         cuda_rows = c.table_list(data, "cuda")
-        cuda = [r for i, t in enumerate(cuda_rows) if (r := _read_cuda(c, t, f"cuda[{i}]"))]
-        fcs = c.table_list(data, "forward-compat")
-        forward = [r for i, t in enumerate(fcs) if (r := _read_forward_compat(c, t, f"forward-compat[{i}]"))]
-        gpus = [r for i, t in enumerate(c.table_list(data, "gpu")) if (r := _read_gpu(c, t, f"gpu[{i}]"))]
-        variants = [r for i, t in enumerate(c.table_list(data, "variant")) if (r := _read_variant(c, t, f"variant[{i}]"))]
+        cuda = _rows(c, cuda_rows, "cuda", _read_cuda)
+        forward = _rows(c, c.table_list(data, "forward-compat"), "forward-compat", _read_forward_compat)
+        gpus = _rows(c, c.table_list(data, "gpu"), "gpu", _read_gpu)
+        variants = _rows(c, c.table_list(data, "variant"), "variant", _read_variant)
         by_name = {v.name: v for v in variants}
         packages: dict[str, list[PackageRelease]] = {}
         for kind in PACKAGE_KINDS:
-            rows = c.table_list(data, kind)
-            packages[kind] = [
-                r for i, t in enumerate(rows) if (r := _read_package(c, kind, t, f"{kind}[{i}]", by_name))
-            ]
+            packages[kind] = _rows(
+                c, c.table_list(data, kind), kind, functools.partial(_read_package_row, kind=kind, variants=by_name)
+            )
         named = {str(t.get("version")) for t in cuda_rows}  # rows with other faults still count as named
         _check_semantics(c, cuda, named, gpus, variants, packages)
         if c.problems:
@@ -592,11 +614,10 @@ class CompatDB:
     @classmethod
     def _trusted(cls, data: Mapping[str, Any], *, source: str) -> CompatDB:
         c = _Collector()
-        cuda = [r for i, t in enumerate(data.get("cuda", [])) if (r := _read_cuda(c, t, f"cuda[{i}]"))]
-        fcs = data.get("forward-compat", [])
-        forward = [r for i, t in enumerate(fcs) if (r := _read_forward_compat(c, t, f"forward-compat[{i}]"))]
-        gpus = [r for i, t in enumerate(data.get("gpu", [])) if (r := _read_gpu(c, t, f"gpu[{i}]"))]
-        variants = [r for i, t in enumerate(data.get("variant", [])) if (r := _read_variant(c, t, f"variant[{i}]"))]
+        cuda = _rows(c, data.get("cuda", []), "cuda", _read_cuda)
+        forward = _rows(c, data.get("forward-compat", []), "forward-compat", _read_forward_compat)
+        gpus = _rows(c, data.get("gpu", []), "gpu", _read_gpu)
+        variants = _rows(c, data.get("variant", []), "variant", _read_variant)
         if c.problems:
             raise InvalidCompatData(c.problems, source=source)
         raw = {kind: list(data.get(kind, [])) for kind in PACKAGE_KINDS}
@@ -617,7 +638,8 @@ class CompatDB:
         if name not in self._packages and name in self._raw_packages:
             c = _Collector()
             rows = self._raw_packages.pop(name)
-            releases = [r for i, t in enumerate(rows) if (r := _read_package(c, name, t, f"{name}[{i}]", self._variant_by_name))]
+            reader = functools.partial(_read_package_row, kind=name, variants=self._variant_by_name)
+            releases = _rows(c, rows, name, reader)
             if c.problems:
                 raise InvalidCompatData(c.problems, source="compat.toml")
             self._packages[name] = tuple(releases)
@@ -688,12 +710,12 @@ def _check_semantics(
     labels: dict[tuple[str, ...], str] = {}
     for i, gpu in enumerate(gpus):
         for label in (gpu.name, *gpu.aliases):
-            key = gpu_name_key(label)
-            if not key:
+            tokens = gpu_name_key(label)
+            if not tokens:
                 c.add(f"gpu[{i}]", f"name or alias {label!r} has no letters or digits")
-            elif key in labels and labels[key] != gpu.name:
-                c.add(f"gpu[{i}]", f"name or alias {label!r} also names {labels[key]!r}")
-            labels.setdefault(key, gpu.name)
+            elif tokens in labels and labels[tokens] != gpu.name:
+                c.add(f"gpu[{i}]", f"name or alias {label!r} also names {labels[tokens]!r}")
+            labels.setdefault(tokens, gpu.name)
     for kind, releases in packages.items():
         _check_order(c, kind, [r.version for r in releases])
         for i, release in enumerate(releases):
@@ -802,5 +824,7 @@ def load_compat(path: str | Path | None = None, *, validate: bool = False) -> Co
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise InvalidInput(f"cannot read {label}: {exc.strerror}", hint="check that the file exists and is readable") from exc
+        raise InvalidInput(
+            f"cannot read {label}: {exc.strerror}", hint="check that the file exists and is readable"
+        ) from exc
     return CompatDB.from_dict(_parse_toml(text, label), source=label)

@@ -365,13 +365,14 @@ def _check_runtimes(env: Environment, target: Target, db: CompatDB) -> tuple[
 
 
 def _driver_fixes(target: Target, db: CompatDB) -> tuple[Text, ...]:
+    """The newest variant this driver fully supports, else say that none does."""
     assert target.driver is not None
     best = db.max_cuda_for_driver(target.driver, target.platform)
-    fitting = [v for v in db.variants if v.cuda is not None and best is not None and v.cuda <= best]
+    fitting = [(v.cuda, v) for v in db.variants if v.cuda is not None and best is not None and v.cuda <= best]
     if not fitting:
         return (sentence("fix.no-variant", driver=target.driver),)
-    pick = max(fitting, key=lambda v: v.cuda or best)
-    return (sentence("fix.use-variant", variant=pick.name, cuda=pick.cuda, index_url=pick.index_url),
+    cuda, pick = max(fitting, key=lambda pair: pair[0])
+    return (sentence("fix.use-variant", variant=pick.name, cuda=cuda, index_url=pick.index_url),
             sentence("fix.upgrade-driver"))
 
 
@@ -404,20 +405,19 @@ def _check_pt2(report: BinaryReport, target: Target) -> Pt2Check:
     """An AOTInductor package against the target's GPUs (none: it would run through a CPU runner)."""
     package = report.package
     if package is None:
-        error = report.error.message if report.error else "not an AOTInductor package"
-        problem = Problem(code=report.error.code if report.error else "invalid-binary",
-                          text=sentence("render.doctor.unreadable", path=report.path, error=error))
-        return Pt2Check(path=report.path, problems=(problem,))
+        code, error = (report.error.code, report.error.message) if report.error else ("invalid-binary", "?")
+        said = sentence("render.doctor.unreadable", path=report.path, error=error)
+        return Pt2Check(path=report.path, problems=(Problem(code=code, text=said, package=report.path),))
     problems = []
     for finding in check_package(package, [g.cc for g in target.gpus]):
+        fixes: tuple[Text, ...] = (sentence("fix.aoti-export-device"),)
         if finding.code == "aoti-device-mismatch":
-            text = sentence("render.doctor.aoti-device", path=report.path, required=finding.required,
-                         found=finding.found)
-            fixes = (sentence("fix.aoti-export-device"), sentence("fix.aoti-runner-device"))
+            key = "render.doctor.aoti-device"
+            fixes += (sentence("fix.aoti-runner-device"),)
         else:
-            text = sentence("render.doctor.aoti-sm", path=report.path, required=finding.required, found=finding.found)
-            fixes = (sentence("fix.aoti-export-device"),)
-        problems.append(Problem(code=finding.code, text=text, fixes=fixes, package=report.path,
+            key = "render.doctor.aoti-sm"
+        said = sentence(key, path=report.path, required=finding.required, found=finding.found)
+        problems.append(Problem(code=finding.code, text=said, fixes=fixes, package=report.path,
                                 required=finding.required, found=finding.found))
     return Pt2Check(path=report.path, devices=package.devices, sass=report.sass, ptx=report.ptx,
                     problems=tuple(problems))

@@ -18,8 +18,10 @@ Exceptions carry data only; ``render`` lays them out. Nothing here imports the p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "CudaResolveError",

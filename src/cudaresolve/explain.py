@@ -8,17 +8,18 @@ single request nothing can satisfy (Python, platform, version); (3) conflicting 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.catalog import CUDA, Catalog, Need, Rejection
-from cudaresolve.models import Finding
 from cudaresolve.reasons import reason
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
     from resolvelib.resolvers import RequirementInformation
 
     from cudaresolve.catalog import Candidate
+    from cudaresolve.models import Finding
 
 __all__ = ["HOST_CODES", "explain_need", "explain_resolution"]
 

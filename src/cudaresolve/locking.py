@@ -8,7 +8,6 @@ warning, and pylock then falls back to requirements because PEP 751 needs hashes
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from cudaresolve.errors import InvalidInput
 from cudaresolve.models import Notice, Solution
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Mapping
 
     from cudaresolve.compat import CompatDB

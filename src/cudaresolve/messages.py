@@ -525,6 +525,114 @@ MESSAGES: Final[Mapping[str, Mapping[str, str]]] = {
     "render.cause": {_E: "cause", _Z: "原因"},
     "render.fix": {_E: "fix", _Z: "修复"},
     "render.colon": {_E: ": ", _Z: "："},
+    # -- the doctor command (doctor.py, render/doctor.py) -------------------------------------
+    "word.unknown-variant": {_E: "variant unknown", _Z: "变体未知"},
+    "word.no-gpu-code": {_E: "no GPU code", _Z: "无 GPU 代码"},
+    "word.driver-unknown": {_E: "unknown", _Z: "未知"},
+    "word.note": {_E: "note", _Z: "注意"},
+    "word.support-full": {_E: "full", _Z: "完全支持"},
+    "word.support-minor": {_E: "minor-version compatibility only", _Z: "仅小版本兼容"},
+    "word.support-none": {_E: "none", _Z: "不支持"},
+    "word.support-unchecked": {_E: "not checked", _Z: "未检查"},
+    "render.doctor.unreadable": {
+        _E: "cannot read {path}: {error}",
+        _Z: "无法读取 {path}：{error}",
+    },
+    "render.doctor.cpu-build": {
+        _E: "{package} {version} is a CPU-only build: it cannot use {gpu}",
+        _Z: "{package} {version} 是仅 CPU 的构建：无法使用 {gpu}",
+    },
+    "render.doctor.no-record": {
+        _E: "{package} {version} has no RECORD, so its libraries could not be listed",
+        _Z: "{package} {version} 没有 RECORD 文件，因此无法列出它的库",
+    },
+    "render.doctor.not-in-db": {
+        _E: "{package} {version} is not in the database: its pairing and minimum GPU were not checked",
+        _Z: "数据库中没有 {package} {version}：未检查它的配对关系和最低 GPU 要求",
+    },
+    "render.doctor.pair-mismatch": {
+        _E: "{package} {version} is paired with {dep} {required}, but {dep} {found} is installed",
+        _Z: "{package} {version} 与 {dep} {required} 配套，但当前安装的是 {dep} {found}",
+    },
+    "render.doctor.variant-mismatch": {
+        _E: "{package} {version} is a {variant} build, but torch {found} is a {torch_variant} build; a compiled "
+        "package must come from the same CUDA major version as torch",
+        _Z: "{package} {version} 是 {variant} 构建，而 torch {found} 是 {torch_variant} 构建；"
+        "编译型软件包必须与 torch 来自同一个 CUDA 主版本",
+    },
+    "render.doctor.runtime-unknown": {
+        _E: "{name} {version} ships CUDA {cuda}, which the database does not know; the driver was not checked "
+        "against it",
+        _Z: "{name} {version} 提供 CUDA {cuda}，数据库中没有这个版本，因此没有对照驱动检查它",
+    },
+    "render.doctor.arch-list-invalid": {
+        _E: '{var}="{value}" is not an architecture list: {error}',
+        _Z: '{var}="{value}" 不是有效的架构列表：{error}',
+    },
+    "render.doctor.arch-list-excludes": {
+        _E: '{var}="{value}" leaves out {gpu} (compute capability {cc}): extensions built or JIT-compiled in '
+        "this environment get no code for it",
+        _Z: '{var}="{value}" 漏掉了 {gpu}（计算能力 {cc}）：在此环境中构建或即时编译的扩展将不包含它的代码',
+    },
+    "render.doctor.aoti-device": {
+        _E: "{path} was compiled for {required} but would run on {found}; AOTInductor then fails with "
+        "'CUDA error: invalid argument'",
+        _Z: "{path} 是为 {required} 编译的，却会在 {found} 上运行；AOTInductor 随后会报错 "
+        "'CUDA error: invalid argument'",
+    },
+    "render.doctor.aoti-sm": {
+        _E: "{path} has kernels for {found}, none of which runs on a GPU of compute capability {required}",
+        _Z: "{path} 只包含 {found} 的内核，它们都无法在计算能力为 {required} 的 GPU 上运行",
+    },
+    "render.doctor.target": {_E: "target: {gpus}; driver {driver}", _Z: "目标机器：{gpus}；驱动 {driver}"},
+    "render.doctor.cpu-target": {_E: "target: no NVIDIA GPU", _Z: "目标机器：没有 NVIDIA GPU"},
+    "render.doctor.site-packages": {_E: "environment: {paths}", _Z: "环境：{paths}"},
+    "render.doctor.no-packages": {
+        _E: "none of torch, fbgemm-gpu, torchrec, xformers or flashinfer is installed here",
+        _Z: "这里没有安装 torch、fbgemm-gpu、torchrec、xformers、flashinfer 中的任何一个",
+    },
+    "render.doctor.runtime": {
+        _E: "CUDA runtime {name} {version} (CUDA {cuda}); driver support: {support}",
+        _Z: "CUDA 运行时 {name} {version}（CUDA {cuda}）；驱动支持：{support}",
+    },
+    "render.doctor.environment": {_E: "environment", _Z: "环境"},
+    "render.doctor.pt2": {
+        _E: "AOTInductor package {path}: compiled for {devices}",
+        _Z: "AOTInductor 包 {path}：为 {devices} 编译",
+    },
+    "render.doctor.ok": {_E: "ok", _Z: "ok（未发现问题）"},
+    "render.doctor.ok-warnings": {_E: "ok, with {warnings} warning(s)", _Z: "ok，另有 {warnings} 条警告"},
+    "render.doctor.not-ok": {
+        _E: "{errors} problem(s), {warnings} warning(s)",
+        _Z: "{errors} 个问题，{warnings} 条警告",
+    },
+    "fix.doctor-reinstall": {
+        _E: "Reinstall it from the index it came from: pip install --force-reinstall --no-deps '{package}=={version}'",
+        _Z: "从原来的索引重新安装它：pip install --force-reinstall --no-deps '{package}=={version}'",
+    },
+    "fix.doctor-below-minimum": {
+        _E: "No {package} build supports compute capability {cc}; run it on a GPU of compute capability {required} "
+        "or newer, or remove it.",
+        _Z: "没有任何 {package} 构建支持计算能力 {cc}；请在计算能力 {required} 或更高的 GPU 上运行它，或者卸载它。",
+    },
+    "fix.doctor-native-build": {
+        _E: "For a fast first start, pick a build with native code for {sms}: cudaresolve lock {package} {gpus}",
+        _Z: "若想首次启动更快，请选用包含 {sms} 原生代码的构建：cudaresolve lock {package} {gpus}",
+    },
+    "fix.doctor-lock": {
+        _E: "Run 'cudaresolve lock {package} {gpus}' to pick builds with native code for every GPU here, then "
+        "'cudaresolve install' to install them.",
+        _Z: "运行 'cudaresolve lock {package} {gpus}'，选出为本机每块 GPU 都包含原生代码的构建，"
+        "再用 'cudaresolve install' 安装。",
+    },
+    "fix.doctor-paired-release": {
+        _E: "Install {spec}, the {package} release paired with {dep} {found}.",
+        _Z: "安装 {spec}，这是与 {dep} {found} 配套的 {package} 版本。",
+    },
+    "fix.doctor-paired-dep": {
+        _E: "Alternatively install {dep} {required}, the version that {package} {version} is paired with.",
+        _Z: "也可以改为安装与 {package} {version} 配套的 {dep} {required}。",
+    },
 }
 
 _FORMATTER: Final = string.Formatter()

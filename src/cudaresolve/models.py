@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.archs import ComputeCapability
 from cudaresolve.errors import InvalidDriver, InvalidInput
+
+if TYPE_CHECKING:
+    from cudaresolve.archs import ComputeCapability
 
 __all__ = [
     "PLATFORMS",
@@ -112,9 +114,7 @@ def normalize_platform(text: str) -> str:
             return f"macosx_{machine}"
         if raw.startswith("win") and machine == "amd64":
             return "win_amd64"
-    raise InvalidInput(
-        f"unknown platform: {text!r}", hint=f"use one of {', '.join(PLATFORMS)} or a wheel platform tag"
-    )
+    raise InvalidInput(f"unknown platform: {text!r}", hint=f"use one of {', '.join(PLATFORMS)} or a wheel platform tag")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudaresolve.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["ProjectSettings", "load_project", "project_from_dict"]
 
@@ -25,7 +27,9 @@ class ProjectSettings:
 def project_from_dict(data: Mapping[str, Any], *, source: str = "pyproject.toml") -> ProjectSettings:
     tool = data.get("tool", {}).get("cudaresolve", {})
     if not isinstance(tool, Mapping):
-        raise InvalidInput(f"{source}: [tool.cudaresolve] must be a table", hint="see the README's configuration section")
+        raise InvalidInput(
+            f"{source}: [tool.cudaresolve] must be a table", hint="see the README's configuration section"
+        )
     reqs = tool.get("requirements")
     origin = f"{source} [tool.cudaresolve] requirements"
     if reqs is None:
@@ -51,5 +55,7 @@ def load_project(path: Path) -> ProjectSettings:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise InvalidInput(f"cannot read {path}: {exc}", hint="fix the file or pass requirements on the command line") from exc
+        raise InvalidInput(
+            f"cannot read {path}: {exc}", hint="fix the file or pass requirements on the command line"
+        ) from exc
     return project_from_dict(data, source=str(path))

@@ -9,7 +9,6 @@ identifier whose single pinned candidate is the variant of the whole set.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from resolvelib import AbstractProvider
@@ -17,6 +16,8 @@ from resolvelib import AbstractProvider
 from cudaresolve.catalog import CUDA, Candidate, Catalog, Need
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
+
     from resolvelib.resolvers import RequirementInformation
 
 __all__ = ["ANCHOR", "CatalogProvider", "Preference"]

@@ -31,9 +31,7 @@ def reason(
     **extra: object,
 ) -> Finding:
     """A Finding for reason ``code``, its English sentence from ``reason.<code>``."""
-    fields = _text_fields(
-        {"package": package, "variant": variant, "required": required, "found": found, **extra}
-    )
+    fields = _text_fields({"package": package, "variant": variant, "required": required, "found": found, **extra})
     return Finding(
         code=code,
         message=message(f"reason.{code}", "en", **fields),

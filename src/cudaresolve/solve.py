@@ -8,9 +8,8 @@ findings come from ``explain``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -22,6 +21,9 @@ from cudaresolve.explain import explain_resolution
 from cudaresolve.messages import message
 from cudaresolve.models import Finding, LockedPackage, Notice, Solution, Target
 from cudaresolve.reasons import reason, warning
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 __all__ = ["Resolved", "parse_requests", "solve", "solve_catalog"]
 
@@ -75,7 +77,7 @@ def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Reso
     try:
         result = resolver.resolve(needs, max_rounds=_MAX_ROUNDS)
     except ResolutionImpossible as exc:
-        findings = explain_resolution(catalog, needs, exc.causes)
+        findings = explain_resolution(catalog, needs, list(exc.causes))
         raise _no_solution(findings) from exc
     except ResolutionTooDeep as exc:
         raise NoSolution(

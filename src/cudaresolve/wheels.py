@@ -7,7 +7,6 @@ was listed and leaves the others as they were.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,8 @@ from cudaresolve.errors import InvalidInput
 from cudaresolve.models import Notice, Solution, Target, normalize_platform
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from packaging.tags import Tag
 
     from cudaresolve.index import IndexFile, Listings
@@ -45,9 +46,7 @@ def pick_file(files: Iterable[IndexFile], version: str, target: Target) -> Index
         wanted = Version(version)
     except InvalidVersion:
         return None
-    fitting = [
-        f for f in files if f.version == wanted and not f.yanked and any(tag_fits(t, target) for t in f.tags)
-    ]
+    fitting = [f for f in files if f.version == wanted and not f.yanked and any(tag_fits(t, target) for t in f.tags)]
     fitting.sort(key=lambda f: (all(t.interpreter.startswith("py") for t in f.tags), f.filename))
     return fitting[0] if fitting else None
 

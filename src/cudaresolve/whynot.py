@@ -11,9 +11,8 @@ exact ``TORCH_CUDA_ARCH_LIST``.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -22,9 +21,13 @@ from cudaresolve.catalog import CUDA, Catalog, Need, build_catalog
 from cudaresolve.compat import CompatDB, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.messages import message
-from cudaresolve.models import Finding, Solution, Target
 from cudaresolve.reasons import localize_all
 from cudaresolve.solve import parse_requests, solve_catalog
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cudaresolve.models import Finding, Solution, Target
 
 __all__ = ["Alternative", "WhyNot", "why_not"]
 
@@ -79,9 +82,13 @@ def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target, *, 
     answer = _why_not(spec, context, db, target)
     if lang == "en":
         return answer
-    return replace(answer, reasons=localize_all(answer.reasons, lang), alternatives=tuple(
-        replace(a, message=message(a.key, lang, **dict(a.fields))) if a.key else a for a in answer.alternatives
-    ))
+    return replace(
+        answer,
+        reasons=localize_all(answer.reasons, lang),
+        alternatives=tuple(
+            replace(a, message=message(a.key, lang, **dict(a.fields))) if a.key else a for a in answer.alternatives
+        ),
+    )
 
 
 def _why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> WhyNot:
@@ -116,7 +123,6 @@ def _variant_of(req: Requirement) -> str | None:
 
 
 def _answer(spec: str, needs: list[Need], variant: str | None, db: CompatDB, catalog: Catalog) -> WhyNot:
-    target = catalog.target
     try:
         resolved = solve_catalog(needs, db, catalog)
     except NoSolution as exc:
@@ -197,9 +203,11 @@ def _driver_ways_out(variant: str | None, db: CompatDB, target: Target) -> list[
             and target.driver.branch >= forward.min_driver_branch
             and db.driver_support(release.version, target.driver, target.platform) is DriverSupport.NONE
         ):
-            package = forward.package.replace("x", str(release.version.minor)) if forward.package.endswith(
-                "-x"
-            ) else forward.package
+            package = (
+                forward.package.replace("x", str(release.version.minor))
+                if forward.package.endswith("-x")
+                else forward.package
+            )
             out.append(
                 Alternative.make(
                     package,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import argparse
+
     from cudaresolve.compat import CompatDB
 
 __all__ = ["language", "load_db"]

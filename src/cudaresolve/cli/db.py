@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudaresolve.errors import InvalidCompatData
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["register"]
 

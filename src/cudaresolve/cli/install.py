@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["register"]
 
@@ -13,7 +15,9 @@ def register(sub: Any) -> None:
 
     parser = sub.add_parser("install", help="install a resolved set (or a lock file) with pip, one index per package")
     add_request_arguments(parser)
-    parser.add_argument("--from", dest="lockfile", metavar="LOCKFILE", help="install this pylock.toml or requirements file")
+    parser.add_argument(
+        "--from", dest="lockfile", metavar="LOCKFILE", help="install this pylock.toml or requirements file"
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the pip commands and change nothing")
     parser.add_argument("--python", metavar="PATH", help="the interpreter of the environment to install into")
     parser.set_defaults(func=_run)

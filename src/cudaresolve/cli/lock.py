@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["add_request_arguments", "register"]
 
@@ -28,7 +30,9 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
 def register(sub: Any) -> None:
     parser = sub.add_parser("lock", help="resolve a consistent GPU stack for the target and write a lock file")
     add_request_arguments(parser)
-    parser.add_argument("-o", "--output", metavar="PATH", help="where to write (default: pylock.toml or requirements.txt)")
+    parser.add_argument(
+        "-o", "--output", metavar="PATH", help="where to write (default: pylock.toml or requirements.txt)"
+    )
     parser.add_argument("--format", choices=("pylock", "requirements"), default="pylock", help="lock format")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=_run)

@@ -45,9 +45,10 @@ def render_error(err: CudaResolveError, console: Console, *, lang: str = "en") -
     """The error and its hint on one line, then any findings or problems indented below it."""
     from rich.markup import escape
 
-    console.print(f"[bold red]error[/]: {escape(err.code)}: {escape(err.message)}" + (
-        f" [cyan](hint: {escape(err.hint)})[/]" if err.hint else ""
-    ))
+    console.print(
+        f"[bold red]error[/]: {escape(err.code)}: {escape(err.message)}"
+        + (f" [cyan](hint: {escape(err.hint)})[/]" if err.hint else "")
+    )
     for path, message in getattr(err, "problems", []):
         console.print(f"  {escape(path or '<top>')}: {escape(message)}")
     findings = getattr(err, "findings", [])

@@ -1,0 +1,128 @@
+"""Human view of ``cudaresolve doctor``: per package its coverage of each GPU, then problems and fixes. Output.
+
+    target: NVIDIA A100 (8.0), NVIDIA GeForce RTX 3090 (8.6); driver 535.104.05
+    torch 2.7.1+cu118  cu118  8.0 sass  8.6 sass
+        torch/lib/libtorch_cuda.so  sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90
+    fbgemm-gpu 1.1.0+cu118  cu118  8.0 sass  8.6 none
+      ✗ sm-not-covered: fbgemm-gpu 1.1.0+cu118 (cu118) has no code for sm_86 ...
+          fix: ...
+    1 problem(s), 0 warning(s)              (or: ok)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.console import Console
+
+    from cudaresolve.archs import ComputeCapability, Coverage
+    from cudaresolve.doctor_report import DoctorReport, Problem, RuntimeCheck
+    from cudaresolve.models import Target
+
+__all__ = ["format_coverage", "format_target", "render_doctor", "short_path"]
+
+_COLOURS = {"sass": "green", "ptx-jit": "yellow", "none": "red"}
+
+
+def format_target(target: Target, lang: str = "en") -> str:
+    """``target: NVIDIA A100 (8.0), RTX 3090 (8.6); driver 535.104.05``."""
+    from cudaresolve.messages import join_items, message, parenthesize
+
+    if not target.gpus:
+        return message("render.doctor.cpu-target", lang)
+    names = dict.fromkeys(parenthesize(g.name, str(g.cc), lang) for g in target.gpus)
+    driver = str(target.driver) if target.driver else message("word.driver-unknown", lang)
+    return message("render.doctor.target", lang, gpus=join_items(names, lang), driver=driver)
+
+
+def format_coverage(pairs: Sequence[tuple[ComputeCapability, Coverage]], *, markup: bool = False) -> str:
+    """``8.0 sass  8.6 none`` (coloured when ``markup``)."""
+    parts = []
+    for cc, cov in pairs:
+        word = cov.value
+        parts.append(f"{cc} [{_COLOURS[word]}]{word}[/]" if markup else f"{cc} {word}")
+    return "  ".join(parts)
+
+
+def short_path(path: str, roots: Sequence[str]) -> str:
+    """``path`` relative to the site-packages folder that holds it, else unchanged."""
+    for root in roots:
+        prefix = root.rstrip(os.sep) + os.sep
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return path
+
+
+def _support_word(check: RuntimeCheck, lang: str) -> str:
+    from cudaresolve.messages import message
+
+    if check.support is None:
+        return message("word.support-unchecked", lang)
+    words = {"full": "word.support-full", "minor": "word.support-minor", "none": "word.support-none"}
+    return message(words[check.support.value], lang)
+
+
+def _render_problems(problems: Sequence[Problem], console: Console, lang: str, indent: str) -> None:
+    from rich.markup import escape
+
+    from cudaresolve.messages import message
+
+    fix_word = message("render.fix", lang)
+    for problem in problems:
+        mark, colour = ("✗", "red") if problem.is_error else ("!", "yellow")
+        console.print(f"{indent}[{colour}]{mark} {escape(problem.code)}[/]: {escape(problem.message(lang))}")
+        for fix in problem.fixes:
+            console.print(f"{indent}    [cyan]{fix_word}[/]: {escape(fix.format(lang))}")
+
+
+def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", verbose: bool = True) -> None:
+    """The whole report; ``verbose`` also lists each package's libraries."""
+    from rich.markup import escape
+
+    from cudaresolve.messages import join_items, message
+
+    console.print(escape(format_target(report.target, lang)))
+    if report.paths:
+        console.print(escape(message("render.doctor.site-packages", lang, paths=join_items(report.paths, lang))))
+    if not report.packages:
+        console.print(escape(message("render.doctor.no-packages", lang)))
+    note_word = message("word.note", lang)
+    for pkg in report.packages:
+        variant = pkg.variant or message("word.unknown-variant", lang)
+        cover = format_coverage(pkg.coverage, markup=True) if pkg.coverage else ""
+        if not pkg.libraries:
+            cover = message("word.no-gpu-code", lang)
+        console.print(f"[bold]{escape(pkg.name)}[/] {escape(pkg.version)}  {escape(variant)}  {cover}".rstrip())
+        if verbose:
+            for lib in pkg.libraries:
+                archs = " ".join((*lib.sass, *lib.ptx)) or "-"
+                console.print(f"    {escape(short_path(lib.path, report.paths))}  [dim]{escape(archs)}[/]")
+        _render_problems(pkg.problems, console, lang, "  ")
+        for note in pkg.notes:
+            console.print(f"  [yellow]{note_word}[/]: {escape(note.format(lang))}")
+    for check in report.runtimes:
+        console.print(escape(message("render.doctor.runtime", lang, name=check.name, version=check.version,
+                                     cuda=str(check.cuda), support=_support_word(check, lang))))
+    for pt2 in report.pt2:
+        devices = join_items(pt2.devices, lang) if pt2.devices else "?"
+        console.print(escape(message("render.doctor.pt2", lang, path=pt2.path, devices=devices)))
+        _render_problems(pt2.problems, console, lang, "  ")
+    if report.problems:
+        console.print(message("render.doctor.environment", lang))
+        _render_problems(report.problems, console, lang, "  ")
+    for note in report.notes:
+        console.print(f"[yellow]{note_word}[/]: {escape(note.format(lang))}")
+    problems = report.all_problems
+    errors = sum(p.is_error for p in problems)
+    warnings = len(problems) - errors
+    if errors:
+        verdict, colour = message("render.doctor.not-ok", lang, errors=errors, warnings=warnings), "red"
+    elif warnings:
+        verdict, colour = message("render.doctor.ok-warnings", lang, warnings=warnings), "green"
+    else:
+        verdict, colour = message("render.doctor.ok", lang), "green"
+    console.print(f"[bold {colour}]{escape(verdict)}[/]")
