@@ -50,13 +50,15 @@ import zipfile
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from cudaresolve.compat import CompatDB, PackageRelease, load_compat  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 REQUEST: Final = ("torch", "torchrec", "xformers", "flashinfer-python")
 PROJECTS: Final = ("torch", "torchrec", "fbgemm-gpu", "xformers", "flashinfer-python")
@@ -68,8 +70,9 @@ PLATFORM_TAGS: Final = {
     "win_amd64": "win_amd64",
 }
 PYPI_SIMPLE: Final = "https://pypi.org/simple"
+MIRRORED_PREFIXES: Final = ("/whl/", "/flashinfer/")
 BUDGET_MS: Final = 300.0
-OFFLINE: Final = "cudaresolve lock --offline (embedded data, empty cache)"
+OFFLINE: Final = "cudaresolve lock --offline (embedded data, no page cache)"
 OFFLINE_WARM: Final = "cudaresolve lock --offline (warm cache: hashes, no HTTP)"
 ONLINE: Final = "cudaresolve lock (local index, warm cache: 304s)"
 UV: Final = "uv pip compile (warm cache: 304s)"
@@ -99,7 +102,7 @@ def build_wheel(dest: Path, name: str, version: str, tag: str, requires: list[st
     files = {
         f"{dist.removesuffix('_python')}/__init__.py": f'__version__ = "{version}"\n',
         f"{info}/METADATA": metadata,
-        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: bench_lock\nRoot-Is-Purelib: {str(pure).lower()}\nTag: {tag}\n",
+        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: {str(pure).lower()}\nTag: {tag}\n",
     }
     record = []
     for path, text in files.items():
@@ -132,7 +135,9 @@ def _release_files(release: PackageRelease) -> list[tuple[str, str, list[str]]]:
                 continue
             for python in pythons:
                 cp = "cp" + python.replace(".", "")
-                out.append((version, f"{cp}-{cp}-{PLATFORM_TAGS[platform]}", requires + [str(r) for r in build.requires]))
+                out.append(
+                    (version, f"{cp}-{cp}-{PLATFORM_TAGS[platform]}", requires + [str(r) for r in build.requires])
+                )
     return out
 
 
@@ -162,7 +167,7 @@ def write_page(directory: Path, wheels: list[Wheel]) -> None:
     """A PEP 503 project page (API 1.1 meta, PEP 658/714 metadata attributes)."""
     lines = []
     for w in wheels:
-        href = "../../files/" + w.filename.replace("+", "%2B")
+        href = "/files/" + w.filename.replace("+", "%2B")  # absolute path, as download.pytorch.org writes them
         attrs = f' data-dist-info-metadata="sha256={w.metadata_sha256}" data-core-metadata="sha256={w.metadata_sha256}"'
         if w.requires_python:
             attrs += f' data-requires-python="{html.escape(w.requires_python)}"'
@@ -180,8 +185,18 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     requests_seen = 0
 
     def end_headers(self) -> None:
-        self.send_header("Cache-Control", "max-age=0")  # every tool revalidates a cached page
+        # As PyPI does: wheels and .metadata never change; project pages are revalidated (here on every run).
+        immutable = self.path.startswith("/files/")
+        self.send_header("Cache-Control", "max-age=31536000, immutable" if immutable else "max-age=0")
         super().end_headers()
+
+    def translate_path(self, path: str) -> str:
+        """``/whl/<variant>/<project>/`` and ``/flashinfer/.../<project>/`` serve ``/simple/<project>/``."""
+        clean = path.split("?", 1)[0].split("#", 1)[0]
+        if clean.startswith(MIRRORED_PREFIXES):
+            parts = [p for p in clean.split("/") if p]
+            path = f"/simple/{parts[-1]}/" if len(parts) > 1 else "/simple/"
+        return super().translate_path(path)
 
     def log_message(self, format: str, *args: object) -> None:
         type(self).requests_seen += 1
@@ -209,11 +224,17 @@ class Server:
         self._thread.join()
 
 
-def mirror_flags(db: CompatDB, simple: str) -> list[str]:
-    """``--index-mirror`` for every index the database names, all to the one local ``/simple``."""
-    urls = {PYPI_SIMPLE} | {v.index_url for v in db.variants}
-    urls |= {b.index_url for name in db.package_names for r in db.packages(name) for b in r.builds}
-    return [f"--index-mirror={url.rstrip('/')}={simple}" for url in sorted(urls)]
+def mirror_flags(base: str) -> list[str]:
+    """``--index-mirror`` for the three hosts, as a user behind a mirror writes them.
+
+    The server answers every mirrored path from the one ``/simple`` tree, so cudaresolve reads
+    the same pages uv and pip read (``/whl/cu130/torch/`` is ``/simple/torch/``).
+    """
+    return [
+        f"--index-mirror={PYPI_SIMPLE}={base}/simple",
+        f"--index-mirror=https://download.pytorch.org/whl={base}/whl",
+        f"--index-mirror=https://flashinfer.ai/whl={base}/flashinfer",
+    ]
 
 
 # ---------------------------------------------------------------------------------- the tools
@@ -289,6 +310,7 @@ class Case:
     stdout_to: Path | None = None  # keep stdout (cudaresolve --json) here
     cli_args: list[str] | None = None  # cudaresolve's arguments, for the import and profile reports
     times: list[float] = field(default_factory=list)
+    requests: int = 0  # HTTP requests the server saw during this case's timed runs
 
     def run(self, cwd: Path) -> float:
         start = time.perf_counter()
@@ -325,7 +347,7 @@ def make_cases(work: Path, server: Server, db: CompatDB, uv: str | None, pip_py:
     req_in = work / "req.in"
     req_in.write_text("".join(f"{r}\n" for r in REQUEST))
     warm, empty = work / "cr-cache", work / "cr-empty"
-    base_args = ["lock", *REQUEST, *TARGET, "--json", *mirror_flags(db, simple)]
+    base_args = ["lock", *REQUEST, *TARGET, "--json", *mirror_flags(server.base)]
 
     def lock(label: str, extra: list[str], cache: Path, out: str) -> Case:
         cli_args = [*base_args, *extra]
@@ -366,11 +388,22 @@ def make_cases(work: Path, server: Server, db: CompatDB, uv: str | None, pip_py:
         ]
     if pip_py:
         report = work / "pip-report.json"
+        pip_index = ["--index-url", simple, "-r", str(req_in)]
         cases.append(
             Case(
                 PIP,
-                [pip_py, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q", "--report", str(report)]
-                + ["--index-url", simple, "-r", str(req_in)],
+                [
+                    pip_py,
+                    "-m",
+                    "pip",
+                    "install",
+                    "--dry-run",
+                    "--ignore-installed",
+                    "-q",
+                    "--report",
+                    str(report),
+                    *pip_index,
+                ],
                 clean_env(PIP_CACHE_DIR=str(work / "pip-cache")),
                 lambda: read_pip_report(report),
                 "pip",
@@ -382,48 +415,49 @@ def make_cases(work: Path, server: Server, db: CompatDB, uv: str | None, pip_py:
 # ----------------------------------------------------------------------- in-process breakdown
 
 _INPROC: Final = r"""
-import contextlib, io, json, os, sys, time
+import contextlib, io, json, sys, time
 argv, mirrors, repeat = json.loads(sys.argv[1])
 out = {}
-t = time.perf_counter()
-import httpx, resolvelib, packaging.requirements, packaging.tags
-import cudaresolve.cli, cudaresolve.locking, cudaresolve.solve, cudaresolve.index, cudaresolve.lockfile
-from cudaresolve.cli import main
-out["imports (cli, locking, solve, index, lockfile, httpx, resolvelib)"] = [(time.perf_counter() - t) * 1000]
-from cudaresolve.compat import load_compat
-from cudaresolve.target import TargetOptions, build_target
-from cudaresolve.solve import solve
-from cudaresolve.locking import Request, resolve_request
 def timed(label, fn, n):
     times = []
     for _ in range(n):
         t = time.perf_counter(); value = fn(); times.append((time.perf_counter() - t) * 1000)
     out[label] = times
     return value
-db = timed("load_compat() (first call)", load_compat, 1)
-timed("load_compat() (again)", load_compat, max(1, repeat // 3))
+def imports():
+    import cudaresolve.cli, cudaresolve.cli.lock, cudaresolve.locking, cudaresolve.solve, cudaresolve.target
+    import cudaresolve.compat, cudaresolve.lockfile, cudaresolve.render
+timed("import cudaresolve (cli, locking, solve, target, lockfile)", imports, 1)
+timed("import httpx", lambda: __import__("httpx"), 1)
+timed("import resolvelib", lambda: __import__("resolvelib"), 1)
+from cudaresolve.cli import main
+from cudaresolve.compat import load_compat
+from cudaresolve.locking import Request, resolve_request
+from cudaresolve.solve import solve
+from cudaresolve.target import TargetOptions, build_target
+db = timed("load_compat()", load_compat, repeat)
 opts = TargetOptions(gpus=("H100",), driver="580.65.06", python="3.11", platform="linux_x86_64")
 target = timed("build_target()", lambda: build_target(opts, db), repeat)
 reqs = ("torch", "torchrec", "xformers", "flashinfer-python")
-timed("solve() (catalog + resolvelib + solution)", lambda: solve(reqs, db, target), repeat)
-req = Request(requirements=reqs, target=target, db=db, offline=False, mirrors=mirrors)
-timed("resolve_request() online (solve + fetch 5 pages, 304s + hashes)", lambda: resolve_request(req), repeat)
+timed("solve() (first: reads the package rows)", lambda: solve(reqs, db, target), repeat)
 off = Request(requirements=reqs, target=target, db=db, offline=True, mirrors=mirrors)
-timed("resolve_request() --offline, warm cache", lambda: resolve_request(off), repeat)
+timed("resolve_request() --offline, warm cache (solve + parse 5 pages)", lambda: resolve_request(off), repeat)
+req = Request(requirements=reqs, target=target, db=db, offline=False, mirrors=mirrors)
+timed("resolve_request() online (solve + 5 conditional GETs + parse)", lambda: resolve_request(req), repeat)
 def cli():
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(argv) == 0
-timed("cli main([lock ...]) online, whole command", cli, repeat)
+timed("cli main(['lock', ...]) online, the whole command", cli, repeat)
 print(json.dumps(out))
 """
 
 
-def in_process(work: Path, server: Server, db: CompatDB, repeat: int) -> dict[str, list[float]]:
-    simple = f"{server.base}/simple"
+def in_process(work: Path, server: Server, repeat: int) -> dict[str, list[float]]:
+    """cudaresolve's steps in one fresh interpreter, in order: the first call pays for lazy work."""
     from cudaresolve.index import parse_mirrors
 
-    mirrors = parse_mirrors([f.split("=", 1)[1] for f in mirror_flags(db, simple)])
-    argv = ["lock", *REQUEST, *TARGET, "--json", "-o", str(work / "pylock.inproc.toml"), *mirror_flags(db, simple)]
+    mirrors = parse_mirrors([f.split("=", 1)[1] for f in mirror_flags(server.base)])
+    argv = ["lock", *REQUEST, *TARGET, "--json", "-o", str(work / "pylock.inproc.toml"), *mirror_flags(server.base)]
     done = subprocess.run(
         [sys.executable, "-c", _INPROC, json.dumps([argv, mirrors, repeat])],
         cwd=work,
@@ -452,11 +486,11 @@ def import_report(case: Case, work: Path, top: int) -> None:
         text=True,
         check=False,
     )
-    rows = []
+    rows: list[tuple[int, int, str]] = []
     for line in done.stderr.splitlines():
         if line.startswith("import time:") and "self [us]" not in line:
-            self_us, cumulative_us, name = line[len("import time:") :].split("|")
-            rows.append((int(self_us), int(cumulative_us), name.rstrip()))
+            self_text, cumulative_text, name = line[len("import time:") :].split("|")
+            rows.append((int(self_text), int(cumulative_text), name.rstrip()))
     total = sum(r[0] for r in rows) / 1000
     print(f"\n-X importtime, {case.label}: {len(rows)} modules, {total:.0f} ms of import time in all")
     print("  top by cumulative (indent = nesting):")
@@ -564,20 +598,20 @@ def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> 
         cases = make_cases(work, server, db, uv, pip_py)
         for case in sorted(cases, key=lambda c: "--offline" in c.label):  # warm-up: online first, to fill caches
             case.run(work)
-        _Handler.requests_seen = 0
         for _ in range(repeat):
             for case in cases:
+                _Handler.requests_seen = 0
                 case.times.append(case.run(work))
-        requests = _Handler.requests_seen
+                case.requests += _Handler.requests_seen
         bare = Case("python -c pass", [sys.executable, "-c", "pass"], clean_env(), dict, "")
         python_pass = [bare.run(work) for _ in range(repeat)]
-        inproc = in_process(work, server, db, max(repeat, 5))
+        inproc = in_process(work, server, max(repeat, 5))
 
-        print(f"\n{'wall ms, whole process':62} {'median':>8} {'min':>8}")
+        print(f"\n{'wall ms, whole process':62} {'median':>8} {'min':>8} {'HTTP':>5}")
         print(f"{'python -c pass (interpreter start, for scale)':62} {fmt(python_pass)}")
         for case in cases:
-            print(f"{case.label:62} {fmt(case.times)}")
-        print(f"({requests} HTTP requests served in the timed rounds, {requests / repeat:.0f} a round)")
+            print(f"{case.label:62} {fmt(case.times)} {case.requests / repeat:5.0f}")
+        print("(HTTP: requests the local index answered per run)")
 
         by = {c.label: statistics.median(c.times) for c in cases}
         print("\nratios of medians (< 1: cudaresolve is faster):")
@@ -595,15 +629,19 @@ def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> 
             picks = ", ".join(f"{k} {v}" for k, v in sorted(case.picks().items()))
             print(f"  {case.label}\n      {picks}")
 
-        print(f"\n{'in one interpreter (ms)':62} {'median':>8} {'min':>8}")
+        print(f"\n{'in one interpreter, in this order (ms)':62} {'first':>8} {'median':>8} {'min':>8}")
         for label, times in inproc.items():
-            print(f"{label:62} {fmt(times)}")
+            rest = fmt(times[1:]) if len(times) > 1 else ""
+            print(f"{label:62} {times[0]:8.1f} {rest}")
+        print("(first: the first call in a fresh interpreter; median and min: the calls after it)")
 
         over = by[OFFLINE] > BUDGET_MS
         slower = UV in by and by[ONLINE] > by[UV]
         verdict = [f"offline lock {by[OFFLINE]:.0f} ms: {'OVER' if over else 'within'} the {BUDGET_MS:.0f} ms budget"]
         if UV in by:
-            verdict.append(f"{'SLOWER' if slower else 'not slower'} than uv, warm ({by[ONLINE]:.0f} vs {by[UV]:.0f} ms)")
+            verdict.append(
+                f"{'SLOWER' if slower else 'not slower'} than uv, warm ({by[ONLINE]:.0f} vs {by[UV]:.0f} ms)"
+            )
         print("\n" + "; ".join(verdict))
         if (over or slower or args.profile) and not args.quick:
             offline_case = next(c for c in cases if c.label == OFFLINE)

@@ -16,9 +16,9 @@ binaries' SASS/PTX lists, the ``nvidia-cuda-runtime*`` packages) and returns a `
 
 A package's coverage of a GPU is that of its weakest library with GPU code: any library without
 code for the GPU fails with "no kernel image" once its kernels launch. Libraries holding only
-arch-specific SASS (``sm_90a``) are hardware-specific kernel sets dispatched on that one GPU, so
-they decide nothing while the package has other libraries. Every sentence is a message key, so
-the report can be shown in any language of ``messages.py``.
+arch- or family-specific code (``sm_90a``, ``sm_100f``) are hardware-specific kernel sets
+dispatched on those GPUs alone, so they decide nothing while the package has other libraries.
+Every sentence is a message key, so the report can be shown in any language of ``messages.py``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ from cudaresolve.doctor_report import (
     sentence,
 )
 from cudaresolve.errors import InvalidArch
-from cudaresolve.messages import message
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -135,7 +134,7 @@ def _library(report: BinaryReport, groups: Sequence[_Group]) -> LibraryCheck:
     return LibraryCheck(
         path=report.path, sass=report.sass, ptx=report.ptx, has_code=bool(archs),
         coverage=tuple((g.cc, coverage(archs, g.cc, tegra=g.tegra)) for g in groups) if archs else (),
-        arch_specific=bool(archs) and all(a.suffix == "a" for a in archs),
+        arch_specific=bool(archs) and all(a.suffix for a in archs),
     )
 
 
@@ -160,25 +159,26 @@ def _check_package(
                 fixes=(sentence("fix.doctor-reinstall", package=pkg.name, version=pkg.version),))
         for r in pkg.libraries if r.error is not None
     ]
-    shown_variant = variant or message("word.unknown-variant")
+    shown_variant = variant or sentence("word.unknown-variant")
     for g in groups:
         if release is not None and release.min_sm is not None and g.cc < release.min_sm:
             problems.append(Problem(
                 code="sm-below-minimum", package=pkg.name, required=str(release.min_sm), found=str(g.cc),
                 text=sentence("reason.sm-below-minimum", package=pkg.name, version=pkg.version,
-                           gpu=tuple(g.names), cc=g.cc, required=release.min_sm),
+                              gpu=tuple(g.names), cc=g.cc, required=release.min_sm),
                 fixes=(sentence("fix.doctor-below-minimum", package=pkg.name, cc=g.cc, required=release.min_sm),),
             ))
             continue
         cov = dict(cover).get(g.cc)
         if cov is Coverage.NONE:
             lacking = [lib for lib in deciding if dict(lib.coverage)[g.cc] is Coverage.NONE]
-            found = _sorted_names(n for lib in lacking for n in (*lib.sass, *lib.ptx))
+            found = _sorted_names(n for lib in lacking for n in lib.sass) + _sorted_names(
+                n for lib in lacking for n in lib.ptx)
             problems.append(Problem(
                 code="sm-not-covered", package=pkg.name, required=str(g.cc), found=", ".join(found),
                 libraries=tuple(lib.path for lib in lacking),
                 text=sentence("reason.sm-not-covered", package=pkg.name, version=pkg.version, variant=shown_variant,
-                           sm=g.cc.sm, gpu=tuple(g.names), cc=g.cc, found=found),
+                              sm=g.cc.sm, gpu=tuple(g.names), cc=g.cc, found=found),
                 fixes=_coverage_fixes(pkg.name, target, db, python),
             ))
         elif cov is Coverage.PTX_JIT:
@@ -186,14 +186,14 @@ def _check_package(
             problems.append(Problem(
                 code="ptx-jit-only", severity="warning", package=pkg.name, required=str(g.cc), found=", ".join(ptx),
                 text=sentence("reason.ptx-jit-only", package=pkg.name, version=pkg.version, variant=shown_variant,
-                           gpu=tuple(g.names), sm=g.cc.sm, found=ptx),
+                              gpu=tuple(g.names), sm=g.cc.sm, found=ptx),
                 fixes=(sentence("fix.doctor-native-build", sms=g.cc.sm, package=pkg.name, gpus=_gpu_flags(target)),),
             ))
     if pkg.name == "torch" and variant == "cpu" and not with_code and groups:
         problems.append(Problem(
             code="sm-not-covered", package=pkg.name, found="cpu",
             text=sentence("render.doctor.cpu-build", package=pkg.name, version=pkg.version,
-                       gpu=tuple(n for g in groups for n in g.names)),
+                          gpu=tuple(n for g in groups for n in g.names)),
             fixes=(sentence("fix.cuda-index"),),
         ))
     problems += _pairing_problems(pkg, release, build, installed, db)
@@ -233,7 +233,7 @@ def _coverage_fixes(name: str, target: Target, db: CompatDB, python: str | None)
     return tuple(fixes)
 
 
-def _spectext(req: Requirement) -> str:
+def _spec_text(req: Requirement) -> str:
     specs = list(req.specifier)
     if len(specs) == 1 and specs[0].operator == "==":
         return specs[0].version
@@ -257,35 +257,39 @@ def _pairing_problems(
                 continue
         except InvalidVersion:
             continue
-        required = _spectext(req)
+        required = _spec_text(req)
         key = "reason.abi-mismatch" if dep.name == "torch" else "render.doctor.pair-mismatch"
         fixes = [sentence("fix.doctor-paired-dep", dep=dep.name, required=required, package=pkg.name,
-                       version=pkg.version)]
+                          version=pkg.version)]
         paired = _paired_release(db, pkg.name, dep)
         if paired is not None:
-            fixes.insert(0, sentence("fix.doctor-paired-release", spec=f"{pkg.name}=={paired}", package=pkg.name,
-                                  dep=dep.name, found=dep.version))
+            fixes.insert(0, sentence("fix.doctor-paired-release", spec=paired, package=pkg.name,
+                                     dep=dep.name, found=dep.version))
         if dep.name == "torch":
             fixes.append(sentence("fix.same-index", package=pkg.name))
         problems.append(Problem(
             code="abi-mismatch", package=pkg.name, required=f"{dep.name} {required}", found=f"{dep.name} {dep.version}",
             text=sentence(key, package=pkg.name, version=pkg.version, dep=dep.name, required=required,
-                       found=dep.version),
+                          found=dep.version),
             fixes=tuple(fixes),
         ))
     return problems
 
 
-def _paired_release(db: CompatDB, name: str, dep: InstalledPackage) -> Version | None:
-    """The newest release of ``name`` whose rows admit the installed ``dep``."""
+def _paired_release(db: CompatDB, name: str, dep: InstalledPackage) -> str | None:
+    """``name==X.Y.Z`` (with the build's local tag where a build carries the pairing) of the newest
+    release whose rows admit the installed ``dep``."""
     try:
         have = Version(dep.version)
     except InvalidVersion:
         return None
     for release in db.packages(name):
-        reqs = [r for r in (*release.requires, *release.constrains) if canonicalize_name(r.name) == dep.name]
-        if reqs and all(r.specifier.contains(have, prereleases=True) for r in reqs):
-            return release.version
+        options = [("", (*release.requires, *release.constrains))]
+        options += [(b.local, (*release.requires, *b.requires)) for b in release.builds if b.requires]
+        for local, reqs in options:
+            on_dep = [r for r in reqs if canonicalize_name(r.name) == dep.name]
+            if on_dep and all(r.specifier.contains(have, prereleases=True) for r in on_dep):
+                return f"{name}=={release.version}{local}"
     return None
 
 
@@ -313,7 +317,7 @@ def _variant_problems(
     return [Problem(
         code="abi-mismatch", package=pkg.name, required=f"torch {variant}", found=f"torch {torch_variant}",
         text=sentence("render.doctor.variant-mismatch", package=pkg.name, version=pkg.version, variant=variant,
-                   found=torch.version, torch_variant=torch_variant),
+                      found=torch.version, torch_variant=torch_variant),
         fixes=(sentence("fix.same-index", package=pkg.name),),
     )]
 
@@ -353,7 +357,7 @@ def _check_runtimes(env: Environment, target: Target, db: CompatDB) -> tuple[
                 code="driver-too-old", package=rt.name, required=str(release.minor_compat_driver(platform)),
                 found=str(driver), fixes=_driver_fixes(target, db),
                 text=sentence("reason.driver-too-old", cuda=rt.cuda, variant=rt.cuda.tag,
-                           required=release.minor_compat_driver(platform), full=full, found=driver),
+                              required=release.minor_compat_driver(platform), full=full, found=driver),
             ))
         elif support is DriverSupport.MINOR:
             problems.append(Problem(
@@ -389,14 +393,14 @@ def _check_arch_lists(environ: Mapping[str, str], groups: Sequence[_Group], targ
         except InvalidArch as exc:
             problems.append(Problem(code="invalid-arch-list", package=var, found=value, fixes=(fix,),
                                     text=sentence("render.doctor.arch-list-invalid", var=var, value=value,
-                                               error=exc.message)))
+                                                  error=exc.message)))
             continue
         for g in groups:
             if coverage(archs, g.cc, tegra=g.tegra) is Coverage.NONE:
                 problems.append(Problem(
                     code="arch-list-excludes-gpu", package=var, required=str(g.cc), found=value, fixes=(fix,),
                     text=sentence("render.doctor.arch-list-excludes", var=var, value=value, gpu=tuple(g.names),
-                               cc=g.cc),
+                                  cc=g.cc),
                 ))
     return problems
 

@@ -8,7 +8,7 @@ in the language asked for when the report is shown or serialised.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from cudaresolve.messages import join_items, message
 
@@ -72,20 +72,32 @@ class Environment:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Text:
-    """A sentence of the catalogue and its fields; a tuple field is joined the language's way."""
+    """A sentence of the catalogue and its fields, formatted in any language on demand.
+
+    A field is a string, a tuple of strings (joined the language's way) or
+    another ``Text`` (a word that is itself translated).
+    """
 
     key: str
-    fields: tuple[tuple[str, str | tuple[str, ...]], ...] = ()
+    fields: tuple[tuple[str, Field], ...] = ()
 
     def format(self, lang: str = "en") -> str:
-        values = {k: join_items(v, lang) if isinstance(v, tuple) else v for k, v in self.fields}
-        return message(self.key, lang, **values)
+        return message(self.key, lang, **{k: _field(v, lang) for k, v in self.fields})
+
+
+Field: TypeAlias = "str | tuple[str, ...] | Text"
+
+
+def _field(value: Field, lang: str) -> str:
+    if isinstance(value, Text):
+        return value.format(lang)
+    return join_items(value, lang) if isinstance(value, tuple) else value
 
 
 def sentence(key: str, **fields: object) -> Text:
-    """A ``Text`` for ``key``; ``None`` fields are left out, tuples stay tuples, the rest become strings."""
+    """A ``Text`` for ``key``; ``None`` fields are left out, tuples and Texts kept, the rest made strings."""
     return Text(key=key, fields=tuple(
-        (k, v if isinstance(v, tuple) else str(v)) for k, v in sorted(fields.items()) if v is not None
+        (k, v if isinstance(v, tuple | Text) else str(v)) for k, v in sorted(fields.items()) if v is not None
     ))
 
 

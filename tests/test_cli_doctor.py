@@ -1,0 +1,190 @@
+"""``cudaresolve doctor`` through ``main(argv)``: exit codes, the JSON contract, human output, a real venv."""
+
+# The Chinese expectations use full-width punctuation on purpose.
+# ruff: noqa: RUF001
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import tomlkit
+
+from cudaresolve.cli import main
+from test_doctor import DB_DATA, FIXTURES, make_dist, make_pt2, torch_files
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TARGET = ["--gpu", "A100", "--gpu", "RTX 3090", "--driver", "535.104.05", "--python-version", "3.11",
+          "--platform", "linux_x86_64"]
+
+
+@pytest.fixture(autouse=True)
+def _no_arch_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("TORCH_CUDA_ARCH_LIST", "FLASHINFER_CUDA_ARCH_LIST"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def compat(tmp_path: Path) -> list[str]:
+    path = tmp_path / "compat.toml"
+    path.write_text(tomlkit.dumps(DB_DATA))
+    return ["--compat", str(path)]
+
+
+@pytest.fixture
+def broken_env(tmp_path: Path) -> Path:
+    """torch 2.7.1+cu118 and fbgemm-gpu 1.1.0+cu118 (built for torch 2.6, with sm_86 code only)."""
+    site = tmp_path / "site-packages"
+    make_dist(site, "torch", "2.7.1+cu118", torch_files())
+    make_dist(site, "fbgemm-gpu", "1.1.0+cu118", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "rdc.so"})
+    make_dist(site, "nvidia-cuda-runtime-cu11", "11.8.89")
+    return site
+
+
+@pytest.fixture
+def good_env(tmp_path: Path) -> Path:
+    site = tmp_path / "good"
+    make_dist(site, "torch", "2.7.1+cu118", torch_files())
+    make_dist(site, "fbgemm-gpu", "1.2.0+cu118", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "uncompressed.so"})
+    return site
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["doctor", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    code, out, _ = run(capsys, *argv, "--json")
+    return code, json.loads(out)
+
+
+def test_json_report_of_a_broken_environment(
+    capsys: pytest.CaptureFixture[str], compat: list[str], broken_env: Path,
+) -> None:
+    code, data = run_json(capsys, "--site-packages", str(broken_env), *TARGET, *compat)
+    assert code == 1
+    assert (data["schema"], data["ok"], data["site_packages"]) == (1, False, [str(broken_env)])
+    assert [g["name"] for g in data["target"]["gpus"]] == ["NVIDIA A100", "NVIDIA GeForce RTX 3090"]
+    assert [(p["name"], p["version"], p["variant"], p["sass"], p["ptx"], p["coverage"]) for p in data["packages"]] == [
+        ("torch", "2.7.1+cu118", "cu118", ["sm_80"], ["compute_80"], {"8.0": "sass", "8.6": "sass"}),
+        ("fbgemm-gpu", "1.1.0+cu118", "cu118", ["sm_86"], [], {"8.0": "none", "8.6": "sass"}),
+    ]
+    assert [[(q["code"], q["severity"]) for q in p["problems"]] for p in data["packages"]] == [
+        [], [("sm-not-covered", "error"), ("abi-mismatch", "error")]]
+    assert data["packages"][1]["libraries"] == [{
+        "path": str(broken_env / "fbgemm_gpu/fbgemm_gpu_py.so"), "sass": ["sm_86"], "ptx": [],
+        "coverage": {"8.0": "none", "8.6": "sass"}}]
+    assert data["runtimes"] == [{"name": "nvidia-cuda-runtime-cu11", "version": "11.8.89", "cuda": "11.8",
+                                 "driver_support": "full"}]
+    assert data["problems"] == []
+    assert "Install fbgemm-gpu==1.2.0, the fbgemm-gpu release paired with torch 2.7.1+cu118." in data["fixes"]
+
+
+def test_human_report_ends_with_the_problems(
+    capsys: pytest.CaptureFixture[str], compat: list[str], broken_env: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.0")
+    monkeypatch.setenv("FLASHINFER_CUDA_ARCH_LIST", "9.0a")
+    code, out, err = run(capsys, "--site-packages", str(broken_env), *TARGET, *compat)
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        "target: NVIDIA A100 (8.0), NVIDIA GeForce RTX 3090 (8.6); driver 535.104.05",
+        f"environment: {broken_env}",
+        "torch 2.7.1+cu118  cu118  8.0 sass  8.6 sass",
+        "    torch/lib/libtorch_cuda.so  sm_80 compute_80",
+        "fbgemm-gpu 1.1.0+cu118  cu118  8.0 none  8.6 sass",
+        "    fbgemm_gpu/fbgemm_gpu_py.so  sm_86",
+        "  ✗ sm-not-covered: fbgemm-gpu 1.1.0+cu118 (cu118) has no code for sm_80 (NVIDIA A100, compute capability "
+        "8.0); it carries sm_86",
+        "      fix: fbgemm-gpu releases with native code for sm_80, sm_86: 1.2.0 (cu126, cu118), 1.1.0 (cu118).",
+        "      fix: Run 'cudaresolve lock fbgemm-gpu --gpu 8.0 --gpu 8.6 --driver 535.104.05' to pick builds with "
+        "native code for every GPU here, then 'cudaresolve install' to install them.",
+        '      fix: Build fbgemm-gpu from source with TORCH_CUDA_ARCH_LIST="8.0;8.6" so that it carries code for '
+        "these GPUs.",
+        "  ✗ abi-mismatch: fbgemm-gpu 1.1.0+cu118 was built for torch 2.6.*, but torch 2.7.1+cu118 is installed",
+        "      fix: Install fbgemm-gpu==1.2.0, the fbgemm-gpu release paired with torch 2.7.1+cu118.",
+        "      fix: Alternatively install torch 2.6.*, the version that fbgemm-gpu 1.1.0+cu118 is paired with.",
+        "      fix: Install torch and fbgemm-gpu in one command from the same index "
+        "(https://download.pytorch.org/whl/<variant>), so that pip picks a matching pair.",
+        "CUDA runtime nvidia-cuda-runtime-cu11 11.8.89 (CUDA 11.8); driver support: full",
+        "environment",
+        '  ✗ arch-list-excludes-gpu: FLASHINFER_CUDA_ARCH_LIST="9.0a" leaves out NVIDIA A100 (compute capability '
+        "8.0): extensions built or JIT-compiled in this environment get no code for it",
+        "      fix: Unset TORCH_CUDA_ARCH_LIST and FLASHINFER_CUDA_ARCH_LIST, or set them to this machine's GPUs: "
+        '"8.0;8.6".',
+        '  ✗ arch-list-excludes-gpu: FLASHINFER_CUDA_ARCH_LIST="9.0a" leaves out NVIDIA GeForce RTX 3090 (compute '
+        "capability 8.6): extensions built or JIT-compiled in this environment get no code for it",
+        "      fix: Unset TORCH_CUDA_ARCH_LIST and FLASHINFER_CUDA_ARCH_LIST, or set them to this machine's GPUs: "
+        '"8.0;8.6".',
+        "4 problem(s), 0 warning(s)",
+    ]
+
+
+def test_an_ok_environment_exits_0_and_says_ok(
+    capsys: pytest.CaptureFixture[str], compat: list[str], good_env: Path,
+) -> None:
+    code, out, _ = run(capsys, "--site-packages", str(good_env), *TARGET, *compat)
+    assert code == 0
+    assert out.splitlines()[-1] == "ok"
+    code, data = run_json(capsys, "--site-packages", str(good_env), *TARGET, *compat)
+    assert (code, data["ok"], [p["problems"] for p in data["packages"]]) == (0, True, [[], []])
+
+
+def test_warnings_only_still_exit_0(capsys: pytest.CaptureFixture[str], compat: list[str], good_env: Path) -> None:
+    code, out, _ = run(capsys, "--site-packages", str(good_env), "--gpu", "9.0", "--driver", "535.104.05", *compat)
+    assert code == 0
+    assert out.splitlines()[-1] == "ok, with 2 warning(s)"  # torch and fbgemm-gpu reach 9.0 through PTX only
+
+
+def test_chinese(capsys: pytest.CaptureFixture[str], compat: list[str], good_env: Path) -> None:
+    make_dist(good_env, "nvidia-cuda-runtime-cu13", "13.0.48")
+    code, out, _ = run(capsys, "--site-packages", str(good_env), *TARGET, *compat, "--lang", "zh")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "目标机器：NVIDIA A100（8.0）、NVIDIA GeForce RTX 3090（8.6）；驱动 535.104.05"
+    assert "  ✗ driver-too-old: CUDA 13.0 的 wheel（cu130）至少需要驱动 580.65.06（完全兼容需要 580.65.06）；" \
+           "本机驱动为 535.104.05" in lines
+    assert lines[-1] == "1 个问题，0 条警告"
+
+
+def test_pt2_packages_are_checked(
+    capsys: pytest.CaptureFixture[str], compat: list[str], good_env: Path, tmp_path: Path,
+) -> None:
+    pt2 = make_pt2(tmp_path / "model.pt2", "cpu", "")
+    code, data = run_json(capsys, "--site-packages", str(good_env), *TARGET, *compat, "--pt2", str(pt2))
+    assert code == 1
+    assert [(c["path"], c["devices"], [p["code"] for p in c["problems"]]) for c in data["pt2"]] == [
+        (str(pt2), ["cpu"], ["aoti-device-mismatch"])]
+    absent = tmp_path / "absent.pt2"
+    code, data = run_json(capsys, "--site-packages", str(good_env), *TARGET, *compat, "--pt2", str(absent))
+    assert (code, data["error"]["code"], data["error"]["message"]) == (1, "invalid-input", f"no such file: {absent}")
+
+
+def test_bad_python_is_a_one_line_error(capsys: pytest.CaptureFixture[str], compat: list[str], tmp_path: Path) -> None:
+    code, out, err = run(capsys, "--python", str(tmp_path / "nope"), *TARGET, *compat)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: invalid-input: cannot run {tmp_path / 'nope'}: No such file or directory")
+    code, _, err = run(capsys, "--python", sys.executable, "--site-packages", str(tmp_path), *TARGET, *compat)
+    assert code == 1 and "not allowed with argument" in err
+
+
+def test_python_of_a_real_venv(capsys: pytest.CaptureFixture[str], compat: list[str], tmp_path: Path) -> None:
+    """A venv made by ``python -m venv``: its interpreter names its own site-packages."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    (site,) = (venv / "lib").glob("python3.*/site-packages")
+    make_dist(site, "torch", "2.7.1+cu118", torch_files())
+    make_dist(site, "fbgemm-gpu", "1.1.0+cu118", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "rdc.so"})
+    code, data = run_json(capsys, "--python", str(python), *TARGET, *compat)
+    assert code == 1
+    assert str(site) in data["site_packages"]
+    assert [(p["name"], [q["code"] for q in p["problems"]]) for p in data["packages"]] == [
+        ("torch", []), ("fbgemm-gpu", ["sm-not-covered", "abi-mismatch"])]
