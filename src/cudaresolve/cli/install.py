@@ -30,13 +30,44 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.locking import request_from_args, resolve_request
 
     if args.lockfile:
-        lock = read_lock(args.lockfile)
+        lock = _mirrored(read_lock(args.lockfile), args)
     else:
-        lock = lock_from_solution(resolve_request(request_from_args(args)))
+        lock = _mirrored(lock_from_solution(resolve_request(request_from_args(args))), args)
     console = render.make_console()
     out = render.make_console(stderr=False)
 
     def echo(command: Any) -> None:
         (out if args.dry_run else console).print(format_command(command), markup=False, highlight=False)
 
-    return install_lock(lock, python=args.python, dry_run=args.dry_run, echo=echo)
+    code = install_lock(lock, python=args.python, dry_run=args.dry_run, echo=echo)
+    if code == 0 and not args.dry_run:
+        _doctor_pass(args, console)
+    return code
+
+
+def _mirrored(lock: Any, args: argparse.Namespace) -> Any:
+    """The lock with each package's index fetched through the configured mirror, if any."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from cudaresolve.index import apply_mirror, parse_mirrors
+    from cudaresolve.project import load_project
+
+    mirrors = {**load_project(Path("pyproject.toml")).mirrors, **parse_mirrors(args.index_mirror)}
+    if not mirrors:
+        return lock
+    packages = tuple(replace(p, index=apply_mirror(p.index, mirrors)) for p in lock.packages)
+    index_url = apply_mirror(lock.index_url, mirrors) if lock.index_url else None
+    return replace(lock, packages=packages, index_url=index_url)
+
+
+def _doctor_pass(args: argparse.Namespace, console: Any) -> None:
+    """Check what pip installed against the target (design section 5); it reports, pip's code stands."""
+    from cudaresolve.cli._common import language, load_db
+    from cudaresolve.cli._target import target_from_args
+    from cudaresolve.environment import check_environment
+    from cudaresolve.render.doctor import render_doctor
+
+    db = load_db(args)
+    report = check_environment(db, target_from_args(args, db), python=args.python)
+    render_doctor(report, console, lang=language(args), verbose=False)
