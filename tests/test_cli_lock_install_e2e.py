@@ -19,10 +19,10 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import pytest
-from test_install_e2e import _installed, _pip_env, _QuietHandler, build_wheel
 
 from cudaresolve.cli import main
 from cudaresolve.compat import load_compat
+from test_install_e2e import _installed, _pip_env, _QuietHandler, build_wheel
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -76,7 +76,10 @@ def mirror(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
 
 
 def test_lock_online_through_a_mirror_then_install_into_a_fresh_venv(
-    mirror: tuple[str, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    mirror: tuple[str, dict[str, str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     base, expected = mirror
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
