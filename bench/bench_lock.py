@@ -4,6 +4,10 @@
     python bench/bench_lock.py --quick          # 3 rounds, smaller pages, no import/profile report
     python bench/bench_lock.py --repeat 30 --profile
     python bench/bench_lock.py --uv /path/to/uv --pip-python /path/to/venv/bin/python
+    python bench/bench_lock.py --per-project 600  # PyPI-sized pages: how page parsing scales
+
+uv comes from PATH, else from PyPI into a throwaway venv; pip is a throwaway venv's, upgraded
+from PyPI (``--bundled-pip`` keeps ensurepip's). Both ignore this machine's pip/uv settings.
 
 One PEP 503 tree is written to a temporary directory and served on 127.0.0.1 (a thread, port
 0): ``/simple/<project>/`` pages with ``#sha256=`` fragments, ``data-requires-python`` and PEP
@@ -16,12 +20,17 @@ so uv and pip have to resolve. The real wheels' other dependencies (triton, nvid
 left out: that makes uv's and pip's job smaller, not larger.
 
 The same request (``torch torchrec xformers flashinfer-python``) goes to every tool, each
-pointed at that one index: uv and pip by ``--index-url``, cudaresolve by ``--index-mirror``
-flags that send every index it knows (PyPI, download.pytorch.org/whl/<variant>, flashinfer.ai)
-to the same ``/simple``. The server answers ``Cache-Control: max-age=0`` with ``Last-Modified``,
-so with a warm cache every tool revalidates each page with a conditional GET (304); the
-``--offline`` rows read their caches without asking. Each tool's cache is a fresh temporary
-directory warmed by one untimed run; rounds interleave the tools so drift hits all of them.
+pointed at that one index: uv and pip by ``--index-url .../simple``, cudaresolve by three
+``--index-mirror`` flags, as a user behind a mirror writes them (PyPI to ``/simple``,
+download.pytorch.org/whl to ``/whl``, flashinfer.ai/whl to ``/flashinfer``); the server answers
+``/whl/cu130/torch/`` with ``/simple/torch/``, so every tool reads the same pages. Pages are
+sent with ``Cache-Control: max-age=0`` and ``Last-Modified``, so with a warm cache every tool
+revalidates each page it needs with a conditional GET (304); wheels and ``.metadata`` files are
+immutable, as on PyPI. The ``--offline`` rows read their caches without asking. Each tool has
+its own fresh cache directory, warmed by one untimed run; rounds interleave the tools so drift
+hits all of them. The Python tools run with a bytecode cache in the temporary directory
+(``PYTHONPYCACHEPREFIX``), as an installed package has ``.pyc`` files, even when the shell sets
+``PYTHONDONTWRITEBYTECODE`` (``--no-bytecode`` keeps the shell's setting).
 
 Times are wall clock of a whole process, as a user waits for it. A second section runs
 cudaresolve's steps inside one interpreter (imports, database load, solve, fetch + hashes, the
@@ -280,7 +289,7 @@ def find_uv(explicit: str | None, work: Path) -> str | None:
 
 
 def pip_python(explicit: str | None, work: Path, upgrade: bool) -> str:
-    """``--pip-python``, else a throwaway venv with ensurepip's pip (upgraded from PyPI if asked and possible)."""
+    """``--pip-python``, else a throwaway venv's pip (ensurepip's, upgraded from PyPI if ``upgrade`` and reachable)."""
     if explicit:
         return explicit
     venv = work / "pip-venv"
@@ -305,8 +314,7 @@ class Case:
     label: str
     argv: list[str]
     env: dict[str, str]
-    picks: Callable[[], dict[str, str]]
-    group: str
+    picks: Callable[[], dict[str, str]]  # name -> version this tool chose, read from its output
     stdout_to: Path | None = None  # keep stdout (cudaresolve --json) here
     cli_args: list[str] | None = None  # cudaresolve's arguments, for the import and profile reports
     times: list[float] = field(default_factory=list)
@@ -342,7 +350,7 @@ def read_pip_report(path: Path) -> dict[str, str]:
     return {i["metadata"]["name"]: i["metadata"]["version"] for i in json.loads(path.read_text())["install"]}
 
 
-def make_cases(work: Path, server: Server, db: CompatDB, uv: str | None, pip_py: str | None) -> list[Case]:
+def make_cases(work: Path, server: Server, uv: str | None, pip_py: str | None) -> list[Case]:
     simple = f"{server.base}/simple"
     req_in = work / "req.in"
     req_in.write_text("".join(f"{r}\n" for r in REQUEST))
@@ -356,7 +364,6 @@ def make_cases(work: Path, server: Server, db: CompatDB, uv: str | None, pip_py:
             [*cudaresolve_argv(), *cli_args],
             clean_env(CUDARESOLVE_CACHE_DIR=str(cache)),
             lambda: read_cudaresolve(work / out),
-            "cudaresolve",
             stdout_to=work / out,
             cli_args=cli_args,
         )
@@ -376,39 +383,20 @@ def make_cases(work: Path, server: Server, db: CompatDB, uv: str | None, pip_py:
                 [*compile_, "-o", str(work / "uv.txt")],
                 uv_env,
                 lambda: read_requirements(work / "uv.txt"),
-                "uv",
             ),
             Case(
                 UV_OFFLINE,
                 [*compile_, "--offline", "-o", str(work / "uv-off.txt")],
                 uv_env,
                 lambda: read_requirements(work / "uv-off.txt"),
-                "uv",
             ),
         ]
     if pip_py:
         report = work / "pip-report.json"
         pip_index = ["--index-url", simple, "-r", str(req_in)]
-        cases.append(
-            Case(
-                PIP,
-                [
-                    pip_py,
-                    "-m",
-                    "pip",
-                    "install",
-                    "--dry-run",
-                    "--ignore-installed",
-                    "-q",
-                    "--report",
-                    str(report),
-                    *pip_index,
-                ],
-                clean_env(PIP_CACHE_DIR=str(work / "pip-cache")),
-                lambda: read_pip_report(report),
-                "pip",
-            )
-        )
+        dry_run = [pip_py, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q", "--report", str(report)]
+        pip_env = clean_env(PIP_CACHE_DIR=str(work / "pip-cache"))
+        cases.append(Case(PIP, [*dry_run, *pip_index], pip_env, lambda: read_pip_report(report)))
     return cases
 
 
@@ -545,7 +533,9 @@ def main() -> int:
     parser.add_argument("--no-uv", action="store_true", help="skip uv")
     parser.add_argument("--pip-python", help="interpreter whose pip to time (default: a throwaway venv's)")
     parser.add_argument("--no-pip", action="store_true", help="skip pip")
-    parser.add_argument("--upgrade-pip", action="store_true", help="upgrade the throwaway venv's pip from PyPI first")
+    parser.add_argument(
+        "--bundled-pip", action="store_true", help="time ensurepip's pip as it is (default: upgrade it from PyPI)"
+    )
     parser.add_argument("--profile", action="store_true", help="print the import and cProfile reports even in budget")
     parser.add_argument("--top", type=int, default=15, help="rows in the import/profile reports (default 15)")
     parser.add_argument(
@@ -584,7 +574,7 @@ def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> 
     counts = build_index(work / "index", db, per_project)
     built = (time.perf_counter() - start) * 1000
     uv = None if args.no_uv else find_uv(args.uv, work)
-    pip_py = None if args.no_pip else pip_python(args.pip_python, work, args.upgrade_pip)
+    pip_py = None if args.no_pip else pip_python(args.pip_python, work, not args.bundled_pip)
     tools = ", ".join(tool_versions(uv, pip_py)) or "no uv, no pip"
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     shell = os.environ.get("PYTHONDONTWRITEBYTECODE")
@@ -595,7 +585,7 @@ def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> 
     print(f"request: {' '.join(REQUEST)}; target: {' '.join(TARGET)}; {repeat} rounds after 1 warm-up")
 
     with Server(work / "index") as server:
-        cases = make_cases(work, server, db, uv, pip_py)
+        cases = make_cases(work, server, uv, pip_py)
         for case in sorted(cases, key=lambda c: "--offline" in c.label):  # warm-up: online first, to fill caches
             case.run(work)
         for _ in range(repeat):
@@ -603,7 +593,7 @@ def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> 
                 _Handler.requests_seen = 0
                 case.times.append(case.run(work))
                 case.requests += _Handler.requests_seen
-        bare = Case("python -c pass", [sys.executable, "-c", "pass"], clean_env(), dict, "")
+        bare = Case("python -c pass", [sys.executable, "-c", "pass"], clean_env(), dict)
         python_pass = [bare.run(work) for _ in range(repeat)]
         inproc = in_process(work, server, max(repeat, 5))
 
@@ -626,8 +616,10 @@ def run(args: argparse.Namespace, work: Path, repeat: int, per_project: int) -> 
                 print(f"  {text:60} {by[mine] / by[theirs]:5.2f}")
         print("\nwhat each picked:")
         for case in cases:
-            picks = ", ".join(f"{k} {v}" for k, v in sorted(case.picks().items()))
-            print(f"  {case.label}\n      {picks}")
+            picks = case.picks()
+            print(f"  {case.label}\n      " + ", ".join(f"{k} {v}" for k, v in sorted(picks.items())))
+            if case.label != OFFLINE and any(v.endswith("(no hash)") for v in picks.values()):
+                print("      WARNING: no hashes, so the local index was not read; the timing is not comparable")
 
         print(f"\n{'in one interpreter, in this order (ms)':62} {'first':>8} {'median':>8} {'min':>8}")
         for label, times in inproc.items():

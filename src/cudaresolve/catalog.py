@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import SpecifierSet
-from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from cudaresolve.archs import Coverage, coverage
 from cudaresolve.compat import Build, CompatDB, DriverSupport, PackageRelease
+from cudaresolve.models import canonical_name
 from cudaresolve.reasons import reason
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class Need:
 
     @classmethod
     def from_requirement(cls, req: Requirement, *, parent: str | None = None) -> Need:
-        return cls(name=canonicalize_name(req.name), specifier=req.specifier, parent=parent)
+        return cls(name=canonical_name(req.name), specifier=req.specifier, parent=parent)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -276,7 +276,7 @@ def build_catalog(db: CompatDB, target: Target, names: Iterable[str] | None = No
     """Every candidate of every package in the database (or of ``names``) for ``target``."""
     rejections: list[Rejection] = []
     candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections))}
-    wanted = db.package_names if names is None else tuple(canonicalize_name(n) for n in names)
+    wanted = db.package_names if names is None else tuple(canonical_name(n) for n in names)
     for name in wanted:
         found: list[Candidate] = []
         for release in db.packages(name):
@@ -284,7 +284,7 @@ def build_catalog(db: CompatDB, target: Target, names: Iterable[str] | None = No
         found.sort(key=lambda c: (c.rank, _variant_age(c)))
         found.sort(key=lambda c: c.release.version if c.release else c.version, reverse=True)  # stable
         candidates[name] = tuple(found)
-    known = frozenset(NormalizedName(n) for n in db.package_names) | {CUDA}
+    known = frozenset(n for n in db.package_names) | {CUDA}
     return Catalog(target=target, candidates=candidates, rejections=tuple(rejections), known=known)
 
 

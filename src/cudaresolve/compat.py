@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from cudaresolve.archs import Arch, ComputeCapability, parse_arch, parse_cc
 from cudaresolve.errors import CudaResolveError, InvalidCompatData
-from cudaresolve.models import PLATFORMS, CudaVersion, DriverVersion, parse_cuda_version, parse_driver
+from cudaresolve.models import PLATFORMS, CudaVersion, DriverVersion, canonical_name, parse_cuda_version, parse_driver
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -730,9 +730,8 @@ def _check_semantics(
 def _check_reference(
     c: _Collector, path: str, req: Requirement, packages: Mapping[str, Sequence[PackageRelease]]
 ) -> None:
-    from packaging.utils import canonicalize_name
-
-    name = canonicalize_name(req.name)
+    
+    name = canonical_name(req.name)
     if name not in packages:
         return  # a dependency the database does not model (numpy, triton …)
     if not any(req.specifier.contains(r.version, prereleases=True) for r in packages[name]):

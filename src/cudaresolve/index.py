@@ -19,24 +19,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
-from packaging.utils import (
-    BuildTag,
-    InvalidWheelFilename,
-    NormalizedName,
-    canonicalize_name,
-    parse_wheel_filename,
-)
 from packaging.version import InvalidVersion, Version
 
 from cudaresolve.errors import IndexUnavailable, InvalidInput
-from cudaresolve.models import Notice
+from cudaresolve.models import Notice, canonical_name
 
 if TYPE_CHECKING:
     import httpx
     from packaging.tags import Tag
+    from packaging.utils import BuildTag, NormalizedName
 
     from cudaresolve.cache import CachedResponse, HttpCache
 
@@ -112,10 +106,16 @@ def _upload_time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+def _canonical(name: str) -> NormalizedName:
+    return cast("NormalizedName", canonical_name(name))
+
+
 def _wheel(filename: str, url: str, **fields: Any) -> IndexFile | None:
     """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names."""
     if not filename.endswith(".whl"):
         return None
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename  # pulls in packaging.tags: only here
+
     try:
         name, version, build, tags = parse_wheel_filename(filename)
     except (InvalidWheelFilename, InvalidVersion):
@@ -353,7 +353,7 @@ class IndexClient:
 
     def __init__(
         self,
-        http: httpx.Client,
+        http: httpx.Client | None,
         *,
         cache: HttpCache | None = None,
         offline: bool = False,
@@ -384,7 +384,7 @@ class IndexClient:
 
     def fetch_page(self, index_url: str, name: str) -> ProjectPage:
         """Fetch ``{index_url}/{normalized name}/`` (mirrors applied); raises ``IndexUnavailable``."""
-        project = canonicalize_name(name)
+        project = _canonical(name)
         index = index_url.strip().rstrip("/")
         served_from = apply_mirror(index, self.mirrors)
         url = f"{served_from}/{project}/"
@@ -474,6 +474,8 @@ class IndexClient:
         for attempt in range(self._retries + 1):
             retry_after: float | None = None
             try:
+                if self._http is None:  # an offline caller made no client: there is no network to ask
+                    raise IndexUnavailable(f"{url}: offline", hint="run without --offline to fetch it")
                 response = self._http.get(url, headers=headers, timeout=timeout, follow_redirects=True)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
                 if attempt == self._retries:
@@ -506,7 +508,7 @@ class Listings:
     notices: tuple[Notice, ...] = ()
 
     def page(self, index_url: str, project: str) -> ProjectPage | None:
-        index, name = index_url.strip().rstrip("/"), canonicalize_name(project)
+        index, name = index_url.strip().rstrip("/"), _canonical(project)
         return next((p for p in self.pages if p.index_url == index and p.project == name), None)
 
     def files(self, index_url: str, project: str) -> tuple[IndexFile, ...] | None:
@@ -522,7 +524,7 @@ def _when(timestamp: float | None) -> str:
 
 
 def fetch_listings(
-    client: httpx.Client,
+    client: httpx.Client | None,
     requests: Sequence[tuple[str, str]],
     *,
     offline: bool,
@@ -545,7 +547,7 @@ def fetch_listings(
     stale: dict[str, tuple[str, float | None, list[str]]] = {}
     seen: set[tuple[str, NormalizedName]] = set()
     for index_url, name in requests:
-        key = (index_url.strip().rstrip("/"), canonicalize_name(name))
+        key = (index_url.strip().rstrip("/"), _canonical(name))
         if key in seen:
             continue
         seen.add(key)

@@ -37,10 +37,9 @@ from typing import Any, Final, Literal
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 
 from cudaresolve.errors import InvalidInput, InvalidLockfile
-from cudaresolve.models import LockedPackage, Notice, Solution
+from cudaresolve.models import LockedPackage, Notice, Solution, canonical_name
 
 __all__ = [
     "CREATED_BY",
@@ -152,7 +151,7 @@ def lock_from_solution(solution: Solution) -> Lock:
     packages = sorted(
         (
             LockedPackage(
-                name=canonicalize_name(p.name),
+                name=canonical_name(p.name),
                 version=p.version,
                 index=p.index,
                 url=p.url,
@@ -415,7 +414,7 @@ def _parse_pin(text: str) -> tuple[str, str]:
     specs = list(req.specifier)
     if req.url or req.marker or req.extras or len(specs) != 1 or specs[0].operator != "==" or "*" in specs[0].version:
         raise _LineError(f"{text!r} is not an exact pin; a lock holds name==version only")
-    return canonicalize_name(req.name), specs[0].version
+    return canonical_name(req.name), specs[0].version
 
 
 def _parse_hashes(options: Sequence[str], comment: str) -> str | None:

@@ -78,17 +78,19 @@ def resolve_request(request: Request) -> Solution:
 
 
 def _add_hashes(solution: Solution, request: Request) -> Solution:
-    import httpx
-
     from cudaresolve.cache import HttpCache, default_cache_dir
     from cudaresolve.index import fetch_listings
     from cudaresolve.wheels import attach_files
 
     wanted = [(p.index, p.name) for p in solution.packages]
-    with httpx.Client(follow_redirects=True) as client:
-        listings = fetch_listings(
-            client, wanted, offline=request.offline, cache=HttpCache(default_cache_dir()), mirrors=request.mirrors
-        )
+    cache = HttpCache(default_cache_dir())
+    if request.offline:  # the cache only: no HTTP client (and no httpx import) at all
+        listings = fetch_listings(None, wanted, offline=True, cache=cache, mirrors=request.mirrors)
+    else:
+        import httpx
+
+        with httpx.Client(follow_redirects=True) as client:
+            listings = fetch_listings(client, wanted, offline=False, cache=cache, mirrors=request.mirrors)
     solution, notices = attach_files(solution, listings)
     return _with_notices(solution, notices)
 

@@ -19,13 +19,13 @@ from cudaresolve.compat import CompatDB, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.explain import explain_resolution
 from cudaresolve.messages import message
-from cudaresolve.models import Finding, LockedPackage, Notice, Solution, Target
+from cudaresolve.models import Finding, LockedPackage, Notice, Solution, Target, canonical_name
 from cudaresolve.reasons import reason, warning
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["Resolved", "parse_requests", "solve", "solve_catalog"]
+__all__ = ["Resolved", "parse_requests", "reachable", "solve", "solve_catalog"]
 
 _MAX_ROUNDS: Final = 5000
 PYPI_SIMPLE: Final = "https://pypi.org/simple"
@@ -58,7 +58,23 @@ def parse_requests(texts: Sequence[str]) -> list[Need]:
 
 def solve(requests: Sequence[str], db: CompatDB, target: Target) -> Resolved:
     """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings."""
-    return solve_catalog(parse_requests(requests), db, build_catalog(db, target))
+    needs = parse_requests(requests)
+    return solve_catalog(needs, db, build_catalog(db, target, reachable(db, [n.name for n in needs])))
+
+
+def reachable(db: CompatDB, names: Sequence[str]) -> list[str]:
+    """``names`` and every package the database says they may require or constrain, transitively."""
+    seen: list[str] = []
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.append(name)
+        for release in db.packages(name):
+            reqs = (*release.requires, *release.constrains, *(r for b in release.builds for r in b.requires))
+            todo.extend(canonical_name(r.name) for r in reqs if canonical_name(r.name) not in seen)
+    return seen
 
 
 def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Resolved:
