@@ -524,3 +524,20 @@ def test_fetch_listings_through_a_mirror_records_both_urls() -> None:
         "https://mirror.example.org/pytorch/whl/cu118",
         (),
     )
+
+
+def test_version_filter_parses_only_the_pinned_files() -> None:
+    from cudaresolve.index import parse_simple_html, version_filter
+
+    page = (
+        '<a href="/whl/cu118/torch-2.7.1%2Bcu118-cp311-cp311-manylinux_2_28_x86_64.whl#sha256=' + "a" * 64 + '">x</a>'
+        '<a href="/whl/cu118/torch-2.7.0%2Bcu118-cp311-cp311-manylinux_2_28_x86_64.whl#sha256=' + "b" * 64 + '">x</a>'
+        '<a href="/whl/cu118/torch-2.7.1%2Bcu118-cp312-cp312-manylinux_2_28_x86_64.whl#sha256=' + "c" * 64 + '">x</a>'
+        '<a href="/whl/cu118/torchvision-2.7.1%2Bcu118-cp311-cp311-linux_x86_64.whl">x</a>'
+    )
+    every = parse_simple_html(page, "https://download.pytorch.org/whl/cu118/torch/")
+    kept = parse_simple_html(
+        page, "https://download.pytorch.org/whl/cu118/torch/", keep=version_filter("torch", ["2.7.1+cu118"])
+    )
+    assert len(every) == 4
+    assert [f.sha256 for f in kept] == ["a" * 64, "c" * 64]

@@ -14,6 +14,7 @@ Spec: https://packaging.python.org/en/latest/specifications/simple-repository-ap
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -91,9 +92,36 @@ class IndexFile:
         return self.version.local
 
 
+_HEX64: Final = re.compile(r"[0-9a-f]{64}")
+
+
 def _sha256(value: object) -> str | None:
     text = value.strip().lower() if isinstance(value, str) else ""
-    return text if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else None
+    return text if _HEX64.fullmatch(text) else None
+
+
+Keep = Callable[[str], bool]
+
+
+def _mirrored(file: IndexFile, mirrors: Mapping[str, str]) -> IndexFile:
+    url = apply_mirror(file.url, mirrors) if mirrors else file.url
+    return file if url == file.url else replace(file, url=url)
+
+
+def version_filter(project: str, versions: Iterable[str]) -> Keep:
+    """A cheap test on wheel file names: only ``project``'s files of exactly these versions.
+
+    Used to skip parsing (Version, tags) the hundreds of other files on a page when a lock only
+    needs the pinned ones.
+    """
+    dist = re.sub(r"[-_.]+", "_", project).lower()
+    wanted = {v.lower() for v in versions}
+
+    def keep(filename: str) -> bool:
+        parts = filename.split("-", 2)
+        return len(parts) == 3 and parts[0].lower() == dist and parts[1].lower() in wanted
+
+    return keep
 
 
 def _upload_time(value: object) -> datetime | None:
@@ -185,7 +213,7 @@ class _AnchorParser(HTMLParser):
             self._open = None
 
 
-def parse_simple_html(text: str, page_url: str) -> list[IndexFile]:
+def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> list[IndexFile]:
     """The wheels on a PEP 503 project page, in page order.
 
     ``href`` resolves against ``<base href>`` or ``page_url``; the filename is the percent-decoded
@@ -204,6 +232,8 @@ def parse_simple_html(text: str, page_url: str) -> list[IndexFile]:
         url, fragment = urldefrag(urljoin(base, href.strip()))
         algo, _, digest = fragment.partition("=")
         filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or anchor_text
+        if keep is not None and not keep(filename):
+            continue
         metadata = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))  # PEP 714 order
         has_metadata, metadata_sha = _metadata_flag(metadata)
         yanked = "data-yanked" in attrs
@@ -223,7 +253,9 @@ def parse_simple_html(text: str, page_url: str) -> list[IndexFile]:
     return files
 
 
-def parse_simple_json(payload: Mapping[str, Any] | str | bytes, page_url: str) -> list[IndexFile]:
+def parse_simple_json(
+    payload: Mapping[str, Any] | str | bytes, page_url: str, *, keep: Keep | None = None
+) -> list[IndexFile]:
     """The wheels in a PEP 691 project detail response (API 1.x), in listed order."""
     if isinstance(payload, str | bytes):
         try:
@@ -240,6 +272,8 @@ def parse_simple_json(payload: Mapping[str, Any] | str | bytes, page_url: str) -
             continue
         filename, url = entry.get("filename"), entry.get("url")
         if not isinstance(filename, str) or not isinstance(url, str):
+            continue
+        if keep is not None and not keep(filename):
             continue
         hashes = entry.get("hashes")
         yanked = entry.get("yanked", False)
@@ -264,14 +298,14 @@ def parse_simple_json(payload: Mapping[str, Any] | str | bytes, page_url: str) -
     return files
 
 
-def _parse_body(body: str, content_type: str | None, page_url: str) -> list[IndexFile]:
+def _parse_body(body: str, content_type: str | None, page_url: str, keep: Keep | None = None) -> list[IndexFile]:
     """Dispatch on Content-Type (PEP 691); sniff only when the server sent none we know."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
     if media in _JSON_TYPES:
-        return parse_simple_json(body, page_url)
+        return parse_simple_json(body, page_url, keep=keep)
     if media in _HTML_TYPES or not body.lstrip().startswith("{"):
-        return parse_simple_html(body, page_url)
-    return parse_simple_json(body, page_url)  # e.g. binary/octet-stream from a bare S3 bucket
+        return parse_simple_html(body, page_url, keep=keep)
+    return parse_simple_json(body, page_url, keep=keep)  # e.g. binary/octet-stream from a bare S3 bucket
 
 
 def _matches_prefix(url: str, prefix: str) -> bool:
@@ -377,6 +411,7 @@ class IndexClient:
         self._max_age = max_age  # serve a cached page younger than this without asking; 0 = always revalidate
         self._sleep, self._clock = sleep, clock
         self._down: dict[str, str] = {}  # host -> why it failed
+        self.keep: dict[str, Keep] = {}  # project -> which file names to parse (all when absent)
 
     def fetch_project(self, index_url: str, name: str) -> list[IndexFile]:
         """The wheels of ``name`` on ``index_url``; [] when the index does not carry it (404)."""
@@ -416,9 +451,10 @@ class IndexClient:
         error: str | None = None,
     ) -> ProjectPage:
         found = entry.status != 404
-        files = _parse_body(entry.body, entry.content_type, entry.page_url) if found else []
+        keep = self.keep.get(project)
+        files = _parse_body(entry.body, entry.content_type, entry.page_url, keep) if found else []
         # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
-        files = [replace(f, url=apply_mirror(f.url, self.mirrors)) for f in files if f.project == project]
+        files = [_mirrored(f, self.mirrors) for f in files if f.project == project]
         return ProjectPage(
             project=project,
             index_url=index,
@@ -532,8 +568,12 @@ def fetch_listings(
     mirrors: Mapping[str, str] | None = None,
     retries: int = 3,
     sleep: Callable[[float], None] = time.sleep,
+    versions: Mapping[str, Iterable[str]] | None = None,
 ) -> Listings:
     """Fetch every (index_url, project) page; never raises ``IndexUnavailable``.
+
+    ``versions`` (project -> versions) limits which files of a page are parsed, when the caller
+    needs only those (a lock adding hashes to its pins); other files are skipped unparsed.
 
     A page that cannot be fetched is left out (listed in ``unavailable``) and one
     ``index-unavailable-fallback`` notice per index says the embedded data is used instead and
@@ -541,6 +581,8 @@ def fetch_listings(
     ``index-stale-cache`` notice per index. Offline, cache misses are silent: the user asked.
     """
     index_client = IndexClient(client, cache=cache, offline=offline, mirrors=mirrors, retries=retries, sleep=sleep)
+    for project, wanted in (versions or {}).items():
+        index_client.keep[_canonical(project)] = version_filter(project, wanted)
     pages: list[ProjectPage] = []
     unavailable: list[tuple[str, NormalizedName]] = []
     failed: dict[str, tuple[str, list[str]]] = {}  # index -> (first reason, projects)

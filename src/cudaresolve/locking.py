@@ -83,14 +83,17 @@ def _add_hashes(solution: Solution, request: Request) -> Solution:
     from cudaresolve.wheels import attach_files
 
     wanted = [(p.index, p.name) for p in solution.packages]
+    versions = {p.name: [p.version] for p in solution.packages}  # parse only the pinned files of each page
     cache = HttpCache(default_cache_dir())
     if request.offline:  # the cache only: no HTTP client (and no httpx import) at all
-        listings = fetch_listings(None, wanted, offline=True, cache=cache, mirrors=request.mirrors)
+        listings = fetch_listings(None, wanted, offline=True, cache=cache, mirrors=request.mirrors, versions=versions)
     else:
         import httpx
 
         with httpx.Client(follow_redirects=True) as client:
-            listings = fetch_listings(client, wanted, offline=False, cache=cache, mirrors=request.mirrors)
+            listings = fetch_listings(
+                client, wanted, offline=False, cache=cache, mirrors=request.mirrors, versions=versions
+            )
     solution, notices = attach_files(solution, listings)
     return _with_notices(solution, notices)
 
