@@ -541,3 +541,17 @@ def test_version_filter_parses_only_the_pinned_files() -> None:
     )
     assert len(every) == 4
     assert [f.sha256 for f in kept] == ["a" * 64, "c" * 64]
+
+
+def test_version_filter_on_a_page_with_one_anchor_per_line() -> None:
+    from cudaresolve.index import parse_simple_html, version_filter
+
+    lines = [
+        f'<A HREF="/whl/cu118/torch-2.{minor}.0%2Bcu118-cp311-cp311-linux_x86_64.whl#sha256={minor:064x}">t</A><br/>'
+        for minor in range(12)
+    ]
+    page = "<!DOCTYPE html>\n<html><body>\n" + "\n".join(lines) + "\n</body></html>\n"
+    url = "https://download.pytorch.org/whl/cu118/torch/"
+    kept = parse_simple_html(page, url, keep=version_filter("torch", ["2.7.0+cu118", "2.11.0+cu118"]))
+    assert [str(f.version) for f in kept] == ["2.7.0+cu118", "2.11.0+cu118"]
+    assert [f.sha256 for f in kept] == [f"{7:064x}", f"{11:064x}"]

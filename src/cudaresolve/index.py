@@ -121,7 +121,28 @@ def version_filter(project: str, versions: Iterable[str]) -> Keep:
         parts = filename.split("-", 2)
         return len(parts) == 3 and parts[0].lower() == dist and parts[1].lower() in wanted
 
+    # Substrings one of which a kept file's line must hold ("+" is "%2B" in the PyTorch index's hrefs).
+    keep.needles = tuple(  # type: ignore[attr-defined]
+        f"{dist}-{form}-" for v in wanted for form in {v, v.replace("+", "%2b")}
+    )
     return keep
+
+
+def _drop_other_lines(text: str, keep: Keep) -> str:
+    """Lines with an anchor that names none of ``keep``'s files are dropped before HTML parsing.
+
+    Index pages put one anchor per line; a page that does not is parsed whole, so the filter only
+    saves time and never changes the answer (``keep`` is applied to every parsed file as well).
+    """
+    needles = getattr(keep, "needles", ())
+    if not needles or text.count("\n") < 8:
+        return text
+    kept = []
+    for line in text.splitlines():
+        low = line.lower()
+        if "<a " not in low or any(n in low for n in needles):
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def _upload_time(value: object) -> datetime | None:
@@ -220,7 +241,7 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
     last path segment (the PyTorch index writes ``+`` as ``%2B`` in hrefs), else the anchor text.
     """
     parser = _AnchorParser()
-    parser.feed(text)
+    parser.feed(_drop_other_lines(text, keep) if keep is not None else text)
     parser.close()
     _check_api_version(parser.api_version, page_url)
     base = urljoin(page_url, parser.base) if parser.base else page_url
