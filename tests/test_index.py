@@ -555,3 +555,24 @@ def test_version_filter_on_a_page_with_one_anchor_per_line() -> None:
     kept = parse_simple_html(page, url, keep=version_filter("torch", ["2.7.0+cu118", "2.11.0+cu118"]))
     assert [str(f.version) for f in kept] == ["2.7.0+cu118", "2.11.0+cu118"]
     assert [f.sha256 for f in kept] == [f"{7:064x}", f"{11:064x}"]
+
+
+def test_http_client_verifies_https_and_sets_up_tls_only_when_needed() -> None:
+    import ssl
+
+    import respx
+
+    from cudaresolve.index import make_http_client
+
+    with respx.mock(assert_all_called=True) as mock:
+        mock.get("http://127.0.0.1:9/simple/torch/").respond(200, text="")
+        mock.get("https://pypi.org/simple/torch/").respond(200, text="")
+        with make_http_client() as client:
+            transports = client._transport._transports  # type: ignore[attr-defined]
+            client.get("http://127.0.0.1:9/simple/torch/")
+            assert set(transports) == {"http"}
+            client.get("https://pypi.org/simple/torch/")
+            contexts = {k: t._pool._ssl_context for k, t in transports.items()}
+    assert contexts["https"].verify_mode == ssl.CERT_REQUIRED
+    assert contexts["https"].check_hostname is True
+    assert contexts["http"].verify_mode == ssl.CERT_NONE

@@ -580,6 +580,37 @@ def _when(timestamp: float | None) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def make_http_client() -> httpx.Client:
+    """The client ``lock`` uses: redirects followed, TLS set up only when an https URL is asked for.
+
+    Loading the CA bundle costs ~30 ms of start-up; a run that talks only to plain-http mirrors
+    (a local index) never needs it. Certificates are verified as usual for every https request.
+    """
+    import threading
+
+    import httpx
+
+    class _PerScheme(httpx.BaseTransport):
+        def __init__(self) -> None:
+            self._transports: dict[str, httpx.HTTPTransport] = {}
+            self._lock = threading.Lock()  # pages are fetched from several threads
+
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            scheme = request.url.scheme
+            with self._lock:
+                if scheme not in self._transports:
+                    # plain http never does TLS, so it needs no certificates; https verifies as usual
+                    self._transports[scheme] = httpx.HTTPTransport(verify=scheme == "https")
+                transport = self._transports[scheme]
+            return transport.handle_request(request)
+
+        def close(self) -> None:
+            for transport in self._transports.values():
+                transport.close()
+
+    return httpx.Client(follow_redirects=True, transport=_PerScheme())
+
+
 def fetch_listings(
     client: httpx.Client | None,
     requests: Sequence[tuple[str, str]],
@@ -609,14 +640,29 @@ def fetch_listings(
     failed: dict[str, tuple[str, list[str]]] = {}  # index -> (first reason, projects)
     stale: dict[str, tuple[str, float | None, list[str]]] = {}
     seen: set[tuple[str, NormalizedName]] = set()
+    keys: list[tuple[str, NormalizedName]] = []
     for index_url, name in requests:
         key = (index_url.strip().rstrip("/"), _canonical(name))
-        if key in seen:
-            continue
-        seen.add(key)
+        if key not in seen:
+            seen.add(key)
+            keys.append(key)
+
+    def fetch(key: tuple[str, NormalizedName]) -> ProjectPage | IndexUnavailable:
         try:
-            page = index_client.fetch_page(*key)
+            return index_client.fetch_page(*key)
         except IndexUnavailable as e:
+            return e
+
+    if client is not None and len(keys) > 1:  # pages are independent: ask for them at once
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(8, len(keys))) as pool:
+            results = list(pool.map(fetch, keys))
+    else:
+        results = [fetch(key) for key in keys]
+    for key, page in zip(keys, results, strict=True):
+        if isinstance(page, IndexUnavailable):
+            e = page
             unavailable.append(key)
             if not offline:
                 failed.setdefault(key[0], (e.message, []))[1].append(key[1])

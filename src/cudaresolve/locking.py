@@ -88,9 +88,9 @@ def _add_hashes(solution: Solution, request: Request) -> Solution:
     if request.offline:  # the cache only: no HTTP client (and no httpx import) at all
         listings = fetch_listings(None, wanted, offline=True, cache=cache, mirrors=request.mirrors, versions=versions)
     else:
-        import httpx
+        from cudaresolve.index import make_http_client
 
-        with httpx.Client(follow_redirects=True) as client:
+        with make_http_client() as client:
             listings = fetch_listings(
                 client, wanted, offline=False, cache=cache, mirrors=request.mirrors, versions=versions
             )
