@@ -33,7 +33,7 @@ def commands(compat: str | None) -> list[tuple[str, list[str], bool]]:
         ("python -c pass", ["-c", "pass"], False),
         ("cudaresolve --help", ["-m", "cudaresolve", "--help"], True),
         ("detect --gpu A800 --driver 470.129.06 --json", ["-m", "cudaresolve", *declared, "--json"], True),
-        ("detect --gpu A800 --driver 470.129.06 (rich table)", ["-m", "cudaresolve", *declared], True),
+        ("detect --gpu A800 --driver 470.129.06 (human table)", ["-m", "cudaresolve", *declared], True),
     ]
 
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 
 from cudaresolve import detect
 from cudaresolve.archs import ComputeCapability
@@ -16,7 +14,7 @@ from cudaresolve.cli import main
 from cudaresolve.detect import NvmlDevice, NvmlReading, NvmlUnavailable
 from cudaresolve.errors import DetectionError
 from cudaresolve.models import CudaVersion, Gpu, Target, parse_driver
-from cudaresolve.render.detect import render_detect
+from cudaresolve.render.detect import format_detect
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 COMPAT = str(HOSTS / "compat-detect.toml")
@@ -256,9 +254,7 @@ def test_nvml_failure_without_fallback_exits_2(
 
 
 def rendered(target: Target) -> str:
-    buffer = StringIO()
-    render_detect(target, Console(file=buffer, width=100, color_system=None))
-    return buffer.getvalue()
+    return format_detect(target)
 
 
 def test_render_detect_mixed_host() -> None:

@@ -768,33 +768,41 @@ def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
         raise InvalidCompatData([("", f"not valid TOML: {exc}")], source=label) from exc
 
 
-def _parse_shipped(text: str, label: str) -> Mapping[str, Any]:
-    """tomllib's result for the shipped file, kept as JSON in the user cache (json parses ~10x faster).
-
-    The entry is named by the SHA-256 of the text, so an edited or upgraded file is parsed anew;
-    an unreadable or unwritable cache is simply skipped.
-    """
-    import hashlib
-    import json
+def _cache_root() -> Path:
     import os
 
-    digest = hashlib.sha256(f"{_PARSED_FORMAT}\n{text}".encode()).hexdigest()[:32]
     root = os.environ.get("CUDARESOLVE_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "cudaresolve"
     )
-    path = Path(root) / "compat" / f"{digest}.json"
+    return Path(root) / "compat"
+
+
+def _parse_shipped(path: Path, label: str) -> Mapping[str, Any]:
+    """tomllib's result for the shipped file, kept as JSON in the user cache (json parses ~10x faster).
+
+    The entry is named after the file's path, size and modification time, so an edited or
+    upgraded file is parsed anew without reading or hashing it first; an unreadable or
+    unwritable cache is simply skipped.
+    """
+    import json
+    import os
+    import zlib
+
+    stat = path.stat()
+    name = f"{zlib.crc32(str(path).encode()):08x}-{stat.st_size}-{stat.st_mtime_ns}-v{_PARSED_FORMAT}.json"
+    entry = _cache_root() / name
     try:
-        cached = json.loads(path.read_text(encoding="utf-8"))
+        cached = json.loads(entry.read_text(encoding="utf-8"))
         if isinstance(cached, dict):
             return cached
     except (OSError, ValueError):
         pass
-    data = _parse_toml(text, label)
+    data = _parse_toml(path.read_text(encoding="utf-8"), label)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
+        os.replace(tmp, entry)
     except OSError:
         pass
     return data
@@ -811,12 +819,15 @@ def load_compat(path: str | Path | None = None, *, validate: bool = False) -> Co
         key = "validated" if validate else "shipped"
         if key in _SHIPPED_CACHE:
             return _SHIPPED_CACHE[key]
-        from importlib.resources import files
-
-        resource = files("cudaresolve") / "data" / "compat.toml"
         label = "compat.toml (shipped)"
-        text = resource.read_text(encoding="utf-8")
-        db = CompatDB.from_dict(_parse_shipped(text, label), source=label, lazy=not validate)
+        shipped = Path(__file__).parent / "data" / "compat.toml"
+        if shipped.is_file():  # an ordinary install or checkout
+            data = _parse_shipped(shipped.resolve(), label)
+        else:  # a zipped or otherwise unusual install: ask importlib.resources
+            from importlib.resources import files
+
+            data = _parse_toml((files("cudaresolve") / "data" / "compat.toml").read_text(encoding="utf-8"), label)
+        db = CompatDB.from_dict(data, source=label, lazy=not validate)
         _SHIPPED_CACHE[key] = db
         return db
     label = str(path)

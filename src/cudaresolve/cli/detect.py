@@ -32,7 +32,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         render.emit_json({"target": target.to_dict()})
     else:
-        from cudaresolve.render.detect import render_detect
+        import sys
 
-        render_detect(target, render.make_console(stderr=False))
+        from cudaresolve.render.detect import format_detect
+
+        sys.stdout.write(format_detect(target))
     return 0
