@@ -27,7 +27,6 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import stat
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -478,7 +477,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     fsync it, then ``os.replace`` it over ``path``. On any failure the old file is untouched and the
     temporary file is removed. An existing file's permission bits are kept."""
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")  # os, not secrets: no extra import
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
