@@ -14,11 +14,9 @@ RFC 9111 section 4.3.4 (a 304 refreshes the stored response).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -133,6 +131,8 @@ class HttpCache:
 
     def path_for(self, url: str) -> Path:
         """Where the entry for ``url`` lives (two-level fan-out on the URL's SHA-256)."""
+        import hashlib
+
         digest = hashlib.sha256(url.encode("utf-8")).hexdigest()
         return self.root / _SUBDIR / digest[:2] / f"{digest}.json"
 
@@ -155,6 +155,8 @@ class HttpCache:
         tmp_name: str | None = None
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile
+
             fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(entry.to_dict(), handle, ensure_ascii=False)

@@ -768,15 +768,6 @@ def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
         raise InvalidCompatData([("", f"not valid TOML: {exc}")], source=label) from exc
 
 
-def _cache_root() -> Path:
-    import os
-
-    root = os.environ.get("CUDARESOLVE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "cudaresolve"
-    )
-    return Path(root) / "compat"
-
-
 def _parse_shipped(path: Path, label: str) -> Mapping[str, Any]:
     """tomllib's result for the shipped file, kept as JSON in the user cache (json parses ~10x faster).
 
@@ -790,7 +781,9 @@ def _parse_shipped(path: Path, label: str) -> Mapping[str, Any]:
 
     stat = path.stat()
     name = f"{zlib.crc32(str(path).encode()):08x}-{stat.st_size}-{stat.st_mtime_ns}-v{_PARSED_FORMAT}.json"
-    entry = _cache_root() / name
+    from cudaresolve.cache import default_cache_dir
+
+    entry = default_cache_dir() / "compat" / name
     try:
         cached = json.loads(entry.read_text(encoding="utf-8"))
         if isinstance(cached, dict):
