@@ -10,7 +10,12 @@ if TYPE_CHECKING:
 
     from cudaresolve.compat import CompatDB
 
-__all__ = ["language", "load_db"]
+__all__ = ["add_lang_argument", "language", "load_db"]
+
+
+def add_lang_argument(parser: argparse.ArgumentParser) -> None:
+    """``--lang en|zh`` for every command that explains something."""
+    parser.add_argument("--lang", choices=("en", "zh"), help="message language (default: from LC_ALL/LC_MESSAGES/LANG)")
 
 
 def load_db(args: argparse.Namespace) -> CompatDB:

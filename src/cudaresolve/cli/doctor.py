@@ -28,7 +28,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--pt2", action="append", default=[], metavar="FILE",
                         help="also check an AOTInductor .pt2 package against the target (repeatable)")
     parser.add_argument("--offline", action="store_true", help="use only the embedded data (doctor never goes online)")
-    parser.add_argument("--lang", choices=("en", "zh"), help="message language (default: from LANG)")
+    from cudaresolve.cli._common import add_lang_argument
+
+    add_lang_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=_run)
 

@@ -27,7 +27,9 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("text", nargs="*", metavar="TEXT", help="the error message; '-' or nothing reads stdin")
     add_target_arguments(parser)
-    parser.add_argument("--lang", choices=("en", "zh"), help="message language (default: from LANG/LC_ALL)")
+    from cudaresolve.cli._common import add_lang_argument
+
+    add_lang_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the explanations as JSON")
     parser.set_defaults(func=_run)
 

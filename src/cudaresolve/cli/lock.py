@@ -17,7 +17,9 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("requirements", nargs="*", metavar="REQ", help="PEP 508 requirements (default: pyproject.toml)")
     add_target_arguments(parser)
     parser.add_argument("--offline", action="store_true", help="use only the embedded data and the cache")
-    parser.add_argument("--lang", choices=("en", "zh"), help="message language (default: from LANG)")
+    from cudaresolve.cli._common import add_lang_argument
+
+    add_lang_argument(parser)
     parser.add_argument(
         "--index-mirror",
         action="append",

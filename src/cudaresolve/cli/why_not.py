@@ -22,7 +22,9 @@ def register(sub: Any) -> None:
     parser.add_argument("requirements", nargs="*", metavar="REQ", help="context set (default: torch)")
     add_target_arguments(parser)
     parser.add_argument("--offline", action="store_true", help="use only the embedded data (always true today)")
-    parser.add_argument("--lang", choices=("en", "zh"), help="message language (default: from LANG)")
+    from cudaresolve.cli._common import add_lang_argument
+
+    add_lang_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
     parser.set_defaults(func=_run)
 
