@@ -18,10 +18,8 @@ from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.lockfile import (
     Lock,
     dumps_pylock,
-    dumps_requirements,
     index_groups,
     loads_pylock,
-    loads_requirements,
     lock_from_solution,
     pylock_problem,
     read_lock,
@@ -29,6 +27,7 @@ from cudaresolve.lockfile import (
     write_text_atomic,
 )
 from cudaresolve.models import Gpu, LockedPackage, Notice, Solution, Target, parse_cuda_version, parse_driver
+from cudaresolve.requirements_txt import dumps_requirements, loads_requirements
 
 if TYPE_CHECKING:
     from pathlib import Path
