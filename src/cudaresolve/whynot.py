@@ -126,21 +126,20 @@ def _answer(spec: str, needs: list[Need], variant: str | None, db: CompatDB, cat
     try:
         resolved = solve_catalog(needs, db, catalog)
     except NoSolution as exc:
-        reasons = _all_reasons(needs, variant, exc.findings, db, catalog)
+        reasons = _all_reasons(needs, variant, exc.findings, catalog)
         alternatives = _alternatives(needs, variant, reasons, db, catalog)
         return WhyNot(spec=spec, possible=False, reasons=tuple(reasons), alternatives=tuple(alternatives))
     return WhyNot(spec=spec, possible=True, reasons=(), alternatives=(), solution=resolved.solution)
 
 
 def _all_reasons(
-    needs: Sequence[Need], variant: str | None, findings: Sequence[Finding], db: CompatDB, catalog: Catalog
+    needs: Sequence[Need], variant: str | None, findings: Sequence[Finding], catalog: Catalog
 ) -> list[Finding]:
     """The solver's findings plus every hardware reason of the named variant, not only the first."""
     reasons = list(findings)
     if variant is not None:
-        for r in catalog.rejections:
-            if r.variant == variant and r.name in {n.name for n in needs} | {CUDA}:
-                reasons.append(r.finding)
+        names = {n.name for n in needs} | {CUDA}
+        reasons += [r.finding for r in catalog.rejections if r.variant == variant and r.name in names]
     return list(dict.fromkeys(reasons))
 
 

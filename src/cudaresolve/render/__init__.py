@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.errors import CudaResolveError
 
-__all__ = ["emit_json", "format_error", "make_console", "render_error"]
+__all__ = ["emit_json", "make_console", "render_error"]
 
 SCHEMA = 1
 
@@ -31,14 +31,6 @@ def emit_json(payload: dict[str, Any], *, stream: IO[str] | None = None) -> None
     """Print exactly one JSON object with ``"schema": 1`` first."""
     out = stream if stream is not None else sys.stdout
     out.write(json.dumps({"schema": SCHEMA, **payload}, indent=2, ensure_ascii=False) + "\n")
-
-
-def format_error(err: CudaResolveError) -> str:
-    """``error: <code>: message (hint: ...)`` on one line (pip's DiagnosticPipError shape, flattened)."""
-    text = f"error: {err.code}: {err.message}"
-    if err.hint:
-        text += f" (hint: {err.hint})"
-    return text
 
 
 def render_error(err: CudaResolveError, console: Console, *, lang: str = "en") -> None:
