@@ -31,7 +31,7 @@ from typing import IO, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from cudaresolve.fatbin import FatbinListing, read_fatbin_archs
+from cudaresolve.binaries.fatbin import FatbinListing, read_fatbin_archs
 
 SMS = (75, 80, 86, 89, 90, 100, 120, 121)
 PAGE = 4096

@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Final
 ROOT: Final = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from cudaresolve.compat import CompatDB, PackageRelease, load_compat  # noqa: E402
+from cudaresolve.db.database import CompatDB, PackageRelease, load_compat  # noqa: E402
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -413,16 +413,16 @@ def timed(label, fn, n):
     out[label] = times
     return value
 def imports():
-    import cudaresolve.cli, cudaresolve.cli.lock, cudaresolve.locking, cudaresolve.solve, cudaresolve.target
-    import cudaresolve.compat, cudaresolve.lockfile, cudaresolve.render
+    import cudaresolve.cli, cudaresolve.cli.lock, cudaresolve.lock.flow, cudaresolve.resolve.solve, cudaresolve.target.build
+    import cudaresolve.db.database, cudaresolve.lock.lockfile, cudaresolve.render
 timed("import cudaresolve (cli, locking, solve, target, lockfile)", imports, 1)
 timed("import httpx", lambda: __import__("httpx"), 1)
 timed("import resolvelib", lambda: __import__("resolvelib"), 1)
 from cudaresolve.cli import main
-from cudaresolve.compat import load_compat
-from cudaresolve.locking import Request, resolve_request
-from cudaresolve.solve import solve
-from cudaresolve.target import TargetOptions, build_target
+from cudaresolve.db.database import load_compat
+from cudaresolve.lock.flow import Request, resolve_request
+from cudaresolve.resolve.solve import solve
+from cudaresolve.target.build import TargetOptions, build_target
 db = timed("load_compat()", load_compat, repeat)
 opts = TargetOptions(gpus=("H100",), driver="580.65.06", python="3.11", platform="linux_x86_64")
 target = timed("build_target()", lambda: build_target(opts, db), repeat)
@@ -442,7 +442,7 @@ print(json.dumps(out))
 
 def in_process(work: Path, server: Server, repeat: int) -> dict[str, list[float]]:
     """cudaresolve's steps in one fresh interpreter, in order: the first call pays for lazy work."""
-    from cudaresolve.index import parse_mirrors
+    from cudaresolve.index.client import parse_mirrors
 
     mirrors = parse_mirrors([f.split("=", 1)[1] for f in mirror_flags(server.base)])
     argv = ["lock", *REQUEST, *TARGET, "--json", "-o", str(work / "pylock.inproc.toml"), *mirror_flags(server.base)]

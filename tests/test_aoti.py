@@ -7,10 +7,10 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cudaresolve.aoti import AotiPackage, check_package, package_report, read_package
-from cudaresolve.archs import ComputeCapability
-from cudaresolve.binaries import inspect_path
+from cudaresolve.binaries.aoti import AotiPackage, check_package, package_report, read_package
+from cudaresolve.binaries.scan import inspect_path
 from cudaresolve.cli import main
+from cudaresolve.core.archs import ComputeCapability
 
 if TYPE_CHECKING:
     import pytest

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cudaresolve.archs import (
+from cudaresolve.core.archs import (
     Arch,
     ComputeCapability,
     Coverage,

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cudaresolve import binaries
-from cudaresolve.archs import Arch, ComputeCapability
-from cudaresolve.binaries import (
+from cudaresolve.binaries import scan as binaries
+from cudaresolve.binaries.scan import (
     BinaryReport,
     FileError,
     find_distribution,
@@ -26,6 +25,7 @@ from cudaresolve.binaries import (
     open_zip_member,
 )
 from cudaresolve.cli import main
+from cudaresolve.core.archs import Arch, ComputeCapability
 from cudaresolve.errors import InvalidBinary, InvalidInput
 from cudaresolve.render.inspect import format_details, render_inspect
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaresolve.cache import CachedResponse, HttpCache, default_cache_dir
+from cudaresolve.index.http_cache import CachedResponse, HttpCache, default_cache_dir
 
 URL = "https://download.pytorch.org/whl/cu118/torch/"
 

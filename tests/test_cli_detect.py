@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from cudaresolve import detect
-from cudaresolve.archs import ComputeCapability
 from cudaresolve.cli import main
-from cudaresolve.detect import NvmlDevice, NvmlReading, NvmlUnavailable
+from cudaresolve.core.archs import ComputeCapability
+from cudaresolve.core.versions import CudaVersion, parse_driver
 from cudaresolve.errors import DetectionError
-from cudaresolve.models import CudaVersion, Gpu, Target, parse_driver
 from cudaresolve.render.detect import format_detect
+from cudaresolve.target import detect
+from cudaresolve.target.detect import NvmlDevice, NvmlReading, NvmlUnavailable
+from cudaresolve.target.model import Gpu, Target
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 COMPAT = str(HOSTS / "compat-detect.toml")

@@ -14,7 +14,7 @@ import tomlkit
 
 from cudaresolve.cli import explain_error, main
 from cudaresolve.errors import DetectionError
-from cudaresolve.models import Target
+from cudaresolve.target.model import Target
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -255,8 +255,8 @@ def test_a_declared_cpu_target_is_kept(capsys: pytest.CaptureFixture[str], compa
 def test_format_and_render_agree_for_several_matches() -> None:
     from rich.console import Console
 
+    from cudaresolve.errorlog.signatures import Explanation
     from cudaresolve.render.explain import format_explanations, render_explanations, to_json
-    from cudaresolve.signatures import Explanation
 
     explanations = [
         Explanation(code="no-driver", cause="原因一。", fixes=("修复一。", "修复二。")),

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cudaresolve.cli import main
-from cudaresolve.compat import load_compat
+from cudaresolve.db.database import load_compat
 from test_install_e2e import _installed, _pip_env, _QuietHandler, build_wheel
 
 if TYPE_CHECKING:

@@ -4,11 +4,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from cudaresolve.archs import ComputeCapability
 from cudaresolve.cli import main
-from cudaresolve.compat import CompatDB, DriverSupport, load_compat
+from cudaresolve.core.archs import ComputeCapability
+from cudaresolve.core.versions import CudaVersion, parse_driver
+from cudaresolve.db.database import CompatDB, DriverSupport, load_compat
 from cudaresolve.errors import InvalidCompatData
-from cudaresolve.models import CudaVersion, parse_driver
 
 if TYPE_CHECKING:
     from pathlib import Path

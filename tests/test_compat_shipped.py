@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cudaresolve.archs import ComputeCapability
-from cudaresolve.compat import PACKAGE_KINDS, load_compat
-from cudaresolve.models import CudaVersion, parse_driver
+from cudaresolve.core.archs import ComputeCapability
+from cudaresolve.core.versions import CudaVersion, parse_driver
+from cudaresolve.db.database import PACKAGE_KINDS, load_compat
 
 
 def test_shipped_file_validates_completely() -> None:

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from cudaresolve import detect
-from cudaresolve.archs import ComputeCapability
-from cudaresolve.detect import (
+from cudaresolve.core.archs import ComputeCapability
+from cudaresolve.core.versions import CudaVersion, parse_driver
+from cudaresolve.errors import DetectionError
+from cudaresolve.target import detect
+from cudaresolve.target.detect import (
     SMI_COLUMNS,
     SMI_COLUMNS_OLD,
     DetectedGpu,
@@ -26,8 +28,6 @@ from cudaresolve.detect import (
     parse_proc_version,
     select_visible,
 )
-from cudaresolve.errors import DetectionError
-from cudaresolve.models import CudaVersion, parse_driver
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 
-from cudaresolve.archs import ComputeCapability, Coverage
-from cudaresolve.binaries import BinaryReport
-from cudaresolve.compat import CompatDB, DriverSupport
-from cudaresolve.doctor import diagnose
-from cudaresolve.doctor_report import DoctorReport, Environment, InstalledPackage, Problem
-from cudaresolve.environment import (
+from cudaresolve.binaries.fatbin import FatbinEntry, FatbinListing
+from cudaresolve.binaries.scan import BinaryReport
+from cudaresolve.core.archs import ComputeCapability, Coverage
+from cudaresolve.core.versions import CudaVersion, parse_driver
+from cudaresolve.db.database import CompatDB, DriverSupport
+from cudaresolve.doctor.check import diagnose
+from cudaresolve.doctor.environment import (
     check_environment,
     find_site_packages,
     parse_local_variant,
@@ -29,9 +30,9 @@ from cudaresolve.environment import (
     read_environment,
     read_pt2,
 )
+from cudaresolve.doctor.report import DoctorReport, Environment, InstalledPackage, Problem
 from cudaresolve.errors import InvalidInput
-from cudaresolve.fatbin import FatbinEntry, FatbinListing
-from cudaresolve.models import CudaVersion, Gpu, Target, parse_driver
+from cudaresolve.target.model import Gpu, Target
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 URL = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"

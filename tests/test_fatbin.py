@@ -17,15 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cudaresolve.archs import Arch, ComputeCapability
-from cudaresolve.errors import InvalidBinary
-from cudaresolve.fatbin import (
+from cudaresolve.binaries.fatbin import (
     FLAG_ARCH_SPECIFIC,
     FLAG_FAMILY_SPECIFIC,
     FatbinListing,
     Limits,
     read_fatbin_archs,
 )
+from cudaresolve.core.archs import Arch, ComputeCapability
+from cudaresolve.errors import InvalidBinary
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 ROOT = Path(__file__).parent.parent

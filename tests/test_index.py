@@ -13,9 +13,8 @@ import respx
 from packaging.tags import Tag
 from packaging.version import Version
 
-from cudaresolve.cache import HttpCache
 from cudaresolve.errors import IndexUnavailable, InvalidInput
-from cudaresolve.index import (
+from cudaresolve.index.client import (
     ACCEPT,
     IndexClient,
     IndexFile,
@@ -26,7 +25,8 @@ from cudaresolve.index import (
     parse_simple_html,
     parse_simple_json,
 )
-from cudaresolve.models import Notice
+from cudaresolve.index.http_cache import HttpCache
+from cudaresolve.text.findings import Notice
 
 FIXTURES = Path(__file__).parent / "fixtures" / "indexes"
 PYPI_JSON = (FIXTURES / "pypi-torch-2026-11-22.json").read_text(encoding="utf-8")
@@ -527,7 +527,7 @@ def test_fetch_listings_through_a_mirror_records_both_urls() -> None:
 
 
 def test_version_filter_parses_only_the_pinned_files() -> None:
-    from cudaresolve.index import parse_simple_html, version_filter
+    from cudaresolve.index.client import parse_simple_html, version_filter
 
     page = (
         '<a href="/whl/cu118/torch-2.7.1%2Bcu118-cp311-cp311-manylinux_2_28_x86_64.whl#sha256=' + "a" * 64 + '">x</a>'
@@ -544,7 +544,7 @@ def test_version_filter_parses_only_the_pinned_files() -> None:
 
 
 def test_version_filter_on_a_page_with_one_anchor_per_line() -> None:
-    from cudaresolve.index import parse_simple_html, version_filter
+    from cudaresolve.index.client import parse_simple_html, version_filter
 
     lines = [
         f'<A HREF="/whl/cu118/torch-2.{minor}.0%2Bcu118-cp311-cp311-linux_x86_64.whl#sha256={minor:064x}">t</A><br/>'
@@ -562,7 +562,7 @@ def test_http_client_verifies_https_and_sets_up_tls_only_when_needed() -> None:
 
     import respx
 
-    from cudaresolve.index import make_http_client
+    from cudaresolve.index.client import make_http_client
 
     with respx.mock(assert_all_called=True) as mock:
         mock.get("http://127.0.0.1:9/simple/torch/").respond(200, text="")

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from cudaresolve.installer import install_lock
-from cudaresolve.lockfile import Lock, read_lock, write_lock
-from cudaresolve.models import LockedPackage
+from cudaresolve.lock.lockfile import Lock, read_lock, write_lock
+from cudaresolve.lock.pip import install_lock
+from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.installer import PipCommand, format_command, install_lock, pip_commands, run_pip
-from cudaresolve.lockfile import Lock
-from cudaresolve.models import LockedPackage
+from cudaresolve.lock.lockfile import Lock
+from cudaresolve.lock.pip import PipCommand, format_command, install_lock, pip_commands, run_pip
+from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
     from pathlib import Path

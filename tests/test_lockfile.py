@@ -13,9 +13,10 @@ from packaging.markers import default_environment
 from packaging.pylock import PackageWheel, Pylock
 from packaging.tags import Tag
 
-from cudaresolve.archs import parse_cc
+from cudaresolve.core.archs import parse_cc
+from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.errors import InvalidInput, InvalidLockfile
-from cudaresolve.lockfile import (
+from cudaresolve.lock.lockfile import (
     Lock,
     dumps_pylock,
     index_groups,
@@ -26,8 +27,10 @@ from cudaresolve.lockfile import (
     write_lock,
     write_text_atomic,
 )
-from cudaresolve.models import Gpu, LockedPackage, Notice, Solution, Target, parse_cuda_version, parse_driver
-from cudaresolve.requirements_txt import dumps_requirements, loads_requirements
+from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
+from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.target.model import Gpu, Target
+from cudaresolve.text.findings import Notice
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.messages import (
+from cudaresolve.text.catalogue import (
     LANGS,
     MESSAGES,
     REASON_FIELDS,

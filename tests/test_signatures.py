@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from cudaresolve.archs import parse_cc
-from cudaresolve.compat import CompatDB
-from cudaresolve.models import Gpu, Target, parse_driver
-from cudaresolve.signatures import (
+from cudaresolve.core.archs import parse_cc
+from cudaresolve.core.versions import parse_driver
+from cudaresolve.db.database import CompatDB
+from cudaresolve.errorlog.signatures import (
     SIGNATURES,
     Explanation,
     NoKnownError,
@@ -26,6 +26,7 @@ from cudaresolve.signatures import (
     explain_text,
     match_errors,
 )
+from cudaresolve.target.model import Gpu, Target
 
 # -- messages as posted ----------------------------------------------------------------------
 

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from cudaresolve.archs import parse_cc
-from cudaresolve.catalog import CUDA, build_catalog
-from cudaresolve.compat import CompatDB, load_compat
+from cudaresolve.core.archs import parse_cc
+from cudaresolve.core.versions import parse_driver
+from cudaresolve.db.database import CompatDB, load_compat
 from cudaresolve.errors import InvalidInput, NoSolution
-from cudaresolve.models import Gpu, Target, parse_driver
-from cudaresolve.provider import CatalogProvider
-from cudaresolve.solve import solve
+from cudaresolve.resolve.catalog import CUDA, build_catalog
+from cudaresolve.resolve.provider import CatalogProvider
+from cudaresolve.resolve.solve import solve
+from cudaresolve.target.model import Gpu, Target
 
 MINI = Path(__file__).parent / "fixtures" / "compat-mini.toml"
 

@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from cudaresolve.archs import ComputeCapability
-from cudaresolve.compat import CompatDB, load_compat
-from cudaresolve.detect import DetectedGpu, Host
+from cudaresolve.core.archs import ComputeCapability
+from cudaresolve.core.versions import CudaVersion, parse_driver
+from cudaresolve.db.database import CompatDB, load_compat
 from cudaresolve.errors import DetectionError, InvalidArch, InvalidDriver, InvalidInput, UnknownGpu
-from cudaresolve.models import CudaVersion, Gpu, Target, parse_driver
-from cudaresolve.target import (
+from cudaresolve.target.build import (
     TargetOptions,
     build_target,
     load_host_file,
@@ -24,6 +23,8 @@ from cudaresolve.target import (
     this_platform,
     this_python,
 )
+from cudaresolve.target.detect import DetectedGpu, Host
+from cudaresolve.target.model import Gpu, Target
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from cudaresolve.archs import parse_arch
 from cudaresolve.cli import main
-from cudaresolve.compat import load_compat
+from cudaresolve.core.archs import parse_arch
+from cudaresolve.db.database import load_compat
 
 
 @pytest.fixture(autouse=True)

@@ -75,8 +75,8 @@ def _localize(err: CudaResolveError, args: argparse.Namespace | None) -> str:
     """Findings in the language of ``--lang`` or the environment; returns that language."""
     import os
 
-    from cudaresolve.messages import message, pick_lang
-    from cudaresolve.reasons import localize_all
+    from cudaresolve.text.catalogue import message, pick_lang
+    from cudaresolve.text.reasons import localize_all
 
     lang = pick_lang(getattr(args, "lang", None), os.environ)
     findings = getattr(err, "findings", None)

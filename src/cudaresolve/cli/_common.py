@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import argparse
 
-    from cudaresolve.compat import CompatDB
+    from cudaresolve.db.database import CompatDB
 
 __all__ = ["add_lang_argument", "language", "load_db"]
 
@@ -20,13 +20,13 @@ def add_lang_argument(parser: argparse.ArgumentParser) -> None:
 
 def load_db(args: argparse.Namespace) -> CompatDB:
     """The shipped database, or the one ``--compat PATH`` names."""
-    from cudaresolve.compat import load_compat
+    from cudaresolve.db.database import load_compat
 
     return load_compat(getattr(args, "compat", None))
 
 
 def language(args: argparse.Namespace) -> str:
     """``--lang``, else ``zh`` when LANG/LC_ALL/LC_MESSAGES says Chinese, else ``en``."""
-    from cudaresolve.messages import pick_lang
+    from cudaresolve.text.catalogue import pick_lang
 
     return pick_lang(getattr(args, "lang", None), os.environ)

@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.target import TargetOptions, build_target, split_gpu_list
+from cudaresolve.target.build import TargetOptions, build_target, split_gpu_list
 
 if TYPE_CHECKING:
     import argparse
 
-    from cudaresolve.compat import CompatDB
-    from cudaresolve.models import Target
+    from cudaresolve.db.database import CompatDB
+    from cudaresolve.target.model import Target
 
 __all__ = ["add_target_arguments", "compat_from_args", "options_from_args", "target_from_args"]
 
@@ -64,7 +64,7 @@ def options_from_args(args: argparse.Namespace) -> TargetOptions:
 
 def compat_from_args(args: argparse.Namespace) -> CompatDB:
     """The database: ``--compat PATH`` or the shipped one."""
-    from cudaresolve.compat import load_compat
+    from cudaresolve.db.database import load_compat
 
     return load_compat(args.compat)
 

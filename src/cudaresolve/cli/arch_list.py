@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cudaresolve.archs import format_arch_list
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
+from cudaresolve.core.archs import format_arch_list
 from cudaresolve.errors import InvalidInput
 
 if TYPE_CHECKING:

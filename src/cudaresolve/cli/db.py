@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.compat import load_compat
+    from cudaresolve.db.database import load_compat
     from cudaresolve.render import db as render_db
 
     try:
@@ -47,7 +47,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.compat import load_compat
+    from cudaresolve.db.database import load_compat
     from cudaresolve.render import db as render_db
 
     db = load_compat(args.compat)

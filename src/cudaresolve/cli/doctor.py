@@ -39,7 +39,7 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
     from cudaresolve.cli._common import language, load_db
     from cudaresolve.cli._target import target_from_args
-    from cudaresolve.environment import check_environment
+    from cudaresolve.doctor.environment import check_environment
 
     db = load_db(args)
     lang = language(args)

@@ -12,8 +12,8 @@ from cudaresolve.errors import DetectionError, InvalidInput
 if TYPE_CHECKING:
     import argparse
 
-    from cudaresolve.compat import CompatDB
-    from cudaresolve.models import Target
+    from cudaresolve.db.database import CompatDB
+    from cudaresolve.target.model import Target
 
 __all__ = ["register"]
 
@@ -36,8 +36,8 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
+    from cudaresolve.errorlog.signatures import explain_text
     from cudaresolve.render import explain as render_explain
-    from cudaresolve.signatures import explain_text
 
     lang = language(args)
     text = _read_text(args.text, lang)
@@ -52,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _read_text(words: list[str], lang: str) -> str:
     """The words given, or stdin for none or '-'; an empty text is bad input."""
-    from cudaresolve.messages import message
+    from cudaresolve.text.catalogue import message
 
     if words and words != ["-"]:
         text = " ".join(words)

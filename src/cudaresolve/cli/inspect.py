@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.binaries import inspect_paths
+    from cudaresolve.binaries.scan import inspect_paths
 
     reports = inspect_paths(args.paths, site_packages=args.site_packages, include_empty=args.all)
     if args.json:

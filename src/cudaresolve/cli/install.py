@@ -25,9 +25,9 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.installer import format_command, install_lock
-    from cudaresolve.lockfile import lock_from_solution, read_lock
-    from cudaresolve.locking import request_from_args, resolve_request
+    from cudaresolve.lock.flow import request_from_args, resolve_request
+    from cudaresolve.lock.lockfile import lock_from_solution, read_lock
+    from cudaresolve.lock.pip import format_command, install_lock
 
     if args.lockfile:
         lock = _mirrored(read_lock(args.lockfile), args)
@@ -50,8 +50,8 @@ def _mirrored(lock: Any, args: argparse.Namespace) -> Any:
     from dataclasses import replace
     from pathlib import Path
 
-    from cudaresolve.index import apply_mirror, parse_mirrors
-    from cudaresolve.project import load_project
+    from cudaresolve.index.client import apply_mirror, parse_mirrors
+    from cudaresolve.lock.project import load_project
 
     mirrors = {**load_project(Path("pyproject.toml")).mirrors, **parse_mirrors(args.index_mirror)}
     if not mirrors:
@@ -65,7 +65,7 @@ def _doctor_pass(args: argparse.Namespace, console: Any) -> None:
     """Check what pip installed against the target (design section 5); it reports, pip's code stands."""
     from cudaresolve.cli._common import language, load_db
     from cudaresolve.cli._target import target_from_args
-    from cudaresolve.environment import check_environment
+    from cudaresolve.doctor.environment import check_environment
     from cudaresolve.render.doctor import render_doctor
 
     db = load_db(args)

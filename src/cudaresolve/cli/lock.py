@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.locking import lock_request, request_from_args
+    from cudaresolve.lock.flow import lock_request, request_from_args
     from cudaresolve.render.explain_findings import render_lock_result
 
     result = lock_request(request_from_args(args), output=args.output, fmt=args.format)

@@ -34,7 +34,7 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.cli._common import language, load_db
     from cudaresolve.cli._target import target_from_args
     from cudaresolve.render.explain_findings import render_why_not
-    from cudaresolve.whynot import why_not
+    from cudaresolve.resolve.whynot import why_not
 
     db = load_db(args)
     lang = language(args)

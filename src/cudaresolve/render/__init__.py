@@ -47,7 +47,7 @@ def render_error(err: CudaResolveError, console: Console, *, lang: str = "en") -
     if findings:
         from rich.tree import Tree
 
-        from cudaresolve.messages import message
+        from cudaresolve.text.catalogue import message
 
         tree = Tree(message("render.findings", lang))
         for finding in findings:

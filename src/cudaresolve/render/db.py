@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cudaresolve.compat import CompatDB
+    from cudaresolve.db.database import CompatDB
     from cudaresolve.errors import InvalidCompatData
 
 __all__ = ["render_ok", "render_problems", "render_summary", "summary"]

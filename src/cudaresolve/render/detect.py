@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cudaresolve.models import Target
+    from cudaresolve.target.model import Target
 
 __all__ = ["format_detect", "format_facts"]
 

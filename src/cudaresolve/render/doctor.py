@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from cudaresolve.archs import ComputeCapability, Coverage
-    from cudaresolve.doctor_report import DoctorReport, Problem, RuntimeCheck
-    from cudaresolve.models import Target
+    from cudaresolve.core.archs import ComputeCapability, Coverage
+    from cudaresolve.doctor.report import DoctorReport, Problem, RuntimeCheck
+    from cudaresolve.target.model import Target
 
 __all__ = ["format_coverage", "format_target", "render_doctor", "short_path"]
 
@@ -30,7 +30,7 @@ _COLOURS = {"sass": "green", "ptx-jit": "yellow", "none": "red"}
 
 def format_target(target: Target, lang: str = "en") -> str:
     """``target: NVIDIA A100 (8.0), RTX 3090 (8.6); driver 535.104.05``."""
-    from cudaresolve.messages import join_items, message, parenthesize
+    from cudaresolve.text.catalogue import join_items, message, parenthesize
 
     if not target.gpus:
         return message("render.doctor.cpu-target", lang)
@@ -58,7 +58,7 @@ def short_path(path: str, roots: Sequence[str]) -> str:
 
 
 def _support_word(check: RuntimeCheck, lang: str) -> str:
-    from cudaresolve.messages import message
+    from cudaresolve.text.catalogue import message
 
     if check.support is None:
         return message("word.support-unchecked", lang)
@@ -69,7 +69,7 @@ def _support_word(check: RuntimeCheck, lang: str) -> str:
 def _render_problems(problems: Sequence[Problem], console: Console, lang: str, indent: str) -> None:
     from rich.markup import escape
 
-    from cudaresolve.messages import message
+    from cudaresolve.text.catalogue import message
 
     fix_word = message("render.fix", lang)
     for problem in problems:
@@ -83,7 +83,7 @@ def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", v
     """The whole report; ``verbose`` also lists each package's libraries."""
     from rich.markup import escape
 
-    from cudaresolve.messages import join_items, message
+    from cudaresolve.text.catalogue import join_items, message
 
     console.print(escape(format_target(report.target, lang)))
     if report.paths:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cudaresolve.messages import message
+from cudaresolve.text.catalogue import message
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from rich.console import Console
 
-    from cudaresolve.signatures import Explanation
+    from cudaresolve.errorlog.signatures import Explanation
 
 __all__ = ["format_explanations", "render_explanations", "to_json"]
 

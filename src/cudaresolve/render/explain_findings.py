@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cudaresolve.models import Solution
-    from cudaresolve.whynot import WhyNot
+    from cudaresolve.resolve.model import Solution
+    from cudaresolve.resolve.whynot import WhyNot
 
 __all__ = ["render_lock_result", "render_solution", "render_why_not"]
 
@@ -30,7 +30,7 @@ def render_why_not(answer: WhyNot, console: Console, *, lang: str = "en") -> Non
     from rich.markup import escape
     from rich.tree import Tree
 
-    from cudaresolve.messages import message
+    from cudaresolve.text.catalogue import message
 
     spec = escape(answer.spec)
     if answer.possible:

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from cudaresolve.binaries import BinaryReport
+    from cudaresolve.binaries.scan import BinaryReport
 
 __all__ = ["format_details", "render_inspect"]
 

@@ -1,0 +1,72 @@
+"""Driver, CUDA and Python versions: parsed from text, compared as numbers. Pure."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from cudaresolve.errors import InvalidDriver, InvalidInput
+
+__all__ = ["CudaVersion", "DriverVersion", "parse_cuda_version", "parse_driver", "parse_python_version"]
+
+_DRIVER = re.compile(r"^\d{2,4}(\.\d{1,3}){0,2}$")
+
+_CUDA = re.compile(r"^(\d{1,2})\.(\d{1,2})(\.\d+)?$")
+
+_PYTHON = re.compile(r"^3\.(\d{1,2})$")
+
+@dataclass(frozen=True, slots=True, order=True)
+class DriverVersion:
+    """An NVIDIA driver version such as ``470.129.06``; compared part by part as integers."""
+
+    parts: tuple[int, ...]
+    text: str = field(compare=False)
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def branch(self) -> int:
+        """The driver branch (``R470`` is 470)."""
+        return self.parts[0]
+
+def parse_driver(text: str) -> DriverVersion:
+    """``"470.129.06"`` -> DriverVersion; anything else is ``InvalidDriver``."""
+    raw = text.strip()
+    if not _DRIVER.match(raw):
+        raise InvalidDriver(
+            f"not an NVIDIA driver version: {text!r}",
+            hint="give the version nvidia-smi prints, e.g. --driver 535.104.05",
+        )
+    return DriverVersion(tuple(int(p) for p in raw.split(".")), raw)
+
+@dataclass(frozen=True, slots=True, order=True)
+class CudaVersion:
+    """A CUDA toolkit version, major.minor (``12.8``). Never a driver version."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def tag(self) -> str:
+        """PyTorch's variant tag for this toolkit: ``cu128``."""
+        return f"cu{self.major}{self.minor}"
+
+def parse_cuda_version(text: str) -> CudaVersion:
+    """``"12.8"`` or ``"12.8.1"`` -> ``CudaVersion(12, 8)``."""
+    match = _CUDA.match(text.strip())
+    if not match:
+        raise InvalidInput(f"not a CUDA version: {text!r}", hint="write it as major.minor, e.g. 12.8")
+    return CudaVersion(int(match.group(1)), int(match.group(2)))
+
+def parse_python_version(text: str) -> str:
+    """``"3.11"`` (or ``3.11.7``) -> ``"3.11"``."""
+    raw = text.strip()
+    parts = raw.split(".")
+    short = ".".join(parts[:2])
+    if not _PYTHON.match(short) or len(parts) > 3 or not all(p.isdigit() for p in parts):
+        raise InvalidInput(f"not a Python version: {text!r}", hint="write it as 3.X, e.g. --python-version 3.11")
+    return short

@@ -1,0 +1,161 @@
+"""Typed rows of the compatibility database: CUDA releases, GPUs, variants, package releases and builds. Pure."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.core.versions import parse_driver
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    from cudaresolve.core.archs import Arch, ComputeCapability
+    from cudaresolve.core.versions import CudaVersion, DriverVersion
+
+__all__ = [
+    "PACKAGE_KINDS",
+    "Build",
+    "CudaRelease",
+    "DriverSupport",
+    "ForwardCompat",
+    "GpuModel",
+    "PackageRelease",
+    "VariantInfo",
+    "gpu_name_key",
+]
+
+#: Every package kind the database may describe, in the order ``db show`` lists them.
+PACKAGE_KINDS: Final = (
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "fbgemm-gpu",
+    "torchrec",
+    "xformers",
+    "flashinfer",
+    "flashinfer-python",
+    "flashinfer-cubin",
+    "flashinfer-jit-cache",
+)
+_STRIP_WORDS: Final = frozenset({"nvidia", "geforce", "tesla"})
+
+
+class DriverSupport(enum.Enum):
+    """How a driver runs a CUDA runtime: fully, only under minor-version compatibility, or not."""
+
+    FULL = "full"
+    MINOR = "minor"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CudaRelease:
+    version: CudaVersion
+    min_driver_linux: DriverVersion
+    min_driver_windows: DriverVersion | None
+    minor_compat_driver_linux: DriverVersion
+    minor_compat_driver_windows: DriverVersion | None
+    driver_branch: str | None
+    nvcc_sm: tuple[Arch, ...]
+    source: str
+    verified: bool = True
+
+    def min_driver(self, platform: str) -> DriverVersion:
+        """Full-compatibility minimum on this platform (Windows 13.x has none: its floor applies)."""
+        if platform.startswith("win"):
+            if self.min_driver_windows is not None:
+                return self.min_driver_windows
+            branch = re.sub(r"\D", "", self.driver_branch or "")  # 13.x: NVIDIA names only a branch ("R615")
+            if branch:
+                return parse_driver(branch)
+            return self.minor_compat_driver_windows or self.min_driver_linux
+        return self.min_driver_linux
+
+    def minor_compat_driver(self, platform: str) -> DriverVersion:
+        if platform.startswith("win"):
+            return self.minor_compat_driver_windows or self.minor_compat_driver_linux
+        return self.minor_compat_driver_linux
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForwardCompat:
+    cuda_major: int
+    package: str
+    min_driver_branch: int
+    source: str
+    verified: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuModel:
+    name: str
+    aliases: tuple[str, ...]
+    cc: ComputeCapability
+    arch: str
+    datacenter: bool
+    tegra: bool
+    source: str
+    verified: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VariantInfo:
+    name: str
+    cuda: CudaVersion | None
+    index_url: str
+    source: str
+    verified: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Build:
+    """One published build of a release: a variant on one channel, with its code targets."""
+
+    variant: str
+    channel: str  # "index" or "pypi"
+    index_url: str
+    local: str  # "+cu118", "" on PyPI, "+cu124torch2.6" on flashinfer's index
+    sass: tuple[Arch, ...]
+    ptx: tuple[Arch, ...]
+    requires: tuple[Requirement, ...]
+    platforms: tuple[str, ...]
+    source: str
+    verified: bool = True
+
+    @property
+    def archs(self) -> tuple[Arch, ...]:
+        return self.sass + self.ptx
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PackageRelease:
+    """One release of one package; ``builds`` empty means a pure-Python wheel from PyPI."""
+
+    name: str
+    version: Version
+    python: tuple[str, ...]
+    platforms: tuple[str, ...]
+    requires: tuple[Requirement, ...]
+    constrains: tuple[Requirement, ...]
+    metadata_requires: tuple[str, ...]
+    min_sm: ComputeCapability | None
+    pypi_variant: str | None
+    builds: tuple[Build, ...]
+    source: str
+    verified: bool = True
+    index: str = "pypi"  # pure rows: "pypi", or "pytorch" when the chosen variant's index carries it
+    index_url: str | None = None  # pure rows on another index (flashinfer's own)
+
+    @property
+    def pure(self) -> bool:
+        return not self.builds
+
+
+def gpu_name_key(name: str) -> tuple[str, ...]:
+    """Tokens of a GPU name with vendor words dropped: ``NVIDIA GeForce RTX 3090`` -> ``('rtx', '3090')``."""
+    tokens = re.split(r"[^0-9a-z]+", name.lower())
+    return tuple(t for t in tokens if t and t not in _STRIP_WORDS)

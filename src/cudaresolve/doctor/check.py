@@ -1,0 +1,427 @@
+"""Check an installed environment against a target: GPU code, torch pairings, CUDA runtime, arch lists. Pure.
+
+``diagnose(env, target, db)`` takes what ``environment.py`` read from disk (distributions, their
+binaries' SASS/PTX lists, the ``nvidia-cuda-runtime*`` packages) and returns a ``DoctorReport``:
+
+* per package, each GPU's coverage (``archs.coverage``: SASS, PTX JIT or none) and the problems
+  ``sm-not-covered``, ``ptx-jit-only`` (a warning), ``sm-below-minimum`` (the database's
+  ``min-sm``) and ``abi-mismatch`` (built for another torch, per the database's ``requires``, or
+  from another CUDA major than torch);
+* per CUDA runtime package, the driver's support (``driver-too-old``, or the
+  ``minor-version-compat`` warning);
+* ``TORCH_CUDA_ARCH_LIST``/``FLASHINFER_CUDA_ARCH_LIST`` that leave out a GPU of the target
+  (``arch-list-excludes-gpu``), since extensions built or JIT-compiled here follow them
+  (xformers#1045; flashinfer reads its own list, ``flashinfer/jit/core.py``);
+* AOTInductor ``.pt2`` packages checked by ``aoti.check_package``.
+
+A package's coverage of a GPU is that of its weakest library with GPU code: any library without
+code for the GPU fails with "no kernel image" once its kernels launch. Libraries holding only
+arch- or family-specific code (``sm_90a``, ``sm_100f``) are hardware-specific kernel sets
+dispatched on those GPUs alone, so they decide nothing while the package has other libraries.
+Every sentence is a message key, so the report can be shown in any language of ``messages.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from cudaresolve.binaries.aoti import check_package
+from cudaresolve.core.archs import ComputeCapability, Coverage, coverage, format_arch_list, parse_arch, parse_arch_list
+from cudaresolve.db.database import DriverSupport
+from cudaresolve.doctor.report import (
+    DoctorReport,
+    LibraryCheck,
+    PackageCheck,
+    Problem,
+    Pt2Check,
+    RuntimeCheck,
+    RuntimePackage,
+    sentence,
+)
+from cudaresolve.errors import InvalidArch
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from packaging.requirements import Requirement
+
+    from cudaresolve.binaries.scan import BinaryReport
+    from cudaresolve.db.database import Build, CompatDB, PackageRelease
+    from cudaresolve.doctor.report import Environment, InstalledPackage, Text
+    from cudaresolve.target.model import Target
+
+__all__ = ["ARCH_LIST_VARIABLES", "diagnose"]
+
+#: Read by torch.utils.cpp_extension (and so by every source build) and by flashinfer's JIT.
+ARCH_LIST_VARIABLES: Final = ("TORCH_CUDA_ARCH_LIST", "FLASHINFER_CUDA_ARCH_LIST")
+_RANK: Final = {Coverage.NONE: 0, Coverage.PTX_JIT: 1, Coverage.SASS: 2}
+
+
+# -- the checks -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """The target's GPUs of one compute capability."""
+
+    cc: ComputeCapability
+    names: tuple[str, ...]
+    tegra: bool
+
+
+def _groups(target: Target) -> tuple[_Group, ...]:
+    return tuple(
+        _Group(cc, tuple(dict.fromkeys(g.name for g in target.gpus if g.cc == cc)),
+               any(g.tegra for g in target.gpus if g.cc == cc))
+        for cc in target.ccs
+    )
+
+
+def _gpu_flags(target: Target) -> str:
+    flags = [f"--gpu {cc}" for cc in target.ccs]
+    return " ".join(flags + ([f"--driver {target.driver}"] if target.driver else []))
+
+
+def diagnose(
+    env: Environment, target: Target, db: CompatDB, *,
+    environ: Mapping[str, str] | None = None, pt2: Sequence[BinaryReport] = (),
+) -> DoctorReport:
+    """Every check of the module docstring, for ``env`` on ``target``."""
+    groups = _groups(target)
+    installed = {p.name: p for p in env.packages}
+    packages = tuple(_check_package(p, installed, groups, target, db, env.python) for p in env.packages)
+    runtimes, problems, notes = _check_runtimes(env, target, db)
+    problems += _check_arch_lists(environ or {}, groups, target)
+    return DoctorReport(
+        target=target, paths=env.paths, packages=packages, runtimes=runtimes, cuda_packages=env.cuda_packages,
+        pt2=tuple(_check_pt2(r, target) for r in pt2), problems=tuple(problems), notes=tuple(notes),
+    )
+
+
+def _release(db: CompatDB, name: str, version: str) -> PackageRelease | None:
+    try:
+        public = Version(Version(version).public)
+    except InvalidVersion:
+        return None
+    return next((r for r in db.packages(name) if r.version == public), None)
+
+
+def _local(version: str) -> str:
+    try:
+        return Version(version).local or ""
+    except InvalidVersion:
+        return ""
+
+
+def _build(release: PackageRelease | None, version: str) -> Build | None:
+    if release is None:
+        return None
+    local = _local(version)
+    want = f"+{local}" if local else ""
+    return next((b for b in release.builds if b.local == want), None)
+
+
+def _sorted_names(names: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(names), key=lambda n: (parse_arch(n)[0], n)))
+
+
+def _library(report: BinaryReport, groups: Sequence[_Group]) -> LibraryCheck:
+    archs = report.archs
+    return LibraryCheck(
+        path=report.path, sass=report.sass, ptx=report.ptx, has_code=bool(archs),
+        coverage=tuple((g.cc, coverage(archs, g.cc, tegra=g.tegra)) for g in groups) if archs else (),
+        arch_specific=bool(archs) and all(a.suffix for a in archs),
+    )
+
+
+def _check_package(
+    pkg: InstalledPackage, installed: Mapping[str, InstalledPackage], groups: Sequence[_Group],
+    target: Target, db: CompatDB, python: str | None,
+) -> PackageCheck:
+    release = _release(db, pkg.name, pkg.version)
+    build = _build(release, pkg.version)
+    variant = _effective_variant(pkg, release)
+    libraries = tuple(_library(r, groups) for r in pkg.libraries if r.error is None)
+    with_code = [lib for lib in libraries if lib.has_code]
+    general = [lib for lib in with_code if not lib.arch_specific]
+    # the weakest general library decides; with only arch-specific ones, the best of them
+    deciding, pick = (general, min) if general else (with_code, max)
+    cover = tuple(
+        (g.cc, pick((dict(lib.coverage)[g.cc] for lib in deciding), key=_RANK.__getitem__)) for g in groups
+    ) if deciding else ()
+    problems: list[Problem] = [
+        Problem(code=r.error.code, text=sentence("render.doctor.unreadable", path=r.path, error=r.error.message),
+                package=pkg.name, libraries=(r.path,),
+                fixes=(sentence("fix.doctor-reinstall", package=pkg.name, version=pkg.version),))
+        for r in pkg.libraries if r.error is not None
+    ]
+    shown_variant = variant or sentence("word.unknown-variant")
+    for g in groups:
+        if release is not None and release.min_sm is not None and g.cc < release.min_sm:
+            problems.append(Problem(
+                code="sm-below-minimum", package=pkg.name, required=str(release.min_sm), found=str(g.cc),
+                text=sentence("reason.sm-below-minimum", package=pkg.name, version=pkg.version,
+                              gpu=tuple(g.names), cc=g.cc, required=release.min_sm),
+                fixes=(sentence("fix.doctor-below-minimum", package=pkg.name, cc=g.cc, required=release.min_sm),),
+            ))
+            continue
+        cov = dict(cover).get(g.cc)
+        if cov is Coverage.NONE:
+            lacking = [lib for lib in deciding if dict(lib.coverage)[g.cc] is Coverage.NONE]
+            found = _sorted_names(n for lib in lacking for n in lib.sass) + _sorted_names(
+                n for lib in lacking for n in lib.ptx)
+            problems.append(Problem(
+                code="sm-not-covered", package=pkg.name, required=str(g.cc), found=", ".join(found),
+                libraries=tuple(lib.path for lib in lacking),
+                text=sentence("reason.sm-not-covered", package=pkg.name, version=pkg.version, variant=shown_variant,
+                              sm=g.cc.sm, gpu=tuple(g.names), cc=g.cc, found=found),
+                fixes=_coverage_fixes(pkg.name, target, db, python),
+            ))
+        elif cov is Coverage.PTX_JIT:
+            ptx = _sorted_names(n for lib in deciding for n in lib.ptx)
+            problems.append(Problem(
+                code="ptx-jit-only", severity="warning", package=pkg.name, required=str(g.cc), found=", ".join(ptx),
+                text=sentence("reason.ptx-jit-only", package=pkg.name, version=pkg.version, variant=shown_variant,
+                              gpu=tuple(g.names), sm=g.cc.sm, found=ptx),
+                fixes=(sentence("fix.doctor-native-build", sms=g.cc.sm, package=pkg.name, gpus=_gpu_flags(target)),),
+            ))
+    if pkg.name == "torch" and variant == "cpu" and not with_code and groups:
+        problems.append(Problem(
+            code="sm-not-covered", package=pkg.name, found="cpu",
+            text=sentence("render.doctor.cpu-build", package=pkg.name, version=pkg.version,
+                          gpu=tuple(n for g in groups for n in g.names)),
+            fixes=(sentence("fix.cuda-index"),),
+        ))
+    problems += _pairing_problems(pkg, release, build, installed, db)
+    problems += _variant_problems(pkg, variant, release, bool(with_code), installed, db)
+    notes = []
+    if pkg.record_missing:
+        notes.append(sentence("render.doctor.no-record", package=pkg.name, version=pkg.version))
+    if release is None and db.packages(pkg.name):
+        notes.append(sentence("render.doctor.not-in-db", package=pkg.name, version=pkg.version))
+    return PackageCheck(
+        name=pkg.name, version=pkg.version, variant=variant,
+        sass=_sorted_names(n for lib in libraries for n in lib.sass),
+        ptx=_sorted_names(n for lib in libraries for n in lib.ptx),
+        coverage=cover, libraries=libraries, problems=tuple(problems), notes=tuple(notes),
+    )
+
+
+def _coverage_fixes(name: str, target: Target, db: CompatDB, python: str | None) -> tuple[Text, ...]:
+    """Published builds with native code for every GPU here, the lock command, a source build."""
+    sms = tuple(cc.sm for cc in target.ccs)
+    found: dict[str, list[str]] = {}
+    for release in db.packages(name):
+        if python is not None and release.python and python not in release.python:
+            continue
+        for b in release.builds:
+            if b.variant == "cpu" or not ({target.platform, "any"} & set(b.platforms)):
+                continue
+            if all(coverage(b.sass, cc, ptx_jit_ok=False) is Coverage.SASS for cc in target.ccs):
+                found.setdefault(str(release.version), []).append(b.variant)
+        if len(found) == 3:
+            break
+    releases = tuple(f"{v} ({', '.join(dict.fromkeys(vs))})" for v, vs in found.items())
+    fixes = [sentence("fix.releases", package=name, sms=sms, releases=releases),
+             sentence("fix.doctor-lock", package=name, gpus=_gpu_flags(target))] if releases else [
+             sentence("fix.no-releases", package=name, sms=sms)]
+    fixes.append(sentence("fix.source-build", package=name, arch_list=format_arch_list(target.ccs)))
+    return tuple(fixes)
+
+
+def _spec_text(req: Requirement) -> str:
+    specs = list(req.specifier)
+    if len(specs) == 1 and specs[0].operator == "==":
+        return specs[0].version
+    return str(req.specifier)
+
+
+def _pairing_problems(
+    pkg: InstalledPackage, release: PackageRelease | None, build: Build | None,
+    installed: Mapping[str, InstalledPackage], db: CompatDB,
+) -> list[Problem]:
+    """``requires``/``constrains`` of the database row that the installed packages do not meet."""
+    if release is None:
+        return []
+    problems = []
+    for req in (*release.requires, *(build.requires if build else ()), *release.constrains):
+        dep = installed.get(canonicalize_name(req.name))
+        if dep is None or req.marker is not None or not req.specifier:
+            continue
+        try:
+            if req.specifier.contains(Version(dep.version), prereleases=True):
+                continue
+        except InvalidVersion:
+            continue
+        required = _spec_text(req)
+        key = "reason.abi-mismatch" if dep.name == "torch" else "render.doctor.pair-mismatch"
+        fixes = [sentence("fix.doctor-paired-dep", dep=dep.name, required=required, package=pkg.name,
+                          version=pkg.version)]
+        paired = _paired_release(db, pkg.name, dep)
+        if paired is not None:
+            fixes.insert(0, sentence("fix.doctor-paired-release", spec=paired, package=pkg.name,
+                                     dep=dep.name, found=dep.version))
+        if dep.name == "torch":
+            fixes.append(sentence("fix.same-index", package=pkg.name))
+        problems.append(Problem(
+            code="abi-mismatch", package=pkg.name, required=f"{dep.name} {required}", found=f"{dep.name} {dep.version}",
+            text=sentence(key, package=pkg.name, version=pkg.version, dep=dep.name, required=required,
+                          found=dep.version),
+            fixes=tuple(fixes),
+        ))
+    return problems
+
+
+def _paired_release(db: CompatDB, name: str, dep: InstalledPackage) -> str | None:
+    """``name==X.Y.Z`` (with the build's local tag where a build carries the pairing) of the newest
+    release whose rows admit the installed ``dep``."""
+    try:
+        have = Version(dep.version)
+    except InvalidVersion:
+        return None
+    for release in db.packages(name):
+        options = [("", (*release.requires, *release.constrains))]
+        options += [(b.local, (*release.requires, *b.requires)) for b in release.builds if b.requires]
+        for local, reqs in options:
+            on_dep = [r for r in reqs if canonicalize_name(r.name) == dep.name]
+            if on_dep and all(r.specifier.contains(have, prereleases=True) for r in on_dep):
+                return f"{name}=={release.version}{local}"
+    return None
+
+
+def _family(variant: str | None) -> str | None:
+    """``cpu``, ``cuda12`` (any cu12x), ``rocm``; None when unknown."""
+    if variant is None:
+        return None
+    if variant.startswith("cu") and variant[2:].isdigit() and len(variant) >= 4:
+        return f"cuda{variant[2:-1]}"
+    return "rocm" if variant.startswith("rocm") else variant
+
+
+def _variant_problems(
+    pkg: InstalledPackage, variant: str | None, release: PackageRelease | None, has_code: bool,
+    installed: Mapping[str, InstalledPackage], db: CompatDB,
+) -> list[Problem]:
+    """A compiled package from another CUDA major (or cpu) than torch: its libraries do not load."""
+    torch = installed.get("torch")
+    if pkg.name == "torch" or torch is None or (release.pure if release else not has_code):
+        return []
+    torch_variant = _effective_variant(torch, _release(db, torch.name, torch.version))
+    mine, theirs = _family(variant), _family(torch_variant)
+    if mine is None or theirs is None or mine == theirs:
+        return []
+    return [Problem(
+        code="abi-mismatch", package=pkg.name, required=f"torch {variant}", found=f"torch {torch_variant}",
+        text=sentence("render.doctor.variant-mismatch", package=pkg.name, version=pkg.version, variant=variant,
+                      found=torch.version, torch_variant=torch_variant),
+        fixes=(sentence("fix.same-index", package=pkg.name),),
+    )]
+
+
+def _effective_variant(pkg: InstalledPackage, release: PackageRelease | None) -> str | None:
+    """What the files say, else the variant PyPI carries for a release installed without a local tag."""
+    if pkg.variant or _local(pkg.version) or release is None or release.pure:
+        return pkg.variant
+    return release.pypi_variant
+
+
+def _check_runtimes(env: Environment, target: Target, db: CompatDB) -> tuple[
+        tuple[RuntimeCheck, ...], list[Problem], list[Text]]:
+    """Each CUDA runtime of the environment (or torch's variant, when none is) against the driver."""
+    runtimes = list(env.runtimes)
+    torch = next((p for p in env.packages if p.name == "torch"), None)
+    torch_variant = _effective_variant(torch, _release(db, torch.name, torch.version)) if torch else None
+    info = db.variant(torch_variant) if torch_variant else None
+    if not runtimes and torch is not None and info is not None and info.cuda is not None:
+        runtimes.append(RuntimePackage(name="torch", version=torch.version, cuda=info.cuda))
+    checks, problems, notes = [], [], []
+    if runtimes and target.gpus and target.driver is None:
+        notes.append(sentence("warn.driver-unknown"))
+    for rt in runtimes:
+        release = db.cuda_release(rt.cuda)
+        if release is None or target.driver is None or not target.gpus:
+            if release is None:
+                notes.append(sentence("render.doctor.runtime-unknown", name=rt.name, version=rt.version, cuda=rt.cuda))
+            checks.append(RuntimeCheck(name=rt.name, version=rt.version, cuda=rt.cuda, support=None))
+            continue
+        driver, platform = target.driver, target.platform
+        support = db.driver_support(rt.cuda, driver, platform)
+        checks.append(RuntimeCheck(name=rt.name, version=rt.version, cuda=rt.cuda, support=support))
+        full = release.min_driver(platform)
+        if support is DriverSupport.NONE:
+            problems.append(Problem(
+                code="driver-too-old", package=rt.name, required=str(release.minor_compat_driver(platform)),
+                found=str(driver), fixes=_driver_fixes(target, db),
+                text=sentence("reason.driver-too-old", cuda=rt.cuda, variant=rt.cuda.tag,
+                              required=release.minor_compat_driver(platform), full=full, found=driver),
+            ))
+        elif support is DriverSupport.MINOR:
+            problems.append(Problem(
+                code="minor-version-compat", severity="warning", package=rt.name, required=str(full),
+                found=str(driver), fixes=_driver_fixes(target, db),
+                text=sentence("reason.minor-version-compat", variant=rt.cuda.tag, required=full, found=driver),
+            ))
+    return tuple(checks), problems, notes
+
+
+def _driver_fixes(target: Target, db: CompatDB) -> tuple[Text, ...]:
+    """The newest variant this driver fully supports, else say that none does."""
+    assert target.driver is not None
+    best = db.max_cuda_for_driver(target.driver, target.platform)
+    fitting = [(v.cuda, v) for v in db.variants if v.cuda is not None and best is not None and v.cuda <= best]
+    if not fitting:
+        return (sentence("fix.no-variant", driver=target.driver),)
+    cuda, pick = max(fitting, key=lambda pair: pair[0])
+    return (sentence("fix.use-variant", variant=pick.name, cuda=cuda, index_url=pick.index_url),
+            sentence("fix.upgrade-driver"))
+
+
+def _check_arch_lists(environ: Mapping[str, str], groups: Sequence[_Group], target: Target) -> list[Problem]:
+    """An arch list in the environment that leaves out a GPU of the target."""
+    problems = []
+    fix = sentence("fix.unset-arch-list-target", arch_list=format_arch_list(target.ccs))
+    for var in ARCH_LIST_VARIABLES:
+        value = environ.get(var, "").strip()
+        if not value or not groups:
+            continue
+        try:
+            archs = parse_arch_list(value)
+        except InvalidArch as exc:
+            problems.append(Problem(code="invalid-arch-list", package=var, found=value, fixes=(fix,),
+                                    text=sentence("render.doctor.arch-list-invalid", var=var, value=value,
+                                                  error=exc.message)))
+            continue
+        for g in groups:
+            if coverage(archs, g.cc, tegra=g.tegra) is Coverage.NONE:
+                problems.append(Problem(
+                    code="arch-list-excludes-gpu", package=var, required=str(g.cc), found=value, fixes=(fix,),
+                    text=sentence("render.doctor.arch-list-excludes", var=var, value=value, gpu=tuple(g.names),
+                                  cc=g.cc),
+                ))
+    return problems
+
+
+def _check_pt2(report: BinaryReport, target: Target) -> Pt2Check:
+    """An AOTInductor package against the target's GPUs (none: it would run through a CPU runner)."""
+    package = report.package
+    if package is None:
+        code, error = (report.error.code, report.error.message) if report.error else ("invalid-binary", "?")
+        said = sentence("render.doctor.unreadable", path=report.path, error=error)
+        return Pt2Check(path=report.path, problems=(Problem(code=code, text=said, package=report.path),))
+    problems = []
+    for finding in check_package(package, [g.cc for g in target.gpus]):
+        fixes: tuple[Text, ...] = (sentence("fix.aoti-export-device"),)
+        if finding.code == "aoti-device-mismatch":
+            key = "render.doctor.aoti-device"
+            fixes += (sentence("fix.aoti-runner-device"),)
+        else:
+            key = "render.doctor.aoti-sm"
+        said = sentence(key, path=report.path, required=finding.required, found=finding.found)
+        problems.append(Problem(code=finding.code, text=said, fixes=fixes, package=report.path,
+                                required=finding.required, found=finding.found))
+    return Pt2Check(path=report.path, devices=package.devices, sass=report.sass, ptx=report.ptx,
+                    problems=tuple(problems))

@@ -1,0 +1,236 @@
+"""What ``doctor`` reads and what it reports: frozen values, their sentences and their JSON. Pure.
+
+``environment.py`` fills an ``Environment`` from disk; ``doctor.diagnose`` turns it into a
+``DoctorReport``. Sentences are ``Text`` values (a ``messages.py`` key and its fields), formatted
+in the language asked for when the report is shown or serialised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from cudaresolve.text.catalogue import join_items, message
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from cudaresolve.binaries.scan import BinaryReport
+    from cudaresolve.core.archs import ComputeCapability, Coverage
+    from cudaresolve.core.versions import CudaVersion
+    from cudaresolve.db.database import DriverSupport
+    from cudaresolve.target.model import Target
+
+__all__ = [
+    "DoctorReport",
+    "Environment",
+    "InstalledPackage",
+    "LibraryCheck",
+    "PackageCheck",
+    "Problem",
+    "Pt2Check",
+    "RuntimeCheck",
+    "RuntimePackage",
+    "Text",
+    "sentence",
+]
+
+
+# -- facts read from disk (environment.py fills these) ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstalledPackage:
+    """One distribution of the environment: read from its files, never imported."""
+
+    name: str  # canonical: "fbgemm-gpu"
+    version: str  # as installed, with any local tag: "2.7.1+cu118"
+    variant: str | None = None  # "cu118", "cpu", "rocm6.2"; None when nothing on disk says
+    libraries: tuple[BinaryReport, ...] = ()  # its binaries with GPU code (or a read error)
+    record_missing: bool = False  # no RECORD: its files could not be listed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimePackage:
+    """An ``nvidia-cuda-runtime-cu12`` style package: 12.6.77 ships the CUDA 12.6 runtime."""
+
+    name: str
+    version: str
+    cuda: CudaVersion
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Environment:
+    paths: tuple[str, ...]  # the site-packages directories read, in import order
+    packages: tuple[InstalledPackage, ...] = ()
+    runtimes: tuple[RuntimePackage, ...] = ()
+    cuda_packages: tuple[tuple[str, str], ...] = ()  # every nvidia-* distribution: (name, version)
+    python: str | None = None  # "3.11", when the interpreter was asked
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Text:
+    """A sentence of the catalogue and its fields, formatted in any language on demand.
+
+    A field is a string, a tuple of strings (joined the language's way) or
+    another ``Text`` (a word that is itself translated).
+    """
+
+    key: str
+    fields: tuple[tuple[str, Field], ...] = ()
+
+    def format(self, lang: str = "en") -> str:
+        return message(self.key, lang, **{k: _field(v, lang) for k, v in self.fields})
+
+
+Field: TypeAlias = "str | tuple[str, ...] | Text"
+
+
+def _field(value: Field, lang: str) -> str:
+    if isinstance(value, Text):
+        return value.format(lang)
+    return join_items(value, lang) if isinstance(value, tuple) else value
+
+
+def sentence(key: str, **fields: object) -> Text:
+    """A ``Text`` for ``key``; ``None`` fields are left out, tuples and Texts kept, the rest made strings."""
+    return Text(key=key, fields=tuple(
+        (k, v if isinstance(v, tuple | Text) else str(v)) for k, v in sorted(fields.items()) if v is not None
+    ))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """One finding: a design section 4 reason code (or a doctor code), its sentence and its fixes."""
+
+    code: str
+    text: Text
+    severity: str = "error"  # "error" makes the environment not ok; "warning" does not
+    fixes: tuple[Text, ...] = ()
+    package: str | None = None
+    required: str | None = None
+    found: str | None = None
+    libraries: tuple[str, ...] = ()
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    def message(self, lang: str = "en") -> str:
+        return self.text.format(lang)
+
+    def to_dict(self, lang: str = "en") -> dict[str, Any]:
+        data: dict[str, Any] = {"code": self.code, "message": self.message(lang), "severity": self.severity}
+        for key in ("package", "required", "found"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        if self.libraries:
+            data["libraries"] = list(self.libraries)
+        data["fixes"] = [f.format(lang) for f in self.fixes]
+        return data
+
+
+def _coverage_dict(pairs: Iterable[tuple[ComputeCapability, Coverage]]) -> dict[str, str]:
+    return {str(cc): cov.value for cc, cov in pairs}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LibraryCheck:
+    path: str
+    sass: tuple[str, ...] = ()
+    ptx: tuple[str, ...] = ()
+    coverage: tuple[tuple[ComputeCapability, Coverage], ...] = ()
+    has_code: bool = False
+    arch_specific: bool = False  # only sm_XYa code: decides nothing while other libraries exist
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"path": self.path, "sass": list(self.sass), "ptx": list(self.ptx),
+                                "coverage": _coverage_dict(self.coverage)}
+        if self.arch_specific:
+            data["arch_specific"] = True
+        return data
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PackageCheck:
+    name: str
+    version: str
+    variant: str | None
+    sass: tuple[str, ...] = ()
+    ptx: tuple[str, ...] = ()
+    coverage: tuple[tuple[ComputeCapability, Coverage], ...] = ()  # empty: no GPU code at all
+    libraries: tuple[LibraryCheck, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    notes: tuple[Text, ...] = ()
+
+    def to_dict(self, lang: str = "en") -> dict[str, Any]:
+        return {
+            "name": self.name, "version": self.version, "variant": self.variant,
+            "sass": list(self.sass), "ptx": list(self.ptx), "coverage": _coverage_dict(self.coverage),
+            "libraries": [lib.to_dict() for lib in self.libraries],
+            "problems": [p.to_dict(lang) for p in self.problems],
+            "notes": [n.format(lang) for n in self.notes],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeCheck:
+    name: str
+    version: str
+    cuda: CudaVersion
+    support: DriverSupport | None  # None: driver unknown, or a CUDA the database lacks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "cuda": str(self.cuda),
+                "driver_support": self.support.value if self.support else None}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pt2Check:
+    path: str
+    devices: tuple[str, ...] = ()
+    sass: tuple[str, ...] = ()
+    ptx: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+    def to_dict(self, lang: str = "en") -> dict[str, Any]:
+        return {"path": self.path, "devices": list(self.devices), "sass": list(self.sass), "ptx": list(self.ptx),
+                "problems": [p.to_dict(lang) for p in self.problems]}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DoctorReport:
+    target: Target
+    paths: tuple[str, ...] = ()
+    packages: tuple[PackageCheck, ...] = ()
+    runtimes: tuple[RuntimeCheck, ...] = ()
+    cuda_packages: tuple[tuple[str, str], ...] = ()
+    pt2: tuple[Pt2Check, ...] = ()
+    problems: tuple[Problem, ...] = ()  # environment-level: runtime vs driver, arch lists
+    notes: tuple[Text, ...] = ()
+
+    @property
+    def all_problems(self) -> tuple[Problem, ...]:
+        nested = [p for pkg in self.packages for p in pkg.problems] + [p for c in self.pt2 for p in c.problems]
+        return (*nested, *self.problems)
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.is_error for p in self.all_problems)
+
+    def to_dict(self, lang: str = "en") -> dict[str, Any]:
+        """``doctor --json`` (design section 4, plus extra keys)."""
+        fixes = list(dict.fromkeys(f.format(lang) for p in self.all_problems for f in p.fixes))
+        return {
+            "target": self.target.to_dict(), "ok": self.ok, "site_packages": list(self.paths),
+            "packages": [p.to_dict(lang) for p in self.packages],
+            "runtimes": [r.to_dict() for r in self.runtimes],
+            "cuda_packages": [{"name": n, "version": v} for n, v in self.cuda_packages],
+            "pt2": [c.to_dict(lang) for c in self.pt2],
+            "problems": [p.to_dict(lang) for p in self.problems],
+            "notes": [n.format(lang) for n in self.notes],
+            "fixes": fixes,
+        }

@@ -1,0 +1,368 @@
+"""The simple repository API, parsed: wheels on PEP 503 HTML and PEP 691 JSON pages, and mirrors. Pure.
+
+``parse_simple_json`` reads PEP 691 JSON (PyPI), ``parse_simple_html`` reads PEP 503 HTML
+(download.pytorch.org, which serves only static HTML; pytorch/test-infra
+``s3_management/manage_v2.py``), ``apply_mirror`` rewrites URLs, ``version_filter`` lets a caller
+skip the files it does not need.
+
+Spec: https://packaging.python.org/en/latest/specifications/simple-repository-api/
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from typing import TYPE_CHECKING, Any, Final, cast
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+
+from packaging.version import InvalidVersion, Version
+
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.errors import IndexUnavailable, InvalidInput
+
+if TYPE_CHECKING:
+    from packaging.tags import Tag
+    from packaging.utils import BuildTag, NormalizedName
+
+__all__ = [
+    "ACCEPT",
+    "HINT",
+    "PYPI_SIMPLE",
+    "IndexFile",
+    "Keep",
+    "apply_mirror",
+    "canonical_project",
+    "mirrored_file",
+    "parse_body",
+    "parse_mirrors",
+    "parse_simple_html",
+    "parse_simple_json",
+    "version_filter",
+]
+
+PYPI_SIMPLE: Final = "https://pypi.org/simple"
+#: JSON first, HTML as fallback: the order pip asks in (pip src/pip/_internal/index/collector.py).
+ACCEPT: Final = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
+_JSON_TYPES: Final = (
+    "application/vnd.pypi.simple.v1+json",
+    "application/vnd.pypi.simple.latest+json",
+    "application/json",
+)
+_HTML_TYPES: Final = ("application/vnd.pypi.simple.v1+html", "application/vnd.pypi.simple.latest+html", "text/html")
+#: PEP 714 renamed dist-info-metadata to core-metadata; read the new key first.
+_METADATA_KEYS: Final = ("core-metadata", "dist-info-metadata", "data-dist-info-metadata")
+HINT: Final = (
+    "check the network or proxy and retry; --offline uses the embedded data and the cache; "
+    "if this host is blocked for you, point it at a mirror with [tool.cudaresolve] index-mirror"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexFile:
+    """One wheel on an index page. ``url`` is absolute, without the ``#sha256=`` fragment."""
+
+    project: NormalizedName
+    filename: str
+    url: str
+    version: Version  # with the local part, e.g. 2.7.1+cu118
+    build: BuildTag  # () or (3, "") for torch-2.10.0-3-cp311-...
+    tags: frozenset[Tag]
+    sha256: str | None = None
+    requires_python: str | None = None
+    yanked: bool = False
+    yanked_reason: str | None = None
+    core_metadata: bool = False  # PEP 658/714: "{url}.metadata" exists
+    core_metadata_sha256: str | None = None  # hash of that .metadata file, not of the wheel
+    size: int | None = None  # JSON only (PEP 700)
+    upload_time: datetime | None = None  # JSON, or the PyTorch index's data-upload-time
+
+    @property
+    def local(self) -> str | None:
+        """The local version label, which on the PyTorch index names the variant (``cu118``)."""
+        return self.version.local
+
+
+_HEX64: Final = re.compile(r"[0-9a-f]{64}")
+
+
+def _sha256(value: object) -> str | None:
+    text = value.strip().lower() if isinstance(value, str) else ""
+    return text if _HEX64.fullmatch(text) else None
+
+
+Keep = Callable[[str], bool]
+
+
+def mirrored_file(file: IndexFile, mirrors: Mapping[str, str]) -> IndexFile:
+    url = apply_mirror(file.url, mirrors) if mirrors else file.url
+    return file if url == file.url else replace(file, url=url)
+
+
+def version_filter(project: str, versions: Iterable[str]) -> Keep:
+    """A cheap test on wheel file names: only ``project``'s files of exactly these versions.
+
+    Used to skip parsing (Version, tags) the hundreds of other files on a page when a lock only
+    needs the pinned ones.
+    """
+    dist = re.sub(r"[-_.]+", "_", project).lower()
+    wanted = {v.lower() for v in versions}
+
+    def keep(filename: str) -> bool:
+        parts = filename.split("-", 2)
+        return len(parts) == 3 and parts[0].lower() == dist and parts[1].lower() in wanted
+
+    # Substrings one of which a kept file's line must hold ("+" is "%2B" in the PyTorch index's hrefs).
+    keep.needles = tuple(  # type: ignore[attr-defined]
+        f"{dist}-{form}-" for v in wanted for form in {v, v.replace("+", "%2b")}
+    )
+    return keep
+
+
+def _drop_other_lines(text: str, keep: Keep) -> str:
+    """Lines with an anchor that names none of ``keep``'s files are dropped before HTML parsing.
+
+    Index pages put one anchor per line; a page that does not is parsed whole, so the filter only
+    saves time and never changes the answer (``keep`` is applied to every parsed file as well).
+    """
+    needles = getattr(keep, "needles", ())
+    if not needles or text.count("\n") < 8:
+        return text
+    kept = []
+    for line in text.splitlines():
+        low = line.lower()
+        if "<a " not in low or any(n in low for n in needles):
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _upload_time(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def canonical_project(name: str) -> NormalizedName:
+    return cast("NormalizedName", canonical_name(name))
+
+
+def _wheel(filename: str, url: str, **fields: Any) -> IndexFile | None:
+    """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names."""
+    if not filename.endswith(".whl"):
+        return None
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename  # pulls in packaging.tags: only here
+
+    try:
+        name, version, build, tags = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion):
+        return None  # pip skips such links too (index/package_finder.py)
+    return IndexFile(project=name, filename=filename, url=url, version=version, build=build, tags=tags, **fields)
+
+
+def _check_api_version(version: object, page_url: str) -> None:
+    """PEP 629: a major version other than 1 is an error; a newer minor is fine."""
+    if version is None:
+        return
+    major = str(version).split(".", 1)[0]
+    if major != "1":
+        raise IndexUnavailable(
+            f"{page_url} uses simple API version {version}, which cudaresolve does not understand",
+            hint="upgrade cudaresolve, or use --offline",
+        )
+
+
+def _metadata_flag(value: object) -> tuple[bool, str | None]:
+    """``data-core-metadata``/``core-metadata`` value -> (available, sha256 of the .metadata file)."""
+    if value is True or (isinstance(value, str) and value.strip().lower() == "true"):
+        return True, None
+    if isinstance(value, Mapping):
+        return True, _sha256(value.get("sha256"))
+    if isinstance(value, str) and "=" in value:
+        algo, _, digest = value.partition("=")
+        return True, _sha256(digest) if algo.strip().lower() == "sha256" else None
+    return False, None
+
+
+class _AnchorParser(HTMLParser):
+    """Collects ``<a>`` attributes and text, ``<base href>`` and the repository-version meta tag."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)  # attribute values arrive html-unescaped
+        self.anchors: list[tuple[dict[str, str | None], str]] = []
+        self.base: str | None = None
+        self.api_version: str | None = None
+        self._open: tuple[dict[str, str | None], list[str]] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "a":
+            self._close()
+            self._open = (values, [])
+        elif tag == "base" and self.base is None and values.get("href"):
+            self.base = values["href"]
+        elif tag == "meta" and values.get("name") == "pypi:repository-version":
+            self.api_version = values.get("content")
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._open[1].append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
+            self._close()
+
+    def close(self) -> None:
+        super().close()
+        self._close()  # an anchor left open at the end of the page still counts
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self.anchors.append((self._open[0], "".join(self._open[1]).strip()))
+            self._open = None
+
+
+def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> list[IndexFile]:
+    """The wheels on a PEP 503 project page, in page order.
+
+    ``href`` resolves against ``<base href>`` or ``page_url``; the filename is the percent-decoded
+    last path segment (the PyTorch index writes ``+`` as ``%2B`` in hrefs), else the anchor text.
+    """
+    parser = _AnchorParser()
+    parser.feed(_drop_other_lines(text, keep) if keep is not None else text)
+    parser.close()
+    _check_api_version(parser.api_version, page_url)
+    base = urljoin(page_url, parser.base) if parser.base else page_url
+    files: list[IndexFile] = []
+    for attrs, anchor_text in parser.anchors:
+        href = attrs.get("href")
+        if not href:
+            continue
+        url, fragment = urldefrag(urljoin(base, href.strip()))
+        algo, _, digest = fragment.partition("=")
+        filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or anchor_text
+        if keep is not None and not keep(filename):
+            continue
+        metadata = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))  # PEP 714 order
+        has_metadata, metadata_sha = _metadata_flag(metadata)
+        yanked = "data-yanked" in attrs
+        wheel = _wheel(
+            filename,
+            url,
+            sha256=_sha256(digest) if algo.lower() == "sha256" else None,
+            requires_python=(attrs.get("data-requires-python") or "").strip() or None,
+            yanked=yanked,
+            yanked_reason=(attrs.get("data-yanked") or None) if yanked else None,
+            core_metadata=has_metadata,
+            core_metadata_sha256=metadata_sha,
+            upload_time=_upload_time(attrs.get("data-upload-time")),  # non-standard, PyTorch index
+        )
+        if wheel is not None:
+            files.append(wheel)
+    return files
+
+
+def parse_simple_json(
+    payload: Mapping[str, Any] | str | bytes, page_url: str, *, keep: Keep | None = None
+) -> list[IndexFile]:
+    """The wheels in a PEP 691 project detail response (API 1.x), in listed order."""
+    if isinstance(payload, str | bytes):
+        try:
+            payload = json.loads(payload)
+        except ValueError as e:
+            raise IndexUnavailable(f"{page_url} returned invalid JSON: {e}", hint=HINT) from e
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("files"), list):
+        raise IndexUnavailable(f"{page_url} is not a PEP 691 project page (no 'files' list)", hint=HINT)
+    meta = payload.get("meta")
+    _check_api_version(meta.get("api-version") if isinstance(meta, Mapping) else None, page_url)
+    files: list[IndexFile] = []
+    for entry in payload["files"]:
+        if not isinstance(entry, Mapping):
+            continue
+        filename, url = entry.get("filename"), entry.get("url")
+        if not isinstance(filename, str) or not isinstance(url, str):
+            continue
+        if keep is not None and not keep(filename):
+            continue
+        hashes = entry.get("hashes")
+        yanked = entry.get("yanked", False)
+        requires_python = entry.get("requires-python")
+        size = entry.get("size")
+        metadata = next((entry[k] for k in _METADATA_KEYS if k in entry), None)
+        has_metadata, metadata_sha = _metadata_flag(metadata)
+        wheel = _wheel(
+            filename,
+            urldefrag(urljoin(page_url, url))[0],
+            sha256=_sha256(hashes.get("sha256")) if isinstance(hashes, Mapping) else None,
+            requires_python=(requires_python.strip() or None) if isinstance(requires_python, str) else None,
+            yanked=bool(yanked),
+            yanked_reason=yanked if isinstance(yanked, str) and yanked else None,
+            core_metadata=has_metadata,
+            core_metadata_sha256=metadata_sha,
+            size=size if isinstance(size, int) and not isinstance(size, bool) else None,
+            upload_time=_upload_time(entry.get("upload-time")),
+        )
+        if wheel is not None:
+            files.append(wheel)
+    return files
+
+
+def parse_body(body: str, content_type: str | None, page_url: str, keep: Keep | None = None) -> list[IndexFile]:
+    """Dispatch on Content-Type (PEP 691); sniff only when the server sent none we know."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    if media in _JSON_TYPES:
+        return parse_simple_json(body, page_url, keep=keep)
+    if media in _HTML_TYPES or not body.lstrip().startswith("{"):
+        return parse_simple_html(body, page_url, keep=keep)
+    return parse_simple_json(body, page_url, keep=keep)  # e.g. binary/octet-stream from a bare S3 bucket
+
+
+def _matches_prefix(url: str, prefix: str) -> bool:
+    return url == prefix or url.startswith((prefix + "/", prefix + "?", prefix + "#"))
+
+
+def apply_mirror(url: str, mirrors: Mapping[str, str]) -> str:
+    """Rewrite ``url`` through the longest matching mirror prefix, on a path boundary.
+
+    ``apply_mirror("https://download.pytorch.org/whl/cu118/torch/",
+    {"https://download.pytorch.org/whl": "https://mirror.example.org/pytorch/whl"})`` gives
+    ``"https://mirror.example.org/pytorch/whl/cu118/torch/"``; an unmatched URL comes back as is.
+    """
+    best: tuple[str, str] | None = None
+    for prefix, target in mirrors.items():
+        clean = prefix.rstrip("/")
+        if clean and _matches_prefix(url, clean) and (best is None or len(clean) > len(best[0])):
+            best = (clean, target.rstrip("/"))
+    return url if best is None else best[1] + url[len(best[0]) :]
+
+
+def _check_http_url(url: str, what: str) -> str:
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidInput(
+            f"{what} is not an http(s) URL: {url!r}", hint="write it like https://mirror.example.org/whl"
+        )
+    return url.strip().rstrip("/")
+
+
+def parse_mirrors(value: Mapping[str, str] | Iterable[str]) -> dict[str, str]:
+    """``{"ORIGINAL": "MIRROR"}`` (pyproject) or ``["ORIGINAL=MIRROR", ...]`` (flags) -> a checked mapping."""
+    pairs: list[tuple[str, str]] = []
+    if isinstance(value, Mapping):
+        pairs = [(str(k), str(v)) for k, v in value.items()]
+    else:
+        for item in value:
+            original, sep, mirror = str(item).partition("=")
+            if not sep:
+                raise InvalidInput(
+                    f"not a mirror mapping: {item!r}",
+                    hint="write ORIGINAL=MIRROR, e.g. https://download.pytorch.org/whl=https://mirror.example.org/whl",
+                )
+            pairs.append((original, mirror))
+    return {_check_http_url(o, "mirrored index"): _check_http_url(m, "mirror") for o, m in pairs}

@@ -1,0 +1,86 @@
+"""Match a solution's pins to real wheel files from index listings: URL, sha256, file name. Pure.
+
+The embedded data says what was published; an index listing (``index.Listings``) says under
+which file name and hash.  ``attach_files`` fills those in for every pinned package whose index
+was listed and leaves the others as they were.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from packaging.version import InvalidVersion, Version
+
+from cudaresolve.core.platforms import normalize_platform
+from cudaresolve.errors import InvalidInput
+from cudaresolve.text.findings import Notice
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from packaging.tags import Tag
+
+    from cudaresolve.index.client import IndexFile, Listings
+    from cudaresolve.resolve.model import Solution
+    from cudaresolve.target.model import Target
+
+__all__ = ["attach_files", "pick_file", "tag_fits"]
+
+
+def tag_fits(tag: Tag, target: Target) -> bool:
+    """Whether a wheel tag installs on the target's CPython and platform."""
+    short = target.python.replace(".", "")
+    if tag.interpreter not in (f"cp{short}", "py3", f"py{short}"):
+        return False
+    if tag.abi not in (f"cp{short}", "abi3", "none"):
+        return False
+    if tag.platform == "any":
+        return True
+    try:
+        return normalize_platform(tag.platform) == target.platform
+    except InvalidInput:
+        return False
+
+
+def pick_file(files: Iterable[IndexFile], version: str, target: Target) -> IndexFile | None:
+    """The wheel of exactly ``version`` (local tag included) that fits the target; CPython-specific first."""
+    try:
+        wanted = Version(version)
+    except InvalidVersion:
+        return None
+    fitting = [f for f in files if f.version == wanted and not f.yanked and any(tag_fits(t, target) for t in f.tags)]
+    fitting.sort(key=lambda f: (all(t.interpreter.startswith("py") for t in f.tags), f.filename))
+    return fitting[0] if fitting else None
+
+
+def attach_files(solution: Solution, listings: Listings) -> tuple[Solution, list[Notice]]:
+    """Fill in url/sha256/filename from listings; a listed index without the file gives a warning."""
+    notices: list[Notice] = list(listings.notices)
+    packages = []
+    for package in solution.packages:
+        files = listings.files(package.index, package.name)
+        if files is None:
+            packages.append(package)
+            continue
+        found = pick_file(files, package.version, solution.target)
+        if found is None:
+            notices.append(
+                Notice(
+                    code="wheel-not-listed",
+                    message=f"{package.index} lists no {package.name} {package.version} wheel for Python"
+                    f" {solution.target.python} on {solution.target.platform}; it is locked without a hash",
+                )
+            )
+            packages.append(package)
+            continue
+        packages.append(
+            replace(
+                package,
+                url=found.url,
+                sha256=found.sha256,
+                filename=found.filename,
+                requires_python=found.requires_python,
+            )
+        )
+    return replace(solution, packages=tuple(packages)), notices

@@ -1,0 +1,296 @@
+"""Candidates for the solver, built from the compat database for one target, with typed rejections. Pure.
+
+Every published build (release x variant x channel) becomes a ``Candidate`` unless the
+target rules it out; each rule-out is kept as a ``Rejection`` with a reason code from design
+section 4, so that failures and ``why-not`` can cite the numbers.  Two virtual identifiers
+join the real packages: ``<cuda>``, whose candidates are the variants this target's driver
+can run, and on which every GPU build depends (one variant for the whole set falls out of the
+solver), and ``<python>``'s role is played by filtering on the target's Python here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from cudaresolve.core.archs import Coverage, coverage
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
+from cudaresolve.text.reasons import reason
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from packaging.requirements import Requirement
+
+    from cudaresolve.target.model import Target
+    from cudaresolve.text.findings import Finding
+
+__all__ = ["CUDA", "Candidate", "Catalog", "Need", "Rejection", "build_catalog"]
+
+#: The virtual identifier whose candidates are the variants the target can run.
+CUDA: Final = "<cuda>"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Need:
+    """A requirement inside the solver: a name, a version specifier, and optionally one variant."""
+
+    name: str
+    specifier: SpecifierSet = field(default_factory=SpecifierSet)
+    variant: str | None = None
+    parent: str | None = None  # "torchrec 1.2.0", for explanations; None for the user's own request
+
+    def __str__(self) -> str:
+        if self.name == CUDA:
+            return f"{CUDA}=={self.variant}"
+        return f"{self.name}{self.specifier}"
+
+    @classmethod
+    def from_requirement(cls, req: Requirement, *, parent: str | None = None) -> Need:
+        return cls(name=canonical_name(req.name), specifier=req.specifier, parent=parent)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One installable choice: a build of a release, or a variant for ``<cuda>``."""
+
+    name: str
+    version: Version
+    variant: str | None  # None for pure-Python wheels
+    index_url: str
+    channel: str = "index"
+    release: PackageRelease | None = field(default=None, compare=False, repr=False)
+    build: Build | None = field(default=None, compare=False, repr=False)
+    dependencies: tuple[Need, ...] = field(default=(), compare=False)
+    driver_support: DriverSupport = DriverSupport.FULL
+    coverage: Coverage = Coverage.SASS  # the weakest coverage over the target's GPUs
+
+    def __str__(self) -> str:
+        return self.variant or "" if self.name == CUDA else f"{self.name} {self.version}"
+
+    @property
+    def rank(self) -> tuple[int, int, int]:
+        """Lower is better among equal versions: full driver support, SASS coverage, the index build."""
+        return (
+            0 if self.driver_support is DriverSupport.FULL else 1,
+            0 if self.coverage is Coverage.SASS else 1,
+            0 if self.channel == "index" else 1,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rejection:
+    """A build the target cannot use, and why (a design section 4 reason code)."""
+
+    name: str
+    version: Version
+    variant: str | None
+    finding: Finding
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Catalog:
+    """Candidates per identifier (best first within a version) and the rejections behind them."""
+
+    target: Target
+    candidates: Mapping[str, tuple[Candidate, ...]]
+    rejections: tuple[Rejection, ...]
+    known: frozenset[str]
+
+    def for_name(self, name: str) -> tuple[Candidate, ...]:
+        return self.candidates.get(name, ())
+
+    def rejected(self, name: str) -> tuple[Rejection, ...]:
+        return tuple(r for r in self.rejections if r.name == name)
+
+
+def _cuda_candidates(db: CompatDB, target: Target, rejections: list[Rejection]) -> list[Candidate]:
+    """The variants the target can run: ``cpu`` alone for a CPU target, else the CUDA variants its driver runs."""
+    out: list[Candidate] = []
+    for info in db.variants:
+        if info.cuda is None:
+            if target.is_cpu and info.name == "cpu":
+                out.append(Candidate(name=CUDA, version=Version("0"), variant="cpu", index_url=info.index_url))
+            continue
+        if target.is_cpu:
+            continue
+        support = DriverSupport.FULL
+        if target.driver is not None:
+            support = db.driver_support(info.cuda, target.driver, target.platform)
+        if support is DriverSupport.NONE:
+            release = db.cuda_release(info.cuda)
+            floor = release.minor_compat_driver(target.platform) if release else None
+            full = release.min_driver(target.platform) if release else None
+            rejections.append(
+                Rejection(
+                    name=CUDA,
+                    version=Version(str(info.cuda)),
+                    variant=info.name,
+                    finding=reason(
+                        "driver-too-old",
+                        variant=info.name,
+                        required=str(floor),
+                        found=str(target.driver),
+                        cuda=str(info.cuda),
+                        full=str(full),
+                    ),
+                )
+            )
+            continue
+        out.append(
+            Candidate(
+                name=CUDA,
+                version=Version(str(info.cuda)),
+                variant=info.name,
+                index_url=info.index_url,
+                driver_support=support,
+            )
+        )
+    return sorted(out, key=lambda c: (c.driver_support is not DriverSupport.FULL, -c.version.major, -c.version.minor))
+
+
+def _check_build(
+    db: CompatDB, target: Target, release: PackageRelease, build: Build | None
+) -> tuple[Finding | None, DriverSupport, Coverage]:
+    """Why ``build`` cannot serve ``target`` (a Finding), else its driver support and weakest coverage."""
+    name, version = release.name, str(release.version)
+    variant = build.variant if build else None
+    platforms = build.platforms if build else release.platforms
+    if "any" not in platforms and target.platform not in platforms:
+        finding = reason(
+            "no-wheel-for-platform", package=name, version=version, required=", ".join(platforms), found=target.platform
+        )
+        return finding, DriverSupport.NONE, Coverage.NONE
+    if target.python not in release.python:
+        finding = reason(
+            "no-wheel-for-python",
+            package=name,
+            version=version,
+            required=", ".join(release.python),
+            found=target.python,
+        )
+        return finding, DriverSupport.NONE, Coverage.NONE
+    if release.min_sm is not None:
+        if target.is_cpu:
+            published = ", ".join(sorted({b.variant for b in release.builds})) or "CUDA GPUs only"
+            finding = reason("variant-not-published", package=name, version=version, variant="cpu", required=published)
+            return finding, DriverSupport.NONE, Coverage.NONE
+        low = [g for g in target.gpus if g.cc < release.min_sm]
+        if low:
+            finding = reason(
+                "sm-below-minimum",
+                package=name,
+                version=version,
+                required=str(release.min_sm),
+                gpu=low[0].name,
+                cc=str(low[0].cc),
+            )
+            return finding, DriverSupport.NONE, Coverage.NONE
+    if build is None or build.variant == "cpu":
+        return None, DriverSupport.FULL, Coverage.SASS
+    info = db.variant(build.variant)
+    support = DriverSupport.FULL
+    if info is not None and info.cuda is not None and target.driver is not None:
+        support = db.driver_support(info.cuda, target.driver, target.platform)
+    worst = Coverage.SASS
+    for gpu in target.gpus:
+        # Under minor-version compatibility the driver cannot JIT PTX newer than itself (NVIDIA's caveat).
+        reach = coverage(build.archs, gpu.cc, tegra=gpu.tegra, ptx_jit_ok=support is DriverSupport.FULL)
+        if reach is Coverage.NONE:
+            finding = reason(
+                "sm-not-covered",
+                package=name,
+                version=version,
+                variant=variant,
+                required=gpu.cc.sm,
+                found=" ".join(a.name for a in build.archs) or "none",
+                sm=gpu.cc.sm,
+                gpu=gpu.name,
+                cc=str(gpu.cc),
+            )
+            return finding, support, reach
+        if reach is Coverage.PTX_JIT:
+            worst = Coverage.PTX_JIT
+    return None, support, worst
+
+
+def _dependencies(release: PackageRelease, build: Build | None) -> tuple[Need, ...]:
+    parent = f"{release.name} {release.version}"
+    needs = [Need.from_requirement(r, parent=parent) for r in release.requires]
+    if build is not None:
+        needs += [Need.from_requirement(r, parent=parent) for r in build.requires]
+        needs.append(Need(name=CUDA, variant=build.variant, parent=parent))
+    return tuple(needs)
+
+
+def _release_candidates(
+    db: CompatDB, target: Target, release: PackageRelease, rejections: list[Rejection]
+) -> Iterable[Candidate]:
+    builds: Sequence[Build | None] = release.builds or (None,)
+    wanted = "cpu" if target.is_cpu else None
+    if release.builds and not any((b.variant == "cpu") == target.is_cpu for b in release.builds):
+        published = ", ".join(b.variant for b in release.builds)
+        rejections.append(
+            Rejection(
+                name=release.name,
+                version=release.version,
+                variant=wanted,
+                finding=reason(
+                    "variant-not-published",
+                    package=release.name,
+                    version=str(release.version),
+                    variant=wanted or "CUDA",
+                    required=published,
+                ),
+            )
+        )
+        return
+    for build in builds:
+        if build is not None and (build.variant == "cpu") != target.is_cpu:
+            continue  # a GPU host gets CUDA builds, a CPU target the cpu build
+        finding, support, reach = _check_build(db, target, release, build)
+        version = Version(f"{release.version}{build.local}" if build else str(release.version))
+        if finding is not None:
+            rejections.append(
+                Rejection(name=release.name, version=version, variant=build.variant if build else None, finding=finding)
+            )
+            continue
+        yield Candidate(
+            name=release.name,
+            version=version,
+            variant=build.variant if build else None,
+            index_url=build.index_url if build else (release.index_url or "https://pypi.org/simple"),
+            channel=build.channel if build else "pypi",
+            release=release,
+            build=build,
+            dependencies=_dependencies(release, build),
+            driver_support=support,
+            coverage=reach,
+        )
+
+
+def build_catalog(db: CompatDB, target: Target, names: Iterable[str] | None = None) -> Catalog:
+    """Every candidate of every package in the database (or of ``names``) for ``target``."""
+    rejections: list[Rejection] = []
+    candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections))}
+    wanted = db.package_names if names is None else tuple(canonical_name(n) for n in names)
+    for name in wanted:
+        found: list[Candidate] = []
+        for release in db.packages(name):
+            found.extend(_release_candidates(db, target, release, rejections))
+        found.sort(key=lambda c: (c.rank, _variant_age(c)))
+        found.sort(key=lambda c: c.release.version if c.release else c.version, reverse=True)  # stable
+        candidates[name] = tuple(found)
+    known = frozenset(n for n in db.package_names) | {CUDA}
+    return Catalog(target=target, candidates=candidates, rejections=tuple(rejections), known=known)
+
+
+def _variant_age(candidate: Candidate) -> tuple[int, str]:
+    """Newer CUDA first among otherwise equal builds (cu128 before cu126)."""
+    variant = candidate.variant or ""
+    digits = "".join(ch for ch in variant if ch.isdigit())
+    return (-int(digits) if digits else 0, variant)

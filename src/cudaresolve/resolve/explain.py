@@ -1,0 +1,107 @@
+"""Findings for a failed resolution, most basic cause first; never prints. Pure.
+
+Order (pip's ``get_installation_error``, made typed): (1) host problems: no variant fits the
+driver, a GPU's SM is missing from every build, the GPU is below a package's minimum; (2) a
+single request nothing can satisfy (Python, platform, version); (3) conflicting pairs, e.g.
+"torchrec 1.2.0 requires fbgemm-gpu==1.2.*; every fbgemm-gpu 1.2 build is ruled out".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.resolve.catalog import CUDA, Catalog, Need, Rejection
+from cudaresolve.text.reasons import reason
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from resolvelib.resolvers import RequirementInformation
+
+    from cudaresolve.resolve.catalog import Candidate
+    from cudaresolve.text.findings import Finding
+
+__all__ = ["HOST_CODES", "explain_need", "explain_resolution"]
+
+#: Reason codes that describe the machine rather than the request; they are reported first.
+HOST_CODES: Final = ("driver-too-old", "sm-not-covered", "sm-below-minimum")
+_REQUEST_CODES: Final = ("no-wheel-for-python", "no-wheel-for-platform", "variant-not-published", "no-such-version")
+_ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "pin-conflict"))}
+
+
+def _matching_rejections(catalog: Catalog, need: Need) -> list[Rejection]:
+    return [
+        r
+        for r in catalog.rejected(need.name)
+        if (need.variant is None or r.variant == need.variant)
+        and (need.name == CUDA or need.specifier.contains(r.version, prereleases=True))
+    ]
+
+
+def _summarise(rejections: Iterable[Rejection]) -> list[Finding]:
+    """One finding per (code, package, required), keeping the first (newest) message and merging ``found``."""
+    merged: dict[tuple[str, str | None, str | None], Finding] = {}
+    for rejection in rejections:
+        f = rejection.finding
+        key = (f.code, f.package, f.required)
+        merged.setdefault(key, f)
+    return sorted(merged.values(), key=lambda f: _ORDER.get(f.code, 99))
+
+
+def explain_need(catalog: Catalog, need: Need) -> list[Finding]:
+    """Why nothing in the catalog satisfies ``need`` (empty when something does)."""
+    if any(_satisfies(need, c) for c in catalog.for_name(need.name)):
+        return []
+    spec = str(need.specifier) or "any version"
+    if need.name not in catalog.known:
+        known = ", ".join(sorted(n for n in catalog.known if n != CUDA))
+        return [reason("no-such-version", package=need.name, required=spec, found=f"none (known packages: {known})")]
+    found = _summarise(_matching_rejections(catalog, need))
+    if found:
+        return found
+    newest = max((c.version for c in catalog.for_name(need.name)), default=None)
+    return [reason("no-such-version", package=need.name, required=spec, found=str(newest or "none"))]
+
+
+def _satisfies(need: Need, candidate: Candidate) -> bool:
+    if need.variant is not None and candidate.variant != need.variant:
+        return False
+    return candidate.name == CUDA or need.specifier.contains(candidate.version, prereleases=True)
+
+
+def explain_resolution(
+    catalog: Catalog,
+    requests: Sequence[Need],
+    causes: Sequence[RequirementInformation[Need, Candidate]] = (),
+) -> list[Finding]:
+    """Findings for a resolution that failed with ``causes`` (resolvelib's ResolutionImpossible)."""
+    findings: list[Finding] = []
+    for need in requests:
+        findings.extend(explain_need(catalog, need))
+    for cause in causes:
+        need, parent = cause.requirement, cause.parent
+        direct = explain_need(catalog, need)
+        if direct:
+            findings.extend(direct)
+            continue
+        if parent is None:
+            continue
+        others = sorted({str(c.requirement) for c in causes if c.requirement.name == need.name} - {str(need)})
+        findings.append(
+            reason(
+                "pin-conflict",
+                package=parent.name,
+                version=str(parent.version),
+                required=str(need),
+                found=", ".join(others) or "another requirement of the set",
+            )
+        )
+    if not findings:
+        names = ", ".join(str(n) for n in requests)
+        findings.append(
+            reason("pin-conflict", package=names, version="", required=names, found="no common set of versions")
+        )
+    unique: dict[tuple[str, str | None, str | None], Finding] = {}
+    for finding in findings:  # the newest release's finding stands for the older ones
+        unique.setdefault((finding.code, finding.package, finding.required), finding)
+    return sorted(unique.values(), key=lambda f: _ORDER.get(f.code, 99))

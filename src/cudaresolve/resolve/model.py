@@ -1,0 +1,46 @@
+"""What a resolution returns: the pinned packages, the variant, the index and the warnings. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cudaresolve.target.model import Target
+    from cudaresolve.text.findings import Notice
+
+__all__ = ["LockedPackage", "Solution"]
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockedPackage:
+    """One pinned wheel of a solution: its full local version and the one index it comes from."""
+
+    name: str
+    version: str  # full local version, e.g. "2.7.1+cu118"
+    index: str  # the index URL (PEP 503 root) this package is installed from
+    url: str | None = None
+    sha256: str | None = None
+    filename: str | None = None
+    requires_python: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "index": self.index, "url": self.url, "sha256": self.sha256}
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Solution:
+    """A consistent set: one variant, its index, the pinned packages and any warnings."""
+
+    target: Target
+    variant: str
+    index_url: str
+    packages: tuple[LockedPackage, ...]
+    warnings: tuple[Notice, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target.to_dict(),
+            "variant": self.variant,
+            "index_url": self.index_url,
+            "packages": [p.to_dict() for p in self.packages],
+            "warnings": [w.to_dict() for w in self.warnings],
+        }

@@ -1,0 +1,195 @@
+"""Resolve requests against the compat database for one target into a ``Solution``. Pure.
+
+``solve`` parses the requests, builds the catalog, runs resolvelib with ``CatalogProvider``,
+then turns the pins into locked packages plus the warnings a user must see (minor-version
+compatibility, PTX JIT only, an unknown driver).  A failure becomes ``NoSolution`` whose
+findings come from ``explain``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from cudaresolve.core.archs import Coverage, coverage
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.db.database import CompatDB, DriverSupport
+from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
+from cudaresolve.resolve.explain import explain_resolution
+from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.text.catalogue import message
+from cudaresolve.text.findings import Finding, Notice
+from cudaresolve.text.reasons import reason, warning
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from cudaresolve.target.model import Target
+
+__all__ = ["Resolved", "parse_requests", "reachable", "solve", "solve_catalog"]
+
+_MAX_ROUNDS: Final = 5000
+PYPI_SIMPLE: Final = "https://pypi.org/simple"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolved:
+    """The solver's raw answer: the solution and the pins behind it (for ``why-not``)."""
+
+    solution: Solution
+    pins: Mapping[str, Candidate]
+    catalog: Catalog
+
+
+def parse_requests(texts: Sequence[str]) -> list[Need]:
+    """PEP 508 strings -> ``Need``s; a malformed one is ``InvalidInput``."""
+    needs = []
+    for text in texts:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise InvalidInput(
+                f"not a PEP 508 requirement: {text!r}", hint="write e.g. torch, 'torch>=2.4', xformers==0.0.30"
+            ) from exc
+        needs.append(Need.from_requirement(req))
+    if not needs:
+        raise InvalidInput("nothing to resolve", hint="name packages, e.g. 'cudaresolve lock torch torchrec'")
+    return needs
+
+
+def solve(requests: Sequence[str], db: CompatDB, target: Target) -> Resolved:
+    """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings."""
+    needs = parse_requests(requests)
+    return solve_catalog(needs, db, build_catalog(db, target, reachable(db, [n.name for n in needs])))
+
+
+def reachable(db: CompatDB, names: Sequence[str]) -> list[str]:
+    """``names`` and every package the database says they may require or constrain, transitively."""
+    seen: list[str] = []
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.append(name)
+        for release in db.packages(name):
+            reqs = (*release.requires, *release.constrains, *(r for b in release.builds for r in b.requires))
+            todo.extend(canonical_name(r.name) for r in reqs if canonical_name(r.name) not in seen)
+    return seen
+
+
+def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Resolved:
+    """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries)."""
+    from resolvelib import BaseReporter, Resolver
+    from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
+
+    from cudaresolve.resolve.provider import CatalogProvider
+
+    provider = CatalogProvider(
+        catalog,
+        user_pinned={n.name for n in needs if any(s.operator in ("==", "===") for s in n.specifier)},
+        user_requested={n.name for n in needs},
+    )
+    resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
+    try:
+        result = resolver.resolve(needs, max_rounds=_MAX_ROUNDS)
+    except ResolutionImpossible as exc:
+        findings = explain_resolution(catalog, needs, list(exc.causes))
+        raise _no_solution(findings) from exc
+    except ResolutionTooDeep as exc:
+        raise NoSolution(
+            "the resolver gave up after too many rounds", hint="pin torch to a release, e.g. 'torch==2.7.*'"
+        ) from exc
+    pins = dict(result.mapping)
+    conflicts = _constraint_conflicts(pins)
+    if conflicts:
+        raise _no_solution(conflicts)
+    return Resolved(solution=_solution(pins, db, catalog.target), pins=pins, catalog=catalog)
+
+
+def _no_solution(findings: Sequence[Finding]) -> NoSolution:
+    first = findings[0].message if findings else "nothing was found to explain it"
+    return NoSolution(
+        message("render.no-solution", "en", first=first),
+        findings=findings,
+        hint=message("render.no-solution-hint", "en"),
+    )
+
+
+def _constraint_conflicts(pins: Mapping[str, Candidate]) -> list[Finding]:
+    """``constrains`` rows apply only when both packages are in the set (flashinfer's version rule)."""
+    out = []
+    for candidate in pins.values():
+        release = candidate.release
+        if release is None:
+            continue
+        for req in release.constrains:
+            other = pins.get(req.name)
+            if other is not None and not req.specifier.contains(other.version, prereleases=True):
+                out.append(
+                    reason(
+                        "pin-conflict",
+                        package=release.name,
+                        version=str(release.version),
+                        required=str(req),
+                        found=f"{other.name} {other.version}",
+                    )
+                )
+    return out
+
+
+def _solution(pins: Mapping[str, Candidate], db: CompatDB, target: Target) -> Solution:
+    cuda = pins.get(CUDA)
+    variant = cuda.variant if cuda is not None and cuda.variant else "cpu"
+    info = db.variant(variant)
+    index_url = cuda.index_url if cuda is not None else (info.index_url if info else PYPI_SIMPLE)
+    packages = []
+    for name in sorted(pins):
+        if name == CUDA:
+            continue
+        candidate = pins[name]
+        index = candidate.index_url
+        if candidate.release is not None and candidate.release.pure and candidate.release.index == "pytorch":
+            index = index_url
+        packages.append(LockedPackage(name=name, version=str(candidate.version), index=index))
+    return Solution(
+        target=target,
+        variant=variant,
+        index_url=index_url,
+        packages=tuple(packages),
+        warnings=tuple(_warnings(pins, db, target, variant)),
+    )
+
+
+def _warnings(pins: Mapping[str, Candidate], db: CompatDB, target: Target, variant: str) -> list[Notice]:
+    out: list[Notice] = []
+    info = db.variant(variant)
+    cuda = pins.get(CUDA)
+    if target.gpus and target.driver is None:
+        out.append(Notice(code="driver-unknown", message=message("warn.driver-unknown", "en"), fields=()))
+    if cuda is not None and cuda.driver_support is DriverSupport.MINOR and info is not None and info.cuda:
+        release = db.cuda_release(info.cuda)
+        full = release.min_driver(target.platform) if release else "?"
+        out.append(warning("minor-version-compat", variant=variant, required=full, found=target.driver))
+    for name in sorted(pins):
+        candidate = pins[name]
+        build = candidate.build
+        if name == CUDA or candidate.coverage is not Coverage.PTX_JIT or build is None:
+            continue
+        for gpu in target.gpus:
+            if coverage(build.sass, gpu.cc, tegra=gpu.tegra) is Coverage.NONE:
+                out.append(
+                    warning(
+                        "ptx-jit-only",
+                        package=name,
+                        version=str(candidate.release.version if candidate.release else candidate.version),
+                        variant=candidate.variant,
+                        gpu=gpu.name,
+                        sm=gpu.cc.sm,
+                        found=" ".join(a.name for a in build.ptx),
+                    )
+                )
+    return out

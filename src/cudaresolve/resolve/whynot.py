@@ -1,0 +1,223 @@
+"""``why-not``: every reason a variant, build or requirement cannot be used here, and what works instead. Pure.
+
+A SPEC is a variant (``cu121``), a pinned build (``torch==2.5.1+cu121``) or a requirement
+(``xformers``, ``fbgemm-gpu==1.0.0``).  The answer lists all reasons (driver, each GPU's SM,
+Python, platform, pairings), each with the number required and the number found, and the ways
+out: another variant or version that resolves, a driver upgrade to a named minimum, the
+``cuda-compat`` forward-compatibility package on data-center GPUs, a source build with the
+exact ``TORCH_CUDA_ARCH_LIST``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Final
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from cudaresolve.core.archs import format_arch_list
+from cudaresolve.db.database import CompatDB, DriverSupport
+from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog
+from cudaresolve.resolve.solve import parse_requests, solve_catalog
+from cudaresolve.text.catalogue import message
+from cudaresolve.text.reasons import localize_all
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cudaresolve.resolve.model import Solution
+    from cudaresolve.target.model import Target
+    from cudaresolve.text.findings import Finding
+
+__all__ = ["Alternative", "WhyNot", "why_not"]
+
+_VARIANT_RE: Final = re.compile(r"^(cpu|cu\d{3}|rocm[\d.]+)$")
+_DEFAULT_CONTEXT: Final = ("torch",)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Alternative:
+    spec: str
+    message: str
+    code: str | None = None  # "forward-compat-available" for the cuda-compat way out
+    key: str | None = field(default=None, compare=False, repr=False)
+    fields: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+
+    @classmethod
+    def make(cls, label: str, key: str, *, code: str | None = None, **fields: object) -> Alternative:
+        text = {k: str(v) for k, v in fields.items()}
+        return cls(
+            spec=label, message=message(key, "en", **text), code=code, key=key, fields=tuple(sorted(text.items()))
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"spec": self.spec, "message": self.message}
+        if self.code:
+            data["code"] = self.code
+        return data
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WhyNot:
+    spec: str
+    possible: bool
+    reasons: tuple[Finding, ...]
+    alternatives: tuple[Alternative, ...]
+    solution: Solution | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "spec": self.spec,
+            "possible": self.possible,
+            "reasons": [r.to_dict() for r in self.reasons],
+            "alternatives": [a.to_dict() for a in self.alternatives],
+        }
+        if self.solution is not None:
+            data["solution"] = self.solution.to_dict()
+        return data
+
+
+def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target, *, lang: str = "en") -> WhyNot:
+    """Answer ``cudaresolve why-not SPEC [REQ ...]`` for ``target``, in ``lang``."""
+    answer = _why_not(spec, context, db, target)
+    if lang == "en":
+        return answer
+    return replace(
+        answer,
+        reasons=localize_all(answer.reasons, lang),
+        alternatives=tuple(
+            replace(a, message=message(a.key, lang, **dict(a.fields))) if a.key else a for a in answer.alternatives
+        ),
+    )
+
+
+def _why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> WhyNot:
+    catalog = build_catalog(db, target)
+    text = spec.strip()
+    if _VARIANT_RE.match(text):
+        if db.variant(text) is None:
+            known = ", ".join(v.name for v in db.variants)
+            raise InvalidInput(f"unknown variant {text!r}", hint=f"known variants: {known}")
+        needs = parse_requests(list(context) or list(_DEFAULT_CONTEXT))
+        return _answer(text, [*needs, Need(name=CUDA, variant=text)], text, db, catalog)
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        raise InvalidInput(
+            f"not a variant, build or requirement: {spec!r}",
+            hint="give a variant (cu121), a build (torch==2.5.1+cu121) or a requirement (xformers>=0.0.30)",
+        ) from exc
+    variant = _variant_of(req)
+    needs = [Need.from_requirement(req), *parse_requests(list(context))] if context else [Need.from_requirement(req)]
+    if variant is not None:
+        needs.append(Need(name=CUDA, variant=variant))
+    return _answer(text, needs, variant, db, catalog)
+
+
+def _variant_of(req: Requirement) -> str | None:
+    """The variant named by a pin's local version: ``torch==2.5.1+cu121`` -> ``cu121``."""
+    for spec in req.specifier:
+        if spec.operator in ("==", "===") and "+" in spec.version:
+            return spec.version.split("+", 1)[1]
+    return None
+
+
+def _answer(spec: str, needs: list[Need], variant: str | None, db: CompatDB, catalog: Catalog) -> WhyNot:
+    try:
+        resolved = solve_catalog(needs, db, catalog)
+    except NoSolution as exc:
+        reasons = _all_reasons(needs, variant, exc.findings, catalog)
+        alternatives = _alternatives(needs, variant, reasons, db, catalog)
+        return WhyNot(spec=spec, possible=False, reasons=tuple(reasons), alternatives=tuple(alternatives))
+    return WhyNot(spec=spec, possible=True, reasons=(), alternatives=(), solution=resolved.solution)
+
+
+def _all_reasons(
+    needs: Sequence[Need], variant: str | None, findings: Sequence[Finding], catalog: Catalog
+) -> list[Finding]:
+    """The solver's findings plus every hardware reason of the named variant, not only the first."""
+    reasons = list(findings)
+    if variant is not None:
+        names = {n.name for n in needs} | {CUDA}
+        reasons += [r.finding for r in catalog.rejections if r.variant == variant and r.name in names]
+    return list(dict.fromkeys(reasons))
+
+
+def _alternatives(
+    needs: Sequence[Need], variant: str | None, reasons: Sequence[Finding], db: CompatDB, catalog: Catalog
+) -> list[Alternative]:
+    target = catalog.target
+    out: list[Alternative] = []
+    real = [n for n in needs if n.name != CUDA]
+    # another variant, or (for a requirement) another release of the same package
+    tries: list[tuple[str, list[Need]]] = []
+    if variant is not None:
+        loose = [Need(name=n.name, parent=n.parent) if "+" in str(n.specifier) else n for n in real]
+        for info in db.variants:
+            if info.name != variant:
+                tries.append((info.name, [*loose, Need(name=CUDA, variant=info.name)]))
+    else:
+        tries.append(("", [Need(name=n.name) for n in real]))
+    for label, attempt in tries:
+        try:
+            solution = solve_catalog(attempt, db, catalog).solution
+        except NoSolution:
+            continue
+        names = {n.name for n in real}
+        picked = ", ".join(f"{p.name} {p.version}" for p in solution.packages if p.name in names)
+        spec = label or ", ".join(f"{p.name}=={p.version}" for p in solution.packages if p.name in names)
+        out.append(Alternative.make(spec, "alt.works", spec=spec, picked=picked, index=solution.index_url))
+        if len(out) >= 3:
+            break
+    codes = {r.code for r in reasons}
+    if "driver-too-old" in codes and target.driver is not None:
+        out.extend(_driver_ways_out(variant, db, target))
+    if "sm-not-covered" in codes and target.gpus:
+        arch_list = format_arch_list(target.ccs)
+        out.append(Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list))
+    return out
+
+
+def _driver_ways_out(variant: str | None, db: CompatDB, target: Target) -> list[Alternative]:
+    assert target.driver is not None
+    info = db.variant(variant) if variant else None
+    releases = [db.cuda_release(info.cuda)] if info is not None and info.cuda else []
+    if not releases:  # a requirement: the newest CUDA its builds were rejected for
+        releases = [max(db.cuda, key=lambda r: r.version)] if db.cuda else []
+    out = []
+    for release in releases:
+        if release is None:
+            continue
+        full = release.min_driver(target.platform)
+        floor = release.minor_compat_driver(target.platform)
+        out.append(
+            Alternative.make(f"driver>={full}", "alt.driver-upgrade", full=full, cuda=release.version, floor=floor)
+        )
+        forward = db.forward_compat_for(release.version.major)
+        datacenter = bool(target.gpus) and all(g.datacenter for g in target.gpus)
+        if (
+            forward is not None
+            and datacenter
+            and target.platform.startswith("linux")
+            and target.driver.branch >= forward.min_driver_branch
+            and db.driver_support(release.version, target.driver, target.platform) is DriverSupport.NONE
+        ):
+            package = (
+                forward.package.replace("x", str(release.version.minor))
+                if forward.package.endswith("-x")
+                else forward.package
+            )
+            out.append(
+                Alternative.make(
+                    package,
+                    "reason.forward-compat-available",
+                    code="forward-compat-available",
+                    gpu=", ".join(sorted({g.name for g in target.gpus})),
+                    variant=variant or release.version.tag,
+                    required=release.version,
+                    found=target.driver,
+                )
+            )
+    return out

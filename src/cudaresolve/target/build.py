@@ -1,0 +1,318 @@
+"""Build the Target to resolve for from flags, environment, a host file or detection. Pure, plus one file reader.
+
+Where each part of the target comes from, first match wins:
+
+==========  ===============================================================================
+``--cpu``   a CPU target: no GPU, no driver (``--gpu``/``--driver`` with it are an error)
+GPUs        ``--gpu`` (repeatable, or comma-separated) > ``--host FILE`` > ``CUDARESOLVE_GPUS``
+            > detection
+driver      ``--driver`` > ``--host FILE`` > ``CUDARESOLVE_DRIVER`` > detection, the last only
+            when the GPUs were detected too
+Python      ``--python-version`` > ``--host FILE`` > the running interpreter
+platform    ``--platform`` > ``--host FILE`` > this machine
+==========  ===============================================================================
+
+A ``--host`` file stands for a whole machine, so it replaces the environment overrides as well
+as detection; flags still win over it. GPUs declared (by flag or environment) without a driver
+leave the driver unknown: ``driver`` and ``cuda_driver_max`` are None, and nothing is excluded
+for the driver's sake. A driver declared without GPUs applies to the detected GPUs; with none
+detected it is an error, since a driver alone says nothing about the SMs to cover.
+
+A GPU is a name the database knows ("A800", "RTX 3090", NVML's "NVIDIA A100-SXM4-80GB") or a
+compute capability ("8.6", "86", "sm_86"). An unknown name is ``UnknownGpu``, never a guess.
+``cuda_driver_max`` always comes from the database (``CompatDB.max_cuda_for_driver``); NVML's
+own CUDA version fills in only when the database knows no toolkit old enough for the driver.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.core.archs import ComputeCapability, parse_cc
+from cudaresolve.core.platforms import normalize_platform
+from cudaresolve.core.versions import parse_driver, parse_python_version
+from cudaresolve.errors import InvalidDriver, InvalidInput, UnknownGpu
+from cudaresolve.target.model import Gpu, Target
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cudaresolve.core.versions import CudaVersion, DriverVersion
+    from cudaresolve.db.database import CompatDB
+    from cudaresolve.target.detect import DetectedGpu, Host
+
+__all__ = [
+    "ENV_DRIVER",
+    "ENV_GPUS",
+    "TargetOptions",
+    "build_target",
+    "load_host_file",
+    "resolve_gpu",
+    "split_gpu_list",
+    "target_from_dict",
+    "target_from_host",
+    "this_platform",
+    "this_python",
+]
+
+ENV_GPUS: Final = "CUDARESOLVE_GPUS"
+ENV_DRIVER: Final = "CUDARESOLVE_DRIVER"
+_GPU_HINT: Final = "give the compute capability instead, e.g. --gpu 8.6"
+_HOST_HINT: Final = "write the file as 'cudaresolve detect --json' prints it"
+# Looks like a compute capability or arch (8.6, 86, sm_86, sm_90a), not a product name.
+_CC_LIKE: Final = re.compile(r"^(sm_|compute_)?\d+(\.\d+)?[af]?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetOptions:
+    """What the user declared with flags; the environment and detection fill in the rest."""
+
+    gpus: tuple[str, ...] = ()
+    driver: str | None = None
+    cpu: bool = False
+    python: str | None = None
+    platform: str | None = None
+    host_file: str | None = None
+
+
+def split_gpu_list(text: str) -> tuple[str, ...]:
+    """``"RTX 2080, RTX 3090"`` -> ``("RTX 2080", "RTX 3090")``; GPU names never contain commas."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def this_python() -> str:
+    """The running interpreter as ``"3.11"``."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def this_platform() -> str:
+    """This machine as one of ``models.PLATFORMS`` (``linux_x86_64``, ``win_amd64`` …)."""
+    if sys.platform == "win32":
+        import platform
+
+        return normalize_platform(f"win_{platform.machine()}")
+    system = "macosx" if sys.platform == "darwin" else sys.platform
+    return normalize_platform(f"{system}_{os.uname().machine}")
+
+
+def _same_cc_models(cc: ComputeCapability, db: CompatDB) -> tuple[bool, bool]:
+    """(datacenter, tegra) for a GPU known only by its compute capability: true when every
+    model the database lists with that capability is one (8.0 is only data-center parts, 8.7
+    only Jetson Orin); false when none or some are."""
+    models = [g for g in db.gpus if g.cc == cc]
+    return bool(models) and all(g.datacenter for g in models), bool(models) and all(g.tegra for g in models)
+
+
+def resolve_gpu(text: str, db: CompatDB) -> Gpu:
+    """A declared GPU: a compute capability (``8.6``, ``sm_86``) or a name the database knows."""
+    raw = text.strip()
+    if not raw:
+        raise InvalidInput("empty GPU name", hint=_GPU_HINT)
+    if _CC_LIKE.match(raw):
+        cc = parse_cc(raw)
+        datacenter, tegra = _same_cc_models(cc, db)
+        return Gpu(name=cc.sm, cc=cc, datacenter=datacenter, tegra=tegra)
+    model = db.find_gpu(raw)
+    if model is None:
+        raise UnknownGpu(f"unknown GPU: {raw!r}", hint=_GPU_HINT)
+    return Gpu(name=model.name, cc=model.cc, datacenter=model.datacenter, tegra=model.tegra)
+
+
+def _gpu_from_detected(seen: DetectedGpu, db: CompatDB, source: str) -> Gpu:
+    """A detected GPU: its own compute capability where the source gave one, else the database's."""
+    model = db.find_gpu(seen.name)
+    cc = seen.cc or (model.cc if model else None)
+    if cc is None:
+        raise UnknownGpu(
+            f"{source} reports a GPU {seen.name!r} without its compute capability, and the database does not know it",
+            hint="declare it: --gpu <compute capability>, e.g. --gpu 8.6",
+        )
+    datacenter, tegra = (model.datacenter, model.tegra) if model else _same_cc_models(cc, db)
+    return Gpu(name=seen.name, cc=cc, memory_mib=seen.memory_mib, datacenter=datacenter, tegra=tegra)
+
+
+def _cuda_max(
+    driver: DriverVersion | None, platform: str, db: CompatDB, fallback: CudaVersion | None = None
+) -> CudaVersion | None:
+    if driver is None:
+        return None
+    return db.max_cuda_for_driver(driver, platform) or fallback
+
+
+def target_from_host(
+    host: Host | None, db: CompatDB, *, platform: str, python: str, driver: DriverVersion | None = None
+) -> Target:
+    """A detection result as a Target; ``None`` (no driver) or no visible GPU is a CPU target.
+
+    ``driver``, when given, replaces the detected driver (``--driver`` on a detected machine).
+    """
+    if host is None or not host.gpus:
+        source = host.source if host is not None else "none"
+        return Target(platform=platform, python=python, source=source)
+    gpus = tuple(_gpu_from_detected(g, db, host.source) for g in host.gpus)
+    used = driver or host.driver
+    fallback = host.cuda_driver if driver is None else None
+    return Target(
+        gpus=gpus,
+        driver=used,
+        cuda_driver_max=_cuda_max(used, platform, db, fallback),
+        platform=platform,
+        python=python,
+        source=host.source,
+    )
+
+
+# -- host files -----------------------------------------------------------------------------
+
+
+def _field(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+    value = data.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise InvalidInput(f"{where}.{key}: expected {kind.__name__}, got {type(value).__name__}", hint=_HOST_HINT)
+    return value
+
+
+def target_from_dict(data: Any, db: CompatDB, *, label: str = "host file") -> Target:
+    """A host file's JSON: the whole ``{"schema": 1, "target": {...}}`` object or the bare target.
+
+    ``cuda_driver_max`` is recomputed from ``driver`` with this database; missing ``platform``
+    or ``python`` mean this machine's. Keys this version does not know are ignored.
+    """
+    if not isinstance(data, Mapping):
+        raise InvalidInput(f"{label}: expected a JSON object", hint=_HOST_HINT)
+    where = label
+    if isinstance(data.get("target"), Mapping):
+        if data.get("schema", 1) != 1:
+            raise InvalidInput(f"{label}: schema {data.get('schema')!r} is not supported (this version reads 1)")
+        data, where = data["target"], f"{label}: target"
+    gpus = []
+    for i, entry in enumerate(_field(data, "gpus", list, where) or []):
+        at = f"{where}.gpus[{i}]"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("cc"), str):
+            raise InvalidInput(f'{at}: needs a "cc" string such as "8.6"', hint=_HOST_HINT)
+        cc = parse_cc(entry["cc"])
+        name = _field(entry, "name", str, at) or cc.sm
+        model = db.find_gpu(name)
+        datacenter, tegra = (model.datacenter, model.tegra) if model else _same_cc_models(cc, db)
+        datacenter = _field(entry, "datacenter", bool, at) if entry.get("datacenter") is not None else datacenter
+        memory = _field(entry, "memory_mib", int, at)
+        gpus.append(Gpu(name=name, cc=cc, memory_mib=memory, datacenter=datacenter, tegra=tegra))
+    driver_text = _field(data, "driver", str, where)
+    driver = parse_driver(driver_text) if driver_text is not None else None
+    platform_text = _field(data, "platform", str, where)
+    platform = normalize_platform(platform_text) if platform_text else this_platform()
+    python_text = _field(data, "python", str, where)
+    python = parse_python_version(python_text) if python_text else this_python()
+    return Target(
+        gpus=tuple(gpus),
+        driver=driver if gpus else None,
+        cuda_driver_max=_cuda_max(driver, platform, db) if gpus else None,
+        platform=platform,
+        python=python,
+        source="host-file",
+    )
+
+
+def load_host_file(path: str, db: CompatDB) -> Target:
+    """Read a host file (``cudaresolve detect --json > host.json``) as a Target."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read host file {path}: {exc.strerror}", hint=_HOST_HINT) from exc
+    except ValueError as exc:
+        raise InvalidInput(f"host file {path} is not valid JSON: {exc}", hint=_HOST_HINT) from exc
+    return target_from_dict(data, db, label=f"host file {path}")
+
+
+# -- putting it together --------------------------------------------------------------------
+
+
+def _env_driver(environ: Mapping[str, str]) -> DriverVersion | None:
+    text = environ.get(ENV_DRIVER, "").strip()
+    if not text:
+        return None
+    try:
+        return parse_driver(text)
+    except InvalidDriver as exc:
+        raise InvalidDriver(f"{ENV_DRIVER} is not an NVIDIA driver version: {text!r}", hint=exc.hint) from exc
+
+
+def build_target(
+    options: TargetOptions,
+    db: CompatDB,
+    *,
+    environ: Mapping[str, str] | None = None,
+    detect: Callable[[Mapping[str, str]], Host | None] | None = None,
+) -> Target:
+    """The target for ``options`` (module docstring: what wins over what).
+
+    ``detect`` defaults to ``cudaresolve.detect.detect_host``; it runs only when neither flags,
+    a host file nor the environment name the GPUs.
+    """
+    env = os.environ if environ is None else environ
+    if options.cpu and (options.gpus or options.driver):
+        raise InvalidInput("--cpu cannot be combined with --gpu or --driver", hint="drop --cpu, or the GPU flags")
+    flag_driver = parse_driver(options.driver) if options.driver else None
+    flag_gpus = tuple(resolve_gpu(g, db) for g in options.gpus)
+    base = load_host_file(options.host_file, db) if options.host_file else None
+    python = parse_python_version(options.python) if options.python else (base.python if base else this_python())
+    if options.platform:
+        platform = normalize_platform(options.platform)
+    else:
+        platform = base.platform if base else this_platform()
+
+    if options.cpu:
+        return Target(platform=platform, python=python, source="flags")
+    if base is not None:
+        gpus = flag_gpus or base.gpus
+        driver = flag_driver or base.driver
+        source = "flags" if flag_gpus else "host-file"
+        return _declared(gpus, driver, platform, python, source, db)
+
+    env_gpus = split_gpu_list(env.get(ENV_GPUS, ""))
+    driver, driver_source = (flag_driver, "flags") if flag_driver else (_env_driver(env), "env")
+    if flag_gpus or env_gpus:
+        gpus = flag_gpus or tuple(resolve_gpu(g, db) for g in env_gpus)
+        source = "flags" if flag_gpus else "env"
+        if driver is not None and driver_source != source:
+            source = f"{source}+{driver_source}"
+        return _declared(gpus, driver, platform, python, source, db)
+
+    if detect is None:
+        from cudaresolve.target.detect import detect_host
+
+        detect = detect_host
+    host = detect(env)
+    if driver is not None and (host is None or not host.gpus):
+        raise InvalidInput(
+            "a driver version was given, but no GPU was declared or detected",
+            hint="name the GPUs too, e.g. --gpu A800 --driver 470.129.06",
+        )
+    target = target_from_host(host, db, platform=platform, python=python, driver=driver)
+    if driver is not None:
+        return _declared(target.gpus, driver, platform, python, f"{target.source}+{driver_source}", db)
+    return target
+
+
+def _declared(
+    gpus: tuple[Gpu, ...], driver: DriverVersion | None, platform: str, python: str, source: str, db: CompatDB
+) -> Target:
+    """A target whose GPUs are known; ``cuda_driver_max`` follows from the driver and the database."""
+    if not gpus:
+        return Target(platform=platform, python=python, source=source)
+    return Target(
+        gpus=gpus,
+        driver=driver,
+        cuda_driver_max=_cuda_max(driver, platform, db),
+        platform=platform,
+        python=python,
+        source=source,
+    )

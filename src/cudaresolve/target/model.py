@@ -1,0 +1,64 @@
+"""The target value: the GPUs, driver, platform and Python to resolve for. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cudaresolve.core.archs import ComputeCapability
+    from cudaresolve.core.versions import CudaVersion, DriverVersion
+
+__all__ = ["Gpu", "Target"]
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gpu:
+    """One GPU of the target."""
+
+    name: str
+    cc: ComputeCapability
+    memory_mib: int | None = None
+    datacenter: bool = False
+    tegra: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "cc": str(self.cc),
+            "memory_mib": self.memory_mib,
+            "datacenter": self.datacenter,
+        }
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Target:
+    """The machine to resolve for: GPUs, driver, the highest CUDA that driver runs, platform, Python.
+
+    ``gpus`` empty means a CPU target; ``driver`` is None then (or when only declared GPUs
+    were given without a driver, in which case the driver is unconstrained).
+    """
+
+    gpus: tuple[Gpu, ...] = ()
+    driver: DriverVersion | None = None
+    cuda_driver_max: CudaVersion | None = None
+    platform: str = "linux_x86_64"
+    python: str = "3.11"
+    source: str = "flags"  # "nvml", "nvidia-smi", "proc", "flags", "host-file", "env", "none"
+
+    @property
+    def is_cpu(self) -> bool:
+        return not self.gpus
+
+    @property
+    def ccs(self) -> tuple[ComputeCapability, ...]:
+        """Distinct compute capabilities, lowest first."""
+        return tuple(sorted({g.cc for g in self.gpus}))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "gpus": [g.to_dict() for g in self.gpus],
+            "driver": str(self.driver) if self.driver else None,
+            "cuda_driver_max": str(self.cuda_driver_max) if self.cuda_driver_max else None,
+            "platform": self.platform,
+            "python": self.python,
+            "source": self.source,
+        }
