@@ -26,7 +26,6 @@ from cudaresolve.index.client import (
     parse_simple_json,
 )
 from cudaresolve.index.http_cache import HttpCache
-from cudaresolve.text.findings import Notice
 
 FIXTURES = Path(__file__).parent / "fixtures" / "indexes"
 PYPI_JSON = (FIXTURES / "pypi-torch-2026-11-22.json").read_text(encoding="utf-8")
@@ -477,13 +476,13 @@ def test_fetch_listings_falls_back_with_one_notice_per_index() -> None:
     assert down.call_count == 2  # torchvision was not tried once the host was known to be down
     assert [(p.index_url, p.project) for p in listings.pages] == [(PYPI, "torch")]
     assert listings.unavailable == ((CU118, "torch"), (CU118, "torchvision"))
-    assert listings.notices == (
-        Notice(
-            code="index-unavailable-fallback",
-            message=f"{CU118} could not be used (could not reach {CU118}/torch/: ConnectError: refused); "
+    assert [(n.code, n.message) for n in listings.notices] == [
+        (
+            "index-unavailable-fallback",
+            f"{CU118} could not be used (could not reach {CU118}/torch/: ConnectError: refused); "
             "using the embedded data for torch, torchvision, so their wheel sha256 hashes could not be added",
         ),
-    )
+    ]
     assert listings.files(CU118, "torch") is None
     assert listings.files(PYPI + "/", "TORCH") == tuple(parse_simple_json(PYPI_JSON, f"{PYPI}/torch/"))
 
@@ -503,13 +502,13 @@ def test_fetch_listings_stale_cache_notice(tmp_path: Path) -> None:
         router.get(f"{CU128}/torch/").respond(503)
         listings = fetch_listings(http, [(CU128, "torch")], offline=False, cache=cache, retries=0)
     assert listings.unavailable == ()
-    assert listings.notices == (
-        Notice(
-            code="index-stale-cache",
-            message=f"{CU128} could not be reached ({CU128}/torch/ answered HTTP 503); "
+    assert [(n.code, n.message) for n in listings.notices] == [
+        (
+            "index-stale-cache",
+            f"{CU128} could not be reached ({CU128}/torch/ answered HTTP 503); "
             "using the listing of torch cached 2025-11-21 04:40 UTC",
         ),
-    )
+    ]
     assert len(listings.files(CU128, "torch") or ()) == 12
 
 

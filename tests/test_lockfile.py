@@ -31,6 +31,8 @@ from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.findings import Notice
+from cudaresolve.text.catalogue import format_text
+from cudaresolve.text.model import literal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -74,7 +76,7 @@ def _solution(*, hashes: bool = True) -> Solution:
                 sha256=H_FBGEMM if hashes else None,
             ),
         ),
-        warnings=(Notice(code="ptx-jit-only", message="sm_120 runs torch only through PTX JIT"),),
+        warnings=(Notice(code="ptx-jit-only", text=literal("sm_120 runs torch only through PTX JIT")),),
     )
 
 
@@ -229,7 +231,7 @@ def test_loads_pylock_round_trip(lock: Lock) -> None:
 def test_pylock_needs_every_hash() -> None:
     lock = lock_from_solution(_solution(hashes=False))
     message = "pylock.toml needs a sha256 for every wheel (PEP 751); 2 packages have none: run online to add them"
-    assert pylock_problem(lock) == message
+    assert format_text(pylock_problem(lock)) == message  # type: ignore[arg-type]
     with pytest.raises(InvalidLockfile) as info:
         dumps_pylock(lock)
     assert info.value.message == message
@@ -239,11 +241,11 @@ def test_pylock_needs_every_hash() -> None:
 def test_pylock_problem_singular_and_missing_url(lock: Lock) -> None:
     assert pylock_problem(lock) is None
     one = replace(lock, packages=(replace(lock.packages[0], sha256=None), *lock.packages[1:]))
-    assert pylock_problem(one) == (
+    assert format_text(pylock_problem(one)) == (  # type: ignore[arg-type]
         "pylock.toml needs a sha256 for every wheel (PEP 751); 1 package has none: run online to add them"
     )
     no_url = replace(lock, packages=(replace(lock.packages[0], url=None), *lock.packages[1:]))
-    assert pylock_problem(no_url) == (
+    assert format_text(pylock_problem(no_url)) == (  # type: ignore[arg-type]
         "pylock.toml needs a URL for every wheel (PEP 751); 1 package has none: run online to add them"
     )
 

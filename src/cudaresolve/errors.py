@@ -13,12 +13,16 @@
     ├── NoSolution                       "no-solution"          .findings
     └── PipFailed                        "pip-failed"           .returncode
 
-Exceptions carry data only; ``render`` lays them out. Nothing here imports the package.
+Exceptions carry data only: a ``Text`` message and hint that ``render`` formats in the user's
+language. ``str(err)``, ``err.message`` and ``err.hint`` give the English words (logs, tracebacks,
+tests). This module imports only ``text``, the one layer below it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,14 +49,31 @@ class CudaResolveError(Exception):
     code: ClassVar[str] = "error"
     exit_code: ClassVar[int] = 1
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+    def __init__(self, message: Text | str, *, hint: Text | str | None = None) -> None:
+        self.text = message if isinstance(message, Text) else literal(message)
+        self.hint_text = hint if isinstance(hint, Text) or hint is None else literal(hint)
+        super().__init__(self.text)
+
+    def __str__(self) -> str:
+        return self.message
+
+    @property
+    def message(self) -> str:
+        """The message in English."""
+        from cudaresolve.text.catalogue import format_text
+
+        return format_text(self.text)
+
+    @property
+    def hint(self) -> str | None:
+        """The hint in English, if any."""
+        from cudaresolve.text.catalogue import format_text
+
+        return format_text(self.hint_text) if self.hint_text is not None else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``error`` object of the JSON contract (design section 4)."""
-        return {"code": self.code, "message": self.message, "hint": self.hint, "findings": []}
+        """The ``error`` object of the JSON contract (design section 4); render formats its Texts."""
+        return {"code": self.code, "message": self.text, "hint": self.hint_text, "findings": []}
 
 
 class InvalidInput(CudaResolveError, ValueError):
@@ -79,12 +100,11 @@ class InvalidCompatData(CudaResolveError, ValueError):
     def __init__(self, problems: Sequence[tuple[str, str]], *, source: str = "compat.toml") -> None:
         self.problems = list(problems)
         self.source = source
-        count = len(self.problems)
         first = f"{self.problems[0][0]}: {self.problems[0][1]}" if self.problems else ""
-        more = f" (and {count - 1} more)" if count > 1 else ""
         super().__init__(
-            f"{source} has {count} problem{'s' if count != 1 else ''}: {first}{more}",
-            hint="run 'cudaresolve db check PATH' to list them all",
+            Text.of("error.compat-problems" if len(self.problems) > 1 else "error.compat-problem",
+                    source=source, count=len(self.problems), first=first, more=len(self.problems) - 1),
+            hint=Text("error.compat-problems.hint"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,7 +136,7 @@ class NoSolution(CudaResolveError):
 
     code = "no-solution"
 
-    def __init__(self, message: str, *, findings: Sequence[Any] = (), hint: str | None = None) -> None:
+    def __init__(self, message: Text | str, *, findings: Sequence[Any] = (), hint: Text | str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.findings = list(findings)
 
@@ -130,7 +150,7 @@ class PipFailed(CudaResolveError):
     code = "pip-failed"
 
     def __init__(self, returncode: int, *, command: Sequence[str] = ()) -> None:
-        super().__init__(f"pip exited with code {returncode}", hint="read pip's output above")
+        super().__init__(Text.of("error.pip-failed", code=returncode), hint=Text("error.pip-failed.hint"))
         self.returncode = returncode
         self.command = list(command)
 

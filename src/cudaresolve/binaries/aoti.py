@@ -33,6 +33,7 @@ from cudaresolve.binaries.scan import ARCHIVE_SEPARATOR, BinaryReport, FileError
 from cudaresolve.core.archs import Arch, ComputeCapability, Coverage, coverage
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.findings import Finding
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -199,8 +200,7 @@ def check_package(
         if device != run_on:
             findings.append(Finding(
                 code="aoti-device-mismatch", package=package.path, required=device, found=run_on,
-                message=f"model {model.name!r} was compiled for {device} but would run on {run_on}; "
-                        "AOTInductor then fails with 'CUDA error: invalid argument' or a load error",
+                text=Text.of("binaries.aoti-device-mismatch", model=repr(model.name), device=device, run_on=run_on),
             ))
             continue
         if device != "cuda":
@@ -211,8 +211,7 @@ def check_package(
                 built = ", ".join(a.name for a in archs)
                 findings.append(Finding(
                     code="sm-not-covered", package=package.path, required=str(cc), found=built,
-                    message=f"model {model.name!r} has kernels for {built}, none of which runs on a {cc} GPU; "
-                            f"compile the package again on that GPU",
+                    text=Text.of("binaries.aoti-sm-not-covered", model=repr(model.name), built=built, cc=str(cc)),
                 ))
     return tuple(findings)
 

@@ -61,9 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CudaResolveError as err:
         from cudaresolve import render
 
-        lang = _localize(err, args)
+        lang = _language(args)
         if wants_json:
-            render.emit_json({"error": err.to_dict()})
+            render.emit_json({"error": err.to_dict()}, lang=lang)
         else:
             render.render_error(err, render.make_console(), lang=lang)
         return err.exit_code
@@ -71,18 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _localize(err: CudaResolveError, args: argparse.Namespace | None) -> str:
-    """Findings in the language of ``--lang`` or the environment; returns that language."""
+def _language(args: argparse.Namespace | None) -> str:
+    """``--lang``, else the language of the environment's locale."""
     import os
 
-    from cudaresolve.text.catalogue import message, pick_lang
-    from cudaresolve.text.reasons import localize_all
+    from cudaresolve.text.catalogue import pick_lang
 
-    lang = pick_lang(getattr(args, "lang", None), os.environ)
-    findings = getattr(err, "findings", None)
-    if not findings:
-        return lang
-    err.findings = list(localize_all(findings, lang))  # type: ignore[attr-defined]
-    err.message = message("render.no-solution", lang, first=err.findings[0].message)  # type: ignore[attr-defined]
-    err.hint = message("render.no-solution-hint", lang)
-    return lang
+    return pick_lang(getattr(args, "lang", None), os.environ)

@@ -38,9 +38,9 @@ def _run(args: argparse.Namespace) -> int:
 
     db = load_db(args)
     lang = language(args)
-    answer = why_not(args.spec, args.requirements, db, target_from_args(args, db), lang=lang)
+    answer = why_not(args.spec, args.requirements, db, target_from_args(args, db))
     if args.json:
-        render.emit_json(answer.to_dict())
+        render.emit_json(answer.to_dict(), lang=lang)
     else:
         render_why_not(answer, render.make_console(stderr=False), lang=lang)
     return 0 if answer.possible else 1

@@ -33,7 +33,8 @@ from cudaresolve.index.simple import (
     parse_simple_json,
     version_filter,
 )
-from cudaresolve.text.findings import Notice
+from cudaresolve.text.findings import Notice, warning
+from cudaresolve.text.model import literal
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -360,19 +361,13 @@ def fetch_listings(
         if page.source == "stale-cache":
             stale.setdefault(key[0], (page.error or "network error", page.fetched_at, []))[2].append(key[1])
     notices = [
-        Notice(
-            code="index-unavailable-fallback",
-            message=f"{index} could not be used ({reason}); using the embedded data for {', '.join(names)}, "
-            "so their wheel sha256 hashes could not be added",
-        )
+        warning("index-unavailable-fallback", "index.unavailable-fallback", index=index, reason=reason,
+                names=literal(", ".join(names)))
         for index, (reason, names) in failed.items()
     ]
     notices += [
-        Notice(
-            code="index-stale-cache",
-            message=f"{index} could not be reached ({reason}); using the listing of {', '.join(names)} "
-            f"cached {_when(fetched_at)}",
-        )
+        warning("index-stale-cache", "index.stale-cache", index=index, reason=reason,
+                names=literal(", ".join(names)), when=_when(fetched_at))
         for index, (reason, fetched_at, names) in stale.items()
     ]
     return Listings(pages=tuple(pages), unavailable=tuple(unavailable), notices=tuple(notices))

@@ -114,7 +114,7 @@ def lock_request(request: Request, *, output: str | None, fmt: str) -> LockResul
         problem = pylock_problem(lock)
         if problem is not None:
             fmt = "requirements"
-            solution = _with_notices(solution, [Notice(code="pylock-needs-hashes", message=problem)])
+            solution = _with_notices(solution, [Notice(code="pylock-needs-hashes", text=problem)])
             lock = lock_from_solution(solution)
             if output is not None and output.endswith(".toml"):
                 output = str(Path(output).with_name("requirements.txt"))

@@ -32,6 +32,7 @@ from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.text.findings import Notice
+from cudaresolve.text.model import Text, literal
 
 __all__ = [
     "CREATED_BY",
@@ -102,7 +103,7 @@ class Lock:
         if self.index_url:
             tool["index-url"] = self.index_url
         if self.warnings:
-            tool["warnings"] = [w.to_dict() for w in self.warnings]
+            tool["warnings"] = [{"code": w.code, "message": w.message} for w in self.warnings]
         if self.target:
             tool["target"] = _drop_none(self.target)
         if tool:
@@ -180,15 +181,15 @@ def index_groups(lock: Lock) -> list[tuple[str, tuple[LockedPackage, ...]]]:
 # --- pylock.toml -----------------------------------------------------------------------------
 
 
-def pylock_problem(lock: Lock) -> str | None:
+def pylock_problem(lock: Lock) -> Text | None:
     """Why this lock cannot be a valid pylock.toml (PEP 751 needs a URL and a hash per wheel), or None."""
     for what, missing in (
         ("sha256", lock.missing_hashes()),
         ("URL", tuple(p.name for p in lock.packages if not p.url)),
     ):
         if missing:
-            count = "1 package has" if len(missing) == 1 else f"{len(missing)} packages have"
-            return f"pylock.toml needs a {what} for every wheel (PEP 751); {count} none: run online to add them"
+            key = "lock.pylock-needs-one" if len(missing) == 1 else "lock.pylock-needs-many"
+            return Text.of(key, what=what, count=len(missing))
     return None
 
 
@@ -394,7 +395,7 @@ def _package_from_dict(entry: Any, path: str) -> LockedPackage:
 def _notice(item: Any, path: str) -> Notice:
     if not isinstance(item, Mapping) or not all(isinstance(item.get(k), str) for k in ("code", "message")):
         raise InvalidLockfile(f"{path} needs a code and a message", hint="regenerate it with 'cudaresolve lock'")
-    return Notice(code=item["code"], message=item["message"])
+    return Notice(code=item["code"], text=literal(item["message"]))
 
 
 def _get(data: Mapping[str, Any], key: str, kind: type, *, required: bool = False, path: str = "") -> Any:

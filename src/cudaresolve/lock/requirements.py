@@ -55,7 +55,7 @@ def dumps_requirements(lock: Lock | Solution) -> str:
         "requires-python": lock.requires_python,
         "environments": list(lock.environments) or None,
         "target": _drop_none(lock.target) or None,
-        "warnings": [w.to_dict() for w in lock.warnings] or None,
+        "warnings": [{"code": w.code, "message": w.message} for w in lock.warnings] or None,
     }
     lines += [f"{_META} {key} = {json.dumps(value)}" for key, value in meta.items() if value is not None]
     for number, (index, members) in enumerate(index_groups(lock)):

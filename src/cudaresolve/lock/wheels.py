@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.errors import InvalidInput
-from cudaresolve.text.findings import Notice
+from cudaresolve.text.findings import Notice, warning
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -66,10 +66,9 @@ def attach_files(solution: Solution, listings: Listings) -> tuple[Solution, list
         found = pick_file(files, package.version, solution.target)
         if found is None:
             notices.append(
-                Notice(
-                    code="wheel-not-listed",
-                    message=f"{package.index} lists no {package.name} {package.version} wheel for Python"
-                    f" {solution.target.python} on {solution.target.platform}; it is locked without a hash",
+                warning(
+                    "wheel-not-listed", "lock.wheel-not-listed", index=package.index, package=package.name,
+                    version=package.version, python=solution.target.python, platform=solution.target.platform,
                 )
             )
             packages.append(package)

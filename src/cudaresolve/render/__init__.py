@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.errors import CudaResolveError
 
-__all__ = ["emit_json", "make_console", "render_error"]
+__all__ = ["emit_json", "make_console", "plain", "render_error"]
 
 SCHEMA = 1
 
@@ -27,29 +27,45 @@ def make_console(*, stderr: bool = True, file: IO[str] | None = None) -> Console
     return Console(file=file, stderr=stderr if file is None else False, highlight=False, soft_wrap=True)
 
 
-def emit_json(payload: dict[str, Any], *, stream: IO[str] | None = None) -> None:
-    """Print exactly one JSON object with ``"schema": 1`` first."""
+def plain(value: Any, lang: str = "en") -> Any:
+    """``value`` with every ``Text`` inside it (dicts, lists, tuples) turned into words in ``lang``."""
+    from cudaresolve.text.catalogue import format_text
+    from cudaresolve.text.model import Text
+
+    if isinstance(value, Text):
+        return format_text(value, lang)
+    if isinstance(value, dict):
+        return {k: plain(v, lang) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v, lang) for v in value]
+    return value
+
+
+def emit_json(payload: dict[str, Any], *, lang: str = "en", stream: IO[str] | None = None) -> None:
+    """Print exactly one JSON object with ``"schema": 1`` first; its sentences in ``lang``."""
     out = stream if stream is not None else sys.stdout
-    out.write(json.dumps({"schema": SCHEMA, **payload}, indent=2, ensure_ascii=False) + "\n")
+    out.write(json.dumps({"schema": SCHEMA, **plain(payload, lang)}, indent=2, ensure_ascii=False) + "\n")
 
 
 def render_error(err: CudaResolveError, console: Console, *, lang: str = "en") -> None:
     """The error and its hint on one line, then any findings or problems indented below it."""
     from rich.markup import escape
 
+    from cudaresolve.text.catalogue import format_text
+    from cudaresolve.text.model import Text
+
+    hint = format_text(err.hint_text, lang) if err.hint_text is not None else None
     console.print(
-        f"[bold red]error[/]: {escape(err.code)}: {escape(err.message)}"
-        + (f" [cyan](hint: {escape(err.hint)})[/]" if err.hint else "")
+        f"[bold red]error[/]: {escape(err.code)}: {escape(format_text(err.text, lang))}"
+        + (f" [cyan](hint: {escape(hint)})[/]" if hint else "")
     )
-    for path, message in getattr(err, "problems", []):
-        console.print(f"  {escape(path or '<top>')}: {escape(message)}")
+    for path, problem in getattr(err, "problems", []):
+        console.print(f"  {escape(path or '<top>')}: {escape(problem)}")
     findings = getattr(err, "findings", [])
     if findings:
         from rich.tree import Tree
 
-        from cudaresolve.text.catalogue import message
-
-        tree = Tree(message("render.findings", lang))
+        tree = Tree(format_text(Text("render.findings"), lang))
         for finding in findings:
-            tree.add(f"[red]{escape(finding.code)}[/]: {escape(finding.message)}")
+            tree.add(f"[red]{escape(finding.code)}[/]: {escape(format_text(finding.text, lang))}")
         console.print(tree, soft_wrap=False)

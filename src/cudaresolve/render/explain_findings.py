@@ -13,9 +13,11 @@ if TYPE_CHECKING:
 __all__ = ["render_lock_result", "render_solution", "render_why_not"]
 
 
-def render_solution(solution: Solution, console: Console) -> None:
+def render_solution(solution: Solution, console: Console, *, lang: str = "en") -> None:
     from rich.markup import escape
     from rich.table import Table
+
+    from cudaresolve.text.catalogue import format_text
 
     console.print(f"variant [bold]{solution.variant}[/] from {escape(solution.index_url)}")
     table = Table("package", "version", "index", box=None, pad_edge=False)
@@ -23,38 +25,38 @@ def render_solution(solution: Solution, console: Console) -> None:
         table.add_row(p.name, p.version, escape(p.index))
     console.print(table)
     for w in solution.warnings:
-        console.print(f"[yellow]warning[/]: {escape(w.code)}: {escape(w.message)}")
+        console.print(f"[yellow]warning[/]: {escape(w.code)}: {escape(format_text(w.text, lang))}")
 
 
 def render_why_not(answer: WhyNot, console: Console, *, lang: str = "en") -> None:
     from rich.markup import escape
     from rich.tree import Tree
 
-    from cudaresolve.text.catalogue import message
+    from cudaresolve.text.catalogue import format_text, message
 
     spec = escape(answer.spec)
     if answer.possible:
         headline = message("render.why-not.possible", lang, spec=spec)
         console.print(f"[green]{headline}[/]")
         if answer.solution is not None:
-            render_solution(answer.solution, console)
+            render_solution(answer.solution, console, lang=lang)
         return
     headline = message("render.why-not.impossible", lang, spec=spec)
     tree = Tree(f"[bold red]{headline}[/]")
     reasons = tree.add(message("render.why-not.because", lang))
     for r in answer.reasons:
-        reasons.add(f"[red]{escape(r.code)}[/]: {escape(r.message)}")
+        reasons.add(f"[red]{escape(r.code)}[/]: {escape(format_text(r.text, lang))}")
     if answer.alternatives:
         ways = tree.add(message("render.why-not.ways-out", lang))
         for a in answer.alternatives:
-            ways.add(f"[green]{escape(a.spec)}[/]: {escape(a.message)}")
+            ways.add(f"[green]{escape(a.spec)}[/]: {escape(format_text(a.text, lang))}")
     console.print(tree, soft_wrap=False)
 
 
-def render_lock_result(result: object, console: Console) -> None:
+def render_lock_result(result: object, console: Console, *, lang: str = "en") -> None:
     """What was locked, where it went, and every warning."""
     from rich.markup import escape
 
     solution = result.solution  # type: ignore[attr-defined]
-    render_solution(solution, console)
+    render_solution(solution, console, lang=lang)
     console.print(f"wrote {escape(str(result.path))} ({result.format})")  # type: ignore[attr-defined]

@@ -19,7 +19,7 @@ from packaging.version import Version
 from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
-from cudaresolve.text.reasons import reason
+from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.resolve.catalog import CUDA, Catalog, Need, Rejection
-from cudaresolve.text.reasons import reason
+from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

@@ -20,9 +20,9 @@ from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
 from cudaresolve.resolve.explain import explain_resolution
 from cudaresolve.resolve.model import LockedPackage, Solution
-from cudaresolve.text.catalogue import message
-from cudaresolve.text.findings import Finding, Notice
-from cudaresolve.text.reasons import reason, warning
+from cudaresolve.text.model import Text
+from cudaresolve.text.findings import Finding, Notice, warning
+from cudaresolve.text.findings import reason, warning
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -111,12 +111,8 @@ def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Reso
 
 
 def _no_solution(findings: Sequence[Finding]) -> NoSolution:
-    first = findings[0].message if findings else "nothing was found to explain it"
-    return NoSolution(
-        message("render.no-solution", "en", first=first),
-        findings=findings,
-        hint=message("render.no-solution-hint", "en"),
-    )
+    first = findings[0].text if findings else Text("resolve.nothing-to-explain")
+    return NoSolution(Text.of("render.no-solution", first=first), findings=findings, hint=Text("render.no-solution-hint"))
 
 
 def _constraint_conflicts(pins: Mapping[str, Candidate]) -> list[Finding]:
@@ -169,7 +165,7 @@ def _warnings(pins: Mapping[str, Candidate], db: CompatDB, target: Target, varia
     info = db.variant(variant)
     cuda = pins.get(CUDA)
     if target.gpus and target.driver is None:
-        out.append(Notice(code="driver-unknown", message=message("warn.driver-unknown", "en"), fields=()))
+        out.append(warning("driver-unknown", "warn.driver-unknown"))
     if cuda is not None and cuda.driver_support is DriverSupport.MINOR and info is not None and info.cuda:
         release = db.cuda_release(info.cuda)
         full = release.min_driver(target.platform) if release else "?"

@@ -11,7 +11,7 @@ exact ``TORCH_CUDA_ARCH_LIST``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -21,8 +21,7 @@ from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog
 from cudaresolve.resolve.solve import parse_requests, solve_catalog
-from cudaresolve.text.catalogue import message
-from cudaresolve.text.reasons import localize_all
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -40,20 +39,15 @@ _DEFAULT_CONTEXT: Final = ("torch",)
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Alternative:
     spec: str
-    message: str
+    text: Text
     code: str | None = None  # "forward-compat-available" for the cuda-compat way out
-    key: str | None = field(default=None, compare=False, repr=False)
-    fields: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def make(cls, label: str, key: str, *, code: str | None = None, **fields: object) -> Alternative:
-        text = {k: str(v) for k, v in fields.items()}
-        return cls(
-            spec=label, message=message(key, "en", **text), code=code, key=key, fields=tuple(sorted(text.items()))
-        )
+        return cls(spec=label, text=Text.of(key, **{k: str(v) for k, v in fields.items()}), code=code)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"spec": self.spec, "message": self.message}
+        data: dict[str, Any] = {"spec": self.spec, "message": self.text}
         if self.code:
             data["code"] = self.code
         return data
@@ -79,21 +73,8 @@ class WhyNot:
         return data
 
 
-def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target, *, lang: str = "en") -> WhyNot:
-    """Answer ``cudaresolve why-not SPEC [REQ ...]`` for ``target``, in ``lang``."""
-    answer = _why_not(spec, context, db, target)
-    if lang == "en":
-        return answer
-    return replace(
-        answer,
-        reasons=localize_all(answer.reasons, lang),
-        alternatives=tuple(
-            replace(a, message=message(a.key, lang, **dict(a.fields))) if a.key else a for a in answer.alternatives
-        ),
-    )
-
-
-def _why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> WhyNot:
+def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> WhyNot:
+    """Answer ``cudaresolve why-not SPEC [REQ ...]`` for ``target``."""
     catalog = build_catalog(db, target)
     text = spec.strip()
     if _VARIANT_RE.match(text):
