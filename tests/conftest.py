@@ -10,6 +10,12 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+@pytest.fixture(autouse=True)
+def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test writes outside a temporary directory: the user cache moves into one per test."""
+    monkeypatch.setenv("CUDARESOLVE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 _TINY: dict[str, Any] = {
     "schema-version": 1,
     "cuda": [

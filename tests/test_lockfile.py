@@ -14,6 +14,7 @@ from packaging.pylock import PackageWheel, Pylock
 from packaging.tags import Tag
 
 from cudaresolve.core.archs import parse_cc
+from cudaresolve.core.files import write_text_atomic
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.lock.lockfile import (
@@ -25,13 +26,12 @@ from cudaresolve.lock.lockfile import (
     pylock_problem,
     read_lock,
     write_lock,
-    write_text_atomic,
 )
 from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.target.model import Gpu, Target
-from cudaresolve.text.findings import Notice
 from cudaresolve.text.catalogue import format_text
+from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import literal
 
 if TYPE_CHECKING:

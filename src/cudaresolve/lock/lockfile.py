@@ -17,22 +17,23 @@ requirements files: ``requirements_txt`` (one active ``--index-url`` group, neve
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import stat
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import unquote, urlsplit
 
+from cudaresolve.core.files import write_text_atomic
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
+
+if TYPE_CHECKING:
+    import os
 
 __all__ = [
     "CREATED_BY",
@@ -45,7 +46,7 @@ __all__ = [
     "pylock_problem",
     "read_lock",
     "write_lock",
-    "write_text_atomic",
+
 ]
 
 LOCK_VERSION: Final = "1.0"
@@ -302,34 +303,6 @@ def write_lock(path: str | os.PathLike[str], lock: Lock, *, fmt: Literal["pylock
 
         text = dumps_requirements(lock)
     write_text_atomic(file, text)
-
-
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` (UTF-8, ``\\n`` line ends) through a temporary file in the same directory,
-    fsync it, then ``os.replace`` it over ``path``. On any failure the old file is untouched and the
-    temporary file is removed. An existing file's permission bits are kept."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")  # os, not secrets: no extra import
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if os.name == "posix":  # make the rename itself durable
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(target.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
 
 
 # --- helpers ---------------------------------------------------------------------------------

@@ -20,9 +20,8 @@ from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
 from cudaresolve.resolve.explain import explain_resolution
 from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.text.findings import Finding, Notice, reason, warning
 from cudaresolve.text.model import Text
-from cudaresolve.text.findings import Finding, Notice, warning
-from cudaresolve.text.findings import reason, warning
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -112,7 +111,8 @@ def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Reso
 
 def _no_solution(findings: Sequence[Finding]) -> NoSolution:
     first = findings[0].text if findings else Text("resolve.nothing-to-explain")
-    return NoSolution(Text.of("render.no-solution", first=first), findings=findings, hint=Text("render.no-solution-hint"))
+    hint = Text("render.no-solution-hint")
+    return NoSolution(Text.of("render.no-solution", first=first), findings=findings, hint=hint)
 
 
 def _constraint_conflicts(pins: Mapping[str, Candidate]) -> list[Finding]:
