@@ -11,6 +11,7 @@
     ├── DetectionError                   "nvml-failed"          NVML present but failing
     ├── IndexUnavailable                 "index-unavailable"    network or index failure
     ├── NoSolution                       "no-solution"          .findings
+    ├── InternalError                    "internal-error"       an unexpected exception (a bug)
     └── PipFailed                        "pip-failed"           .returncode
 
 Exceptions carry data only: a ``Text`` message and hint that ``render`` formats in the user's
@@ -31,6 +32,7 @@ __all__ = [
     "CudaResolveError",
     "DetectionError",
     "IndexUnavailable",
+    "InternalError",
     "InvalidArch",
     "InvalidBinary",
     "InvalidCompatData",
@@ -144,6 +146,19 @@ class NoSolution(CudaResolveError):
         data = super().to_dict()
         data["findings"] = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in self.findings]
         return data
+
+
+class InternalError(CudaResolveError):
+    """A bug: an exception cudaresolve did not expect. ``--debug`` shows its traceback instead."""
+
+    code = "internal-error"
+    exit_code = 2
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(
+            Text.of("error.internal", kind=type(exc).__name__, detail=literal(str(exc))),
+            hint=Text("error.internal.hint"),
+        )
 
 
 class PipFailed(CudaResolveError):

@@ -1,5 +1,7 @@
 """The command line: argparse -> settings -> one library call -> render -> exit code. Shell.
 
+May import every folder; nothing outside cli imports it.
+
 Each subcommand lives in its own module here with ``register(subparsers)``; the handler it
 sets as ``func`` takes the parsed namespace and returns an exit code. Heavy libraries
 (rich, httpx, resolvelib) are imported inside handlers so that ``--help`` stays fast.
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from cudaresolve import __version__
 from cudaresolve.errors import CudaResolveError, InvalidInput
+from cudaresolve.text.catalogue import LANGS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,19 +35,38 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="cudaresolve", description="Resolve a GPU Python stack that runs on this machine.")
     parser.add_argument("--version", action="version", version=f"cudaresolve {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of unexpected errors")
+    _add_global_options(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     import importlib
 
     for name in _COMMANDS:
-        try:
-            module = importlib.import_module(f"cudaresolve.cli.{name}")
-        except ModuleNotFoundError as exc:  # a command not built yet
-            if exc.name != f"cudaresolve.cli.{name}":
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(f"cudaresolve.cli.{name}").register(sub)
+    for command in _subcommands(parser):
+        _add_global_options(command, default=argparse.SUPPRESS)
     return parser
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every parser below ``parser`` (``db check`` too), depth first."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found += [child, *_subcommands(child)]
+    return found
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """``--lang`` and ``--debug``, accepted before the command and after it (a command's own wins)."""
+    known = parser._option_string_actions
+    if "--lang" in known and default is argparse.SUPPRESS:
+        known["--lang"].default = argparse.SUPPRESS  # so that a --lang before the command is kept
+    if "--lang" not in known:
+        parser.add_argument("--lang", choices=LANGS, default=None if default is False else default,
+                            help="message language (default: from LC_ALL/LC_MESSAGES/LANG)")
+    if "--debug" not in known:
+        parser.add_argument("--debug", action="store_true", default=default,
+                            help="show the traceback of an unexpected error")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,16 +81,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         return int(args.func(args))
     except CudaResolveError as err:
-        from cudaresolve import render
-
-        lang = _language(args)
-        if wants_json:
-            render.emit_json({"error": err.to_dict()}, lang=lang)
-        else:
-            render.render_error(err, render.make_console(), lang=lang)
-        return err.exit_code
+        return _report(err, args, wants_json=wants_json)
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # an unexpected error: one coded line, the traceback only with --debug
+        if getattr(args, "debug", False) or "--debug" in args_list:
+            raise
+        from cudaresolve.errors import InternalError
+
+        return _report(InternalError(exc), args, wants_json=wants_json)
+
+
+def _report(err: CudaResolveError, args: argparse.Namespace | None, *, wants_json: bool) -> int:
+    """The error as one line (and its findings) or as the JSON error object; its exit code."""
+    from cudaresolve import render
+
+    lang = _language(args)
+    if wants_json:
+        render.emit_json({"error": err.to_dict()}, lang=lang)
+    else:
+        render.render_error(err, render.make_console(), lang=lang)
+    return err.exit_code
 
 
 def _language(args: argparse.Namespace | None) -> str:

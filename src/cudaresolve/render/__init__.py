@@ -1,4 +1,6 @@
-"""Output: the only place rich is imported (lazily, inside functions). Does output.
+"""Output: the only place rich is imported (lazily, inside functions) and where a ``Text`` becomes words. Does output.
+
+May import every folder but cli.
 
 ``format_*`` returns text, ``render_*`` writes to a Console passed in, ``emit_json`` writes
 the one JSON object of the contract to stdout.
