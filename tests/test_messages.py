@@ -21,7 +21,7 @@ from cudaresolve.text.catalogue import (
     placeholders,
 )
 
-# The reason codes of design section 4, plus the minor-version-compatibility warning.
+# The reason codes listed in the README, plus the minor-version-compatibility warning.
 DESIGN_REASON_CODES = (
     "driver-too-old",
     "sm-not-covered",

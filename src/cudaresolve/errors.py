@@ -74,7 +74,7 @@ class CudaResolveError(Exception):
         return format_text(self.hint_text) if self.hint_text is not None else None
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``error`` object of the JSON contract (design section 4); render formats its Texts."""
+        """The ``error`` object of the JSON contract (README, "Exit codes and JSON"); render formats its Texts."""
         return {"code": self.code, "message": self.text, "hint": self.hint_text, "findings": []}
 
 

@@ -23,7 +23,7 @@ SCHEMA = 1
 
 
 def make_console(*, stderr: bool = True, file: IO[str] | None = None) -> Console:
-    """A rich Console for human output (stderr by default, as design section 4 asks)."""
+    """A rich Console for human output (messages go to stderr by default; JSON alone goes to stdout)."""
     from rich.console import Console
 
     return Console(file=file, stderr=stderr if file is None else False, highlight=False, soft_wrap=True)

@@ -16,7 +16,7 @@ __all__ = ["Finding", "Notice", "reason", "warning"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
-    """One typed reason (design section 4 reason codes), with the numbers behind it."""
+    """One typed reason (the reason codes listed in the README), with the numbers behind it."""
 
     code: str
     text: Text
