@@ -1,1 +1,15 @@
-"""TODO"""
+"""GPU code inside binaries: which SASS, PTX and LTO targets ``.so`` files, wheels and ``.pt2`` packages carry.
+
+Modules, lowest first (each imports only those before it):
+
+* ``elf``: the bounded reader and the ELF header and section table (pure);
+* ``fatbin``: fatbin containers and entries, cubins, ``read_fatbin_archs`` (pure);
+* ``report``: the values found (``BinaryReport``, ``FileError``, ``AotiPackage``) (pure);
+* ``aoti_check``: an AOTInductor package against a target's GPUs (pure);
+* ``archive``: one zip member as a seekable stream (reads an open archive);
+* ``scan``: one binary file or one wheel (I/O);
+* ``aoti``: one ``.pt2`` package, its kernels read through ``scan`` (I/O);
+* ``inspect``: each path or distribution name the user gives, sent to ``scan`` or ``aoti`` (I/O).
+
+May import ``core``, ``text`` and ``errors`` only.
+"""
