@@ -153,3 +153,14 @@ def test_check_package_falls_back_to_metadata_without_kernels(tmp_path: Path) ->
     assert check_package(package, [ComputeCapability(10, 0)]) == ()
     (finding,) = check_package(package, [ComputeCapability(10, 3)])
     assert finding.found == "sm_100a"
+
+
+def test_notes_and_errors_are_said_in_chinese(tmp_path: Path) -> None:
+    package = package_report(make_pt2(tmp_path / "m.pt2", metadata=CUDA_H100)).package
+    assert package is not None
+    assert words(package.models[0].notes[0], "zh") == (
+        "m/data/aotinductor/model/triton_poi_fused_0.cubin：按 Triton 的命名规则，推断 sm_90a 带有后缀 'a'")  # noqa: RUF001
+    junk = tmp_path / "junk.pt2"
+    junk.write_bytes(b"\0" * 100)
+    error = package_report(junk).error
+    assert error is not None and words(error.text, "zh").startswith("无法读取包：")  # noqa: RUF001

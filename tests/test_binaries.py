@@ -1,5 +1,8 @@
 """binaries: files, wheels read in place, directories, installed distributions; the inspect CLI."""
 
+# The Chinese expectations use full-width punctuation on purpose.
+# ruff: noqa: RUF001
+
 from __future__ import annotations
 
 import io
@@ -25,6 +28,7 @@ from cudaresolve.binaries.scan import is_candidate, read_wheel
 from cudaresolve.cli import main
 from cudaresolve.core.archs import Arch, ComputeCapability
 from cudaresolve.errors import InvalidBinary, InvalidInput
+from cudaresolve.render import plain
 from cudaresolve.render.inspect import format_details, render_inspect
 from cudaresolve.text.catalogue import format_text as words
 from cudaresolve.text.model import Text, literal
@@ -237,6 +241,27 @@ def test_format_details() -> None:
         "5 entries, 1 container, 1 compressed, PTX ISA 9.0")
     broken = BinaryReport(path="x", error=FileError(code="invalid-binary", text=literal("truncated")))
     assert format_details(broken) == "error: invalid-binary: truncated"
+
+
+def test_format_details_and_errors_in_chinese() -> None:
+    assert format_details(inspect_file(FIXTURES / "rdc.so"), "zh") == "3 个条目、2 个容器、2 个已压缩、含 -rdc 副本"
+    report = inspect_file(FIXTURES / "kernel.cu")
+    assert format_details(report, "zh") == "错误：invalid-binary：不是 ELF 文件、fatbin 或 cubin"
+    error = plain(report.to_dict(), "zh")["error"]
+    assert error == {"code": "invalid-binary", "message": "不是 ELF 文件、fatbin 或 cubin",
+                     "hint": "文件不完整，或者不是 CUDA/ELF 二进制文件；请重新安装它所属的软件包"}
+
+
+def test_render_inspect_in_chinese() -> None:
+    buffer = io.StringIO()
+    render_inspect([inspect_file(FIXTURES / "multi.so")], Console(file=buffer, width=200, color_system=None),
+                   lang="zh")
+    lines = buffer.getvalue().splitlines()
+    assert lines[0].split() == ["文件", "SASS", "PTX", "LTO", "详情"]
+    assert lines[1].endswith("5 个条目、1 个容器、1 个已压缩、PTX ISA 9.0")
+    empty = io.StringIO()
+    render_inspect([], Console(file=empty, width=200, color_system=None), lang="zh")
+    assert empty.getvalue() == "没有找到 GPU 代码（用 --all 列出所有二进制文件）\n"
 
 
 def test_render_inspect() -> None:
