@@ -7,13 +7,17 @@ import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cudaresolve.binaries.aoti import AotiPackage, check_package, package_report, read_package
-from cudaresolve.binaries.scan import inspect_path
+from cudaresolve.binaries.aoti import package_report, read_package
+from cudaresolve.binaries.aoti_check import check_package
+from cudaresolve.binaries.inspect import inspect_path
 from cudaresolve.cli import main
 from cudaresolve.core.archs import ComputeCapability
+from cudaresolve.text.catalogue import format_text as words
 
 if TYPE_CHECKING:
     import pytest
+
+    from cudaresolve.binaries.report import AotiPackage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 CUDA_H100 = {"AOTI_DEVICE_KEY": "cuda", "AOTI_COMPUTE_CAPABILITY": "90", "AOTI_PLATFORM": "linux",
@@ -49,8 +53,8 @@ def test_cuda_package_reports_device_and_kernel_sms(tmp_path: Path) -> None:
     (model,) = package.models
     assert (model.name, model.device, model.compute_capability) == ("model", "cuda", ComputeCapability(9, 0))
     assert [Path(k.path.split("!")[1]).name for k in model.kernels] == ["cabc.so", "triton_poi_fused_0.cubin"]
-    assert model.notes == ("model/data/aotinductor/model/triton_poi_fused_0.cubin: 'a' suffix inferred for "
-                           "sm_90a (Triton's naming)",)
+    assert tuple(map(words, model.notes)) == (
+        "model/data/aotinductor/model/triton_poi_fused_0.cubin: 'a' suffix inferred for sm_90a (Triton's naming)",)
 
 
 def test_to_dict(tmp_path: Path) -> None:
@@ -83,26 +87,27 @@ def test_cpu_package(tmp_path: Path) -> None:
 def test_missing_or_bad_metadata_is_a_note(tmp_path: Path) -> None:
     missing = package_report(make_pt2(tmp_path / "a.pt2", metadata=None)).package
     assert missing is not None and missing.models[0].device is None
-    assert missing.models[0].notes[0] == "model model has no *_metadata.json: the device it was compiled for is unknown"
+    assert words(missing.models[0].notes[0]) == (
+        "model model has no *_metadata.json: the device it was compiled for is unknown")
     bad = package_report(make_pt2(tmp_path / "b.pt2", metadata="{not json")).package
-    assert bad is not None and bad.models[0].notes[0].startswith("model model: ")
-    assert "is not JSON" in bad.models[0].notes[0]
+    assert bad is not None and words(bad.models[0].notes[0]).startswith("model model: ")
+    assert "is not JSON" in words(bad.models[0].notes[0])
     listed = package_report(make_pt2(tmp_path / "c.pt2", metadata="[1, 2]")).package
-    assert listed is not None and "is not a JSON object" in listed.models[0].notes[0]
+    assert listed is not None and "is not a JSON object" in words(listed.models[0].notes[0])
 
 
 def test_damaged_kernel_is_a_package_error(tmp_path: Path) -> None:
     path = make_pt2(tmp_path / "m.pt2", metadata=CUDA_H100, kernels={"k.cubin": "kernel.cu"})
     report = package_report(path)
     assert report.error is not None and report.error.code == "invalid-binary"
-    assert report.error.message.startswith("1 kernel file(s) unreadable; first: ")
+    assert words(report.error.text).startswith("1 kernel file(s) unreadable; first: ")
 
 
 def test_not_a_zip(tmp_path: Path) -> None:
     path = tmp_path / "junk.pt2"
     path.write_bytes(b"\0" * 100)
     report = package_report(path)
-    assert report.error is not None and report.error.message.startswith("cannot read package:")
+    assert report.error is not None and words(report.error.text).startswith("cannot read package:")
 
 
 def test_inspect_path_and_cli_dispatch_pt2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,3 +153,14 @@ def test_check_package_falls_back_to_metadata_without_kernels(tmp_path: Path) ->
     assert check_package(package, [ComputeCapability(10, 0)]) == ()
     (finding,) = check_package(package, [ComputeCapability(10, 3)])
     assert finding.found == "sm_100a"
+
+
+def test_notes_and_errors_are_said_in_chinese(tmp_path: Path) -> None:
+    package = package_report(make_pt2(tmp_path / "m.pt2", metadata=CUDA_H100)).package
+    assert package is not None
+    assert words(package.models[0].notes[0], "zh") == (
+        "m/data/aotinductor/model/triton_poi_fused_0.cubin：按 Triton 的命名规则，推断 sm_90a 带有后缀 'a'")  # noqa: RUF001
+    junk = tmp_path / "junk.pt2"
+    junk.write_bytes(b"\0" * 100)
+    error = package_report(junk).error
+    assert error is not None and words(error.text, "zh").startswith("无法读取包：")  # noqa: RUF001

@@ -1,5 +1,8 @@
 """binaries: files, wheels read in place, directories, installed distributions; the inspect CLI."""
 
+# The Chinese expectations use full-width punctuation on purpose.
+# ruff: noqa: RUF001
+
 from __future__ import annotations
 
 import io
@@ -11,23 +14,24 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cudaresolve.binaries import scan as binaries
-from cudaresolve.binaries.scan import (
-    BinaryReport,
-    FileError,
+from cudaresolve.binaries import archive as binaries
+from cudaresolve.binaries.archive import open_zip_member
+from cudaresolve.binaries.inspect import (
     find_distribution,
     inspect_directory,
     inspect_file,
     inspect_path,
     inspect_paths,
-    inspect_wheel,
-    is_candidate,
-    open_zip_member,
 )
+from cudaresolve.binaries.report import BinaryReport, FileError
+from cudaresolve.binaries.scan import is_candidate, read_wheel
 from cudaresolve.cli import main
 from cudaresolve.core.archs import Arch, ComputeCapability
 from cudaresolve.errors import InvalidBinary, InvalidInput
+from cudaresolve.render import plain
 from cudaresolve.render.inspect import format_details, render_inspect
+from cudaresolve.text.catalogue import format_text as words
+from cudaresolve.text.model import Text, literal
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 LINKER_SCRIPT = b"/* GNU ld script */\nGROUP ( libc.so.6 libc_nonshared.a )\n"
@@ -87,8 +91,9 @@ def test_to_dict_has_the_contract_keys_first() -> None:
 
 def test_explicit_non_binary_file_is_an_error_report() -> None:
     (report,) = inspect_path(FIXTURES / "kernel.cu")
-    assert report.error == FileError(code="invalid-binary", message="not an ELF file, fatbin or cubin",
+    assert report.error == FileError(code="invalid-binary", text=Text("binaries.unknown-format"),
                                      hint=report.error.hint if report.error else None)
+    assert words(report.error.text) == "not an ELF file, fatbin or cubin"
     assert report.listing is None and report.sass == () and report.format == ""
 
 
@@ -123,7 +128,7 @@ def test_wheel_members_are_read_in_place(tmp_path: Path) -> None:
         (f"{wheel}!pkg/lib/libmulti.so", ("sm_75", "sm_86", "sm_90a", "sm_100a"), ("compute_90",)),
     ]
     assert [Path(p).name for p in tmp_path.iterdir()] == [wheel.name]  # nothing extracted
-    everything = inspect_wheel(wheel, include_empty=True)
+    everything = read_wheel(wheel, include_empty=True)
     assert [r.path.split("!")[1] for r in everything] == [
         "pkg/_host.cpython-311-x86_64-linux-gnu.so", "pkg/lib/libfamily.so.1", "pkg/lib/libmulti.so"]
 
@@ -145,7 +150,7 @@ def test_large_deflated_member_goes_through_zipfile_stream(
     monkeypatch.setattr(binaries, "_IN_MEMORY_MEMBER", 0)
     monkeypatch.setattr(binaries._TailCache, "_TAIL", tail)
     wheel = make_wheel(tmp_path / "w.whl")
-    (multi,) = [r for r in inspect_wheel(wheel) if r.path.endswith("libmulti.so")]
+    (multi,) = [r for r in read_wheel(wheel) if r.path.endswith("libmulti.so")]
     assert multi.sass == ("sm_75", "sm_86", "sm_90a", "sm_100a")
 
 
@@ -157,18 +162,18 @@ def test_damaged_wheel_member_is_a_per_file_error(tmp_path: Path) -> None:
         start = info.header_offset + 30 + len(info.filename) + len(info.extra)
     data[start + 100:start + 400] = b"\xff" * 300
     wheel.write_bytes(bytes(data))
-    reports = {r.path.split("!")[1]: r for r in inspect_wheel(wheel)}
+    reports = {r.path.split("!")[1]: r for r in read_wheel(wheel)}
     assert reports["pkg/lib/libfamily.so.1"].error is None
     bad = reports["pkg/lib/libmulti.so"]
     assert bad.error is not None and bad.error.code == "invalid-binary"
-    assert bad.error.message.startswith("cannot read member:")
+    assert words(bad.error.text).startswith("cannot read member:")
 
 
 def test_not_a_zip_wheel_is_one_error_report(tmp_path: Path) -> None:
     wheel = tmp_path / "broken-1.0-py3-none-any.whl"
     wheel.write_bytes(b"not a zip")
     (report,) = inspect_path(wheel)
-    assert report.error is not None and report.error.message.startswith("cannot read wheel:")
+    assert report.error is not None and words(report.error.text).startswith("cannot read wheel:")
 
 
 def test_zip_member_with_implausible_size_is_refused(tmp_path: Path) -> None:
@@ -185,7 +190,7 @@ def test_installed_distribution_by_name(tmp_path: Path) -> None:
     dist = find_distribution("fake-pkg", [site])
     assert dist is not None and dist.metadata["Name"] == "Fake_Pkg"
     reports = inspect_path("FAKE.PKG", site_packages=[site])
-    assert [(Path(r.path).name, r.sass, r.error.message if r.error else None) for r in reports] == [
+    assert [(Path(r.path).name, r.sass, words(r.error.text) if r.error else None) for r in reports] == [
         ("gone.so", (), "listed in RECORD but missing"),
         ("libk.so", ("sm_75", "sm_86", "sm_90a", "sm_100a"), None),
     ]
@@ -234,8 +239,29 @@ def test_format_details() -> None:
         "3 entries, 2 containers, 2 compressed, has -rdc copies")
     assert format_details(inspect_file(FIXTURES / "multi.so")) == (
         "5 entries, 1 container, 1 compressed, PTX ISA 9.0")
-    broken = BinaryReport(path="x", error=FileError(code="invalid-binary", message="truncated"))
+    broken = BinaryReport(path="x", error=FileError(code="invalid-binary", text=literal("truncated")))
     assert format_details(broken) == "error: invalid-binary: truncated"
+
+
+def test_format_details_and_errors_in_chinese() -> None:
+    assert format_details(inspect_file(FIXTURES / "rdc.so"), "zh") == "3 个条目、2 个容器、2 个已压缩、含 -rdc 副本"
+    report = inspect_file(FIXTURES / "kernel.cu")
+    assert format_details(report, "zh") == "错误：invalid-binary：不是 ELF 文件、fatbin 或 cubin"
+    error = plain(report.to_dict(), "zh")["error"]
+    assert error == {"code": "invalid-binary", "message": "不是 ELF 文件、fatbin 或 cubin",
+                     "hint": "文件不完整，或者不是 CUDA/ELF 二进制文件；请重新安装它所属的软件包"}
+
+
+def test_render_inspect_in_chinese() -> None:
+    buffer = io.StringIO()
+    render_inspect([inspect_file(FIXTURES / "multi.so")], Console(file=buffer, width=200, color_system=None),
+                   lang="zh")
+    lines = buffer.getvalue().splitlines()
+    assert lines[0].split() == ["文件", "SASS", "PTX", "LTO", "详情"]
+    assert lines[1].endswith("5 个条目、1 个容器、1 个已压缩、PTX ISA 9.0")
+    empty = io.StringIO()
+    render_inspect([], Console(file=empty, width=200, color_system=None), lang="zh")
+    assert empty.getvalue() == "没有找到 GPU 代码（用 --all 列出所有二进制文件）\n"
 
 
 def test_render_inspect() -> None:

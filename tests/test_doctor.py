@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cudaresolve.binaries.fatbin import FatbinEntry, FatbinListing
-from cudaresolve.binaries.scan import BinaryReport
+from cudaresolve.binaries.report import BinaryReport
 from cudaresolve.core.archs import ComputeCapability, Coverage
 from cudaresolve.core.versions import CudaVersion, parse_driver
 from cudaresolve.db.database import CompatDB, DriverSupport
@@ -32,7 +32,9 @@ from cudaresolve.doctor.environment import (
 )
 from cudaresolve.doctor.report import DoctorReport, Environment, InstalledPackage, Problem
 from cudaresolve.errors import InvalidInput
+from cudaresolve.render import plain
 from cudaresolve.target.model import Gpu, Target
+from cudaresolve.text.catalogue import format_text as words
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 URL = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
@@ -165,17 +167,18 @@ def test_library_without_code_for_a_gpu_and_fbgemm_built_for_another_torch(tmp_p
     assert codes(fbgemm.problems) == [("sm-not-covered", "8.0", "sm_86"),
                                       ("abi-mismatch", "torch 2.6.*", "torch 2.7.1+cu118")]
     missing, mismatch = fbgemm.problems
-    assert missing.message() == ("fbgemm-gpu 1.1.0+cu118 (cu118) has no code for sm_80 (NVIDIA A100, compute "
+    assert words(missing.text) == ("fbgemm-gpu 1.1.0+cu118 (cu118) has no code for sm_80 (NVIDIA A100, compute "
                                  "capability 8.0); it carries sm_86")
     assert missing.libraries == (str(tmp_path / "fbgemm_gpu/fbgemm_gpu_py.so"),)
-    assert [f.format() for f in missing.fixes] == [
+    assert [words(f) for f in missing.fixes] == [
         "fbgemm-gpu releases with native code for sm_80, sm_86: 1.2.0 (cu126, cu118), 1.1.0 (cu118).",
         "Run 'cudaresolve lock fbgemm-gpu --gpu 8.0 --gpu 8.6 --driver 535.104.05' to pick builds with native "
         "code for every GPU here, then 'cudaresolve install' to install them.",
         'Build fbgemm-gpu from source with TORCH_CUDA_ARCH_LIST="8.0;8.6" so that it carries code for these GPUs.',
     ]
-    assert mismatch.message() == "fbgemm-gpu 1.1.0+cu118 was built for torch 2.6.*, but torch 2.7.1+cu118 is installed"
-    assert [f.format() for f in mismatch.fixes] == [
+    assert words(mismatch.text) == (
+        "fbgemm-gpu 1.1.0+cu118 was built for torch 2.6.*, but torch 2.7.1+cu118 is installed")
+    assert [words(f) for f in mismatch.fixes] == [
         "Install fbgemm-gpu==1.2.0, the fbgemm-gpu release paired with torch 2.7.1+cu118.",
         "Alternatively install torch 2.6.*, the version that fbgemm-gpu 1.1.0+cu118 is paired with.",
         "Install torch and fbgemm-gpu in one command from the same index "
@@ -214,7 +217,7 @@ def test_torch_built_for_the_cpu_on_a_gpu_target(tmp_path: Path, db: CompatDB) -
     report = diagnose(read_environment([tmp_path]), make_target(A100), db)
     torch = package(report, "torch")
     assert (torch.variant, torch.libraries, codes(torch.problems)) == ("cpu", (), [("sm-not-covered", None, "cpu")])
-    assert torch.problems[0].message() == "torch 2.7.1 is a CPU-only build: it cannot use NVIDIA A100"
+    assert words(torch.problems[0].text) == "torch 2.7.1 is a CPU-only build: it cannot use NVIDIA A100"
 
 
 # -- torch pairings ---------------------------------------------------------------------------
@@ -228,9 +231,9 @@ def test_torchrec_paired_with_another_fbgemm(tmp_path: Path, db: CompatDB) -> No
     torchrec = package(report, "torchrec")
     assert codes(torchrec.problems) == [("abi-mismatch", "fbgemm-gpu 1.1.*", "fbgemm-gpu 1.2.0+cu118"),
                                         ("abi-mismatch", "torch 2.6.*", "torch 2.7.1+cu118")]
-    assert torchrec.problems[0].message() == ("torchrec 1.1.0 is paired with fbgemm-gpu 1.1.*, but fbgemm-gpu "
+    assert words(torchrec.problems[0].text) == ("torchrec 1.1.0 is paired with fbgemm-gpu 1.1.*, but fbgemm-gpu "
                                               "1.2.0+cu118 is installed")
-    assert torchrec.problems[0].fixes[0].format() == ("Install torchrec==1.2.0, the torchrec release paired with "
+    assert words(torchrec.problems[0].fixes[0]) == ("Install torchrec==1.2.0, the torchrec release paired with "
                                                       "fbgemm-gpu 1.2.0+cu118.")
     assert package(report, "fbgemm-gpu").problems == ()
 
@@ -242,7 +245,7 @@ def test_flashinfer_aot_wheel_built_for_another_torch_minor(tmp_path: Path, db: 
     flashinfer = package(report, "flashinfer")
     assert (flashinfer.variant, codes(flashinfer.problems)) == (
         "cu118", [("abi-mismatch", "torch 2.6.*", "torch 2.7.1+cu118")])
-    assert flashinfer.problems[0].fixes[0].format() == (
+    assert words(flashinfer.problems[0].fixes[0]) == (
         "Install flashinfer==0.2.0+cu118torch2.7, the flashinfer release paired with torch 2.7.1+cu118.")
 
 
@@ -252,7 +255,7 @@ def test_library_from_another_cuda_major_than_torch(tmp_path: Path, db: CompatDB
     report = diagnose(read_environment([tmp_path]), make_target(A100), db)
     (problem,) = package(report, "fbgemm-gpu").problems
     assert (problem.code, problem.required, problem.found) == ("abi-mismatch", "torch cu126", "torch cu118")
-    assert problem.message() == ("fbgemm-gpu 1.2.0 is a cu126 build, but torch 2.7.1+cu118 is a cu118 build; a "
+    assert words(problem.text) == ("fbgemm-gpu 1.2.0 is a cu126 build, but torch 2.7.1+cu118 is a cu118 build; a "
                                  "compiled package must come from the same CUDA major version as torch")
 
 
@@ -261,12 +264,12 @@ def test_a_package_the_database_lacks_is_listed_with_a_note(tmp_path: Path, db: 
     report = diagnose(read_environment([tmp_path]), make_target(RTX3090), db)
     fbgemm = package(report, "fbgemm-gpu")
     assert (fbgemm.variant, fbgemm.problems) == (None, ())
-    assert [n.format() for n in fbgemm.notes] == [
+    assert [words(n) for n in fbgemm.notes] == [
         "fbgemm-gpu 9.9.0 is not in the database: its pairing and minimum GPU were not checked"]
     (problem,) = package(diagnose(read_environment([tmp_path]), make_target(RTX3090, A100), db), "fbgemm-gpu").problems
-    assert problem.message() == ("fbgemm-gpu 9.9.0 (variant unknown) has no code for sm_80 (NVIDIA A100, compute "
+    assert words(problem.text) == ("fbgemm-gpu 9.9.0 (variant unknown) has no code for sm_80 (NVIDIA A100, compute "
                                  "capability 8.0); it carries sm_86")
-    assert problem.message("zh") == ("fbgemm-gpu 9.9.0（变体未知）没有 sm_80 的代码（NVIDIA A100，计算能力 8.0）；"
+    assert words(problem.text, "zh") == ("fbgemm-gpu 9.9.0（变体未知）没有 sm_80 的代码（NVIDIA A100，计算能力 8.0）；"
                                      "它只包含 sm_86")
 
 
@@ -279,7 +282,7 @@ def test_ptx_only_is_a_warning_and_still_ok(tmp_path: Path, db: CompatDB) -> Non
     report = diagnose(read_environment([tmp_path]), make_target(h100), db)
     (problem,) = package(report, "torch").problems
     assert (problem.code, problem.severity, problem.found) == ("ptx-jit-only", "warning", "compute_80")
-    assert problem.message() == ("torch 2.7.1+cu118 (cu118) has no native code for NVIDIA H100 (sm_90); the driver "
+    assert words(problem.text) == ("torch 2.7.1+cu118 (cu118) has no native code for NVIDIA H100 (sm_90); the driver "
                                  "will JIT-compile its PTX (compute_80), so the first start is slow")
     assert report.ok is True
 
@@ -290,7 +293,7 @@ def test_gpu_below_the_package_minimum(tmp_path: Path, db: CompatDB) -> None:
     report = diagnose(read_environment([tmp_path]), make_target(v100), db)
     (problem,) = package(report, "xformers").problems
     assert (problem.code, problem.required, problem.found) == ("sm-below-minimum", "7.5", "7.0")
-    assert problem.message() == "xformers 0.0.31 supports compute capability 7.5 and newer; Tesla V100 is 7.0"
+    assert words(problem.text) == "xformers 0.0.31 supports compute capability 7.5 and newer; Tesla V100 is 7.0"
 
 
 def _report(path: str, *archs: tuple[int, int, str, int]) -> BinaryReport:
@@ -321,16 +324,16 @@ def test_a_library_listed_in_record_but_missing_is_a_problem(tmp_path: Path, db:
     (tmp_path / "fbgemm_gpu/fbgemm_gpu_py.so").unlink()
     report = diagnose(read_environment([tmp_path]), make_target(A100), db)
     (problem,) = package(report, "fbgemm-gpu").problems
-    assert (problem.code, problem.message()) == (
+    assert (problem.code, words(problem.text)) == (
         "invalid-binary", f"cannot read {tmp_path / 'fbgemm_gpu/fbgemm_gpu_py.so'}: listed in RECORD but missing")
-    assert problem.fixes[0].format() == ("Reinstall it from the index it came from: pip install --force-reinstall "
+    assert words(problem.fixes[0]) == ("Reinstall it from the index it came from: pip install --force-reinstall "
                                          "--no-deps 'fbgemm-gpu==1.2.0'")
 
 
 def test_a_package_without_record_gets_a_note(tmp_path: Path, db: CompatDB) -> None:
     (make_dist(tmp_path, "torch", "2.7.1+cu118", torch_files()) / "RECORD").unlink()
     torch = package(diagnose(read_environment([tmp_path]), make_target(A100), db), "torch")
-    assert (torch.libraries, [n.format() for n in torch.notes]) == (
+    assert (torch.libraries, [words(n) for n in torch.notes]) == (
         (), ["torch 2.7.1+cu118 has no RECORD, so its libraries could not be listed"])
 
 
@@ -344,9 +347,9 @@ def test_cuda_13_runtime_with_a_535_driver(tmp_path: Path, db: CompatDB) -> None
         ("nvidia-cuda-runtime-cu13", CudaVersion(13, 0), DriverSupport.NONE)]
     (problem,) = report.problems
     assert (problem.code, problem.required, problem.found) == ("driver-too-old", "580.65.06", "535.104.05")
-    assert problem.message() == ("CUDA 13.0 wheels (cu130) need driver 580.65.06 at least (580.65.06 for full "
+    assert words(problem.text) == ("CUDA 13.0 wheels (cu130) need driver 580.65.06 at least (580.65.06 for full "
                                  "compatibility); this host has 535.104.05")
-    assert [f.format() for f in problem.fixes] == [
+    assert [words(f) for f in problem.fixes] == [
         "Install builds for cu121 (CUDA 12.1), the newest variant this driver fully supports: pip install torch "
         "--index-url https://download.pytorch.org/whl/cu121",
         "Or upgrade the NVIDIA driver; nvidia-smi shows the newest CUDA version a driver supports.",
@@ -373,7 +376,7 @@ def test_an_unknown_driver_is_said_not_guessed(tmp_path: Path, db: CompatDB) -> 
     make_dist(tmp_path, "nvidia-cuda-runtime-cu13", "13.0.48")
     report = diagnose(read_environment([tmp_path]), make_target(A100, driver=None), db)
     assert ([r.support for r in report.runtimes], report.problems) == ([None], ())
-    assert [n.format() for n in report.notes] == [
+    assert [words(n) for n in report.notes] == [
         "no driver version was given or detected, so the driver was not checked; pass --driver"]
 
 
@@ -389,9 +392,9 @@ def test_torch_cuda_arch_list_leaving_out_a_gpu(db: CompatDB) -> None:
                                       ("arch-list-excludes-gpu", "8.0", "9.0a"),
                                       ("arch-list-excludes-gpu", "8.6", "9.0a")]
     first = report.problems[0]
-    assert first.message() == ('TORCH_CUDA_ARCH_LIST="8.0 8.6" leaves out NVIDIA H100 (compute capability 9.0): '
+    assert words(first.text) == ('TORCH_CUDA_ARCH_LIST="8.0 8.6" leaves out NVIDIA H100 (compute capability 9.0): '
                                "extensions built or JIT-compiled in this environment get no code for it")
-    assert [f.format() for f in first.fixes] == [
+    assert [words(f) for f in first.fixes] == [
         'Unset TORCH_CUDA_ARCH_LIST and FLASHINFER_CUDA_ARCH_LIST, or set them to this machine\'s GPUs: '
         '"8.0;8.6;9.0".']
     assert report.ok is False
@@ -430,13 +433,13 @@ def test_pt2_packages_against_the_target(tmp_path: Path, db: CompatDB) -> None:
     assert (first.devices, first.sass, first.problems) == (("cuda",), ("sm_90a",), ())
     (mismatch,) = report.pt2[1].problems
     assert (mismatch.code, mismatch.required, mismatch.found) == ("aoti-device-mismatch", "cpu", "cuda")
-    assert mismatch.message() == (f"{tmp_path / 'cpu.pt2'} was compiled for cpu but would run on cuda; AOTInductor "
+    assert words(mismatch.text) == (f"{tmp_path / 'cpu.pt2'} was compiled for cpu but would run on cuda; AOTInductor "
                                   "then fails with 'CUDA error: invalid argument'")
     on_cpu = diagnose(Environment(paths=()), make_target(), db, pt2=[cuda])
     assert codes(on_cpu.pt2[0].problems) == [("aoti-device-mismatch", "cuda", "cpu")]
     (other_gpu,) = diagnose(Environment(paths=()), make_target(A100), db, pt2=[cuda]).pt2[0].problems
     assert (other_gpu.code, other_gpu.required, other_gpu.found) == ("sm-not-covered", "8.0", "sm_90a")
-    assert other_gpu.message() == (f"{tmp_path / 'gpu.pt2'} has kernels for sm_90a, none of which runs on a GPU of "
+    assert words(other_gpu.text) == (f"{tmp_path / 'gpu.pt2'} has kernels for sm_90a, none of which runs on a GPU of "
                                    "compute capability 8.0")
     with pytest.raises(InvalidInput, match="no such file"):
         read_pt2(tmp_path / "absent.pt2")
@@ -449,7 +452,7 @@ def test_to_dict_follows_the_contract_and_speaks_chinese(tmp_path: Path, db: Com
     make_dist(tmp_path, "torch", "2.7.1+cu118", torch_files())
     make_dist(tmp_path, "fbgemm-gpu", "1.1.0+cu118", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "rdc.so"})
     report = diagnose(read_environment([tmp_path]), make_target(A100), db)
-    data = report.to_dict()
+    data = plain(report.to_dict())
     assert data["ok"] is False and data["target"] == make_target(A100).to_dict()
     fbgemm = data["packages"][1]
     assert {k: fbgemm[k] for k in ("name", "version", "variant", "sass", "ptx", "coverage")} == {
@@ -459,7 +462,7 @@ def test_to_dict_follows_the_contract_and_speaks_chinese(tmp_path: Path, db: Com
     assert set(fbgemm["problems"][0]) == {"code", "message", "severity", "package", "required", "found",
                                           "libraries", "fixes"}
     assert data["fixes"][0] == "fbgemm-gpu releases with native code for sm_80: 1.2.0 (cu126, cu118), 1.1.0 (cu118)."
-    zh = report.to_dict("zh")["packages"][1]["problems"][1]["message"]
+    zh = plain(report.to_dict(), "zh")["packages"][1]["problems"][1]["message"]
     assert zh == "fbgemm-gpu 1.1.0+cu118 是针对 torch 2.6.* 构建的，但当前安装的是 torch 2.7.1+cu118"
 
 

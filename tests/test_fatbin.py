@@ -17,15 +17,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cudaresolve.binaries.elf import Limits
 from cudaresolve.binaries.fatbin import (
     FLAG_ARCH_SPECIFIC,
     FLAG_FAMILY_SPECIFIC,
     FatbinListing,
-    Limits,
     read_fatbin_archs,
 )
 from cudaresolve.core.archs import Arch, ComputeCapability
 from cudaresolve.errors import InvalidBinary
+from cudaresolve.text.catalogue import format_text as words
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 ROOT = Path(__file__).parent.parent
@@ -78,7 +79,7 @@ class SparseImage:
         return bytes(out)
 
 
-# --- builders for synthetic files (layouts from shared/facts/formats.md A.2-A.4) -----------
+# --- builders for synthetic files (ELF64 gABI; fatbin layout as in binaries/fatbin.py) -----
 
 def entry_header(kind: int, sm: int, *, flags: int = 0x11, payload: int = 0, hsize: int = 64,
                  code: tuple[int, int] = (1, 8), usize: int = 0, version: int = 0x0101) -> bytes:
@@ -341,7 +342,7 @@ def test_rodata_scan_stops_at_its_limit_with_a_note() -> None:
     listing = read_fatbin_archs(io.BytesIO(elf([(".rodata", rodata)])), limits=Limits(max_scan_bytes=1024,
                                                                                        chunk_size=512))
     assert listing.entries == ()
-    assert len(listing.notes) == 1 and listing.notes[0].startswith("stopped scanning .rodata for fatbins at 0x")
+    assert len(listing.notes) == 1 and words(listing.notes[0]).startswith("stopped scanning .rodata for fatbins at 0x")
     found = read_fatbin_archs(io.BytesIO(elf([(".rodata", rodata)])), limits=Limits(chunk_size=512))
     assert found.sass == ("sm_80",)
 

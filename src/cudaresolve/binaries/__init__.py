@@ -1,5 +1,15 @@
-"""GPU binaries on disk: the ELF and fatbin readers, wheels and directories, AOTInductor ``.pt2``
-packages.
+"""GPU code inside binaries: which SASS, PTX and LTO targets ``.so`` files, wheels and ``.pt2`` packages carry.
 
-May import: text, errors, core (it sits below the database: a binary's code list needs no facts).
+Modules, lowest first (each imports only those before it):
+
+* ``elf``: the bounded reader and the ELF header and section table (pure);
+* ``fatbin``: fatbin containers and entries, cubins, ``read_fatbin_archs`` (pure);
+* ``report``: the values found (``BinaryReport``, ``FileError``, ``AotiPackage``) (pure);
+* ``aoti_check``: an AOTInductor package against a target's GPUs (pure);
+* ``archive``: one zip member as a seekable stream (reads an open archive);
+* ``scan``: one binary file or one wheel (I/O);
+* ``aoti``: one ``.pt2`` package, its kernels read through ``scan`` (I/O);
+* ``inspect``: each path or distribution name the user gives, sent to ``scan`` or ``aoti`` (I/O).
+
+May import ``core``, ``text`` and ``errors`` only.
 """

@@ -1,10 +1,11 @@
 """List the GPU code inside ELF files, CUDA fat binaries and cubins from their headers. Pure.
 
 Everything here works on a seekable binary reader passed in (``read``/``seek``); nothing is
-opened, loaded or decompressed.  Byte layouts are in ``shared/facts/formats.md`` (A.2-A.7) and
-were re-checked against nvcc 13.0 fixtures in ``tests/fixtures/cuda``:
+opened, loaded or decompressed.  The byte layouts follow NVIDIA's ``fatbinary.h`` and were
+checked against the nvcc 13.0 fixtures in ``tests/fixtures/cuda`` (``manifest.toml`` says how
+each was built):
 
-* ELF64 little-endian section table -> ``.nv_fatbin`` (what the runtime registers),
+* the ELF section table (``elf.py``) -> ``.nv_fatbin`` (what the runtime registers),
   ``__nv_relfatbin`` (pre-link copies kept by ``-rdc`` builds), and a scan of ``.rodata``
   for whole fatbins embedded as data (NVIDIA's libcupti; AOTInductor's embedded kernels).
 * fatbin container: 16-byte header, magic ``0xBA55ED50``, then entries back to back.
@@ -12,7 +13,7 @@ were re-checked against nvcc 13.0 fixtures in ``tests/fixtures/cuda``:
   the next entry starts ``header_size + payload_size`` further on, so payloads are skipped.
 * a bare cubin (``e_machine`` 190, EM_CUDA) names its SM in ``e_flags``.
 
-Reads are bounded by :class:`Limits`; anything malformed raises ``InvalidBinary`` and nothing
+Reads are bounded by ``elf.Limits``; anything malformed raises ``InvalidBinary`` and nothing
 else, so a hostile file cannot crash, hang, or make the reader allocate more than a chunk.
 """
 
@@ -20,55 +21,45 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final
 
+from cudaresolve.binaries.elf import (
+    CUBIN_IDENT,
+    DEFAULT_LIMITS,
+    EHDR_SIZE,
+    ELF_MAGIC,
+    EM_CUDA,
+    BoundedReader,
+    ElfHeader,
+    Limits,
+    SeekableReader,
+    cubin_target,
+    invalid_binary,
+    parse_elf_header,
+    read_elf_header,
+    read_sections,
+)
 from cudaresolve.core.archs import Arch, ComputeCapability
 from cudaresolve.errors import InvalidBinary
+from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = [
-    "DEFAULT_LIMITS",
+    "FATBIN_MAGIC",
+    "FLAG_ARCH_SPECIFIC",
+    "FLAG_FAMILY_SPECIFIC",
+    "KIND_CUBIN",
+    "KIND_LTO_IR",
+    "KIND_PTX",
     "Container",
     "FatbinEntry",
     "FatbinListing",
-    "Limits",
-    "SeekableReader",
     "read_fatbin_archs",
 ]
 
-
-class SeekableReader(Protocol):
-    """What the parser needs from a file: ``io.RawIOBase``, ``BytesIO`` and zip members all fit."""
-
-    def read(self, size: int = -1, /) -> bytes: ...
-
-    def seek(self, offset: int, whence: int = 0, /) -> int: ...
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Limits:
-    """Hard bounds on one parse; exceeding a hard one raises ``InvalidBinary``.
-
-    ``max_scan_bytes`` is soft: scanning ``.rodata`` (or junk between containers) for the
-    container magic stops there and the listing says so in ``notes``.
-    """
-
-    max_read_bytes: int = 128 * 1024 * 1024  # every byte the parser asks the reader for
-    max_sections: int = 10_000
-    max_shstrtab: int = 1024 * 1024
-    max_containers: int = 100_000  # libtorch_cuda.so has a few thousand (one per translation unit)
-    max_entries: int = 500_000
-    max_scan_bytes: int = 64 * 1024 * 1024
-    chunk_size: int = 64 * 1024
-
-
-DEFAULT_LIMITS: Final = Limits()
-
-_HINT: Final = "the file is truncated or is not a CUDA/ELF binary; reinstall the package that owns it"
-
-# Container and entry header (formats.md A.3, A.4; NVIDIA fatbinary.h).
+# Container and entry header (NVIDIA fatbinary.h: fatBinaryHeader, fatBinData_t).
 FATBIN_MAGIC: Final = 0xBA55ED50
 _MAGIC_BYTES: Final = struct.pack("<I", FATBIN_MAGIC)
 _CONTAINER = struct.Struct("<IHHQ")  # magic, version, header_size, fat_size
@@ -81,32 +72,17 @@ KIND_LEGACY_CUBIN: Final = 4  # pre-ELF cubin (fatbinary.h); never runs on a cur
 KIND_LTO_IR: Final = 8
 _KNOWN_KINDS: Final = frozenset({KIND_PTX, KIND_CUBIN, KIND_LEGACY_CUBIN, KIND_LTO_IR, 0x10})
 
-# Entry flags (formats.md A.5).  Checked on our nvcc 13.0 fixtures: sm_90a/sm_100a/compute_90a
-# carry 0x100000 and sm_100f/compute_120f carry 0x200000, exactly as the research says.
+# Entry flags (fatbinary.h).  Checked on our nvcc 13.0 fixtures: sm_90a/sm_100a/compute_90a
+# carry 0x100000 and sm_100f/compute_120f carry 0x200000.
 FLAG_ARCH_SPECIFIC: Final = 0x100000  # the "a" suffix
 FLAG_FAMILY_SPECIFIC: Final = 0x200000  # the "f" suffix
 FLAG_LEGACY_COMPRESS: Final = 0x1000
 FLAG_LZ4: Final = 0x2000
 FLAG_ZSTD: Final = 0x8000
 
-# ELF (formats.md A.2; System V gABI).
-_ELF_MAGIC: Final = b"\x7fELF"
-_CUBIN_IDENT: Final = b"\x7fELF\x02\x01\x01"  # ELF64, little-endian, version 1: how a cubin starts
-_EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
-_SHDR = struct.Struct("<IIQQQQIIQQ")
-_SHT_NOBITS: Final = 8
-_EM_CUDA: Final = 190
 FATBIN_SECTIONS: Final = (".nv_fatbin", "__nv_relfatbin")
 SCANNED_SECTIONS: Final = (".rodata", ".lrodata")
 RELOCATABLE_SECTION: Final = "__nv_relfatbin"
-
-# Cubin e_flags.  ABI version 8 (every CUDA 13 cubin, checked on our fixtures): SM in bits 8-15,
-# and sm_90/sm_90a, sm_100/sm_100a/sm_100f have identical flags, so the suffix is unknowable.
-# ABI version 7 (older toolkits): SM in the low byte.  LLVM's EF_CUDA_ACCELERATORS_V1 (0x800,
-# llvm/include/llvm/BinaryFormat/ELF.h) marks "a", but the sm_60 cubin inside CUDA 13.0's own
-# libcupti.so has 0x800 set too (e_flags 0x3c0d3c), so the bit is only read as "a" from SM 90 on,
-# where arch-specific targets exist; not re-checked against a real CUDA 12 sm_90a cubin.
-_CUBIN_V7_ACCELERATORS: Final = 0x800
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -188,7 +164,7 @@ class FatbinListing:
     entries: tuple[FatbinEntry, ...] = ()
     containers: tuple[Container, ...] = ()
     bytes_read: int = 0
-    notes: tuple[str, ...] = ()
+    notes: tuple[Text, ...] = ()
 
     def _pool(self) -> list[FatbinEntry]:
         loadable = [e for e in self.entries if e.loadable]
@@ -249,29 +225,29 @@ def read_fatbin_archs(
     ``True`` always, ``False`` never.  Raises ``InvalidBinary`` for anything else or anything
     malformed; a host ELF without device code gives an empty listing.
     """
-    reader = _Reader(fileobj, size, limits)
+    reader = BoundedReader(fileobj, size, limits)
     if reader.size < 4:
-        raise InvalidBinary(f"file too short to be a binary ({reader.size} bytes)", hint=_HINT)
+        raise invalid_binary("binaries.too-short", size=reader.size)
     magic = reader.read_at(0, 4)
     if magic == _MAGIC_BYTES:
         walker = _Walker(reader, section="", strict=False)
         walker.walk(0, reader.size)
         if not walker.containers:
-            raise InvalidBinary("truncated fatbin: no complete container", hint=_HINT)
-        return reader.listing("fatbin", walker.entries, walker.containers, walker.notes)
-    if magic != _ELF_MAGIC:
-        raise InvalidBinary("not an ELF file, fatbin or cubin", hint=_HINT)
-    header = _read_elf_header(reader)
-    if header.machine == _EM_CUDA:
+            raise invalid_binary("binaries.fatbin-truncated")
+        return _listing(reader, "fatbin", walker.entries, walker.containers, walker.notes)
+    if magic != ELF_MAGIC:
+        raise invalid_binary("binaries.unknown-format")
+    header = read_elf_header(reader)
+    if header.machine == EM_CUDA:
         if header.ph_end > reader.size:
-            raise InvalidBinary("truncated cubin: its program headers lie past the end of the file", hint=_HINT)
-        _read_sections(reader, header, whole=True)
-        return reader.listing("cubin", (_cubin_entry(header, reader.size),), (), ())
+            raise invalid_binary("binaries.cubin-truncated")
+        read_sections(reader, header, whole=True)
+        return _listing(reader, "cubin", (_cubin_entry(header, reader.size),), (), ())
     entries: list[FatbinEntry] = []
     containers: list[Container] = []
-    notes: list[str] = []
+    notes: list[Text] = []
     scan_budget = [limits.max_scan_bytes]
-    sections = _read_sections(reader, header)
+    sections = read_sections(reader, header, checked=FATBIN_SECTIONS + SCANNED_SECTIONS)
     if scan_rodata is None:
         scan_rodata = not any(s.name in FATBIN_SECTIONS and s.size for s in sections)
     for section in sections:
@@ -286,140 +262,24 @@ def read_fatbin_archs(
         entries += walker.entries
         containers += walker.containers
         notes += walker.notes
-    return reader.listing("elf", entries, containers, notes)
+    return _listing(reader, "elf", entries, containers, notes)
 
 
-class _Reader:
-    """Positioned reads with a byte budget; turns short reads and OS errors into ``InvalidBinary``."""
-
-    def __init__(self, fileobj: SeekableReader, size: int | None, limits: Limits) -> None:
-        self.file = fileobj
-        self.limits = limits
-        self.bytes_read = 0
-        try:
-            self.size = fileobj.seek(0, 2) if size is None else size
-        except (OSError, EOFError) as exc:
-            raise InvalidBinary(f"cannot seek in file: {exc}", hint=_HINT) from exc
-
-    def read_at(self, offset: int, count: int) -> bytes:
-        if offset < 0 or count < 0 or offset + count > self.size:
-            raise InvalidBinary(
-                f"truncated: needs bytes {offset:#x}..{offset + count:#x}, file has {self.size:#x}", hint=_HINT
-            )
-        if self.bytes_read + count > self.limits.max_read_bytes:
-            raise InvalidBinary(f"read budget of {self.limits.max_read_bytes} bytes exhausted", hint=_HINT)
-        self.bytes_read += count
-        chunks: list[bytes] = []
-        remaining = count
-        try:
-            self.file.seek(offset)
-            while remaining:
-                chunk = self.file.read(remaining)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                remaining -= len(chunk)
-        except (OSError, EOFError) as exc:
-            raise InvalidBinary(f"read failed at {offset:#x}: {exc}", hint=_HINT) from exc
-        if remaining:
-            raise InvalidBinary(f"truncated: file ends before {offset + count:#x}", hint=_HINT)
-        return b"".join(chunks)
-
-    def listing(
-        self, fmt: str, entries: Sequence[FatbinEntry], containers: Sequence[Container], notes: Sequence[str]
-    ) -> FatbinListing:
-        return FatbinListing(
-            format=fmt, size=self.size, entries=tuple(entries), containers=tuple(containers),
-            bytes_read=self.bytes_read, notes=tuple(notes),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _ElfHeader:
-    type: int
-    machine: int
-    ehsize: int
-    abi_version: int
-    flags: int
-    shoff: int
-    shentsize: int
-    shnum: int
-    shstrndx: int
-    ph_end: int  # end of the program header table
-
-
-@dataclass(frozen=True, slots=True)
-class _Section:
-    name: str
-    type: int
-    offset: int
-    size: int
-
-
-def _read_elf_header(reader: _Reader) -> _ElfHeader:
-    raw = reader.read_at(0, min(_EHDR.size, reader.size))
-    if len(raw) >= 6 and (raw[4] != 2 or raw[5] != 1):
-        raise InvalidBinary("only 64-bit little-endian ELF is supported (x86_64, aarch64)", hint=_HINT)
-    if len(raw) < _EHDR.size:
-        raise InvalidBinary("truncated ELF header", hint=_HINT)
-    return _parse_elf_header(raw)
-
-
-def _parse_elf_header(raw: bytes) -> _ElfHeader:
-    ident, etype, machine, _ver, _entry, phoff, shoff, flags, ehsize, phentsize, phnum, shentsize, shnum, shstrndx = (
-        _EHDR.unpack(raw)
+def _listing(
+    reader: BoundedReader, fmt: str, entries: Sequence[FatbinEntry], containers: Sequence[Container],
+    notes: Sequence[Text],
+) -> FatbinListing:
+    return FatbinListing(
+        format=fmt, size=reader.size, entries=tuple(entries), containers=tuple(containers),
+        bytes_read=reader.bytes_read, notes=tuple(notes),
     )
-    ph_end = phoff + phentsize * phnum
-    return _ElfHeader(etype, machine, ehsize, ident[8], flags, shoff, shentsize, shnum, shstrndx, ph_end)
 
 
-def _read_sections(reader: _Reader, header: _ElfHeader, *, whole: bool = False) -> list[_Section]:
-    """The section table.  A fatbin or scanned section past the end of the file is an error
-    (every section when ``whole``: a truncated cubin)."""
-    if header.shoff == 0:
-        return []  # no section table (a stripped-to-the-bone object); nothing to list
-    if header.shentsize != _SHDR.size:
-        raise InvalidBinary(f"unexpected ELF section header size {header.shentsize}", hint=_HINT)
-    first = _SHDR.unpack(reader.read_at(header.shoff, _SHDR.size))
-    count = header.shnum or first[4]  # e_shnum 0: the real count is in shdr[0].sh_size
-    strndx = first[6] if header.shstrndx == 0xFFFF else header.shstrndx  # SHN_XINDEX
-    if count > reader.limits.max_sections:
-        raise InvalidBinary(f"ELF claims {count} sections (limit {reader.limits.max_sections})", hint=_HINT)
-    table = reader.read_at(header.shoff, count * _SHDR.size)
-    raw = [_SHDR.unpack_from(table, i * _SHDR.size) for i in range(count)]
-    if not raw:
-        return []
-    if strndx >= count:
-        raise InvalidBinary(f"section-name table index {strndx} out of range", hint=_HINT)
-    str_off, str_size = raw[strndx][4], raw[strndx][5]
-    if str_size > reader.limits.max_shstrtab:
-        raise InvalidBinary(f"section-name table of {str_size} bytes is implausible", hint=_HINT)
-    names = reader.read_at(str_off, str_size)
-    sections = []
-    for sh_name, sh_type, _flags, _addr, sh_offset, sh_size, *_ in raw:
-        if sh_name >= max(len(names), 1) and sh_name != 0:
-            raise InvalidBinary(f"section name offset {sh_name} outside the name table", hint=_HINT)
-        end = names.find(b"\0", sh_name)
-        name = names[sh_name : end if end >= 0 else len(names)].decode("latin-1")
-        if sh_type != _SHT_NOBITS and sh_offset + sh_size > reader.size and (
-            whole or name in FATBIN_SECTIONS or name in SCANNED_SECTIONS
-        ):
-            raise InvalidBinary(f"section {name} extends past the end of the file", hint=_HINT)
-        sections.append(_Section(name, sh_type, sh_offset, 0 if sh_type == _SHT_NOBITS else sh_size))
-    return sections
-
-
-def _cubin_entry(header: _ElfHeader, size: int) -> FatbinEntry:
-    if header.abi_version >= 8:
-        sm, suffix, known = (header.flags >> 8) & 0xFF, "", False
-    else:
-        sm, known = header.flags & 0xFF, True
-        suffix = "a" if sm >= 90 and header.flags & _CUBIN_V7_ACCELERATORS else ""
-    if not 10 <= sm <= 255:
-        raise InvalidBinary(f"cubin names an implausible SM {sm}", hint=_HINT)
+def _cubin_entry(header: ElfHeader, size: int) -> FatbinEntry:
+    target = cubin_target(header)
     return FatbinEntry(
-        section="", offset=0, kind=KIND_CUBIN, sm=sm, suffix=suffix, header_size=0,
-        payload_size=size, code_version=(header.abi_version, 0), suffix_known=known,
+        section="", offset=0, kind=KIND_CUBIN, sm=target.sm, suffix=target.suffix, header_size=0,
+        payload_size=size, code_version=(header.abi_version, 0), suffix_known=target.suffix_known,
     )
 
 
@@ -430,20 +290,22 @@ class _Walker:
     may be chance, so a candidate that fails any check is skipped instead of being an error.
     """
 
-    def __init__(self, reader: _Reader, *, section: str, strict: bool, scan_budget: list[int] | None = None) -> None:
+    def __init__(
+        self, reader: BoundedReader, *, section: str, strict: bool, scan_budget: list[int] | None = None
+    ) -> None:
         self.reader = reader
         self.section = section
         self.strict = strict
         self.scan_budget = scan_budget if scan_budget is not None else [reader.limits.max_scan_bytes]
         self.entries: list[FatbinEntry] = []
         self.containers: list[Container] = []
-        self.notes: list[str] = []
+        self.notes: list[Text] = []
 
     def walk(self, start: int, end: int) -> None:
         pos = start if not self.strict else self._find_magic(start, end)
         while pos is not None and pos + _CONTAINER.size <= end:
             head = self.reader.read_at(pos, _CONTAINER.size)
-            if self.strict and head.startswith(_CUBIN_IDENT):
+            if self.strict and head.startswith(CUBIN_IDENT):
                 self._embedded_cubin(pos, end)
                 pos = self._find_magic(pos + 1, end)
                 continue
@@ -456,24 +318,22 @@ class _Walker:
             entries = None if problem else self._entries(pos + hsize, stop)
             if entries is None:
                 if not self.strict:
-                    raise InvalidBinary(
-                        f"bad fatbin container at {pos:#x} in {self.section or 'file'}: {problem or 'bad entry'}",
-                        hint=_HINT,
-                    )
+                    raise invalid_binary("binaries.bad-container", offset=f"{pos:#x}", section=self._where,
+                                   problem=problem or Text("binaries.bad-entry"))
                 pos = self._find_magic(pos + 1, end)
                 continue
             if len(self.containers) + 1 > self.reader.limits.max_containers:
-                raise InvalidBinary(f"more than {self.reader.limits.max_containers} fatbin containers", hint=_HINT)
+                raise invalid_binary("binaries.too-many-containers", limit=self.reader.limits.max_containers)
             self.containers.append(Container(section=self.section, offset=pos, size=stop - pos, entries=len(entries)))
             self.entries += entries
             pos = stop
 
     def _embedded_cubin(self, pos: int, end: int) -> None:
         """A whole cubin stored as data (AOTInductor's ``embed_kernel_binary`` puts them in .rodata)."""
-        if pos + _EHDR.size > end:
+        if pos + EHDR_SIZE > end:
             return
-        header = _parse_elf_header(self.reader.read_at(pos, _EHDR.size))
-        if header.machine != _EM_CUDA or header.ehsize != _EHDR.size or header.type not in (1, 2):
+        header = parse_elf_header(self.reader.read_at(pos, EHDR_SIZE))
+        if header.machine != EM_CUDA or header.ehsize != EHDR_SIZE or header.type not in (1, 2):
             return
         try:
             entry = _cubin_entry(header, 0)
@@ -481,17 +341,22 @@ class _Walker:
             return
         self.entries.append(replace(entry, section=self.section, offset=pos))
         if len(self.entries) > self.reader.limits.max_entries:
-            raise InvalidBinary(f"more than {self.reader.limits.max_entries} fatbin entries", hint=_HINT)
+            raise invalid_binary("binaries.too-many-entries", limit=self.reader.limits.max_entries)
 
-    def _container_problem(self, version: int, hsize: int, fat_size: int, stop: int, end: int) -> str | None:
+    @property
+    def _where(self) -> Text:
+        """The section's name, or "file" for a bare fatbin."""
+        return literal(self.section) if self.section else Text("binaries.the-file")
+
+    def _container_problem(self, version: int, hsize: int, fat_size: int, stop: int, end: int) -> Text | None:
         if version != 1:
-            return f"version {version}"
+            return Text.of("binaries.container-version", version=version)
         if hsize < _CONTAINER.size or hsize % 8 or (self.strict and hsize != _CONTAINER.size):
-            return f"header size {hsize}"
+            return Text.of("binaries.container-header-size", size=hsize)
         if stop > end:
-            return f"size {fat_size} runs past the section end"
+            return Text.of("binaries.container-past-end", size=fat_size)
         if self.strict and (fat_size == 0 or fat_size % 8):
-            return f"size {fat_size}"
+            return Text.of("binaries.container-size", size=fat_size)
         return None
 
     def _entries(self, pos: int, stop: int) -> list[FatbinEntry] | None:
@@ -499,44 +364,45 @@ class _Walker:
         found: list[FatbinEntry] = []
         while pos < stop:
             if pos + _ENTRY.size > stop:
-                return self._reject(f"entry header at {pos:#x} runs past its container")
+                return self._reject(Text.of("binaries.entry-header-past-end", offset=f"{pos:#x}"))
             fields = _ENTRY.unpack(self.reader.read_at(pos, _ENTRY.size))
             kind, version, hsize, payload, csize, _opt, minor, major, sm, _id_off, _id_len, flags, _res, usize = fields
             if hsize < _ENTRY.size or pos + hsize + payload > stop:
-                return self._reject(f"entry at {pos:#x} has sizes {hsize}+{payload} past its container")
+                return self._reject(Text.of("binaries.entry-past-end", offset=f"{pos:#x}", header=hsize,
+                                            payload=payload))
             if self.strict and (version != _ENTRY_VERSION or hsize % 8 or kind not in _KNOWN_KINDS):
                 return None
             if kind in (KIND_PTX, KIND_CUBIN, KIND_LTO_IR) and not 10 <= sm <= 255:
-                return self._reject(f"entry at {pos:#x} names an implausible SM {sm}")
+                return self._reject(Text.of("binaries.entry-sm", offset=f"{pos:#x}", sm=sm))
             suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else ""
             found.append(FatbinEntry(
                 section=self.section, offset=pos, kind=kind, sm=sm, suffix=suffix, flags=flags, header_size=hsize,
                 payload_size=payload, compressed_size=csize, uncompressed_size=usize, code_version=(major, minor),
             ))
             if len(self.entries) + len(found) > self.reader.limits.max_entries:
-                raise InvalidBinary(f"more than {self.reader.limits.max_entries} fatbin entries", hint=_HINT)
+                raise invalid_binary("binaries.too-many-entries", limit=self.reader.limits.max_entries)
             pos += hsize + payload
         return found
 
-    def _reject(self, problem: str) -> list[FatbinEntry] | None:
+    def _reject(self, problem: Text) -> list[FatbinEntry] | None:
         """``None`` (skip the candidate) in a scanned section; an error in a fatbin section."""
         if self.strict:
             return None
-        raise InvalidBinary(f"bad fatbin entry in {self.section or 'file'}: {problem}", hint=_HINT)
+        raise invalid_binary("binaries.bad-entry-in", section=self._where, problem=problem)
 
     def _find_magic(self, pos: int, end: int) -> int | None:
         """The next container magic at or after ``pos``, reading chunk by chunk within the scan budget."""
         chunk = self.reader.limits.chunk_size
         while pos + _CONTAINER.size <= end:
             if self.scan_budget[0] <= 0:
-                self.notes.append(f"stopped scanning {self.section or 'file'} for fatbins at {pos:#x} "
-                                  f"(scan limit {self.reader.limits.max_scan_bytes} bytes)")
+                self.notes.append(Text.of("binaries.scan-stopped", section=self._where, offset=f"{pos:#x}",
+                                          limit=self.reader.limits.max_scan_bytes))
                 return None
             count = min(chunk, end - pos, self.scan_budget[0])
             self.scan_budget[0] -= count
             data = self.reader.read_at(pos, count)
-            hits = [h for h in (data.find(_MAGIC_BYTES), data.find(_CUBIN_IDENT) if self.strict else -1) if h >= 0]
+            hits = [h for h in (data.find(_MAGIC_BYTES), data.find(CUBIN_IDENT) if self.strict else -1) if h >= 0]
             if hits:
                 return pos + min(hits)
-            pos += max(count - (len(_CUBIN_IDENT) - 1), 1)
+            pos += max(count - (len(CUBIN_IDENT) - 1), 1)
         return None

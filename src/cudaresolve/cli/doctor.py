@@ -46,7 +46,7 @@ def _run(args: argparse.Namespace) -> int:
     report = check_environment(db, target_from_args(args, db), python=args.python,
                                site_packages=args.site_packages, pt2=args.pt2)
     if args.json:
-        render.emit_json(report.to_dict(lang))
+        render.emit_json(report.to_dict(), lang=lang)
     else:
         from cudaresolve.render.doctor import render_doctor
 

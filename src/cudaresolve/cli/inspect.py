@@ -28,13 +28,15 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.binaries.scan import inspect_paths
+    from cudaresolve.binaries.inspect import inspect_paths
+    from cudaresolve.cli._common import language
 
+    lang = language(args)
     reports = inspect_paths(args.paths, site_packages=args.site_packages, include_empty=args.all)
     if args.json:
-        render.emit_json({"files": [report.to_dict() for report in reports]})
+        render.emit_json({"files": [report.to_dict() for report in reports]}, lang=lang)
     else:
         from cudaresolve.render.inspect import render_inspect
 
-        render_inspect(reports, render.make_console(stderr=False))
+        render_inspect(reports, render.make_console(stderr=False), lang=lang)
     return 1 if any(report.error for report in reports) else 0

@@ -1,6 +1,8 @@
-"""Checking an installed environment against a target.
+"""``cudaresolve doctor``: check an installed environment's GPU packages against a target.
 
-It holds reading it (``environment``), the pure checks (``check``) and the report values.
+* ``report``: the values read from disk and the report's values (pure);
+* ``check``: ``diagnose``, the checks themselves (pure);
+* ``environment``: read site-packages and ``.pt2`` files, then diagnose (I/O).
 
-May import: text, errors, core, db, target, resolve, advice, index, lock, binaries.
+May import ``binaries``, ``db``, ``target``, ``advice`` and below; never ``render`` or ``cli``.
 """

@@ -12,13 +12,13 @@ binaries' SASS/PTX lists, the ``nvidia-cuda-runtime*`` packages) and returns a `
 * ``TORCH_CUDA_ARCH_LIST``/``FLASHINFER_CUDA_ARCH_LIST`` that leave out a GPU of the target
   (``arch-list-excludes-gpu``), since extensions built or JIT-compiled here follow them
   (xformers#1045; flashinfer reads its own list, ``flashinfer/jit/core.py``);
-* AOTInductor ``.pt2`` packages checked by ``aoti.check_package``.
+* AOTInductor ``.pt2`` packages checked by ``binaries.aoti_check.check_package``.
 
 A package's coverage of a GPU is that of its weakest library with GPU code: any library without
 code for the GPU fails with "no kernel image" once its kernels launch. Libraries holding only
 arch- or family-specific code (``sm_90a``, ``sm_100f``) are hardware-specific kernel sets
 dispatched on those GPUs alone, so they decide nothing while the package has other libraries.
-Every sentence is a message key, so the report can be shown in any language of ``messages.py``.
+Every sentence is a ``Text`` (a key of ``text/<lang>/*.toml``), so the report can be shown in any language.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Final
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from cudaresolve.binaries.aoti import check_package
+from cudaresolve.binaries.aoti_check import check_package
 from cudaresolve.core.archs import ComputeCapability, Coverage, coverage, format_arch_list, parse_arch, parse_arch_list
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.doctor.report import (
@@ -40,18 +40,18 @@ from cudaresolve.doctor.report import (
     Pt2Check,
     RuntimeCheck,
     RuntimePackage,
-    sentence,
 )
 from cudaresolve.errors import InvalidArch
+from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
     from packaging.requirements import Requirement
 
-    from cudaresolve.binaries.scan import BinaryReport
+    from cudaresolve.binaries.report import BinaryReport
     from cudaresolve.db.database import Build, CompatDB, PackageRelease
-    from cudaresolve.doctor.report import Environment, InstalledPackage, Text
+    from cudaresolve.doctor.report import Environment, InstalledPackage
     from cudaresolve.target.model import Target
 
 __all__ = ["ARCH_LIST_VARIABLES", "diagnose"]
@@ -59,6 +59,8 @@ __all__ = ["ARCH_LIST_VARIABLES", "diagnose"]
 #: Read by torch.utils.cpp_extension (and so by every source build) and by flashinfer's JIT.
 ARCH_LIST_VARIABLES: Final = ("TORCH_CUDA_ARCH_LIST", "FLASHINFER_CUDA_ARCH_LIST")
 _RANK: Final = {Coverage.NONE: 0, Coverage.PTX_JIT: 1, Coverage.SASS: 2}
+# The spelling ``_coverage_fixes`` and ``_driver_fixes`` still use; they move to ``advice/``.
+sentence: Final = Text.of
 
 
 # -- the checks -------------------------------------------------------------------------------
@@ -154,19 +156,19 @@ def _check_package(
         (g.cc, pick((dict(lib.coverage)[g.cc] for lib in deciding), key=_RANK.__getitem__)) for g in groups
     ) if deciding else ()
     problems: list[Problem] = [
-        Problem(code=r.error.code, text=sentence("render.doctor.unreadable", path=r.path, error=r.error.message),
+        Problem(code=r.error.code, text=Text.of("render.doctor.unreadable", path=r.path, error=r.error.text),
                 package=pkg.name, libraries=(r.path,),
-                fixes=(sentence("fix.doctor-reinstall", package=pkg.name, version=pkg.version),))
+                fixes=(Text.of("fix.doctor-reinstall", package=pkg.name, version=pkg.version),))
         for r in pkg.libraries if r.error is not None
     ]
-    shown_variant = variant or sentence("word.unknown-variant")
+    shown_variant = variant or Text.of("word.unknown-variant")
     for g in groups:
         if release is not None and release.min_sm is not None and g.cc < release.min_sm:
             problems.append(Problem(
                 code="sm-below-minimum", package=pkg.name, required=str(release.min_sm), found=str(g.cc),
-                text=sentence("reason.sm-below-minimum", package=pkg.name, version=pkg.version,
+                text=Text.of("reason.sm-below-minimum", package=pkg.name, version=pkg.version,
                               gpu=tuple(g.names), cc=g.cc, required=release.min_sm),
-                fixes=(sentence("fix.doctor-below-minimum", package=pkg.name, cc=g.cc, required=release.min_sm),),
+                fixes=(Text.of("fix.doctor-below-minimum", package=pkg.name, cc=g.cc, required=release.min_sm),),
             ))
             continue
         cov = dict(cover).get(g.cc)
@@ -177,7 +179,7 @@ def _check_package(
             problems.append(Problem(
                 code="sm-not-covered", package=pkg.name, required=str(g.cc), found=", ".join(found),
                 libraries=tuple(lib.path for lib in lacking),
-                text=sentence("reason.sm-not-covered", package=pkg.name, version=pkg.version, variant=shown_variant,
+                text=Text.of("reason.sm-not-covered", package=pkg.name, version=pkg.version, variant=shown_variant,
                               sm=g.cc.sm, gpu=tuple(g.names), cc=g.cc, found=found),
                 fixes=_coverage_fixes(pkg.name, target, db, python),
             ))
@@ -185,24 +187,24 @@ def _check_package(
             ptx = _sorted_names(n for lib in deciding for n in lib.ptx)
             problems.append(Problem(
                 code="ptx-jit-only", severity="warning", package=pkg.name, required=str(g.cc), found=", ".join(ptx),
-                text=sentence("reason.ptx-jit-only", package=pkg.name, version=pkg.version, variant=shown_variant,
+                text=Text.of("reason.ptx-jit-only", package=pkg.name, version=pkg.version, variant=shown_variant,
                               gpu=tuple(g.names), sm=g.cc.sm, found=ptx),
-                fixes=(sentence("fix.doctor-native-build", sms=g.cc.sm, package=pkg.name, gpus=_gpu_flags(target)),),
+                fixes=(Text.of("fix.doctor-native-build", sms=g.cc.sm, package=pkg.name, gpus=_gpu_flags(target)),),
             ))
     if pkg.name == "torch" and variant == "cpu" and not with_code and groups:
         problems.append(Problem(
             code="sm-not-covered", package=pkg.name, found="cpu",
-            text=sentence("render.doctor.cpu-build", package=pkg.name, version=pkg.version,
+            text=Text.of("render.doctor.cpu-build", package=pkg.name, version=pkg.version,
                           gpu=tuple(n for g in groups for n in g.names)),
-            fixes=(sentence("fix.cuda-index"),),
+            fixes=(Text.of("fix.cuda-index"),),
         ))
     problems += _pairing_problems(pkg, release, build, installed, db)
     problems += _variant_problems(pkg, variant, release, bool(with_code), installed, db)
     notes = []
     if pkg.record_missing:
-        notes.append(sentence("render.doctor.no-record", package=pkg.name, version=pkg.version))
+        notes.append(Text.of("render.doctor.no-record", package=pkg.name, version=pkg.version))
     if release is None and db.packages(pkg.name):
-        notes.append(sentence("render.doctor.not-in-db", package=pkg.name, version=pkg.version))
+        notes.append(Text.of("render.doctor.not-in-db", package=pkg.name, version=pkg.version))
     return PackageCheck(
         name=pkg.name, version=pkg.version, variant=variant,
         sass=_sorted_names(n for lib in libraries for n in lib.sass),
@@ -259,17 +261,17 @@ def _pairing_problems(
             continue
         required = _spec_text(req)
         key = "reason.abi-mismatch" if dep.name == "torch" else "render.doctor.pair-mismatch"
-        fixes = [sentence("fix.doctor-paired-dep", dep=dep.name, required=required, package=pkg.name,
+        fixes = [Text.of("fix.doctor-paired-dep", dep=dep.name, required=required, package=pkg.name,
                           version=pkg.version)]
         paired = _paired_release(db, pkg.name, dep)
         if paired is not None:
-            fixes.insert(0, sentence("fix.doctor-paired-release", spec=paired, package=pkg.name,
+            fixes.insert(0, Text.of("fix.doctor-paired-release", spec=paired, package=pkg.name,
                                      dep=dep.name, found=dep.version))
         if dep.name == "torch":
-            fixes.append(sentence("fix.same-index", package=pkg.name))
+            fixes.append(Text.of("fix.same-index", package=pkg.name))
         problems.append(Problem(
             code="abi-mismatch", package=pkg.name, required=f"{dep.name} {required}", found=f"{dep.name} {dep.version}",
-            text=sentence(key, package=pkg.name, version=pkg.version, dep=dep.name, required=required,
+            text=Text.of(key, package=pkg.name, version=pkg.version, dep=dep.name, required=required,
                           found=dep.version),
             fixes=tuple(fixes),
         ))
@@ -316,9 +318,9 @@ def _variant_problems(
         return []
     return [Problem(
         code="abi-mismatch", package=pkg.name, required=f"torch {variant}", found=f"torch {torch_variant}",
-        text=sentence("render.doctor.variant-mismatch", package=pkg.name, version=pkg.version, variant=variant,
+        text=Text.of("render.doctor.variant-mismatch", package=pkg.name, version=pkg.version, variant=variant,
                       found=torch.version, torch_variant=torch_variant),
-        fixes=(sentence("fix.same-index", package=pkg.name),),
+        fixes=(Text.of("fix.same-index", package=pkg.name),),
     )]
 
 
@@ -340,12 +342,12 @@ def _check_runtimes(env: Environment, target: Target, db: CompatDB) -> tuple[
         runtimes.append(RuntimePackage(name="torch", version=torch.version, cuda=info.cuda))
     checks, problems, notes = [], [], []
     if runtimes and target.gpus and target.driver is None:
-        notes.append(sentence("warn.driver-unknown"))
+        notes.append(Text.of("warn.driver-unknown"))
     for rt in runtimes:
         release = db.cuda_release(rt.cuda)
         if release is None or target.driver is None or not target.gpus:
             if release is None:
-                notes.append(sentence("render.doctor.runtime-unknown", name=rt.name, version=rt.version, cuda=rt.cuda))
+                notes.append(Text.of("render.doctor.runtime-unknown", name=rt.name, version=rt.version, cuda=rt.cuda))
             checks.append(RuntimeCheck(name=rt.name, version=rt.version, cuda=rt.cuda, support=None))
             continue
         driver, platform = target.driver, target.platform
@@ -356,14 +358,14 @@ def _check_runtimes(env: Environment, target: Target, db: CompatDB) -> tuple[
             problems.append(Problem(
                 code="driver-too-old", package=rt.name, required=str(release.minor_compat_driver(platform)),
                 found=str(driver), fixes=_driver_fixes(target, db),
-                text=sentence("reason.driver-too-old", cuda=rt.cuda, variant=rt.cuda.tag,
+                text=Text.of("reason.driver-too-old", cuda=rt.cuda, variant=rt.cuda.tag,
                               required=release.minor_compat_driver(platform), full=full, found=driver),
             ))
         elif support is DriverSupport.MINOR:
             problems.append(Problem(
                 code="minor-version-compat", severity="warning", package=rt.name, required=str(full),
                 found=str(driver), fixes=_driver_fixes(target, db),
-                text=sentence("reason.minor-version-compat", variant=rt.cuda.tag, required=full, found=driver),
+                text=Text.of("reason.minor-version-compat", variant=rt.cuda.tag, required=full, found=driver),
             ))
     return tuple(checks), problems, notes
 
@@ -383,7 +385,7 @@ def _driver_fixes(target: Target, db: CompatDB) -> tuple[Text, ...]:
 def _check_arch_lists(environ: Mapping[str, str], groups: Sequence[_Group], target: Target) -> list[Problem]:
     """An arch list in the environment that leaves out a GPU of the target."""
     problems = []
-    fix = sentence("fix.unset-arch-list-target", arch_list=format_arch_list(target.ccs))
+    fix = Text.of("fix.unset-arch-list-target", arch_list=format_arch_list(target.ccs))
     for var in ARCH_LIST_VARIABLES:
         value = environ.get(var, "").strip()
         if not value or not groups:
@@ -392,14 +394,14 @@ def _check_arch_lists(environ: Mapping[str, str], groups: Sequence[_Group], targ
             archs = parse_arch_list(value)
         except InvalidArch as exc:
             problems.append(Problem(code="invalid-arch-list", package=var, found=value, fixes=(fix,),
-                                    text=sentence("render.doctor.arch-list-invalid", var=var, value=value,
-                                                  error=exc.message)))
+                                    text=Text.of("render.doctor.arch-list-invalid", var=var, value=value,
+                                                  error=exc.text)))
             continue
         for g in groups:
             if coverage(archs, g.cc, tegra=g.tegra) is Coverage.NONE:
                 problems.append(Problem(
                     code="arch-list-excludes-gpu", package=var, required=str(g.cc), found=value, fixes=(fix,),
-                    text=sentence("render.doctor.arch-list-excludes", var=var, value=value, gpu=tuple(g.names),
+                    text=Text.of("render.doctor.arch-list-excludes", var=var, value=value, gpu=tuple(g.names),
                                   cc=g.cc),
                 ))
     return problems
@@ -409,18 +411,18 @@ def _check_pt2(report: BinaryReport, target: Target) -> Pt2Check:
     """An AOTInductor package against the target's GPUs (none: it would run through a CPU runner)."""
     package = report.package
     if package is None:
-        code, error = (report.error.code, report.error.message) if report.error else ("invalid-binary", "?")
-        said = sentence("render.doctor.unreadable", path=report.path, error=error)
+        code, error = (report.error.code, report.error.text) if report.error else ("invalid-binary", literal("?"))
+        said = Text.of("render.doctor.unreadable", path=report.path, error=error)
         return Pt2Check(path=report.path, problems=(Problem(code=code, text=said, package=report.path),))
     problems = []
     for finding in check_package(package, [g.cc for g in target.gpus]):
-        fixes: tuple[Text, ...] = (sentence("fix.aoti-export-device"),)
+        fixes: tuple[Text, ...] = (Text.of("fix.aoti-export-device"),)
         if finding.code == "aoti-device-mismatch":
             key = "render.doctor.aoti-device"
-            fixes += (sentence("fix.aoti-runner-device"),)
+            fixes += (Text.of("fix.aoti-runner-device"),)
         else:
             key = "render.doctor.aoti-sm"
-        said = sentence(key, path=report.path, required=finding.required, found=finding.found)
+        said = Text.of(key, path=report.path, required=finding.required, found=finding.found)
         problems.append(Problem(code=finding.code, text=said, fixes=fixes, package=report.path,
                                 required=finding.required, found=finding.found))
     return Pt2Check(path=report.path, devices=package.devices, sass=report.sass, ptx=report.ptx,

@@ -1,25 +1,24 @@
-"""What ``doctor`` reads and what it reports: frozen values, their sentences and their JSON. Pure.
+"""What ``doctor`` reads and what it reports: frozen values and their JSON. Pure.
 
-``environment.py`` fills an ``Environment`` from disk; ``doctor.diagnose`` turns it into a
-``DoctorReport``. Sentences are ``Text`` values (a ``messages.py`` key and its fields), formatted
-in the language asked for when the report is shown or serialised.
+``environment.py`` fills an ``Environment`` from disk; ``check.diagnose`` turns it into a
+``DoctorReport``. Sentences are ``Text`` values (a catalogue key and its fields); ``to_dict``
+puts them in the JSON as they are and ``render`` formats them in the chosen language.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
-
-from cudaresolve.text.catalogue import join_items, message
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from cudaresolve.binaries.scan import BinaryReport
+    from cudaresolve.binaries.report import BinaryReport
     from cudaresolve.core.archs import ComputeCapability, Coverage
     from cudaresolve.core.versions import CudaVersion
     from cudaresolve.db.database import DriverSupport
     from cudaresolve.target.model import Target
+    from cudaresolve.text.model import Text
 
 __all__ = [
     "DoctorReport",
@@ -31,8 +30,6 @@ __all__ = [
     "Pt2Check",
     "RuntimeCheck",
     "RuntimePackage",
-    "Text",
-    "sentence",
 ]
 
 
@@ -72,39 +69,8 @@ class Environment:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Text:
-    """A sentence of the catalogue and its fields, formatted in any language on demand.
-
-    A field is a string, a tuple of strings (joined the language's way) or
-    another ``Text`` (a word that is itself translated).
-    """
-
-    key: str
-    fields: tuple[tuple[str, Field], ...] = ()
-
-    def format(self, lang: str = "en") -> str:
-        return message(self.key, lang, **{k: _field(v, lang) for k, v in self.fields})
-
-
-Field: TypeAlias = "str | tuple[str, ...] | Text"
-
-
-def _field(value: Field, lang: str) -> str:
-    if isinstance(value, Text):
-        return value.format(lang)
-    return join_items(value, lang) if isinstance(value, tuple) else value
-
-
-def sentence(key: str, **fields: object) -> Text:
-    """A ``Text`` for ``key``; ``None`` fields are left out, tuples and Texts kept, the rest made strings."""
-    return Text(key=key, fields=tuple(
-        (k, v if isinstance(v, tuple | Text) else str(v)) for k, v in sorted(fields.items()) if v is not None
-    ))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Problem:
-    """One finding: a design section 4 reason code (or a doctor code), its sentence and its fixes."""
+    """One finding: a reason code (``text/en/reason.toml``) or a doctor code, its sentence and its fixes."""
 
     code: str
     text: Text
@@ -119,17 +85,15 @@ class Problem:
     def is_error(self) -> bool:
         return self.severity == "error"
 
-    def message(self, lang: str = "en") -> str:
-        return self.text.format(lang)
-
-    def to_dict(self, lang: str = "en") -> dict[str, Any]:
-        data: dict[str, Any] = {"code": self.code, "message": self.message(lang), "severity": self.severity}
+    def to_dict(self) -> dict[str, Any]:
+        """``message`` and ``fixes`` hold ``Text`` values that render formats."""
+        data: dict[str, Any] = {"code": self.code, "message": self.text, "severity": self.severity}
         for key in ("package", "required", "found"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         if self.libraries:
             data["libraries"] = list(self.libraries)
-        data["fixes"] = [f.format(lang) for f in self.fixes]
+        data["fixes"] = list(self.fixes)
         return data
 
 
@@ -166,13 +130,13 @@ class PackageCheck:
     problems: tuple[Problem, ...] = ()
     notes: tuple[Text, ...] = ()
 
-    def to_dict(self, lang: str = "en") -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name, "version": self.version, "variant": self.variant,
             "sass": list(self.sass), "ptx": list(self.ptx), "coverage": _coverage_dict(self.coverage),
             "libraries": [lib.to_dict() for lib in self.libraries],
-            "problems": [p.to_dict(lang) for p in self.problems],
-            "notes": [n.format(lang) for n in self.notes],
+            "problems": [p.to_dict() for p in self.problems],
+            "notes": list(self.notes),
         }
 
 
@@ -196,9 +160,9 @@ class Pt2Check:
     ptx: tuple[str, ...] = ()
     problems: tuple[Problem, ...] = ()
 
-    def to_dict(self, lang: str = "en") -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "devices": list(self.devices), "sass": list(self.sass), "ptx": list(self.ptx),
-                "problems": [p.to_dict(lang) for p in self.problems]}
+                "problems": [p.to_dict() for p in self.problems]}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,16 +185,16 @@ class DoctorReport:
     def ok(self) -> bool:
         return not any(p.is_error for p in self.all_problems)
 
-    def to_dict(self, lang: str = "en") -> dict[str, Any]:
-        """``doctor --json`` (design section 4, plus extra keys)."""
-        fixes = list(dict.fromkeys(f.format(lang) for p in self.all_problems for f in p.fixes))
+    def to_dict(self) -> dict[str, Any]:
+        """``doctor --json``: the contract's keys plus extra ones; sentences are ``Text`` values."""
+        fixes = list(dict.fromkeys(f for p in self.all_problems for f in p.fixes))
         return {
             "target": self.target.to_dict(), "ok": self.ok, "site_packages": list(self.paths),
-            "packages": [p.to_dict(lang) for p in self.packages],
+            "packages": [p.to_dict() for p in self.packages],
             "runtimes": [r.to_dict() for r in self.runtimes],
             "cuda_packages": [{"name": n, "version": v} for n, v in self.cuda_packages],
-            "pt2": [c.to_dict(lang) for c in self.pt2],
-            "problems": [p.to_dict(lang) for p in self.problems],
-            "notes": [n.format(lang) for n in self.notes],
+            "pt2": [c.to_dict() for c in self.pt2],
+            "problems": [p.to_dict() for p in self.problems],
+            "notes": list(self.notes),
             "fixes": fixes,
         }

@@ -69,21 +69,21 @@ def _support_word(check: RuntimeCheck, lang: str) -> str:
 def _render_problems(problems: Sequence[Problem], console: Console, lang: str, indent: str) -> None:
     from rich.markup import escape
 
-    from cudaresolve.text.catalogue import message
+    from cudaresolve.text.catalogue import format_text, message
 
     fix_word = message("render.fix", lang)
     for problem in problems:
         mark, colour = ("✗", "red") if problem.is_error else ("!", "yellow")
-        console.print(f"{indent}[{colour}]{mark} {escape(problem.code)}[/]: {escape(problem.message(lang))}")
+        console.print(f"{indent}[{colour}]{mark} {escape(problem.code)}[/]: {escape(format_text(problem.text, lang))}")
         for fix in problem.fixes:
-            console.print(f"{indent}    [cyan]{fix_word}[/]: {escape(fix.format(lang))}")
+            console.print(f"{indent}    [cyan]{fix_word}[/]: {escape(format_text(fix, lang))}")
 
 
 def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", verbose: bool = True) -> None:
     """The whole report; ``verbose`` also lists each package's libraries."""
     from rich.markup import escape
 
-    from cudaresolve.text.catalogue import join_items, message
+    from cudaresolve.text.catalogue import format_text, join_items, message
 
     console.print(escape(format_target(report.target, lang)))
     if report.paths:
@@ -103,7 +103,7 @@ def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", v
                 console.print(f"    {escape(short_path(lib.path, report.paths))}  [dim]{escape(archs)}[/]")
         _render_problems(pkg.problems, console, lang, "  ")
         for note in pkg.notes:
-            console.print(f"  [yellow]{note_word}[/]: {escape(note.format(lang))}")
+            console.print(f"  [yellow]{note_word}[/]: {escape(format_text(note, lang))}")
     for check in report.runtimes:
         console.print(escape(message("render.doctor.runtime", lang, name=check.name, version=check.version,
                                      cuda=str(check.cuda), support=_support_word(check, lang))))
@@ -115,7 +115,7 @@ def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", v
         console.print(message("render.doctor.environment", lang))
         _render_problems(report.problems, console, lang, "  ")
     for note in report.notes:
-        console.print(f"[yellow]{note_word}[/]: {escape(note.format(lang))}")
+        console.print(f"[yellow]{note_word}[/]: {escape(format_text(note, lang))}")
     problems = report.all_problems
     errors = sum(p.is_error for p in problems)
     warnings = len(problems) - errors

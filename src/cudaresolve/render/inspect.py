@@ -1,4 +1,8 @@
-"""Human view of ``cudaresolve inspect``: one row per file with its SASS, PTX and LTO targets. Output."""
+"""Human view of ``cudaresolve inspect``: one row per file with its SASS, PTX and LTO targets. Output.
+
+Words and sentences come from the catalogue (``render.inspect.*`` in ``text/<lang>/binaries.toml``)
+in the language asked for; target names (``sm_90a``, ``compute_80``) are the same in every language.
+"""
 
 from __future__ import annotations
 
@@ -9,48 +13,53 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from cudaresolve.binaries.scan import BinaryReport
+    from cudaresolve.binaries.report import BinaryReport
 
 __all__ = ["format_details", "render_inspect"]
 
 
-def format_details(report: BinaryReport) -> str:
+def format_details(report: BinaryReport, lang: str = "en") -> str:
     """The last column: the error, or container/entry counts, compression and PTX ISA versions."""
+    from cudaresolve.text.catalogue import format_text, join_items, message
+
     if report.error is not None and report.listing is None:
-        return f"error: {report.error.code}: {report.error.message}"
+        return message("render.inspect.error-code", lang, code=report.error.code,
+                       error=format_text(report.error.text, lang))
     listing = report.listing
     if listing is None:
         return ""
+    entries, containers = len(listing.entries), len(listing.containers)
     parts = [
-        _count(len(listing.entries), "entry", "entries"),
-        _count(len(listing.containers), "container", "containers"),
+        message("render.inspect.entry" if entries == 1 else "render.inspect.entries", lang, count=entries),
+        message("render.inspect.container" if containers == 1 else "render.inspect.containers", lang,
+                count=containers),
     ]
     if listing.compressed:
-        parts.append(f"{listing.compressed} compressed")
+        parts.append(message("render.inspect.compressed", lang, count=listing.compressed))
     if listing.ptx_isa:
-        parts.append("PTX ISA " + ", ".join(sorted(set(listing.ptx_isa.values()))))
+        versions = join_items(sorted(set(listing.ptx_isa.values())), lang)
+        parts.append(message("render.inspect.ptx-isa", lang, versions=versions))
     relocatable = [s for s in listing.sections if s == "__nv_relfatbin"]
     if relocatable:
-        parts.append("has -rdc copies")
+        parts.append(message("render.inspect.rdc", lang))
     if report.error is not None:
-        parts.append(f"error: {report.error.message}")
-    return ", ".join(parts)
+        parts.append(message("render.inspect.error", lang, error=format_text(report.error.text, lang)))
+    return join_items(parts, lang)
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def render_inspect(reports: Sequence[BinaryReport], console: Console) -> None:
+def render_inspect(reports: Sequence[BinaryReport], console: Console, *, lang: str = "en") -> None:
     """A table of files, then one line per AOTInductor model and any notes."""
     from rich.markup import escape
     from rich.table import Table
 
+    from cudaresolve.text.catalogue import format_text, message
+
     if not reports:
-        console.print("no GPU code found (use --all to list every binary)")
+        console.print(message("render.inspect.nothing", lang))
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("file", "SASS", "PTX", "LTO", "details"):
+    columns = (message("render.inspect.file", lang), "SASS", "PTX", "LTO", message("render.inspect.details", lang))
+    for column in columns:
         table.add_column(column, overflow="fold")
     for report in reports:
         table.add_row(
@@ -58,18 +67,20 @@ def render_inspect(reports: Sequence[BinaryReport], console: Console) -> None:
             " ".join(report.sass) or "-",
             " ".join(report.ptx) or "-",
             " ".join(report.lto) or "-",
-            escape(format_details(report)),
+            escape(format_details(report, lang)),
             style="red" if report.error else None,
         )
     console.print(table)
+    note_word = message("word.note", lang)
     for report in reports:
         if report.package is not None:
             for model in report.package.models:
                 cc = model.compute_capability
-                built = f", compiled on a {cc} GPU" if cc else ""
-                console.print(
-                    f"{escape(report.path)}: model {escape(model.name)} for device "
-                    f"{escape(model.device or 'unknown')}{built}; kernels {' '.join(model.sass + model.ptx) or 'none'}"
-                )
+                kernels = " ".join(model.sass + model.ptx) or message("render.inspect.no-kernels", lang)
+                line = message("render.inspect.model-built" if cc else "render.inspect.model", lang,
+                               path=report.path, model=model.name,
+                               device=model.device or message("render.inspect.unknown-device", lang),
+                               cc=str(cc) if cc else None, kernels=kernels)
+                console.print(escape(line))
         for note in report.listing.notes if report.listing else ():
-            console.print(f"[yellow]note[/]: {escape(report.path)}: {escape(note)}")
+            console.print(f"[yellow]{note_word}[/]: {escape(report.path)}: {escape(format_text(note, lang))}")

@@ -1,0 +1,228 @@
+"""Read an ELF64 header and its section table through a bounded reader. Pure.
+
+Everything here works on a seekable binary reader passed in (``read``/``seek``); nothing is
+opened, loaded or decompressed.  The layout is the System V gABI's (ELF64 little-endian, what
+x86_64 and aarch64 use); ``tests/fixtures/cuda`` holds nvcc 13.0 objects it is checked on.
+A cubin is an ELF file too (``e_machine`` 190, EM_CUDA) that names its SM in ``e_flags``.
+
+Reads are bounded by :class:`Limits`; anything malformed raises ``InvalidBinary`` and nothing
+else, so a hostile file cannot crash, hang, or make the reader allocate more than a chunk.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Protocol
+
+from cudaresolve.errors import InvalidBinary
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+__all__ = [
+    "CUBIN_IDENT",
+    "DEFAULT_LIMITS",
+    "EHDR_SIZE",
+    "ELF_MAGIC",
+    "EM_CUDA",
+    "NOT_A_BINARY",
+    "BoundedReader",
+    "CubinTarget",
+    "ElfHeader",
+    "Limits",
+    "Section",
+    "SeekableReader",
+    "cubin_target",
+    "invalid_binary",
+    "parse_elf_header",
+    "read_elf_header",
+    "read_sections",
+]
+
+
+class SeekableReader(Protocol):
+    """What the parser needs from a file: ``io.RawIOBase``, ``BytesIO`` and zip members all fit."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """Hard bounds on one parse; exceeding a hard one raises ``InvalidBinary``.
+
+    ``max_scan_bytes`` is soft: scanning ``.rodata`` (or junk between containers) for the
+    container magic stops there and the listing says so in ``notes``.
+    """
+
+    max_read_bytes: int = 128 * 1024 * 1024  # every byte the parser asks the reader for
+    max_sections: int = 10_000
+    max_shstrtab: int = 1024 * 1024
+    max_containers: int = 100_000  # libtorch_cuda.so has a few thousand (one per translation unit)
+    max_entries: int = 500_000
+    max_scan_bytes: int = 64 * 1024 * 1024
+    chunk_size: int = 64 * 1024
+
+
+DEFAULT_LIMITS: Final = Limits()
+
+#: The hint of every ``InvalidBinary`` about a file's bytes.
+NOT_A_BINARY: Final = Text("binaries.not-a-binary.hint")
+
+ELF_MAGIC: Final = b"\x7fELF"
+CUBIN_IDENT: Final = b"\x7fELF\x02\x01\x01"  # ELF64, little-endian, version 1: how a cubin starts
+EM_CUDA: Final = 190
+_EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
+_SHDR = struct.Struct("<IIQQQQIIQQ")
+EHDR_SIZE: Final = _EHDR.size
+_SHT_NOBITS: Final = 8
+
+# Cubin e_flags.  ABI version 8 (every CUDA 13 cubin, checked on our fixtures): SM in bits 8-15,
+# and sm_90/sm_90a, sm_100/sm_100a/sm_100f have identical flags, so the suffix is unknowable.
+# ABI version 7 (older toolkits): SM in the low byte.  LLVM's EF_CUDA_ACCELERATORS_V1 (0x800,
+# llvm/include/llvm/BinaryFormat/ELF.h) marks "a", but the sm_60 cubin inside CUDA 13.0's own
+# libcupti.so has 0x800 set too (e_flags 0x3c0d3c), so the bit is only read as "a" from SM 90 on,
+# where arch-specific targets exist; not re-checked against a real CUDA 12 sm_90a cubin.
+_CUBIN_V7_ACCELERATORS: Final = 0x800
+
+
+def invalid_binary(key: str, **fields: object) -> InvalidBinary:
+    """An ``InvalidBinary`` saying ``key`` about the file's bytes, with the shared hint."""
+    return InvalidBinary(Text.of(key, **fields), hint=NOT_A_BINARY)
+
+
+class BoundedReader:
+    """Positioned reads with a byte budget; turns short reads and OS errors into ``InvalidBinary``."""
+
+    def __init__(self, fileobj: SeekableReader, size: int | None, limits: Limits) -> None:
+        self.file = fileobj
+        self.limits = limits
+        self.bytes_read = 0
+        try:
+            self.size = fileobj.seek(0, 2) if size is None else size
+        except (OSError, EOFError) as exc:
+            raise invalid_binary("binaries.seek-failed", error=str(exc)) from exc
+
+    def read_at(self, offset: int, count: int) -> bytes:
+        if offset < 0 or count < 0 or offset + count > self.size:
+            raise invalid_binary("binaries.read-past-end", start=f"{offset:#x}", end=f"{offset + count:#x}",
+                           size=f"{self.size:#x}")
+        if self.bytes_read + count > self.limits.max_read_bytes:
+            raise invalid_binary("binaries.read-budget", limit=self.limits.max_read_bytes)
+        self.bytes_read += count
+        chunks: list[bytes] = []
+        remaining = count
+        try:
+            self.file.seek(offset)
+            while remaining:
+                chunk = self.file.read(remaining)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                remaining -= len(chunk)
+        except (OSError, EOFError) as exc:
+            raise invalid_binary("binaries.read-failed", offset=f"{offset:#x}", error=str(exc)) from exc
+        if remaining:
+            raise invalid_binary("binaries.file-ends", offset=f"{offset + count:#x}")
+        return b"".join(chunks)
+
+
+@dataclass(frozen=True, slots=True)
+class ElfHeader:
+    type: int
+    machine: int
+    ehsize: int
+    abi_version: int
+    flags: int
+    shoff: int
+    shentsize: int
+    shnum: int
+    shstrndx: int
+    ph_end: int  # end of the program header table
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    name: str
+    type: int
+    offset: int
+    size: int  # 0 for a NOBITS section (.bss): it has no bytes in the file
+
+
+@dataclass(frozen=True, slots=True)
+class CubinTarget:
+    """The SM a cubin's ``e_flags`` name; ``suffix_known`` is False where the flags cannot tell ``a``/``f``."""
+
+    sm: int
+    suffix: str
+    suffix_known: bool
+
+
+def read_elf_header(reader: BoundedReader) -> ElfHeader:
+    """The header of the ELF file ``reader`` holds (its magic already checked)."""
+    raw = reader.read_at(0, min(_EHDR.size, reader.size))
+    if len(raw) >= 6 and (raw[4] != 2 or raw[5] != 1):
+        raise invalid_binary("binaries.elf-not-64-le")
+    if len(raw) < _EHDR.size:
+        raise invalid_binary("binaries.elf-header-truncated")
+    return parse_elf_header(raw)
+
+
+def parse_elf_header(raw: bytes) -> ElfHeader:
+    """The fields of a 64-byte ELF64 little-endian header."""
+    ident, etype, machine, _ver, _entry, phoff, shoff, flags, ehsize, phentsize, phnum, shentsize, shnum, shstrndx = (
+        _EHDR.unpack(raw)
+    )
+    ph_end = phoff + phentsize * phnum
+    return ElfHeader(etype, machine, ehsize, ident[8], flags, shoff, shentsize, shnum, shstrndx, ph_end)
+
+
+def read_sections(
+    reader: BoundedReader, header: ElfHeader, *, checked: Collection[str] = (), whole: bool = False
+) -> list[Section]:
+    """The section table.  A ``checked`` section past the end of the file is an error (every
+    section when ``whole``: a truncated cubin)."""
+    if header.shoff == 0:
+        return []  # no section table (a stripped-to-the-bone object); nothing to list
+    if header.shentsize != _SHDR.size:
+        raise invalid_binary("binaries.section-header-size", size=header.shentsize)
+    first = _SHDR.unpack(reader.read_at(header.shoff, _SHDR.size))
+    count = header.shnum or first[4]  # e_shnum 0: the real count is in shdr[0].sh_size
+    strndx = first[6] if header.shstrndx == 0xFFFF else header.shstrndx  # SHN_XINDEX
+    if count > reader.limits.max_sections:
+        raise invalid_binary("binaries.too-many-sections", count=count, limit=reader.limits.max_sections)
+    table = reader.read_at(header.shoff, count * _SHDR.size)
+    raw = [_SHDR.unpack_from(table, i * _SHDR.size) for i in range(count)]
+    if not raw:
+        return []
+    if strndx >= count:
+        raise invalid_binary("binaries.name-table-index", index=strndx)
+    str_off, str_size = raw[strndx][4], raw[strndx][5]
+    if str_size > reader.limits.max_shstrtab:
+        raise invalid_binary("binaries.name-table-size", size=str_size)
+    names = reader.read_at(str_off, str_size)
+    sections = []
+    for sh_name, sh_type, _flags, _addr, sh_offset, sh_size, *_ in raw:
+        if sh_name >= max(len(names), 1) and sh_name != 0:
+            raise invalid_binary("binaries.name-offset", offset=sh_name)
+        end = names.find(b"\0", sh_name)
+        name = names[sh_name : end if end >= 0 else len(names)].decode("latin-1")
+        if sh_type != _SHT_NOBITS and sh_offset + sh_size > reader.size and (whole or name in checked):
+            raise invalid_binary("binaries.section-past-end", name=name)
+        sections.append(Section(name, sh_type, sh_offset, 0 if sh_type == _SHT_NOBITS else sh_size))
+    return sections
+
+
+def cubin_target(header: ElfHeader) -> CubinTarget:
+    """The SM a cubin's header names (see ``_CUBIN_V7_ACCELERATORS`` for what ``e_flags`` can tell)."""
+    if header.abi_version >= 8:
+        sm, suffix, known = (header.flags >> 8) & 0xFF, "", False
+    else:
+        sm, known = header.flags & 0xFF, True
+        suffix = "a" if sm >= 90 and header.flags & _CUBIN_V7_ACCELERATORS else ""
+    if not 10 <= sm <= 255:
+        raise invalid_binary("binaries.cubin-sm", sm=sm)
+    return CubinTarget(sm, suffix, known)
