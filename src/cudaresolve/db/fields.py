@@ -66,15 +66,15 @@ class Collector:
             return None
         return value
 
-    def table(self, data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-        """A required single table (``[index]``); an empty mapping after recording a problem."""
+    def table(self, data: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+        """A required single table (``[index]``); None after recording a problem."""
         value = data.get(key)
         if value is None:
             self.add(key, Text("db.missing-field"))
-            return {}
+            return None
         if not isinstance(value, Mapping):
             self.add(key, Text("db.expected-table"))
-            return {}
+            return None
         return value
 
     def table_list(self, data: Mapping[str, Any], key: str, path: str = "") -> list[Mapping[str, Any]]:

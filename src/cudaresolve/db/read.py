@@ -103,6 +103,8 @@ def _rows(
 
 def _read_index(c: Collector, data: Mapping[str, Any]) -> IndexFacts:
     row = c.table(data, "index")
+    if row is None:
+        return IndexFacts(default="", pytorch_root="", allowed_hosts=(), source="")
     c.keys(row, _INDEX_KEYS, "index")
     hosts = tuple(c.get(row, "allowed-hosts", list, "index", required=True) or ())
     c.allowed_hosts = hosts
@@ -116,15 +118,20 @@ def _read_index(c: Collector, data: Mapping[str, Any]) -> IndexFacts:
 
 def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
     row = c.table(data, "packages")
+    if row is None:
+        return PackageFacts(tables=(), anchor="", source="")
     c.keys(row, _PACKAGES_KEYS, "packages")
-    tables = tuple(c.get(row, "tables", list, "packages", required=True) or ())
-    for i, name in enumerate(tables):
-        if name in _FIXED_TOP_KEYS or name in tables[:i]:
+    listed = tuple(c.get(row, "tables", list, "packages", required=True) or ())
+    tables: list[str] = []
+    for i, name in enumerate(listed):
+        if name in _FIXED_TOP_KEYS or name in tables:
             c.add(f"packages.tables[{i}]", Text.of("db.bad-table-name", name=repr(name)))
+        else:
+            tables.append(name)
     anchor = c.get(row, "anchor", str, "packages", required=True) or ""
     if anchor and anchor not in tables:
         c.add("packages.anchor", Text.of("db.anchor-not-a-table", name=repr(anchor)))
-    return PackageFacts(tables=tables, anchor=anchor, source=c.source(row, "packages"))
+    return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"))
 
 
 def _read_cuda(c: Collector, row: Mapping[str, Any], path: str) -> CudaRelease | None:
