@@ -163,3 +163,14 @@ def test_load_compat_reads_path(tmp_path: Path) -> None:
     gpu = db.find_gpu("x1")
     assert gpu is not None and (gpu.name, gpu.cc, gpu.datacenter) == ("X1", ComputeCapability(8, 0), True)
     assert db.source == str(good) and db.package_kinds == ("torch",) and db.packages("torch") == ()
+
+
+def test_a_bad_compat_flag_lists_every_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "compat.toml"
+    bad.write_text(HEAD.replace('anchor = "torch"', 'anchor = "numpy"'))
+    assert main(["arch-list", "--gpu", "8.0", "--compat", str(bad)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: invalid-compat-data: {bad} has 1 problem: packages.anchor: the anchor 'numpy' is not one of "
+        "packages.tables (hint: run 'cudaresolve db check PATH' to list them all)",
+        "  packages.anchor: the anchor 'numpy' is not one of packages.tables",
+    ]
