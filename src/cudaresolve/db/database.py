@@ -55,6 +55,7 @@ __all__ = [
     "VariantInfo",
     "gpu_name_key",
     "load_compat",
+    "shipped_path",
 ]
 
 SHIPPED_LABEL = "compat.toml (shipped)"
