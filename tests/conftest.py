@@ -18,6 +18,11 @@ def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
 
 _TINY: dict[str, Any] = {
     "schema-version": 1,
+    "index": {"default": "https://pypi.org/simple", "pytorch-root": "https://download.pytorch.org/whl",
+              "allowed-hosts": ["download.pytorch.org", "pypi.org", "flashinfer.ai"], "source": "s"},
+    "packages": {"tables": ["torch", "torchvision", "torchaudio", "fbgemm-gpu", "torchrec", "xformers", "flashinfer",
+                            "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache"],
+                 "anchor": "torch", "source": "s"},
     "cuda": [
         {
             "version": "12.1",

@@ -131,11 +131,19 @@ def test_plain_ptx_reaches_every_newer_gpu(build: CC, gpu: CC) -> None:
     assert arch_runs_on(Arch(build, ptx=True), gpu) == (gpu >= build)
 
 
+@given(ccs, st.integers(min_value=0, max_value=9))
+def test_sass_implies_ptx_of_same_target(build: CC, step: int) -> None:
+    # whatever SASS for X reaches, PTX for X reaches too (PTX is the more portable form); the GPU is
+    # built to be one that SASS reaches (same major, minor at least X's), so the premise always holds
+    gpu = CC(build.major, min(9, build.minor + step))
+    assert arch_runs_on(Arch(build), gpu)
+    assert arch_runs_on(Arch(build, ptx=True), gpu)
+
+
 @given(ccs, ccs)
-def test_sass_implies_ptx_of_same_target(build: CC, gpu: CC) -> None:
-    # whatever SASS for X reaches, PTX for X reaches too (PTX is the more portable form)
-    if arch_runs_on(Arch(build), gpu):
-        assert arch_runs_on(Arch(build, ptx=True), gpu)
+def test_ptx_reaches_at_least_what_sass_reaches(build: CC, gpu: CC) -> None:
+    sass, ptx = arch_runs_on(Arch(build), gpu), arch_runs_on(Arch(build, ptx=True), gpu)
+    assert ptx or not sass
 
 
 @given(st.lists(ccs, min_size=1, max_size=6))

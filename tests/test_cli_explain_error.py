@@ -33,6 +33,11 @@ CPU_TORCH = "AssertionError: Torch not compiled with CUDA enabled"
 
 _DB: dict[str, Any] = {
     "schema-version": 1,
+    "index": {"default": "https://pypi.org/simple", "pytorch-root": "https://download.pytorch.org/whl",
+              "allowed-hosts": ["download.pytorch.org", "pypi.org", "flashinfer.ai"], "source": "s"},
+    "packages": {"tables": ["torch", "torchvision", "torchaudio", "fbgemm-gpu", "torchrec", "xformers", "flashinfer",
+                            "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache"],
+                 "anchor": "torch", "source": "s"},
     "cuda": [
         {"version": "12.6", "min-driver-linux": "560.28.03", "minor-compat-driver-linux": "525.60.13",
          "nvcc-sm": ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"], "source": "s"},

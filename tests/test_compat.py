@@ -9,15 +9,29 @@ from cudaresolve.core.archs import ComputeCapability
 from cudaresolve.core.versions import CudaVersion, parse_driver
 from cudaresolve.db.database import CompatDB, DriverSupport, load_compat
 from cudaresolve.errors import InvalidCompatData
+from cudaresolve.text.catalogue import format_text
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+# The two tables every file needs, in TOML, for the files written below.
+HEAD = """schema-version = 1
+[index]
+default = "https://pypi.org/simple"
+pytorch-root = "https://download.pytorch.org/whl"
+allowed-hosts = ["download.pytorch.org", "pypi.org"]
+source = "s"
+[packages]
+tables = ["torch"]
+anchor = "torch"
+source = "s"
+"""
 
-def problems(data: dict[str, Any]) -> list[tuple[str, str]]:
+
+def problems(data: dict[str, Any], lang: str = "en") -> list[tuple[str, str]]:
     with pytest.raises(InvalidCompatData) as info:
         CompatDB.from_dict(data)
-    return info.value.problems
+    return [(path, format_text(problem, lang)) for path, problem in info.value.problems]
 
 
 def test_tiny_database_loads(tiny_db_dict: dict[str, Any]) -> None:
@@ -54,6 +68,10 @@ def test_every_problem_is_collected(tiny_db_dict: dict[str, Any]) -> None:
             "fbgemm-gpu[0].requires[0]",
             "not a PEP 508 requirement: 'torch=>2.1'"
             " (Expected semicolon (after name with no version specifier) or end)",
+        ),
+        (
+            "variant[1].index-url",
+            "must be https://download.pytorch.org/whl/cu118 (index.pytorch-root followed by the variant name)",
         ),
     ]
 
@@ -115,7 +133,7 @@ def test_queries(tiny_db_dict: dict[str, Any]) -> None:
 
 def test_db_check_cli_lists_problems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "compat.toml"
-    bad.write_text('schema-version = 1\n[[gpu]]\nname = "X"\ncc = "8.0"\narch = "A"\ndatacenter = true\n')
+    bad.write_text(HEAD + '[[gpu]]\nname = "X"\ncc = "8.0"\narch = "A"\ndatacenter = true\n')
     assert main(["db", "check", str(bad)]) == 1
     err = capsys.readouterr().err
     assert f"error: invalid-compat-data: {bad} has 1 problem" in err
@@ -140,7 +158,19 @@ def test_db_check_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_load_compat_reads_path(tmp_path: Path) -> None:
     good = tmp_path / "c.toml"
-    good.write_text(
-        'schema-version = 1\n[[gpu]]\nname = "X1"\ncc = "8.0"\narch = "A"\ndatacenter = true\nsource = "s"\n'
-    )
-    assert load_compat(good).find_gpu("x1") is not None
+    good.write_text(HEAD + '[[gpu]]\nname = "X1"\ncc = "8.0"\narch = "A"\ndatacenter = true\nsource = "s"\n')
+    db = load_compat(good)
+    gpu = db.find_gpu("x1")
+    assert gpu is not None and (gpu.name, gpu.cc, gpu.datacenter) == ("X1", ComputeCapability(8, 0), True)
+    assert db.source == str(good) and db.package_kinds == ("torch",) and db.packages("torch") == ()
+
+
+def test_a_bad_compat_flag_lists_every_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "compat.toml"
+    bad.write_text(HEAD.replace('anchor = "torch"', 'anchor = "numpy"'))
+    assert main(["arch-list", "--gpu", "8.0", "--compat", str(bad)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: invalid-compat-data: {bad} has 1 problem: packages.anchor: the anchor 'numpy' is not one of "
+        "packages.tables (hint: run 'cudaresolve db check PATH' to list them all)",
+        "  packages.anchor: the anchor 'numpy' is not one of packages.tables",
+    ]

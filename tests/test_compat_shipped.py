@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from packaging.version import Version
+
 from cudaresolve.core.archs import ComputeCapability
 from cudaresolve.core.versions import CudaVersion, parse_driver
-from cudaresolve.db.database import PACKAGE_KINDS, load_compat
+from cudaresolve.db.cache import SUBDIR
+from cudaresolve.db.database import load_compat
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def test_shipped_file_validates_completely() -> None:
@@ -13,10 +21,26 @@ def test_shipped_file_validates_completely() -> None:
     assert len(db.gpus) >= 60
 
 
-def test_lazy_and_validated_loads_agree() -> None:
-    lazy, full = load_compat(), load_compat(validate=True)
-    for kind in PACKAGE_KINDS:
-        assert lazy.packages(kind) == full.packages(kind), kind
+def test_trusted_cold_warm_and_validated_loads_agree(tmp_path: Path) -> None:
+    cold = load_compat(cache_dir=tmp_path)  # parses the TOML and writes the cache entry
+    (entry,) = (tmp_path / SUBDIR).iterdir()
+    warm = load_compat(cache_dir=tmp_path)  # reads the entry
+    assert cold == warm == load_compat(validate=True, cache_dir=tmp_path)
+    assert cold is not warm
+    assert [e.name for e in (tmp_path / SUBDIR).iterdir()] == [entry.name]
+    assert warm.package_names == cold.package_kinds  # every table has rows, in the file's order
+    assert sum(len(warm.packages(kind)) for kind in warm.package_kinds) == 296
+
+
+def test_facts_of_the_index_and_packages_tables() -> None:
+    db = load_compat()
+    assert db.default_index == "https://pypi.org/simple"
+    assert db.pytorch_index_root == "https://download.pytorch.org/whl"
+    assert db.anchor == "torch"
+    assert db.package_kinds[:3] == ("torch", "torchvision", "torchaudio")
+    assert all(v.index_url == f"{db.pytorch_index_root}/{v.name}" for v in db.variants)
+    forward = db.forward_compat_for(12)
+    assert forward is not None and forward.package_for(CudaVersion(12, 8)) == "cuda-compat-12-8"
 
 
 def test_every_cuda_toolkit_from_11_0_to_13() -> None:
@@ -91,9 +115,12 @@ def test_xformers_pin_rule() -> None:
         if release.version.release <= (0, 0, 34):
             assert any(s.operator == "==" for s in torch[0].specifier), release.version
     newest = load_compat().packages("xformers")[0]
-    assert str(newest.version) >= "0.0.35"
+    assert newest.version >= Version("0.0.35")  # as versions: "0.0.4" > "0.0.35" as strings
 
 
 def test_flashinfer_minimum_sm() -> None:
-    for release in load_compat().packages("flashinfer-python"):
-        assert release.min_sm is None or release.min_sm >= ComputeCapability(7, 5)
+    db = load_compat()
+    releases = db.packages("flashinfer-python")
+    assert releases
+    assert {r.min_sm for r in releases} == {ComputeCapability(7, 5)}  # every release states it
+    assert db.min_sm("flashinfer-python") == ComputeCapability(7, 5)

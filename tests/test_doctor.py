@@ -52,6 +52,11 @@ def _variant(name: str, cuda: str) -> dict[str, Any]:
 # A small database: fbgemm-gpu 1.X pairs with torch 2.(X+5), torchrec X.Y with fbgemm-gpu X.Y.
 DB_DATA: dict[str, Any] = {
     "schema-version": 1,
+    "index": {"default": "https://pypi.org/simple", "pytorch-root": "https://download.pytorch.org/whl",
+              "allowed-hosts": ["download.pytorch.org", "pypi.org", "flashinfer.ai"], "source": "s"},
+    "packages": {"tables": ["torch", "torchvision", "torchaudio", "fbgemm-gpu", "torchrec", "xformers", "flashinfer",
+                            "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache"],
+                 "anchor": "torch", "source": "s"},
     "cuda": [_cuda("13.0", "580.65.06", "580.65.06"), _cuda("12.6", "560.28.03", "525.60.13"),
              _cuda("12.1", "530.30.02", "525.60.13"), _cuda("11.8", "520.61.05", "450.80.02")],
     "gpu": [{"name": "NVIDIA A100", "aliases": ["A100-SXM4-80GB"], "cc": "8.0", "arch": "Ampere",
@@ -89,6 +94,7 @@ DB_DATA: dict[str, Any] = {
          "build": [{"variant": "cu126", "channel": "pypi", "sass": ["sm_75", "sm_80"], "ptx": ["compute_80"]}]},
     ],
 }
+KINDS = tuple(DB_DATA["packages"]["tables"])
 
 A100 = Gpu(name="NVIDIA A100", cc=ComputeCapability(8, 0), datacenter=True)
 RTX3090 = Gpu(name="NVIDIA GeForce RTX 3090", cc=ComputeCapability(8, 6))
@@ -150,7 +156,7 @@ def test_library_without_code_for_a_gpu_and_fbgemm_built_for_another_torch(tmp_p
     make_dist(tmp_path, "fbgemm-gpu", "1.1.0+cu118", {"fbgemm_gpu/__init__.py": "",
                                                        "fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "rdc.so"})
     make_dist(tmp_path, "nvidia-cuda-runtime-cu11", "11.8.89")
-    report = diagnose(read_environment([tmp_path]), make_target(A100, RTX3090), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100, RTX3090), db)
 
     torch = package(report, "torch")
     assert (torch.version, torch.variant, torch.sass, torch.ptx) == (
@@ -196,7 +202,7 @@ def test_all_ok_environment(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "torchrec", "1.2.0", {"torchrec/__init__.py": ""})
     make_dist(tmp_path, "nvidia-cuda-runtime-cu12", "12.6.77")
     make_dist(tmp_path, "nvidia-cublas-cu12", "12.6.4.1")
-    report = diagnose(read_environment([tmp_path]), make_target(A100, RTX3090, driver="560.35.03"), db,
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100, RTX3090, driver="560.35.03"), db,
                       environ={"TORCH_CUDA_ARCH_LIST": "8.0;8.6"})
     assert [(p.name, p.version, p.variant, p.problems, p.notes) for p in report.packages] == [
         ("torch", "2.7.1", "cu126", (), ()),
@@ -214,7 +220,7 @@ def test_all_ok_environment(tmp_path: Path, db: CompatDB) -> None:
 def test_torch_built_for_the_cpu_on_a_gpu_target(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "torch", "2.7.1", {"torch/version.py": "cuda: Optional[str] = None\nhip = None\n",
                                            "torch/lib/libtorch_cpu.so": FIXTURES / "nogpu.so"})
-    report = diagnose(read_environment([tmp_path]), make_target(A100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100), db)
     torch = package(report, "torch")
     assert (torch.variant, torch.libraries, codes(torch.problems)) == ("cpu", (), [("sm-not-covered", None, "cpu")])
     assert words(torch.problems[0].text) == "torch 2.7.1 is a CPU-only build: it cannot use NVIDIA A100"
@@ -227,7 +233,7 @@ def test_torchrec_paired_with_another_fbgemm(tmp_path: Path, db: CompatDB) -> No
     make_dist(tmp_path, "torch", "2.7.1+cu118", torch_files())
     make_dist(tmp_path, "fbgemm-gpu", "1.2.0+cu118", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "uncompressed.so"})
     make_dist(tmp_path, "torchrec", "1.1.0")
-    report = diagnose(read_environment([tmp_path]), make_target(A100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100), db)
     torchrec = package(report, "torchrec")
     assert codes(torchrec.problems) == [("abi-mismatch", "fbgemm-gpu 1.1.*", "fbgemm-gpu 1.2.0+cu118"),
                                         ("abi-mismatch", "torch 2.6.*", "torch 2.7.1+cu118")]
@@ -241,7 +247,7 @@ def test_torchrec_paired_with_another_fbgemm(tmp_path: Path, db: CompatDB) -> No
 def test_flashinfer_aot_wheel_built_for_another_torch_minor(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "torch", "2.7.1+cu118", torch_files())
     make_dist(tmp_path, "flashinfer", "0.2.0+cu118torch2.6", {"flashinfer/_kernels.so": FIXTURES / "uncompressed.so"})
-    report = diagnose(read_environment([tmp_path]), make_target(A100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100), db)
     flashinfer = package(report, "flashinfer")
     assert (flashinfer.variant, codes(flashinfer.problems)) == (
         "cu118", [("abi-mismatch", "torch 2.6.*", "torch 2.7.1+cu118")])
@@ -252,7 +258,7 @@ def test_flashinfer_aot_wheel_built_for_another_torch_minor(tmp_path: Path, db: 
 def test_library_from_another_cuda_major_than_torch(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "torch", "2.7.1+cu118", torch_files())
     make_dist(tmp_path, "fbgemm-gpu", "1.2.0", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "uncompressed.so"})
-    report = diagnose(read_environment([tmp_path]), make_target(A100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100), db)
     (problem,) = package(report, "fbgemm-gpu").problems
     assert (problem.code, problem.required, problem.found) == ("abi-mismatch", "torch cu126", "torch cu118")
     assert words(problem.text) == ("fbgemm-gpu 1.2.0 is a cu126 build, but torch 2.7.1+cu118 is a cu118 build; a "
@@ -261,12 +267,13 @@ def test_library_from_another_cuda_major_than_torch(tmp_path: Path, db: CompatDB
 
 def test_a_package_the_database_lacks_is_listed_with_a_note(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "fbgemm-gpu", "9.9.0", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "rdc.so"})
-    report = diagnose(read_environment([tmp_path]), make_target(RTX3090), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(RTX3090), db)
     fbgemm = package(report, "fbgemm-gpu")
     assert (fbgemm.variant, fbgemm.problems) == (None, ())
     assert [words(n) for n in fbgemm.notes] == [
         "fbgemm-gpu 9.9.0 is not in the database: its pairing and minimum GPU were not checked"]
-    (problem,) = package(diagnose(read_environment([tmp_path]), make_target(RTX3090, A100), db), "fbgemm-gpu").problems
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(RTX3090, A100), db)
+    (problem,) = package(report, "fbgemm-gpu").problems
     assert words(problem.text) == ("fbgemm-gpu 9.9.0 (variant unknown) has no code for sm_80 (NVIDIA A100, compute "
                                  "capability 8.0); it carries sm_86")
     assert words(problem.text, "zh") == ("fbgemm-gpu 9.9.0（变体未知）没有 sm_80 的代码（NVIDIA A100，计算能力 8.0）；"
@@ -279,7 +286,7 @@ def test_a_package_the_database_lacks_is_listed_with_a_note(tmp_path: Path, db: 
 def test_ptx_only_is_a_warning_and_still_ok(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "torch", "2.7.1+cu118", torch_files())
     h100 = Gpu(name="NVIDIA H100", cc=ComputeCapability(9, 0), datacenter=True)
-    report = diagnose(read_environment([tmp_path]), make_target(h100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(h100), db)
     (problem,) = package(report, "torch").problems
     assert (problem.code, problem.severity, problem.found) == ("ptx-jit-only", "warning", "compute_80")
     assert words(problem.text) == ("torch 2.7.1+cu118 (cu118) has no native code for NVIDIA H100 (sm_90); the driver "
@@ -290,7 +297,7 @@ def test_ptx_only_is_a_warning_and_still_ok(tmp_path: Path, db: CompatDB) -> Non
 def test_gpu_below_the_package_minimum(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "xformers", "0.0.31", {"xformers/_C.so": FIXTURES / "uncompressed.so"})
     v100 = Gpu(name="Tesla V100", cc=ComputeCapability(7, 0), datacenter=True)
-    report = diagnose(read_environment([tmp_path]), make_target(v100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(v100), db)
     (problem,) = package(report, "xformers").problems
     assert (problem.code, problem.required, problem.found) == ("sm-below-minimum", "7.5", "7.0")
     assert words(problem.text) == "xformers 0.0.31 supports compute capability 7.5 and newer; Tesla V100 is 7.0"
@@ -322,7 +329,7 @@ def test_a_library_with_only_arch_specific_code_decides_nothing(db: CompatDB) ->
 def test_a_library_listed_in_record_but_missing_is_a_problem(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "fbgemm-gpu", "1.2.0", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "uncompressed.so"})
     (tmp_path / "fbgemm_gpu/fbgemm_gpu_py.so").unlink()
-    report = diagnose(read_environment([tmp_path]), make_target(A100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100), db)
     (problem,) = package(report, "fbgemm-gpu").problems
     assert (problem.code, words(problem.text)) == (
         "invalid-binary", f"cannot read {tmp_path / 'fbgemm_gpu/fbgemm_gpu_py.so'}: listed in RECORD but missing")
@@ -332,7 +339,7 @@ def test_a_library_listed_in_record_but_missing_is_a_problem(tmp_path: Path, db:
 
 def test_a_package_without_record_gets_a_note(tmp_path: Path, db: CompatDB) -> None:
     (make_dist(tmp_path, "torch", "2.7.1+cu118", torch_files()) / "RECORD").unlink()
-    torch = package(diagnose(read_environment([tmp_path]), make_target(A100), db), "torch")
+    torch = package(diagnose(read_environment([tmp_path], KINDS), make_target(A100), db), "torch")
     assert (torch.libraries, [words(n) for n in torch.notes]) == (
         (), ["torch 2.7.1+cu118 has no RECORD, so its libraries could not be listed"])
 
@@ -342,7 +349,7 @@ def test_a_package_without_record_gets_a_note(tmp_path: Path, db: CompatDB) -> N
 
 def test_cuda_13_runtime_with_a_535_driver(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "nvidia-cuda-runtime-cu13", "13.0.48")
-    report = diagnose(read_environment([tmp_path]), make_target(A100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100), db)
     assert [(r.name, r.cuda, r.support) for r in report.runtimes] == [
         ("nvidia-cuda-runtime-cu13", CudaVersion(13, 0), DriverSupport.NONE)]
     (problem,) = report.problems
@@ -359,7 +366,7 @@ def test_cuda_13_runtime_with_a_535_driver(tmp_path: Path, db: CompatDB) -> None
 
 def test_minor_version_compatibility_is_a_warning(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "nvidia-cuda-runtime-cu12", "12.6.77")
-    report = diagnose(read_environment([tmp_path]), make_target(A100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100), db)
     assert [(p.code, p.severity) for p in report.problems] == [("minor-version-compat", "warning")]
     assert report.ok is True
 
@@ -374,7 +381,7 @@ def test_without_runtime_packages_torch_variant_is_checked(db: CompatDB) -> None
 
 def test_an_unknown_driver_is_said_not_guessed(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "nvidia-cuda-runtime-cu13", "13.0.48")
-    report = diagnose(read_environment([tmp_path]), make_target(A100, driver=None), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100, driver=None), db)
     assert ([r.support for r in report.runtimes], report.problems) == ([None], ())
     assert [words(n) for n in report.notes] == [
         "no driver version was given or detected, so the driver was not checked; pass --driver"]
@@ -451,7 +458,7 @@ def test_pt2_packages_against_the_target(tmp_path: Path, db: CompatDB) -> None:
 def test_to_dict_follows_the_contract_and_speaks_chinese(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "torch", "2.7.1+cu118", torch_files())
     make_dist(tmp_path, "fbgemm-gpu", "1.1.0+cu118", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "rdc.so"})
-    report = diagnose(read_environment([tmp_path]), make_target(A100), db)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100), db)
     data = plain(report.to_dict())
     assert data["ok"] is False and data["target"] == make_target(A100).to_dict()
     fbgemm = data["packages"][1]
@@ -504,7 +511,7 @@ def test_first_distribution_on_the_path_wins(tmp_path: Path) -> None:
     first, second = tmp_path / "user", tmp_path / "site"
     make_dist(first, "torch", "2.7.1+cu126", torch_files())
     make_dist(second, "torch", "2.6.0+cu118", torch_files())
-    env = read_environment([first, second], python="3.11")
+    env = read_environment([first, second], KINDS, python="3.11")
     assert [(p.name, p.version, p.variant) for p in env.packages] == [("torch", "2.7.1+cu126", "cu126")]
     assert (env.paths, env.python) == ((str(first), str(second)), "3.11")
 

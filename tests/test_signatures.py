@@ -452,6 +452,11 @@ _NVCC = ["sm_50", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89",
 # Arch lists: torch 2.7.1/2.8.0 and fbgemm-gpu 1.2.0/1.3.0 per shared/facts (compat-facts, pairings).
 _DB: dict[str, Any] = {
     "schema-version": 1,
+    "index": {"default": "https://pypi.org/simple", "pytorch-root": "https://download.pytorch.org/whl",
+              "allowed-hosts": ["download.pytorch.org", "pypi.org", "flashinfer.ai"], "source": "s"},
+    "packages": {"tables": ["torch", "torchvision", "torchaudio", "fbgemm-gpu", "torchrec", "xformers", "flashinfer",
+                            "flashinfer-python", "flashinfer-cubin", "flashinfer-jit-cache"],
+                 "anchor": "torch", "source": "s"},
     "cuda": [
         _cuda("12.8", "570.26", "525.60.13", [*_NVCC, "sm_100", "sm_120"]),
         _cuda("12.6", "560.28.03", "525.60.13", _NVCC),
@@ -648,8 +653,8 @@ def test_driver_insufficient_without_target_or_database() -> None:
     assert fixes[0] == "安装针对 CUDA 11.4 或更早版本构建的软件包。"
 
 
-def test_abi_mismatch_fbgemm() -> None:
-    assert _explain(FBGEMM_2715, None, None, "en") == [
+def test_abi_mismatch_fbgemm(db: CompatDB) -> None:
+    assert _explain(FBGEMM_2715, None, db, "en") == [
         (
             "abi-mismatch",
             "fbgemm-gpu is a compiled extension built against another torch than the one installed, so its C++ "
@@ -663,7 +668,7 @@ def test_abi_mismatch_fbgemm() -> None:
             ],
         )
     ]
-    assert _explain(FBGEMM_2715, None, None, "zh") == [
+    assert _explain(FBGEMM_2715, None, db, "zh") == [
         (
             "abi-mismatch",
             "fbgemm-gpu 是针对另一个 torch 版本编译的扩展，与当前安装的 torch 不匹配，因此它的 C++ 符号无法解析。",
@@ -678,22 +683,22 @@ def test_abi_mismatch_fbgemm() -> None:
     ]
 
 
-def test_abi_mismatch_xformers() -> None:
+def test_abi_mismatch_xformers(db: CompatDB) -> None:
     pair_en = (
         "Install the xformers release made for your torch: up to 0.0.34 each release pins one exact torch "
         "version; 0.0.35 works with torch 2.10 and newer."
     )
-    ((code, cause, fixes),) = _explain(INVOKEAI_6590, None, None, "en")
+    ((code, cause, fixes),) = _explain(INVOKEAI_6590, None, db, "en")
     assert code == "abi-mismatch"
     assert cause == "xFormers was built for torch 2.1.2+cu121, but torch 2.0.1+cu118 is installed."
     assert fixes[0] == pair_en
-    ((_, cause, fixes),) = _explain(INVOKEAI_6590, None, None, "zh")
+    ((_, cause, fixes),) = _explain(INVOKEAI_6590, None, db, "zh")
     assert cause == "xFormers 是针对 torch 2.1.2+cu121 构建的，但当前安装的是 torch 2.0.1+cu118。"
     assert fixes[0] == (
         "安装为当前 torch 构建的 xformers：0.0.34 及之前的每个版本都固定依赖一个确切的 torch 版本；"
         "0.0.35 适用于 torch 2.10 及更高版本。"
     )
-    ((_, cause, fixes),) = _explain(A1111_3930, None, None, "en")
+    ((_, cause, fixes),) = _explain(A1111_3930, None, db, "en")
     assert cause.startswith("xformers is a compiled extension built against another torch")
     assert fixes[0] == pair_en
 
@@ -868,7 +873,7 @@ def test_cuda_not_available(db: CompatDB) -> None:
 
 def test_torch_cpu_build(db: CompatDB) -> None:
     cpu_device_en = "If the machine has no NVIDIA GPU, the code must not ask for 'cuda': run it on the CPU device."
-    assert _explain(DETECTRON2_460, None, None, "en") == [
+    assert _explain(DETECTRON2_460, None, db, "en") == [
         (
             "torch-cpu-build",
             "The installed torch is a CPU-only build (a +cpu wheel, or the PyPI wheel on Windows and macOS).",
@@ -1023,9 +1028,9 @@ FIXED = [
 def test_target_independent_explanations(
     text: str, code: str, cause_en: str, fixes_en: list[str], cause_zh: str, fixes_zh: list[str], db: CompatDB
 ) -> None:
-    assert _explain(text, None, None, "en") == [(code, cause_en, fixes_en)]
+    assert _explain(text, None, db, "en") == [(code, cause_en, fixes_en)]
     assert _explain(text, PASCAL, db, "en") == [(code, cause_en, fixes_en)]
-    assert _explain(text, None, None, "zh") == [(code, cause_zh, fixes_zh)]
+    assert _explain(text, None, db, "zh") == [(code, cause_zh, fixes_zh)]
 
 
 def test_missing_cuda_runtime(db: CompatDB) -> None:
@@ -1118,8 +1123,8 @@ def test_abi_mismatch_flashinfer_is_not_sent_to_the_pytorch_index() -> None:
     )
 
 
-def test_remaining_chinese_texts() -> None:
-    assert _explain(YOLOV3_12, None, None, "zh") == [
+def test_remaining_chinese_texts(db: CompatDB) -> None:
+    assert _explain(YOLOV3_12, None, db, "zh") == [
         (
             "driver-insufficient",
             "NVIDIA 驱动版本过旧，不支持该构建所需的 CUDA 运行时。",
@@ -1133,7 +1138,7 @@ def test_remaining_chinese_texts() -> None:
         "重新构建 xFormers，并在 TORCH_CUDA_ARCH_LIST 中写明它要运行的每种 GPU 的计算能力，"
         '例如 RTX 2080 加 RTX 3090 写 "7.5 8.6"（xformers#1045）。'
     )
-    assert _explain(DETECTRON2_460, None, None, "zh")[0][2][0] == (
+    assert _explain(DETECTRON2_460, None, db, "zh")[0][2][0] == (
         "从某个 CUDA 变体的 PyTorch 索引重新安装 torch：pip install torch --index-url "
         "https://download.pytorch.org/whl/<variant>；'cudaresolve lock torch' 会为本机选出合适的变体。"
     )

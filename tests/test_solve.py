@@ -34,7 +34,10 @@ def pins(result: object) -> dict[str, str]:
 
 def test_preference_tuples_are_exact(db: CompatDB) -> None:
     provider = CatalogProvider(
-        build_catalog(db, host("8.0", None)), user_pinned={"xformers"}, user_requested={"xformers", "torch"}
+        build_catalog(db, host("8.0", None)),
+        anchor=db.anchor,
+        user_pinned={"xformers"},
+        user_requested={"xformers", "torch"},
     )
 
     def pref(name: str) -> tuple[object, ...]:

@@ -31,13 +31,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import struct
 import sys
 import tomllib
 import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
-from email.parser import HeaderParser
 from pathlib import Path
 from typing import Any, Final
 
@@ -46,21 +44,9 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
+from wheel_metadata import WheelFile, fetch_metadata, requires_dist  # tools/wheel_metadata.py, beside this script
 
-SIMPLE: Final = "https://pypi.org/simple/{name}/"
 ACCEPT_JSON: Final = "application/vnd.pypi.simple.v1+json"  # PEP 691
-PACKAGE_KINDS: Final = (
-    "torch",
-    "torchvision",
-    "torchaudio",
-    "fbgemm-gpu",
-    "torchrec",
-    "xformers",
-    "flashinfer-python",
-    "flashinfer",
-    "flashinfer-cubin",
-    "flashinfer-jit-cache",
-)
 # Requirements whose pins matter to the database; a METADATA pin on one of these that the
 # row does not record is a disagreement.
 TRACKED: Final = frozenset(
@@ -79,23 +65,6 @@ TRACKED: Final = frozenset(
         "flashinfer-jit-cache",
     }
 )
-TAIL_BYTES: Final = 32 * 1024  # the end record and, in most wheels, the .dist-info entries
-CD_SIG: Final = b"PK\x01\x02"
-EOCD_SIG: Final = b"PK\x05\x06"
-ZIP64_LOCATOR_SIG: Final = b"PK\x06\x07"
-_METADATA_MEMBER = re.compile(r"^[^/]+\.dist-info/METADATA$")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WheelFile:
-    filename: str
-    url: str
-    version: Version
-    build: tuple[int, str] | tuple[()]
-    interpreters: frozenset[str]  # "cp312", "cp313t", "abi3:cp39", "py310", "py3"
-    platforms: frozenset[str]
-    requires_python: str | None
-    yanked: bool
 
 
 @dataclass(slots=True)
@@ -115,9 +84,9 @@ class Report:
 # --------------------------------------------------------------------------- PyPI listing
 
 
-def fetch_project(client: httpx.Client, name: str) -> dict[Version, list[WheelFile]] | None:
-    """Wheel files per version from PEP 691 JSON; None when PyPI does not host the project."""
-    response = client.get(SIMPLE.format(name=canonicalize_name(name)), headers={"Accept": ACCEPT_JSON})
+def fetch_project(client: httpx.Client, index: str, name: str) -> dict[Version, list[WheelFile]] | None:
+    """Wheel files per version from PEP 691 JSON on ``index``; None when it does not host the project."""
+    response = client.get(f"{index}/{canonicalize_name(name)}/", headers={"Accept": ACCEPT_JSON})
     if response.status_code == 404:
         return None
     response.raise_for_status()
@@ -173,118 +142,6 @@ def linux_or_pure(files: list[WheelFile]) -> list[WheelFile]:
     """The Linux x86_64 wheels, or the pure-Python ones when there are none."""
     linux = [f for f in files if any(_is_linux_x86_64(p) for p in f.platforms)]
     return linux or [f for f in files if "any" in f.platforms]
-
-
-# --------------------------------------------------------------------------- METADATA
-
-
-def fetch_metadata(client: httpx.Client, wheel: WheelFile, cache: Path | None) -> str:
-    """The wheel's METADATA text (PEP 658 file, else ranged zip reads); cached by file name."""
-    cached = cache / f"{wheel.filename}.METADATA" if cache else None
-    if cached and cached.exists():
-        return cached.read_text(encoding="utf-8")
-    response = client.get(wheel.url + ".metadata")
-    text = response.text if response.status_code == 200 else _metadata_from_zip(client, wheel.url)
-    if cached:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_text(text, encoding="utf-8")
-    return text
-
-
-def _get_range(client: httpx.Client, url: str, spec: str) -> tuple[bytes, int, int]:
-    """(body, first byte offset, total size) of a ranged GET; ``spec`` like ``-32768`` or ``10-99``."""
-    response = client.get(url, headers={"Range": f"bytes={spec}"})
-    if response.status_code != 206:
-        raise RuntimeError(f"range request not honoured ({response.status_code}) for {url}")
-    match = re.match(r"bytes (\d+)-(\d+)/(\d+)", response.headers.get("content-range", ""))
-    if not match:
-        raise RuntimeError(f"no Content-Range in reply for {url}")
-    return response.content, int(match.group(1)), int(match.group(3))
-
-
-def _metadata_from_zip(client: httpx.Client, url: str) -> str:
-    tail, tail_start, total = _get_range(client, url, f"-{TAIL_BYTES}")
-    entry = _find_cd_entry(tail)
-    if entry is None:  # older torch wheels list .dist-info first: try the directory's head, then all of it
-        cd_offset, cd_size = _central_directory(client, url, tail, tail_start)
-        head_end = cd_offset + min(cd_size, TAIL_BYTES) - 1
-        for end in (head_end, cd_offset + cd_size - 1):
-            directory, _, _ = _get_range(client, url, f"{cd_offset}-{end}")
-            entry = _find_cd_entry(directory)
-            if entry is not None:
-                break
-        else:
-            raise RuntimeError(f"no .dist-info/METADATA in {url}")
-    method, comp_size, local_offset = entry
-    want = 30 + 512 + comp_size
-    chunk, _, _ = _get_range(client, url, f"{local_offset}-{min(local_offset + want, total) - 1}")
-    if chunk[:4] != b"PK\x03\x04":
-        raise RuntimeError(f"bad local header in {url}")
-    name_len, extra_len = struct.unpack("<HH", chunk[26:30])
-    start = 30 + name_len + extra_len
-    if start + comp_size > len(chunk):
-        chunk, _, _ = _get_range(client, url, f"{local_offset}-{local_offset + start + comp_size - 1}")
-    data = chunk[start : start + comp_size]
-    raw = zlib.decompress(data, -15) if method == 8 else data
-    return raw.decode("utf-8")
-
-
-def _central_directory(client: httpx.Client, url: str, tail: bytes, tail_start: int) -> tuple[int, int]:
-    """(offset, size) of the central directory, from the (zip64) end record."""
-    at = tail.rfind(EOCD_SIG)
-    if at < 0:
-        raise RuntimeError(f"no zip end record in the tail of {url}")
-    cd_size, cd_offset = struct.unpack("<II", tail[at + 12 : at + 20])
-    if cd_offset != 0xFFFFFFFF and cd_size != 0xFFFFFFFF:
-        return cd_offset, cd_size
-    locator = tail.rfind(ZIP64_LOCATOR_SIG, 0, at)
-    (record_offset,) = struct.unpack("<Q", tail[locator + 8 : locator + 16])
-    if record_offset >= tail_start:
-        record = tail[record_offset - tail_start :]
-    else:
-        record, _, _ = _get_range(client, url, f"{record_offset}-{record_offset + 55}")
-    cd_size64, cd_offset64 = struct.unpack("<QQ", record[40:56])
-    return cd_offset64, cd_size64
-
-
-def _find_cd_entry(buffer: bytes) -> tuple[int, int, int] | None:
-    """(method, compressed size, local header offset) of the METADATA entry found in ``buffer``."""
-    at = buffer.find(CD_SIG)
-    while 0 <= at <= len(buffer) - 46:
-        (method,) = struct.unpack("<H", buffer[at + 10 : at + 12])
-        comp_size, size = struct.unpack("<II", buffer[at + 20 : at + 28])
-        name_len, extra_len, _comment_len = struct.unpack("<HHH", buffer[at + 28 : at + 34])
-        (local_offset,) = struct.unpack("<I", buffer[at + 42 : at + 46])
-        name = buffer[at + 46 : at + 46 + name_len].decode("utf-8", "replace")
-        if _METADATA_MEMBER.match(name):
-            extra = buffer[at + 46 + name_len : at + 46 + name_len + extra_len]
-            comp_size, local_offset = _zip64_fix(extra, comp_size, size, local_offset)
-            return method, comp_size, local_offset
-        at = buffer.find(CD_SIG, at + 4)
-    return None
-
-
-def _zip64_fix(extra: bytes, comp_size: int, size: int, offset: int) -> tuple[int, int]:
-    """Apply the zip64 extra field (id 1) to 32-bit sentinel values."""
-    pos = 0
-    while pos + 4 <= len(extra):
-        header_id, length = struct.unpack("<HH", extra[pos : pos + 4])
-        body = extra[pos + 4 : pos + 4 + length]
-        if header_id == 1:
-            values = list(struct.unpack(f"<{len(body) // 8}Q", body[: len(body) // 8 * 8]))
-            if size == 0xFFFFFFFF and values:
-                values.pop(0)
-            if comp_size == 0xFFFFFFFF and values:
-                comp_size = values.pop(0)
-            if offset == 0xFFFFFFFF and values:
-                offset = values.pop(0)
-        pos += 4 + length
-    return comp_size, offset
-
-
-def requires_dist(metadata: str) -> list[Requirement]:
-    headers = HeaderParser().parsestr(metadata)
-    return [Requirement(value) for value in headers.get_all("Requires-Dist") or []]
 
 
 # --------------------------------------------------------------------------- checks
@@ -403,9 +260,15 @@ def _pick(wheels: list[WheelFile]) -> WheelFile | None:
 
 
 def check_kind(
-    client: httpx.Client, kind: str, rows: list[dict[str, Any]], cache: Path | None, report: Report, verbose: bool
+    client: httpx.Client,
+    index: str,
+    kind: str,
+    rows: list[dict[str, Any]],
+    cache: Path | None,
+    report: Report,
+    verbose: bool,
 ) -> None:
-    listing = fetch_project(client, kind)
+    listing = fetch_project(client, index, kind)
     if listing is None:
         report.note(kind, "*", f"PyPI does not host {kind}; {len(rows)} rows not checked")
         report.counts["rows skipped (not on PyPI)"] += len(rows)
@@ -460,17 +323,19 @@ def check_kind(
         )
 
 
-def load_rows(path: Path) -> dict[str, list[dict[str, Any]]]:
+def load_rows(path: Path) -> tuple[str, dict[str, list[dict[str, Any]]]]:
+    """The default index (``[index] default``) and the rows of every package table (``[packages] tables``)."""
     with path.open("rb") as handle:
         data = tomllib.load(handle)
-    return {kind: data.get(kind, []) for kind in PACKAGE_KINDS if data.get(kind)}
+    kinds = data["packages"]["tables"]
+    return data["index"]["default"].rstrip("/"), {kind: data[kind] for kind in kinds if data.get(kind)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     root = Path(__file__).resolve().parent.parent
     parser.add_argument("--compat", type=Path, default=root / "data" / "compat.toml")
-    parser.add_argument("--kind", action="append", choices=PACKAGE_KINDS, help="check only this kind (repeatable)")
+    parser.add_argument("--kind", action="append", help="check only this package table (repeatable)")
     parser.add_argument(
         "--cache",
         default=str(Path.home() / ".cache" / "cudaresolve-check-pypi"),
@@ -478,7 +343,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
-    rows = load_rows(args.compat)
+    index, rows = load_rows(args.compat)
+    unknown = sorted(set(args.kind or ()) - set(rows))
+    if unknown:
+        parser.error(f"--kind: not a package table with rows in {args.compat}: {', '.join(unknown)}")
     cache = Path(args.cache) if args.cache else None
     report = Report()
 
@@ -497,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             for kind, kind_rows in rows.items():
                 if args.kind and kind not in args.kind:
                     continue
-                check_kind(client, kind, kind_rows, cache, report, args.verbose)
+                check_kind(client, index, kind, kind_rows, cache, report, args.verbose)
     except httpx.HTTPError as exc:
         print(f"network error: {exc}", file=sys.stderr)
         return 2

@@ -99,10 +99,10 @@ class InvalidCompatData(CudaResolveError, ValueError):
 
     code = "invalid-compat-data"
 
-    def __init__(self, problems: Sequence[tuple[str, str]], *, source: str = "compat.toml") -> None:
+    def __init__(self, problems: Sequence[tuple[str, Text]], *, source: str = "compat.toml") -> None:
         self.problems = list(problems)
         self.source = source
-        first = f"{self.problems[0][0]}: {self.problems[0][1]}" if self.problems else ""
+        first = Text.of("db.problem-at", path=self.problems[0][0], problem=self.problems[0][1]) if self.problems else ""
         super().__init__(
             Text.of("error.compat-problems" if len(self.problems) > 1 else "error.compat-problem",
                     source=source, count=len(self.problems), first=first, more=len(self.problems) - 1),

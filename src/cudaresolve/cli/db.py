@@ -27,32 +27,35 @@ def register(sub: Any) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.db.database import load_compat
+    from cudaresolve.cli._common import language
+    from cudaresolve.db.database import SHIPPED_LABEL, load_compat
     from cudaresolve.render import db as render_db
 
+    lang = language(args)
     try:
         db = load_compat(args.path, validate=True)
     except InvalidCompatData as err:
         if args.json:
-            render.emit_json({"ok": False, "error": err.to_dict()})
+            render.emit_json({"ok": False, "error": err.to_dict()}, lang=lang)
         else:
-            render_db.render_problems(err, render.make_console())
+            render_db.render_problems(err, render.make_console(), lang=lang)
         return 1
     if args.json:
-        render.emit_json({"ok": True, "summary": render_db.summary(db)})
+        render.emit_json({"ok": True, "summary": db.summary().to_dict()}, lang=lang)
     else:
-        render_db.render_ok(db, args.path or "compat.toml (shipped)", render.make_console())
+        render_db.render_ok(db, args.path or SHIPPED_LABEL, render.make_console(), lang=lang)
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
     from cudaresolve import render
+    from cudaresolve.cli._common import language
     from cudaresolve.db.database import load_compat
     from cudaresolve.render import db as render_db
 
     db = load_compat(args.compat)
     if args.json:
-        render.emit_json({"summary": render_db.summary(db)})
+        render.emit_json({"summary": db.summary().to_dict()}, lang=language(args))
     else:
-        render_db.render_summary(db, render.make_console(stderr=False))
+        render_db.render_summary(db, render.make_console(stderr=False), lang=language(args))
     return 0

@@ -50,10 +50,12 @@ def _mirrored(lock: Any, args: argparse.Namespace) -> Any:
     from dataclasses import replace
     from pathlib import Path
 
+    from cudaresolve.cli._common import load_db
     from cudaresolve.index.client import apply_mirror, parse_mirrors
     from cudaresolve.lock.project import load_project
 
-    mirrors = {**load_project(Path("pyproject.toml")).mirrors, **parse_mirrors(args.index_mirror)}
+    root = load_db(args).pytorch_index_root
+    mirrors = {**load_project(Path("pyproject.toml"), pytorch_root=root).mirrors, **parse_mirrors(args.index_mirror)}
     if not mirrors:
         return lock
     packages = tuple(replace(p, index=apply_mirror(p.index, mirrors)) for p in lock.packages)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.errors import InvalidArch
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -37,7 +38,7 @@ __all__ = [
     "parse_cc",
 ]
 
-_HINT: Final = "write a compute capability as 8.6, or an arch as sm_86, sm_90a, sm_100f, compute_86, 8.0+PTX"
+_HINT: Final = Text("core.arch.hint")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -96,16 +97,16 @@ def _split(text: str) -> tuple[int, int, str, str | None]:
             if has_prefix:
                 return int(groups[1]), int(groups[2]), groups[3], groups[0]
             return int(groups[0]), int(groups[1]), groups[2], None
-    raise InvalidArch(f"not a compute capability or arch: {text!r}", hint=_HINT)
+    raise InvalidArch(Text.of("core.bad-arch", text=repr(text)), hint=_HINT)
 
 
 def parse_cc(text: str) -> ComputeCapability:
     """``"8.6"``, ``"86"``, ``"sm_86"`` -> ``ComputeCapability(8, 6)``. Suffixes are refused."""
     major, minor, suffix, prefix = _split(text)
     if suffix or prefix == "compute":
-        raise InvalidArch(f"a GPU's compute capability has no {suffix or 'compute_'} form: {text!r}", hint=_HINT)
+        raise InvalidArch(Text.of("core.cc-form", form=suffix or "compute_", text=repr(text)), hint=_HINT)
     if major < 1:
-        raise InvalidArch(f"compute capability out of range: {text!r}", hint=_HINT)
+        raise InvalidArch(Text.of("core.cc-range", text=repr(text)), hint=_HINT)
     return ComputeCapability(major, minor)
 
 
@@ -122,11 +123,11 @@ def parse_arch(text: str) -> tuple[Arch, ...]:
         raw = raw[: -len("+PTX")]
     major, minor, suffix, prefix = _split(raw)
     if major < 1:
-        raise InvalidArch(f"compute capability out of range: {text!r}", hint=_HINT)
+        raise InvalidArch(Text.of("core.cc-range", text=repr(text)), hint=_HINT)
     cc = ComputeCapability(major, minor)
     if prefix == "compute":
         if with_ptx:
-            raise InvalidArch(f"'+PTX' on a PTX target: {text!r}", hint=_HINT)
+            raise InvalidArch(Text.of("core.ptx-on-ptx", text=repr(text)), hint=_HINT)
         return (Arch(cc, suffix, ptx=True),)
     if with_ptx:
         return (Arch(cc, suffix), Arch(cc, suffix, ptx=True))
@@ -137,7 +138,7 @@ def parse_arch_list(text: str) -> tuple[Arch, ...]:
     """A ``TORCH_CUDA_ARCH_LIST``-style list (``;``, ``,`` or space separated), deduplicated, sorted."""
     items = [part for part in re.split(r"[;,\s]+", text.strip()) if part]
     if not items:
-        raise InvalidArch("empty arch list", hint=_HINT)
+        raise InvalidArch(Text("core.empty-arch-list"), hint=_HINT)
     return tuple(sorted({arch for item in items for arch in parse_arch(item)}))
 
 

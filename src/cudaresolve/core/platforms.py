@@ -6,6 +6,7 @@ import re
 from typing import Final
 
 from cudaresolve.errors import InvalidInput
+from cudaresolve.text.model import Text
 
 __all__ = ["PLATFORMS", "canonical_name", "normalize_platform"]
 
@@ -30,7 +31,9 @@ def normalize_platform(text: str) -> str:
             return f"macosx_{machine}"
         if raw.startswith("win") and machine == "amd64":
             return "win_amd64"
-    raise InvalidInput(f"unknown platform: {text!r}", hint=f"use one of {', '.join(PLATFORMS)} or a wheel platform tag")
+    raise InvalidInput(
+        Text.of("core.bad-platform", text=repr(text)), hint=Text.of("core.bad-platform.hint", platforms=PLATFORMS)
+    )
 
 _SEPARATORS = re.compile(r"[-_.]+")
 

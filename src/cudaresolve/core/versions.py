@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from cudaresolve.errors import InvalidDriver, InvalidInput
+from cudaresolve.text.model import Text
 
 __all__ = ["CudaVersion", "DriverVersion", "parse_cuda_version", "parse_driver", "parse_python_version"]
 
@@ -34,10 +35,7 @@ def parse_driver(text: str) -> DriverVersion:
     """``"470.129.06"`` -> DriverVersion; anything else is ``InvalidDriver``."""
     raw = text.strip()
     if not _DRIVER.match(raw):
-        raise InvalidDriver(
-            f"not an NVIDIA driver version: {text!r}",
-            hint="give the version nvidia-smi prints, e.g. --driver 535.104.05",
-        )
+        raise InvalidDriver(Text.of("core.bad-driver", text=repr(text)), hint=Text("core.bad-driver.hint"))
     return DriverVersion(tuple(int(p) for p in raw.split(".")), raw)
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -59,7 +57,7 @@ def parse_cuda_version(text: str) -> CudaVersion:
     """``"12.8"`` or ``"12.8.1"`` -> ``CudaVersion(12, 8)``."""
     match = _CUDA.match(text.strip())
     if not match:
-        raise InvalidInput(f"not a CUDA version: {text!r}", hint="write it as major.minor, e.g. 12.8")
+        raise InvalidInput(Text.of("core.bad-cuda", text=repr(text)), hint=Text("core.bad-cuda.hint"))
     return CudaVersion(int(match.group(1)), int(match.group(2)))
 
 def parse_python_version(text: str) -> str:
@@ -68,5 +66,5 @@ def parse_python_version(text: str) -> str:
     parts = raw.split(".")
     short = ".".join(parts[:2])
     if not _PYTHON.match(short) or len(parts) > 3 or not all(p.isdigit() for p in parts):
-        raise InvalidInput(f"not a Python version: {text!r}", hint="write it as 3.X, e.g. --python-version 3.11")
+        raise InvalidInput(Text.of("core.bad-python", text=repr(text)), hint=Text("core.bad-python.hint"))
     return short

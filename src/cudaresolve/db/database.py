@@ -1,116 +1,211 @@
-"""The compatibility database and the questions the tool asks of it, and its one reader. Pure plus one reader.
+"""The compatibility database, the questions the tool asks of it, and its one loader. Pure plus one reader.
 
 ``CompatDB.from_dict`` takes any mapping (the parsed ``compat.toml``) and validates it
-completely (``compat_read``); the row types live in ``compat_rows`` and are re-exported here.
-``load_compat`` is the only function that touches a file.
+completely (``read.py``, ``checks.py``); the row types live in ``rows.py`` and are re-exported
+here. A ``CompatDB`` is a frozen value: every table is read when it is built. ``load_compat`` is
+the only function that touches a file; for the shipped file it goes through the parse cache in
+the user cache directory (``cache.py``), and each call returns a new database.
 """
 
 from __future__ import annotations
 
+import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from cudaresolve.db.read import SCHEMA_MAJOR, read_database, read_package_rows
+from cudaresolve.core.paths import default_cache_dir
+from cudaresolve.db.cache import cached_parse
+from cudaresolve.db.read import SCHEMA_MAJOR, read_database
 from cudaresolve.db.rows import (
-    PACKAGE_KINDS,
     Build,
     CudaRelease,
     DriverSupport,
     ForwardCompat,
     GpuModel,
+    IndexFacts,
+    PackageFacts,
     PackageRelease,
     VariantInfo,
     gpu_name_key,
 )
-from cudaresolve.errors import InvalidCompatData
+from cudaresolve.errors import InvalidCompatData, InvalidInput
+from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
+    from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.core.versions import CudaVersion, DriverVersion
 
 __all__ = [
-    "PACKAGE_KINDS",
     "SCHEMA_MAJOR",
+    "SHIPPED_LABEL",
     "Build",
     "CompatDB",
     "CudaRelease",
     "DriverSupport",
     "ForwardCompat",
     "GpuModel",
+    "IndexFacts",
+    "PackageFacts",
     "PackageRelease",
+    "PackageSummary",
+    "Summary",
     "VariantInfo",
     "gpu_name_key",
     "load_compat",
+    "shipped_path",
 ]
 
+SHIPPED_LABEL = "compat.toml (shipped)"
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PackageSummary:
+    """One package table in the summary."""
+
+    name: str
+    releases: int
+    newest: str
+    oldest: str
+    variants: tuple[str, ...]
+    unverified: int  # releases and builds marked ``verified = false``
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "releases": self.releases,
+            "newest": self.newest,
+            "oldest": self.oldest,
+            "variants": list(self.variants),
+            "unverified": self.unverified,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summary:
+    """What ``db show`` and ``db check`` report: counts and ranges per table, and every unverified row."""
+
+    schema_version: int
+    snapshot_date: str | None
+    cuda_releases: int
+    cuda_newest: str | None
+    cuda_oldest: str | None
+    gpus: int
+    variants: tuple[str, ...]
+    packages: tuple[PackageSummary, ...]
+    unverified_rows: int  # rows marked ``verified = false`` in every table, builds included
+
+    @property
+    def package_releases(self) -> int:
+        return sum(p.releases for p in self.packages)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``summary`` object of ``db show --json`` and ``db check --json``."""
+        return {
+            "schema_version": self.schema_version,
+            "snapshot_date": self.snapshot_date,
+            "cuda": {"releases": self.cuda_releases, "newest": self.cuda_newest, "oldest": self.cuda_oldest},
+            "gpus": self.gpus,
+            "variants": list(self.variants),
+            "packages": {p.name: p.to_dict() for p in self.packages},
+            "unverified_rows": self.unverified_rows,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompatDB:
     """The parsed, validated database and the questions the rest of the tool asks of it."""
 
-    def __init__(
-        self,
-        *,
-        schema_version: int,
-        snapshot_date: str | None,
-        cuda: Sequence[CudaRelease],
-        forward_compat: Sequence[ForwardCompat],
-        gpus: Sequence[GpuModel],
-        variants: Sequence[VariantInfo],
-        packages: Mapping[str, Sequence[PackageRelease]],
-        raw_packages: Mapping[str, list[Mapping[str, Any]]] | None = None,
-        source: str = "compat.toml",
-    ) -> None:
-        self.source = source
-        self.schema_version = schema_version
-        self.snapshot_date = snapshot_date
-        self.cuda = tuple(cuda)
-        self.forward_compat = tuple(forward_compat)
-        self.gpus = tuple(gpus)
-        self.variants = tuple(variants)
-        self._packages = {k: tuple(v) for k, v in packages.items()}
-        self._raw_packages = dict(raw_packages or {})  # trusted rows, read on first use
-        self._variant_by_name = {v.name: v for v in self.variants}
-        self._cuda_by_version = {r.version: r for r in self.cuda}
-        self._gpu_keys: dict[tuple[str, ...], GpuModel] = {}
+    schema_version: int
+    snapshot_date: str | None
+    index: IndexFacts
+    package_facts: PackageFacts
+    cuda: tuple[CudaRelease, ...]
+    forward_compat: tuple[ForwardCompat, ...]
+    gpus: tuple[GpuModel, ...]
+    variants: tuple[VariantInfo, ...]
+    tables: tuple[tuple[str, tuple[PackageRelease, ...]], ...]  # (package, releases newest first)
+    source: str = "compat.toml"
+    _packages: Mapping[str, tuple[PackageRelease, ...]] = field(init=False, repr=False, compare=False)
+    _variant_by_name: Mapping[str, VariantInfo] = field(init=False, repr=False, compare=False)
+    _cuda_by_version: Mapping[CudaVersion, CudaRelease] = field(init=False, repr=False, compare=False)
+    _gpu_keys: Mapping[tuple[str, ...], GpuModel] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:  # indexes derived from the fields, built once
+        gpu_keys: dict[tuple[str, ...], GpuModel] = {}
         for gpu in self.gpus:
             for label in (gpu.name, *gpu.aliases):
-                self._gpu_keys.setdefault(gpu_name_key(label), gpu)
+                gpu_keys.setdefault(gpu_name_key(label), gpu)
+        object.__setattr__(self, "_packages", dict(self.tables))
+        object.__setattr__(self, "_variant_by_name", {v.name: v for v in self.variants})
+        object.__setattr__(self, "_cuda_by_version", {r.version: r for r in self.cuda})
+        object.__setattr__(self, "_gpu_keys", gpu_keys)
 
     # -- construction -------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, source: str = "compat.toml", lazy: bool = False) -> CompatDB:
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "compat.toml", trusted: bool = False) -> CompatDB:
         """Validate ``data`` completely; raise one ``InvalidCompatData`` with every problem.
 
-        ``lazy=True`` is for a file already validated (the shipped one, checked by the test
-        suite and ``db check``): package rows are read on first use and the cross-row
-        reference checks are skipped, which keeps start-up fast.
+        ``trusted=True`` is for a file already validated (the shipped one, checked by the test
+        suite and ``db check``): every row is still read and typed, but the checks across rows
+        are skipped, which keeps start-up fast.
         """
-        parts = read_database(data, source=source, lazy=lazy)
+        parts = read_database(data, source=source, trusted=trusted)
         return cls(
             schema_version=parts.schema_version,
             snapshot_date=parts.snapshot_date,
+            index=parts.index,
+            package_facts=parts.package_facts,
             cuda=parts.cuda,
             forward_compat=parts.forward_compat,
             gpus=parts.gpus,
             variants=parts.variants,
-            packages=parts.packages,
-            raw_packages=parts.raw_packages,
+            tables=parts.packages,
             source=source,
         )
+
+    # -- facts of the [index] and [packages] tables ----------------------------------------
+    @property
+    def default_index(self) -> str:
+        """The index of every package the database does not place elsewhere (PyPI's simple API)."""
+        return self.index.default
+
+    @property
+    def pytorch_index_root(self) -> str:
+        """The PyTorch index root; a variant's index is ``<root>/<variant>``."""
+        return self.index.pytorch_root
+
+    @property
+    def allowed_hosts(self) -> tuple[str, ...]:
+        return self.index.allowed_hosts
+
+    @property
+    def anchor(self) -> str:
+        """The package the solver pins first and why-not asks about when no context is given (torch)."""
+        return self.package_facts.anchor
+
+    @property
+    def package_kinds(self) -> tuple[str, ...]:
+        """Every package table the database may hold, in the order ``db show`` lists them."""
+        return self.package_facts.tables
 
     # -- queries --------------------------------------------------------------------------
     def packages(self, name: str) -> tuple[PackageRelease, ...]:
         """Releases of ``name`` (canonical), newest first; empty for a package we know nothing of."""
-        if name not in self._packages and name in self._raw_packages:
-            rows = self._raw_packages.pop(name)
-            self._packages[name] = read_package_rows(name, rows, self._variant_by_name, source=self.source)
         return self._packages.get(name, ())
 
     @property
     def package_names(self) -> tuple[str, ...]:
-        names = [k for k, v in self._packages.items() if v] + [k for k, v in self._raw_packages.items() if v]
-        return tuple(k for k in PACKAGE_KINDS if k in names)
+        """The package tables that have rows, in ``package_kinds`` order."""
+        return tuple(name for name, releases in self.tables if releases)
+
+    def min_sm(self, name: str) -> ComputeCapability | None:
+        """The lowest compute capability any release of ``name`` supports; None when a release states none."""
+        floors = [r.min_sm for r in self.packages(name)]
+        if not floors or any(f is None for f in floors):
+            return None
+        return min(f for f in floors if f is not None)
 
     def variant(self, name: str) -> VariantInfo | None:
         return self._variant_by_name.get(name)
@@ -154,80 +249,74 @@ class CompatDB:
     def forward_compat_for(self, cuda_major: int) -> ForwardCompat | None:
         return next((f for f in self.forward_compat if f.cuda_major == cuda_major), None)
 
-
-_SHIPPED_CACHE: dict[str, CompatDB] = {}
-_PARSED_FORMAT: Final = 1  # bump when the cached JSON's meaning changes
+    def summary(self) -> Summary:
+        """Counts and ranges per table, and how many rows of every table are marked unverified."""
+        packages: list[PackageSummary] = []
+        for name in self.package_names:
+            releases = self.packages(name)
+            unverified = sum(not r.verified for r in releases)
+            unverified += sum(b.marked_unverified for r in releases for b in r.builds)
+            packages.append(PackageSummary(
+                name=name,
+                releases=len(releases),
+                newest=str(releases[0].version),
+                oldest=str(releases[-1].version),
+                variants=tuple(sorted({b.variant for r in releases for b in r.builds})),
+                unverified=unverified,
+            ))
+        rows: tuple[CudaRelease | ForwardCompat | GpuModel | VariantInfo, ...] = (
+            *self.cuda, *self.forward_compat, *self.gpus, *self.variants
+        )
+        return Summary(
+            schema_version=self.schema_version,
+            snapshot_date=self.snapshot_date,
+            cuda_releases=len(self.cuda),
+            cuda_newest=str(max(r.version for r in self.cuda)) if self.cuda else None,
+            cuda_oldest=str(min(r.version for r in self.cuda)) if self.cuda else None,
+            gpus=len(self.gpus),
+            variants=tuple(v.name for v in self.variants),
+            packages=tuple(packages),
+            unverified_rows=sum(not r.verified for r in rows) + sum(p.unverified for p in packages),
+        )
 
 
 def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
-    import tomllib
-
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InvalidCompatData([("", f"not valid TOML: {exc}")], source=label) from exc
+        raise InvalidCompatData([("", Text.of("db.bad-toml", detail=literal(str(exc))))], source=label) from exc
 
 
-def _parse_shipped(path: Path, label: str) -> Mapping[str, Any]:
-    """tomllib's result for the shipped file, kept as JSON in the user cache (json parses ~10x faster).
-
-    The entry is named after the file's path, size and modification time, so an edited or
-    upgraded file is parsed anew without reading or hashing it first; an unreadable or
-    unwritable cache is simply skipped.
-    """
-    import json
-    import os
-    import zlib
-
-    stat = path.stat()
-    name = f"{zlib.crc32(str(path).encode()):08x}-{stat.st_size}-{stat.st_mtime_ns}-v{_PARSED_FORMAT}.json"
-    from cudaresolve.index.http_cache import default_cache_dir
-
-    entry = default_cache_dir() / "compat" / name
-    try:
-        cached = json.loads(entry.read_text(encoding="utf-8"))
-        if isinstance(cached, dict):
-            return cached
-    except (OSError, ValueError):
-        pass
-    data = _parse_toml(path.read_text(encoding="utf-8"), label)
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        tmp = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, entry)
-    except OSError:
-        pass
-    return data
+def shipped_path() -> Path:
+    """The compat.toml inside the installed package."""
+    return (Path(__file__).parent.parent / "data" / "compat.toml").resolve()
 
 
-def load_compat(path: str | Path | None = None, *, validate: bool = False) -> CompatDB:
+def load_compat(
+    path: str | Path | None = None, *, validate: bool = False, cache_dir: Path | None = None
+) -> CompatDB:
     """Read ``path`` (always fully validated), or the database shipped inside the package.
 
-    The shipped file is trusted (CI validates it) and read lazily unless ``validate`` is set.
+    The shipped file is trusted (CI validates it): the checks across rows run only with
+    ``validate``. Its parsed form is cached under ``cache_dir`` (default: the user cache).
     """
-    from cudaresolve.errors import InvalidInput
-
     if path is None:
-        key = "validated" if validate else "shipped"
-        if key in _SHIPPED_CACHE:
-            return _SHIPPED_CACHE[key]
-        label = "compat.toml (shipped)"
-        shipped = Path(__file__).parent / "data" / "compat.toml"
+        shipped = shipped_path()
         if shipped.is_file():  # an ordinary install or checkout
-            data = _parse_shipped(shipped.resolve(), label)
+            cache = default_cache_dir() if cache_dir is None else cache_dir
+            data = cached_parse(shipped, cache, lambda text: _parse_toml(text, SHIPPED_LABEL))
         else:  # a zipped or otherwise unusual install: ask importlib.resources
             from importlib.resources import files
 
-            data = _parse_toml((files("cudaresolve") / "data" / "compat.toml").read_text(encoding="utf-8"), label)
-        db = CompatDB.from_dict(data, source=label, lazy=not validate)
-        _SHIPPED_CACHE[key] = db
-        return db
+            text = (files("cudaresolve") / "data" / "compat.toml").read_text(encoding="utf-8")
+            data = _parse_toml(text, SHIPPED_LABEL)
+        return CompatDB.from_dict(data, source=SHIPPED_LABEL, trusted=not validate)
     label = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InvalidInput(
-            f"cannot read {label}: {exc.strerror}", hint="check that the file exists and is readable"
+            Text.of("db.unreadable", path=label, reason=literal(exc.strerror or str(exc))),
+            hint=Text("db.unreadable.hint"),
         ) from exc
     return CompatDB.from_dict(_parse_toml(text, label), source=label)

@@ -17,30 +17,18 @@ if TYPE_CHECKING:
     from cudaresolve.core.versions import CudaVersion, DriverVersion
 
 __all__ = [
-    "PACKAGE_KINDS",
     "Build",
     "CudaRelease",
     "DriverSupport",
     "ForwardCompat",
     "GpuModel",
+    "IndexFacts",
+    "PackageFacts",
     "PackageRelease",
     "VariantInfo",
     "gpu_name_key",
 ]
 
-#: Every package kind the database may describe, in the order ``db show`` lists them.
-PACKAGE_KINDS: Final = (
-    "torch",
-    "torchvision",
-    "torchaudio",
-    "fbgemm-gpu",
-    "torchrec",
-    "xformers",
-    "flashinfer",
-    "flashinfer-python",
-    "flashinfer-cubin",
-    "flashinfer-jit-cache",
-)
 _STRIP_WORDS: Final = frozenset({"nvidia", "geforce", "tesla"})
 
 
@@ -84,10 +72,33 @@ class CudaRelease:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ForwardCompat:
     cuda_major: int
-    package: str
+    package: str  # a name pattern: "cuda-compat-12-{minor}"
     min_driver_branch: int
     source: str
     verified: bool = True
+
+    def package_for(self, cuda: CudaVersion) -> str:
+        """The package that brings the CUDA ``cuda`` runtime: ``cuda-compat-12-{minor}`` -> ``cuda-compat-12-8``."""
+        return self.package.format(major=cuda.major, minor=cuda.minor)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexFacts:
+    """The ``[index]`` table: where packages come from, and which hosts the file may name."""
+
+    default: str  # the index of every package the database does not place elsewhere
+    pytorch_root: str  # a variant's index is <pytorch_root>/<variant>
+    allowed_hosts: tuple[str, ...]
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PackageFacts:
+    """The ``[packages]`` table: which package tables the file may hold, and the anchor package."""
+
+    tables: tuple[str, ...]  # in the order ``db show`` lists them
+    anchor: str  # pinned first by the solver; why-not's context when none is given
+    source: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,7 +135,8 @@ class Build:
     requires: tuple[Requirement, ...]
     platforms: tuple[str, ...]
     source: str
-    verified: bool = True
+    verified: bool = True  # false when this build or its release is marked unverified
+    marked_unverified: bool = False  # this build's own row says ``verified = false``
 
     @property
     def archs(self) -> tuple[Arch, ...]:

@@ -31,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudaresolve.binaries.aoti_check import check_package
 from cudaresolve.core.archs import ComputeCapability, Coverage, coverage, format_arch_list, parse_arch, parse_arch_list
+from cudaresolve.core.variants import is_variant, parse_variant
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.doctor.report import (
     DoctorReport,
@@ -196,7 +197,7 @@ def _check_package(
             code="sm-not-covered", package=pkg.name, found="cpu",
             text=Text.of("render.doctor.cpu-build", package=pkg.name, version=pkg.version,
                           gpu=tuple(n for g in groups for n in g.names)),
-            fixes=(Text.of("fix.cuda-index"),),
+            fixes=(Text.of("fix.cuda-index", index_root=db.pytorch_index_root),),
         ))
     problems += _pairing_problems(pkg, release, build, installed, db)
     problems += _variant_problems(pkg, variant, release, bool(with_code), installed, db)
@@ -268,7 +269,7 @@ def _pairing_problems(
             fixes.insert(0, Text.of("fix.doctor-paired-release", spec=paired, package=pkg.name,
                                      dep=dep.name, found=dep.version))
         if dep.name == "torch":
-            fixes.append(Text.of("fix.same-index", package=pkg.name))
+            fixes.append(Text.of("fix.same-index", package=pkg.name, index_root=db.pytorch_index_root))
         problems.append(Problem(
             code="abi-mismatch", package=pkg.name, required=f"{dep.name} {required}", found=f"{dep.name} {dep.version}",
             text=Text.of(key, package=pkg.name, version=pkg.version, dep=dep.name, required=required,
@@ -296,12 +297,10 @@ def _paired_release(db: CompatDB, name: str, dep: InstalledPackage) -> str | Non
 
 
 def _family(variant: str | None) -> str | None:
-    """``cpu``, ``cuda12`` (any cu12x), ``rocm``; None when unknown."""
+    """``cpu``, ``cuda12`` (any cu12x), ``rocm`` (``Variant.family``); another name as it is; None when unknown."""
     if variant is None:
         return None
-    if variant.startswith("cu") and variant[2:].isdigit() and len(variant) >= 4:
-        return f"cuda{variant[2:-1]}"
-    return "rocm" if variant.startswith("rocm") else variant
+    return parse_variant(variant).family if is_variant(variant) else variant
 
 
 def _variant_problems(
@@ -320,7 +319,7 @@ def _variant_problems(
         code="abi-mismatch", package=pkg.name, required=f"torch {variant}", found=f"torch {torch_variant}",
         text=Text.of("render.doctor.variant-mismatch", package=pkg.name, version=pkg.version, variant=variant,
                       found=torch.version, torch_variant=torch_variant),
-        fixes=(Text.of("fix.same-index", package=pkg.name),),
+        fixes=(Text.of("fix.same-index", package=pkg.name, index_root=db.pytorch_index_root),),
     )]
 
 

@@ -242,7 +242,6 @@ def match_errors(text: str) -> list[SignatureMatch]:
 # -- explaining ------------------------------------------------------------------------------
 
 _Result = tuple[list[str], list[str]]  # cause sentences, fixes
-_SM75: Final = ComputeCapability(7, 5)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -252,6 +251,8 @@ class _Ctx:
     lang: str
 
     def m(self, key: str, **fields: object) -> str:
+        if self.db is not None:  # the index URLs in fix.* sentences
+            fields.setdefault("index_root", self.db.pytorch_index_root)
         return message(key, self.lang, **fields)
 
     @property
@@ -406,7 +407,11 @@ def _flashinfer_sm75(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     old_check = "old" in f  # the pre-0.3.0 message, "FlashInfer requires sm75+"
     cause = [ctx.m("sig.flashinfer-requires-sm75.cause-old" if old_check else "sig.flashinfer-requires-sm75.cause-new")]
     ccs = ctx.ccs
-    if old := [cc for cc in ccs if cc < _SM75]:
+    floor = ctx.db.min_sm("flashinfer-python") if ctx.db is not None else None
+    named = re.search(r"sm(\d+)", f.get("old") or f.get("new") or "")  # else the floor the message names
+    if floor is None and named is not None:
+        floor = parse_cc(named[1])
+    if old := [cc for cc in ccs if floor is not None and cc < floor]:
         cause.append(ctx.m("sig.flashinfer-requires-sm75.gpus-old", gpus=ctx.gpus_text(old)))
         return cause, [ctx.m("fix.doctor")]
     if ccs:

@@ -21,7 +21,6 @@ from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.simple import (
     ACCEPT,
     HINT,
-    PYPI_SIMPLE,
     IndexFile,
     Keep,
     apply_mirror,
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACCEPT",
-    "PYPI_SIMPLE",
     "IndexClient",
     "IndexFile",
     "Listings",

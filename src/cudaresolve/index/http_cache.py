@@ -16,42 +16,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.core.paths import CACHE_DIR_ENV, default_cache_dir
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = ["CACHE_DIR_ENV", "CachedResponse", "HttpCache", "default_cache_dir"]
 
-#: Environment variable that overrides the cache directory.
-CACHE_DIR_ENV: Final = "CUDARESOLVE_CACHE_DIR"
-
 _FORMAT: Final = 1  # bump when the entry layout changes; older entries then read as missing
 _SUBDIR: Final = "http-v1"
-
-
-def default_cache_dir(env: Mapping[str, str] | None = None, *, platform: str | None = None) -> Path:
-    """The user cache directory for cudaresolve.
-
-    ``$CUDARESOLVE_CACHE_DIR`` wins; otherwise ``$XDG_CACHE_HOME/cudaresolve`` or
-    ``~/.cache/cudaresolve`` (XDG Base Directory spec,
-    https://specifications.freedesktop.org/basedir-spec/latest/), ``%LOCALAPPDATA%\\cudaresolve\\Cache``
-    on Windows and ``~/Library/Caches/cudaresolve`` on macOS (the platformdirs conventions).
-    """
-    env = os.environ if env is None else env
-    platform = sys.platform if platform is None else platform
-    if env.get(CACHE_DIR_ENV):
-        return Path(env[CACHE_DIR_ENV]).expanduser()
-    if platform == "win32" and env.get("LOCALAPPDATA"):
-        return Path(env["LOCALAPPDATA"]) / "cudaresolve" / "Cache"
-    if platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "cudaresolve"
-    if env.get("XDG_CACHE_HOME"):
-        return Path(env["XDG_CACHE_HOME"]) / "cudaresolve"
-    return Path.home() / ".cache" / "cudaresolve"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

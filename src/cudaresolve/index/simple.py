@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ACCEPT",
     "HINT",
-    "PYPI_SIMPLE",
     "IndexFile",
     "Keep",
     "apply_mirror",
@@ -44,7 +43,6 @@ __all__ = [
     "version_filter",
 ]
 
-PYPI_SIMPLE: Final = "https://pypi.org/simple"
 #: JSON first, HTML as fallback: the order pip asks in (pip src/pip/_internal/index/collector.py).
 ACCEPT: Final = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
 _JSON_TYPES: Final = (

@@ -52,14 +52,14 @@ def request_from_args(args: argparse.Namespace) -> Request:
     from cudaresolve.index.client import parse_mirrors
     from cudaresolve.lock.project import load_project
 
-    project = load_project(Path("pyproject.toml"))
+    db = load_db(args)
+    project = load_project(Path("pyproject.toml"), pytorch_root=db.pytorch_index_root)
     requirements = tuple(args.requirements) or project.requirements
     if not requirements:
         raise InvalidInput(
             "no requirements given and none in ./pyproject.toml",
             hint="name them (cudaresolve lock torch torchrec) or set [tool.cudaresolve] requirements",
         )
-    db = load_db(args)
     mirrors = {**project.mirrors, **parse_mirrors(getattr(args, "index_mirror", []))}
     return Request(
         requirements=requirements,

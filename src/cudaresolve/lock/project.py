@@ -24,7 +24,8 @@ class ProjectSettings:
     source: str = ""
 
 
-def project_from_dict(data: Mapping[str, Any], *, source: str = "pyproject.toml") -> ProjectSettings:
+def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str = "pyproject.toml") -> ProjectSettings:
+    """``pytorch_root`` (the database's PyTorch index root) is what a bare ``index-mirror`` URL replaces."""
     tool = data.get("tool", {}).get("cudaresolve", {})
     if not isinstance(tool, Mapping):
         raise InvalidInput(
@@ -39,7 +40,7 @@ def project_from_dict(data: Mapping[str, Any], *, source: str = "pyproject.toml"
         raise InvalidInput(f"{origin} must be a list of strings", hint='e.g. requirements = ["torch", "torchrec"]')
     mirror = tool.get("index-mirror", {})
     if isinstance(mirror, str):  # one mirror of the PyTorch index
-        mirror = {"https://download.pytorch.org/whl": mirror}
+        mirror = {pytorch_root: mirror}
     if not isinstance(mirror, Mapping) or not all(isinstance(v, str) for v in mirror.values()):
         raise InvalidInput(
             f"{source}: [tool.cudaresolve] index-mirror must be a URL or a table of URL prefixes",
@@ -48,7 +49,7 @@ def project_from_dict(data: Mapping[str, Any], *, source: str = "pyproject.toml"
     return ProjectSettings(requirements=tuple(reqs), mirrors=dict(mirror), source=origin)
 
 
-def load_project(path: Path) -> ProjectSettings:
+def load_project(path: Path, *, pytorch_root: str) -> ProjectSettings:
     """Read ``path`` if it exists; a missing file gives empty settings."""
     if not path.is_file():
         return ProjectSettings()
@@ -58,4 +59,4 @@ def load_project(path: Path) -> ProjectSettings:
         raise InvalidInput(
             f"cannot read {path}: {exc}", hint="fix the file or pass requirements on the command line"
         ) from exc
-    return project_from_dict(data, source=str(path))
+    return project_from_dict(data, pytorch_root=pytorch_root, source=str(path))

@@ -62,7 +62,7 @@ def render_error(err: CudaResolveError, console: Console, *, lang: str = "en") -
         + (f" [cyan](hint: {escape(hint)})[/]" if hint else "")
     )
     for path, problem in getattr(err, "problems", []):
-        console.print(f"  {escape(path or '<top>')}: {escape(problem)}")
+        console.print(f"  {escape(path or '<top>')}: {escape(format_text(problem, lang))}")
     findings = getattr(err, "findings", [])
     if findings:
         from rich.tree import Tree

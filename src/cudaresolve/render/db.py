@@ -1,8 +1,11 @@
-"""Human and JSON views of the compatibility database. Output."""
+"""Human views of the compatibility database and of its problems (``db check``, ``db show``). Output."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cudaresolve.text.catalogue import format_text
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -10,74 +13,47 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import CompatDB
     from cudaresolve.errors import InvalidCompatData
 
-__all__ = ["render_ok", "render_problems", "render_summary", "summary"]
+__all__ = ["render_ok", "render_problems", "render_summary"]
 
 
-def summary(db: CompatDB) -> dict[str, Any]:
-    """Counts and ranges per kind, plus how many rows are marked unverified."""
-    packages: dict[str, Any] = {}
-    for name in db.package_names:
-        releases = db.packages(name)
-        packages[name] = {
-            "releases": len(releases),
-            "newest": str(releases[0].version),
-            "oldest": str(releases[-1].version),
-            "variants": sorted({b.variant for r in releases for b in r.builds}),
-            "unverified": sum(1 for r in releases if not r.verified),
-        }
-    return {
-        "schema_version": db.schema_version,
-        "snapshot_date": db.snapshot_date,
-        "cuda": {
-            "releases": len(db.cuda),
-            "newest": str(max(r.version for r in db.cuda)) if db.cuda else None,
-            "oldest": str(min(r.version for r in db.cuda)) if db.cuda else None,
-        },
-        "gpus": len(db.gpus),
-        "variants": [v.name for v in db.variants],
-        "packages": packages,
-        "unverified_rows": sum(1 for r in db.cuda if not r.verified)
-        + sum(1 for g in db.gpus if not g.verified)
-        + sum(p["unverified"] for p in packages.values()),
-    }
-
-
-def render_problems(err: InvalidCompatData, console: Console) -> None:
+def render_problems(err: InvalidCompatData, console: Console, *, lang: str = "en") -> None:
+    """``error: invalid-compat-data: PATH has N problems``, then one line per problem."""
     from rich.markup import escape
 
     count = len(err.problems)
-    console.print(f"[bold red]error[/]: {err.code}: {escape(err.source)} has {count} problem{'s' * (count != 1)}")
-    for path, message in err.problems:
-        console.print(f"  {escape(path or '<top>')}: {escape(message)}")
+    head = format_text(Text.of("db.render.problems" if count != 1 else "db.render.problem", source=err.source,
+                               count=count), lang)
+    console.print(f"[bold red]error[/]: {err.code}: {escape(head)}")
+    for path, problem in err.problems:
+        console.print(f"  {escape(path or '<top>')}: {escape(format_text(problem, lang))}")
 
 
-def render_ok(db: CompatDB, label: str, console: Console) -> None:
-    info = summary(db)
-    count = sum(p["releases"] for p in info["packages"].values())
-    console.print(
-        f"ok: {label}: {info['cuda']['releases']} CUDA releases, {info['gpus']} GPUs, "
-        f"{len(info['variants'])} variants, {count} package releases "
-        f"({info['unverified_rows']} rows marked verified = false)"
-    )
+def render_ok(db: CompatDB, label: str, console: Console, *, lang: str = "en") -> None:
+    info = db.summary()
+    console.print(format_text(Text.of(
+        "db.render.ok", label=label, cuda=info.cuda_releases, gpus=info.gpus, variants=len(info.variants),
+        releases=info.package_releases, unverified=info.unverified_rows,
+    ), lang))
 
 
-def render_summary(db: CompatDB, console: Console) -> None:
+def render_summary(db: CompatDB, console: Console, *, lang: str = "en") -> None:
     from rich.table import Table
 
-    info = summary(db)
-    console.print(
-        f"compat.toml schema {info['schema_version']}, snapshot {info['snapshot_date']}: "
-        f"CUDA {info['cuda']['oldest']} to {info['cuda']['newest']}, {info['gpus']} GPUs, "
-        f"variants {', '.join(info['variants'])}"
-    )
-    table = Table("package", "releases", "oldest", "newest", "variants", "unverified")
-    for name, row in info["packages"].items():
+    info = db.summary()
+    console.print(format_text(Text.of(
+        "db.render.header", schema=info.schema_version, snapshot=str(info.snapshot_date), oldest=str(info.cuda_oldest),
+        newest=str(info.cuda_newest), gpus=info.gpus, variants=info.variants,
+    ), lang))
+    columns = ("db.render.column.package", "db.render.column.releases", "db.render.column.oldest",
+               "db.render.column.newest", "db.render.column.variants", "db.render.column.unverified")
+    table = Table(*(format_text(Text(key), lang) for key in columns))
+    for row in info.packages:
         table.add_row(
-            name,
-            str(row["releases"]),
-            row["oldest"],
-            row["newest"],
-            ", ".join(row["variants"]) or "(pure Python)",
-            str(row["unverified"]),
+            row.name,
+            str(row.releases),
+            row.oldest,
+            row.newest,
+            ", ".join(row.variants) or format_text(Text("db.render.pure-python"), lang),
+            str(row.unverified),
         )
     console.print(table)

@@ -263,7 +263,7 @@ def _release_candidates(
             name=release.name,
             version=version,
             variant=build.variant if build else None,
-            index_url=build.index_url if build else (release.index_url or "https://pypi.org/simple"),
+            index_url=build.index_url if build else (release.index_url or db.default_index),
             channel=build.channel if build else "pypi",
             release=release,
             build=build,

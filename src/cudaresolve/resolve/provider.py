@@ -20,10 +20,7 @@ if TYPE_CHECKING:
 
     from resolvelib.resolvers import RequirementInformation
 
-__all__ = ["ANCHOR", "CatalogProvider", "Preference"]
-
-#: The package whose newest fitting release decides the release line of the rest.
-ANCHOR = "torch"
+__all__ = ["CatalogProvider", "Preference"]
 
 Preference = tuple[bool, bool, bool, bool, str]
 
@@ -31,8 +28,11 @@ Preference = tuple[bool, bool, bool, bool, str]
 class CatalogProvider(AbstractProvider[Need, Candidate, str]):
     """Answers resolvelib's questions from the catalog; never touches the network."""
 
-    def __init__(self, catalog: Catalog, *, user_pinned: Iterable[str] = (), user_requested: Iterable[str] = ()):
+    def __init__(
+        self, catalog: Catalog, *, anchor: str, user_pinned: Iterable[str] = (), user_requested: Iterable[str] = ()
+    ):
         self.catalog = catalog
+        self.anchor = anchor
         self.user_pinned = frozenset(user_pinned)
         self.user_requested = frozenset(user_requested)
 
@@ -52,14 +52,15 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         Order (each field False sorts first):
         1. virtual ``<cuda>`` first: once any GPU build is pinned it has one candidate left;
         2. packages the user pinned with ``==``;
-        3. the anchor, torch, so that the newest torch that fits is chosen before its companions;
+        3. the anchor (``packages.anchor`` in compat.toml: torch), so that the newest torch that fits
+           is chosen before its companions;
         4. other packages the user asked for, before dependencies;
         5. the name, for a stable order.
         """
         return (
             identifier != CUDA,
             identifier not in self.user_pinned,
-            identifier != ANCHOR,
+            identifier != self.anchor,
             identifier not in self.user_requested,
             identifier,
         )

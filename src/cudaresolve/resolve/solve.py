@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["Resolved", "parse_requests", "reachable", "solve", "solve_catalog"]
 
 _MAX_ROUNDS: Final = 5000
-PYPI_SIMPLE: Final = "https://pypi.org/simple"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,6 +88,7 @@ def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Reso
 
     provider = CatalogProvider(
         catalog,
+        anchor=db.anchor,
         user_pinned={n.name for n in needs if any(s.operator in ("==", "===") for s in n.specifier)},
         user_requested={n.name for n in needs},
     )
@@ -141,7 +141,7 @@ def _solution(pins: Mapping[str, Candidate], db: CompatDB, target: Target) -> So
     cuda = pins.get(CUDA)
     variant = cuda.variant if cuda is not None and cuda.variant else "cpu"
     info = db.variant(variant)
-    index_url = cuda.index_url if cuda is not None else (info.index_url if info else PYPI_SIMPLE)
+    index_url = cuda.index_url if cuda is not None else (info.index_url if info else db.default_index)
     packages = []
     for name in sorted(pins):
         if name == CUDA:

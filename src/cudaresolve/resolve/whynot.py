@@ -10,13 +10,13 @@ exact ``TORCH_CUDA_ARCH_LIST``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
 from cudaresolve.core.archs import format_arch_list
+from cudaresolve.core.variants import is_variant
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Alternative", "WhyNot", "why_not"]
 
-_VARIANT_RE: Final = re.compile(r"^(cpu|cu\d{3}|rocm[\d.]+)$")
-_DEFAULT_CONTEXT: Final = ("torch",)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,11 +75,11 @@ def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> 
     """Answer ``cudaresolve why-not SPEC [REQ ...]`` for ``target``."""
     catalog = build_catalog(db, target)
     text = spec.strip()
-    if _VARIANT_RE.match(text):
+    if is_variant(text):
         if db.variant(text) is None:
             known = ", ".join(v.name for v in db.variants)
             raise InvalidInput(f"unknown variant {text!r}", hint=f"known variants: {known}")
-        needs = parse_requests(list(context) or list(_DEFAULT_CONTEXT))
+        needs = parse_requests(list(context) or [db.anchor])
         return _answer(text, [*needs, Need(name=CUDA, variant=text)], text, db, catalog)
     try:
         req = Requirement(text)
@@ -185,11 +183,7 @@ def _driver_ways_out(variant: str | None, db: CompatDB, target: Target) -> list[
             and target.driver.branch >= forward.min_driver_branch
             and db.driver_support(release.version, target.driver, target.platform) is DriverSupport.NONE
         ):
-            package = (
-                forward.package.replace("x", str(release.version.minor))
-                if forward.package.endswith("-x")
-                else forward.package
-            )
+            package = forward.package_for(release.version)
             out.append(
                 Alternative.make(
                     package,

@@ -1,0 +1,41 @@
+"""Where cudaresolve keeps its user cache. Pure, apart from reading the environment and the home directory.
+
+Both caches live under this one directory: index pages (``index/http_cache.py``) and the parsed
+copy of the shipped database (``db/load.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["CACHE_DIR_ENV", "default_cache_dir"]
+
+#: Environment variable that overrides the cache directory.
+CACHE_DIR_ENV: Final = "CUDARESOLVE_CACHE_DIR"
+
+
+def default_cache_dir(env: Mapping[str, str] | None = None, *, platform: str | None = None) -> Path:
+    """The user cache directory for cudaresolve.
+
+    ``$CUDARESOLVE_CACHE_DIR`` wins; otherwise ``$XDG_CACHE_HOME/cudaresolve`` or
+    ``~/.cache/cudaresolve`` (XDG Base Directory spec,
+    https://specifications.freedesktop.org/basedir-spec/latest/), ``%LOCALAPPDATA%\\cudaresolve\\Cache``
+    on Windows and ``~/Library/Caches/cudaresolve`` on macOS (the platformdirs conventions).
+    """
+    env = os.environ if env is None else env
+    platform = sys.platform if platform is None else platform
+    if env.get(CACHE_DIR_ENV):
+        return Path(env[CACHE_DIR_ENV]).expanduser()
+    if platform == "win32" and env.get("LOCALAPPDATA"):
+        return Path(env["LOCALAPPDATA"]) / "cudaresolve" / "Cache"
+    if platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "cudaresolve"
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]) / "cudaresolve"
+    return Path.home() / ".cache" / "cudaresolve"

@@ -1,0 +1,88 @@
+"""Checks across compat.toml rows: references, duplicates, order. Pure.
+
+The semantic checks of trove-classifiers' validator, run after every row was read: each
+referenced CUDA release and package version has its row, no name or version appears twice,
+rows are newest first, and variant indexes sit under the PyTorch index root.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.db.rows import gpu_name_key
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from packaging.requirements import Requirement
+
+    from cudaresolve.db.fields import Collector
+    from cudaresolve.db.rows import CudaRelease, GpuModel, IndexFacts, PackageRelease, VariantInfo
+
+__all__ = ["check_semantics"]
+
+
+def check_semantics(
+    c: Collector,
+    index: IndexFacts,
+    cuda: Sequence[CudaRelease],
+    named_cuda: set[str],
+    gpus: Sequence[GpuModel],
+    variants: Sequence[VariantInfo],
+    packages: Mapping[str, Sequence[PackageRelease]],
+) -> None:
+    """Record every problem across rows in ``c``."""
+    _check_order(c, "cuda", [r.version for r in cuda])
+    for i, v in enumerate(variants):
+        if v.cuda is not None and str(v.cuda) not in named_cuda:
+            c.add(f"variant[{i}].cuda", Text.of("db.no-cuda-row", version=str(v.cuda)))
+        if index.pytorch_root and v.index_url != f"{index.pytorch_root}/{v.name}":
+            c.add(f"variant[{i}].index-url", Text.of("db.variant-index", expected=f"{index.pytorch_root}/{v.name}"))
+    _check_unique(c, "variant", [v.name for v in variants], "name")
+    labels: dict[tuple[str, ...], str] = {}
+    for i, gpu in enumerate(gpus):
+        for label in (gpu.name, *gpu.aliases):
+            tokens = gpu_name_key(label)
+            if not tokens:
+                c.add(f"gpu[{i}]", Text.of("db.gpu-label-empty", label=repr(label)))
+            elif tokens in labels and labels[tokens] != gpu.name:
+                c.add(f"gpu[{i}]", Text.of("db.gpu-label-taken", label=repr(label), other=repr(labels[tokens])))
+            labels.setdefault(tokens, gpu.name)
+    for kind, releases in packages.items():
+        _check_order(c, kind, [r.version for r in releases])
+        for i, release in enumerate(releases):
+            for key, reqs in (("requires", release.requires), ("constrains", release.constrains)):
+                for j, req in enumerate(reqs):
+                    _check_reference(c, f"{kind}[{i}].{key}[{j}]", req, packages)
+            for j, build in enumerate(release.builds):
+                for k, req in enumerate(build.requires):
+                    _check_reference(c, f"{kind}[{i}].build[{j}].requires[{k}]", req, packages)
+
+
+def _check_reference(
+    c: Collector, path: str, req: Requirement, packages: Mapping[str, Sequence[PackageRelease]]
+) -> None:
+    name = canonical_name(req.name)
+    if name not in packages:
+        return  # a dependency the database does not model (numpy, triton …)
+    if not any(req.specifier.contains(r.version, prereleases=True) for r in packages[name]):
+        c.add(path, Text.of("db.no-matching-row", requirement=str(req), table=name))
+
+
+def _check_order(c: Collector, kind: str, versions: Iterable[Any]) -> None:
+    listed = [v for v in versions if v is not None]
+    for i in range(1, len(listed)):
+        if listed[i] == listed[i - 1]:
+            c.add(f"{kind}[{i}].version", Text.of("db.duplicate-version", version=str(listed[i])))
+        elif listed[i] > listed[i - 1]:
+            c.add(f"{kind}[{i}].version", Text.of("db.order", later=str(listed[i]), earlier=str(listed[i - 1])))
+
+
+def _check_unique(c: Collector, kind: str, values: Sequence[str], key: str) -> None:
+    seen: set[str] = set()
+    for i, value in enumerate(values):
+        if value in seen:
+            c.add(f"{kind}[{i}].{key}", Text.of("db.duplicate-value", key=key, value=repr(value)))
+        seen.add(value)
