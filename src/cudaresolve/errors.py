@@ -11,6 +11,7 @@
     ├── DetectionError                   "nvml-failed"          NVML present but failing
     ├── IndexUnavailable                 "index-unavailable"    network or index failure
     ├── NoSolution                       "no-solution"          .findings
+    ├── NoKnownError                     "no-known-error"       explain-error found no known message
     └── PipFailed                        "pip-failed"           .returncode
 
 Exceptions carry data only: a ``Text`` message and hint that ``render`` formats in the user's
@@ -37,6 +38,7 @@ __all__ = [
     "InvalidDriver",
     "InvalidInput",
     "InvalidLockfile",
+    "NoKnownError",
     "NoSolution",
     "PipFailed",
     "UnknownGpu",
@@ -144,6 +146,12 @@ class NoSolution(CudaResolveError):
         data = super().to_dict()
         data["findings"] = [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in self.findings]
         return data
+
+
+class NoKnownError(CudaResolveError):
+    """The text holds no known error signature (exit 1, with a hint to run ``doctor``)."""
+
+    code = "no-known-error"
 
 
 class PipFailed(CudaResolveError):

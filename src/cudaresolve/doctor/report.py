@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from cudaresolve.text.catalogue import join_items, message
+from cudaresolve.text.catalogue import format_text, join_items, message
+from cudaresolve.text.model import Text as CatalogueText
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -86,12 +87,14 @@ class Text:
         return message(self.key, lang, **{k: _field(v, lang) for k, v in self.fields})
 
 
-Field: TypeAlias = "str | tuple[str, ...] | Text"
+Field: TypeAlias = "str | tuple[str, ...] | Text | CatalogueText"
 
 
 def _field(value: Field, lang: str) -> str:
     if isinstance(value, Text):
         return value.format(lang)
+    if isinstance(value, CatalogueText):  # an advice sentence (doctor/check.py _catalogue_text)
+        return format_text(value, lang)
     return join_items(value, lang) if isinstance(value, tuple) else value
 
 
