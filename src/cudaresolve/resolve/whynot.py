@@ -79,16 +79,18 @@ def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> 
     text = spec.strip()
     if _VARIANT_RE.match(text):
         if db.variant(text) is None:
-            known = ", ".join(v.name for v in db.variants)
-            raise InvalidInput(f"unknown variant {text!r}", hint=f"known variants: {known}")
+            known = tuple(v.name for v in db.variants)
+            raise InvalidInput(
+                Text.of("resolve.unknown-variant", variant=repr(text)),
+                hint=Text.of("resolve.unknown-variant.hint", known=known),
+            )
         needs = parse_requests(list(context) or list(_DEFAULT_CONTEXT))
         return _answer(text, [*needs, Need(name=CUDA, variant=text)], text, db, catalog)
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
         raise InvalidInput(
-            f"not a variant, build or requirement: {spec!r}",
-            hint="give a variant (cu121), a build (torch==2.5.1+cu121) or a requirement (xformers>=0.0.30)",
+            Text.of("resolve.bad-spec", spec=repr(spec)), hint=Text("resolve.bad-spec.hint")
         ) from exc
     variant = _variant_of(req)
     needs = [Need.from_requirement(req), *parse_requests(list(context))] if context else [Need.from_requirement(req)]
