@@ -1,4 +1,4 @@
-"""The catalog on tests/fixtures/compat-mini.toml: which builds become candidates, in what order, and why others are rejected."""
+"""The catalog on tests/fixtures/compat-mini.toml: which builds become candidates, in what order, and why not."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def db() -> CompatDB:
 
 
 def host(cc: str, driver: str | None, name: str = "GPU") -> Target:
-    return Target(gpus=(Gpu(name=name, cc=parse_cc(cc)),), driver=parse_driver(driver) if driver else None, python="3.11")
+    gpu = Gpu(name=name, cc=parse_cc(cc))
+    return Target(gpus=(gpu,), driver=parse_driver(driver) if driver else None, python="3.11")
 
 
 def listed(catalog: Catalog, name: str) -> list[tuple[str, str | None, DriverSupport, Coverage]]:
@@ -93,7 +94,13 @@ def test_cpu_target_gets_cpu_builds_and_pure_packages(db: CompatDB) -> None:
     assert [str(c.version) for c in catalog.for_name("torch")] == ["2.7.1+cpu"]
     assert [(str(c.version), c.variant, c.channel) for c in catalog.for_name("torchrec")] == [("1.2.0", None, "pypi")]
     assert [(n, v, var, code, msg) for n, v, var, code, msg in rejected(catalog)] == [
-        ("torch", "2.8.0", "cpu", "variant-not-published", "torch 2.8.0 was not published for cpu; it exists for cu121"),
+        (
+            "torch",
+            "2.8.0",
+            "cpu",
+            "variant-not-published",
+            "torch 2.8.0 was not published for cpu; it exists for cu121",
+        ),
         (
             "fbgemm-gpu",
             "1.2.0",

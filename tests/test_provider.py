@@ -1,4 +1,4 @@
-"""The resolvelib provider on tests/fixtures/compat-mini.toml: preference tuples, matches, satisfaction, dependencies."""
+"""The resolvelib provider on tests/fixtures/compat-mini.toml: preferences, matches, satisfaction, dependencies."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from packaging.specifiers import SpecifierSet
 from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import CompatDB, load_compat
-from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
 from cudaresolve.resolve.provider import CatalogProvider
 from cudaresolve.target.model import Gpu, Target
 
@@ -24,8 +24,8 @@ def catalog() -> Catalog:
     return build_catalog(db, target)
 
 
-def matches(provider: CatalogProvider, name: str, *needs: Need, bad: tuple[object, ...] = ()) -> list[str]:
-    found = provider.find_matches(name, {name: iter(needs)}, {name: iter(bad)})  # type: ignore[dict-item]
+def matches(provider: CatalogProvider, name: str, *needs: Need, bad: tuple[Candidate, ...] = ()) -> list[str]:
+    found = provider.find_matches(name, {name: iter(needs)}, {name: iter(bad)})
     return [str(c.version) if c.name != CUDA else str(c) for c in found]
 
 
