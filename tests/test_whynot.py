@@ -107,6 +107,10 @@ def test_requirement_gets_another_release_as_its_way_out(db: CompatDB) -> None:
 def test_context_requirements_are_what_the_alternative_names(db: CompatDB) -> None:
     answer = why_not("cu121", ["torchrec"], db, A800_R470)
     assert ways_out(answer)[0] == ("cu118", f"cu118 works here: torchrec 1.2.0 from {CU118}")
+    answer = why_not("cu121", ["torch", "torchrec"], db, A800_R470)
+    assert ways_out(answer)[0] == ("cu118", f"cu118 works here: torch 2.7.1+cu118, torchrec 1.2.0 from {CU118}")
+    picked_zh = f"cu118 在本机可用：从 {CU118} 安装 torch 2.7.1+cu118、torchrec 1.2.0"
+    assert ways_out(answer, "zh")[0] == ("cu118", picked_zh)
 
 
 def test_possible_spec_carries_the_solution(db: CompatDB) -> None:

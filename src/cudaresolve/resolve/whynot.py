@@ -44,7 +44,7 @@ class Alternative:
 
     @classmethod
     def make(cls, label: str, key: str, *, code: str | None = None, **fields: object) -> Alternative:
-        return cls(spec=label, text=Text.of(key, **{k: str(v) for k, v in fields.items()}), code=code)
+        return cls(spec=label, text=Text.of(key, **fields), code=code)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"spec": self.spec, "message": self.text}
@@ -149,7 +149,7 @@ def _alternatives(
         except NoSolution:
             continue
         names = {n.name for n in real}
-        picked = ", ".join(f"{p.name} {p.version}" for p in solution.packages if p.name in names)
+        picked = tuple(f"{p.name} {p.version}" for p in solution.packages if p.name in names)
         spec = label or ", ".join(f"{p.name}=={p.version}" for p in solution.packages if p.name in names)
         out.append(Alternative.make(spec, "alt.works", spec=spec, picked=picked, index=solution.index_url))
         if len(out) >= 3:
@@ -197,7 +197,7 @@ def _driver_ways_out(variant: str | None, db: CompatDB, target: Target) -> list[
                     package,
                     "reason.forward-compat-available",
                     code="forward-compat-available",
-                    gpu=", ".join(sorted({g.name for g in target.gpus})),
+                    gpu=tuple(sorted({g.name for g in target.gpus})),
                     variant=variant or release.version.tag,
                     required=release.version,
                     found=target.driver,
