@@ -86,24 +86,20 @@ def _sms(ccs: Sequence[ComputeCapability]) -> tuple[str, ...]:
     return tuple(cc.sm for cc in ccs)
 
 
-def _t(key: str, **fields: object) -> Text:
-    return Text.of(key, **fields)
-
-
 def _no_kernel_image(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     package = f.get("package")
     if package is None:
-        cause = [_t("sig.no-kernel-image.cause")]
+        cause = [Text.of("sig.no-kernel-image.cause")]
     else:
-        label = _t("word.fbgemm-via-torchrec") if f.get("via") == "torchrec" else package
-        cause = [_t("sig.no-kernel-image.cause-package", package=label)]
+        label = Text.of("word.fbgemm-via-torchrec") if f.get("via") == "torchrec" else package
+        cause = [Text.of("sig.no-kernel-image.cause-package", package=label)]
     ccs = ctx.ccs
     if not ccs:
-        return cause, [_t("fix.rerun-with-target"), _t("fix.doctor")]
-    cause.append(_t("sig.no-kernel-image.target", gpus=ctx.gpus(), sms=_sms(ccs)))
+        return cause, [Text.of("fix.rerun-with-target"), Text.of("fix.doctor")]
+    cause.append(Text.of("sig.no-kernel-image.target", gpus=ctx.gpus(), sms=_sms(ccs)))
     fixes = ctx.release_fixes([package, "torch"] if package else ["torch"], ccs)
-    fixes.append(_t("fix.source-build", package=package or "torch", arch_list=format_arch_list(ccs)))
-    return cause, [*fixes, _t("fix.doctor")]
+    fixes.append(Text.of("fix.source-build", package=package or "torch", arch_list=format_arch_list(ccs)))
+    return cause, [*fixes, Text.of("fix.doctor")]
 
 
 def _found_cuda(f: Mapping[str, str]) -> CudaVersion | None:
@@ -115,46 +111,46 @@ def _found_cuda(f: Mapping[str, str]) -> CudaVersion | None:
 def _driver_insufficient(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     cuda_max, _ = driver_cuda_max(ctx.target, ctx.db, _found_cuda(f))
     key = "sig.driver-insufficient.cause-found" if cuda_max else "sig.driver-insufficient.cause"
-    fixes = ctx.variant_fixes(_found_cuda(f)) or [_t("fix.rerun-with-target")]
-    return [_t(key, found=cuda_max)], [*fixes, _t("fix.upgrade-driver"), _t("fix.lock")]
+    fixes = ctx.variant_fixes(_found_cuda(f)) or [Text.of("fix.rerun-with-target")]
+    return [Text.of(key, found=cuda_max)], [*fixes, Text.of("fix.upgrade-driver"), Text.of("fix.lock")]
 
 
 def _abi_mismatch(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     if "built_for" in f:
         package = "xformers"
-        cause = _t("sig.abi-mismatch.cause-built-for", required=f["built_for"], found=f.get("have", "?"))
+        cause = Text.of("sig.abi-mismatch.cause-built-for", required=f["built_for"], found=f.get("have", "?"))
     else:
         library = f.get("library", "?").lower()
         package = {"fbgemm_gpu": "fbgemm-gpu", "torchrec": "fbgemm-gpu"}.get(library, library)
-        cause = _t("sig.abi-mismatch.cause", package=package)
+        cause = Text.of("sig.abi-mismatch.cause", package=package)
     if package == "flashinfer":  # not on the PyTorch index: no same-index advice
-        return [cause], [_t("fix.pair-flashinfer"), _t("fix.doctor")]
-    pairing = _t("fix.pair-fbgemm") if package == "fbgemm-gpu" else _t("fix.pair-xformers")
-    return [cause], [pairing, _t("fix.same-index", package=package), _t("fix.doctor")]
+        return [cause], [Text.of("fix.pair-flashinfer"), Text.of("fix.doctor")]
+    pairing = Text.of("fix.pair-fbgemm") if package == "fbgemm-gpu" else Text.of("fix.pair-xformers")
+    return [cause], [pairing, Text.of("fix.same-index", package=package), Text.of("fix.doctor")]
 
 
 def _xformers_other_sm(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
-    cause = _t("sig.xformers-built-for-other-sm.cause", **{k: f[k] for k in ("built", "kernel", "low", "high")})
+    cause = Text.of("sig.xformers-built-for-other-sm.cause", **{k: f[k] for k in ("built", "kernel", "low", "high")})
     if ctx.ccs:
-        first = _t("fix.arch-list-target", arch_list=format_arch_list(ctx.ccs))
+        first = Text.of("fix.arch-list-target", arch_list=format_arch_list(ctx.ccs))
     else:
-        first = _t("fix.arch-list-generic")
-    return [cause], [first, _t("fix.xformers-prebuilt")]
+        first = Text.of("fix.arch-list-generic")
+    return [cause], [first, Text.of("fix.xformers-prebuilt")]
 
 
 def _flashinfer_sm75(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     old_check = "old" in f  # the pre-0.3.0 message, "FlashInfer requires sm75+"
-    cause = [_t("sig.flashinfer-requires-sm75.cause-old" if old_check else "sig.flashinfer-requires-sm75.cause-new")]
+    cause = [Text("sig.flashinfer-requires-sm75.cause-old" if old_check else "sig.flashinfer-requires-sm75.cause-new")]
     ccs = ctx.ccs
     if old := [cc for cc in ccs if cc < _SM75]:
-        cause.append(_t("sig.flashinfer-requires-sm75.gpus-old", gpus=ctx.gpus(old)))
-        return cause, [_t("fix.doctor")]
+        cause.append(Text.of("sig.flashinfer-requires-sm75.gpus-old", gpus=ctx.gpus(old)))
+        return cause, [Text.of("fix.doctor")]
     if ccs:
-        cause.append(_t("sig.flashinfer-requires-sm75.gpus-ok", ccs=tuple(str(cc) for cc in ccs)))
-        fixes = [_t("fix.unset-arch-list-target", arch_list=format_arch_list(ccs))]
+        cause.append(Text.of("sig.flashinfer-requires-sm75.gpus-ok", ccs=tuple(str(cc) for cc in ccs)))
+        fixes = [Text.of("fix.unset-arch-list-target", arch_list=format_arch_list(ccs))]
     else:
-        fixes = [_t("fix.unset-arch-list")]
-    return cause, [*fixes, _t("fix.upgrade-flashinfer")] if old_check else fixes
+        fixes = [Text.of("fix.unset-arch-list")]
+    return cause, [*fixes, Text.of("fix.upgrade-flashinfer")] if old_check else fixes
 
 
 def _message_cc(f: Mapping[str, str]) -> ComputeCapability | None:
@@ -167,62 +163,61 @@ def _message_cc(f: Mapping[str, str]) -> ComputeCapability | None:
 def _torch_sm_unsupported(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     cc = _message_cc(f) or (ctx.ccs[0] if ctx.ccs else None)
     if cc is None:
-        return [_t("sig.torch-sm-unsupported.cause-short", gpu=f.get("gpu") or _t("word.this-gpu"), sm="?")], [
-            _t("fix.rerun-with-target"),
-            _t("fix.lock"),
-        ]
+        gpu_named = f.get("gpu") or Text("word.this-gpu")
+        short = Text.of("sig.torch-sm-unsupported.cause-short", gpu=gpu_named, sm="?")
+        return [short], [Text("fix.rerun-with-target"), Text("fix.lock")]
     named = [g.name for g in ctx.target.gpus if g.cc == cc and g.name != cc.sm] if ctx.target else []
-    gpu: Field = f.get("gpu") or tuple(dict.fromkeys(named)) or _t("word.this-gpu")
+    gpu: Field = f.get("gpu") or tuple(dict.fromkeys(named)) or Text.of("word.this-gpu")
     if "supported" in f:
-        cause = [_t("sig.torch-sm-unsupported.cause", gpu=gpu, sm=cc.sm, found=f["supported"])]
+        cause = [Text.of("sig.torch-sm-unsupported.cause", gpu=gpu, sm=cc.sm, found=f["supported"])]
     elif "min" in f:
-        cause = [_t("sig.torch-sm-unsupported.cause-min", gpu=gpu, cc=cc, required=f["min"])]
+        cause = [Text.of("sig.torch-sm-unsupported.cause-min", gpu=gpu, cc=cc, required=f["min"])]
     else:
-        cause = [_t("sig.torch-sm-unsupported.cause-short", gpu=gpu, sm=cc.sm)]
+        cause = [Text.of("sig.torch-sm-unsupported.cause-short", gpu=gpu, sm=cc.sm)]
     try:
         supported = [a.cc for a in parse_arch_list(f.get("supported", "")) if not a.ptx]
     except InvalidArch:
         supported = []
     if supported and cc > max(supported) and ctx.db is not None:
         if needs := [r.version for r in ctx.db.cuda if any(a.cc == cc and not a.suffix for a in r.nvcc_sm)]:
-            cause.append(_t("sig.torch-sm-unsupported.newer-gpu", cuda=min(needs), sm=cc.sm))
+            cause.append(Text.of("sig.torch-sm-unsupported.newer-gpu", cuda=min(needs), sm=cc.sm))
     fixes = ctx.release_fixes(["torch"], [cc])
-    fixes.append(_t("fix.source-build", package="torch", arch_list=format_arch_list([cc])))
-    return cause, [*fixes, _t("fix.lock")]
+    fixes.append(Text.of("fix.source-build", package="torch", arch_list=format_arch_list([cc])))
+    return cause, [*fixes, Text.of("fix.lock")]
 
 
 def _cuda_not_available(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
-    cause = [_t("sig.cuda-not-available.cause")]
+    cause = [Text.of("sig.cuda-not-available.cause")]
     if ctx.target is not None and ctx.target.is_cpu:
-        return cause, [_t("fix.check-build"), _t("fix.cpu-target")]
+        return cause, [Text.of("fix.check-build"), Text.of("fix.cpu-target")]
     variant = ctx.variant_fixes()
-    return cause, [_t("fix.check-build"), *variant, _t("fix.nvidia-smi"), _t("fix.doctor")]
+    return cause, [Text.of("fix.check-build"), *variant, Text.of("fix.nvidia-smi"), Text.of("fix.doctor")]
 
 
 def _torch_cpu_build(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
-    cause = [_t("sig.torch-cpu-build.cause")]
+    cause = [Text.of("sig.torch-cpu-build.cause")]
     if ctx.target is not None and ctx.target.is_cpu:
-        return cause, [_t("fix.cpu-target"), _t("fix.cpu-device")]
-    variant = ctx.variant_fixes() or [_t("fix.cuda-index")]
-    return cause, [*variant, _t("fix.cpu-device")]
+        return cause, [Text.of("fix.cpu-target"), Text.of("fix.cpu-device")]
+    variant = ctx.variant_fixes() or [Text.of("fix.cuda-index")]
+    return cause, [*variant, Text.of("fix.cpu-device")]
 
 
 def _ptx_toolchain(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     fixes = ctx.variant_fixes()
-    fixes.append(_t("fix.upgrade-driver"))
+    fixes.append(Text.of("fix.upgrade-driver"))
     if ctx.ccs:
-        fixes.append(_t("fix.sass-build-target", sms=_sms(ctx.ccs)))
+        fixes.append(Text.of("fix.sass-build-target", sms=_sms(ctx.ccs)))
     else:
-        fixes.append(_t("fix.sass-build"))
-    return [_t("sig.ptx-unsupported-toolchain.cause")], fixes
+        fixes.append(Text.of("fix.sass-build"))
+    return [Text.of("sig.ptx-unsupported-toolchain.cause")], fixes
 
 
 def _missing_library(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     library, major = f.get("library", "?"), f.get("major")
     if major is None:
-        cause = _t("sig.missing-cuda-library.cause-unversioned", library=library)
-        return [cause], [_t("fix.match-torch-cuda"), _t("fix.doctor")]
-    fixes = [_t("fix.match-torch-cuda")]
+        cause = Text.of("sig.missing-cuda-library.cause-unversioned", library=library)
+        return [cause], [Text.of("fix.match-torch-cuda"), Text.of("fix.doctor")]
+    fixes = [Text.of("fix.match-torch-cuda")]
     target, db = ctx.target, ctx.db
     if db is not None and target is not None and target.driver is not None:
         same = [v for v in db.variants if v.cuda and v.cuda.major == int(major)]
@@ -232,22 +227,22 @@ def _missing_library(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
         )
         if best is not None:
             fields = {"variant": best.name, "cuda": best.cuda, "major": major, "index_url": best.index_url}
-            fixes.append(_t("fix.torch-major-variant", **fields))
-    cause = _t("sig.missing-cuda-library.cause", library=library, major=major)
-    return [cause], [*fixes, _t("fix.doctor")]
+            fixes.append(Text.of("fix.torch-major-variant", **fields))
+    cause = Text.of("sig.missing-cuda-library.cause", library=library, major=major)
+    return [cause], [*fixes, Text.of("fix.doctor")]
 
 
 def _triton_old(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
-    gpu = f.get("gpu") or _t("word.this-gpu")
+    gpu = f.get("gpu") or Text.of("word.this-gpu")
     fields = {"required": f.get("required", "7.0"), "gpu": gpu, "cc": f.get("cc", "?")}
-    return [_t("sig.triton-gpu-too-old.cause", **fields)], [_t("fix.triton-eager")]
+    return [Text.of("sig.triton-gpu-too-old.cause", **fields)], [Text.of("fix.triton-eager")]
 
 
 def _fixed(cause: str, *fixes: str) -> Callable[[_Ctx, Mapping[str, str]], _Result]:
     """An explainer whose cause and fixes do not depend on the target."""
 
     def explain(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
-        return [_t(cause)], [_t(k) for k in fixes]
+        return [Text.of(cause)], [Text.of(k) for k in fixes]
 
     return explain
 
