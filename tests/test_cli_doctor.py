@@ -103,7 +103,7 @@ def test_human_report_ends_with_the_problems(
         "    fbgemm_gpu/fbgemm_gpu_py.so  sm_86",
         "  ✗ sm-not-covered: fbgemm-gpu 1.1.0+cu118 (cu118) has no code for sm_80 (NVIDIA A100, compute capability "
         "8.0); it carries sm_86",
-        "      fix: fbgemm-gpu releases with native code for sm_80, sm_86: 1.2.0 (cu126, cu118), 1.1.0 (cu118).",
+        "      fix: fbgemm-gpu releases with native code for sm_80, sm_86: 1.2.0 (cu118, cu126); 1.1.0 (cu118).",
         "      fix: Run 'cudaresolve lock fbgemm-gpu --gpu 8.0 --gpu 8.6 --driver 535.104.05' to pick builds with "
         "native code for every GPU here, then 'cudaresolve install' to install them.",
         '      fix: Build fbgemm-gpu from source with TORCH_CUDA_ARCH_LIST="8.0;8.6" so that it carries code for '

@@ -260,23 +260,30 @@ def test_a_declared_cpu_target_is_kept(capsys: pytest.CaptureFixture[str], compa
 def test_format_and_render_agree_for_several_matches() -> None:
     from rich.console import Console
 
-    from cudaresolve.errorlog.signatures import Explanation
+    from cudaresolve.errorlog.explain import Explanation
+    from cudaresolve.render import plain
     from cudaresolve.render.explain import format_explanations, render_explanations, to_json
+    from cudaresolve.text.model import Text, literal
 
     explanations = [
-        Explanation(code="no-driver", cause="原因一。", fixes=("修复一。", "修复二。")),
-        Explanation(code="torch-cpu-build", cause="原因[二]。", fixes=()),
+        Explanation(code="no-driver", cause=literal("原因一。"), fixes=(Text("fix.detect"), literal("修复二。"))),
+        Explanation(code="torch-cpu-build", cause=literal("原因[二]。"), fixes=()),
     ]
     text = format_explanations(explanations, "zh")
     assert text == (
-        "no-driver\n  原因：原因一。\n  修复：修复一。\n  修复：修复二。\n\ntorch-cpu-build\n  原因：原因[二]。"
+        "no-driver\n  原因：原因一。\n  修复：运行 'cudaresolve detect' 查看驱动报告的信息。\n  修复：修复二。"
+        "\n\ntorch-cpu-build\n  原因：原因[二]。"
     )
     stream = io.StringIO()
     render_explanations(explanations, Console(file=stream, width=100, color_system=None), "zh")
     assert stream.getvalue() == text + "\n"
-    assert to_json(explanations) == {
+    assert plain(to_json(explanations), "zh") == {
         "matches": [
-            {"code": "no-driver", "cause": "原因一。", "fixes": ["修复一。", "修复二。"]},
+            {
+                "code": "no-driver",
+                "cause": "原因一。",
+                "fixes": ["运行 'cudaresolve detect' 查看驱动报告的信息。", "修复二。"],
+            },
             {"code": "torch-cpu-build", "cause": "原因[二]。", "fixes": []},
         ]
     }

@@ -177,7 +177,7 @@ def test_library_without_code_for_a_gpu_and_fbgemm_built_for_another_torch(tmp_p
                                  "capability 8.0); it carries sm_86")
     assert missing.libraries == (str(tmp_path / "fbgemm_gpu/fbgemm_gpu_py.so"),)
     assert [words(f) for f in missing.fixes] == [
-        "fbgemm-gpu releases with native code for sm_80, sm_86: 1.2.0 (cu126, cu118), 1.1.0 (cu118).",
+        "fbgemm-gpu releases with native code for sm_80, sm_86: 1.2.0 (cu118, cu126); 1.1.0 (cu118).",
         "Run 'cudaresolve lock fbgemm-gpu --gpu 8.0 --gpu 8.6 --driver 535.104.05' to pick builds with native "
         "code for every GPU here, then 'cudaresolve install' to install them.",
         'Build fbgemm-gpu from source with TORCH_CUDA_ARCH_LIST="8.0;8.6" so that it carries code for these GPUs.',
@@ -468,7 +468,7 @@ def test_to_dict_follows_the_contract_and_speaks_chinese(tmp_path: Path, db: Com
     assert [p["code"] for p in fbgemm["problems"]] == ["sm-not-covered", "abi-mismatch"]
     assert set(fbgemm["problems"][0]) == {"code", "message", "severity", "package", "required", "found",
                                           "libraries", "fixes"}
-    assert data["fixes"][0] == "fbgemm-gpu releases with native code for sm_80: 1.2.0 (cu126, cu118), 1.1.0 (cu118)."
+    assert data["fixes"][0] == "fbgemm-gpu releases with native code for sm_80: 1.2.0 (cu118, cu126); 1.1.0 (cu118)."
     zh = plain(report.to_dict(), "zh")["packages"][1]["problems"][1]["message"]
     assert zh == "fbgemm-gpu 1.1.0+cu118 是针对 torch 2.6.* 构建的，但当前安装的是 torch 2.7.1+cu118"
 

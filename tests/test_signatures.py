@@ -18,15 +18,12 @@ import pytest
 from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import CompatDB
-from cudaresolve.errorlog.signatures import (
-    SIGNATURES,
-    Explanation,
-    NoKnownError,
-    explain_matches,
-    explain_text,
-    match_errors,
-)
+from cudaresolve.errorlog.explain import Explanation, explain_matches, explain_text
+from cudaresolve.errorlog.signatures import SIGNATURES, match_errors
+from cudaresolve.errors import CudaResolveError, NoKnownError
 from cudaresolve.target.model import Gpu, Target
+from cudaresolve.text.catalogue import format_text
+from cudaresolve.text.model import Text
 
 # -- messages as posted ----------------------------------------------------------------------
 
@@ -514,7 +511,11 @@ CPU_ONLY = Target(source="flags")
 
 
 def _explain(text: str, target: Target | None, db: CompatDB | None, lang: str) -> list[tuple[str, str, list[str]]]:
-    return [(e.code, e.cause, list(e.fixes)) for e in explain_matches(match_errors(text), target, db, lang)]
+    """Each explanation as (code, cause, fixes), the Texts formatted in ``lang``."""
+    return [
+        (e.code, format_text(e.cause, lang), [format_text(f, lang) for f in e.fixes])
+        for e in explain_matches(match_errors(text), target, db)
+    ]
 
 
 DOCTOR_EN = (
@@ -1076,30 +1077,35 @@ def test_missing_cuda_runtime(db: CompatDB) -> None:
 
 def test_whole_log_explained_in_order(db: CompatDB) -> None:
     rtx5090 = _target(("NVIDIA GeForce RTX 5090", "12.0"), driver="570.124.06")
-    explanations = explain_matches(match_errors(SDWEBUI_NIX_9), rtx5090, db, "en")
+    explanations = explain_matches(match_errors(SDWEBUI_NIX_9), rtx5090, db)
     assert [e.code for e in explanations] == ["torch-sm-unsupported", "no-kernel-image"]
-    assert explanations[1].fixes[0] == "torch releases with native code for sm_120: 2.8.0 (cu128); 2.7.1 (cu128)."
+    assert format_text(explanations[1].fixes[0]) == (
+        "torch releases with native code for sm_120: 2.8.0 (cu128); 2.7.1 (cu128)."
+    )
 
 
 def test_explain_text_and_unknown_text(db: CompatDB) -> None:
-    assert explain_text(XFORMERS_692, None, db, "en")[0].code == "xformers-built-for-other-sm"
+    assert explain_text(XFORMERS_692, None, db)[0].code == "xformers-built-for-other-sm"
     with pytest.raises(NoKnownError) as info:
-        explain_text("ModuleNotFoundError: No module named 'numpy'", None, db, "en")
+        explain_text("ModuleNotFoundError: No module named 'numpy'", None, db)
+    assert isinstance(info.value, CudaResolveError)
     assert info.value.code == "no-known-error"
     assert info.value.message == "no known CUDA error in the text"
     assert info.value.hint == "run 'cudaresolve doctor' to check the installed packages against this machine"
     assert info.value.exit_code == 1
     with pytest.raises(NoKnownError) as info:
-        explain_text("", None, db, "zh")
-    assert (info.value.message, info.value.hint) == (
+        explain_text("", None, db)
+    assert info.value.hint_text is not None
+    assert (format_text(info.value.text, "zh"), format_text(info.value.hint_text, "zh")) == (
         "文本中没有已知的 CUDA 错误",
         "运行 'cudaresolve doctor'，对照本机检查已安装的软件包",
     )
 
 
 def test_explanation_to_dict() -> None:
-    explanation = Explanation(code="no-driver", cause="c", fixes=("a", "b"))
-    assert explanation.to_dict() == {"code": "no-driver", "cause": "c", "fixes": ["a", "b"]}
+    cause, fixes = Text("sig.no-driver.cause"), (Text("fix.nvidia-smi"), Text("fix.docker-gpus"))
+    explanation = Explanation(code="no-driver", cause=cause, fixes=fixes)
+    assert explanation.to_dict() == {"code": "no-driver", "cause": cause, "fixes": list(fixes)}
 
 
 def test_abi_mismatch_flashinfer_is_not_sent_to_the_pytorch_index() -> None:

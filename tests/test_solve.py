@@ -10,8 +10,6 @@ from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import CompatDB, load_compat
 from cudaresolve.errors import InvalidInput, NoSolution
-from cudaresolve.resolve.catalog import CUDA, build_catalog
-from cudaresolve.resolve.provider import CatalogProvider
 from cudaresolve.resolve.solve import solve
 from cudaresolve.target.model import Gpu, Target
 
@@ -30,24 +28,6 @@ def host(cc: str, driver: str | None, name: str = "GPU") -> Target:
 
 def pins(result: object) -> dict[str, str]:
     return {p.name: p.version for p in result.solution.packages}  # type: ignore[attr-defined]
-
-
-def test_preference_tuples_are_exact(db: CompatDB) -> None:
-    provider = CatalogProvider(
-        build_catalog(db, host("8.0", None)),
-        anchor=db.anchor,
-        user_pinned={"xformers"},
-        user_requested={"xformers", "torch"},
-    )
-
-    def pref(name: str) -> tuple[object, ...]:
-        return provider.get_preference(name, {}, {}, {}, [])
-
-    assert pref(CUDA) == (False, True, True, True, CUDA)
-    assert pref("xformers") == (True, False, True, False, "xformers")
-    assert pref("torch") == (True, True, False, False, "torch")
-    assert pref("fbgemm-gpu") == (True, True, True, True, "fbgemm-gpu")
-    assert sorted(["fbgemm-gpu", "torch", CUDA, "xformers"], key=pref) == [CUDA, "xformers", "torch", "fbgemm-gpu"]
 
 
 def test_newest_torch_with_full_driver_support(db: CompatDB) -> None:

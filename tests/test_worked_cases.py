@@ -62,7 +62,7 @@ def test_a800_torch_torchrec_is_one_release_line_one_variant_one_index(capsys: p
     assert set(got) == {"torch", "fbgemm-gpu", "torchrec"}
     fbgemm, torchrec, torch = got["fbgemm-gpu"], got["torchrec"], got["torch"]
     assert fbgemm.endswith("+cu118") and torch.endswith("+cu118")
-    # torchrec X.Y pairs with fbgemm-gpu X.Y; both pin one torch minor (design section 1)
+    # torchrec X.Y pairs with fbgemm-gpu X.Y; both pin one torch minor (the torchrec rows of the shipped compat.toml)
     assert fbgemm.split(".")[:2] == torchrec.split(".")[:2]
     db = load_compat()
     row = next(r for r in db.packages("torchrec") if str(r.version) == torchrec)

@@ -12,6 +12,7 @@
     ├── IndexUnavailable                 "index-unavailable"    network or index failure
     ├── NoSolution                       "no-solution"          .findings
     ├── InternalError                    "internal-error"       an unexpected exception (a bug)
+    ├── NoKnownError                     "no-known-error"       explain-error found no known message
     └── PipFailed                        "pip-failed"           .returncode
 
 Exceptions carry data only: a ``Text`` message and hint that ``render`` formats in the user's
@@ -39,6 +40,7 @@ __all__ = [
     "InvalidDriver",
     "InvalidInput",
     "InvalidLockfile",
+    "NoKnownError",
     "NoSolution",
     "PipFailed",
     "UnknownGpu",
@@ -159,6 +161,12 @@ class InternalError(CudaResolveError):
             Text.of("error.internal", kind=type(exc).__name__, detail=literal(str(exc))),
             hint=Text("error.internal.hint"),
         )
+
+
+class NoKnownError(CudaResolveError):
+    """The text holds no known error signature (exit 1, with a hint to run ``doctor``)."""
+
+    code = "no-known-error"
 
 
 class PipFailed(CudaResolveError):

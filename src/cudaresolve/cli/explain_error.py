@@ -36,23 +36,23 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.errorlog.signatures import explain_text
+    from cudaresolve.errorlog.explain import explain_text
     from cudaresolve.render import explain as render_explain
 
     lang = language(args)
-    text = _read_text(args.text, lang)
+    text = _read_text(args.text)
     db = compat_from_args(args)
-    explanations = explain_text(text, _target(args, db), db, lang)
+    explanations = explain_text(text, _target(args, db), db)
     if args.json:
-        render.emit_json(render_explain.to_json(explanations))
+        render.emit_json(render_explain.to_json(explanations), lang=lang)
     else:
         render_explain.render_explanations(explanations, render.make_console(stderr=False), lang)
     return 0
 
 
-def _read_text(words: list[str], lang: str) -> str:
+def _read_text(words: list[str]) -> str:
     """The words given, or stdin for none or '-'; an empty text is bad input."""
-    from cudaresolve.text.catalogue import message
+    from cudaresolve.text.model import Text
 
     if words and words != ["-"]:
         text = " ".join(words)
@@ -61,7 +61,7 @@ def _read_text(words: list[str], lang: str) -> str:
     else:
         text = ""
     if not text.strip():
-        raise InvalidInput(message("explain.empty-input", lang), hint=message("explain.empty-input.hint", lang))
+        raise InvalidInput(Text("explain.empty-input"), hint=Text("explain.empty-input.hint"))
     return text
 
 

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Final
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from cudaresolve.advice.releases import releases_fix, releases_with_sass
+from cudaresolve.advice.variants import best_variant, variant_fix
 from cudaresolve.binaries.aoti_check import check_package
 from cudaresolve.core.archs import ComputeCapability, Coverage, coverage, format_arch_list, parse_arch, parse_arch_list
 from cudaresolve.core.variants import is_variant, parse_variant
@@ -61,7 +63,6 @@ __all__ = ["ARCH_LIST_VARIABLES", "diagnose"]
 ARCH_LIST_VARIABLES: Final = ("TORCH_CUDA_ARCH_LIST", "FLASHINFER_CUDA_ARCH_LIST")
 _RANK: Final = {Coverage.NONE: 0, Coverage.PTX_JIT: 1, Coverage.SASS: 2}
 # The spelling ``_coverage_fixes`` and ``_driver_fixes`` still use; they move to ``advice/``.
-sentence: Final = Text.of
 
 
 # -- the checks -------------------------------------------------------------------------------
@@ -217,22 +218,12 @@ def _check_package(
 def _coverage_fixes(name: str, target: Target, db: CompatDB, python: str | None) -> tuple[Text, ...]:
     """Published builds with native code for every GPU here, the lock command, a source build."""
     sms = tuple(cc.sm for cc in target.ccs)
-    found: dict[str, list[str]] = {}
-    for release in db.packages(name):
-        if python is not None and release.python and python not in release.python:
-            continue
-        for b in release.builds:
-            if b.variant == "cpu" or not ({target.platform, "any"} & set(b.platforms)):
-                continue
-            if all(coverage(b.sass, cc, ptx_jit_ok=False) is Coverage.SASS for cc in target.ccs):
-                found.setdefault(str(release.version), []).append(b.variant)
-        if len(found) == 3:
-            break
-    releases = tuple(f"{v} ({', '.join(dict.fromkeys(vs))})" for v, vs in found.items())
-    fixes = [sentence("fix.releases", package=name, sms=sms, releases=releases),
-             sentence("fix.doctor-lock", package=name, gpus=_gpu_flags(target))] if releases else [
-             sentence("fix.no-releases", package=name, sms=sms)]
-    fixes.append(sentence("fix.source-build", package=name, arch_list=format_arch_list(target.ccs)))
+    tegra = any(g.tegra for g in target.gpus)
+    releases = releases_with_sass(db, name, target.ccs, tegra=tegra, python=python, platform=target.platform)
+    fixes = [releases_fix(name, target.ccs, releases),
+             Text.of("fix.doctor-lock", package=name, gpus=_gpu_flags(target))] if releases else [
+             Text.of("fix.no-releases", package=name, sms=sms)]
+    fixes.append(Text.of("fix.source-build", package=name, arch_list=format_arch_list(target.ccs)))
     return tuple(fixes)
 
 
@@ -370,15 +361,13 @@ def _check_runtimes(env: Environment, target: Target, db: CompatDB) -> tuple[
 
 
 def _driver_fixes(target: Target, db: CompatDB) -> tuple[Text, ...]:
-    """The newest variant this driver fully supports, else say that none does."""
+    """The best variant this driver runs (``advice.variants``), else say that none does."""
     assert target.driver is not None
-    best = db.max_cuda_for_driver(target.driver, target.platform)
-    fitting = [(v.cuda, v) for v in db.variants if v.cuda is not None and best is not None and v.cuda <= best]
-    if not fitting:
-        return (sentence("fix.no-variant", driver=target.driver),)
-    cuda, pick = max(fitting, key=lambda pair: pair[0])
-    return (sentence("fix.use-variant", variant=pick.name, cuda=cuda, index_url=pick.index_url),
-            sentence("fix.upgrade-driver"))
+    cuda_max = db.max_cuda_for_driver(target.driver, target.platform)
+    fit = best_variant(db, cuda_max=cuda_max, driver=target.driver, platform=target.platform)
+    if fit is None:
+        return (Text.of("fix.no-variant", driver=target.driver),)
+    return (variant_fix(fit), Text.of("fix.upgrade-driver"))
 
 
 def _check_arch_lists(environ: Mapping[str, str], groups: Sequence[_Group], target: Target) -> list[Problem]:

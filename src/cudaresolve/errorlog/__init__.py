@@ -1,5 +1,4 @@
-"""Known CUDA error messages: finding them in a log and explaining cause and fixes for a target.
+"""Known CUDA error messages: find them in a log (``signatures``), then explain cause and fixes (``explain``). Pure.
 
-May import: everything below it (text, errors, core, db, target, resolve, advice, index, lock,
-binaries, doctor).
+May import ``text``, ``errors``, ``core``, ``db``, ``target``, ``resolve`` and ``advice``; never ``text.catalogue``.
 """

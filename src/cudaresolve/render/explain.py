@@ -1,27 +1,28 @@
 """Human and JSON views of explained error messages (``explain-error``). Output.
 
 ``format_explanations`` returns plain text, ``render_explanations`` writes the same lines to a
-Console, ``to_json`` builds the ``matches`` payload of design section 4.
+Console, ``to_json`` builds the ``matches`` payload of the JSON contract (``render.emit_json``
+formats its ``Text`` values).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from cudaresolve.text.catalogue import message
+from cudaresolve.text.catalogue import format_text, message
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from rich.console import Console
 
-    from cudaresolve.errorlog.signatures import Explanation
+    from cudaresolve.errorlog.explain import Explanation
 
 __all__ = ["format_explanations", "render_explanations", "to_json"]
 
 
 def to_json(explanations: Sequence[Explanation]) -> dict[str, Any]:
-    """``{"matches": [{"code", "cause", "fixes"}]}``; ``emit_json`` adds the schema."""
+    """``{"matches": [{"code", "cause", "fixes"}]}``; ``emit_json`` adds the schema and formats the Texts."""
     return {"matches": [e.to_dict() for e in explanations]}
 
 
@@ -35,7 +36,11 @@ def format_explanations(explanations: Sequence[Explanation], lang: str = "en") -
     cause_label, fix_label = _labels(lang)
     blocks = []
     for e in explanations:
-        lines = [e.code, f"  {cause_label}{e.cause}", *(f"  {fix_label}{fix}" for fix in e.fixes)]
+        lines = [
+            e.code,
+            f"  {cause_label}{format_text(e.cause, lang)}",
+            *(f"  {fix_label}{format_text(fix, lang)}" for fix in e.fixes),
+        ]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -49,6 +54,6 @@ def render_explanations(explanations: Sequence[Explanation], console: Console, l
         if i:
             console.print()
         console.print(f"[bold]{escape(e.code)}[/]")
-        console.print(f"  [yellow]{escape(cause_label)}[/]{escape(e.cause)}")
+        console.print(f"  [yellow]{escape(cause_label)}[/]{escape(format_text(e.cause, lang))}")
         for fix in e.fixes:
-            console.print(f"  [cyan]{escape(fix_label)}[/]{escape(fix)}")
+            console.print(f"  [cyan]{escape(fix_label)}[/]{escape(format_text(fix, lang))}")

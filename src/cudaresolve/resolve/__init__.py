@@ -1,7 +1,6 @@
-"""The solver.
+"""The solver: candidates for a target (``catalog``), the resolvelib provider, ``solve``, the findings of a
+failure (``explain``) and ``why-not``'s answers. Pure.
 
-It holds candidates from the database (``catalog``), the resolvelib provider, ``solve``,
-findings for failures (``explain``) and ``why-not``.
-
-Pure. May import: text, errors, core, db, target.
+May import ``text``, ``errors``, ``core``, ``db`` and ``target``; never ``text.catalogue``.
+resolvelib is imported only inside ``solve_catalog`` (start-up time).
 """

@@ -1,11 +1,12 @@
 """Candidates for the solver, built from the compat database for one target, with typed rejections. Pure.
 
 Every published build (release x variant x channel) becomes a ``Candidate`` unless the
-target rules it out; each rule-out is kept as a ``Rejection`` with a reason code from design
-section 4, so that failures and ``why-not`` can cite the numbers.  Two virtual identifiers
-join the real packages: ``<cuda>``, whose candidates are the variants this target's driver
-can run, and on which every GPU build depends (one variant for the whole set falls out of the
-solver), and ``<python>``'s role is played by filtering on the target's Python here.
+target rules it out; each rule-out is kept as a ``Rejection`` with a stable reason code (the
+``reason.*`` keys of ``text/en/reason.toml``), so that failures and ``why-not`` can cite the
+numbers. Two virtual identifiers join the real packages: ``<cuda>``, whose candidates are the
+variants this target's driver can run, and on which every GPU build depends (one variant for
+the whole set falls out of the solver), and ``<python>``'s role is played by filtering on the
+target's Python here.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Finding
 
-__all__ = ["CUDA", "Candidate", "Catalog", "Need", "Rejection", "build_catalog"]
+__all__ = ["CUDA", "Candidate", "Catalog", "Need", "Rejection", "build_catalog", "satisfies"]
 
 #: The virtual identifier whose candidates are the variants the target can run.
 CUDA: Final = "<cuda>"
@@ -84,12 +85,25 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rejection:
-    """A build the target cannot use, and why (a design section 4 reason code)."""
+    """A build the target cannot use, and why (a ``Finding`` with a stable reason code)."""
 
     name: str
     version: Version
     variant: str | None
     finding: Finding
+
+
+def satisfies(need: Need, choice: Candidate | Rejection) -> bool:
+    """Whether ``choice`` meets ``need``: same name, the variant when ``need`` names one, and the version
+    specifier (local versions and pre-releases allowed); ``<cuda>`` is matched on its variant alone.
+
+    The one test used by the provider (``is_satisfied_by``) and by the explanations of a failure.
+    """
+    if need.name != choice.name:
+        return False
+    if need.variant is not None and choice.variant != need.variant:
+        return False
+    return need.name == CUDA or need.specifier.contains(choice.version, prereleases=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

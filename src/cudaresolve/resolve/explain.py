@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.resolve.catalog import CUDA, Catalog, Need, Rejection
+from cudaresolve.resolve.catalog import CUDA, Catalog, Need, Rejection, satisfies
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -30,12 +30,7 @@ _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES,
 
 
 def _matching_rejections(catalog: Catalog, need: Need) -> list[Rejection]:
-    return [
-        r
-        for r in catalog.rejected(need.name)
-        if (need.variant is None or r.variant == need.variant)
-        and (need.name == CUDA or need.specifier.contains(r.version, prereleases=True))
-    ]
+    return [r for r in catalog.rejected(need.name) if satisfies(need, r)]
 
 
 def _summarise(rejections: Iterable[Rejection]) -> list[Finding]:
@@ -50,7 +45,7 @@ def _summarise(rejections: Iterable[Rejection]) -> list[Finding]:
 
 def explain_need(catalog: Catalog, need: Need) -> list[Finding]:
     """Why nothing in the catalog satisfies ``need`` (empty when something does)."""
-    if any(_satisfies(need, c) for c in catalog.for_name(need.name)):
+    if any(satisfies(need, c) for c in catalog.for_name(need.name)):
         return []
     spec = str(need.specifier) or "any version"
     if need.name not in catalog.known:
@@ -61,12 +56,6 @@ def explain_need(catalog: Catalog, need: Need) -> list[Finding]:
         return found
     newest = max((c.version for c in catalog.for_name(need.name)), default=None)
     return [reason("no-such-version", package=need.name, required=spec, found=str(newest or "none"))]
-
-
-def _satisfies(need: Need, candidate: Candidate) -> bool:
-    if need.variant is not None and candidate.variant != need.variant:
-        return False
-    return candidate.name == CUDA or need.specifier.contains(candidate.version, prereleases=True)
 
 
 def explain_resolution(

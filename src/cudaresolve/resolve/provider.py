@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from resolvelib import AbstractProvider
 
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, satisfies
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -81,14 +81,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         ]
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
-        """Name, version specifier (local versions allowed) and, for ``<cuda>``, the variant."""
-        if requirement.name != candidate.name:
-            return False
-        if requirement.variant is not None and requirement.variant != candidate.variant:
-            return False
-        if candidate.name == CUDA:
-            return True
-        return requirement.specifier.contains(candidate.version, prereleases=True)
+        """Name, version specifier (local versions allowed) and, for ``<cuda>``, the variant (``catalog.satisfies``)."""
+        return satisfies(requirement, candidate)
 
     def get_dependencies(self, candidate: Candidate) -> Sequence[Need]:
         return candidate.dependencies

@@ -50,11 +50,11 @@ def parse_requests(texts: Sequence[str]) -> list[Need]:
             req = Requirement(text)
         except InvalidRequirement as exc:
             raise InvalidInput(
-                f"not a PEP 508 requirement: {text!r}", hint="write e.g. torch, 'torch>=2.4', xformers==0.0.30"
+                Text.of("resolve.not-a-requirement", text=repr(text)), hint=Text("resolve.not-a-requirement.hint")
             ) from exc
         needs.append(Need.from_requirement(req))
     if not needs:
-        raise InvalidInput("nothing to resolve", hint="name packages, e.g. 'cudaresolve lock torch torchrec'")
+        raise InvalidInput(Text("resolve.nothing-to-resolve"), hint=Text("resolve.nothing-to-resolve.hint"))
     return needs
 
 
@@ -99,9 +99,7 @@ def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Reso
         findings = explain_resolution(catalog, needs, list(exc.causes))
         raise _no_solution(findings) from exc
     except ResolutionTooDeep as exc:
-        raise NoSolution(
-            "the resolver gave up after too many rounds", hint="pin torch to a release, e.g. 'torch==2.7.*'"
-        ) from exc
+        raise NoSolution(Text("resolve.too-deep"), hint=Text("resolve.too-deep.hint")) from exc
     pins = dict(result.mapping)
     conflicts = _constraint_conflicts(pins)
     if conflicts:

@@ -42,7 +42,7 @@ class Alternative:
 
     @classmethod
     def make(cls, label: str, key: str, *, code: str | None = None, **fields: object) -> Alternative:
-        return cls(spec=label, text=Text.of(key, **{k: str(v) for k, v in fields.items()}), code=code)
+        return cls(spec=label, text=Text.of(key, **fields), code=code)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"spec": self.spec, "message": self.text}
@@ -77,16 +77,18 @@ def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> 
     text = spec.strip()
     if is_variant(text):
         if db.variant(text) is None:
-            known = ", ".join(v.name for v in db.variants)
-            raise InvalidInput(f"unknown variant {text!r}", hint=f"known variants: {known}")
+            known = tuple(v.name for v in db.variants)
+            raise InvalidInput(
+                Text.of("resolve.unknown-variant", variant=repr(text)),
+                hint=Text.of("resolve.unknown-variant.hint", known=known),
+            )
         needs = parse_requests(list(context) or [db.anchor])
         return _answer(text, [*needs, Need(name=CUDA, variant=text)], text, db, catalog)
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
         raise InvalidInput(
-            f"not a variant, build or requirement: {spec!r}",
-            hint="give a variant (cu121), a build (torch==2.5.1+cu121) or a requirement (xformers>=0.0.30)",
+            Text.of("resolve.bad-spec", spec=repr(spec)), hint=Text("resolve.bad-spec.hint")
         ) from exc
     variant = _variant_of(req)
     needs = [Need.from_requirement(req), *parse_requests(list(context))] if context else [Need.from_requirement(req)]
@@ -145,7 +147,7 @@ def _alternatives(
         except NoSolution:
             continue
         names = {n.name for n in real}
-        picked = ", ".join(f"{p.name} {p.version}" for p in solution.packages if p.name in names)
+        picked = tuple(f"{p.name} {p.version}" for p in solution.packages if p.name in names)
         spec = label or ", ".join(f"{p.name}=={p.version}" for p in solution.packages if p.name in names)
         out.append(Alternative.make(spec, "alt.works", spec=spec, picked=picked, index=solution.index_url))
         if len(out) >= 3:
@@ -189,7 +191,7 @@ def _driver_ways_out(variant: str | None, db: CompatDB, target: Target) -> list[
                     package,
                     "reason.forward-compat-available",
                     code="forward-compat-available",
-                    gpu=", ".join(sorted({g.name for g in target.gpus})),
+                    gpu=tuple(sorted({g.name for g in target.gpus})),
                     variant=variant or release.version.tag,
                     required=release.version,
                     found=target.driver,

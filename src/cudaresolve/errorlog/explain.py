@@ -1,0 +1,302 @@
+"""Cause and fixes for each known CUDA error found in a log, specific to a target when one is known. Pure.
+
+``explain_matches`` turns ``signatures.match_errors``'s matches into ``Explanation``s: a cause and
+fixes, specific to the target's GPUs and driver when a target is known, and naming published
+releases when a compatibility database is given (``advice``). Causes and fixes are ``Text``
+values; ``render.explain`` formats them in the chosen language.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.advice.releases import release_fixes
+from cudaresolve.advice.variants import driver_cuda_max, newest_variant, variant_fixes
+from cudaresolve.core.archs import ComputeCapability, format_arch_list, parse_arch_list, parse_cc
+from cudaresolve.core.versions import CudaVersion
+from cudaresolve.db.database import DriverSupport
+from cudaresolve.errorlog.signatures import match_errors
+from cudaresolve.errors import InvalidArch, NoKnownError
+from cudaresolve.text.model import Text, paren, sentences
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from cudaresolve.db.database import CompatDB
+    from cudaresolve.errorlog.signatures import SignatureMatch
+    from cudaresolve.target.model import Target
+    from cudaresolve.text.model import Field
+
+__all__ = ["Explanation", "explain_matches", "explain_text"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Explanation:
+    """One known error: its code, its cause and the fixes, best first."""
+
+    code: str
+    cause: Text
+    fixes: tuple[Text, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``matches`` item of the JSON contract; render formats its Texts."""
+        return {"code": self.code, "cause": self.cause, "fixes": list(self.fixes)}
+
+
+_Result = tuple[list[Text], list[Text]]  # cause sentences, fixes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Ctx:
+    target: Target | None
+    db: CompatDB | None
+
+    @property
+    def index_root(self) -> str | None:
+        """The PyTorch index root for fix sentences that name it (from the database)."""
+        return self.db.pytorch_index_root if self.db is not None else None
+
+    @property
+    def ccs(self) -> tuple[ComputeCapability, ...]:
+        return self.target.ccs if self.target is not None else ()
+
+    @property
+    def tegra(self) -> bool:
+        return self.target is not None and any(g.tegra for g in self.target.gpus)
+
+    @property
+    def platform(self) -> str:
+        return self.target.platform if self.target is not None else "linux_x86_64"
+
+    def gpus(self, only: Sequence[ComputeCapability] | None = None) -> tuple[str | Text, ...]:
+        """The target's GPUs (of ``only`` these capabilities): "NVIDIA A100 (8.0)", each once."""
+        labels: list[str | Text] = []
+        for gpu in self.target.gpus if self.target is not None else ():
+            label = gpu.name if gpu.name == gpu.cc.sm else paren(gpu.name, str(gpu.cc))
+            if (only is None or gpu.cc in only) and label not in labels:
+                labels.append(label)
+        return tuple(labels)
+
+    def release_fixes(self, packages: Sequence[str], ccs: Sequence[ComputeCapability]) -> list[Text]:
+        return release_fixes(self.db, packages, ccs, tegra=self.tegra) if self.db is not None else []
+
+    def variant_fixes(self, found: CudaVersion | None = None) -> list[Text]:
+        cuda_max, driver = driver_cuda_max(self.target, self.db, found)
+        return variant_fixes(self.db, cuda_max, driver, self.platform)
+
+
+def _sms(ccs: Sequence[ComputeCapability]) -> tuple[str, ...]:
+    return tuple(cc.sm for cc in ccs)
+
+
+def _no_kernel_image(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    package = f.get("package")
+    if package is None:
+        cause = [Text.of("sig.no-kernel-image.cause")]
+    else:
+        label = Text.of("word.fbgemm-via-torchrec") if f.get("via") == "torchrec" else package
+        cause = [Text.of("sig.no-kernel-image.cause-package", package=label)]
+    ccs = ctx.ccs
+    if not ccs:
+        return cause, [Text.of("fix.rerun-with-target"), Text.of("fix.doctor")]
+    cause.append(Text.of("sig.no-kernel-image.target", gpus=ctx.gpus(), sms=_sms(ccs)))
+    fixes = ctx.release_fixes([package, "torch"] if package else ["torch"], ccs)
+    fixes.append(Text.of("fix.source-build", package=package or "torch", arch_list=format_arch_list(ccs)))
+    return cause, [*fixes, Text.of("fix.doctor")]
+
+
+def _found_cuda(f: Mapping[str, str]) -> CudaVersion | None:
+    """torch prints cudaDriverGetVersion's number, 1000 * major + 10 * minor (11040 is CUDA 11.4)."""
+    raw = f.get("found_version")
+    return CudaVersion(int(raw) // 1000, int(raw) % 1000 // 10) if raw else None
+
+
+def _driver_insufficient(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    cuda_max, _ = driver_cuda_max(ctx.target, ctx.db, _found_cuda(f))
+    key = "sig.driver-insufficient.cause-found" if cuda_max else "sig.driver-insufficient.cause"
+    fixes = ctx.variant_fixes(_found_cuda(f)) or [Text.of("fix.rerun-with-target")]
+    return [Text.of(key, found=cuda_max)], [*fixes, Text.of("fix.upgrade-driver"), Text.of("fix.lock")]
+
+
+def _abi_mismatch(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    if "built_for" in f:
+        package = "xformers"
+        cause = Text.of("sig.abi-mismatch.cause-built-for", required=f["built_for"], found=f.get("have", "?"))
+    else:
+        library = f.get("library", "?").lower()
+        package = {"fbgemm_gpu": "fbgemm-gpu", "torchrec": "fbgemm-gpu"}.get(library, library)
+        cause = Text.of("sig.abi-mismatch.cause", package=package)
+    if package == "flashinfer":  # not on the PyTorch index: no same-index advice
+        return [cause], [Text.of("fix.pair-flashinfer"), Text.of("fix.doctor")]
+    pairing = Text.of("fix.pair-fbgemm") if package == "fbgemm-gpu" else Text.of("fix.pair-xformers")
+    same_index = Text.of("fix.same-index", package=package, index_root=ctx.index_root)
+    return [cause], [pairing, same_index, Text.of("fix.doctor")]
+
+
+def _xformers_other_sm(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    cause = Text.of("sig.xformers-built-for-other-sm.cause", **{k: f[k] for k in ("built", "kernel", "low", "high")})
+    if ctx.ccs:
+        first = Text.of("fix.arch-list-target", arch_list=format_arch_list(ctx.ccs))
+    else:
+        first = Text.of("fix.arch-list-generic")
+    return [cause], [first, Text.of("fix.xformers-prebuilt")]
+
+
+def _flashinfer_sm75(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    old_check = "old" in f  # the pre-0.3.0 message, "FlashInfer requires sm75+"
+    cause = [Text("sig.flashinfer-requires-sm75.cause-old" if old_check else "sig.flashinfer-requires-sm75.cause-new")]
+    ccs = ctx.ccs
+    floor = ctx.db.min_sm("flashinfer-python") if ctx.db is not None else None
+    named = re.search(r"sm(\d+)", f.get("old") or f.get("new") or "")  # else the floor the message names
+    if floor is None and named is not None:
+        floor = parse_cc(named[1])
+    if old := [cc for cc in ccs if floor is not None and cc < floor]:
+        cause.append(Text.of("sig.flashinfer-requires-sm75.gpus-old", gpus=ctx.gpus(old)))
+        return cause, [Text.of("fix.doctor")]
+    if ccs:
+        cause.append(Text.of("sig.flashinfer-requires-sm75.gpus-ok", ccs=tuple(str(cc) for cc in ccs)))
+        fixes = [Text.of("fix.unset-arch-list-target", arch_list=format_arch_list(ccs))]
+    else:
+        fixes = [Text.of("fix.unset-arch-list")]
+    return cause, [*fixes, Text.of("fix.upgrade-flashinfer")] if old_check else fixes
+
+
+def _message_cc(f: Mapping[str, str]) -> ComputeCapability | None:
+    try:
+        return parse_cc(f["cc"]) if "cc" in f else parse_cc(f"sm_{f['sm']}") if "sm" in f else None
+    except InvalidArch:
+        return None
+
+
+def _torch_sm_unsupported(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    cc = _message_cc(f) or (ctx.ccs[0] if ctx.ccs else None)
+    if cc is None:
+        gpu_named = f.get("gpu") or Text("word.this-gpu")
+        short = Text.of("sig.torch-sm-unsupported.cause-short", gpu=gpu_named, sm="?")
+        return [short], [Text("fix.rerun-with-target"), Text("fix.lock")]
+    named = [g.name for g in ctx.target.gpus if g.cc == cc and g.name != cc.sm] if ctx.target else []
+    gpu: Field = f.get("gpu") or tuple(dict.fromkeys(named)) or Text.of("word.this-gpu")
+    if "supported" in f:
+        cause = [Text.of("sig.torch-sm-unsupported.cause", gpu=gpu, sm=cc.sm, found=f["supported"])]
+    elif "min" in f:
+        cause = [Text.of("sig.torch-sm-unsupported.cause-min", gpu=gpu, cc=cc, required=f["min"])]
+    else:
+        cause = [Text.of("sig.torch-sm-unsupported.cause-short", gpu=gpu, sm=cc.sm)]
+    try:
+        supported = [a.cc for a in parse_arch_list(f.get("supported", "")) if not a.ptx]
+    except InvalidArch:
+        supported = []
+    if supported and cc > max(supported) and ctx.db is not None:
+        if needs := [r.version for r in ctx.db.cuda if any(a.cc == cc and not a.suffix for a in r.nvcc_sm)]:
+            cause.append(Text.of("sig.torch-sm-unsupported.newer-gpu", cuda=min(needs), sm=cc.sm))
+    fixes = ctx.release_fixes(["torch"], [cc])
+    fixes.append(Text.of("fix.source-build", package="torch", arch_list=format_arch_list([cc])))
+    return cause, [*fixes, Text.of("fix.lock")]
+
+
+def _cuda_not_available(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    cause = [Text.of("sig.cuda-not-available.cause")]
+    if ctx.target is not None and ctx.target.is_cpu:
+        return cause, [Text.of("fix.check-build"), Text.of("fix.cpu-target")]
+    variant = ctx.variant_fixes()
+    return cause, [Text.of("fix.check-build"), *variant, Text.of("fix.nvidia-smi"), Text.of("fix.doctor")]
+
+
+def _torch_cpu_build(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    cause = [Text.of("sig.torch-cpu-build.cause")]
+    if ctx.target is not None and ctx.target.is_cpu:
+        return cause, [Text.of("fix.cpu-target"), Text.of("fix.cpu-device")]
+    variant = ctx.variant_fixes() or [Text.of("fix.cuda-index", index_root=ctx.index_root)]
+    return cause, [*variant, Text.of("fix.cpu-device")]
+
+
+def _ptx_toolchain(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    fixes = ctx.variant_fixes()
+    fixes.append(Text.of("fix.upgrade-driver"))
+    if ctx.ccs:
+        fixes.append(Text.of("fix.sass-build-target", sms=_sms(ctx.ccs)))
+    else:
+        fixes.append(Text.of("fix.sass-build"))
+    return [Text.of("sig.ptx-unsupported-toolchain.cause")], fixes
+
+
+def _missing_library(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    library, major = f.get("library", "?"), f.get("major")
+    if major is None:
+        cause = Text.of("sig.missing-cuda-library.cause-unversioned", library=library)
+        return [cause], [Text.of("fix.match-torch-cuda"), Text.of("fix.doctor")]
+    fixes = [Text.of("fix.match-torch-cuda")]
+    target, db = ctx.target, ctx.db
+    if db is not None and target is not None and target.driver is not None:
+        same = [v for v in db.variants if v.cuda and v.cuda.major == int(major)]
+        support = {v.name: db.driver_support(v.cuda, target.driver, target.platform) for v in same if v.cuda}
+        best = newest_variant(v for v in same if support[v.name] is DriverSupport.FULL) or newest_variant(
+            v for v in same if support[v.name] is DriverSupport.MINOR
+        )
+        if best is not None:
+            fields = {"variant": best.name, "cuda": best.cuda, "major": major, "index_url": best.index_url}
+            fixes.append(Text.of("fix.torch-major-variant", **fields))
+    cause = Text.of("sig.missing-cuda-library.cause", library=library, major=major)
+    return [cause], [*fixes, Text.of("fix.doctor")]
+
+
+def _triton_old(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    gpu = f.get("gpu") or Text.of("word.this-gpu")
+    fields = {"required": f.get("required", "7.0"), "gpu": gpu, "cc": f.get("cc", "?")}
+    return [Text.of("sig.triton-gpu-too-old.cause", **fields)], [Text.of("fix.triton-eager")]
+
+
+def _fixed(cause: str, *fixes: str) -> Callable[[_Ctx, Mapping[str, str]], _Result]:
+    """An explainer whose cause and fixes do not depend on the target."""
+
+    def explain(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+        return [Text.of(cause)], [Text.of(k, index_root=ctx.index_root) for k in fixes]
+
+    return explain
+
+
+_EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
+    "no-kernel-image": _no_kernel_image,
+    "driver-insufficient": _driver_insufficient,
+    "abi-mismatch": _abi_mismatch,
+    "xformers-built-for-other-sm": _xformers_other_sm,
+    "flashinfer-requires-sm75": _flashinfer_sm75,
+    "torch-sm-unsupported": _torch_sm_unsupported,
+    "cuda-not-available": _cuda_not_available,
+    "torch-cpu-build": _torch_cpu_build,
+    "ptx-unsupported-toolchain": _ptx_toolchain,
+    "aoti-device-mismatch": _fixed(
+        "sig.aoti-device-mismatch.cause", "fix.aoti-export-device", "fix.aoti-runner-device", "fix.aoti-inputs"
+    ),
+    "no-driver": _fixed("sig.no-driver.cause", "fix.nvidia-smi", "fix.docker-gpus", "fix.cpu-variant"),
+    "driver-init-failed": _fixed(
+        "sig.driver-init-failed.cause", "fix.driver-reload", "fix.dev-permissions", "fix.detect"
+    ),
+    "no-cuda-device": _fixed(
+        "sig.no-cuda-device.cause", "fix.visible-devices", "fix.nvidia-smi-list", "fix.docker-gpus"
+    ),
+    "missing-cuda-library": _missing_library,
+    "triton-gpu-too-old": _triton_old,
+}
+
+
+def explain_matches(
+    matches: Sequence[SignatureMatch], target: Target | None, db: CompatDB | None
+) -> list[Explanation]:
+    """Cause and fixes for each match, in the same order; specific to ``target`` and ``db`` when given."""
+    ctx = _Ctx(target=target, db=db)
+    out = []
+    for match in matches:
+        cause, fixes = _EXPLAIN[match.code](ctx, match.fields)
+        out.append(Explanation(code=match.code, cause=sentences(*cause), fixes=tuple(fixes)))
+    return out
+
+
+def explain_text(text: str, target: Target | None, db: CompatDB | None) -> list[Explanation]:
+    """``explain_matches(match_errors(text), ...)``; ``NoKnownError`` when the text holds no known signature."""
+    matches = match_errors(text)
+    if not matches:
+        raise NoKnownError(Text("explain.no-known-error"), hint=Text("explain.no-known-error.hint"))
+    return explain_matches(matches, target, db)
