@@ -413,14 +413,15 @@ def timed(label, fn, n):
     out[label] = times
     return value
 def imports():
-    import cudaresolve.cli, cudaresolve.cli.lock, cudaresolve.lock.flow, cudaresolve.resolve.solve, cudaresolve.target.build
+    import cudaresolve.cli, cudaresolve.cli.lock, cudaresolve.lock.flow
+    import cudaresolve.resolve.solve, cudaresolve.target.build
     import cudaresolve.db.database, cudaresolve.lock.lockfile, cudaresolve.render
 timed("import cudaresolve (cli, locking, solve, target, lockfile)", imports, 1)
 timed("import httpx", lambda: __import__("httpx"), 1)
 timed("import resolvelib", lambda: __import__("resolvelib"), 1)
 from cudaresolve.cli import main
 from cudaresolve.db.database import load_compat
-from cudaresolve.lock.flow import Request, resolve_request
+from cudaresolve.lock.flow import LockInputs, resolve_inputs
 from cudaresolve.resolve.solve import solve
 from cudaresolve.target.build import TargetOptions, build_target
 db = timed("load_compat()", load_compat, repeat)
@@ -428,10 +429,10 @@ opts = TargetOptions(gpus=("H100",), driver="580.65.06", python="3.11", platform
 target = timed("build_target()", lambda: build_target(opts, db), repeat)
 reqs = ("torch", "torchrec", "xformers", "flashinfer-python")
 timed("solve() (first: reads the package rows)", lambda: solve(reqs, db, target), repeat)
-off = Request(requirements=reqs, target=target, db=db, offline=True, mirrors=mirrors)
-timed("resolve_request() --offline, warm cache (solve + parse 5 pages)", lambda: resolve_request(off), repeat)
-req = Request(requirements=reqs, target=target, db=db, offline=False, mirrors=mirrors)
-timed("resolve_request() online (solve + 5 conditional GETs + parse)", lambda: resolve_request(req), repeat)
+off = LockInputs(requirements=reqs, target=target, db=db, offline=True, mirrors=mirrors)
+timed("resolve_inputs() --offline, warm cache (solve + parse 5 pages)", lambda: resolve_inputs(off), repeat)
+req = LockInputs(requirements=reqs, target=target, db=db, offline=False, mirrors=mirrors)
+timed("resolve_inputs() online (solve + 5 conditional GETs + parse)", lambda: resolve_inputs(req), repeat)
 def cli():
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(argv) == 0

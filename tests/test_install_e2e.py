@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from cudaresolve.lock.lockfile import Lock, read_lock, write_lock
+from cudaresolve.lock.lockfile import read_lock, write_lock
+from cudaresolve.lock.model import Lock
 from cudaresolve.lock.pip import install_lock
 from cudaresolve.resolve.model import LockedPackage
 
