@@ -23,7 +23,7 @@ from cudaresolve.target.build import (
     this_platform,
     this_python,
 )
-from cudaresolve.target.detect import DetectedGpu, Host
+from cudaresolve.target.readings import DetectedGpu, Host
 from cudaresolve.target.model import Gpu, Target
 
 if TYPE_CHECKING:
