@@ -64,10 +64,10 @@ def options_from_args(args: argparse.Namespace) -> TargetOptions:
 
 
 def compat_from_args(args: argparse.Namespace) -> CompatDB:
-    """The database: ``--compat PATH`` or the shipped one."""
-    from cudaresolve.db.database import load_compat
+    """The database: ``--compat PATH`` or the shipped one (``_common.load_db``, the one rule)."""
+    from cudaresolve.cli._common import load_db
 
-    return load_compat(args.compat)
+    return load_db(args)
 
 
 def target_from_args(args: argparse.Namespace, db: CompatDB) -> Target:
