@@ -41,8 +41,6 @@ whole CLI) to separate start-up from resolution. Budget (solver issue): an offli
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
 import html
 import http.server
 import json
@@ -55,7 +53,6 @@ import sys
 import tempfile
 import threading
 import time
-import zipfile
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -63,6 +60,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+from tiny_wheels import build_wheel  # noqa: E402  (tools/: the builder the tests use too)
 
 from cudaresolve.db.database import CompatDB, PackageRelease, load_compat  # noqa: E402
 
@@ -101,35 +101,6 @@ class Wheel:
     requires_python: str | None
 
 
-def build_wheel(dest: Path, name: str, version: str, tag: str, requires: list[str]) -> tuple[str, str, str]:
-    """A minimal valid wheel plus its PEP 658 ``.metadata`` file -> (filename, sha256, metadata sha256)."""
-    dist = name.replace("-", "_").lower()
-    info = f"{dist}-{version}.dist-info"
-    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-    metadata += "".join(f"Requires-Dist: {req}\n" for req in requires)
-    pure = tag.endswith("-none-any")
-    files = {
-        f"{dist.removesuffix('_python')}/__init__.py": f'__version__ = "{version}"\n',
-        f"{info}/METADATA": metadata,
-        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: {str(pure).lower()}\nTag: {tag}\n",
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
-    filename = f"{dist}-{version}-{tag}.whl"
-    with zipfile.ZipFile(dest / filename, "w") as archive:
-        for path, text in files.items():
-            archive.writestr(path, text)
-    (dest / f"{filename}.metadata").write_text(metadata)
-    return (
-        filename,
-        hashlib.sha256((dest / filename).read_bytes()).hexdigest(),
-        hashlib.sha256(metadata.encode()).hexdigest(),
-    )
-
-
 def _release_files(release: PackageRelease) -> list[tuple[str, str, list[str]]]:
     """(version with local tag, wheel tag, Requires-Dist) for every wheel of one release."""
     pythons = [p for p in PYTHONS if p in release.python]
@@ -162,8 +133,10 @@ def build_index(root: Path, db: CompatDB, per_project: int) -> dict[str, int]:
                 break
             low = min(release.python, key=lambda p: tuple(int(x) for x in p.split(".")), default=None)
             for version, tag, requires in _release_files(release):
-                filename, sha, meta_sha = build_wheel(files_dir, project, version, tag, requires)
-                wheels[filename] = Wheel(project, filename, sha, meta_sha, f">={low}" if low else None)
+                built = build_wheel(files_dir, project, version, tag, requires=requires, metadata_file=True)
+                wheels[built.filename] = Wheel(
+                    project, built.filename, built.sha256, built.metadata_sha256, f">={low}" if low else None
+                )
         counts[project] = len(wheels)
         write_page(root / "simple" / project, list(wheels.values()))
     (root / "simple" / "index.html").write_text(
@@ -413,14 +386,15 @@ def timed(label, fn, n):
     out[label] = times
     return value
 def imports():
-    import cudaresolve.cli, cudaresolve.cli.lock, cudaresolve.lock.flow, cudaresolve.resolve.solve, cudaresolve.target.build
+    import cudaresolve.cli, cudaresolve.cli.lock, cudaresolve.lock.flow
+    import cudaresolve.resolve.solve, cudaresolve.target.build
     import cudaresolve.db.database, cudaresolve.lock.lockfile, cudaresolve.render
 timed("import cudaresolve (cli, locking, solve, target, lockfile)", imports, 1)
 timed("import httpx", lambda: __import__("httpx"), 1)
 timed("import resolvelib", lambda: __import__("resolvelib"), 1)
 from cudaresolve.cli import main
 from cudaresolve.db.database import load_compat
-from cudaresolve.lock.flow import Request, resolve_request
+from cudaresolve.lock.flow import LockInputs, resolve_inputs
 from cudaresolve.resolve.solve import solve
 from cudaresolve.target.build import TargetOptions, build_target
 db = timed("load_compat()", load_compat, repeat)
@@ -428,10 +402,10 @@ opts = TargetOptions(gpus=("H100",), driver="580.65.06", python="3.11", platform
 target = timed("build_target()", lambda: build_target(opts, db), repeat)
 reqs = ("torch", "torchrec", "xformers", "flashinfer-python")
 timed("solve() (first: reads the package rows)", lambda: solve(reqs, db, target), repeat)
-off = Request(requirements=reqs, target=target, db=db, offline=True, mirrors=mirrors)
-timed("resolve_request() --offline, warm cache (solve + parse 5 pages)", lambda: resolve_request(off), repeat)
-req = Request(requirements=reqs, target=target, db=db, offline=False, mirrors=mirrors)
-timed("resolve_request() online (solve + 5 conditional GETs + parse)", lambda: resolve_request(req), repeat)
+off = LockInputs(requirements=reqs, target=target, db=db, offline=True, mirrors=mirrors)
+timed("resolve_inputs() --offline, warm cache (solve + parse 5 pages)", lambda: resolve_inputs(off), repeat)
+req = LockInputs(requirements=reqs, target=target, db=db, offline=False, mirrors=mirrors)
+timed("resolve_inputs() online (solve + 5 conditional GETs + parse)", lambda: resolve_inputs(req), repeat)
 def cli():
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(argv) == 0

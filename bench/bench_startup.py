@@ -21,7 +21,7 @@ import time
 from typing import Final
 
 BUDGET_MS: Final = 150.0
-#: Libraries that must not load for --help or detect (design: import them lazily).
+#: Libraries that must not load for --help or detect: they are imported lazily, where used (README, "Performance").
 HEAVY: Final = ("rich", "httpx", "resolvelib", "tomlkit", "pynvml", "packaging.requirements")
 
 

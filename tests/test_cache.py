@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,20 @@ def test_a_404_entry_round_trips(tmp_path: Path) -> None:
     absent = entry(status=404, body="", content_type=None, etag=None, last_modified=None)
     cache.store(absent)
     assert cache.get(URL) == absent
+
+
+def test_a_failed_write_keeps_the_old_entry_and_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = HttpCache(tmp_path)
+    old = entry()
+    cache.store(old)
+
+    def full_disk(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    cache.store(entry(body="<html>newer</html>"))  # must not raise
+    monkeypatch.undo()
+    assert cache.get(URL) == old
+    assert [p.name for p in cache.path_for(URL).parent.iterdir()] == [cache.path_for(URL).name]

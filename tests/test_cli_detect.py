@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,10 @@ from cudaresolve.core.versions import CudaVersion, parse_driver
 from cudaresolve.errors import DetectionError
 from cudaresolve.render.detect import format_detect
 from cudaresolve.target import detect
-from cudaresolve.target.detect import NvmlDevice, NvmlReading, NvmlUnavailable
+from cudaresolve.target.detect import NvmlUnavailable, Sources
 from cudaresolve.target.model import Gpu, Target
+from cudaresolve.target.readings import DETECT_HINT, NvmlDevice, NvmlReading
+from cudaresolve.text.model import Text
 
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 COMPAT = str(HOSTS / "compat-detect.toml")
@@ -33,16 +36,22 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[
     return code, json.loads(out)
 
 
+def no_nvml() -> NvmlReading:
+    raise NvmlUnavailable("NVML Shared Library Not Found")
+
+
+def machine(monkeypatch: pytest.MonkeyPatch, sources: Sources) -> None:
+    """Make ``sources`` this machine's for the CLI: ``detect.SYSTEM`` is what ``main`` detects through
+    (argv cannot carry a source, so this one public value is replaced; nothing private is patched)."""
+    monkeypatch.setattr(detect, "SYSTEM", sources)
+
+
 @pytest.fixture
-def no_gpu_here(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def no_gpu_here(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Sources:
     """Detection on a machine without any NVIDIA driver, whatever machine runs the tests."""
-
-    def no_nvml() -> NvmlReading:
-        raise NvmlUnavailable("NVML Shared Library Not Found")
-
-    monkeypatch.setattr(detect, "_query_nvml", no_nvml)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", lambda args: None)
-    monkeypatch.setattr(detect, "PROC_DIR", tmp_path / "absent")
+    sources = Sources(nvml=no_nvml, nvidia_smi=lambda args: None, proc_dir=tmp_path / "absent")
+    machine(monkeypatch, sources)
+    return sources
 
 
 # -- detect --json ----------------------------------------------------------------------------
@@ -72,14 +81,14 @@ def test_detect_json_from_a_host_file_repeats_it(capsys: pytest.CaptureFixture[s
     assert data == {"schema": 1, "target": {**saved["target"], "source": "host-file"}}
 
 
-def test_detect_json_on_a_machine_without_gpu(capsys: pytest.CaptureFixture[str], no_gpu_here: None) -> None:
+def test_detect_json_on_a_machine_without_gpu(capsys: pytest.CaptureFixture[str], no_gpu_here: Sources) -> None:
     code, data = run_json(capsys, "detect", *TARGET)
     assert code == 0
     assert data == json.loads((HOSTS / "no-gpu.json").read_text(encoding="utf-8"))
 
 
 def test_detect_json_with_nvml_faked(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, no_gpu_here: None
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, no_gpu_here: Sources
 ) -> None:
     reading = NvmlReading(
         driver="535.129.03",
@@ -89,7 +98,7 @@ def test_detect_json_with_nvml_faked(
             NvmlDevice(name="NVIDIA GeForce RTX 3090", cc=(8, 6), memory_total=24 * 1024**3, uuid="GPU-bbbb"),
         ),
     )
-    monkeypatch.setattr(detect, "_query_nvml", lambda: reading)
+    machine(monkeypatch, replace(no_gpu_here, nvml=lambda: reading))
     code, data = run_json(capsys, "detect", *TARGET)
     assert code == 0
     assert data == {
@@ -223,7 +232,7 @@ def test_bad_input_gives_one_line_error_with_code_and_hint(
     assert err.startswith(f"error: {code}: {message}")
     assert hint in err
     assert "Traceback" not in err
-    if argv[0] == "arch-list":  # prints text only (design section 4)
+    if argv[0] == "arch-list":  # prints text only (README, "Commands")
         return
     json_code, data = run_json(capsys, *argv, "--compat", COMPAT)
     assert json_code == 1
@@ -239,12 +248,12 @@ def test_bad_environment_driver(capsys: pytest.CaptureFixture[str], monkeypatch:
 
 
 def test_nvml_failure_without_fallback_exits_2(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, no_gpu_here: None
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, no_gpu_here: Sources
 ) -> None:
     def broken() -> NvmlReading:
-        raise DetectionError("NVML failed to initialise: Unknown Error", hint="check 'nvidia-smi'")
+        raise DetectionError(Text.of("target.detect.nvml-init", error="Unknown Error"), hint=DETECT_HINT)
 
-    monkeypatch.setattr(detect, "_query_nvml", broken)
+    machine(monkeypatch, replace(no_gpu_here, nvml=broken))
     code, out, err = run(capsys, "detect", "--compat", COMPAT)
     assert (code, out) == (2, "")
     assert err.startswith("error: nvml-failed: NVML failed to initialise: Unknown Error")

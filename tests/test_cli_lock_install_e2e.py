@@ -19,10 +19,11 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import pytest
+from tiny_wheels import build_wheel
 
 from cudaresolve.cli import main
 from cudaresolve.db.database import load_compat
-from test_install_e2e import _installed, _pip_env, _QuietHandler, build_wheel
+from test_install_e2e import _installed, _pip_env, _QuietHandler
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -1,4 +1,4 @@
-"""Detection without a GPU: parsers on captured texts, NVML faked at its one seam, the fallback order."""
+"""Detection without a GPU: parsers on captured texts, and the fallback order with fake ``Sources`` passed in."""
 
 from __future__ import annotations
 
@@ -11,16 +11,15 @@ import pytest
 from cudaresolve.core.archs import ComputeCapability
 from cudaresolve.core.versions import CudaVersion, parse_driver
 from cudaresolve.errors import DetectionError
-from cudaresolve.target import detect
-from cudaresolve.target.detect import (
+from cudaresolve.target.detect import NvmlUnavailable, Sources, detect_host, query_nvml, run_nvidia_smi
+from cudaresolve.target.readings import (
+    DETECT_HINT,
     SMI_COLUMNS,
     SMI_COLUMNS_OLD,
     DetectedGpu,
     Host,
     NvmlDevice,
     NvmlReading,
-    NvmlUnavailable,
-    detect_host,
     host_from_nvml,
     parse_cuda_visible_devices,
     parse_nvidia_smi_csv,
@@ -28,6 +27,7 @@ from cudaresolve.target.detect import (
     parse_proc_version,
     select_visible,
 )
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -188,7 +188,7 @@ def test_host_from_nvml_with_a_bad_driver_string() -> None:
 @pytest.mark.skipif(ctypes.util.find_library("nvidia-ml") is not None, reason="this machine has an NVML library")
 def test_real_query_nvml_without_a_library_is_unavailable() -> None:
     with pytest.raises(NvmlUnavailable):
-        detect._query_nvml()
+        query_nvml()
 
 
 # -- CUDA_VISIBLE_DEVICES ---------------------------------------------------------------------
@@ -264,7 +264,7 @@ def test_select_visible_same_model_without_uuids_takes_one_per_selector() -> Non
 
 
 class FakeSmi:
-    """Stands in for ``_run_nvidia_smi``: answers in turn and records the arguments."""
+    """An nvidia-smi source (``Sources.nvidia_smi``): answers in turn and records the arguments."""
 
     def __init__(self, *answers: tuple[int, str] | None) -> None:
         self.answers = list(answers)
@@ -284,7 +284,10 @@ def no_nvml() -> NvmlReading:
 
 
 def broken_nvml() -> NvmlReading:
-    raise DetectionError("NVML failed to initialise: RM has detected an NVML/RM version mismatch.")
+    raise DetectionError(
+        Text.of("target.detect.nvml-init", error="RM has detected an NVML/RM version mismatch."),
+        hint=DETECT_HINT,
+    )
 
 
 def write_proc(root: Path, version_fixture: str, information: dict[str, str]) -> Path:
@@ -304,59 +307,55 @@ T4_INFORMATION = (
 )
 
 
-def test_nvml_answers_first(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_nvml_answers_first(tmp_path: Path) -> None:
     smi_fake = FakeSmi()
-    monkeypatch.setattr(detect, "_query_nvml", mixed_reading)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", smi_fake)
-    host = detect_host({}, proc_dir=tmp_path / "absent")
+    sources = Sources(nvml=mixed_reading, nvidia_smi=smi_fake, proc_dir=tmp_path / "absent")
+    host = detect_host({}, sources=sources)
     assert host == host_from_nvml(mixed_reading())
     assert smi_fake.calls == []
 
 
-def test_cuda_visible_devices_applies_to_the_nvml_reading(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(detect, "_query_nvml", mixed_reading)
+def test_cuda_visible_devices_applies_to_the_nvml_reading(tmp_path: Path) -> None:
     env = {"CUDA_VISIBLE_DEVICES": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
-    host = detect_host(env, proc_dir=tmp_path)
+    sources = Sources(nvml=mixed_reading, nvidia_smi=FakeSmi(), proc_dir=tmp_path)
+    host = detect_host(env, sources=sources)
     assert host is not None
     assert [g.name for g in host.gpus] == ["NVIDIA GeForce RTX 3090"]
-    hidden = detect_host({"CUDA_VISIBLE_DEVICES": ""}, proc_dir=tmp_path)
+    hidden = detect_host({"CUDA_VISIBLE_DEVICES": ""}, sources=sources)
     assert hidden is not None
     assert hidden.gpus == ()
     assert hidden.driver == parse_driver("535.129.03")
 
 
-def test_no_driver_anywhere_is_none(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(detect, "_query_nvml", no_nvml)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", FakeSmi(None))  # nvidia-smi not installed
-    assert detect_host({}, proc_dir=tmp_path / "absent") is None
+def test_no_driver_anywhere_is_none(tmp_path: Path) -> None:
+    not_installed = FakeSmi(None)
+    sources = Sources(nvml=no_nvml, nvidia_smi=not_installed, proc_dir=tmp_path / "absent")
+    assert detect_host({}, sources=sources) is None
 
 
 @pytest.mark.parametrize(("code", "fixture"), [(9, "no-driver.txt"), (6, "no-driver.txt"), (255, "no-driver.txt")])
 def test_nvidia_smi_without_a_driver_is_none(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, code: int, fixture: str
+    tmp_path: Path, code: int, fixture: str
 ) -> None:
-    monkeypatch.setattr(detect, "_query_nvml", no_nvml)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", FakeSmi((code, smi(fixture))))
-    assert detect_host({}, proc_dir=tmp_path / "absent") is None
+    sources = Sources(nvml=no_nvml, nvidia_smi=FakeSmi((code, smi(fixture))), proc_dir=tmp_path / "absent")
+    assert detect_host({}, sources=sources) is None
 
 
-def test_nvidia_smi_answers_when_nvml_is_missing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_nvidia_smi_answers_when_nvml_is_missing(tmp_path: Path) -> None:
     smi_fake = FakeSmi((0, smi("a100-sxm4-80gb-r580.txt")))
-    monkeypatch.setattr(detect, "_query_nvml", no_nvml)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", smi_fake)
-    host = detect_host({}, proc_dir=tmp_path / "absent")
+    sources = Sources(nvml=no_nvml, nvidia_smi=smi_fake, proc_dir=tmp_path / "absent")
+    host = detect_host({}, sources=sources)
     assert host == parse_nvidia_smi_csv(smi("a100-sxm4-80gb-r580.txt"))
     assert smi_fake.calls == [query_args(SMI_COLUMNS)]
 
 
-def test_old_nvidia_smi_is_asked_again_without_compute_cap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_old_nvidia_smi_is_asked_again_without_compute_cap(tmp_path: Path) -> None:
     # The second answer is written for this test (no capture of this query on R470 was found).
     smi_fake = FakeSmi(
         (2, smi("r470-compute-cap-not-valid.txt")), (0, "NVIDIA A800-SXM4-80GB, 470.129.06, 81251 MiB\n")
     )
-    monkeypatch.setattr(detect, "_query_nvml", no_nvml)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", smi_fake)
-    host = detect_host({}, proc_dir=tmp_path / "absent")
+    sources = Sources(nvml=no_nvml, nvidia_smi=smi_fake, proc_dir=tmp_path / "absent")
+    host = detect_host({}, sources=sources)
     assert host == Host(
         source="nvidia-smi",
         driver=parse_driver("470.129.06"),
@@ -365,15 +364,14 @@ def test_old_nvidia_smi_is_asked_again_without_compute_cap(monkeypatch: pytest.M
     assert smi_fake.calls == [query_args(SMI_COLUMNS), query_args(SMI_COLUMNS_OLD)]
 
 
-def test_proc_answers_when_nvml_and_nvidia_smi_fail(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_proc_answers_when_nvml_and_nvidia_smi_fail(tmp_path: Path) -> None:
     mismatch = (18, smi("nvml-mismatch.txt"))
-    monkeypatch.setattr(detect, "_query_nvml", broken_nvml)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", FakeSmi(mismatch, mismatch))
     gtx650 = (PROC / "gpu-information-gtx650.txt").read_text(encoding="utf-8")
     proc = write_proc(
         tmp_path / "nvidia", "version-open-565.57.01.txt", {"0000:04:00.0": gtx650, "0000:00:1e.0": T4_INFORMATION}
     )
-    host = detect_host({}, proc_dir=proc)
+    sources = Sources(nvml=broken_nvml, nvidia_smi=FakeSmi(mismatch, mismatch), proc_dir=proc)
+    host = detect_host({}, sources=sources)
     assert host == Host(
         source="proc",
         driver=parse_driver("565.57.01"),
@@ -382,25 +380,25 @@ def test_proc_answers_when_nvml_and_nvidia_smi_fail(monkeypatch: pytest.MonkeyPa
             DetectedGpu(index=1, name="GeForce GTX 650", uuid="GPU-e3f822b9-8c5f-95a5-b379-8dfdeefd7758"),
         ),
     )
-    visible = detect_host({"CUDA_VISIBLE_DEVICES": "GPU-e3f8"}, proc_dir=proc)
+    visible = detect_host({"CUDA_VISIBLE_DEVICES": "GPU-e3f8"}, sources=sources)
     assert visible is not None
     assert [g.name for g in visible.gpus] == ["GeForce GTX 650"]
 
 
-def test_nvml_failing_with_no_fallback_raises_its_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(detect, "_query_nvml", broken_nvml)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", FakeSmi((18, smi("nvml-mismatch.txt"))))
+def test_nvml_failing_with_no_fallback_raises_its_error(tmp_path: Path) -> None:
+    failing_smi = FakeSmi((18, smi("nvml-mismatch.txt")))
+    sources = Sources(nvml=broken_nvml, nvidia_smi=failing_smi, proc_dir=tmp_path / "absent")
     with pytest.raises(DetectionError, match="NVML failed to initialise") as info:
-        detect_host({}, proc_dir=tmp_path / "absent")
+        detect_host({}, sources=sources)
     assert info.value.code == "nvml-failed"
     assert info.value.exit_code == 2
 
 
-def test_nvidia_smi_failing_alone_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(detect, "_query_nvml", no_nvml)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", FakeSmi((18, smi("nvml-mismatch.txt"))))
+def test_nvidia_smi_failing_alone_raises(tmp_path: Path) -> None:
+    failing_smi = FakeSmi((18, smi("nvml-mismatch.txt")))
+    sources = Sources(nvml=no_nvml, nvidia_smi=failing_smi, proc_dir=tmp_path / "absent")
     with pytest.raises(DetectionError) as info:
-        detect_host({}, proc_dir=tmp_path / "absent")
+        detect_host({}, sources=sources)
     assert (
         info.value.message == "nvidia-smi failed (exit 18): Failed to initialize NVML: Driver/library version mismatch"
     )
@@ -412,7 +410,7 @@ def test_nvidia_smi_failing_alone_raises(monkeypatch: pytest.MonkeyPatch, tmp_pa
 @pytest.mark.gpu
 def test_real_nvml_reading() -> None:
     try:
-        reading = detect._query_nvml()
+        reading = query_nvml()
     except NvmlUnavailable:
         pytest.skip("no NVML library or no NVIDIA driver here")
     assert reading.devices, "NVML initialised but listed no GPU"
@@ -426,7 +424,7 @@ def test_real_nvml_reading() -> None:
         assert seen.uuid is not None
         assert seen.uuid.startswith("GPU-")
         assert seen.memory_mib is None or seen.memory_mib > 1024
-    result = detect._run_nvidia_smi([f"--query-gpu={','.join(SMI_COLUMNS)}", "--format=csv,noheader"])
+    result = run_nvidia_smi([f"--query-gpu={','.join(SMI_COLUMNS)}", "--format=csv,noheader"])
     if result is not None and result[0] == 0:  # nvidia-smi agrees with NVML
         smi_host = parse_nvidia_smi_csv(result[1])
         assert smi_host is not None
@@ -434,11 +432,10 @@ def test_real_nvml_reading() -> None:
         assert [(g.name, g.cc) for g in smi_host.gpus] == [(g.name, g.cc) for g in host.gpus]
 
 
-def test_unreadable_proc_gpu_entry_is_a_detection_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(detect, "_query_nvml", no_nvml)
-    monkeypatch.setattr(detect, "_run_nvidia_smi", FakeSmi(None))
+def test_unreadable_proc_gpu_entry_is_a_detection_error(tmp_path: Path) -> None:
     proc = write_proc(tmp_path / "nvidia", "version-open-550.144.03.txt", {})
     (proc / "gpus" / "0000:01:00.0").mkdir()  # a GPU directory without its information file
+    sources = Sources(nvml=no_nvml, nvidia_smi=FakeSmi(None), proc_dir=proc)
     with pytest.raises(DetectionError) as info:
-        detect_host({}, proc_dir=proc)
+        detect_host({}, sources=sources)
     assert info.value.message == f"cannot read {proc / 'gpus'}: No such file or directory"

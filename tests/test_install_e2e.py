@@ -3,15 +3,14 @@
 Two indexes are served from a temporary directory: A plays the PyTorch index (torch
 2.7.1+cu118 built for this interpreter's first wheel tag, and torch's dependency filelock), B plays
 PyPI with bait: a higher torch (2.8.0), a higher filelock (99.0) and flashinfer-python, which
-the lock takes from B. The wheels are tiny zips written here; each module records which index it
-came from in ``ORIGIN``. pip runs without network access beyond 127.0.0.1 and without the machine's
-pip configuration (PIP_CONFIG_FILE=/dev/null), except in the test that feeds it a hostile one.
+the lock takes from B. The wheels are tiny zips (``tools/tiny_wheels.py``, shared with the
+bench); each module records which index it came from in ``ORIGIN``. pip runs without network
+access beyond 127.0.0.1 and without the machine's pip configuration (PIP_CONFIG_FILE=/dev/null),
+except in the test that feeds it a hostile one.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import http.server
 import json
 import os
@@ -20,14 +19,15 @@ import shutil
 import subprocess
 import sys
 import threading
-import zipfile
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
 import pytest
+from tiny_wheels import TinyWheel, build_wheel  # tools/: on the path by pytest's pythonpath setting
 
-from cudaresolve.lock.lockfile import Lock, read_lock, write_lock
+from cudaresolve.lock.lockfile import read_lock, write_lock
+from cudaresolve.lock.model import Lock
 from cudaresolve.lock.pip import install_lock
 from cudaresolve.resolve.model import LockedPackage
 
@@ -39,43 +39,9 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses the POSIX 
 pytest.importorskip("ensurepip", reason="python -m venv needs ensurepip to give the venv pip")
 
 
-@dataclass(frozen=True)
-class Wheel:
-    name: str
-    version: str
-    filename: str
-    sha256: str
-
-
-def build_wheel(dest: Path, name: str, version: str, tag: str, *, origin: str, requires: tuple[str, ...] = ()) -> Wheel:
-    """Write a minimal valid wheel (module, METADATA, WHEEL, RECORD) and return what a lock needs."""
-    dist = re.sub(r"[-_.]+", "_", name).lower()
-    module = dist.removesuffix("_python")
-    info = f"{dist}-{version}.dist-info"
-    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-    metadata += "".join(f"Requires-Dist: {req}\n" for req in requires)
-    purelib = "true" if tag.endswith("-none-any") else "false"
-    files = {
-        f"{module}/__init__.py": f'ORIGIN = "{origin}"\n',
-        f"{info}/METADATA": metadata,
-        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: cudaresolve-tests\nRoot-Is-Purelib: {purelib}\nTag: {tag}\n",
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
-    filename = f"{dist}-{version}-{tag}.whl"
-    dest.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(dest / filename, "w") as archive:
-        for path, text in files.items():
-            archive.writestr(path, text)
-    return Wheel(name, version, filename, hashlib.sha256((dest / filename).read_bytes()).hexdigest())
-
-
-def write_simple_index(root: Path, wheels: list[Wheel]) -> None:
+def write_simple_index(root: Path, wheels: list[TinyWheel]) -> None:
     """PEP 503 pages under ``root/simple/<project>/`` linking ``root/files/<wheel>#sha256=``."""
-    projects: dict[str, list[Wheel]] = {}
+    projects: dict[str, list[TinyWheel]] = {}
     for wheel in wheels:
         projects.setdefault(re.sub(r"[-_.]+", "-", wheel.name).lower(), []).append(wheel)
     for project, files in projects.items():
@@ -97,7 +63,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 class Indexes:
     a: str
     b: str
-    wheels: dict[str, Wheel]
+    wheels: dict[str, TinyWheel]
     bait: Path  # a find-links directory with an even higher torch
 
 

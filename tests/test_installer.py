@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.lockfile import Lock
+from cudaresolve.lock.model import Lock
 from cudaresolve.lock.pip import PipCommand, format_command, install_lock, pip_commands, run_pip
 from cudaresolve.resolve.model import LockedPackage
 

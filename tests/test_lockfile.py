@@ -17,16 +17,8 @@ from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.files import write_text_atomic
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.errors import InvalidInput, InvalidLockfile
-from cudaresolve.lock.lockfile import (
-    Lock,
-    dumps_pylock,
-    index_groups,
-    loads_pylock,
-    lock_from_solution,
-    pylock_problem,
-    read_lock,
-    write_lock,
-)
+from cudaresolve.lock.lockfile import dumps_pylock, loads_pylock, pylock_problem, read_lock, write_lock
+from cudaresolve.lock.model import Lock, index_groups, lock_from_solution
 from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.target.model import Gpu, Target

@@ -23,8 +23,8 @@ from cudaresolve.target.build import (
     this_platform,
     this_python,
 )
-from cudaresolve.target.detect import DetectedGpu, Host
 from cudaresolve.target.model import Gpu, Target
+from cudaresolve.target.readings import DetectedGpu, Host
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

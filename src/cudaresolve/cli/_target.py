@@ -2,7 +2,7 @@
 
 ``add_target_arguments(parser)`` adds ``--gpu``, ``--driver``, ``--cpu``, ``--python-version``,
 ``--platform``, ``--host`` and ``--compat``; ``target_from_args(args, db)`` turns them (with
-``CUDARESOLVE_GPUS``/``CUDARESOLVE_DRIVER`` and detection) into a Target, per ``target.py``.
+``CUDARESOLVE_GPUS``/``CUDARESOLVE_DRIVER`` and detection) into a Target, per ``target/build.py``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from cudaresolve.errors import InvalidInput
 from cudaresolve.target.build import TargetOptions, build_target, split_gpu_list
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     import argparse
@@ -22,7 +23,7 @@ __all__ = ["add_target_arguments", "compat_from_args", "options_from_args", "tar
 
 
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:
-    """The TARGET flags of design section 4, in their own help group."""
+    """The TARGET flags (README, "Commands"), in their own help group."""
     group = parser.add_argument_group(
         "target", "the machine to resolve for; by default this one, detected (flags > environment > detection)"
     )
@@ -50,7 +51,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 def options_from_args(args: argparse.Namespace) -> TargetOptions:
     """The declared part of the target; ``--gpu 'RTX 2080,RTX 3090'`` counts as two GPUs."""
     if any(not split_gpu_list(value) for value in args.gpu):
-        raise InvalidInput("--gpu needs a GPU name or compute capability", hint="e.g. --gpu A800 or --gpu 8.6")
+        raise InvalidInput(Text("target.gpu-flag-empty"), hint=Text("target.gpu-flag-empty.hint"))
     gpus = tuple(name for value in args.gpu for name in split_gpu_list(value))
     return TargetOptions(
         gpus=gpus,
@@ -63,10 +64,10 @@ def options_from_args(args: argparse.Namespace) -> TargetOptions:
 
 
 def compat_from_args(args: argparse.Namespace) -> CompatDB:
-    """The database: ``--compat PATH`` or the shipped one."""
-    from cudaresolve.db.database import load_compat
+    """The database: ``--compat PATH`` or the shipped one (``_common.load_db``, the one rule)."""
+    from cudaresolve.cli._common import load_db
 
-    return load_compat(args.compat)
+    return load_db(args)
 
 
 def target_from_args(args: argparse.Namespace, db: CompatDB) -> Target:

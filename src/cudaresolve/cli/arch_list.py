@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
 from cudaresolve.core.archs import format_arch_list
 from cudaresolve.errors import InvalidInput
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     import argparse
@@ -30,9 +31,6 @@ def register(sub: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     target = target_from_args(args, compat_from_args(args))
     if target.is_cpu:
-        raise InvalidInput(
-            "no GPU in the target, so there is no arch list to print",
-            hint="name the GPUs, e.g. --gpu 'RTX 3090' or --gpu 8.6",
-        )
+        raise InvalidInput(Text("target.arch-list-cpu"), hint=Text("target.arch-list-cpu.hint"))
     sys.stdout.write(format_arch_list(target.ccs, ptx=args.ptx) + "\n")
     return 0

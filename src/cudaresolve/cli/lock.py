@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["add_request_arguments", "register"]
+    from cudaresolve.lock.flow import LockRequest
+
+__all__ = ["add_request_arguments", "register", "request_from_args"]
 
 
 def add_request_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,14 +42,29 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=_run)
 
 
+def request_from_args(args: argparse.Namespace) -> LockRequest:
+    """The lock request these flags describe (lock and install share it)."""
+    from cudaresolve.cli._target import options_from_args
+    from cudaresolve.lock.flow import LockRequest
+
+    return LockRequest(
+        requirements=tuple(args.requirements),
+        target=options_from_args(args),
+        compat=args.compat,
+        offline=args.offline,
+        mirrors=tuple(args.index_mirror),
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.lock.flow import lock_request, request_from_args
+    from cudaresolve.cli._common import language
+    from cudaresolve.lock.flow import lock
     from cudaresolve.render.explain_findings import render_lock_result
 
-    result = lock_request(request_from_args(args), output=args.output, fmt=args.format)
+    result = lock(request_from_args(args), output=args.output, fmt=args.format)
     if args.json:
-        render.emit_json(result.to_dict())
+        render.emit_json(result.to_dict(), lang=language(args))
     else:
-        render_lock_result(result, render.make_console())
+        render_lock_result(result, render.make_console(), lang=language(args))
     return 0

@@ -33,7 +33,7 @@ from cudaresolve.index.simple import (
     version_filter,
 )
 from cudaresolve.text.findings import Notice, warning
-from cudaresolve.text.model import literal
+from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -78,7 +78,7 @@ class ProjectPage:
     found: bool = True
     source: str = "network"
     fetched_at: float | None = None
-    error: str | None = None
+    error: Text | None = None
 
     @property
     def mirrored(self) -> bool:
@@ -135,7 +135,7 @@ class IndexClient:
         cached = self.cache.get(url) if self.cache is not None else None
         if self.offline:
             if cached is None:
-                raise IndexUnavailable(f"{url} is not in the cache and --offline forbids the network", hint=HINT)
+                raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
             return self._page(index, served_from, project, cached, "cache")
         if cached is not None and self._max_age > 0 and cached.age(self._clock()) < self._max_age:
             return self._page(index, served_from, project, cached, "cache")
@@ -144,7 +144,7 @@ class IndexClient:
         except IndexUnavailable as e:
             if cached is None:
                 raise
-            return self._page(index, served_from, project, cached, "stale-cache", error=e.message)
+            return self._page(index, served_from, project, cached, "stale-cache", error=e.text)
         page = self._page(index, served_from, project, entry, source)  # parse first: junk never gets cached
         if self.cache is not None:
             self.cache.store(entry)
@@ -157,7 +157,7 @@ class IndexClient:
         project: NormalizedName,
         entry: CachedResponse,
         source: str,
-        error: str | None = None,
+        error: Text | None = None,
     ) -> ProjectPage:
         found = entry.status != 404
         keep = self.keep.get(project)
@@ -190,7 +190,7 @@ class IndexClient:
         if status in (404, 410):
             status, body = 404, ""
         elif status != 200:
-            raise IndexUnavailable(f"{url} answered HTTP {status}", hint=HINT)
+            raise IndexUnavailable(Text.of("index.http-status", url=url, status=status), hint=HINT)
         else:
             body = response.text
         final = str(response.url)
@@ -213,21 +213,25 @@ class IndexClient:
 
         host = urlsplit(url).netloc
         if host in self._down:
-            raise IndexUnavailable(f"{host} is unreachable ({self._down[host]})", hint=HINT)
+            raise IndexUnavailable(Text.of("index.host-down", host=host, reason=self._down[host]), hint=HINT)
         headers = {"Accept": ACCEPT, "User-Agent": f"cudaresolve/{__version__}", **conditional}
         timeout = httpx.Timeout(self._timeout, connect=self._connect_timeout)
         for attempt in range(self._retries + 1):
             retry_after: float | None = None
             try:
                 if self._http is None:  # an offline caller made no client: there is no network to ask
-                    raise IndexUnavailable(f"{url}: offline", hint="run without --offline to fetch it")
+                    raise IndexUnavailable(Text.of("index.offline", url=url), hint=Text("index.offline.hint"))
                 response = self._http.get(url, headers=headers, timeout=timeout, follow_redirects=True)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
                 if attempt == self._retries:
                     self._down[host] = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-                    raise IndexUnavailable(f"could not reach {url}: {self._down[host]}", hint=HINT) from e
+                    raise IndexUnavailable(
+                        Text.of("index.could-not-reach", url=url, reason=self._down[host]), hint=HINT
+                    ) from e
             except (httpx.HTTPError, httpx.InvalidURL) as e:
-                raise IndexUnavailable(f"could not fetch {url}: {type(e).__name__}: {e}", hint=HINT) from e
+                raise IndexUnavailable(
+                    Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
+                ) from e
             else:
                 if response.status_code not in _RETRY_STATUS or attempt == self._retries:
                     return response
@@ -262,9 +266,9 @@ class Listings:
         return None if page is None else page.files
 
 
-def _when(timestamp: float | None) -> str:
+def _when(timestamp: float | None) -> str | Text:
     if timestamp is None:
-        return "earlier"
+        return Text("index.when-unknown")
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
@@ -325,8 +329,8 @@ def fetch_listings(
         index_client.keep[canonical_project(project)] = version_filter(project, wanted)
     pages: list[ProjectPage] = []
     unavailable: list[tuple[str, NormalizedName]] = []
-    failed: dict[str, tuple[str, list[str]]] = {}  # index -> (first reason, projects)
-    stale: dict[str, tuple[str, float | None, list[str]]] = {}
+    failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
+    stale: dict[str, tuple[Text, float | None, list[str]]] = {}
     seen: set[tuple[str, NormalizedName]] = set()
     keys: list[tuple[str, NormalizedName]] = []
     for index_url, name in requests:
@@ -353,11 +357,12 @@ def fetch_listings(
             e = page
             unavailable.append(key)
             if not offline:
-                failed.setdefault(key[0], (e.message, []))[1].append(key[1])
+                failed.setdefault(key[0], (e.text, []))[1].append(key[1])
             continue
         pages.append(page)
         if page.source == "stale-cache":
-            stale.setdefault(key[0], (page.error or "network error", page.fetched_at, []))[2].append(key[1])
+            reason = page.error or Text("index.network-error")
+            stale.setdefault(key[0], (reason, page.fetched_at, []))[2].append(key[1])
     notices = [
         warning("index-unavailable-fallback", "index.unavailable-fallback", index=index, reason=reason,
                 names=literal(", ".join(names)))

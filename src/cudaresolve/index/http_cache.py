@@ -2,8 +2,8 @@
 
 One JSON file per URL, named by the SHA-256 of the URL, holding the body, the validators the
 server sent (``ETag``, ``Last-Modified``), the status (200, or 404 for "project not on this
-index") and when it was fetched. Writes go to a temporary file in the same directory and are
-moved into place with ``os.replace``, so a reader never sees half a file. A file that cannot be
+index") and when it was fetched. Writes go through ``core.files.write_text_atomic``, so a reader
+never sees half a file. A file that cannot be
 read or decoded is treated as missing: the page is fetched again, never a crash. A cache that
 cannot be written (read-only home, full disk) is skipped silently; it is only an optimisation.
 
@@ -13,16 +13,16 @@ RFC 9111 section 4.3.4 (a 304 refreshes the stored response).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.files import write_text_atomic
 from cudaresolve.core.paths import CACHE_DIR_ENV, default_cache_dir
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Mapping
 
 __all__ = ["CACHE_DIR_ENV", "CachedResponse", "HttpCache", "default_cache_dir"]
@@ -125,23 +125,9 @@ class HttpCache:
 
     def store(self, entry: CachedResponse) -> None:
         """Write ``entry`` atomically; a failed write leaves the cache as it was and raises nothing."""
-        self._write(entry)
-
-    def _write(self, entry: CachedResponse) -> None:
         target = self.path_for(entry.url)
-        tmp_name: str | None = None
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            import tempfile
-
-            fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entry.to_dict(), handle, ensure_ascii=False)
-            os.replace(tmp_name, target)
-            tmp_name = None
+            write_text_atomic(target, json.dumps(entry.to_dict(), ensure_ascii=False))
         except OSError:
             pass  # the cache is an optimisation; a read-only or full disk must not stop a resolve
-        finally:
-            if tmp_name is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp_name)

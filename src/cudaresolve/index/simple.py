@@ -23,6 +23,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, InvalidInput
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from packaging.tags import Tag
@@ -53,10 +54,8 @@ _JSON_TYPES: Final = (
 _HTML_TYPES: Final = ("application/vnd.pypi.simple.v1+html", "application/vnd.pypi.simple.latest+html", "text/html")
 #: PEP 714 renamed dist-info-metadata to core-metadata; read the new key first.
 _METADATA_KEYS: Final = ("core-metadata", "dist-info-metadata", "data-dist-info-metadata")
-HINT: Final = (
-    "check the network or proxy and retry; --offline uses the embedded data and the cache; "
-    "if this host is blocked for you, point it at a mirror with [tool.cudaresolve] index-mirror"
-)
+#: The hint of every "index unavailable" error: retry, go offline, or use a mirror.
+HINT: Final = Text("index.hint")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,8 +170,7 @@ def _check_api_version(version: object, page_url: str) -> None:
     major = str(version).split(".", 1)[0]
     if major != "1":
         raise IndexUnavailable(
-            f"{page_url} uses simple API version {version}, which cudaresolve does not understand",
-            hint="upgrade cudaresolve, or use --offline",
+            Text.of("index.api-version", url=page_url, version=str(version)), hint=Text("index.api-version.hint")
         )
 
 
@@ -274,9 +272,9 @@ def parse_simple_json(
         try:
             payload = json.loads(payload)
         except ValueError as e:
-            raise IndexUnavailable(f"{page_url} returned invalid JSON: {e}", hint=HINT) from e
+            raise IndexUnavailable(Text.of("index.bad-json", url=page_url, error=str(e)), hint=HINT) from e
     if not isinstance(payload, Mapping) or not isinstance(payload.get("files"), list):
-        raise IndexUnavailable(f"{page_url} is not a PEP 691 project page (no 'files' list)", hint=HINT)
+        raise IndexUnavailable(Text.of("index.not-pep691", url=page_url), hint=HINT)
     meta = payload.get("meta")
     _check_api_version(meta.get("api-version") if isinstance(meta, Mapping) else None, page_url)
     files: list[IndexFile] = []
@@ -340,12 +338,10 @@ def apply_mirror(url: str, mirrors: Mapping[str, str]) -> str:
     return url if best is None else best[1] + url[len(best[0]) :]
 
 
-def _check_http_url(url: str, what: str) -> str:
+def _check_http_url(url: str, key: str) -> str:
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InvalidInput(
-            f"{what} is not an http(s) URL: {url!r}", hint="write it like https://mirror.example.org/whl"
-        )
+        raise InvalidInput(Text.of(key, url=repr(url)), hint=Text("index.not-http-url.hint"))
     return url.strip().rstrip("/")
 
 
@@ -359,8 +355,14 @@ def parse_mirrors(value: Mapping[str, str] | Iterable[str]) -> dict[str, str]:
             original, sep, mirror = str(item).partition("=")
             if not sep:
                 raise InvalidInput(
-                    f"not a mirror mapping: {item!r}",
-                    hint="write ORIGINAL=MIRROR, e.g. https://download.pytorch.org/whl=https://mirror.example.org/whl",
+                    Text.of("index.not-a-mirror-mapping", item=repr(item)),
+                    hint=Text.of(
+                        "index.not-a-mirror-mapping.hint",
+                        example="https://download.pytorch.org/whl=https://mirror.example.org/whl",
+                    ),
                 )
             pairs.append((original, mirror))
-    return {_check_http_url(o, "mirrored index"): _check_http_url(m, "mirror") for o, m in pairs}
+    return {
+        _check_http_url(o, "index.not-http-url.original"): _check_http_url(m, "index.not-http-url.mirror")
+        for o, m in pairs
+    }

@@ -1,6 +1,11 @@
-"""Lock files and the lock/install flows.
+"""Locks: the ``Lock`` value, pylock.toml and requirements files, the lock and install flows, pip.
 
-It holds the ``Lock`` value, PEP 751 ``pylock.toml``, hashed requirements, pyproject settings, pip.
+``model`` (the Lock value and its pylock mapping), ``lockfile`` (pylock.toml text; reading and
+writing either format), ``requirements`` (pip requirements files), ``wheels`` (pins matched to
+index files), ``project`` (pyproject settings), ``flow`` (``LockRequest`` -> a written lock),
+``install`` (a lock installed through pip, mirrors applied once) and ``pip`` (the pip runs).
 
-May import: text, errors, core, db, target, resolve, advice, index.
+May import ``text``, ``errors``, ``core``, ``db``, ``target``, ``resolve`` and ``index``; never
+``doctor``, ``render`` or ``cli``. File writers here may format Texts in English (lock files
+record their warnings in English).
 """

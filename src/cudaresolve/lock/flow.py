@@ -1,33 +1,55 @@
-"""Lock and install as a user runs them: gather the request, solve, add hashes online, write. Does I/O.
+"""Lock as a user runs it: gather the request, solve, add hashes online, write. Does I/O.
 
-The pure parts live elsewhere (``solve``, ``wheels``, ``lockfile``); this module reads
-``pyproject.toml``, asks the indexes through httpx (with the on-disk cache) and writes the lock
-atomically.  Network failure never fails a lock: it falls back to the embedded data with a
-warning, and pylock then falls back to requirements because PEP 751 needs hashes.
+The pure parts live elsewhere (``resolve.solve``, ``wheels``, ``model``, ``lockfile``); this module
+reads ``pyproject.toml``, the database and the target (``prepare``), asks the indexes through
+httpx with the on-disk cache (``resolve_inputs``) and writes the lock atomically (``lock``).
+Network failure never fails a lock: it falls back to the embedded data with a warning, and
+pylock then falls back to requirements because PEP 751 needs hashes.
+
+The request is a plain value (``LockRequest``) that the command line builds from its flags; this
+module never sees argparse.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.findings import Notice
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Mapping
 
     from cudaresolve.db.database import CompatDB
     from cudaresolve.resolve.model import Solution
+    from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.model import Target
 
-__all__ = ["LockResult", "Request", "lock_request", "request_from_args", "resolve_request"]
+__all__ = ["LockInputs", "LockRequest", "LockResult", "lock", "prepare", "project_mirrors", "resolve_inputs"]
+
+Format = Literal["pylock", "requirements"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Request:
+class LockRequest:
+    """What the user asked for, as given: requirements (none: the project's), the declared target,
+    the database file (None: the shipped one), ``--offline`` and ``ORIG=MIRROR`` mirror mappings."""
+
+    requirements: tuple[str, ...] = ()
+    target: TargetOptions
+    compat: str | None = None
+    offline: bool = False
+    mirrors: tuple[str, ...] = ()
+    project: Path = Path("pyproject.toml")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockInputs:
+    """A request made concrete: the requirements, the Target, the database and the merged mirrors."""
+
     requirements: tuple[str, ...]
     target: Target
     db: CompatDB = field(repr=False)
@@ -45,40 +67,47 @@ class LockResult:
         return {**self.solution.to_dict(), "output": self.path, "format": self.format}
 
 
-def request_from_args(args: argparse.Namespace) -> Request:
-    """Requirements from the arguments, else ``pyproject.toml``; target and mirrors from flags."""
-    from cudaresolve.cli._common import load_db
-    from cudaresolve.cli._target import target_from_args
+def project_mirrors(request: LockRequest) -> dict[str, str]:
+    """The project's ``index-mirror`` table with the ``--index-mirror`` flags over it."""
+    from cudaresolve.db.database import load_compat
     from cudaresolve.index.client import parse_mirrors
     from cudaresolve.lock.project import load_project
 
-    db = load_db(args)
-    project = load_project(Path("pyproject.toml"), pytorch_root=db.pytorch_index_root)
-    requirements = tuple(args.requirements) or project.requirements
+    root = load_compat(request.compat).pytorch_index_root
+    return {**load_project(request.project, pytorch_root=root).mirrors, **parse_mirrors(request.mirrors)}
+
+
+def prepare(request: LockRequest) -> LockInputs:
+    """Requirements from the request, else ``pyproject.toml``; then the database, mirrors and target."""
+    from cudaresolve.db.database import load_compat
+    from cudaresolve.index.client import parse_mirrors
+    from cudaresolve.lock.project import load_project
+    from cudaresolve.target.build import build_target
+
+    db = load_compat(request.compat)
+    project = load_project(request.project, pytorch_root=db.pytorch_index_root)
+    requirements = request.requirements or project.requirements
     if not requirements:
-        raise InvalidInput(
-            "no requirements given and none in ./pyproject.toml",
-            hint="name them (cudaresolve lock torch torchrec) or set [tool.cudaresolve] requirements",
-        )
-    mirrors = {**project.mirrors, **parse_mirrors(getattr(args, "index_mirror", []))}
-    return Request(
+        raise InvalidInput(Text("lock.no-requirements"), hint=Text("lock.no-requirements.hint"))
+    mirrors = {**project.mirrors, **parse_mirrors(request.mirrors)}
+    return LockInputs(
         requirements=requirements,
-        target=target_from_args(args, db),
+        target=build_target(request.target, db),
         db=db,
-        offline=bool(getattr(args, "offline", False)),
+        offline=request.offline,
         mirrors=mirrors,
     )
 
 
-def resolve_request(request: Request) -> Solution:
+def resolve_inputs(inputs: LockInputs) -> Solution:
     """Solve from the embedded data, then add file names and hashes from the indexes (or the cache)."""
     from cudaresolve.resolve.solve import solve
 
-    solution = solve(request.requirements, request.db, request.target).solution
-    return _add_hashes(solution, request)
+    solution = solve(inputs.requirements, inputs.db, inputs.target).solution
+    return _add_hashes(solution, inputs)
 
 
-def _add_hashes(solution: Solution, request: Request) -> Solution:
+def _add_hashes(solution: Solution, inputs: LockInputs) -> Solution:
     from cudaresolve.index.client import fetch_listings
     from cudaresolve.index.http_cache import HttpCache, default_cache_dir
     from cudaresolve.lock.wheels import attach_files
@@ -86,14 +115,14 @@ def _add_hashes(solution: Solution, request: Request) -> Solution:
     wanted = [(p.index, p.name) for p in solution.packages]
     versions = {p.name: [p.version] for p in solution.packages}  # parse only the pinned files of each page
     cache = HttpCache(default_cache_dir())
-    if request.offline:  # the cache only: no HTTP client (and no httpx import) at all
-        listings = fetch_listings(None, wanted, offline=True, cache=cache, mirrors=request.mirrors, versions=versions)
+    if inputs.offline:  # the cache only: no HTTP client (and no httpx import) at all
+        listings = fetch_listings(None, wanted, offline=True, cache=cache, mirrors=inputs.mirrors, versions=versions)
     else:
         from cudaresolve.index.client import make_http_client
 
         with make_http_client() as client:
             listings = fetch_listings(
-                client, wanted, offline=False, cache=cache, mirrors=request.mirrors, versions=versions
+                client, wanted, offline=False, cache=cache, mirrors=inputs.mirrors, versions=versions
             )
     solution, notices = attach_files(solution, listings)
     return _with_notices(solution, notices)
@@ -104,20 +133,21 @@ def _with_notices(solution: Solution, notices: list[Notice]) -> Solution:
     return replace(solution, warnings=solution.warnings + extra) if extra else solution
 
 
-def lock_request(request: Request, *, output: str | None, fmt: str) -> LockResult:
+def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult:
     """Resolve and write the lock; pylock without hashes falls back to requirements and says why."""
-    from cudaresolve.lock.lockfile import lock_from_solution, pylock_problem, write_lock
+    from cudaresolve.lock.lockfile import pylock_problem, write_lock
+    from cudaresolve.lock.model import lock_from_solution
 
-    solution = resolve_request(request)
-    lock = lock_from_solution(solution)
+    solution = resolve_inputs(prepare(request))
+    frozen = lock_from_solution(solution)
     if fmt == "pylock":
-        problem = pylock_problem(lock)
+        problem = pylock_problem(frozen)
         if problem is not None:
             fmt = "requirements"
             solution = _with_notices(solution, [Notice(code="pylock-needs-hashes", text=problem)])
-            lock = lock_from_solution(solution)
+            frozen = lock_from_solution(solution)
             if output is not None and output.endswith(".toml"):
                 output = str(Path(output).with_name("requirements.txt"))
     path = output or ("pylock.toml" if fmt == "pylock" else "requirements.txt")
-    write_lock(path, lock, fmt="pylock" if fmt == "pylock" else "requirements")
+    write_lock(path, frozen, fmt=fmt)
     return LockResult(solution=solution, path=path, format=fmt)

@@ -1,7 +1,7 @@
 """Install a lock with pip, each package only from the index its lock names. Does I/O: runs pip.
 
 ``pip_commands`` (pure) turns a lock into pip runs of the target interpreter
-(``PYTHON -m pip install``), grouped by index (``lockfile.index_groups``: the variant's index first):
+(``PYTHON -m pip install``), grouped by index (``model.index_groups``: the variant's index first):
 
 1. the pinned wheels, per index: ``--no-deps --only-binary :all: --index-url INDEX``, with
    ``--require-hashes -r FILE`` for the packages whose sha256 is known (pip reads ``--hash`` only
@@ -41,12 +41,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.lockfile import index_groups
+from cudaresolve.lock.model import index_groups
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from cudaresolve.lock.lockfile import Lock
+    from cudaresolve.lock.model import Lock
     from cudaresolve.resolve.model import LockedPackage
 
 __all__ = ["CONSTRAINTS_FILE", "PipCommand", "format_command", "install_lock", "pip_commands", "run_pip"]
@@ -125,8 +126,8 @@ def run_pip(
             result = subprocess.run(list(command.argv), env={**base, **dict(command.env)}, check=False)
         except OSError as exc:
             raise InvalidInput(
-                f"cannot run {command.argv[0]}: {exc.strerror or exc}",
-                hint="give the target environment's interpreter, e.g. --python .venv/bin/python",
+                Text.of("lock.cannot-run-python", python=command.argv[0], reason=str(exc.strerror or exc)),
+                hint=Text("lock.cannot-run-python.hint"),
             ) from exc
         if result.returncode != 0:
             return result.returncode

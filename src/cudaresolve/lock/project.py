@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cudaresolve.errors import InvalidInput
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,24 +29,19 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
     """``pytorch_root`` (the database's PyTorch index root) is what a bare ``index-mirror`` URL replaces."""
     tool = data.get("tool", {}).get("cudaresolve", {})
     if not isinstance(tool, Mapping):
-        raise InvalidInput(
-            f"{source}: [tool.cudaresolve] must be a table", hint="see the README's configuration section"
-        )
+        raise InvalidInput(Text.of("lock.project.not-a-table", source=source), hint=Text("lock.project.readme.hint"))
     reqs = tool.get("requirements")
     origin = f"{source} [tool.cudaresolve] requirements"
     if reqs is None:
         reqs = data.get("project", {}).get("dependencies", [])
         origin = f"{source} [project] dependencies"
     if not isinstance(reqs, list) or not all(isinstance(r, str) for r in reqs):
-        raise InvalidInput(f"{origin} must be a list of strings", hint='e.g. requirements = ["torch", "torchrec"]')
+        raise InvalidInput(Text.of("lock.project.not-a-list", origin=origin), hint=Text("lock.project.not-a-list.hint"))
     mirror = tool.get("index-mirror", {})
     if isinstance(mirror, str):  # one mirror of the PyTorch index
         mirror = {pytorch_root: mirror}
     if not isinstance(mirror, Mapping) or not all(isinstance(v, str) for v in mirror.values()):
-        raise InvalidInput(
-            f"{source}: [tool.cudaresolve] index-mirror must be a URL or a table of URL prefixes",
-            hint='e.g. index-mirror = "https://mirror.example.org/pytorch/whl"',
-        )
+        raise InvalidInput(Text.of("lock.project.bad-mirror", source=source), hint=Text("lock.project.bad-mirror.hint"))
     return ProjectSettings(requirements=tuple(reqs), mirrors=dict(mirror), source=origin)
 
 
@@ -57,6 +53,7 @@ def load_project(path: Path, *, pytorch_root: str) -> ProjectSettings:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise InvalidInput(
-            f"cannot read {path}: {exc}", hint="fix the file or pass requirements on the command line"
+            Text.of("lock.project.cannot-read", path=str(path), error=str(exc)),
+            hint=Text("lock.project.cannot-read.hint"),
         ) from exc
     return project_from_dict(data, pytorch_root=pytorch_root, source=str(path))

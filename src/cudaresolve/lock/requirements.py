@@ -14,29 +14,32 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidLockfile
-from cudaresolve.lock.lockfile import (
-    _DEP_CONFUSION_HINT,
-    _INACTIVE,
-    _META,
-    _SHA256,
+from cudaresolve.lock.model import (
+    REGENERATE_HINT,
     Lock,
-    _drop_none,
-    _notice,
+    drop_none,
     index_groups,
+    is_sha256,
     lock_from_solution,
+    notice_from_dict,
 )
 from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = ["dumps_requirements", "loads_requirements"]
+
+_META: Final = "# cudaresolve:"
+_INACTIVE: Final = "#> "
+_DEP_CONFUSION_HINT: Final = Text("lock.dependency-confusion.hint")
 
 
 def dumps_requirements(lock: Lock | Solution) -> str:
@@ -54,7 +57,7 @@ def dumps_requirements(lock: Lock | Solution) -> str:
         "index-url": lock.index_url,
         "requires-python": lock.requires_python,
         "environments": list(lock.environments) or None,
-        "target": _drop_none(lock.target) or None,
+        "target": drop_none(lock.target) or None,
         "warnings": [{"code": w.code, "message": w.message} for w in lock.warnings] or None,
     }
     lines += [f"{_META} {key} = {json.dumps(value)}" for key, value in meta.items() if value is not None]
@@ -107,26 +110,27 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
             if option in ("--index-url", "-i"):
                 urls = [value] if value else tokens[1:]
                 if len(urls) != 1:
-                    raise _LineError(f"{option} needs exactly one URL")
+                    raise _LineError(Text.of("lock.req.one-url", option=option))
                 index = urls[0]
             elif option.startswith("-"):
-                raise _LineError(f"{option} is not allowed in a cudaresolve lock", _DEP_CONFUSION_HINT)
+                raise _LineError(Text.of("lock.req.option-not-allowed", option=option), _DEP_CONFUSION_HINT)
             elif index is None:
-                raise _LineError(f"{tokens[0]} comes before any --index-url", _DEP_CONFUSION_HINT)
+                raise _LineError(Text.of("lock.req.before-index", pin=tokens[0]), _DEP_CONFUSION_HINT)
             else:
                 name, version = _parse_pin(tokens[0])
                 sha256 = _parse_hashes(tokens[1:], comment)
                 packages.append(LockedPackage(name=name, version=version, index=index, sha256=sha256))
         except _LineError as exc:
             raise InvalidLockfile(
-                f"{source}, line {lineno}: {exc.args[0]}", hint=exc.hint or "regenerate it with 'cudaresolve lock'"
+                Text.of("lock.req.at-line", source=source, line=lineno, message=exc.text),
+                hint=exc.hint or REGENERATE_HINT,
             ) from None
     return Lock(
         packages=tuple(sorted(packages, key=lambda p: p.name)),
         variant=meta.get("variant"),
         index_url=meta.get("index-url"),
         target=dict(meta.get("target") or {}),
-        warnings=tuple(_notice(w, "warnings") for w in meta.get("warnings") or ()),
+        warnings=tuple(notice_from_dict(w, "warnings") for w in meta.get("warnings") or ()),
         requires_python=meta.get("requires-python"),
         environments=tuple(meta.get("environments") or ()),
     )
@@ -135,8 +139,9 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
 class _LineError(Exception):
     """One bad requirements line; ``loads_requirements`` adds the file and line number."""
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, text: Text, hint: Text | None = None) -> None:
+        super().__init__(text)
+        self.text = text
         self.hint = hint
 
 
@@ -163,17 +168,17 @@ def _json(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError:
-        raise _LineError(f"unreadable cudaresolve metadata: {text.strip()!r}") from None
+        raise _LineError(Text.of("lock.req.bad-metadata", text=repr(text.strip()))) from None
 
 
 def _parse_pin(text: str) -> tuple[str, str]:
     try:
         req = Requirement(text)
     except InvalidRequirement:
-        raise _LineError(f"not a requirement: {text!r}") from None
+        raise _LineError(Text.of("lock.req.not-a-requirement", text=repr(text))) from None
     specs = list(req.specifier)
     if req.url or req.marker or req.extras or len(specs) != 1 or specs[0].operator != "==" or "*" in specs[0].version:
-        raise _LineError(f"{text!r} is not an exact pin; a lock holds name==version only")
+        raise _LineError(Text.of("lock.req.not-a-pin", text=repr(text)))
     return canonical_name(req.name), specs[0].version
 
 
@@ -187,14 +192,14 @@ def _parse_hashes(options: Sequence[str], comment: str) -> str | None:
         if option == "--hash" and rest:
             option = f"--hash={rest.pop(0)}"
         if not option.startswith("--hash="):
-            raise _LineError(f"unexpected {option!r} after a pin")
+            raise _LineError(Text.of("lock.req.unexpected", option=repr(option)))
         digests.append(option[len("--hash=") :])
     digests += re.findall(r"sha256:\S+", comment)
     sha256 = None
     for item in digests:
         algorithm, _, digest = item.partition(":")
         if algorithm == "sha256":
-            if not _SHA256.match(digest.lower()):
-                raise _LineError(f"not a sha256 digest: {digest!r}")
+            if not is_sha256(digest.lower()):
+                raise _LineError(Text.of("lock.req.bad-digest", digest=repr(digest)))
             sha256 = digest.lower()
     return sha256

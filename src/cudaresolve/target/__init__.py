@@ -1,7 +1,8 @@
-"""The machine to resolve for.
+"""The target: the GPUs, driver, platform and Python to resolve for, and where they come from.
 
-It holds the ``Target`` value, building it from flags, environment and host files, and detecting
-this machine (NVML, nvidia-smi, /proc) through injectable sources.
+``model`` (the ``Target`` value), ``build`` (flags > host file > environment > detection),
+``detect`` (NVML, nvidia-smi, /proc through an injectable ``Sources`` value) and ``readings``
+(the pure parsers of what detection reads).
 
-May import: text, errors, core, db.
+May import ``text``, ``errors``, ``core`` and ``db``; never anything above.
 """

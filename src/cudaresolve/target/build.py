@@ -38,13 +38,14 @@ from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import parse_driver, parse_python_version
 from cudaresolve.errors import InvalidDriver, InvalidInput, UnknownGpu
 from cudaresolve.target.model import Gpu, Target
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cudaresolve.core.versions import CudaVersion, DriverVersion
     from cudaresolve.db.database import CompatDB
-    from cudaresolve.target.detect import DetectedGpu, Host
+    from cudaresolve.target.readings import DetectedGpu, Host
 
 __all__ = [
     "ENV_DRIVER",
@@ -62,8 +63,8 @@ __all__ = [
 
 ENV_GPUS: Final = "CUDARESOLVE_GPUS"
 ENV_DRIVER: Final = "CUDARESOLVE_DRIVER"
-_GPU_HINT: Final = "give the compute capability instead, e.g. --gpu 8.6"
-_HOST_HINT: Final = "write the file as 'cudaresolve detect --json' prints it"
+_GPU_HINT: Final = Text("target.gpu.hint")
+_HOST_HINT: Final = Text("target.host-file.hint")
 # Looks like a compute capability or arch (8.6, 86, sm_86, sm_90a), not a product name.
 _CC_LIKE: Final = re.compile(r"^(sm_|compute_)?\d+(\.\d+)?[af]?$", re.IGNORECASE)
 
@@ -112,14 +113,14 @@ def resolve_gpu(text: str, db: CompatDB) -> Gpu:
     """A declared GPU: a compute capability (``8.6``, ``sm_86``) or a name the database knows."""
     raw = text.strip()
     if not raw:
-        raise InvalidInput("empty GPU name", hint=_GPU_HINT)
+        raise InvalidInput(Text("target.empty-gpu"), hint=_GPU_HINT)
     if _CC_LIKE.match(raw):
         cc = parse_cc(raw)
         datacenter, tegra = _same_cc_models(cc, db)
         return Gpu(name=cc.sm, cc=cc, datacenter=datacenter, tegra=tegra)
     model = db.find_gpu(raw)
     if model is None:
-        raise UnknownGpu(f"unknown GPU: {raw!r}", hint=_GPU_HINT)
+        raise UnknownGpu(Text.of("target.unknown-gpu", gpu=repr(raw)), hint=_GPU_HINT)
     return Gpu(name=model.name, cc=model.cc, datacenter=model.datacenter, tegra=model.tegra)
 
 
@@ -129,8 +130,8 @@ def _gpu_from_detected(seen: DetectedGpu, db: CompatDB, source: str) -> Gpu:
     cc = seen.cc or (model.cc if model else None)
     if cc is None:
         raise UnknownGpu(
-            f"{source} reports a GPU {seen.name!r} without its compute capability, and the database does not know it",
-            hint="declare it: --gpu <compute capability>, e.g. --gpu 8.6",
+            Text.of("target.detected-gpu-no-cc", source=source, gpu=repr(seen.name)),
+            hint=Text("target.detected-gpu-no-cc.hint"),
         )
     datacenter, tegra = (model.datacenter, model.tegra) if model else _same_cc_models(cc, db)
     return Gpu(name=seen.name, cc=cc, memory_mib=seen.memory_mib, datacenter=datacenter, tegra=tegra)
@@ -170,31 +171,41 @@ def target_from_host(
 # -- host files -----------------------------------------------------------------------------
 
 
-def _field(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
+def _at(where: Text, suffix: str) -> Text:
+    """A place in a host file: ``host file h.json: target.gpus[0]``."""
+    return Text.of("target.host-file.at", where=where, suffix=suffix)
+
+
+def _field(data: Mapping[str, Any], key: str, kind: type, where: Text) -> Any:
     value = data.get(key)
     if value is not None and not isinstance(value, kind):
-        raise InvalidInput(f"{where}.{key}: expected {kind.__name__}, got {type(value).__name__}", hint=_HOST_HINT)
+        raise InvalidInput(
+            Text.of("target.host-file.type", at=_at(where, f".{key}"), expected=kind.__name__,
+                    found=type(value).__name__),
+            hint=_HOST_HINT,
+        )
     return value
 
 
-def target_from_dict(data: Any, db: CompatDB, *, label: str = "host file") -> Target:
+def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> Target:
     """A host file's JSON: the whole ``{"schema": 1, "target": {...}}`` object or the bare target.
 
     ``cuda_driver_max`` is recomputed from ``driver`` with this database; missing ``platform``
     or ``python`` mean this machine's. Keys this version does not know are ignored.
     """
+    label = Text("target.host-file") if label is None else label
     if not isinstance(data, Mapping):
-        raise InvalidInput(f"{label}: expected a JSON object", hint=_HOST_HINT)
+        raise InvalidInput(Text.of("target.host-file.not-object", label=label), hint=_HOST_HINT)
     where = label
     if isinstance(data.get("target"), Mapping):
         if data.get("schema", 1) != 1:
-            raise InvalidInput(f"{label}: schema {data.get('schema')!r} is not supported (this version reads 1)")
-        data, where = data["target"], f"{label}: target"
+            raise InvalidInput(Text.of("target.host-file.schema", label=label, schema=repr(data.get("schema"))))
+        data, where = data["target"], Text.of("target.host-file.in-target", label=label)
     gpus = []
     for i, entry in enumerate(_field(data, "gpus", list, where) or []):
-        at = f"{where}.gpus[{i}]"
+        at = _at(where, f".gpus[{i}]")
         if not isinstance(entry, Mapping) or not isinstance(entry.get("cc"), str):
-            raise InvalidInput(f'{at}: needs a "cc" string such as "8.6"', hint=_HOST_HINT)
+            raise InvalidInput(Text.of("target.host-file.needs-cc", at=at), hint=_HOST_HINT)
         cc = parse_cc(entry["cc"])
         name = _field(entry, "name", str, at) or cc.sm
         model = db.find_gpu(name)
@@ -226,10 +237,12 @@ def load_host_file(path: str, db: CompatDB) -> Target:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except OSError as exc:
-        raise InvalidInput(f"cannot read host file {path}: {exc.strerror}", hint=_HOST_HINT) from exc
+        raise InvalidInput(
+            Text.of("target.host-file.cannot-read", path=path, reason=str(exc.strerror)), hint=_HOST_HINT
+        ) from exc
     except ValueError as exc:
-        raise InvalidInput(f"host file {path} is not valid JSON: {exc}", hint=_HOST_HINT) from exc
-    return target_from_dict(data, db, label=f"host file {path}")
+        raise InvalidInput(Text.of("target.host-file.bad-json", path=path, error=str(exc)), hint=_HOST_HINT) from exc
+    return target_from_dict(data, db, label=Text.of("target.host-file.named", path=path))
 
 
 # -- putting it together --------------------------------------------------------------------
@@ -242,7 +255,9 @@ def _env_driver(environ: Mapping[str, str]) -> DriverVersion | None:
     try:
         return parse_driver(text)
     except InvalidDriver as exc:
-        raise InvalidDriver(f"{ENV_DRIVER} is not an NVIDIA driver version: {text!r}", hint=exc.hint) from exc
+        raise InvalidDriver(
+            Text.of("target.env-driver", name=ENV_DRIVER, text=repr(text)), hint=exc.hint_text
+        ) from exc
 
 
 def build_target(
@@ -254,12 +269,12 @@ def build_target(
 ) -> Target:
     """The target for ``options`` (module docstring: what wins over what).
 
-    ``detect`` defaults to ``cudaresolve.detect.detect_host``; it runs only when neither flags,
+    ``detect`` defaults to ``target.detect.detect_host``; it runs only when neither flags,
     a host file nor the environment name the GPUs.
     """
     env = os.environ if environ is None else environ
     if options.cpu and (options.gpus or options.driver):
-        raise InvalidInput("--cpu cannot be combined with --gpu or --driver", hint="drop --cpu, or the GPU flags")
+        raise InvalidInput(Text("target.cpu-with-gpu"), hint=Text("target.cpu-with-gpu.hint"))
     flag_driver = parse_driver(options.driver) if options.driver else None
     flag_gpus = tuple(resolve_gpu(g, db) for g in options.gpus)
     base = load_host_file(options.host_file, db) if options.host_file else None
@@ -292,10 +307,7 @@ def build_target(
         detect = detect_host
     host = detect(env)
     if driver is not None and (host is None or not host.gpus):
-        raise InvalidInput(
-            "a driver version was given, but no GPU was declared or detected",
-            hint="name the GPUs too, e.g. --gpu A800 --driver 470.129.06",
-        )
+        raise InvalidInput(Text("target.driver-without-gpu"), hint=Text("target.driver-without-gpu.hint"))
     target = target_from_host(host, db, platform=platform, python=python, driver=driver)
     if driver is not None:
         return _declared(target.gpus, driver, platform, python, f"{target.source}+{driver_source}", db)

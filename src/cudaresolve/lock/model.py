@@ -1,0 +1,262 @@
+"""The ``Lock`` value and its pylock mapping (``to_dict``/``from_dict``): exact pins for one target. Pure.
+
+A ``Lock`` is a ``Solution`` made durable: exact pins (full local versions such as ``2.7.1+cu118``),
+the one index each package comes from, and the target and variant it was resolved for. Both file
+formats build on it: ``lockfile`` (pylock.toml text, reading and writing files) and
+``requirements`` (pip requirements files); neither imports the other's internals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import unquote, urlsplit
+
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.errors import InvalidLockfile
+from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.text.findings import Notice
+from cudaresolve.text.model import Text, literal
+
+__all__ = [
+    "CREATED_BY",
+    "LOCK_VERSION",
+    "REGENERATE_HINT",
+    "Lock",
+    "drop_none",
+    "index_groups",
+    "is_sha256",
+    "lock_from_solution",
+    "notice_from_dict",
+]
+
+LOCK_VERSION: Final = "1.0"
+CREATED_BY: Final = "cudaresolve"
+#: The hint of most lock-file errors: the file was not written by cudaresolve, or was edited.
+REGENERATE_HINT: Final = Text("lock.regenerate.hint")
+_TOOL: Final = "cudaresolve"
+_SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
+# PEP 508 markers for the platform keys of core.platforms.PLATFORMS (platform_machine is "AMD64" on Windows).
+_PLATFORM_MARKERS: Final = {
+    "linux_x86_64": "sys_platform == 'linux' and platform_machine == 'x86_64'",
+    "linux_aarch64": "sys_platform == 'linux' and platform_machine == 'aarch64'",
+    "win_amd64": "sys_platform == 'win32' and platform_machine == 'AMD64'",
+    "macosx_arm64": "sys_platform == 'darwin' and platform_machine == 'arm64'",
+    "macosx_x86_64": "sys_platform == 'darwin' and platform_machine == 'x86_64'",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Lock:
+    """Exact pins for one target, each with the index it must come from; mirrors a pylock.toml."""
+
+    packages: tuple[LockedPackage, ...]
+    variant: str | None = None
+    index_url: str | None = None
+    target: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    warnings: tuple[Notice, ...] = ()
+    requires_python: str | None = None
+    environments: tuple[str, ...] = ()
+    lock_version: str = LOCK_VERSION
+    created_by: str = CREATED_BY
+
+    def missing_hashes(self) -> tuple[str, ...]:
+        """Names of packages without a known sha256, in lock order."""
+        return tuple(p.name for p in self.packages if not p.sha256)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The pylock.toml mapping (kebab-case keys, no None values); the inverse of ``from_dict``."""
+        data: dict[str, Any] = {"lock-version": self.lock_version}
+        if self.environments:
+            data["environments"] = list(self.environments)
+        if self.requires_python:
+            data["requires-python"] = self.requires_python
+        data["created-by"] = self.created_by
+        data["packages"] = [_package_to_dict(p) for p in self.packages]
+        tool: dict[str, Any] = {}
+        if self.variant:
+            tool["variant"] = self.variant
+        if self.index_url:
+            tool["index-url"] = self.index_url
+        if self.warnings:
+            tool["warnings"] = [{"code": w.code, "message": w.message} for w in self.warnings]
+        if self.target:
+            tool["target"] = drop_none(self.target)
+        if tool:
+            data["tool"] = {_TOOL: tool}
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Lock:
+        """A pylock mapping -> ``Lock``. Hashes may be missing here (``lockfile.pylock_problem`` judges
+        that); anything cudaresolve cannot install exactly (no index, no version, sdists, several
+        wheels) is ``InvalidLockfile`` naming the dotted path."""
+        version = _get(data, "lock-version", str, required=True)
+        if not re.match(r"^1(\.\d+)?$", version):
+            raise InvalidLockfile(
+                Text.of("lock.unsupported-version", version=repr(version)),
+                hint=Text("lock.unsupported-version.hint"),
+            )
+        entries = _get(data, "packages", list, required=True)
+        tool = _get(_get(data, "tool", dict) or {}, _TOOL, dict) or {}
+        warnings = _get(tool, "warnings", list) or []
+        return cls(
+            packages=tuple(_package_from_dict(e, f"packages[{i}]") for i, e in enumerate(entries)),
+            variant=_get(tool, "variant", str),
+            index_url=_get(tool, "index-url", str),
+            target=dict(_get(tool, "target", dict) or {}),
+            warnings=tuple(notice_from_dict(w, f"tool.cudaresolve.warnings[{i}]") for i, w in enumerate(warnings)),
+            requires_python=_get(data, "requires-python", str),
+            environments=tuple(_get(data, "environments", list) or ()),
+            lock_version=version,
+            created_by=_get(data, "created-by", str, required=True),
+        )
+
+
+def lock_from_solution(solution: Solution) -> Lock:
+    """Freeze a solution: names normalized and sorted, file names taken from URLs when missing,
+    ``requires-python`` and ``environments`` from the target's Python and platform."""
+    packages = sorted(
+        (
+            LockedPackage(
+                name=canonical_name(p.name),
+                version=p.version,
+                index=p.index,
+                url=p.url,
+                sha256=p.sha256.lower() if p.sha256 else None,
+                filename=p.filename or _url_filename(p.url),
+                requires_python=p.requires_python,
+            )
+            for p in solution.packages
+        ),
+        key=lambda p: p.name,
+    )
+    target = solution.target
+    marker = _PLATFORM_MARKERS.get(target.platform)
+    return Lock(
+        packages=tuple(packages),
+        variant=solution.variant,
+        index_url=solution.index_url,
+        target=drop_none(target.to_dict()),
+        warnings=solution.warnings,
+        requires_python=f"=={target.python}.*" if target.python else None,
+        environments=(marker,) if marker else (),
+    )
+
+
+def index_groups(lock: Lock) -> list[tuple[str, tuple[LockedPackage, ...]]]:
+    """Packages grouped by index (trailing ``/`` ignored): the lock's own index first, then the others
+    in the order their first package appears."""
+    groups: dict[str, tuple[str, list[LockedPackage]]] = {}
+    if lock.index_url and any(_same_index(p.index, lock.index_url) for p in lock.packages):
+        groups[lock.index_url.rstrip("/")] = (lock.index_url, [])
+    for package in lock.packages:
+        groups.setdefault(package.index.rstrip("/"), (package.index, []))[1].append(package)
+    return [(index, tuple(members)) for index, members in groups.values()]
+
+
+def is_sha256(text: str) -> bool:
+    """Whether ``text`` is a lower-case hex sha256 digest (64 digits)."""
+    return _SHA256.match(text) is not None
+
+
+def notice_from_dict(item: Any, path: str) -> Notice:
+    """A warning a lock file recorded (``{"code", "message"}``, the message in English) as a Notice."""
+    if not isinstance(item, Mapping) or not all(isinstance(item.get(k), str) for k in ("code", "message")):
+        raise InvalidLockfile(Text.of("lock.notice-incomplete", path=path), hint=REGENERATE_HINT)
+    return Notice(code=item["code"], text=literal(item["message"]))
+
+
+def drop_none(value: Any) -> Any:
+    """Plain dicts and lists with every None left out: TOML has no null."""
+    if isinstance(value, Mapping):
+        return {str(k): drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [drop_none(v) for v in value if v is not None]
+    return value
+
+
+# --- the pylock mapping, entry by entry -------------------------------------------------------
+
+
+def _package_to_dict(package: LockedPackage) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": package.name, "version": package.version}
+    if package.requires_python:
+        entry["requires-python"] = package.requires_python
+    entry["index"] = package.index
+    wheel: dict[str, Any] = {}
+    if package.filename:
+        wheel["name"] = package.filename
+    if package.url:
+        wheel["url"] = package.url
+    if package.sha256:
+        wheel["hashes"] = {"sha256": package.sha256}
+    if wheel:
+        entry["wheels"] = [wheel]
+    return entry
+
+
+def _package_from_dict(entry: Any, path: str) -> LockedPackage:
+    if not isinstance(entry, Mapping):
+        raise InvalidLockfile(Text.of("lock.not-a-table", path=path), hint=REGENERATE_HINT)
+    name = _get(entry, "name", str, required=True, path=path)
+    for key in ("vcs", "directory", "archive", "sdist", "marker"):
+        if key in entry:
+            raise InvalidLockfile(
+                Text.of("lock.unsupported-source", path=path, name=name, key=repr(key)),
+                hint=Text("lock.lock-it.hint"),
+            )
+    index = _get(entry, "index", str, path=path)
+    if not index:
+        raise InvalidLockfile(Text.of("lock.no-index", path=path, name=name), hint=Text("lock.no-index.hint"))
+    wheels = _get(entry, "wheels", list, path=path) or []
+    if len(wheels) > 1:
+        raise InvalidLockfile(
+            Text.of("lock.several-wheels", path=path, name=name, count=len(wheels)),
+            hint=Text("lock.several-wheels.hint"),
+        )
+    wheel = wheels[0] if wheels else {}
+    if not isinstance(wheel, Mapping):
+        raise InvalidLockfile(Text.of("lock.not-a-table", path=f"{path}.wheels[0]"), hint=REGENERATE_HINT)
+    hashes = _get(wheel, "hashes", dict, path=f"{path}.wheels[0]") or {}
+    sha256 = hashes.get("sha256")
+    if sha256 is not None and not (isinstance(sha256, str) and is_sha256(sha256.lower())):
+        raise InvalidLockfile(Text.of("lock.bad-sha256", path=f"{path}.wheels[0].hashes.sha256"))
+    return LockedPackage(
+        name=name,
+        version=_get(entry, "version", str, required=True, path=path),
+        index=index,
+        url=_get(wheel, "url", str, path=f"{path}.wheels[0]"),
+        sha256=sha256.lower() if sha256 else None,
+        filename=_get(wheel, "name", str, path=f"{path}.wheels[0]"),
+        requires_python=_get(entry, "requires-python", str, path=path),
+    )
+
+
+_KINDS: Final[dict[type, str]] = {dict: "lock.should-be-table", list: "lock.should-be-array"}
+
+
+def _get(data: Mapping[str, Any], key: str, kind: type, *, required: bool = False, path: str = "") -> Any:
+    where = f"{path}.{key}" if path else key
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise InvalidLockfile(Text.of("lock.missing-key", path=where), hint=REGENERATE_HINT)
+        return None
+    expected = Mapping if kind is dict else kind
+    if not isinstance(value, expected):
+        raise InvalidLockfile(Text.of(_KINDS.get(kind, "lock.should-be-string"), path=where), hint=REGENERATE_HINT)
+    return value
+
+
+def _same_index(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def _url_filename(url: str | None) -> str | None:
+    """The file name at the end of a wheel URL, percent-decoded (``%2B`` is the ``+`` of a local version)."""
+    if not url:
+        return None
+    return unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or None
