@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 
 from cudaresolve import cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _parser_whose_command_raises(exc: BaseException) -> argparse.ArgumentParser:
@@ -67,3 +71,23 @@ def test_errors_are_rendered_in_the_chosen_language(capsys: pytest.CaptureFixtur
                      "--platform", "macosx_arm64", "--offline", "--lang", "zh"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: no-solution: 没有一组软件包适合这台机器：")
+
+
+def test_detect_speaks_the_chosen_language(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["detect", "--gpu", "A800", "--driver", "470.129.06", "--python-version", "3.11",
+                     "--platform", "linux_x86_64", "--lang", "zh"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["#", "GPU", "计算能力", "显存"]
+    assert lines[2:] == ["驱动：470.129.06", "支持的最高 CUDA：11.4", "平台：linux_x86_64", "python：3.11",
+                         "来源：命令行参数"]
+
+
+def test_lock_speaks_the_chosen_language(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.txt"
+    assert cli.main(["lock", "torch", "--gpu", "A800", "--driver", "470.129.06", "--python-version", "3.11",
+                     "--platform", "linux_x86_64", "--offline", "-o", str(out), "--format", "requirements",
+                     "--lang", "zh"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "变体 cu118，来自 https://download.pytorch.org/whl/cu118"
+    assert err[1].split() == ["软件包", "版本", "索引"]
+    assert err[-1] == f"已写入 {out}（requirements）"

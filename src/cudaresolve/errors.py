@@ -53,9 +53,9 @@ class CudaResolveError(Exception):
     code: ClassVar[str] = "error"
     exit_code: ClassVar[int] = 1
 
-    def __init__(self, message: Text | str, *, hint: Text | str | None = None) -> None:
-        self.text = message if isinstance(message, Text) else literal(message)
-        self.hint_text = hint if isinstance(hint, Text) or hint is None else literal(hint)
+    def __init__(self, message: Text, *, hint: Text | None = None) -> None:
+        self.text = message
+        self.hint_text = hint
         super().__init__(self.text)
 
     def __str__(self) -> str:
@@ -140,7 +140,7 @@ class NoSolution(CudaResolveError):
 
     code = "no-solution"
 
-    def __init__(self, message: Text | str, *, findings: Sequence[Any] = (), hint: Text | str | None = None) -> None:
+    def __init__(self, message: Text, *, findings: Sequence[Any] = (), hint: Text | None = None) -> None:
         super().__init__(message, hint=hint)
         self.findings = list(findings)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NoReturn
 from cudaresolve import __version__
 from cudaresolve.errors import CudaResolveError, InvalidInput
 from cudaresolve.text.catalogue import LANGS
+from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -29,7 +30,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises ``InvalidInput`` (exit 1, one line) instead of exiting with 2."""
 
     def error(self, message: str) -> NoReturn:
-        raise InvalidInput(f"{self.prog}: {message}", hint=f"run '{self.prog} --help'")
+        raise InvalidInput(Text.of("cli.usage", prog=self.prog, message=literal(message)),
+                           hint=Text.of("cli.usage.hint", prog=self.prog))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         return int(args.func(args))
     except CudaResolveError as err:
-        return _report(err, args, wants_json=wants_json)
+        return _report(err, args, args_list, wants_json=wants_json)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # an unexpected error: one coded line, the traceback only with --debug
@@ -89,14 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         from cudaresolve.errors import InternalError
 
-        return _report(InternalError(exc), args, wants_json=wants_json)
+        return _report(InternalError(exc), args, args_list, wants_json=wants_json)
 
 
-def _report(err: CudaResolveError, args: argparse.Namespace | None, *, wants_json: bool) -> int:
+def _report(err: CudaResolveError, args: argparse.Namespace | None, argv: list[str], *, wants_json: bool) -> int:
     """The error as one line (and its findings) or as the JSON error object; its exit code."""
     from cudaresolve import render
 
-    lang = _language(args)
+    lang = _language(args, argv)
     if wants_json:
         render.emit_json({"error": err.to_dict()}, lang=lang)
     else:
@@ -104,10 +106,13 @@ def _report(err: CudaResolveError, args: argparse.Namespace | None, *, wants_jso
     return err.exit_code
 
 
-def _language(args: argparse.Namespace | None) -> str:
-    """``--lang``, else the language of the environment's locale."""
+def _language(args: argparse.Namespace | None, argv: list[str]) -> str:
+    """``--lang``, else the language of the environment's locale (also when the flags did not parse)."""
     import os
 
     from cudaresolve.text.catalogue import pick_lang
 
-    return pick_lang(getattr(args, "lang", None), os.environ)
+    flag = getattr(args, "lang", None)
+    if args is None and "--lang" in argv[:-1]:
+        flag = argv[argv.index("--lang") + 1]
+    return pick_lang(flag if flag in LANGS else None, os.environ)

@@ -30,11 +30,12 @@ def _run(args: argparse.Namespace) -> int:
 
     target = target_from_args(args, compat_from_args(args))
     if args.json:
-        render.emit_json({"target": target.to_dict()})
+        render.emit_json({"target": target.to_dict()})  # no sentences: the same in every language
     else:
         import sys
 
+        from cudaresolve.cli._common import language
         from cudaresolve.render.detect import format_detect
 
-        sys.stdout.write(format_detect(target))
+        sys.stdout.write(format_detect(target, language(args)))
     return 0

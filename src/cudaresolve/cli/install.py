@@ -41,4 +41,8 @@ def _run(args: argparse.Namespace) -> int:
 
         report = check_environment(result.check.db, result.check.target, python=result.check.python)
         render_doctor(report, console, lang=language(args), verbose=False)
-    return result.returncode
+    if result.returncode != 0:  # pip said why above; one coded line, and pip's own exit code
+        from cudaresolve.errors import PipFailed
+
+        raise PipFailed(result.returncode)
+    return 0

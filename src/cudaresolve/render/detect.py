@@ -2,47 +2,57 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import unicodedata
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.text.catalogue import format_text
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from cudaresolve.target.model import Target
 
 __all__ = ["format_detect", "format_facts"]
 
-_SOURCES = {
+#: Where a target came from, as ``Target.source`` spells it, and the words for it (names stay names).
+_SOURCES: Final[dict[str, Text | str]] = {
     "nvml": "NVML",
     "nvidia-smi": "nvidia-smi",
     "proc": "/proc/driver/nvidia",
-    "flags": "command-line flags",
-    "env": "CUDARESOLVE_* environment",
-    "host-file": "host file",
-    "none": "detection (no NVIDIA driver found)",
+    "flags": Text("detect.source.flags"),
+    "env": Text("detect.source.env"),
+    "host-file": Text("detect.source.host-file"),
+    "none": Text("detect.source.none"),
 }
 
 
-def format_facts(target: Target) -> list[tuple[str, str]]:
-    """The lines under the GPU table as (label, value) pairs."""
+def format_facts(target: Target, lang: str = "en") -> list[tuple[str, str]]:
+    """The lines under the GPU table as (label, value) pairs, in ``lang``."""
+
+    def words(key: str) -> str:
+        return format_text(Text(key), lang)
+
     if target.is_cpu:
-        driver = "none (CPU target)"
+        driver = words("detect.driver.cpu")
     elif target.driver is None:
-        driver = "unknown (not constrained)"
+        driver = words("detect.driver.unknown")
     else:
         driver = str(target.driver)
     if target.cuda_driver_max is not None:
         cuda = str(target.cuda_driver_max)
     else:
-        cuda = "none" if target.is_cpu or target.driver is not None else "unknown"
-    source = " + ".join(_SOURCES.get(part, part) for part in target.source.split("+"))
+        cuda = words("detect.cuda.none" if target.is_cpu or target.driver is not None else "detect.cuda.unknown")
+    named = (_SOURCES.get(part, part) for part in target.source.split("+"))
+    source = " + ".join(format_text(n, lang) if isinstance(n, Text) else n for n in named)
     return [
-        ("driver", driver),
-        ("highest CUDA", cuda),
-        ("platform", target.platform),
+        (words("detect.label.driver"), driver),
+        (words("detect.label.cuda"), cuda),
+        (words("detect.label.platform"), target.platform),
         ("python", target.python),
-        ("from", source),
+        (words("detect.label.from"), source),
     ]
 
 
-def format_detect(target: Target) -> str:
+def format_detect(target: Target, lang: str = "en") -> str:
     """GPUs as a table (or a 'no GPU' line), then the facts of ``format_facts``; plain text.
 
     ``detect`` is the command users run first and most; drawing four columns does not need
@@ -50,15 +60,32 @@ def format_detect(target: Target) -> str:
     """
     lines: list[str] = []
     if target.is_cpu:
-        lines.append("no NVIDIA GPU: a CPU target")
+        lines.append(format_text(Text("detect.no-gpu"), lang))
     else:
-        rows = [("#", "GPU", "compute capability", "memory")]
+        columns = ("detect.column.gpu", "detect.column.cc", "detect.column.memory")
+        head = ("#", *(format_text(Text(key), lang) for key in columns))
+        rows = [head]
         for i, gpu in enumerate(target.gpus):
             memory = f"{gpu.memory_mib} MiB" if gpu.memory_mib is not None else "-"
             rows.append((str(i), gpu.name, f"{gpu.cc} ({gpu.cc.sm})", memory))
-        widths = [max(len(row[c]) for row in rows) for c in range(4)]
+        widths = [max(_width(row[c]) for row in rows) for c in range(4)]
         for row in rows:
-            cells = (row[0].rjust(widths[0]), row[1].ljust(widths[1]), row[2].ljust(widths[2]), row[3].rjust(widths[3]))
+            cells = (_rjust(row[0], widths[0]), _ljust(row[1], widths[1]), _ljust(row[2], widths[2]),
+                     _rjust(row[3], widths[3]))
             lines.append("  ".join(cells))
-    lines += [f"{label}: {value}" for label, value in format_facts(target)]
+    lines += [format_text(Text.of("detect.fact", label=label, value=value), lang)
+              for label, value in format_facts(target, lang)]
     return "\n".join(lines) + "\n"
+
+
+def _width(text: str) -> int:
+    """Terminal columns: wide (CJK) characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _ljust(text: str, width: int) -> str:
+    return text + " " * (width - _width(text))
+
+
+def _rjust(text: str, width: int) -> str:
+    return " " * (width - _width(text)) + text

@@ -18,9 +18,12 @@ def render_solution(solution: Solution, console: Console, *, lang: str = "en") -
     from rich.table import Table
 
     from cudaresolve.text.catalogue import format_text
+    from cudaresolve.text.model import Text
 
-    console.print(f"variant [bold]{solution.variant}[/] from {escape(solution.index_url)}")
-    table = Table("package", "version", "index", box=None, pad_edge=False)
+    console.print(escape(format_text(Text.of("render.solution.variant", variant=solution.variant,
+                                             index=solution.index_url), lang)))
+    columns = ("render.solution.package", "render.solution.version", "render.solution.index")
+    table = Table(*(format_text(Text(key), lang) for key in columns), box=None, pad_edge=False)
     for p in solution.packages:
         table.add_row(p.name, p.version, escape(p.index))
     console.print(table)
@@ -57,6 +60,10 @@ def render_lock_result(result: object, console: Console, *, lang: str = "en") ->
     """What was locked, where it went, and every warning."""
     from rich.markup import escape
 
+    from cudaresolve.text.catalogue import format_text
+    from cudaresolve.text.model import Text
+
     solution = result.solution  # type: ignore[attr-defined]
     render_solution(solution, console, lang=lang)
-    console.print(f"wrote {escape(str(result.path))} ({result.format})")  # type: ignore[attr-defined]
+    wrote = Text.of("render.lock.wrote", path=str(result.path), format=result.format)  # type: ignore[attr-defined]
+    console.print(escape(format_text(wrote, lang)))

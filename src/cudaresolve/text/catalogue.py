@@ -1,8 +1,9 @@
 """The message catalogue, read from data files, and the one formatter of ``Text``. Does I/O: reads the catalogue.
 
-The catalogue is data: ``text/en/*.toml`` and ``text/zh/*.toml``, one file per concept, each key a
-``str.format`` template with named fields. Both languages hold the same keys with the same fields
-(``tests/test_messages.py``). A language's files are read once, when its first ``Text`` is formatted.
+The catalogue is data: ``text/en/*.toml`` and ``text/zh/*.toml``, each key a ``str.format``
+template with named fields. A key's first part names its file (``doctor.python.hint`` lives in
+``doctor.toml``), so formatting a sentence reads only that one file, once. Both languages hold
+the same keys with the same fields (``tests/test_messages.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "parenthesize",
     "pick_lang",
     "placeholders",
+    "templates",
 ]
 
 Lang = Literal["en", "zh"]
@@ -55,15 +57,26 @@ def check_lang(lang: str) -> Lang:
 
 
 @cache
+def templates(lang: str, prefix: str) -> Mapping[str, str]:
+    """The templates of one file, ``text/<lang>/<prefix>.toml``: the keys ``<prefix>.*``.
+
+    Read on first use, so a command loads only the files of the sentences it says.
+    """
+    path = _HERE / check_lang(lang) / f"{prefix}.toml"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as f:
+        data = tomllib.load(f)
+    if stray := [k for k in data if k.split(".", 1)[0] != prefix]:
+        raise ValueError(f"{path.name} holds keys of another file: {', '.join(stray)}")
+    return data
+
+
 def catalogue(lang: str) -> Mapping[str, str]:
-    """Every template of ``lang``: the union of ``text/<lang>/*.toml`` (a key in two files is a bug)."""
+    """Every template of ``lang``: all of ``text/<lang>/*.toml`` (for checks; formatting reads one file)."""
     merged: dict[str, str] = {}
     for path in sorted((_HERE / check_lang(lang)).glob("*.toml")):
-        with path.open("rb") as f:
-            for key, template in tomllib.load(f).items():
-                if key in merged:
-                    raise ValueError(f"message key {key!r} is defined twice ({path.name})")
-                merged[key] = template
+        merged.update(templates(lang, path.stem))
     return merged
 
 
@@ -73,7 +86,7 @@ def format_text(text: Text, lang: str = "en") -> str:
     if builtin is not None:
         return builtin(text, lang)
     try:
-        template = catalogue(lang)[text.key]
+        template = templates(lang, text.key.split(".", 1)[0])[text.key]
     except KeyError:
         raise KeyError(f"no message {text.key!r}") from None
     return template.format(**{k: _format_field(v, lang) for k, v in text.fields})
