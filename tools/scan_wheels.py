@@ -1,0 +1,801 @@
+# /// script
+# requires-python = ">=3.11"
+# dependencies = ["httpx>=0.27", "packaging>=24.2"]
+# ///
+"""Read the GPU code, CUDA runtime and metadata of the PyPI wheels the database describes, and compare.
+Does I/O: PyPI simple JSON, ranged reads of wheels, one spooled zip member at a time.
+
+Run by hand with the network (not in CI), from the repository root, with the package importable:
+``PYTHONPATH=src python tools/scan_wheels.py [--kind torchvision] [--version 0.23.0]``.
+
+For every release row of ``data/compat.toml`` whose wheels PyPI hosts, it picks one wheel per
+platform (cp311 where there is one; linux_x86_64, plus win_amd64 / linux_aarch64 where a build
+of the row lists them) and records, with the project's own fatbin reader
+(``cudaresolve.binaries.fatbin.read_fatbin_archs``):
+
+* SASS and PTX of every CUDA library (ELF ``.so``; a Windows DLL/PYD's ``.nv_fatb`` section is
+  handed to the same reader), their union, and the base list of the main library (targets in at
+  least half of its containers; the per-kernel extras are kept apart);
+* the CUDA runtime: ``libcudart.so.N`` in a library's ``.dynstr`` or a bundled copy,
+  ``cudart64_N.dll`` imports, ``nvidia-*``/``cuda-toolkit`` pins, ``version.py``'s ``cuda``,
+  xformers' ``cpp_lib.json``;
+* Requires-Dist, Requires-Python, the interpreter tags and platforms PyPI lists.
+
+Nothing is kept but the results: the zip directory and the wanted members come by HTTP range
+requests; members are read in one forward pass per request, and a binary is inflated into one
+temporary file, listed, and deleted before the next. Results go to a JSON-lines cache, keyed by
+wheel file name, so an interrupted scan continues where it stopped. Then the records are
+compared with the database (``tools/wheel_compare.py``): a readable report, ``--json`` for the
+machine-readable one, ``--fixture`` to write the compact regression fixture.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import re
+import struct
+import sys
+import tempfile
+import time
+import zlib
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from email.parser import HeaderParser
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Final
+
+import httpx
+from packaging.markers import Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name, parse_wheel_filename
+from packaging.version import Version
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wheel_compare import (  # a sibling script, not a package
+    PYPI_KINDS,
+    MissingWheel,
+    WheelFacts,
+    compare,
+    format_report,
+    pypi_platforms,
+    tracked_requires,
+)
+
+from cudaresolve.binaries.fatbin import read_fatbin_archs  # the reader; its module may be renamed
+from cudaresolve.db.database import load_compat  # the loader; its module may be renamed
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from cudaresolve.db.database import CompatDB, PackageRelease
+
+SIMPLE: Final = "https://pypi.org/simple/{name}/"
+ACCEPT_JSON: Final = "application/vnd.pypi.simple.v1+json"  # PEP 691
+SCANNED_PLATFORMS: Final = ("linux_x86_64", "win_amd64", "linux_aarch64")
+TAIL_BYTES: Final = 64 * 1024
+GAP_BYTES: Final = 8 * 1024 * 1024  # members closer than this share one ranged request
+IN_MEMORY: Final = 64 * 1024 * 1024  # a member up to this size is inflated into memory
+_BINARY_SUFFIX = re.compile(r"(\.so(\.[\d.]+)?|\.pyd|\.dll|\.cubin|\.fatbin)$")
+_TEXT_MEMBER = re.compile(r"^[^/]+\.dist-info/METADATA$|^[^/]+(/[^/]+)?/version\.py$|^xformers/cpp_lib\.json$")
+_CUDART = re.compile(rb"libcudart(?:-[0-9a-f]+)?\.so\.(\d+)|cudart64_(\d{2,3})\.dll", re.IGNORECASE)
+_RUNTIME_PIN = re.compile(r"^(?:nvidia-cuda-runtime(?:-cu1\d)?|cuda-toolkit|nvidia-cuda-runtime-cu13)$")
+FATBIN_MAGIC: Final = b"\x50\xed\x55\xba"
+
+
+# --------------------------------------------------------------------------- PyPI listing
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dist:
+    filename: str
+    url: str
+    version: Version
+    build: tuple[int, str] | tuple[()]
+    tags: tuple[str, ...]  # interpreter tags: cp311, cp313t, abi3:cp39, py3
+    platform: str  # normalised: linux_x86_64, linux_aarch64, win_amd64, macosx_arm64, any
+    size: int
+    requires_python: str | None
+    yanked: bool
+
+
+def normalise_platform(tag: str) -> str:
+    """``manylinux_2_28_x86_64`` -> ``linux_x86_64``; ``macosx_11_0_arm64`` -> ``macosx_arm64``."""
+    if "linux" in tag:
+        for arch in ("x86_64", "aarch64", "ppc64le", "s390x", "armv7l", "i686"):
+            if tag.endswith(arch):
+                return f"linux_{arch}"
+    if tag.startswith("macosx"):
+        return "macosx_" + ("arm64" if tag.endswith("arm64") else "x86_64")
+    return tag
+
+
+def fetch_listing(client: httpx.Client, name: str) -> dict[Version, list[Dist]] | None:
+    """Wheels per version from PEP 691 JSON; None when PyPI does not host the project."""
+    response = client.get(SIMPLE.format(name=canonicalize_name(name)), headers={"Accept": ACCEPT_JSON})
+    if response.status_code == 404:
+        return None
+    response.raise_for_status()
+    out: dict[Version, list[Dist]] = defaultdict(list)
+    for entry in response.json()["files"]:
+        filename: str = entry["filename"]
+        if not filename.endswith(".whl"):
+            continue
+        _, version, build, tags = parse_wheel_filename(filename)
+        interpreters = sorted({_interp(t.interpreter, t.abi) for t in tags})
+        platforms = {t.platform for t in tags}
+        platform = normalise_platform(sorted(platforms)[0])
+        out[version].append(Dist(
+            filename=filename, url=entry["url"], version=version, build=build, tags=tuple(interpreters),
+            platform=platform, size=int(entry.get("size") or 0), requires_python=entry.get("requires-python"),
+            yanked=bool(entry.get("yanked")),
+        ))
+    return dict(out)
+
+
+def _interp(interpreter: str, abi: str) -> str:
+    if abi == "abi3":
+        return f"abi3:{interpreter}"
+    if abi.startswith("cp") and abi.endswith("t"):
+        return abi  # free-threaded
+    return interpreter
+
+
+def pick(dists: list[Dist]) -> Dist | None:
+    """One wheel to read: not yanked, newest build tag, cp311 if present, else the highest tag."""
+    usable = [d for d in dists if not d.yanked] or dists
+
+    def score(d: Dist) -> tuple[Any, ...]:
+        plain = [t for t in d.tags if not t.endswith("t")]
+        return (d.build, "cp311" in d.tags, bool(plain), sorted(d.tags))
+
+    return max(usable, key=score) if usable else None
+
+
+# --------------------------------------------------------------------------- remote zip
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    name: str
+    method: int
+    compressed: int
+    size: int
+    offset: int  # of the local header
+
+
+class RemoteZip:
+    """The central directory of a wheel on PyPI, and ranged, forward-only reads of members."""
+
+    def __init__(self, client: httpx.Client, url: str, stats: Counter[str]) -> None:
+        self.client, self.url, self.stats = client, url, stats
+        tail, tail_start, self.total = self._range(f"-{TAIL_BYTES}")
+        cd_offset, cd_size = _central_directory(tail, tail_start, self._range)
+        if cd_offset >= tail_start:
+            directory = tail[cd_offset - tail_start : cd_offset - tail_start + cd_size]
+        else:
+            directory = self._range(f"{cd_offset}-{cd_offset + cd_size - 1}")[0]
+        self.members = _parse_directory(directory)
+
+    def _range(self, spec: str) -> tuple[bytes, int, int]:
+        response = self.client.get(self.url, headers={"Range": f"bytes={spec}"})
+        self.stats["requests"] += 1
+        self.stats["bytes"] += len(response.content)
+        if response.status_code != 206:
+            raise RuntimeError(f"range request not honoured ({response.status_code}) for {self.url}")
+        match = re.match(r"bytes (\d+)-(\d+)/(\d+)", response.headers.get("content-range", ""))
+        if not match:
+            raise RuntimeError(f"no Content-Range in reply for {self.url}")
+        return response.content, int(match.group(1)), int(match.group(3))
+
+    def read_members(self, wanted: list[Member]) -> Iterator[tuple[Member, _MemberReader]]:
+        """Each wanted member in file order, as a forward-only inflating reader."""
+        wanted = sorted(wanted, key=lambda m: m.offset)
+        groups: list[list[Member]] = []
+        for member in wanted:
+            if groups and member.offset - _end(groups[-1][-1]) < GAP_BYTES:
+                groups[-1].append(member)
+            else:
+                groups.append([member])
+        for group in groups:
+            start, stop = group[0].offset, min(_end(group[-1]) + 1024, self.total)
+            with self.client.stream("GET", self.url, headers={"Range": f"bytes={start}-{stop - 1}"}) as response:
+                self.stats["requests"] += 1
+                if response.status_code != 206:
+                    raise RuntimeError(f"range request not honoured ({response.status_code}) for {self.url}")
+                stream = _ByteStream(response.iter_raw(1 << 20), start, self.stats)
+                for member in group:
+                    stream.skip_to(member.offset)
+                    local = stream.read(30)
+                    if local[:4] != b"PK\x03\x04":
+                        raise RuntimeError(f"bad local header for {member.name}")
+                    name_len, extra_len = struct.unpack("<HH", local[26:30])
+                    stream.read(name_len + extra_len)
+                    reader = _MemberReader(stream, member)
+                    yield member, reader
+                    reader.drain()
+
+
+def _end(member: Member) -> int:
+    return member.offset + 30 + len(member.name.encode()) + 1024 + member.compressed
+
+
+class _ByteStream:
+    def __init__(self, chunks: Iterator[bytes], position: int, stats: Counter[str]) -> None:
+        self._chunks, self.position, self._buffer, self._stats = chunks, position, b"", stats
+
+    def read(self, count: int) -> bytes:
+        while len(self._buffer) < count:
+            chunk = next(self._chunks, b"")
+            if not chunk:
+                raise RuntimeError("connection closed inside a ranged read")
+            self._stats["bytes"] += len(chunk)
+            self._buffer += chunk
+        data, self._buffer = self._buffer[:count], self._buffer[count:]
+        self.position += count
+        return data
+
+    def read_some(self, limit: int) -> bytes:
+        if not self._buffer:
+            chunk = next(self._chunks, b"")
+            self._stats["bytes"] += len(chunk)
+            self._buffer = chunk
+            if not chunk:
+                raise RuntimeError("connection closed inside a member")
+        data, self._buffer = self._buffer[:limit], self._buffer[limit:]
+        self.position += len(data)
+        return data
+
+    def skip_to(self, offset: int) -> None:
+        while self.position < offset:
+            self.read_some(offset - self.position)
+
+
+class _MemberReader:
+    """Inflates one member's bytes as they arrive; each byte of the network is seen once."""
+
+    def __init__(self, stream: _ByteStream, member: Member) -> None:
+        self._stream, self._left = stream, member.compressed
+        self._inflate = zlib.decompressobj(-15) if member.method == 8 else None
+        if member.method not in (0, 8):
+            raise RuntimeError(f"{member.name}: compression method {member.method} not supported")
+
+    def chunks(self) -> Iterator[bytes]:
+        while self._left > 0:
+            raw = self._stream.read_some(min(self._left, 1 << 20))
+            self._left -= len(raw)
+            yield self._inflate.decompress(raw) if self._inflate else raw
+        if self._inflate:
+            yield self._inflate.flush()
+
+    def drain(self) -> None:
+        for _ in self.chunks():
+            pass
+
+
+def _central_directory(tail: bytes, tail_start: int, get: Any) -> tuple[int, int]:
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0:
+        raise RuntimeError("no zip end record")
+    cd_size, cd_offset = struct.unpack("<II", tail[at + 12 : at + 20])
+    if cd_offset != 0xFFFFFFFF and cd_size != 0xFFFFFFFF:
+        return cd_offset, cd_size
+    locator = tail.rfind(b"PK\x06\x07", 0, at)
+    (record_offset,) = struct.unpack("<Q", tail[locator + 8 : locator + 16])
+    record = tail[record_offset - tail_start :] if record_offset >= tail_start else get(
+        f"{record_offset}-{record_offset + 55}")[0]
+    size64, offset64 = struct.unpack("<QQ", record[40:56])
+    return offset64, size64
+
+
+def _parse_directory(data: bytes) -> list[Member]:
+    members, at = [], 0
+    while at + 46 <= len(data) and data[at : at + 4] == b"PK\x01\x02":
+        (method,) = struct.unpack("<H", data[at + 10 : at + 12])
+        comp, size = struct.unpack("<II", data[at + 20 : at + 28])
+        name_len, extra_len, comment_len = struct.unpack("<HHH", data[at + 28 : at + 34])
+        (offset,) = struct.unpack("<I", data[at + 42 : at + 46])
+        name = data[at + 46 : at + 46 + name_len].decode("utf-8", "replace")
+        extra = data[at + 46 + name_len : at + 46 + name_len + extra_len]
+        pos = 0
+        while pos + 4 <= len(extra):
+            header_id, length = struct.unpack("<HH", extra[pos : pos + 4])
+            if header_id == 1:
+                body = extra[pos + 4 : pos + 4 + length]
+                values = list(struct.unpack(f"<{len(body) // 8}Q", body[: len(body) // 8 * 8]))
+                if size == 0xFFFFFFFF and values:
+                    size = values.pop(0)
+                if comp == 0xFFFFFFFF and values:
+                    comp = values.pop(0)
+                if offset == 0xFFFFFFFF and values:
+                    offset = values.pop(0)
+            pos += 4 + length
+        members.append(Member(name, method, comp, size, offset))
+        at += 46 + name_len + extra_len + comment_len
+    return members
+
+
+# --------------------------------------------------------------------------- one binary
+
+
+@dataclass(slots=True)
+class LibraryCode:
+    sass: set[str] = field(default_factory=set)
+    ptx: set[str] = field(default_factory=set)
+    containers: int = 0
+    counts: Counter[str] = field(default_factory=Counter)  # containers holding each target
+    cudart: set[int] = field(default_factory=set)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"sass": _sorted(self.sass), "ptx": _sorted(self.ptx), "containers": self.containers}
+        data["counts"] = dict(sorted(self.counts.items()))
+        if self.cudart:
+            data["cudart"] = sorted(self.cudart)
+        if self.error:
+            data["error"] = self.error
+        return data
+
+
+def list_binary(handle: IO[bytes], size: int) -> LibraryCode | None:
+    """The GPU code and CUDA runtime of one spooled file; None when it is no binary."""
+    handle.seek(0)
+    head = handle.read(4)
+    code = LibraryCode()
+    try:
+        if head == b"\x7fELF" or head == FATBIN_MAGIC:
+            _add_listing(code, read_fatbin_archs(handle, size=size))
+            if head == b"\x7fELF":
+                code.cudart |= _elf_cudart(handle)
+        elif head[:2] == b"MZ":
+            for offset, length in _pe_fatbin_sections(handle):
+                _add_listing(code, read_fatbin_archs(_Window(handle, offset, length), size=length))
+            code.cudart |= _scan_cudart(handle, size)
+        else:
+            return None
+    except Exception as exc:  # the reader's InvalidBinary, or a malformed PE/ELF table
+        code.error = f"{type(exc).__name__}: {exc}"
+    return code
+
+
+def _add_listing(code: LibraryCode, listing: Any) -> None:
+    loadable = [c for c in listing.containers if c.section != "__nv_relfatbin"] or list(listing.containers)
+    entries = sorted(listing.entries, key=lambda e: e.offset)
+    for container in loadable:
+        inside = {e.name for e in entries if container.offset <= e.offset < container.offset + container.size
+                  and e.name and e.kind in (1, 2)}
+        code.containers += 1
+        code.counts.update(inside)
+    if not loadable and listing.entries:  # a bare cubin
+        code.containers += 1
+        code.counts.update(e.name for e in listing.entries if e.name)
+    code.sass |= set(listing.sass)
+    code.ptx |= set(listing.ptx)
+
+
+def _elf_cudart(handle: IO[bytes]) -> set[int]:
+    """CUDA runtime majors named in the ELF ``.dynstr`` (DT_NEEDED and version needs)."""
+    handle.seek(0)
+    header = handle.read(64)
+    shoff, = struct.unpack("<Q", header[40:48])
+    shentsize, shnum, shstrndx = struct.unpack("<HHH", header[58:64])
+    if not shoff or shentsize != 64 or not 0 < shnum < 100_000:
+        return set()
+    handle.seek(shoff)
+    table = handle.read(shnum * 64)
+    sections = [struct.unpack("<IIQQQQIIQQ", table[i * 64 : i * 64 + 64]) for i in range(shnum)]
+    names_off, names_size = sections[shstrndx][4], sections[shstrndx][5]
+    handle.seek(names_off)
+    names = handle.read(min(names_size, 1 << 20))
+    for sh_name, _type, _flags, _addr, offset, length, *_ in sections:
+        if names[sh_name : sh_name + 8] == b".dynstr\0":
+            handle.seek(offset)
+            return _majors(handle.read(min(length, 64 << 20)))
+    return set()
+
+
+def _majors(data: bytes) -> set[int]:
+    out = set()
+    for match in _CUDART.finditer(data):
+        if match.group(1):
+            out.add(int(match.group(1)))
+        else:
+            digits = match.group(2).decode()
+            out.add(int(digits[:-1]))  # cudart64_12.dll is CUDA 12, cudart64_110.dll CUDA 11
+    return out
+
+
+def _scan_cudart(handle: IO[bytes], size: int) -> set[int]:
+    found: set[int] = set()
+    handle.seek(0)
+    carry = b""
+    while chunk := handle.read(8 << 20):
+        found |= _majors(carry + chunk)
+        carry = chunk[-64:]
+    return found
+
+
+def _pe_fatbin_sections(handle: IO[bytes]) -> list[tuple[int, int]]:
+    """(file offset, size) of each ``.nv_fatb`` section of a PE image (a Windows DLL/PYD)."""
+    handle.seek(0x3C)
+    (pe_offset,) = struct.unpack("<I", handle.read(4))
+    handle.seek(pe_offset)
+    header = handle.read(24)
+    if header[:4] != b"PE\0\0":
+        return []
+    count, = struct.unpack("<H", header[6:8])
+    optional_size, = struct.unpack("<H", header[20:22])
+    handle.seek(pe_offset + 24 + optional_size)
+    table = handle.read(40 * count)
+    out = []
+    for i in range(count):
+        raw = table[i * 40 : i * 40 + 40]
+        name = raw[:8].rstrip(b"\0")
+        raw_size, raw_pointer = struct.unpack("<II", raw[16:24])
+        if name.startswith(b".nv_fat") and raw_size:
+            out.append((raw_pointer, raw_size))
+    return out
+
+
+class _Window:
+    """Bytes ``[start, start + size)`` of a seekable file, as a file of its own."""
+
+    def __init__(self, handle: IO[bytes], start: int, size: int) -> None:
+        self._handle, self._start, self._size, self._pos = handle, start, size, 0
+
+    def seek(self, offset: int, whence: int = 0, /) -> int:
+        self._pos = max({0: 0, 1: self._pos, 2: self._size}[whence] + offset, 0)
+        return self._pos
+
+    def read(self, size: int = -1, /) -> bytes:
+        count = self._size - self._pos if size < 0 else min(size, self._size - self._pos)
+        if count <= 0:
+            return b""
+        self._handle.seek(self._start + self._pos)
+        data = self._handle.read(count)
+        self._pos += len(data)
+        return data
+
+
+# --------------------------------------------------------------------------- one wheel
+
+
+def scan_wheel(
+    client: httpx.Client, dist: Dist, *, binaries: bool, stats: Counter[str], log: Any = None
+) -> dict[str, Any]:
+    """Everything the scan records about one wheel (a JSON-able dict; the cache's line)."""
+    before = stats["bytes"]
+    started = time.monotonic()
+    archive = RemoteZip(client, dist.url, stats)
+    texts: dict[str, str] = {}
+    libraries: dict[str, LibraryCode] = {}
+    bundled: set[int] = set()
+    wanted = [m for m in archive.members if _TEXT_MEMBER.match(m.name)]
+    if binaries:
+        wanted += [m for m in archive.members if _BINARY_SUFFIX.search(m.name) and m.size >= 64]
+    for member in archive.members:
+        if match := re.search(r"libcudart(?:-[0-9a-f]+)?\.so\.(\d+)", member.name):
+            bundled.add(int(match.group(1)))
+    for member, reader in archive.read_members(wanted):
+        if _TEXT_MEMBER.match(member.name):
+            texts[member.name] = b"".join(reader.chunks()).decode("utf-8", "replace")
+            continue
+        code = _spool_and_list(reader, member)
+        if code is not None and (code.containers or code.cudart or code.error):
+            libraries[member.name] = code
+        if log:
+            log(f"    {member.name}: {member.size / 1e6:.0f} MB"
+                + (f", {code.containers} containers" if code and code.containers else ""))
+    record = _record(dist, texts, libraries, bundled, binaries=binaries)
+    record["bytes_downloaded"] = stats["bytes"] - before
+    record["seconds"] = round(time.monotonic() - started, 1)
+    return record
+
+
+def _spool_and_list(reader: _MemberReader, member: Member) -> LibraryCode | None:
+    if member.size <= IN_MEMORY:
+        import io
+
+        return list_binary(io.BytesIO(b"".join(reader.chunks())), member.size)
+    with tempfile.TemporaryFile(prefix="scan-wheels-") as handle:  # deleted on close
+        for chunk in reader.chunks():
+            handle.write(chunk)
+        handle.flush()
+        return list_binary(handle, member.size)
+
+
+def _record(
+    dist: Dist, texts: dict[str, str], libraries: dict[str, LibraryCode], bundled: set[int], *, binaries: bool
+) -> dict[str, Any]:
+    metadata = next((t for n, t in texts.items() if n.endswith(".dist-info/METADATA")), "")
+    headers = HeaderParser().parsestr(metadata)
+    requires = [str(r) for r in headers.get_all("Requires-Dist") or []]
+    evidence: dict[str, Any] = {}
+    for name, text in texts.items():
+        if name.endswith("version.py") and (m := re.search(r"^cuda\s*(?::\s*\w[^=]*)?=\s*(.+)$", text, re.M)):
+            value = m.group(1).strip().strip("'\"")
+            if value == "None" or re.match(r"^\d+\.\d+", value):
+                evidence[f"{name}:cuda"] = None if value == "None" else value
+        if name.endswith("version.py") and (m := re.search(r"^__version__\s*=\s*['\"][^+'\"]*\+(\w+)", text, re.M)):
+            local = m.group(1)
+            if local == "cpu" or re.match(r"^cu\d{3}$", local):
+                evidence[f"{name}:__version__"] = None if local == "cpu" else f"{local[2:-1]}.{local[-1]}"
+        if name.endswith("cpp_lib.json"):
+            try:
+                cuda = json.loads(text).get("cuda_version")
+                evidence[name] = f"{int(cuda) // 1000}.{int(cuda) % 1000 // 10}" if cuda else None
+            except (ValueError, TypeError, AttributeError):
+                pass
+    pin = _runtime_pin(requires, dist.platform)
+    if pin:
+        evidence["requires"] = pin
+    majors = set(bundled)
+    for code in libraries.values():
+        majors |= code.cudart
+    own = {name: code for name, code in libraries.items() if not is_vendored(name)}
+    main = max(own.items(), key=lambda kv: kv[1].containers, default=None)
+    base_sass, base_ptx = _base(main[1]) if main and main[1].containers else ((), ())
+    union_sass = _sorted(set().union(*(c.sass for c in own.values())) if own else set())
+    union_ptx = _sorted(set().union(*(c.ptx for c in own.values())) if own else set())
+    return {
+        "file": dist.filename,
+        "url": dist.url,
+        "size": dist.size,
+        "requires_dist": requires,
+        "requires_python": headers.get("Requires-Python"),
+        "cuda_evidence": evidence,
+        "cudart_majors": sorted(majors),
+        "binaries_scanned": binaries,
+        "main_library": main[0] if main else None,
+        "vendored": sorted(name for name in libraries if is_vendored(name)),
+        "sass": list(base_sass),
+        "ptx": list(base_ptx),
+        "sass_all": union_sass,
+        "ptx_all": union_ptx,
+        "libraries": {name: code.to_dict() for name, code in sorted(libraries.items())},
+        "scanned": datetime.date.today().isoformat(),
+    }
+
+
+_VENDORED = re.compile(
+    r"(^|/)[^/]+\.libs/|(^|/)(lib)?(cudart|cublas|cublasLt|cufft|curand|cusparse|cusolver|cudnn|nccl|nvjpeg|nvrtc|"
+    r"nvToolsExt|nvJitLink|cupti|cufile|nvshmem)[^/]*$"
+)
+
+
+def is_vendored(name: str) -> bool:
+    """A copy of NVIDIA's own library (auditwheel's ``<pkg>.libs/``, or by name): not the package's code."""
+    return bool(_VENDORED.search(name))
+
+
+def _base(code: LibraryCode) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Targets in at least half of the library's containers (TORCH_CUDA_ARCH_LIST, not per-kernel extras)."""
+    half = code.containers / 2
+    keep = {name for name, count in code.counts.items() if count >= half}
+    return _sorted({n for n in keep if n.startswith("sm_")}), _sorted({n for n in keep if n.startswith("compute_")})
+
+
+def _runtime_pin(requires: list[str], platform: str) -> str | None:
+    """``12.8`` from ``nvidia-cuda-runtime-cu12==12.8.90`` or ``cuda-toolkit[...]==13.0.3`` (marker-aware)."""
+    env = {
+        "linux_x86_64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"},
+        "linux_aarch64": {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "aarch64"},
+        "win_amd64": {"sys_platform": "win32", "platform_system": "Windows", "platform_machine": "AMD64"},
+    }.get(platform)
+    for line in requires:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if not _RUNTIME_PIN.match(canonicalize_name(req.name)):
+            continue
+        if req.marker and env and not Marker(str(req.marker)).evaluate({**env, "python_version": "3.11", "extra": ""}):
+            continue
+        for spec in req.specifier:
+            if spec.operator in ("==", "~=", ">="):
+                parts = spec.version.split(".")
+                if len(parts) >= 2:
+                    return f"{parts[0]}.{parts[1]}"
+    return None
+
+
+def _sorted(names: set[str] | list[str]) -> list[str]:
+    def key(name: str) -> tuple[int, int, str]:
+        m = re.match(r"^(?:sm|compute)_(\d+)([af]?)$", name)
+        return (int(m.group(1)), 0, m.group(2)) if m else (0, 0, name)
+
+    return sorted(set(names), key=key)
+
+
+def facts_from_record(
+    package: str, version: str, platform: str, record: dict[str, Any], python: list[str]
+) -> WheelFacts:
+    """The fixture's view of a cache record: what the comparison needs, nothing more."""
+    evidence = record.get("cuda_evidence", {})
+    exact = [v for k, v in evidence.items() if k != "requires"]
+    named = next((v for v in exact if v), None) or evidence.get("requires")
+    variant: str | None = None
+    if named:
+        major, minor = named.split(".")[:2]
+        variant = f"cu{major}{minor}"
+    elif exact and all(v is None for v in exact) and not record.get("cudart_majors") and not record.get("sass_all"):
+        variant = "cpu"  # version.py says cuda = None and the wheel holds no GPU code
+    majors = record.get("cudart_majors") or []
+    cuda_major = int(named.split(".")[0]) if named else (majors[-1] if len(majors) == 1 else None)
+    return WheelFacts(
+        package=package, version=version, platform=platform, file=record["file"], variant=variant,
+        cuda_major=cuda_major, sass=tuple(record.get("sass", ())), ptx=tuple(record.get("ptx", ())),
+        sass_all=tuple(record.get("sass_all", ())), ptx_all=tuple(record.get("ptx_all", ())),
+        python=tuple(python), requires_python=record.get("requires_python"),
+        requires=tracked_requires(record.get("requires_dist", [])),
+        binaries_scanned=bool(record.get("binaries_scanned", True)),
+    )
+
+
+# --------------------------------------------------------------------------- the run
+
+
+@dataclass(slots=True)
+class Plan:
+    """Per release: the wheels to read, and the PyPI builds with no wheel."""
+
+    jobs: list[tuple[str, str, str, Dist, bool, list[str]]] = field(default_factory=list)
+    missing: list[MissingWheel] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def plan_kind(
+    db: CompatDB, kind: str, listing: dict[Version, list[Dist]] | None, versions: set[str] | None,
+    extra_platforms: bool, scan_pure: bool,
+) -> Plan:
+    plan = Plan()
+    releases = [r for r in db.packages(kind) if versions is None or str(r.version) in versions]
+    if listing is None:
+        plan.notes.append(f"{kind}: not on PyPI; {len(releases)} rows not scanned")
+        for release in releases:
+            for platform, variant in pypi_platforms(release).items():
+                plan.missing.append(MissingWheel(package=kind, version=str(release.version), platform=platform,
+                                                 variant=variant))
+        return plan
+    for release in releases:
+        dists = listing.get(release.version, [])
+        expected = pypi_platforms(release)
+        by_platform: dict[str, list[Dist]] = defaultdict(list)
+        for dist in dists:
+            by_platform[dist.platform].append(dist)
+        for platform, variant in expected.items():
+            if not by_platform.get(platform) and not by_platform.get("any"):
+                plan.missing.append(MissingWheel(package=kind, version=str(release.version), platform=platform,
+                                                 variant=variant))
+        platforms = _platforms_to_read(release, by_platform, expected, extra_platforms)
+        for platform in platforms:
+            chosen = pick(by_platform[platform])
+            if chosen is None:
+                continue
+            tags = sorted({t for d in by_platform[platform] for t in d.tags})
+            binaries = not release.pure or scan_pure
+            plan.jobs.append((kind, str(release.version), platform, chosen, binaries, tags))
+    return plan
+
+
+def _platforms_to_read(
+    release: PackageRelease, by_platform: dict[str, list[Dist]], expected: dict[str, str], extra: bool
+) -> list[str]:
+    if "any" in by_platform and not any(p in by_platform for p in SCANNED_PLATFORMS):
+        return ["any"]
+    listed = {p for b in release.builds for p in b.platforms} | set(expected)
+    if release.pure:
+        listed = {"linux_x86_64"}
+    out = [p for p in SCANNED_PLATFORMS if p in by_platform and (p in listed or extra)]
+    if not release.builds or not (release.pypi_variant or expected):
+        out = out[:1]  # no PyPI build recorded: the metadata of one wheel is all there is to check
+    return out
+
+
+def load_cache(path: Path) -> dict[str, dict[str, Any]]:
+    records: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                records[record["file"]] = record
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    root = Path(__file__).resolve().parent.parent
+    parser.add_argument("--compat", type=Path, default=root / "data" / "compat.toml")
+    parser.add_argument("--kind", action="append", choices=PYPI_KINDS, help="scan only this package (repeatable)")
+    parser.add_argument("--version", action="append", help="scan only this release version (repeatable)")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "cudaresolve-scan-wheels" / "scan.jsonl")
+    parser.add_argument("--offline", action="store_true", help="read no wheel; compare what the cache holds "
+                        "(PyPI's listings are still fetched)")
+    parser.add_argument("--all-platforms", action="store_true", help="also read linux_aarch64/win_amd64 wheels "
+                        "where no build of the row lists the platform")
+    parser.add_argument("--scan-pure", action="store_true", help="also list the binaries of pure rows' wheels")
+    parser.add_argument("--json", type=Path, help="write the disagreements as JSON here")
+    parser.add_argument("--fixture", type=Path, help="write the compact regression fixture here")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    db = load_compat(args.compat)
+    kinds = [k for k in PYPI_KINDS if not args.kind or k in args.kind]
+    versions = set(args.version) if args.version else None
+    cache = load_cache(args.cache)
+    args.cache.parent.mkdir(parents=True, exist_ok=True)
+    stats: Counter[str] = Counter()
+    wheels: list[WheelFacts] = []
+    missing: list[MissingWheel] = []
+    notes: list[str] = []
+    read = 0
+    started = time.monotonic()
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    with httpx.Client(timeout=120, follow_redirects=True, headers={"User-Agent": "cudaresolve-scan-wheels"}) as client:
+        for kind in kinds:
+            listing = fetch_listing(client, kind)
+            plan = plan_kind(db, kind, listing, versions, args.all_platforms, args.scan_pure)
+            missing += plan.missing
+            notes += plan.notes
+            say(f"{kind}: {len(plan.jobs)} wheels, {sum(1 for j in plan.jobs if j[3].filename not in cache)} to read")
+            for package, version, platform, dist, binaries, tags in plan.jobs:
+                record = cache.get(dist.filename)
+                if record is None or (binaries and not record.get("binaries_scanned")):
+                    if args.offline:
+                        continue
+                    say(f"  reading {dist.filename} ({dist.size / 1e6:.0f} MB)")
+                    try:
+                        record = scan_wheel(client, dist, binaries=binaries, stats=stats,
+                                            log=say if args.verbose else None)
+                    except (httpx.HTTPError, RuntimeError, zlib.error, struct.error) as exc:
+                        say(f"  FAILED {dist.filename}: {exc}")
+                        notes.append(f"{package} {version} {platform}: could not read {dist.filename}: {exc}")
+                        continue
+                    read += 1
+                    with args.cache.open("a", encoding="utf-8") as handle:
+                        handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+                    cache[dist.filename] = record
+                    rate = stats["bytes"] / max(time.monotonic() - started, 1e-9) / 1e6
+                    say(f"    {record['bytes_downloaded'] / 1e6:.0f} MB in {record['seconds']} s; sass "
+                        f"{record['sass']} ptx {record['ptx']}; total {stats['bytes'] / 1e9:.2f} GB at {rate:.1f} MB/s")
+                wheels.append(facts_from_record(package, version, platform, record, tags))
+    result = compare(db, wheels, missing)
+    result.notes[:0] = notes
+    print(format_report(result))
+    elapsed = time.monotonic() - started
+    print(f"summary: {len(wheels)} wheels compared ({read} read now, {len(wheels) - read} from the cache), "
+          f"{stats['bytes'] / 1e9:.2f} GB downloaded in {elapsed:.0f} s, {stats['requests']} requests, "
+          f"{result.facts} facts compared, {len(result.disagreements)} disagreements")
+    if args.json:
+        args.json.write_text(json.dumps({
+            "counts": result.counts(), "facts": result.facts,
+            "disagreements": [d.to_dict() for d in result.disagreements], "notes": result.notes,
+        }, indent=1) + "\n", encoding="utf-8")
+    if args.fixture:
+        write_fixture(args.fixture, wheels, missing)
+    return 1 if result.disagreements else 0
+
+
+def write_fixture(path: Path, wheels: list[WheelFacts], missing: list[MissingWheel]) -> None:
+    """One small JSON file: one line per wheel, so a diff shows which wheel changed."""
+    order = {k: i for i, k in enumerate(PYPI_KINDS)}
+    wheels = sorted(wheels, key=lambda w: (order.get(w.package, 99), Version(w.version), w.platform))
+    lines = ["{", f' "scanned": "{datetime.date.today().isoformat()}",', ' "wheels": [']
+    lines += [f"  {json.dumps(w.to_dict(), separators=(',', ':'))}," for w in wheels]
+    if wheels:
+        lines[-1] = lines[-1].rstrip(",")
+    lines.append(" ],")
+    lines.append(' "missing": [')
+    lines += [f"  {json.dumps(m.to_dict(), separators=(',', ':'))}," for m in missing]
+    if missing:
+        lines[-1] = lines[-1].rstrip(",")
+    lines += [" ]", "}"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
