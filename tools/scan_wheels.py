@@ -82,6 +82,7 @@ _TEXT_MEMBER = re.compile(r"^[^/]+\.dist-info/METADATA$|^[^/]+(/[^/]+)?/version\
 _CUDART = re.compile(rb"libcudart(?:-[0-9a-f]+)?\.so\.(\d+)|cudart64_(\d{2,3})\.dll", re.IGNORECASE)
 _RUNTIME_PIN = re.compile(r"^(?:nvidia-cuda-runtime(?:-cu1\d)?|cuda-toolkit|nvidia-cuda-runtime-cu13)$")
 FATBIN_MAGIC: Final = b"\x50\xed\x55\xba"
+RECORD_FORMAT: Final = 2  # cache lines of an older format are read again
 
 
 # --------------------------------------------------------------------------- PyPI listing
@@ -508,11 +509,32 @@ def _spool_and_list(reader: _MemberReader, member: Member) -> LibraryCode | None
 def _record(
     dist: Dist, texts: dict[str, str], libraries: dict[str, LibraryCode], bundled: set[int], *, binaries: bool
 ) -> dict[str, Any]:
+    """The raw observations; what they mean (variant, base list) is derived later, in ``facts_from_record``."""
     metadata = next((t for n, t in texts.items() if n.endswith(".dist-info/METADATA")), "")
     headers = HeaderParser().parsestr(metadata)
-    requires = [str(r) for r in headers.get_all("Requires-Dist") or []]
-    evidence: dict[str, Any] = {}
-    for name, text in texts.items():
+    majors = set(bundled)
+    for code in libraries.values():
+        majors |= code.cudart
+    return {
+        "format": RECORD_FORMAT,
+        "file": dist.filename,
+        "url": dist.url,
+        "size": dist.size,
+        "platform": dist.platform,
+        "requires_dist": [str(r) for r in headers.get_all("Requires-Dist") or []],
+        "requires_python": headers.get("Requires-Python"),
+        "texts": {n: t[:4096] for n, t in sorted(texts.items()) if not n.endswith("METADATA")},
+        "cudart_majors": sorted(majors),
+        "binaries_scanned": binaries,
+        "libraries": {name: code.to_dict() for name, code in sorted(libraries.items())},
+        "scanned": datetime.date.today().isoformat(),
+    }
+
+
+def cuda_evidence(record: dict[str, Any]) -> dict[str, str | None]:
+    """CUDA version each source names ("12.8"; None for a CPU build): version.py, cpp_lib.json, the runtime pin."""
+    evidence: dict[str, str | None] = {}
+    for name, text in record.get("texts", {}).items():
         if name.endswith("version.py") and (m := re.search(r"^cuda\s*(?::\s*\w[^=]*)?=\s*(.+)$", text, re.M)):
             value = m.group(1).strip().strip("'\"")
             if value == "None" or re.match(r"^\d+\.\d+", value):
@@ -523,39 +545,44 @@ def _record(
                 evidence[f"{name}:__version__"] = None if local == "cpu" else f"{local[2:-1]}.{local[-1]}"
         if name.endswith("cpp_lib.json"):
             try:
-                cuda = json.loads(text).get("cuda_version")
-                evidence[name] = f"{int(cuda) // 1000}.{int(cuda) % 1000 // 10}" if cuda else None
-            except (ValueError, TypeError, AttributeError):
-                pass
-    pin = _runtime_pin(requires, dist.platform)
+                cuda = json.loads(text).get("version", {}).get("cuda")  # {"version": {"cuda": 1208, ...}}
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(cuda, int):
+                evidence[name] = f"{cuda // 100}.{cuda % 100}"  # 1208 is CUDA 12.8
+    pin = _runtime_pin(record.get("requires_dist", []), record.get("platform", "linux_x86_64"))
     if pin:
         evidence["requires"] = pin
-    majors = set(bundled)
-    for code in libraries.values():
-        majors |= code.cudart
-    own = {name: code for name, code in libraries.items() if not is_vendored(name)}
-    main = max(own.items(), key=lambda kv: kv[1].containers, default=None)
-    base_sass, base_ptx = _base(main[1]) if main and main[1].containers else ((), ())
-    union_sass = _sorted(set().union(*(c.sass for c in own.values())) if own else set())
-    union_ptx = _sorted(set().union(*(c.ptx for c in own.values())) if own else set())
-    return {
-        "file": dist.filename,
-        "url": dist.url,
-        "size": dist.size,
-        "requires_dist": requires,
-        "requires_python": headers.get("Requires-Python"),
-        "cuda_evidence": evidence,
-        "cudart_majors": sorted(majors),
-        "binaries_scanned": binaries,
-        "main_library": main[0] if main else None,
-        "vendored": sorted(name for name in libraries if is_vendored(name)),
-        "sass": list(base_sass),
-        "ptx": list(base_ptx),
-        "sass_all": union_sass,
-        "ptx_all": union_ptx,
-        "libraries": {name: code.to_dict() for name, code in sorted(libraries.items())},
-        "scanned": datetime.date.today().isoformat(),
-    }
+    return evidence
+
+
+# The library whose list the database records (the TORCH_CUDA_ARCH_LIST build); other libraries
+# bring their own lists (magma in libtorch_cuda_linalg, flash-attention 3 in xformers) and count
+# only in the ``*_all`` union. Without an entry: the package library with the most containers.
+MAIN_LIBRARY: Final = {
+    "torch": re.compile(r"^torch/lib/(lib)?torch_cuda\.(so|dll)$"),
+    "torchvision": re.compile(r"^torchvision/_C\.(so|pyd)$"),
+    "torchaudio": re.compile(r"^torchaudio/lib/(lib)?torchaudio\.(so|pyd)$"),
+    "xformers": re.compile(r"^xformers/_C\.(so|pyd)$"),
+}
+
+
+def code_lists(package: str, record: dict[str, Any]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(sass, ptx, sass_all, ptx_all): the main library's base list, and the union over the package's libraries."""
+    own = {n: c for n, c in record.get("libraries", {}).items() if not is_vendored(n) and c.get("containers")}
+    pattern = MAIN_LIBRARY.get(package)
+    named = [n for n in own if pattern is not None and pattern.match(n)]
+    main = named[0] if named else max(own, key=lambda n: own[n]["containers"], default=None)
+    sass: list[str] = []
+    ptx: list[str] = []
+    if main is not None:
+        half = own[main]["containers"] / 2
+        keep = {name for name, count in own[main]["counts"].items() if count >= half}
+        sass = _sorted({n for n in keep if n.startswith("sm_")})
+        ptx = _sorted({n for n in keep if n.startswith("compute_")})
+    sass_all = _sorted({t for c in own.values() for t in c["sass"]})
+    ptx_all = _sorted({t for c in own.values() for t in c["ptx"]})
+    return sass, ptx, sass_all, ptx_all
 
 
 _VENDORED = re.compile(
@@ -567,13 +594,6 @@ _VENDORED = re.compile(
 def is_vendored(name: str) -> bool:
     """A copy of NVIDIA's own library (auditwheel's ``<pkg>.libs/``, or by name): not the package's code."""
     return bool(_VENDORED.search(name))
-
-
-def _base(code: LibraryCode) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Targets in at least half of the library's containers (TORCH_CUDA_ARCH_LIST, not per-kernel extras)."""
-    half = code.containers / 2
-    keep = {name for name, count in code.counts.items() if count >= half}
-    return _sorted({n for n in keep if n.startswith("sm_")}), _sorted({n for n in keep if n.startswith("compute_")})
 
 
 def _runtime_pin(requires: list[str], platform: str) -> str | None:
@@ -612,21 +632,21 @@ def facts_from_record(
     package: str, version: str, platform: str, record: dict[str, Any], python: list[str]
 ) -> WheelFacts:
     """The fixture's view of a cache record: what the comparison needs, nothing more."""
-    evidence = record.get("cuda_evidence", {})
-    exact = [v for k, v in evidence.items() if k != "requires"]
-    named = next((v for v in exact if v), None) or evidence.get("requires")
-    variant: str | None = None
-    if named:
-        major, minor = named.split(".")[:2]
-        variant = f"cu{major}{minor}"
-    elif exact and all(v is None for v in exact) and not record.get("cudart_majors") and not record.get("sass_all"):
-        variant = "cpu"  # version.py says cuda = None and the wheel holds no GPU code
+    evidence = cuda_evidence(record)
+    sass, ptx, sass_all, ptx_all = code_lists(package, record)
+    named = [v for k, v in evidence.items() if k != "requires"]
+    version_named = next((v for v in named if v), None) or evidence.get("requires")
     majors = record.get("cudart_majors") or []
-    cuda_major = int(named.split(".")[0]) if named else (majors[-1] if len(majors) == 1 else None)
+    variant: str | None = None
+    if version_named:
+        major, minor = version_named.split(".")[:2]
+        variant = f"cu{major}{minor}"
+    elif named and not majors and not sass_all:
+        variant = "cpu"  # version.py says cuda = None / +cpu and the wheel holds no GPU code
+    cuda_major = int(version_named.split(".")[0]) if version_named else (majors[-1] if len(majors) == 1 else None)
     return WheelFacts(
         package=package, version=version, platform=platform, file=record["file"], variant=variant,
-        cuda_major=cuda_major, sass=tuple(record.get("sass", ())), ptx=tuple(record.get("ptx", ())),
-        sass_all=tuple(record.get("sass_all", ())), ptx_all=tuple(record.get("ptx_all", ())),
+        cuda_major=cuda_major, sass=tuple(sass), ptx=tuple(ptx), sass_all=tuple(sass_all), ptx_all=tuple(ptx_all),
         python=tuple(python), requires_python=record.get("requires_python"),
         requires=tracked_requires(record.get("requires_dist", [])),
         binaries_scanned=bool(record.get("binaries_scanned", True)),
@@ -697,8 +717,11 @@ def load_cache(path: Path) -> dict[str, dict[str, Any]]:
     records: dict[str, dict[str, Any]] = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
+            try:
+                record = json.loads(line) if line.strip() else {}
+            except json.JSONDecodeError:
+                continue  # a line still being written by a running scan
+            if record.get("format") == RECORD_FORMAT:
                 records[record["file"]] = record
     return records
 
@@ -759,8 +782,9 @@ def main(argv: list[str] | None = None) -> int:
                         handle.write(json.dumps(record, separators=(",", ":")) + "\n")
                     cache[dist.filename] = record
                     rate = stats["bytes"] / max(time.monotonic() - started, 1e-9) / 1e6
+                    lists = code_lists(package, record)
                     say(f"    {record['bytes_downloaded'] / 1e6:.0f} MB in {record['seconds']} s; sass "
-                        f"{record['sass']} ptx {record['ptx']}; total {stats['bytes'] / 1e9:.2f} GB at {rate:.1f} MB/s")
+                        f"{lists[0]} ptx {lists[1]}; total {stats['bytes'] / 1e9:.2f} GB at {rate:.1f} MB/s")
                 wheels.append(facts_from_record(package, version, platform, record, tags))
     result = compare(db, wheels, missing)
     result.notes[:0] = notes

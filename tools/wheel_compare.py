@@ -327,8 +327,8 @@ def python_problem(listed: Sequence[str], tags: Sequence[str], requires_python: 
 
 
 def tracked_requires(lines: Iterable[str]) -> tuple[str, ...]:
-    """The Requires-Dist lines the database records (pins on TRACKED names), in order."""
-    return tuple(line for line in lines if _safe_name(line) in TRACKED)
+    """The Requires-Dist lines the database records (pins on TRACKED names), in order, as packaging writes them."""
+    return tuple(str(Requirement(line)) for line in lines if _safe_name(line) in TRACKED)
 
 
 def _safe_name(line: str) -> str:
