@@ -100,7 +100,8 @@ def test_fixture_is_compact_and_sorted() -> None:
 def _tiny(tiny_db_dict: Mapping[str, Any]) -> CompatDB:
     """conftest's tiny database plus a torch release on PyPI and an xformers release with a PyPI build."""
     data = dict(tiny_db_dict)
-    data["variant"] = [*data["variant"], {"name": "cpu", "index-url": "https://download.pytorch.org/whl/cpu", "source": "s"}]
+    cpu = {"name": "cpu", "index-url": "https://download.pytorch.org/whl/cpu", "source": "s"}
+    data["variant"] = [*data["variant"], cpu]
     data["torch"] = [
         {
             "version": "2.1.0",
