@@ -707,7 +707,7 @@ def _platforms_to_read(
     listed = {p for b in release.builds for p in b.platforms} | set(expected)
     if release.pure:
         listed = {"linux_x86_64"}
-    out = [p for p in SCANNED_PLATFORMS if p in by_platform and (p in listed or extra)]
+    out: list[str] = [p for p in SCANNED_PLATFORMS if p in by_platform and (p in listed or extra)]
     if not release.builds or not (release.pypi_variant or expected):
         out = out[:1]  # no PyPI build recorded: the metadata of one wheel is all there is to check
     return out

@@ -90,7 +90,7 @@ class WheelFacts:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WheelFacts:
         tuples = ("sass", "ptx", "sass_all", "ptx_all", "python", "requires")
-        values = {k: (tuple(v) if k in tuples else v) for k, v in data.items()}
+        values: dict[str, Any] = {k: (tuple(v) if k in tuples else v) for k, v in data.items()}
         values.setdefault("sass_all", values.get("sass", ()))
         values.setdefault("ptx_all", values.get("ptx", ()))
         return cls(**values)
