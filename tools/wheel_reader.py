@@ -13,9 +13,11 @@ majors the binary links (``libcudart.so.N`` in ``.dynstr``, ``cudart64_N.dll``).
 from __future__ import annotations
 
 import io
+import queue
 import re
 import struct
 import tempfile
+import threading
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -86,21 +88,68 @@ class RemoteZip:
                 self.stats["requests"] += 1
                 if response.status_code != 206:
                     raise RuntimeError(f"range request not honoured ({response.status_code}) for {self.url}")
-                stream = _ByteStream(response.iter_raw(1 << 20), start, self.stats)
-                for member in group:
-                    stream.skip_to(member.offset)
-                    local = stream.read(30)
-                    if local[:4] != b"PK\x03\x04":
-                        raise RuntimeError(f"bad local header for {member.name}")
-                    name_len, extra_len = struct.unpack("<HH", local[26:30])
-                    stream.read(name_len + extra_len)
-                    reader = _MemberReader(stream, member)
-                    yield member, reader
-                    reader.drain()
+                prefetch = _Prefetch(response.iter_raw(1 << 20))
+                stream = _ByteStream(iter(prefetch), start, self.stats)
+                try:
+                    yield from self._members_of(group, stream)
+                finally:
+                    prefetch.stop()
+
+    def _members_of(self, group: list[Member], stream: _ByteStream) -> Iterator[tuple[Member, _MemberReader]]:
+        for member in group:
+            stream.skip_to(member.offset)
+            local = stream.read(30)
+            if local[:4] != b"PK\x03\x04":
+                raise RuntimeError(f"bad local header for {member.name}")
+            name_len, extra_len = struct.unpack("<HH", local[26:30])
+            stream.read(name_len + extra_len)
+            reader = _MemberReader(stream, member)
+            yield member, reader
+            reader.drain()
 
 
 def _end(member: Member) -> int:
     return member.offset + 30 + len(member.name.encode()) + 1024 + member.compressed
+
+
+class _Prefetch:
+    """Pulls the network chunks on a thread, up to ``depth`` ahead, so downloading overlaps inflating."""
+
+    def __init__(self, chunks: Iterator[bytes], depth: int = 64) -> None:
+        self._queue: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=depth)
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(chunks,), daemon=True)
+        self._thread.start()
+
+    def _run(self, chunks: Iterator[bytes]) -> None:
+        item: bytes | BaseException | None = None
+        try:
+            for item in chunks:
+                if not self._put(item):
+                    return
+            item = None
+        except BaseException as exc:  # handed to the reading thread
+            item = exc
+        self._put(item)
+
+    def _put(self, item: bytes | BaseException | None) -> bool:
+        while not self._stopped.is_set():
+            try:
+                self._queue.put(item, timeout=0.5)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self) -> Iterator[bytes]:
+        while (item := self._queue.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=5)
 
 
 class _ByteStream:
