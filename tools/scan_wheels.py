@@ -54,6 +54,7 @@ from packaging.version import Version
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from wheel_compare import (  # a sibling script, not a package
     PYPI_KINDS,
+    Disagreement,
     MissingWheel,
     WheelFacts,
     compare,
@@ -407,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scan-pure", action="store_true", help="also list the binaries of pure rows' wheels")
     parser.add_argument("--json", type=Path, help="write the disagreements as JSON here")
     parser.add_argument("--fixture", type=Path, help="write the compact regression fixture here")
+    parser.add_argument("--known-table", type=Path, help="write the disagreements as the KNOWN table of "
+                        "tests/test_wheel_scan_fixture.py (Python dict entries) here")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     db = load_compat(args.compat)
@@ -467,7 +470,21 @@ def main(argv: list[str] | None = None) -> int:
         }, indent=1) + "\n", encoding="utf-8")
     if args.fixture:
         write_fixture(args.fixture, wheels, missing)
+    if args.known_table:
+        args.known_table.write_text(format_known_table(result.disagreements), encoding="utf-8")
     return 1 if result.disagreements else 0
+
+
+def format_known_table(disagreements: list[Disagreement]) -> str:
+    """One ``KNOWN`` entry per build: its key and every disagreement, short."""
+    reasons: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
+    for d in disagreements:
+        reasons[d.key].append(f"{d.kind}: db {d.db}, wheel {d.wheel}")
+    order = {k: i for i, k in enumerate(PYPI_KINDS)}
+    lines = []
+    for key in sorted(reasons, key=lambda k: (order.get(k[0], 99), Version(k[1]), k[2], k[3])):
+        lines.append(f"    ({', '.join(json.dumps(k) for k in key)}): {json.dumps('; '.join(reasons[key]))},")
+    return "\n".join(lines) + "\n"
 
 
 def write_fixture(path: Path, wheels: list[WheelFacts], missing: list[MissingWheel]) -> None:
