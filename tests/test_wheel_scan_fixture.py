@@ -38,7 +38,51 @@ FIXTURE: Final = Path(__file__).parent / "fixtures" / "wheel-scan" / "pypi-wheel
 
 # (package, version, database build variant ("" if none), platform) -> what is wrong.
 # Generated from the scan report; see /work/scan-report.txt of the run and the audit (shared/facts).
-KNOWN: Final[dict[tuple[str, str, str, str], str]] = {}
+KNOWN: Final[dict[tuple[str, str, str, str], str]] = {
+    ("torchvision", "0.15.1", "cu117", "linux_x86_64"): "sass -sm_37 +sm_35; ptx +compute_50",
+    ("torchvision", "0.15.2", "cu117", "linux_x86_64"): "sass -sm_37 +sm_35; ptx +compute_50",
+    ("torchvision", "0.16.0", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.16.1", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.16.2", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.17.0", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.17.1", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.17.2", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.18.0", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.18.1", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.19.0", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.19.1", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.20.0", "cu124", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.20.1", "cu124", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.21.0", "cu124", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.22.0", "cu126", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.22.1", "cu126", "linux_x86_64"): "ptx +compute_50",
+    ("torchvision", "0.23.0", "cu128", "linux_x86_64"): "sass +sm_50 +sm_60; ptx +compute_50",
+    ("torchvision", "0.26.0", "cu130", "linux_x86_64"): "ptx +compute_120",
+    ("torchvision", "0.27.0", "cu130", "linux_x86_64"): "ptx +compute_120",
+    ("torchvision", "0.27.1", "cu130", "linux_x86_64"): "ptx +compute_120",
+    ("torchvision", "0.29.0", "cu130", "linux_x86_64"): "ptx +compute_120",
+    ("torchvision", "0.29.1", "cu130", "linux_x86_64"): "ptx +compute_120",
+    ("torchvision", "0.29.2", "cu132", "linux_x86_64"): "ptx +compute_120",
+    ("torchaudio", "2.0.1", "cu117", "linux_x86_64"): "sass -sm_37 +sm_35; ptx +compute_50",
+    ("torchaudio", "2.0.2", "cu117", "linux_x86_64"): "sass -sm_37 +sm_35; ptx +compute_50",
+    ("torchaudio", "2.1.0", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.1.1", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.1.2", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.2.0", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.2.1", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.2.2", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.3.0", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.3.1", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.4.0", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.4.1", "cu121", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.5.0", "cu124", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.5.1", "cu124", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.6.0", "cu124", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.7.0", "cu126", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.7.1", "cu126", "linux_x86_64"): "ptx +compute_50",
+    ("torchaudio", "2.8.0", "cu128", "linux_x86_64"): "sass +sm_50 +sm_60; ptx +compute_50",
+    ("torchaudio", "2.11.0", "cu130", "linux_x86_64"): "ptx +compute_120",
+}
 
 
 def _load() -> dict[str, Any]:

@@ -476,15 +476,32 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def format_known_table(disagreements: list[Disagreement]) -> str:
-    """One ``KNOWN`` entry per build: its key and every disagreement, short."""
+    """One ``KNOWN`` entry per build: its key and each disagreement, as the change the data needs."""
     reasons: dict[tuple[str, str, str, str], list[str]] = defaultdict(list)
     for d in disagreements:
-        reasons[d.key].append(f"{d.kind}: db {d.db}, wheel {d.wheel}")
+        reasons[d.key].append(_short(d))
     order = {k: i for i, k in enumerate(PYPI_KINDS)}
     lines = []
     for key in sorted(reasons, key=lambda k: (order.get(k[0], 99), Version(k[1]), k[2], k[3])):
-        lines.append(f"    ({', '.join(json.dumps(k) for k in key)}): {json.dumps('; '.join(reasons[key]))},")
+        head = f"    ({', '.join(json.dumps(k) for k in key)}):"
+        reason = json.dumps("; ".join(reasons[key]))
+        line = f"{head} {reason},"
+        if len(line) > 120:
+            line = f"{head}\n        {reason},"
+            if len(line.split("\n")[1]) > 120:
+                line += "  # noqa: E501"
+        lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _short(d: Disagreement) -> str:
+    """``sass -sm_37 +sm_35`` for list disagreements (what the database must lose and gain), else both values."""
+    if d.kind in ("sass", "ptx"):
+        db = set(re.findall(r"\w+_\d+[af]?", d.db))
+        wheel = set(re.findall(r"\w+_\d+[af]?", d.wheel.split(" (+")[0]))
+        change = [f"-{x}" for x in sort_archs(db - wheel)] + [f"+{x}" for x in sort_archs(wheel - db)]
+        return f"{d.kind} {' '.join(change)}"
+    return f"{d.kind}: db {d.db}, wheel {d.wheel}"
 
 
 def write_fixture(path: Path, wheels: list[WheelFacts], missing: list[MissingWheel]) -> None:
