@@ -254,6 +254,27 @@ def test_pypi_channel_build_and_missing_wheel(tiny_db_dict: dict[str, Any]) -> N
     assert [d.key for d in result.disagreements][-1] == ("xformers", "0.0.22", "cu121", "win_amd64")
 
 
+def test_pypi_build_for_one_platform_leaves_the_others_to_the_variant_rule(tiny_db_dict: dict[str, Any]) -> None:
+    """torch 2.13.0's shape: a PyPI-only cu130 build for Linux; PyPI's Windows wheel is still the cpu build."""
+    data = dict(tiny_db_dict)
+    cpu = {"name": "cpu", "index-url": "https://download.pytorch.org/whl/cpu", "source": "s"}
+    data["variant"] = [*data["variant"], cpu]
+    data["torch"] = [{
+        "version": "2.1.0", "python": ["3.11"], "platforms": ["linux_x86_64", "win_amd64"], "pypi-variant": "cu121",
+        "source": "s", "build": [
+            {"variant": "cu121", "channel": "pypi", "sass": ["sm_80"], "platforms": ["linux_x86_64"]},
+            {"variant": "cu121", "sass": ["sm_80"], "ptx": ["compute_80"], "platforms": ["linux_x86_64"]},
+            {"variant": "cpu", "platforms": ["linux_x86_64", "win_amd64"]},
+        ],
+    }]
+    db = CompatDB.from_dict(data)
+    release = find_release(db, "torch", "2.1.0")
+    assert release is not None
+    linux, windows = pypi_build(release, "linux_x86_64", "cu121"), pypi_build(release, "win_amd64", "cpu")
+    assert linux is not None and (linux.channel, linux.ptx) == ("pypi", ())
+    assert windows is not None and windows.variant == "cpu"
+
+
 def test_a_release_missing_from_the_database(tiny_db_dict: dict[str, Any]) -> None:
     wheel = _torch(version="2.2.0")
     assert _kinds(compare(_tiny(tiny_db_dict), [wheel])) == [("no-release", "no row", "torch-2.1.0-cp311.whl on PyPI")]

@@ -8,10 +8,11 @@ database through the project's loader (a ``CompatDB``). Output: :class:`Comparis
 
 Which database build a PyPI wheel is (the mapping every check depends on):
 
-* a release with ``channel = "pypi"`` builds: the one whose ``platforms`` hold the wheel's;
-* a release with ``pypi-variant`` (torch, torchvision, torchaudio): on linux_x86_64 the build of
-  that variant; on other platforms the build of the variant the wheel itself shows (PyPI's
-  win_amd64 torch wheels are CPU builds), if it lists the platform;
+* a ``channel = "pypi"`` build whose ``platforms`` hold the wheel's platform (xformers,
+  fbgemm-gpu, torch 2.13.0's PTX-less cu130 wheel);
+* else, for a release with ``pypi-variant`` (torch, torchvision, torchaudio, xformers): on
+  linux_x86_64 the build of that variant; on other platforms the build of the variant the
+  wheel itself shows (PyPI's win_amd64 torch wheels are CPU builds), if it lists the platform;
 * otherwise the database places no build on PyPI.
 
 Facts compared per wheel: the variant (exact where the wheel names its CUDA minor, else its
@@ -196,8 +197,6 @@ def pypi_build(release: PackageRelease, platform: str, wheel_variant: str | None
     if pypi:
         same = [b for b in pypi if b.variant == wheel_variant]
         return (same or pypi)[0]
-    if any(b.channel == "pypi" for b in release.builds):
-        return None
     if release.pypi_variant and platform == PRIMARY_PLATFORM:
         return next((b for b in release.builds if b.variant == release.pypi_variant), None)
     if release.pypi_variant and wheel_variant:
