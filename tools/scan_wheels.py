@@ -177,6 +177,7 @@ def scan_wheel(
             log(f"    {member.name}: {member.size / 1e6:.0f} MB"
                 + (f", {code.containers} containers" if code and code.containers else ""))
     record = _record(dist, texts, libraries, bundled, binaries=binaries)
+    record["odd_members"] = [m.name for m in archive.members if m.name.rsplit("/", 1)[-1] in ("so", "pyd", "dll")]
     record["bytes_downloaded"] = stats["bytes"] - before
     record["seconds"] = round(time.monotonic() - started, 1)
     return record
@@ -207,6 +208,12 @@ def _record(
     }
 
 
+def odd_members(record: dict[str, Any]) -> list[str]:
+    """Members whose name is only an extension (xformers 0.0.31's Windows wheel ships ``xformers/pyd``)."""
+    return [f"member {name!r} has no module name: Python cannot import it, its GPU code is not counted"
+            for name in record.get("odd_members", [])]
+
+
 def cuda_evidence(record: dict[str, Any]) -> dict[str, str | None]:
     """CUDA version each source names ("12.8"; None for a CPU build): version.py, cpp_lib.json, the runtime pin."""
     evidence: dict[str, str | None] = {}
@@ -219,13 +226,13 @@ def cuda_evidence(record: dict[str, Any]) -> dict[str, str | None]:
             local = m.group(1)
             if local == "cpu" or re.match(r"^cu\d{3}$", local):
                 evidence[f"{name}:__version__"] = None if local == "cpu" else f"{local[2:-1]}.{local[-1]}"
-        if name.endswith("cpp_lib.json"):
-            try:
-                cuda = json.loads(text).get("version", {}).get("cuda")  # {"version": {"cuda": 1208, ...}}
-            except (ValueError, AttributeError):
-                continue
-            if isinstance(cuda, int):
-                evidence[name] = f"{cuda // 100}.{cuda % 100}"  # 1208 is CUDA 12.8
+        if name.endswith("cpp_lib.json"):  # xformers: {"version": {"cuda": 1208, "torch": "2.7.1+cu126", ...}}
+            # The variant is the torch build it was compiled against (its runtime at import); "cuda" is the
+            # nvcc that compiled it, which can be newer (0.0.31: nvcc 12.8 against torch cu126).
+            torch = re.search(r'"torch":\s*"[^"+]*\+(cu\d{3}|cpu)"', text)
+            if torch:
+                local = torch.group(1)
+                evidence[f"{name}:torch"] = None if local == "cpu" else f"{local[2:-1]}.{local[-1]}"
     pin = _runtime_pin(record.get("requires_dist", []), record.get("platform", "linux_x86_64"))
     if pin:
         evidence["requires"] = pin
@@ -456,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
                     say(f"    {record['bytes_downloaded'] / 1e6:.0f} MB in {record['seconds']} s; sass "
                         f"{lists[0]} ptx {lists[1]}; total {stats['bytes'] / 1e9:.2f} GB at {rate:.1f} MB/s")
                 wheels.append(facts_from_record(package, version, platform, record, tags))
+                notes += [f"{package} {version} {platform}: {dist.filename}: {n}" for n in odd_members(record)]
     result = compare(db, wheels, missing)
     result.notes[:0] = notes
     print(format_report(result))
