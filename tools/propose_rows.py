@@ -81,7 +81,7 @@ def draft_row(
     platforms = sorted({d.platform for d in dists if d.platform != "any"})
     if platforms:
         lines.append(f"platforms = {_list(platforms)}")
-    facts = facts_from_record(kind, str(version), "linux_x86_64", record, []) if record else None
+    facts = facts_from_record(kind, str(version), "linux_x86_64", record, [], []) if record else None
     if facts is not None:
         torch_pins = [r for r in facts.requires if r.split(";")[0].replace(" ", "").startswith("torch")]
         if kind in TORCH_PAIRED and torch_pins:

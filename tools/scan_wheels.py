@@ -304,7 +304,7 @@ def _runtime_pin(requires: list[str], platform: str) -> str | None:
 
 
 def facts_from_record(
-    package: str, version: str, platform: str, record: dict[str, Any], python: list[str]
+    package: str, version: str, platform: str, record: dict[str, Any], python: list[str], platforms: list[str]
 ) -> WheelFacts:
     """The fixture's view of a cache record: what the comparison needs, nothing more."""
     evidence = cuda_evidence(record)
@@ -322,7 +322,7 @@ def facts_from_record(
     return WheelFacts(
         package=package, version=version, platform=platform, file=record["file"], variant=variant,
         cuda_major=cuda_major, sass=tuple(sass), ptx=tuple(ptx), sass_all=tuple(sass_all), ptx_all=tuple(ptx_all),
-        python=tuple(python), requires_python=record.get("requires_python"),
+        python=tuple(python), platforms=tuple(platforms), requires_python=record.get("requires_python"),
         requires=tracked_requires(record.get("requires_dist", [])),
         binaries_scanned=bool(record.get("binaries_scanned", True)),
     )
@@ -331,11 +331,24 @@ def facts_from_record(
 # --------------------------------------------------------------------------- the run
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Job:
+    """One wheel to read, and what PyPI lists beside it."""
+
+    package: str
+    version: str
+    platform: str
+    dist: Dist
+    binaries: bool
+    tags: list[str]  # interpreter tags of every wheel of this release and platform
+    platforms: list[str]  # every platform PyPI has a wheel of this release for
+
+
 @dataclass(slots=True)
 class Plan:
     """Per release: the wheels to read, and the PyPI builds with no wheel."""
 
-    jobs: list[tuple[str, str, str, Dist, bool, list[str]]] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
     missing: list[MissingWheel] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -370,7 +383,10 @@ def plan_kind(
                 continue
             tags = sorted({t for d in by_platform[platform] for t in d.tags})
             binaries = not release.pure or scan_pure
-            plan.jobs.append((kind, str(release.version), platform, chosen, binaries, tags))
+            plan.jobs.append(Job(
+                package=kind, version=str(release.version), platform=platform, dist=chosen, binaries=binaries,
+                tags=tags, platforms=sorted(by_platform),
+            ))
     return plan
 
 
@@ -399,6 +415,24 @@ def load_cache(path: Path) -> dict[str, dict[str, Any]]:
             if record.get("format") == RECORD_FORMAT:
                 records[record["file"]] = record
     return records
+
+
+def read_wheel(
+    client: httpx.Client, job: Job, stats: Counter[str], cache: Path, say: Any, *, verbose: bool
+) -> dict[str, Any] | None:
+    """Scan one wheel and append its record to the cache; None (said) when it cannot be read."""
+    say(f"  reading {job.dist.filename} ({job.dist.size / 1e6:.0f} MB)")
+    try:
+        record = scan_wheel(client, job.dist, binaries=job.binaries, stats=stats, log=say if verbose else None)
+    except (httpx.HTTPError, RuntimeError, zlib.error, struct.error) as exc:
+        say(f"  FAILED {job.dist.filename}: {exc}")
+        return None
+    with cache.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, separators=(",", ":")) + "\n")
+    sass, ptx, _, _ = code_lists(job.package, record)
+    say(f"    {record['bytes_downloaded'] / 1e6:.0f} MB in {record['seconds']} s; sass {sass} ptx {ptx}; "
+        f"total {stats['bytes'] / 1e9:.2f} GB")
+    return record
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -440,30 +474,22 @@ def main(argv: list[str] | None = None) -> int:
             plan = plan_kind(db, kind, listing, versions, args.all_platforms, args.scan_pure)
             missing += plan.missing
             notes += plan.notes
-            say(f"{kind}: {len(plan.jobs)} wheels, {sum(1 for j in plan.jobs if j[3].filename not in cache)} to read")
-            for package, version, platform, dist, binaries, tags in plan.jobs:
-                record = cache.get(dist.filename)
-                if record is None or (binaries and not record.get("binaries_scanned")):
+            say(f"{kind}: {len(plan.jobs)} wheels, {sum(1 for j in plan.jobs if j.dist.filename not in cache)} to read")
+            for job in plan.jobs:
+                record = cache.get(job.dist.filename)
+                if record is None or (job.binaries and not record.get("binaries_scanned")):
                     if args.offline:
                         continue
-                    say(f"  reading {dist.filename} ({dist.size / 1e6:.0f} MB)")
-                    try:
-                        record = scan_wheel(client, dist, binaries=binaries, stats=stats,
-                                            log=say if args.verbose else None)
-                    except (httpx.HTTPError, RuntimeError, zlib.error, struct.error) as exc:
-                        say(f"  FAILED {dist.filename}: {exc}")
-                        notes.append(f"{package} {version} {platform}: could not read {dist.filename}: {exc}")
+                    record = read_wheel(client, job, stats, args.cache, say, verbose=args.verbose)
+                    if record is None:
+                        notes.append(f"{job.package} {job.version} {job.platform}: could not read {job.dist.filename}")
                         continue
                     read += 1
-                    with args.cache.open("a", encoding="utf-8") as handle:
-                        handle.write(json.dumps(record, separators=(",", ":")) + "\n")
-                    cache[dist.filename] = record
-                    rate = stats["bytes"] / max(time.monotonic() - started, 1e-9) / 1e6
-                    lists = code_lists(package, record)
-                    say(f"    {record['bytes_downloaded'] / 1e6:.0f} MB in {record['seconds']} s; sass "
-                        f"{lists[0]} ptx {lists[1]}; total {stats['bytes'] / 1e9:.2f} GB at {rate:.1f} MB/s")
-                wheels.append(facts_from_record(package, version, platform, record, tags))
-                notes += [f"{package} {version} {platform}: {dist.filename}: {n}" for n in odd_members(record)]
+                    cache[job.dist.filename] = record
+                where = f"{job.package} {job.version} {job.platform}: {job.dist.filename}"
+                facts = facts_from_record(job.package, job.version, job.platform, record, job.tags, job.platforms)
+                wheels.append(facts)
+                notes += [f"{where}: {n}" for n in odd_members(record)]
     result = compare(db, wheels, missing)
     result.notes[:0] = notes
     print(format_report(result))

@@ -84,13 +84,14 @@ class WheelFacts:
     sass_all: tuple[str, ...] = ()  # every SASS target in any CUDA library of the wheel
     ptx_all: tuple[str, ...] = ()
     python: tuple[str, ...] = ()  # interpreter tags of every PyPI wheel of this release and platform
+    platforms: tuple[str, ...] = ()  # every platform PyPI has a wheel of this release for (primary wheel only)
     requires_python: str | None = None
     requires: tuple[str, ...] = ()  # tracked Requires-Dist lines
     binaries_scanned: bool = True
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> WheelFacts:
-        tuples = ("sass", "ptx", "sass_all", "ptx_all", "python", "requires")
+        tuples = ("sass", "ptx", "sass_all", "ptx_all", "python", "platforms", "requires")
         values: dict[str, Any] = {k: (tuple(v) if k in tuples else v) for k, v in data.items()}
         values.setdefault("sass_all", values.get("sass", ()))
         values.setdefault("ptx_all", values.get("ptx", ()))
@@ -103,7 +104,7 @@ class WheelFacts:
         for key in ("variant", "cuda_major", "requires_python"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
-        for key in ("sass", "ptx", "python", "requires"):
+        for key in ("sass", "ptx", "python", "platforms", "requires"):
             if getattr(self, key):
                 data[key] = list(getattr(self, key))
         if self.sass_all != self.sass:
@@ -134,7 +135,7 @@ class MissingWheel:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Disagreement:
-    kind: str  # sass, ptx, variant, cuda-major, nvcc, python, requires, no-wheel, no-build, no-release
+    kind: str  # sass, ptx, variant, cuda-major, nvcc, python, platforms, requires, no-wheel, no-build, no-release
     package: str
     version: str
     variant: str  # the database build's variant ("" when there is none)
@@ -288,6 +289,11 @@ def _compare_release(release: PackageRelease, facts: WheelFacts, result: Compari
         problem = python_problem(release.python, facts.python, facts.requires_python)
         if problem:
             disagree("python", "", _fmt(release.python), problem)
+    if facts.platforms:
+        result.facts += 1
+        unlisted = [p for p in facts.platforms if p not in release.platforms and p != "any"]
+        if unlisted:
+            disagree("platforms", "", _fmt(release.platforms), f"PyPI also has {_fmt(tuple(unlisted))}")
     result.facts += 1
     recorded = {_norm(r) for r in _parse_all(release.metadata_requires)}
     declared = {_norm(r) for r in _parse_all(facts.requires)}
