@@ -82,6 +82,15 @@ KNOWN: Final[dict[tuple[str, str, str, str], str]] = {
     ("torchaudio", "2.7.1", "cu126", "linux_x86_64"): "ptx +compute_50",
     ("torchaudio", "2.8.0", "cu128", "linux_x86_64"): "sass +sm_50 +sm_60; ptx +compute_50",
     ("torchaudio", "2.11.0", "cu130", "linux_x86_64"): "ptx +compute_120",
+    ("xformers", "0.0.27", "cu121", "linux_x86_64"): "sass -sm_90a",
+    ("xformers", "0.0.27", "cu121", "win_amd64"): "sass -sm_90a",
+    ("xformers", "0.0.27.post1", "cu121", "linux_x86_64"): "sass -sm_90a",
+    ("xformers", "0.0.27.post1", "cu121", "win_amd64"): "sass -sm_90a",
+    ("xformers", "0.0.27.post2", "cu121", "linux_x86_64"): "sass -sm_90a",
+    ("xformers", "0.0.27.post2", "cu121", "win_amd64"): "sass -sm_90a",
+    ("xformers", "0.0.31", "cu126", "win_amd64"): "sass -sm_75 -sm_80 -sm_90a; ptx -compute_80",
+    ("fbgemm-gpu", "1.4.0", "cu126", "linux_x86_64"):
+        "sass +sm_100a; nvcc: db cu126: nvcc 12.6 emits up to sm_90, wheel has [sm_100a]",
 }
 
 
