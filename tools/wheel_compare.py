@@ -93,6 +93,9 @@ class WheelFacts:
     def from_dict(cls, data: Mapping[str, Any]) -> WheelFacts:
         tuples = ("sass", "ptx", "sass_all", "ptx_all", "python", "platforms", "requires")
         values: dict[str, Any] = {k: (tuple(v) if k in tuples else v) for k, v in data.items()}
+        variant = values.get("variant") or ""
+        if "cuda_major" not in values and re.match(r"^cu\d{3}$", variant):
+            values["cuda_major"] = int(variant[2:-1])  # left out of the fixture when the variant names it
         values.setdefault("sass_all", values.get("sass", ()))
         values.setdefault("ptx_all", values.get("ptx", ()))
         return cls(**values)
@@ -104,6 +107,8 @@ class WheelFacts:
         for key in ("variant", "cuda_major", "requires_python"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
+        if self.variant and self.variant[2:-1] == str(self.cuda_major):
+            del data["cuda_major"]
         for key in ("sass", "ptx", "python", "platforms", "requires"):
             if getattr(self, key):
                 data[key] = list(getattr(self, key))
