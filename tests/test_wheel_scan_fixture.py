@@ -139,7 +139,7 @@ def test_known_table_names_only_scanned_builds() -> None:
     assert sorted(set(KNOWN) - keys) == []
 
 
-def test_fixture_is_compact_and_sorted() -> None:
+def test_fixture_is_compact() -> None:
     data = _load()
     assert FIXTURE.stat().st_size < 200_000
     for entry in data["wheels"]:
