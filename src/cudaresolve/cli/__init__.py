@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from cudaresolve import __version__
 from cudaresolve.errors import CudaResolveError, InvalidInput
-from cudaresolve.text.catalogue import LANGS
-from cudaresolve.text.model import Text, literal
+from cudaresolve.text.model import LANGS, Text, literal
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

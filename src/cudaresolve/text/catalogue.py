@@ -8,13 +8,12 @@ the same keys with the same fields (``tests/test_messages.py``).
 
 from __future__ import annotations
 
+import os
 import string
-import tomllib
 from functools import cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final
 
-from cudaresolve.text.model import Text
+from cudaresolve.text.model import LANGS, Lang, Text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -36,10 +35,8 @@ __all__ = [
     "templates",
 ]
 
-Lang = Literal["en", "zh"]
-LANGS: Final[tuple[Lang, ...]] = ("en", "zh")
 
-_HERE: Final = Path(__file__).parent
+_HERE: Final = os.path.dirname(__file__)  # os.path, not pathlib: nothing more to import at start-up
 _FORMATTER: Final = string.Formatter()
 _ITEM_SEP: Final[Mapping[str, str]] = {"en": ", ", "zh": "、"}
 _GROUP_SEP: Final[Mapping[str, str]] = {"en": "; ", "zh": "；"}  # noqa: RUF001
@@ -62,21 +59,24 @@ def templates(lang: str, prefix: str) -> Mapping[str, str]:
 
     Read on first use, so a command loads only the files of the sentences it says.
     """
-    path = _HERE / check_lang(lang) / f"{prefix}.toml"
-    if not path.is_file():
+    import tomllib  # only when a sentence is said, not at start-up
+
+    path = os.path.join(_HERE, check_lang(lang), f"{prefix}.toml")
+    if not os.path.isfile(path):
         return {}
-    with path.open("rb") as f:
+    with open(path, "rb") as f:
         data = tomllib.load(f)
     if stray := [k for k in data if k.split(".", 1)[0] != prefix]:
-        raise ValueError(f"{path.name} holds keys of another file: {', '.join(stray)}")
+        raise ValueError(f"{prefix}.toml holds keys of another file: {', '.join(stray)}")
     return data
 
 
 def catalogue(lang: str) -> Mapping[str, str]:
     """Every template of ``lang``: all of ``text/<lang>/*.toml`` (for checks; formatting reads one file)."""
     merged: dict[str, str] = {}
-    for path in sorted((_HERE / check_lang(lang)).glob("*.toml")):
-        merged.update(templates(lang, path.stem))
+    for name in sorted(os.listdir(os.path.join(_HERE, check_lang(lang)))):
+        if name.endswith(".toml"):
+            merged.update(templates(lang, name.removesuffix(".toml")))
     return merged
 
 

@@ -11,11 +11,14 @@ A field is a string, a number, a ``Text`` (formatted in the same language), or a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Final, Literal, TypeAlias
 
-__all__ = ["Field", "Text", "groups", "literal", "paren", "sentences"]
+__all__ = ["LANGS", "Field", "Lang", "Text", "groups", "literal", "paren", "sentences"]
 
 Field: TypeAlias = "str | int | Text | tuple[str | int | Text, ...]"
+Lang: TypeAlias = Literal["en", "zh"]
+#: The languages every sentence exists in (``text/en``, ``text/zh``).
+LANGS: Final[tuple[Lang, ...]] = ("en", "zh")
 
 
 @dataclass(frozen=True, slots=True)
