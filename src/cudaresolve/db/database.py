@@ -18,6 +18,7 @@ from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_parse
 from cudaresolve.db.read import SCHEMA_MAJOR, read_database
 from cudaresolve.db.rows import (
+    CHECK_LEVELS,
     Build,
     CudaRelease,
     DriverSupport,
@@ -95,6 +96,8 @@ class Summary:
     variants: tuple[str, ...]
     packages: tuple[PackageSummary, ...]
     unverified_rows: int  # rows marked ``verified = false`` in every table, builds included
+    checked: tuple[tuple[str, int], ...] = ()  # builds per provenance level (CHECK_LEVELS order)
+    withdrawn: int = 0  # builds marked exists = false or broken = true
 
     @property
     def package_releases(self) -> int:
@@ -110,6 +113,8 @@ class Summary:
             "variants": list(self.variants),
             "packages": {p.name: p.to_dict() for p in self.packages},
             "unverified_rows": self.unverified_rows,
+            "checked": dict(self.checked),
+            "withdrawn_builds": self.withdrawn,
         }
 
 
@@ -264,6 +269,7 @@ class CompatDB:
                 variants=tuple(sorted({b.variant for r in releases for b in r.builds})),
                 unverified=unverified,
             ))
+        builds = [b for n in self.package_names for r in self.packages(n) for b in r.builds]
         rows: tuple[CudaRelease | ForwardCompat | GpuModel | VariantInfo, ...] = (
             *self.cuda, *self.forward_compat, *self.gpus, *self.variants
         )
@@ -277,6 +283,8 @@ class CompatDB:
             variants=tuple(v.name for v in self.variants),
             packages=tuple(packages),
             unverified_rows=sum(not r.verified for r in rows) + sum(p.unverified for p in packages),
+            checked=tuple((level, sum(b.checked == level for b in builds)) for level in CHECK_LEVELS),
+            withdrawn=sum(len(r.withdrawn) for n in self.package_names for r in self.packages(n)),
         )
 
 
