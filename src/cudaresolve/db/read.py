@@ -245,10 +245,10 @@ def _read_build(
     if info is None:
         c.add(f"{path}.variant", Text.of("db.unknown-variant-row", variant=repr(variant)))
         return None
-    if variant != "cpu" and not sass and not ptx:
-        c.add(f"{path}.sass", Text.of("db.build-needs-code", variant=variant))
     marked = not c.verified(row, path)
     checked, scanned, withdrawn = _provenance(c, row, path, marked=marked, parent_verified=parent.verified)
+    if variant != "cpu" and not sass and not ptx and withdrawn is None:
+        c.add(f"{path}.sass", Text.of("db.build-needs-code", variant=variant))
     return Build(
         variant=variant,
         channel=channel,
