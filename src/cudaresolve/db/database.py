@@ -12,7 +12,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_parse
@@ -288,11 +288,35 @@ class CompatDB:
         )
 
 
+MAX_COMPAT_BYTES: Final = 16 * 1024 * 1024
+"""A ``--compat`` file is read up to this many bytes (the shipped one is about 0.4 MB); a longer one is refused."""
+
+
 def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidCompatData([("", Text.of("db.bad-toml", detail=literal(str(exc))))], source=label) from exc
+    except RecursionError as exc:  # tomllib recurses once per nesting level
+        raise InvalidCompatData([("", Text("db.too-deep"))], source=label) from exc
+
+
+def _read_bounded(path: str | Path, label: str) -> str:
+    """The text of ``path``: at most ``MAX_COMPAT_BYTES`` read (a device such as /dev/zero never ends), UTF-8."""
+    try:
+        with Path(path).open("rb") as handle:
+            raw = handle.read(MAX_COMPAT_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInput(
+            Text.of("db.unreadable", path=label, reason=literal(exc.strerror or str(exc))),
+            hint=Text("db.unreadable.hint"),
+        ) from exc
+    if len(raw) > MAX_COMPAT_BYTES:
+        raise InvalidCompatData([("", Text.of("db.too-large", limit=MAX_COMPAT_BYTES))], source=label)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidCompatData([("", Text.of("db.not-utf8", offset=exc.start))], source=label) from exc
 
 
 def shipped_path() -> Path:
@@ -320,11 +344,5 @@ def load_compat(
             data = _parse_toml(text, SHIPPED_LABEL)
         return CompatDB.from_dict(data, source=SHIPPED_LABEL, trusted=not validate)
     label = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInput(
-            Text.of("db.unreadable", path=label, reason=literal(exc.strerror or str(exc))),
-            hint=Text("db.unreadable.hint"),
-        ) from exc
+    text = _read_bounded(path, label)
     return CompatDB.from_dict(_parse_toml(text, label), source=label)
