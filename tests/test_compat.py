@@ -174,3 +174,43 @@ def test_a_bad_compat_flag_lists_every_problem(tmp_path: Path, capsys: pytest.Ca
         "packages.tables (hint: run 'cudaresolve db check PATH' to list them all)",
         "  packages.anchor: the anchor 'numpy' is not one of packages.tables",
     ]
+
+
+def test_provenance_keys_are_validated(tiny_db_dict: dict[str, Any]) -> None:
+    builds = tiny_db_dict["torch"][0]["build"]
+    builds[0] |= {"checked": "wheel"}
+    builds[1] |= {"checked": "rumour", "scanned": "23/11/2026"}
+    assert problems(tiny_db_dict) == [
+        ("torch[0].build[0].scanned", 'scanned (the scan date) goes with checked = "wheel", and only with it'),
+        ("torch[0].build[1].checked", "expected 'wheel', 'build-script', 'announcement', got 'rumour'"),
+        ("torch[0].build[1].scanned", 'scanned (the scan date) goes with checked = "wheel", and only with it'),
+        ("torch[0].build[1].scanned", "expected a date YYYY-MM-DD, got '23/11/2026'"),
+    ]
+
+
+def test_build_script_and_withdrawn_need_their_evidence(tiny_db_dict: dict[str, Any]) -> None:
+    builds = tiny_db_dict["torch"][0]["build"]
+    builds[0] |= {"checked": "build-script", "source": "https://example.org", "verified": False}
+    builds[1] |= {"exists": False, "broken": True}
+    builds[1].pop("source", None)
+    assert problems(tiny_db_dict) == [
+        ("torch[0].build[0].checked", "a build cannot say both checked = ... and verified = false"),
+        ("torch[0].build[0].source", 'checked = "build-script" needs a source naming owner/repo@tag:path'),
+        ("torch[0].build[1].exists", "exists = false needs this build's own source saying why"),
+        ("torch[0].build[1].broken", "broken = true needs a note saying what is wrong"),
+    ]
+
+
+def test_withdrawn_builds_are_never_candidates(tiny_db_dict: dict[str, Any]) -> None:
+    builds = tiny_db_dict["torch"][0]["build"]
+    builds[0] |= {"checked": "wheel", "scanned": "2026-11-23"}
+    builds[1] |= {"exists": False, "source": "pytorch/pytorch@v2.1.0:RELEASE.md"}
+    db = CompatDB.from_dict(tiny_db_dict)
+    (torch,) = db.packages("torch")
+    assert [b.variant for b in torch.builds] == ["cu121"]
+    assert [(b.variant, b.withdrawn) for b in torch.withdrawn] == [("cu118", "never-published")]
+    assert torch.builds[0].checked == "wheel"
+    summary = db.summary().to_dict()
+    assert summary["withdrawn_builds"] == 1
+    assert summary["checked"]["wheel"] == 1
+    assert list(summary["checked"]) == ["wheel", "build-script", "announcement", "source", "unverified"]

@@ -5,7 +5,7 @@ project's own fatbin reader; the comparison rule is ``tools/wheel_compare.py``. 
 wheel is one test: zero disagreements for the facts compared (variant / CUDA major, SASS base
 list, PTX, nvcc reach, and on linux_x86_64 the Python tags and tracked Requires-Dist pins).
 
-``KNOWN`` lists the builds where the database is wrong today (issue 11, items 2-3). They are
+``KNOWN`` lists the builds where the database is wrong today (empty since the fixes of issue 11). They are
 ``xfail(strict=True)``: fixing a row makes its test pass, which fails the run until the entry is
 removed from the table, so the table can only shrink.
 """
@@ -38,60 +38,7 @@ FIXTURE: Final = Path(__file__).parent / "fixtures" / "wheel-scan" / "pypi-wheel
 
 # (package, version, database build variant ("" if none), platform) -> what is wrong.
 # Generated from the scan report; see /work/scan-report.txt of the run and the audit (shared/facts).
-KNOWN: Final[dict[tuple[str, str, str, str], str]] = {
-    ("torchvision", "0.15.1", "cu117", "linux_x86_64"): "sass -sm_37 +sm_35; ptx +compute_50",
-    ("torchvision", "0.15.2", "cu117", "linux_x86_64"): "sass -sm_37 +sm_35; ptx +compute_50",
-    ("torchvision", "0.16.0", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.16.1", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.16.2", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.17.0", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.17.1", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.17.2", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.18.0", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.18.1", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.19.0", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.19.1", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.20.0", "cu124", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.20.1", "cu124", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.21.0", "cu124", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.22.0", "cu126", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.22.1", "cu126", "linux_x86_64"): "ptx +compute_50",
-    ("torchvision", "0.23.0", "cu128", "linux_x86_64"): "sass +sm_50 +sm_60; ptx +compute_50",
-    ("torchvision", "0.26.0", "cu130", "linux_x86_64"): "ptx +compute_120",
-    ("torchvision", "0.27.0", "cu130", "linux_x86_64"): "ptx +compute_120",
-    ("torchvision", "0.27.1", "cu130", "linux_x86_64"): "ptx +compute_120",
-    ("torchvision", "0.29.0", "cu130", "linux_x86_64"): "ptx +compute_120",
-    ("torchvision", "0.29.1", "cu130", "linux_x86_64"): "ptx +compute_120",
-    ("torchvision", "0.29.2", "cu132", "linux_x86_64"): "ptx +compute_120",
-    ("torchaudio", "2.0.1", "cu117", "linux_x86_64"): "sass -sm_37 +sm_35; ptx +compute_50",
-    ("torchaudio", "2.0.2", "cu117", "linux_x86_64"): "sass -sm_37 +sm_35; ptx +compute_50",
-    ("torchaudio", "2.1.0", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.1.1", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.1.2", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.2.0", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.2.1", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.2.2", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.3.0", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.3.1", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.4.0", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.4.1", "cu121", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.5.0", "cu124", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.5.1", "cu124", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.6.0", "cu124", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.7.0", "cu126", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.7.1", "cu126", "linux_x86_64"): "ptx +compute_50",
-    ("torchaudio", "2.8.0", "cu128", "linux_x86_64"): "sass +sm_50 +sm_60; ptx +compute_50",
-    ("torchaudio", "2.11.0", "cu130", "linux_x86_64"): "ptx +compute_120",
-    ("xformers", "0.0.27", "cu121", "linux_x86_64"): "sass -sm_90a",
-    ("xformers", "0.0.27", "cu121", "win_amd64"): "sass -sm_90a",
-    ("xformers", "0.0.27.post1", "cu121", "linux_x86_64"): "sass -sm_90a",
-    ("xformers", "0.0.27.post1", "cu121", "win_amd64"): "sass -sm_90a",
-    ("xformers", "0.0.27.post2", "cu121", "linux_x86_64"): "sass -sm_90a",
-    ("xformers", "0.0.27.post2", "cu121", "win_amd64"): "sass -sm_90a",
-    ("xformers", "0.0.31", "cu126", "win_amd64"): "sass -sm_75 -sm_80 -sm_90a; ptx -compute_80",
-    ("fbgemm-gpu", "1.4.0", "cu126", "linux_x86_64"):
-        "sass +sm_100a; nvcc: db cu126: nvcc 12.6 emits up to sm_90, wheel has [sm_100a]",
-}
+KNOWN: Final[dict[tuple[str, str, str, str], str]] = {}
 
 
 def _load() -> dict[str, Any]:

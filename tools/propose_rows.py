@@ -111,6 +111,8 @@ def draft_row(
         build["sass"] = list(facts.sass)
         if facts.ptx:
             build["ptx"] = list(facts.ptx)
+        build["checked"] = "wheel"  # its Linux x86_64 wheel was just read (provenance, data/compat.toml header)
+        build["scanned"] = today
         extras = [s for s in facts.sass_all if s not in facts.sass]
         lines.append(f"build = [\n  {_inline(build)},{guessed}\n]")
         if extras:

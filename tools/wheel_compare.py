@@ -199,7 +199,8 @@ def pypi_platforms(release: PackageRelease) -> dict[str, str]:
 
 def pypi_build(release: PackageRelease, platform: str, wheel_variant: str | None) -> Build | None:
     """The database build a PyPI wheel of ``release`` for ``platform`` is (module docstring)."""
-    pypi = [b for b in release.builds if b.channel == "pypi" and platform in b.platforms]
+    broken = [b for b in release.withdrawn if b.withdrawn == "broken"]  # on PyPI, but never a candidate
+    pypi = [b for b in (*release.builds, *broken) if b.channel == "pypi" and platform in b.platforms]
     if pypi:
         same = [b for b in pypi if b.variant == wheel_variant]
         return (same or pypi)[0]

@@ -12,12 +12,13 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_parse
 from cudaresolve.db.read import SCHEMA_MAJOR, read_database
 from cudaresolve.db.rows import (
+    CHECK_LEVELS,
     Build,
     CudaRelease,
     DriverSupport,
@@ -95,6 +96,8 @@ class Summary:
     variants: tuple[str, ...]
     packages: tuple[PackageSummary, ...]
     unverified_rows: int  # rows marked ``verified = false`` in every table, builds included
+    checked: tuple[tuple[str, int], ...] = ()  # builds per provenance level (CHECK_LEVELS order)
+    withdrawn: int = 0  # builds marked exists = false or broken = true
 
     @property
     def package_releases(self) -> int:
@@ -110,6 +113,8 @@ class Summary:
             "variants": list(self.variants),
             "packages": {p.name: p.to_dict() for p in self.packages},
             "unverified_rows": self.unverified_rows,
+            "checked": dict(self.checked),
+            "withdrawn_builds": self.withdrawn,
         }
 
 
@@ -264,6 +269,7 @@ class CompatDB:
                 variants=tuple(sorted({b.variant for r in releases for b in r.builds})),
                 unverified=unverified,
             ))
+        builds = [b for n in self.package_names for r in self.packages(n) for b in r.builds]
         rows: tuple[CudaRelease | ForwardCompat | GpuModel | VariantInfo, ...] = (
             *self.cuda, *self.forward_compat, *self.gpus, *self.variants
         )
@@ -277,7 +283,13 @@ class CompatDB:
             variants=tuple(v.name for v in self.variants),
             packages=tuple(packages),
             unverified_rows=sum(not r.verified for r in rows) + sum(p.unverified for p in packages),
+            checked=tuple((level, sum(b.checked == level for b in builds)) for level in CHECK_LEVELS),
+            withdrawn=sum(len(r.withdrawn) for n in self.package_names for r in self.packages(n)),
         )
+
+
+MAX_COMPAT_BYTES: Final = 16 * 1024 * 1024
+"""A ``--compat`` file is read up to this many bytes (the shipped one is about 0.4 MB); a longer one is refused."""
 
 
 def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
@@ -285,6 +297,26 @@ def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidCompatData([("", Text.of("db.bad-toml", detail=literal(str(exc))))], source=label) from exc
+    except RecursionError as exc:  # tomllib recurses once per nesting level
+        raise InvalidCompatData([("", Text("db.too-deep"))], source=label) from exc
+
+
+def _read_bounded(path: str | Path, label: str) -> str:
+    """The text of ``path``: at most ``MAX_COMPAT_BYTES`` read (a device such as /dev/zero never ends), UTF-8."""
+    try:
+        with Path(path).open("rb") as handle:
+            raw = handle.read(MAX_COMPAT_BYTES + 1)
+    except OSError as exc:
+        raise InvalidInput(
+            Text.of("db.unreadable", path=label, reason=literal(exc.strerror or str(exc))),
+            hint=Text("db.unreadable.hint"),
+        ) from exc
+    if len(raw) > MAX_COMPAT_BYTES:
+        raise InvalidCompatData([("", Text.of("db.too-large", limit=MAX_COMPAT_BYTES))], source=label)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidCompatData([("", Text.of("db.not-utf8", offset=exc.start))], source=label) from exc
 
 
 def shipped_path() -> Path:
@@ -312,11 +344,5 @@ def load_compat(
             data = _parse_toml(text, SHIPPED_LABEL)
         return CompatDB.from_dict(data, source=SHIPPED_LABEL, trusted=not validate)
     label = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidInput(
-            Text.of("db.unreadable", path=label, reason=literal(exc.strerror or str(exc))),
-            hint=Text("db.unreadable.hint"),
-        ) from exc
+    text = _read_bounded(path, label)
     return CompatDB.from_dict(_parse_toml(text, label), source=label)

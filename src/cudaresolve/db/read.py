@@ -8,6 +8,7 @@ then, unless the file is trusted, the checks across rows (``checks.py``); it rai
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -17,6 +18,7 @@ from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.db.checks import check_semantics
 from cudaresolve.db.fields import Collector, join, parse_release_version
 from cudaresolve.db.rows import (
+    CHECK_LEVELS,
     Build,
     CudaRelease,
     ForwardCompat,
@@ -65,7 +67,12 @@ _PACKAGE_KEYS: Final = {
     "index-url",
     "build",
 } | _ROW_COMMON
-_BUILD_KEYS: Final = {"variant", "channel", "index-url", "local", "sass", "ptx", "requires", "platforms"} | _ROW_COMMON
+_BUILD_KEYS: Final = {
+    "variant", "channel", "index-url", "local", "sass", "ptx", "requires", "platforms", "checked", "scanned", "exists",
+    "broken",
+} | _ROW_COMMON
+_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+_REPO_AT_TAG: Final = re.compile(r"[\w.-]+/[\w.-]+@[^:;\s]+:\S+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -238,9 +245,10 @@ def _read_build(
     if info is None:
         c.add(f"{path}.variant", Text.of("db.unknown-variant-row", variant=repr(variant)))
         return None
-    if variant != "cpu" and not sass and not ptx:
-        c.add(f"{path}.sass", Text.of("db.build-needs-code", variant=variant))
     marked = not c.verified(row, path)
+    checked, scanned, withdrawn = _provenance(c, row, path, marked=marked, parent_verified=parent.verified)
+    if variant != "cpu" and not sass and not ptx and withdrawn is None:
+        c.add(f"{path}.sass", Text.of("db.build-needs-code", variant=variant))
     return Build(
         variant=variant,
         channel=channel,
@@ -253,7 +261,38 @@ def _read_build(
         source=source,
         verified=not marked and parent.verified,
         marked_unverified=marked,
+        checked=checked,
+        scanned=scanned,
+        withdrawn=withdrawn,
     )
+
+
+def _provenance(
+    c: Collector, row: Mapping[str, Any], path: str, *, marked: bool, parent_verified: bool
+) -> tuple[str, str | None, str | None]:
+    """``checked`` (its level), ``scanned`` and ``exists``/``broken`` of one build, validated."""
+    checked = c.get(row, "checked", str, path)
+    scanned = c.get(row, "scanned", str, path)
+    exists = c.get(row, "exists", bool, path)
+    broken = c.get(row, "broken", bool, path)
+    if checked is not None and checked not in CHECK_LEVELS[:3]:
+        c.add(f"{path}.checked", Text.of("db.bad-choice", expected=tuple(repr(k) for k in CHECK_LEVELS[:3]),
+                                          found=repr(checked)))
+    if checked is not None and marked:
+        c.add(f"{path}.checked", Text("db.checked-and-unverified"))
+    if (checked == "wheel") != (scanned is not None):
+        c.add(f"{path}.scanned", Text("db.scanned-needs-wheel"))
+    if scanned is not None and not _DATE.fullmatch(scanned):
+        c.add(f"{path}.scanned", Text.of("db.bad-date", found=repr(scanned)))
+    if checked == "build-script" and not _REPO_AT_TAG.search(str(row.get("source", ""))):
+        c.add(f"{path}.source", Text("db.build-script-needs-source"))
+    if exists is False and not str(row.get("source", "")).strip():
+        c.add(f"{path}.exists", Text("db.withdrawn-needs-source"))
+    if broken and not str(row.get("note", "")).strip():
+        c.add(f"{path}.broken", Text("db.broken-needs-note"))
+    level = checked or ("unverified" if marked or not parent_verified else "source")
+    withdrawn = "never-published" if exists is False else "broken" if broken else None
+    return level, scanned, withdrawn
 
 
 def _read_package(
@@ -285,7 +324,8 @@ def _read_package(
     builds = [
         _read_build(c, b, f"{path}.build[{i}]", release, variants, default_index) for i, b in enumerate(builds_raw)
     ]
-    kept = tuple(b for b in builds if b is not None)
+    kept = tuple(b for b in builds if b is not None and b.withdrawn is None)
+    withdrawn = tuple(b for b in builds if b is not None and b.withdrawn is not None)
     seen: set[tuple[str, str, str, tuple[str, ...]]] = set()
     for i, b in enumerate(kept):
         key = (b.variant, b.channel, b.local, b.platforms)
@@ -294,7 +334,7 @@ def _read_package(
         seen.add(key)
     if version is None:
         return None
-    return replace(release, builds=kept)
+    return replace(release, builds=kept, withdrawn=withdrawn)
 
 
 def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False) -> Parts:

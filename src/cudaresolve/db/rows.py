@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from cudaresolve.core.versions import CudaVersion, DriverVersion
 
 __all__ = [
+    "CHECK_LEVELS",
     "Build",
     "CudaRelease",
     "DriverSupport",
@@ -28,6 +29,10 @@ __all__ = [
     "VariantInfo",
     "gpu_name_key",
 ]
+
+CHECK_LEVELS: Final = ("wheel", "build-script", "announcement", "source", "unverified")
+"""How a build's facts were checked, strongest first; "source" is a cited source with no level recorded."""
+_CHECKED_KEYS: Final = CHECK_LEVELS[:3]
 
 _STRIP_WORDS: Final = frozenset({"nvidia", "geforce", "tesla"})
 
@@ -137,6 +142,9 @@ class Build:
     source: str
     verified: bool = True  # false when this build or its release is marked unverified
     marked_unverified: bool = False  # this build's own row says ``verified = false``
+    checked: str = "unverified"  # provenance: "wheel", "build-script", "announcement", "source", "unverified"
+    scanned: str | None = None  # the date of the wheel scan when ``checked`` is "wheel"
+    withdrawn: str | None = None  # "never-published" (exists = false) or "broken": never a candidate
 
     @property
     def archs(self) -> tuple[Arch, ...]:
@@ -161,6 +169,7 @@ class PackageRelease:
     verified: bool = True
     index: str = "pypi"  # pure rows: "pypi", or "pytorch" when the chosen variant's index carries it
     index_url: str | None = None  # pure rows on another index (flashinfer's own)
+    withdrawn: tuple[Build, ...] = ()  # builds that never existed or cannot be used; kept out of ``builds``
 
     @property
     def pure(self) -> bool:

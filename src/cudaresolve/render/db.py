@@ -36,6 +36,12 @@ def render_ok(db: CompatDB, label: str, console: Console, *, lang: str = "en") -
     ), lang))
 
 
+def _render_provenance(checked: tuple[tuple[str, int], ...], console: Console, lang: str) -> None:
+    """``builds by check: wheel 250, build-script 40, ...``"""
+    counts = ", ".join(format_text(Text.of("db.render.level", level=level, count=n), lang) for level, n in checked)
+    console.print(format_text(Text.of("db.render.provenance", counts=counts), lang), highlight=False)
+
+
 def render_summary(db: CompatDB, console: Console, *, lang: str = "en") -> None:
     from rich.table import Table
 
@@ -57,3 +63,4 @@ def render_summary(db: CompatDB, console: Console, *, lang: str = "en") -> None:
             str(row.unverified),
         )
     console.print(table)
+    _render_provenance(info.checked, console, lang)
