@@ -207,4 +207,15 @@ CASES = [
     case("bad-json", answer("{oops", media="application/vnd.pypi.simple.v1+json"), notice="returned invalid JSON"),
     case("api-version-9", answer('{"meta": {"api-version": "9.0"}, "files": []}', media="application/json"),
          notice="simple API version 9.0"),
+    Case("index-bad-deadline-env", ["lock", "torch==2.7.1", "--cpu", "--python-version", "3.11", "--platform",
+         "linux_x86_64", "--index-mirror", "https://download.pytorch.org/whl=http://127.0.0.1:9/whl"],
+         codes=(1,), env={"CUDARESOLVE_NETWORK_TIMEOUT": "soon"},
+         check=lambda result, tmp: _assert_in("CUDARESOLVE_NETWORK_TIMEOUT must be", result.stderr)),
+    Case("index-bad-deadline-env-offline", ["lock", "torch==2.7.1", "--cpu", "--python-version", "3.11",
+         "--platform", "linux_x86_64", "--offline", "--format", "requirements", "-o", "{tmp}/out.txt"],
+         codes=(0,), env={"CUDARESOLVE_NETWORK_TIMEOUT": "soon"}),
 ]
+
+
+def _assert_in(needle: str, text: str) -> None:
+    assert needle in text, text[-2000:]

@@ -21,6 +21,7 @@ from urllib.parse import urljoin, urlsplit
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
+    DEFAULT_DEADLINE,
     MAX_PAGE_BYTES,
     READ_TIMEOUT,
     Deadline,
@@ -367,7 +368,8 @@ def fetch_listings(
     ``deadline`` bounds all the fetching in seconds (default: ``CUDARESOLVE_NETWORK_TIMEOUT``, else
     60); ``max_page_bytes`` caps each page.
     """
-    seconds = deadline_from_env() if deadline is None else deadline
+    # offline there is nothing to bound: a bad CUDARESOLVE_NETWORK_TIMEOUT only matters online
+    seconds = deadline if deadline is not None else DEFAULT_DEADLINE if offline else deadline_from_env()
     index_client = IndexClient(
         client, cache=cache, offline=offline, mirrors=mirrors, retries=retries, sleep=sleep,
         deadline=Deadline(seconds), max_page_bytes=max_page_bytes, allowed_hosts=allowed_hosts,
