@@ -385,12 +385,25 @@ def test_absolute_file_urls_on_a_mirrored_host_are_rewritten() -> None:
     assert files[0].sha256 == "fe60194fe8967cc0eaba0e2203a3a5f65a4093bc36c38cc6d4941ae9863611b9"
 
 
-def test_relative_links_resolve_against_the_final_url_after_a_redirect() -> None:
+def test_relative_links_resolve_against_the_final_url_after_a_same_host_redirect() -> None:
+    moved = "https://download.pytorch.org/whl/moved/cu118/torch/"
+    with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
+        router.get(f"{CU118}/torch/").respond(301, headers={"Location": "/whl/moved/cu118/torch/"})
+        router.get(moved).respond(200, text=CU118_HTML, headers=HTML_TYPE)
+        page = make_client(http).fetch_page(CU118, "torch")
+    assert page.url == f"{CU118}/torch/"
+    assert page.files == tuple(parse_simple_html(CU118_HTML, moved))  # links resolve against where it ended
+    assert page.files
+
+
+def test_a_redirect_to_another_host_is_refused_not_followed() -> None:
     with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
         router.get(f"{CU118}/torch/").respond(301, headers={"Location": "https://cdn.example.org/whl/cu118/torch/"})
-        router.get("https://cdn.example.org/whl/cu118/torch/").respond(200, text=CU118_HTML, headers=HTML_TYPE)
-        files = make_client(http).fetch_project(CU118, "torch")
-    assert files[0].url.startswith("https://cdn.example.org/whl/cu118/torch-2.7.0%2Bcu118-")
+        with pytest.raises(IndexUnavailable) as info:
+            make_client(http).fetch_project(CU118, "torch")
+    assert info.value.message == (
+        f"{CU118}/torch/ redirects to another host, https://cdn.example.org/whl/cu118/torch/; not followed"
+    )
 
 
 # --- IndexClient with the cache ------------------------------------------------------------------

@@ -6,11 +6,13 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
+
+_SRC = Path(__file__).resolve().parents[2] / "src"
 
 #: A guard against hangs only; the real bound of each case is checked by its ``check``.
 GUARD_SECONDS = 60
@@ -45,6 +47,8 @@ def run(case: Case, tmp: Path) -> Result:
     if case.setup is not None:
         case.setup(tmp)
     env = {**os.environ, "CUDARESOLVE_CACHE_DIR": str(tmp / ".cache"), **case.env}
+    # the command runs in ``tmp``: a relative PYTHONPATH=src would import another checkout's package
+    env["PYTHONPATH"] = os.pathsep.join([str(_SRC), *filter(None, [env.get("PYTHONPATH")])])
     argv = [a.replace("{tmp}", str(tmp)) for a in case.argv]
     proc = subprocess.run(
         [sys.executable, "-m", "cudaresolve", *argv], cwd=tmp, env=env, input=case.stdin or "",

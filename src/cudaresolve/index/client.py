@@ -11,13 +11,24 @@ Spec: https://packaging.python.org/en/latest/specifications/simple-repository-ap
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.limits import (
+    CONNECT_TIMEOUT,
+    DEFAULT_DEADLINE,
+    MAX_PAGE_BYTES,
+    READ_TIMEOUT,
+    Deadline,
+    deadline_from_env,
+    read_capped,
+    too_large,
+)
 from cudaresolve.index.simple import (
     ACCEPT,
     HINT,
@@ -32,6 +43,8 @@ from cudaresolve.index.simple import (
     parse_simple_json,
     version_filter,
 )
+from cudaresolve.index.transport import Reply, TransientError, make_http_client
+from cudaresolve.index.trust import FileTrust, is_same_host_redirect
 from cudaresolve.text.findings import Notice, warning
 from cudaresolve.text.model import Text, literal
 
@@ -51,6 +64,7 @@ __all__ = [
     "ProjectPage",
     "apply_mirror",
     "fetch_listings",
+    "make_http_client",
     "parse_mirrors",
     "parse_simple_html",
     "parse_simple_json",
@@ -58,6 +72,8 @@ __all__ = [
 ]
 
 _RETRY_STATUS: Final = frozenset({429, 500, 502, 503, 504})
+_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+_MAX_REDIRECTS: Final = 5
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +95,7 @@ class ProjectPage:
     source: str = "network"
     fetched_at: float | None = None
     error: Text | None = None
+    refused: tuple[tuple[str, str], ...] = ()  # (file name, why) of links not taken: bad scheme or host
 
     @property
     def mirrored(self) -> bool:
@@ -104,11 +121,14 @@ class IndexClient:
         retries: int = 3,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
-        timeout: float = 30.0,
-        connect_timeout: float = 10.0,
+        timeout: float = READ_TIMEOUT,
+        connect_timeout: float = CONNECT_TIMEOUT,
         max_age: float = 0.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        deadline: Deadline | None = None,
+        max_page_bytes: int = MAX_PAGE_BYTES,
+        allowed_hosts: Iterable[str] | None = None,
     ) -> None:
         self._http = http
         self.cache = cache
@@ -119,6 +139,10 @@ class IndexClient:
         self._timeout, self._connect_timeout = timeout, connect_timeout
         self._max_age = max_age  # serve a cached page younger than this without asking; 0 = always revalidate
         self._sleep, self._clock = sleep, clock
+        self._deadline = deadline
+        self._max_page_bytes = max_page_bytes
+        # None: file hosts are not checked (only schemes); the lock flow passes the database's hosts
+        self._allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self._down: dict[str, str] = {}  # host -> why it failed
         self.keep: dict[str, Keep] = {}  # project -> which file names to parse (all when absent)
 
@@ -164,6 +188,11 @@ class IndexClient:
         files = parse_body(entry.body, entry.content_type, entry.page_url, keep) if found else []
         # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
         files = [mirrored_file(f, self.mirrors) for f in files if f.project == project]
+        trust = FileTrust.for_page(
+            page_url=entry.page_url, index_url=index, allowed_hosts=self._allowed_hosts,
+            mirror_urls=tuple(self.mirrors.values()),
+        )
+        files, refused = trust.split(files)
         return ProjectPage(
             project=project,
             index_url=index,
@@ -174,15 +203,16 @@ class IndexClient:
             source=source,
             fetched_at=entry.fetched_at,
             error=error,
+            refused=tuple((f.filename, why) for f, why in refused),
         )
 
     def _download(self, url: str, cached: CachedResponse | None) -> tuple[CachedResponse, str]:
         """GET the page (conditionally when cached) -> (response as an unsaved entry, source)."""
         from cudaresolve.index.http_cache import CachedResponse
 
-        response = self._get(url, cached.conditional_headers() if cached is not None else {})
-        status = response.status_code
-        etag, modified = response.headers.get("ETag"), response.headers.get("Last-Modified")
+        reply = self._get(url, cached.conditional_headers() if cached is not None else {})
+        status = reply.status
+        etag, modified = reply.headers.get("ETag"), reply.headers.get("Last-Modified")
         if status == 304 and cached is not None:
             # RFC 9111 section 4.3.4: a 304 freshens the stored response and may update its validators.
             etag, modified = etag or cached.etag, modified or cached.last_modified
@@ -192,53 +222,89 @@ class IndexClient:
         elif status != 200:
             raise IndexUnavailable(Text.of("index.http-status", url=url, status=status), hint=HINT)
         else:
-            body = response.text
-        final = str(response.url)
+            body = reply.body
         entry = CachedResponse(
             url=url,
             status=status,
             body=body,
-            content_type=response.headers.get("Content-Type"),
+            content_type=reply.headers.get("Content-Type"),
             etag=etag,
             last_modified=modified,
-            final_url=final if final != url else None,
+            final_url=reply.url if reply.url != url else None,
             fetched_at=self._clock(),
         )
         return entry, "network"
 
-    def _get(self, url: str, conditional: Mapping[str, str]) -> httpx.Response:
+    def _get(self, url: str, conditional: Mapping[str, str]) -> Reply:
+        """One page, retried; same-host redirects followed, others refused; bounded in time and size."""
+        host = urlsplit(url).netloc
+        if host in self._down:
+            raise IndexUnavailable(Text.of("index.host-down", host=host, reason=self._down[host]), hint=HINT)
+        for attempt in range(self._retries + 1):
+            if self._deadline is not None:
+                self._deadline.check(url)
+            try:
+                reply = self._attempt(url, conditional)
+            except TransientError as e:
+                if attempt == self._retries:
+                    self._down[host] = e.reason
+                    error = IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=e.reason), hint=HINT)
+                    raise error from e.__cause__
+                retry_after = None
+            else:
+                if reply.status not in _RETRY_STATUS or attempt == self._retries:
+                    return reply
+                retry_after = _retry_after(reply.headers.get("Retry-After"))
+            delay = min(self._max_backoff, self._backoff * 2**attempt if retry_after is None else retry_after)
+            if self._deadline is not None and delay >= self._deadline.remaining():
+                self._sleep(self._deadline.remaining())
+                self._deadline.check(url)
+            self._sleep(delay)
+        raise AssertionError("unreachable: the loop returns or raises on its last attempt")
+
+    def _attempt(self, url: str, conditional: Mapping[str, str]) -> Reply:
+        """One GET with its redirects; transport failures come out as ``TransientError``."""
         import httpx
 
         from cudaresolve import __version__
 
-        host = urlsplit(url).netloc
-        if host in self._down:
-            raise IndexUnavailable(Text.of("index.host-down", host=host, reason=self._down[host]), hint=HINT)
+        if self._http is None:  # an offline caller made no client: there is no network to ask
+            raise IndexUnavailable(Text.of("index.offline", url=url), hint=Text("index.offline.hint"))
         headers = {"Accept": ACCEPT, "User-Agent": f"cudaresolve/{__version__}", **conditional}
-        timeout = httpx.Timeout(self._timeout, connect=self._connect_timeout)
-        for attempt in range(self._retries + 1):
-            retry_after: float | None = None
+        current = url
+        for _hop in range(_MAX_REDIRECTS + 1):
+            rest = self._deadline.remaining() if self._deadline is not None else math.inf
+            timeout = httpx.Timeout(min(self._timeout, rest), connect=min(self._connect_timeout, rest))
             try:
-                if self._http is None:  # an offline caller made no client: there is no network to ask
-                    raise IndexUnavailable(Text.of("index.offline", url=url), hint=Text("index.offline.hint"))
-                response = self._http.get(url, headers=headers, timeout=timeout, follow_redirects=True)
+                with self._http.stream("GET", current, headers=headers, timeout=timeout, follow_redirects=False) as r:
+                    location = r.headers.get("Location") if r.status_code in _REDIRECTS else None
+                    if location is None:
+                        return self._read(current, r)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
-                if attempt == self._retries:
-                    self._down[host] = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-                    raise IndexUnavailable(
-                        Text.of("index.could-not-reach", url=url, reason=self._down[host]), hint=HINT
-                    ) from e
+                raise TransientError(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from e
             except (httpx.HTTPError, httpx.InvalidURL) as e:
                 raise IndexUnavailable(
-                    Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
+                    Text.of("index.could-not-fetch", url=current, error=f"{type(e).__name__}: {e}"), hint=HINT
                 ) from e
-            else:
-                if response.status_code not in _RETRY_STATUS or attempt == self._retries:
-                    return response
-                retry_after = _retry_after(response.headers.get("Retry-After"))
-            delay = self._backoff * 2**attempt if retry_after is None else retry_after
-            self._sleep(min(self._max_backoff, delay))
-        raise AssertionError("unreachable: the loop returns or raises on its last attempt")
+            target = urljoin(current, location.strip())
+            if not is_same_host_redirect(current, target):
+                raise IndexUnavailable(
+                    Text.of("index.redirect-refused", url=current, target=target[:300]),
+                    hint=Text("index.redirect-refused.hint"),
+                )
+            current = target
+        raise IndexUnavailable(Text.of("index.too-many-redirects", url=url, limit=_MAX_REDIRECTS), hint=HINT)
+
+    def _read(self, url: str, response: httpx.Response) -> Reply:
+        """The body, streamed under the page cap and the deadline (only for 200: other bodies are unused)."""
+        body = ""
+        if response.status_code == 200:
+            length = response.headers.get("Content-Length", "")
+            if length.strip().isdigit() and int(length) > self._max_page_bytes:
+                raise too_large(url, self._max_page_bytes)
+            raw = read_capped(response.iter_bytes(), url=url, cap=self._max_page_bytes, deadline=self._deadline)
+            body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
+        return Reply(status=response.status_code, headers=response.headers, url=url, body=body)
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -272,37 +338,6 @@ def _when(timestamp: float | None) -> str | Text:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def make_http_client() -> httpx.Client:
-    """The client ``lock`` uses: redirects followed, TLS set up only when an https URL is asked for.
-
-    Loading the CA bundle costs ~30 ms of start-up; a run that talks only to plain-http mirrors
-    (a local index) never needs it. Certificates are verified as usual for every https request.
-    """
-    import threading
-
-    import httpx
-
-    class _PerScheme(httpx.BaseTransport):
-        def __init__(self) -> None:
-            self._transports: dict[str, httpx.HTTPTransport] = {}
-            self._lock = threading.Lock()  # pages are fetched from several threads
-
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            scheme = request.url.scheme
-            with self._lock:
-                if scheme not in self._transports:
-                    # plain http never does TLS, so it needs no certificates; https verifies as usual
-                    self._transports[scheme] = httpx.HTTPTransport(verify=scheme == "https")
-                transport = self._transports[scheme]
-            return transport.handle_request(request)
-
-        def close(self) -> None:
-            for transport in self._transports.values():
-                transport.close()
-
-    return httpx.Client(follow_redirects=True, transport=_PerScheme())
-
-
 def fetch_listings(
     client: httpx.Client | None,
     requests: Sequence[tuple[str, str]],
@@ -313,6 +348,9 @@ def fetch_listings(
     retries: int = 3,
     sleep: Callable[[float], None] = time.sleep,
     versions: Mapping[str, Iterable[str]] | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+    deadline: float | None = None,
+    max_page_bytes: int = MAX_PAGE_BYTES,
 ) -> Listings:
     """Fetch every (index_url, project) page; never raises ``IndexUnavailable``.
 
@@ -323,14 +361,26 @@ def fetch_listings(
     ``index-unavailable-fallback`` notice per index says the embedded data is used instead and
     hashes could not be added. A stale cached copy served because the network failed gives one
     ``index-stale-cache`` notice per index. Offline, cache misses are silent: the user asked.
+
+    ``allowed_hosts`` (the database's ``[index] allowed-hosts``) are the hosts besides the page's
+    own that file links may point to; links elsewhere, or with a scheme other than https (http on
+    127.0.0.1 or a named mirror), are dropped with one ``index-file-refused`` notice per index.
+    ``deadline`` bounds all the fetching in seconds (default: ``CUDARESOLVE_NETWORK_TIMEOUT``, else
+    60); ``max_page_bytes`` caps each page.
     """
-    index_client = IndexClient(client, cache=cache, offline=offline, mirrors=mirrors, retries=retries, sleep=sleep)
+    # offline there is nothing to bound: a bad CUDARESOLVE_NETWORK_TIMEOUT only matters online
+    seconds = deadline if deadline is not None else DEFAULT_DEADLINE if offline else deadline_from_env()
+    index_client = IndexClient(
+        client, cache=cache, offline=offline, mirrors=mirrors, retries=retries, sleep=sleep,
+        deadline=Deadline(seconds), max_page_bytes=max_page_bytes, allowed_hosts=allowed_hosts,
+    )
     for project, wanted in (versions or {}).items():
         index_client.keep[canonical_project(project)] = version_filter(project, wanted)
     pages: list[ProjectPage] = []
     unavailable: list[tuple[str, NormalizedName]] = []
     failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
     stale: dict[str, tuple[Text, float | None, list[str]]] = {}
+    refused: dict[str, list[tuple[str, str]]] = {}  # index -> (file, why)
     seen: set[tuple[str, NormalizedName]] = set()
     keys: list[tuple[str, NormalizedName]] = []
     for index_url, name in requests:
@@ -360,6 +410,8 @@ def fetch_listings(
                 failed.setdefault(key[0], (e.text, []))[1].append(key[1])
             continue
         pages.append(page)
+        if page.refused:
+            refused.setdefault(key[0], []).extend(page.refused)
         if page.source == "stale-cache":
             reason = page.error or Text("index.network-error")
             stale.setdefault(key[0], (reason, page.fetched_at, []))[2].append(key[1])
@@ -372,5 +424,10 @@ def fetch_listings(
         warning("index-stale-cache", "index.stale-cache", index=index, reason=reason,
                 names=literal(", ".join(names)), when=_when(fetched_at))
         for index, (reason, fetched_at, names) in stale.items()
+    ]
+    notices += [
+        warning("index-file-refused", "index.file-refused", index=index, count=len(files),
+                example=literal(f"{files[0][0][:120]} ({files[0][1][:80]})"))
+        for index, files in refused.items()
     ]
     return Listings(pages=tuple(pages), unavailable=tuple(unavailable), notices=tuple(notices))

@@ -1,11 +1,13 @@
 """On-disk cache of index pages, revalidated with ETag / Last-Modified. Does I/O: files under the cache dir.
 
-One JSON file per URL, named by the SHA-256 of the URL, holding the body, the validators the
-server sent (``ETag``, ``Last-Modified``), the status (200, or 404 for "project not on this
-index") and when it was fetched. Writes go through ``core.files.write_text_atomic``, so a reader
-never sees half a file. A file that cannot be
-read or decoded is treated as missing: the page is fetched again, never a crash. A cache that
-cannot be written (read-only home, full disk) is skipped silently; it is only an optimisation.
+One JSON file per URL, named by the SHA-256 of the URL, holding the body and the SHA-256 of
+that body, the validators the server sent (``ETag``, ``Last-Modified``), the status (200, or
+404 for "project not on this index") and when it was fetched. An entry whose body does not match
+its own digest (one edited by hand) is treated as missing, offline and before a 304 alike. Writes
+go through ``core.files.write_text_atomic``, so a reader never sees half a file. A file that
+cannot be read or decoded is treated as missing: the page is fetched again, never a crash. A
+cache that cannot be written (read-only home, full disk) is skipped silently; it is only an
+optimisation.
 
 Revalidation follows RFC 9110 section 13.1 (``If-None-Match`` / ``If-Modified-Since``) and
 RFC 9111 section 4.3.4 (a 304 refreshes the stored response).
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CACHE_DIR_ENV", "CachedResponse", "HttpCache", "default_cache_dir"]
 
-_FORMAT: Final = 1  # bump when the entry layout changes; older entries then read as missing
+_FORMAT: Final = 2  # bump when the entry layout changes; older entries then read as missing
 _SUBDIR: Final = "http-v1"
 
 
@@ -72,6 +74,7 @@ class CachedResponse:
             "last_modified": self.last_modified,
             "final_url": self.final_url,
             "fetched_at": self.fetched_at,
+            "sha256": _digest(self.body),
             "body": self.body,
         }
 
@@ -85,6 +88,8 @@ class CachedResponse:
             raise ValueError("bad status")
         if not isinstance(body, str) or not isinstance(fetched_at, int | float) or isinstance(fetched_at, bool):
             raise ValueError("bad body or fetched_at")
+        if data.get("sha256") != _digest(body):
+            raise ValueError("body does not match its stored sha256")
         optional = {k: data.get(k) for k in ("content_type", "etag", "last_modified", "final_url")}
         if any(v is not None and not isinstance(v, str) for v in optional.values()):
             raise ValueError("bad header field")
@@ -98,6 +103,12 @@ class CachedResponse:
             last_modified=optional["last_modified"],
             final_url=optional["final_url"],
         )
+
+
+def _digest(body: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(body.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 class HttpCache:

@@ -150,6 +150,16 @@ def canonical_project(name: str) -> NormalizedName:
     return cast("NormalizedName", canonical_name(name))
 
 
+def _join(base: str, href: str) -> str | None:
+    """``href`` made absolute against ``base``; None when it is not a URL at all (``https://[``)."""
+    try:
+        joined = urljoin(base, href.strip())
+        urlsplit(joined).port  # noqa: B018 - raises on a malformed host or port
+    except ValueError:
+        return None
+    return joined
+
+
 def _wheel(filename: str, url: str, **fields: Any) -> IndexFile | None:
     """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names."""
     if not filename.endswith(".whl"):
@@ -234,13 +244,14 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
     parser.feed(_drop_other_lines(text, keep) if keep is not None else text)
     parser.close()
     _check_api_version(parser.api_version, page_url)
-    base = urljoin(page_url, parser.base) if parser.base else page_url
+    base = _join(page_url, parser.base) or page_url if parser.base else page_url
     files: list[IndexFile] = []
     for attrs, anchor_text in parser.anchors:
         href = attrs.get("href")
-        if not href:
+        joined = _join(base, href) if href else None
+        if joined is None:
             continue
-        url, fragment = urldefrag(urljoin(base, href.strip()))
+        url, fragment = urldefrag(joined)
         algo, _, digest = fragment.partition("=")
         filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or anchor_text
         if keep is not None and not keep(filename):
@@ -292,9 +303,12 @@ def parse_simple_json(
         size = entry.get("size")
         metadata = next((entry[k] for k in _METADATA_KEYS if k in entry), None)
         has_metadata, metadata_sha = _metadata_flag(metadata)
+        joined = _join(page_url, url)
+        if joined is None:
+            continue
         wheel = _wheel(
             filename,
-            urldefrag(urljoin(page_url, url))[0],
+            urldefrag(joined)[0],
             sha256=_sha256(hashes.get("sha256")) if isinstance(hashes, Mapping) else None,
             requires_python=(requires_python.strip() or None) if isinstance(requires_python, str) else None,
             yanked=bool(yanked),
@@ -339,7 +353,11 @@ def apply_mirror(url: str, mirrors: Mapping[str, str]) -> str:
 
 
 def _check_http_url(url: str, key: str) -> str:
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        parts = urlsplit("")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InvalidInput(Text.of(key, url=repr(url)), hint=Text("index.not-http-url.hint"))
     return url.strip().rstrip("/")

@@ -116,13 +116,17 @@ def _add_hashes(solution: Solution, inputs: LockInputs) -> Solution:
     versions = {p.name: [p.version] for p in solution.packages}  # parse only the pinned files of each page
     cache = HttpCache(default_cache_dir())
     if inputs.offline:  # the cache only: no HTTP client (and no httpx import) at all
-        listings = fetch_listings(None, wanted, offline=True, cache=cache, mirrors=inputs.mirrors, versions=versions)
+        listings = fetch_listings(
+            None, wanted, offline=True, cache=cache, mirrors=inputs.mirrors, versions=versions,
+            allowed_hosts=inputs.db.allowed_hosts,
+        )
     else:
         from cudaresolve.index.client import make_http_client
 
         with make_http_client() as client:
             listings = fetch_listings(
-                client, wanted, offline=False, cache=cache, mirrors=inputs.mirrors, versions=versions
+                client, wanted, offline=False, cache=cache, mirrors=inputs.mirrors, versions=versions,
+                allowed_hosts=inputs.db.allowed_hosts,
             )
     solution, notices = attach_files(solution, listings)
     return _with_notices(solution, notices)

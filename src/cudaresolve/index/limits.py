@@ -1,0 +1,110 @@
+"""Bounds on one run's network work: a deadline and a page-size cap. Does I/O: reads one environment variable.
+
+One ``Deadline`` is shared by every page a run fetches (``fetch_listings`` makes one): each
+request's connect and read timeouts are cut to what is left of it, retries and back-off sleeps
+stop when it is spent, and a body is read in chunks with the deadline checked after each, so a
+server that trickles one byte every few seconds cannot hold a run for longer than the deadline
+plus one read timeout. ``CUDARESOLVE_NETWORK_TIMEOUT`` (seconds) sets it; the default is
+``DEFAULT_DEADLINE``.
+
+A page is streamed and dropped once it passes ``MAX_PAGE_BYTES`` (64 MiB; PyPI's largest simple
+pages are a few MiB, the PyTorch index's torch page about 1 MiB), so memory stays bounded and an
+over-cap body never reaches the cache.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.errors import IndexUnavailable, InvalidInput
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "DEADLINE_ENV",
+    "DEFAULT_DEADLINE",
+    "MAX_PAGE_BYTES",
+    "READ_TIMEOUT",
+    "Deadline",
+    "deadline_from_env",
+    "read_capped",
+    "too_large",
+]
+
+#: The environment variable that sets the whole run's network deadline, in seconds.
+DEADLINE_ENV: Final = "CUDARESOLVE_NETWORK_TIMEOUT"
+#: Seconds the index part of one run may take in all, retries and back-off included.
+DEFAULT_DEADLINE: Final = 60.0
+#: A host that does not accept the connection within this many seconds is treated as down.
+CONNECT_TIMEOUT: Final = 5.0
+#: Longest wait for one read from the server (cut further to the deadline's rest).
+READ_TIMEOUT: Final = 20.0
+#: The largest index page read, decoded bytes (64 MiB).
+MAX_PAGE_BYTES: Final = 64 * 1024 * 1024
+
+
+class Deadline:
+    """A point in time, ``seconds`` from now on a monotonic clock; thread-safe to read."""
+
+    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self._clock = clock
+        self._end = clock() + seconds
+
+    def remaining(self) -> float:
+        return max(0.0, self._end - self._clock())
+
+    def check(self, url: str) -> None:
+        """Raise ``IndexUnavailable`` once the deadline has passed."""
+        if self.remaining() <= 0:
+            raise IndexUnavailable(
+                Text.of("index.deadline", url=url, seconds=f"{self.seconds:g}"),
+                hint=Text.of("index.deadline.hint", env=DEADLINE_ENV),
+            )
+
+
+def deadline_from_env(environ: dict[str, str] | None = None) -> float:
+    """``CUDARESOLVE_NETWORK_TIMEOUT`` in seconds (> 0, finite), else ``DEFAULT_DEADLINE``."""
+    raw = (os.environ if environ is None else environ).get(DEADLINE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_DEADLINE
+    try:
+        value = float(raw) if raw.isascii() else math.nan
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise InvalidInput(
+            Text.of("index.bad-deadline", env=DEADLINE_ENV, value=repr(raw[:40])),
+            hint=Text.of("index.bad-deadline.hint", env=DEADLINE_ENV),
+        )
+    return value
+
+
+def read_capped(chunks: Iterator[bytes], *, url: str, cap: int, deadline: Deadline | None) -> bytes:
+    """Join ``chunks`` until the end, the cap or the deadline; raises ``IndexUnavailable`` on the last two.
+
+    At most ``cap`` plus one chunk is ever held: the read stops as soon as the total passes ``cap``.
+    """
+    parts: list[bytes] = []
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > cap:
+            raise too_large(url, cap)
+        parts.append(chunk)
+        if deadline is not None:
+            deadline.check(url)
+    return b"".join(parts)
+
+
+def too_large(url: str, cap: int) -> IndexUnavailable:
+    return IndexUnavailable(
+        Text.of("index.page-too-large", url=url, limit=f"{cap // (1024 * 1024)} MiB" if cap >= 1 << 20 else f"{cap} B"),
+        hint=Text("index.page-too-large.hint"),
+    )

@@ -1,0 +1,115 @@
+"""Which URLs an index page may send us to: file links, redirects. Pure.
+
+An index page is data from the network, so its links are checked before one reaches a lock's
+``url``. A wheel link must be ``https``; plain ``http`` only on this machine (127.0.0.1,
+localhost, ::1) or on a mirror the user named. Its host must be one we already trust for that
+page: the page's own host, the configured index's host or a sibling of it under the same parent
+domain (the PyTorch index at download.pytorch.org serves files from download-r2.pytorch.org), a
+host the database declares for the indexes (``[index] allowed-hosts``, e.g. files.pythonhosted.org
+for pypi.org), or a mirror's host. Anything else (``file:``, ``javascript:``, ``data:``, another
+host) is dropped, and the caller says so with a notice.
+
+A redirect is followed only to the same host (http may become https, never the reverse); a
+redirect to another host is refused, since it would move the whole listing somewhere the user
+did not name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from cudaresolve.index.simple import IndexFile
+
+__all__ = ["LOCAL_HOSTS", "FileTrust", "host_of", "is_same_host_redirect"]
+
+#: Hosts where plain http is acceptable: nothing leaves this machine.
+LOCAL_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def host_of(url: str) -> str:
+    """The lower-case host of ``url`` without port or user info; "" when there is none or it is malformed."""
+    try:
+        return (urlsplit(url.strip()).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def _parent(host: str) -> str | None:
+    """``download.pytorch.org`` -> ``pytorch.org``; None for two-label hosts and IP addresses."""
+    labels = host.split(".")
+    if len(labels) < 3 or host.replace(".", "").isdigit() or ":" in host:
+        return None
+    return ".".join(labels[1:])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileTrust:
+    """The hosts and schemes a page's file links may use. ``check(url)`` -> None or why it is refused."""
+
+    hosts: frozenset[str]  # exact hosts trusted for https
+    parents: frozenset[str]  # any host under these parent domains, for https
+    http_hosts: frozenset[str]  # hosts where plain http is accepted too
+
+    @classmethod
+    def for_page(
+        cls,
+        *,
+        page_url: str,
+        index_url: str,
+        allowed_hosts: Iterable[str] | None,
+        mirror_urls: Sequence[str] = (),
+    ) -> FileTrust:
+        """``allowed_hosts`` None: the host check is off (only the scheme is checked)."""
+        mirror_hosts = {host_of(m) for m in mirror_urls} - {""}
+        own = {host_of(page_url), host_of(index_url)} - {""}
+        parents = {p for p in (_parent(h) for h in own) if p is not None}
+        hosts = own | mirror_hosts | {h.lower() for h in allowed_hosts or ()}
+        if allowed_hosts is None:
+            hosts, parents = {"*"}, set()
+        return cls(hosts=frozenset(hosts), parents=frozenset(parents), http_hosts=LOCAL_HOSTS | mirror_hosts)
+
+    def check(self, url: str) -> str | None:
+        """None when ``url`` may be used; else a short reason ("scheme file:", "host evil.example")."""
+        try:
+            parts = urlsplit(url)
+            host = (parts.hostname or "").lower()
+        except ValueError:
+            return "malformed URL"
+        scheme = parts.scheme.lower()
+        if scheme not in ("https", "http"):
+            return f"scheme {scheme or '(none)'}:"
+        if not host:
+            return "no host"
+        if scheme == "http" and host not in self.http_hosts:
+            return f"plain http to {host}"
+        if "*" in self.hosts or host in self.hosts or any(host.endswith("." + p) for p in self.parents):
+            return None
+        return f"host {host}"
+
+    def split(self, files: Iterable[IndexFile]) -> tuple[list[IndexFile], list[tuple[IndexFile, str]]]:
+        """(files that may be used, (refused file, why) pairs), each in page order."""
+        kept: list[IndexFile] = []
+        refused: list[tuple[IndexFile, str]] = []
+        for file in files:
+            why = self.check(file.url)
+            if why is None:
+                kept.append(file)
+            else:
+                refused.append((file, why))
+        return kept, refused
+
+
+def is_same_host_redirect(source: str, target: str) -> bool:
+    """A redirect we follow: same host and port, and never from https down to http."""
+    try:
+        a, b = urlsplit(source), urlsplit(target)
+        same = (a.hostname or "").lower() == (b.hostname or "").lower() and a.port == b.port
+    except ValueError:
+        return False
+    schemes = (a.scheme.lower(), b.scheme.lower())
+    return bool(a.hostname) and same and schemes in (("https", "https"), ("http", "http"), ("http", "https"))

@@ -1,0 +1,170 @@
+"""Index listings are not trusted blindly: file links by scheme and host, redirects, cache digests (respx)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+import respx
+
+from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.client import IndexClient, fetch_listings
+from cudaresolve.index.http_cache import CachedResponse, HttpCache
+from cudaresolve.index.trust import FileTrust, is_same_host_redirect
+from cudaresolve.text.catalogue import format_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CPU = "https://download.pytorch.org/whl/cpu"
+PYPI = "https://pypi.org/simple"
+WHEEL = "torch-2.7.1+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+SHA = "a" * 64
+DECLARED = ("download.pytorch.org", "pypi.org", "files.pythonhosted.org", "flashinfer.ai")
+HTML = {"Content-Type": "text/html"}
+
+
+def page(*hrefs: str) -> str:
+    return "".join(f'<a href="{h}#sha256={SHA}">{WHEEL}</a>\n' for h in hrefs)
+
+
+def client(http: httpx.Client | None, **kwargs: object) -> IndexClient:
+    return IndexClient(http, sleep=lambda _: None, allowed_hosts=DECLARED, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("href", "why"),
+    [
+        (f"file:///etc/{WHEEL}", "scheme file:"),
+        (f"javascript:alert(1)//{WHEEL}", "scheme javascript:"),
+        (f"data:text/plain,x/{WHEEL}", "scheme data:"),
+        (f"ftp://download.pytorch.org/{WHEEL}", "scheme ftp:"),
+        (f"http://download.pytorch.org/whl/{WHEEL}", "plain http to download.pytorch.org"),
+        (f"https://evil.example.org/{WHEEL}", "host evil.example.org"),
+        (f"https://pytorch.org.evil.example/{WHEEL}", "host pytorch.org.evil.example"),
+    ],
+)
+def test_hostile_file_links_are_dropped_with_a_notice(href: str, why: str) -> None:
+    good = f"/whl/cpu/{WHEEL}"
+    with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
+        router.get(f"{CPU}/torch/").respond(200, text=page(href, good), headers=HTML)
+        listings = fetch_listings(
+            http, [(CPU, "torch")], offline=False, cache=None, allowed_hosts=DECLARED, sleep=lambda _: None
+        )
+    files = listings.files(CPU, "torch")
+    assert files is not None
+    assert [f.url for f in files] == [f"https://download.pytorch.org/whl/cpu/{WHEEL}"]
+    (notice,) = listings.notices
+    assert notice.code == "index-file-refused"
+    assert f"({why})" in format_text(notice.text)
+
+
+@pytest.mark.parametrize(
+    ("page_url", "url", "ok"),
+    [
+        (f"{PYPI}/torch/", f"https://files.pythonhosted.org/packages/ab/{WHEEL}", True),  # declared host
+        (f"{CPU}/torch/", f"https://download-r2.pytorch.org/whl/cpu/{WHEEL}", True),  # sibling of the index
+        ("http://127.0.0.1:8080/whl/cpu/torch/", f"http://127.0.0.1:8080/whl/{WHEEL}", True),
+        ("http://localhost:8080/whl/cpu/torch/", f"http://localhost:9/whl/{WHEEL}", True),
+        ("http://10.0.0.5/whl/cpu/torch/", f"http://10.0.0.5/whl/{WHEEL}", False),  # http off this machine
+        (f"{PYPI}/torch/", f"https://evil.org/{WHEEL}", False),  # pypi.org has no sibling rule (two labels)
+    ],
+)
+def test_file_trust_rules(page_url: str, url: str, ok: bool) -> None:
+    trust = FileTrust.for_page(page_url=page_url, index_url=page_url, allowed_hosts=DECLARED)
+    assert (trust.check(url) is None) == ok
+
+
+def test_a_named_http_mirror_and_its_files_are_accepted() -> None:
+    mirror = "http://mirror.internal/whl"
+    with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
+        router.get(f"{mirror}/cpu/torch/").respond(200, text=page(f"/whl/cpu/{WHEEL}"), headers=HTML)
+        files = client(http, mirrors={"https://download.pytorch.org/whl": mirror}).fetch_project(CPU, "torch")
+    assert [f.url for f in files] == [f"http://mirror.internal/whl/cpu/{WHEEL}"]
+
+
+def test_without_declared_hosts_only_the_scheme_is_checked() -> None:
+    trust = FileTrust.for_page(page_url=f"{PYPI}/x/", index_url=PYPI, allowed_hosts=None)
+    assert trust.check(f"https://anywhere.example/{WHEEL}") is None
+    assert trust.check(f"file:///{WHEEL}") == "scheme file:"
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "follow"),
+    [
+        ("https://a.org/x/", "https://a.org/y/", True),
+        ("http://a.org/x/", "https://a.org/y/", True),
+        ("https://a.org/x/", "http://a.org/y/", False),  # never down to plain http
+        ("https://a.org/x/", "https://b.org/x/", False),
+        ("https://a.org/x/", "https://a.org:8443/x/", False),
+        ("https://a.org/x/", "file:///etc/passwd", False),
+        ("https://a.org/x/", "https://[::1/", False),  # malformed
+    ],
+)
+def test_which_redirects_are_followed(source: str, target: str, follow: bool) -> None:
+    assert is_same_host_redirect(source, target) == follow
+
+
+def test_redirect_loop_on_the_same_host_stops() -> None:
+    with respx.mock() as router, httpx.Client() as http:
+        route = router.get(url__startswith=CPU).respond(302, headers={"Location": f"{CPU}/torch/"})
+        with pytest.raises(IndexUnavailable) as info:
+            client(http).fetch_project(CPU, "torch")
+    assert route.call_count == 6
+    assert "redirected more than 5 times" in info.value.message
+
+
+# --- the cache verifies its own digest ------------------------------------------------------------
+
+
+def poison(cache: HttpCache, url: str) -> None:
+    path = cache.path_for(url)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["body"] = page("https://evil.example.org/" + WHEEL)  # the stored sha256 still names the old body
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_hand_poisoned_cache_body_is_missing_offline(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    url = f"{CPU}/torch/"
+    cache.store(CachedResponse(url=url, status=200, body=page(f"/whl/cpu/{WHEEL}"), fetched_at=1.0))
+    assert client(None, cache=cache, offline=True).fetch_project(CPU, "torch")
+    poison(cache, url)
+    assert cache.get(url) is None
+    with pytest.raises(IndexUnavailable) as info:
+        client(None, cache=cache, offline=True).fetch_project(CPU, "torch")
+    assert info.value.message.endswith("is not in the cache and --offline forbids the network")
+
+
+def test_a_hand_poisoned_cache_body_is_not_revalidated_by_a_304(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    url = f"{CPU}/torch/"
+    good = page(f"/whl/cpu/{WHEEL}")
+    cache.store(CachedResponse(url=url, status=200, body=good, etag='"v1"', fetched_at=1.0))
+    poison(cache, url)
+    with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
+        route = router.get(url).mock(
+            side_effect=lambda request: httpx.Response(304)
+            if "If-None-Match" in request.headers
+            else httpx.Response(200, text=good, headers={**HTML, "ETag": '"v1"'})
+        )
+        result = client(http, cache=cache).fetch_page(CPU, "torch")
+    assert "If-None-Match" not in route.calls.last.request.headers  # no copy to revalidate: fetched whole
+    assert result.source == "network"
+    assert [f.url for f in result.files] == [f"https://download.pytorch.org/whl/cpu/{WHEEL}"]
+    stored = cache.get(url)
+    assert stored is not None
+    assert stored.body == good
+
+
+def test_an_entry_without_a_digest_is_missing(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    url = f"{CPU}/torch/"
+    cache.store(CachedResponse(url=url, status=200, body="x", fetched_at=1.0))
+    path = cache.path_for(url)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del data["sha256"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert cache.get(url) is None
