@@ -52,6 +52,12 @@ def dumps_requirements(lock: Lock | Solution) -> str:
         "# with --no-deps (and --require-hashes where hashes are known), then their dependencies.",
         "# Plain `pip install -r FILE` sees only the first index, and with hashes it needs --no-deps.",
     ]
+    missing = lock.missing_hashes()
+    if missing:  # said in English: lock files record their warnings in English
+        from cudaresolve.text.catalogue import format_text
+
+        header = Text.of("lock.not-complete-header", count=len(missing), total=len(lock.packages))
+        lines.insert(0, f"# {format_text(header, 'en')}")
     meta: dict[str, Any] = {
         "variant": lock.variant,
         "index-url": lock.index_url,
