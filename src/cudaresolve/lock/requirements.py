@@ -104,8 +104,10 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
                 key, _, value = line[len(_META) :].partition("=")
                 meta[key.strip()] = _json(value)
                 continue
-            if line.startswith(_INACTIVE.rstrip()):
-                line = line[len(_INACTIVE.rstrip()) :].strip()
+            if line.startswith(_INACTIVE):
+                line = line[len(_INACTIVE) :].strip()
+            elif line.lstrip("#> \t").startswith("-") and line.startswith("#"):  # e.g. '#>--index-url'
+                raise _LineError(Text.of("lock.req.comment-option", text=repr(line[:80])), _DEP_CONFUSION_HINT)
             elif line.startswith("#"):
                 continue
             line, _, comment = line.partition(" #")
