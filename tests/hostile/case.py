@@ -6,11 +6,11 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
 #: A guard against hangs only; the real bound of each case is checked by its ``check``.
 GUARD_SECONDS = 60
@@ -44,7 +44,9 @@ def run(case: Case, tmp: Path) -> Result:
     """Run one case; a traceback on stderr or a code outside ``case.codes`` fails it."""
     if case.setup is not None:
         case.setup(tmp)
-    env = {**os.environ, "CUDARESOLVE_CACHE_DIR": str(tmp / ".cache"), **case.env}
+    src = str(Path(__file__).resolve().parents[2] / "src")  # this checkout, not an installed copy
+    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "CUDARESOLVE_CACHE_DIR": str(tmp / ".cache"), **case.env}
     argv = [a.replace("{tmp}", str(tmp)) for a in case.argv]
     proc = subprocess.run(
         [sys.executable, "-m", "cudaresolve", *argv], cwd=tmp, env=env, input=case.stdin or "",
