@@ -21,12 +21,18 @@ HASH = "a" * 64
 INDEX = "https://download.pytorch.org/whl/cu126"
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 TORCH = LockedPackage(
-    name="torch", version="2.7.1+cu126", index=INDEX, sha256=HASH,
+    name="torch",
+    version="2.7.1+cu126",
+    index=INDEX,
+    sha256=HASH,
     url=f"{INDEX}/torch-2.7.1%2Bcu126-cp311-cp311-manylinux_2_28_x86_64.whl",
     filename="torch-2.7.1+cu126-cp311-cp311-manylinux_2_28_x86_64.whl",
 )
 GOOD = Lock(
-    packages=(TORCH,), variant="cu126", index_url=INDEX, requires_python=f"=={PYTHON}.*",
+    packages=(TORCH,),
+    variant="cu126",
+    index_url=INDEX,
+    requires_python=f"=={PYTHON}.*",
     environments=(f"sys_platform == '{sys.platform}'",),
 )
 
@@ -62,14 +68,13 @@ DRY = ["--dry-run"]
 
 
 def _case(id: str, name: str, text: str, *words: str, extra: tuple[str, ...] = ()) -> Case:
-    return Case(id, ["install", "--from", name, *DRY, *extra], setup=_write(name, text), codes=(1,),
-                check=_refused(*words))
+    return Case(
+        id, ["install", "--from", name, *DRY, *extra], setup=_write(name, text), codes=(1,), check=_refused(*words)
+    )
 
 
 def _pyproject_mirror(tmp: Path) -> None:
-    (tmp / "pyproject.toml").write_text(
-        '[tool.cudaresolve]\nindex-mirror = "file:///tmp/evil"\n', encoding="utf-8"
-    )
+    (tmp / "pyproject.toml").write_text('[tool.cudaresolve]\nindex-mirror = "file:///tmp/evil"\n', encoding="utf-8")
     (tmp / "pylock.toml").write_text(_pylock(GOOD), encoding="utf-8")
 
 
@@ -80,44 +85,109 @@ def _accepted(result: Result, tmp: Path) -> None:
 CASES = [
     _case("install-empty-pylock", "pylock.toml", _pylock(replace(GOOD, packages=())), "no packages"),
     _case("install-empty-requirements", "requirements.txt", _requirements(""), "no packages"),
-    _case("install-duplicate-pylock", "pylock.toml",
-          _pylock(replace(GOOD, packages=(TORCH, replace(TORCH, index="https://evil.example.org/simple")))),
-          "more than once"),
-    _case("install-duplicate-requirements", "requirements.txt",
-          _requirements(f"--index-url {INDEX}\n{PIN}#> --index-url https://evil.example.org/simple\n#> {PIN}"),
-          "more than once"),
-    _case("install-file-index", "pylock.toml",
-          _pylock(replace(GOOD, packages=(replace(TORCH, index="file:///tmp/evil"),))), "file:///tmp/evil"),
-    _case("install-http-index", "pylock.toml",
-          _pylock(replace(GOOD, packages=(replace(TORCH, index="http://evil.example.org/simple"),))), "http://"),
-    _case("install-http-wheel-url", "pylock.toml",
-          _pylock(replace(GOOD, packages=(replace(TORCH, url="http://evil.example.org/torch.whl"),))), "http://"),
-    _case("install-file-index-requirements", "requirements.txt",
-          _requirements(f"--index-url file:///tmp/evil\n{PIN}"), "file:///tmp/evil"),
-    Case("install-pyproject-file-mirror", ["install", "--from", "pylock.toml", *DRY], setup=_pyproject_mirror,
-         codes=(1,), check=_refused("file:///tmp/evil")),
-    _case("install-comment-option-no-space", "requirements.txt",
-          _requirements(f"--index-url {INDEX}\n#>--index-url https://evil.example.org/simple\n{PIN}"), "comment"),
-    _case("install-comment-option-short", "requirements.txt",
-          _requirements(f"--index-url {INDEX}\n#>-i https://evil.example.org/simple\n{PIN}"), "comment"),
-    _case("install-all-hashes-removed", "requirements.txt",
-          _requirements(f"--index-url {INDEX}\ntorch==2.7.1+cu126\n"), "no --hash"),
+    _case(
+        "install-duplicate-pylock",
+        "pylock.toml",
+        _pylock(replace(GOOD, packages=(TORCH, replace(TORCH, index="https://evil.example.org/simple")))),
+        "more than once",
+    ),
+    _case(
+        "install-duplicate-requirements",
+        "requirements.txt",
+        _requirements(f"--index-url {INDEX}\n{PIN}#> --index-url https://evil.example.org/simple\n#> {PIN}"),
+        "more than once",
+    ),
+    _case(
+        "install-file-index",
+        "pylock.toml",
+        _pylock(replace(GOOD, packages=(replace(TORCH, index="file:///tmp/evil"),))),
+        "file:///tmp/evil",
+    ),
+    _case(
+        "install-http-index",
+        "pylock.toml",
+        _pylock(replace(GOOD, packages=(replace(TORCH, index="http://evil.example.org/simple"),))),
+        "http://",
+    ),
+    _case(
+        "install-http-wheel-url",
+        "pylock.toml",
+        _pylock(replace(GOOD, packages=(replace(TORCH, url="http://evil.example.org/torch.whl"),))),
+        "http://",
+    ),
+    _case(
+        "install-file-index-requirements",
+        "requirements.txt",
+        _requirements(f"--index-url file:///tmp/evil\n{PIN}"),
+        "file:///tmp/evil",
+    ),
+    Case(
+        "install-pyproject-file-mirror",
+        ["install", "--from", "pylock.toml", *DRY],
+        setup=_pyproject_mirror,
+        codes=(1,),
+        check=_refused("file:///tmp/evil"),
+    ),
+    _case(
+        "install-comment-option-no-space",
+        "requirements.txt",
+        _requirements(f"--index-url {INDEX}\n#>--index-url https://evil.example.org/simple\n{PIN}"),
+        "comment",
+    ),
+    _case(
+        "install-comment-option-short",
+        "requirements.txt",
+        _requirements(f"--index-url {INDEX}\n#>-i https://evil.example.org/simple\n{PIN}"),
+        "comment",
+    ),
+    _case(
+        "install-all-hashes-removed",
+        "requirements.txt",
+        _requirements(f"--index-url {INDEX}\ntorch==2.7.1+cu126\n"),
+        "no --hash",
+    ),
     _case("install-other-python", "pylock.toml", _pylock(replace(GOOD, requires_python="==2.7.*")), "2.7"),
-    _case("install-other-platform", "pylock.toml",
-          _pylock(replace(GOOD, environments=("sys_platform == 'win32'",))), "win32"),
+    _case(
+        "install-other-platform",
+        "pylock.toml",
+        _pylock(replace(GOOD, environments=("sys_platform == 'win32'",))),
+        "win32",
+    ),
     # kept: what was refused before stays refused
-    _case("install-extra-index-url", "requirements.txt",
-          _requirements(f"--index-url {INDEX}\n--extra-index-url https://evil.example.org/simple\n{PIN}"),
-          "--extra-index-url"),
+    _case(
+        "install-extra-index-url",
+        "requirements.txt",
+        _requirements(f"--index-url {INDEX}\n--extra-index-url https://evil.example.org/simple\n{PIN}"),
+        "--extra-index-url",
+    ),
     _case("install-find-links", "requirements.txt", _requirements(f"--index-url {INDEX}\n-f /tmp\n{PIN}"), "-f"),
-    _case("install-bad-hash", "requirements.txt", _requirements(f"--index-url {INDEX}\ntorch==2.7.1 --hash=sha256:xyz\n"),
-          "sha256"),
+    _case(
+        "install-bad-hash",
+        "requirements.txt",
+        _requirements(f"--index-url {INDEX}\ntorch==2.7.1 --hash=sha256:xyz\n"),
+        "sha256",
+    ),
     _case("install-malformed-pylock", "pylock.toml", "lock-version = [\n", "TOML"),
     # accepted: https, and http on 127.0.0.1 (the e2e tests' local index)
-    Case("install-good-lock-dry-run", ["install", "--from", "pylock.toml", *DRY],
-         setup=_write("pylock.toml", _pylock(GOOD)), codes=(0,), check=_accepted),
-    Case("install-http-loopback-dry-run", ["install", "--from", "pylock.toml", *DRY],
-         setup=_write("pylock.toml", _pylock(replace(GOOD, packages=(
-             replace(TORCH, index="http://127.0.0.1:9/simple", url="http://127.0.0.1:9/t.whl"),)))),
-         codes=(0,), check=_accepted),
+    Case(
+        "install-good-lock-dry-run",
+        ["install", "--from", "pylock.toml", *DRY],
+        setup=_write("pylock.toml", _pylock(GOOD)),
+        codes=(0,),
+        check=_accepted,
+    ),
+    Case(
+        "install-http-loopback-dry-run",
+        ["install", "--from", "pylock.toml", *DRY],
+        setup=_write(
+            "pylock.toml",
+            _pylock(
+                replace(
+                    GOOD, packages=(replace(TORCH, index="http://127.0.0.1:9/simple", url="http://127.0.0.1:9/t.whl"),)
+                )
+            ),
+        ),
+        codes=(0,),
+        check=_accepted,
+    ),
 ]

@@ -71,9 +71,8 @@ def install(order: InstallRequest, *, echo: Callable[[PipCommand], None] | None 
     from cudaresolve.lock.lockfile import read_lock
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.pip import install_lock
-    from cudaresolve.target.build import build_target
-
     from cudaresolve.lock.verify import check_installable, interpreter_environment
+    from cudaresolve.target.build import build_target
 
     request = order.request
     if order.lockfile:

@@ -50,7 +50,8 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
 def _table(data: Mapping[str, Any], key: str, source: str, dotted: str) -> Mapping[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, Mapping):
-        raise InvalidInput(Text.of("lock.project.not-a-table", source=source, table=dotted), hint=Text("lock.project.readme.hint"))
+        text = Text.of("lock.project.not-a-table", source=source, table=dotted)
+        raise InvalidInput(text, hint=Text("lock.project.readme.hint"))
     return value
 
 

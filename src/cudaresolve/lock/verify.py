@@ -60,7 +60,7 @@ def interpreter_environment(python: str | None) -> dict[str, str]:
     if python is None:
         from packaging.markers import default_environment
 
-        return dict(default_environment())
+        return {str(k): str(v) for k, v in default_environment().items()}
     try:
         out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=True).stdout
         env = json.loads(out)
@@ -93,7 +93,9 @@ def check_installable(
                     hint=Text("lock.install.bad-url.hint"),
                 )
     if requirements and len(lock.missing_hashes()) == len(lock.packages):
-        raise InvalidLockfile(Text.of("lock.install.no-hashes", source=source), hint=Text("lock.install.no-hashes.hint"))
+        raise InvalidLockfile(
+            Text.of("lock.install.no-hashes", source=source), hint=Text("lock.install.no-hashes.hint")
+        )
     _check_environment(lock, source, environment)
 
 
@@ -121,7 +123,10 @@ def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) 
             where = f"{environment.get('sys_platform', '?')} {environment.get('platform_machine', '?')}, Python {found}"
             raise InvalidLockfile(
                 Text.of(
-                    "lock.install.environment-mismatch", source=source, wanted=" or ".join(lock.environments), found=where
+                    "lock.install.environment-mismatch",
+                    source=source,
+                    wanted=" or ".join(lock.environments),
+                    found=where,
                 ),
                 hint=Text.of("lock.install.python-mismatch.hint", found=environment.get("python_version", found)),
             )
