@@ -129,6 +129,15 @@ CASES = [
         check=_refused("file:///tmp/evil"),
     ),
     _case(
+        "install-hidden-index-comment",
+        "requirements.txt",
+        _requirements(
+            f"--index-url {INDEX}\n{PIN}#> --index-url https://evil.example.org/simple\n"
+            f"#> torchvision==0.22.1 --hash=sha256:{HASH}\n"
+        ),
+        "'#> '",
+    ),
+    _case(
         "install-comment-option-no-space",
         "requirements.txt",
         _requirements(f"--index-url {INDEX}\n#>--index-url https://evil.example.org/simple\n{PIN}"),

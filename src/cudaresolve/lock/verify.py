@@ -2,9 +2,10 @@
 
 A lock is installed only when: it locks at least one package, each package once; every index and
 wheel URL is https (http only on 127.0.0.1/localhost, or under a mirror the user named); a
-requirements lock has hashes (a file with every ``--hash`` removed would install unchecked) and no
-comment that our reader would turn into an option (``#>--index-url``, ``#>-i``: only the exact
-``#> `` prefix that cudaresolve writes is read, and ``read_lock`` refuses the rest); and the lock's
+requirements lock has hashes (a file with every ``--hash`` removed would install unchecked), one
+index only (a second one sits on ``#> `` lines that pip and reviewers read as comments; several
+indexes need a pylock.toml, where each package names its index) and no other comment that our
+reader would turn into an option (``#>--index-url``, ``#>-i``: ``read_lock`` refuses them); and the lock's
 ``requires-python`` and ``environments`` hold for the target interpreter.
 """
 
@@ -92,6 +93,14 @@ def check_installable(
                     Text.of("lock.install.bad-url", source=source, name=p.name, url=url[:200]),
                     hint=Text("lock.install.bad-url.hint"),
                 )
+    if requirements:  # pip reads one --index-url; any other index sits on '#> ' comment lines
+        first = lock.packages and _first_index(lock)
+        hidden = next((p for p in lock.packages if p.index != first), None)
+        if hidden is not None:
+            raise InvalidLockfile(
+                Text.of("lock.install.hidden-index", source=source, name=hidden.name, index=hidden.index[:200]),
+                hint=Text("lock.install.hidden-index.hint"),
+            )
     if requirements and len(lock.missing_hashes()) == len(lock.packages):
         raise InvalidLockfile(
             Text.of("lock.install.no-hashes", source=source), hint=Text("lock.install.no-hashes.hint")
@@ -130,6 +139,12 @@ def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) 
                 ),
                 hint=Text.of("lock.install.python-mismatch.hint", found=environment.get("python_version", found)),
             )
+
+
+def _first_index(lock: Lock) -> str:
+    """The active ``--index-url`` of a requirements lock: the lock's own index, else its first package's."""
+    indexes = [p.index for p in lock.packages]
+    return lock.index_url if lock.index_url in indexes else indexes[0]
 
 
 def _refuse(text: Text) -> InvalidLockfile:
