@@ -348,7 +348,9 @@ def test_dumps_requirements_without_hashes() -> None:
     lock = lock_from_solution(_solution(hashes=False))
     assert (
         dumps_requirements(lock)
-        == HEADER
+        == "# NOT A COMPLETE LOCK: 2 of 3 pins have no hash (written offline or without the index); "
+        "pip cannot check them\n"
+        + HEADER
         + f"""
 --index-url {CU118}
 fbgemm-gpu==1.2.0+cu118
@@ -363,7 +365,9 @@ def test_partial_hashes_become_comments_since_pip_checks_all_or_none(lock: Lock)
     partial = replace(lock, packages=(replace(lock.packages[0], sha256=None), *lock.packages[1:]))
     assert (
         dumps_requirements(partial)
-        == HEADER
+        == "# NOT A COMPLETE LOCK: 1 of 3 pins have no hash (written offline or without the index); "
+        "pip cannot check them\n"
+        + HEADER
         + f"""
 # sha256 as comments: pip checks hashes all-or-nothing and 1 of 2 packages here have none
 --index-url {CU118}

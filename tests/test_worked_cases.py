@@ -51,8 +51,10 @@ def test_a800_old_driver_gets_newest_torch_with_a_cuda11_build(capsys: pytest.Ca
     assert versions(result) == {"torch": f"{newest_cu118}+cu118"}
     assert next(w["code"] for w in result["warnings"]) == "minor-version-compat"
     assert "470.129.06" in result["warnings"][0]["message"]
-    assert result["format"] == "requirements"  # offline: no hashes, so no pylock
-    assert Path("requirements.txt").read_text().count("--index-url https://download.pytorch.org/whl/cu118") == 1
+    # offline: no hashes, so no pylock.toml is written (and nothing under another name)
+    assert (result["complete"], result["output"]) == (False, None)
+    assert "no-lock-written" in [w["code"] for w in result["warnings"]]
+    assert not Path("pylock.toml").exists() and not Path("requirements.txt").exists()
 
 
 def test_a800_torch_torchrec_is_one_release_line_one_variant_one_index(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,8 +3,8 @@
 The pure parts live elsewhere (``resolve.solve``, ``wheels``, ``model``, ``lockfile``); this module
 reads ``pyproject.toml``, the database and the target (``prepare``), asks the indexes through
 httpx with the on-disk cache (``resolve_inputs``) and writes the lock atomically (``lock``).
-Network failure never fails a lock: it falls back to the embedded data with a warning, and
-pylock then falls back to requirements because PEP 751 needs hashes.
+Network failure never fails a lock: it falls back to the embedded data with a warning; a
+pylock.toml, which needs hashes (PEP 751), is then not written at all, never under another name.
 
 The request is a plain value (``LockRequest``) that the command line builds from its flags; this
 module never sees argparse.
@@ -60,11 +60,12 @@ class LockInputs:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LockResult:
     solution: Solution
-    path: str | None
+    path: str | None  # None: nothing was written (see ``lock``)
     format: str
+    complete: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.solution.to_dict(), "output": self.path, "format": self.format}
+        return {**self.solution.to_dict(), "complete": self.complete, "output": self.path, "format": self.format}
 
 
 def project_mirrors(request: LockRequest) -> dict[str, str]:
@@ -138,20 +139,32 @@ def _with_notices(solution: Solution, notices: list[Notice]) -> Solution:
 
 
 def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult:
-    """Resolve and write the lock; pylock without hashes falls back to requirements and says why."""
-    from cudaresolve.lock.lockfile import pylock_problem, write_lock
+    """Resolve and write the lock exactly where asked (``output``, else the format's default).
+
+    A pylock.toml needs a hash for every wheel (PEP 751). Without them (offline, or the index
+    failed) nothing is written: with no ``-o`` the chosen stack comes back with ``complete`` false
+    and a ``no-lock-written`` warning; a named ``-o`` is an error with a hint. Requirements are
+    written as asked, with a header saying they are not a complete lock when hashes are missing.
+    """
+    from cudaresolve.lock.lockfile import pylock_problem, render_lock
     from cudaresolve.lock.model import lock_from_solution
+    from cudaresolve.lock.output import check_default_free, write_output
 
     solution = resolve_inputs(prepare(request))
     frozen = lock_from_solution(solution)
+    complete = not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":
         problem = pylock_problem(frozen)
         if problem is not None:
-            fmt = "requirements"
-            solution = _with_notices(solution, [Notice(code="pylock-needs-hashes", text=problem)])
-            frozen = lock_from_solution(solution)
-            if output is not None and output.endswith(".toml"):
-                output = str(Path(output).with_name("requirements.txt"))
+            if output is not None:
+                raise InvalidInput(
+                    Text.of("lock.incomplete-explicit", path=output, reason=problem),
+                    hint=Text("lock.incomplete-explicit.hint"),
+                )
+            notice = Notice(code="no-lock-written", text=Text.of("lock.incomplete-not-written", reason=problem))
+            return LockResult(solution=_with_notices(solution, [notice]), path=None, format=fmt, complete=False)
     path = output or ("pylock.toml" if fmt == "pylock" else "requirements.txt")
-    write_lock(path, frozen, fmt=fmt)
-    return LockResult(solution=solution, path=path, format=fmt)
+    if output is None:
+        check_default_free(path)
+    write_output(path, render_lock(path, frozen, fmt=fmt))
+    return LockResult(solution=solution, path=path, format=fmt, complete=complete)

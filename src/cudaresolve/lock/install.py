@@ -71,15 +71,23 @@ def install(order: InstallRequest, *, echo: Callable[[PipCommand], None] | None 
     from cudaresolve.lock.lockfile import read_lock
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.pip import install_lock
+    from cudaresolve.lock.verify import check_installable, interpreter_environment
     from cudaresolve.target.build import build_target
 
     request = order.request
     if order.lockfile:
         lock, mirrors = read_lock(order.lockfile), project_mirrors(request)
+        lock = mirrored(lock, mirrors)
+        check_installable(
+            lock,
+            source=order.lockfile,
+            requirements=not order.lockfile.endswith(".toml"),
+            mirrors=mirrors,
+            environment=interpreter_environment(order.python),
+        )
     else:
         inputs = prepare(request)
-        lock, mirrors = lock_from_solution(resolve_inputs(inputs)), dict(inputs.mirrors)
-    lock = mirrored(lock, mirrors)
+        lock = mirrored(lock_from_solution(resolve_inputs(inputs)), inputs.mirrors)
     code = install_lock(lock, python=order.python, dry_run=order.dry_run, echo=echo)
     if code != 0 or order.dry_run:
         return InstallResult(returncode=code, lock=lock)

@@ -6,7 +6,7 @@ pylock.toml (PEP 751, https://packaging.python.org/en/latest/specifications/pylo
 ``hashes.sha256``); ``requires-python`` and ``environments`` describe the target; the target,
 variant and warnings live under ``[tool.cudaresolve]`` (``model.Lock.to_dict``). The spec requires
 a hash for every file, so ``pylock_problem`` says when a lock cannot be written as pylock (offline:
-the PyTorch index gives no hashes without the network) and the lock flow writes requirements instead.
+the PyTorch index gives no hashes without the network) and the lock flow then writes no pylock.toml.
 
 requirements files: ``requirements`` (one active ``--index-url`` group, never
 ``--extra-index-url``); ``read_lock`` and ``write_lock`` pick the format from the file name.
@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from cudaresolve.core.files import write_text_atomic
 from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT, Lock
 from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
@@ -29,7 +28,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     import os
 
-__all__ = ["dumps_pylock", "loads_pylock", "pylock_problem", "read_lock", "write_lock"]
+__all__ = ["dumps_pylock", "loads_pylock", "pylock_problem", "read_lock", "render_lock", "write_lock"]
 
 # PEP 751 file names: pylock.toml or pylock.<name>.toml with one name segment.
 _PYLOCK_NAME: Final = re.compile(r"^pylock\.([^.]+\.)?toml$")
@@ -140,15 +139,21 @@ def read_lock(path: str | os.PathLike[str]) -> Lock:
     return loads_requirements(text, source=str(file))
 
 
-def write_lock(path: str | os.PathLike[str], lock: Lock, *, fmt: Literal["pylock", "requirements"] = "pylock") -> None:
-    """Render ``lock`` in ``fmt`` and write it atomically; rendering fails before any file is touched."""
-    file = Path(path)
+def render_lock(path: str, lock: Lock, *, fmt: Literal["pylock", "requirements"] = "pylock") -> str:
+    """``lock`` as ``fmt`` text for ``path``; a pylock goes only to a PEP 751 name, stdout or a stream."""
+    from cudaresolve.lock.output import is_stream
+
     if fmt == "pylock":
-        if not _PYLOCK_NAME.match(file.name):
-            raise InvalidInput(
-                Text.of("lock.pylock-name", name=repr(file.name)), hint=Text("lock.pylock-name.hint")
-            )
-        text = dumps_pylock(lock)
-    else:
-        text = dumps_requirements(lock)
-    write_text_atomic(file, text)
+        name = Path(path).name
+        if not is_stream(path) and not _PYLOCK_NAME.match(name):
+            raise InvalidInput(Text.of("lock.pylock-name", name=repr(name)), hint=Text("lock.pylock-name.hint"))
+        return dumps_pylock(lock)
+    return dumps_requirements(lock)
+
+
+def write_lock(path: str | os.PathLike[str], lock: Lock, *, fmt: Literal["pylock", "requirements"] = "pylock") -> None:
+    """Render ``lock`` in ``fmt`` and write it (``output.write_output``); rendering fails before any
+    file is touched."""
+    from cudaresolve.lock.output import write_output
+
+    write_output(str(path), render_lock(str(path), lock, fmt=fmt))

@@ -26,14 +26,16 @@ class ProjectSettings:
 
 
 def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str = "pyproject.toml") -> ProjectSettings:
-    """``pytorch_root`` (the database's PyTorch index root) is what a bare ``index-mirror`` URL replaces."""
-    tool = data.get("tool", {}).get("cudaresolve", {})
-    if not isinstance(tool, Mapping):
-        raise InvalidInput(Text.of("lock.project.not-a-table", source=source), hint=Text("lock.project.readme.hint"))
+    """``pytorch_root`` (the database's PyTorch index root) is what a bare ``index-mirror`` URL replaces.
+    Every shape is checked (``tool = "x"``, ``project = [1]`` ...): a wrong one is ``InvalidInput``,
+    and ``index-mirror`` is validated exactly like the ``--index-mirror`` flag."""
+    from cudaresolve.index.client import parse_mirrors
+
+    tool = _table(_table(data, "tool", source, "tool"), "cudaresolve", source, "tool.cudaresolve")
     reqs = tool.get("requirements")
     origin = f"{source} [tool.cudaresolve] requirements"
     if reqs is None:
-        reqs = data.get("project", {}).get("dependencies", [])
+        reqs = _table(data, "project", source, "project").get("dependencies", [])
         origin = f"{source} [project] dependencies"
     if not isinstance(reqs, list) or not all(isinstance(r, str) for r in reqs):
         raise InvalidInput(Text.of("lock.project.not-a-list", origin=origin), hint=Text("lock.project.not-a-list.hint"))
@@ -42,7 +44,15 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
         mirror = {pytorch_root: mirror}
     if not isinstance(mirror, Mapping) or not all(isinstance(v, str) for v in mirror.values()):
         raise InvalidInput(Text.of("lock.project.bad-mirror", source=source), hint=Text("lock.project.bad-mirror.hint"))
-    return ProjectSettings(requirements=tuple(reqs), mirrors=dict(mirror), source=origin)
+    return ProjectSettings(requirements=tuple(reqs), mirrors=parse_mirrors(mirror), source=origin)
+
+
+def _table(data: Mapping[str, Any], key: str, source: str, dotted: str) -> Mapping[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        text = Text.of("lock.project.not-a-table", source=source, table=dotted)
+        raise InvalidInput(text, hint=Text("lock.project.readme.hint"))
+    return value
 
 
 def load_project(path: Path, *, pytorch_root: str) -> ProjectSettings:
@@ -51,7 +61,7 @@ def load_project(path: Path, *, pytorch_root: str) -> ProjectSettings:
         return ProjectSettings()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         raise InvalidInput(
             Text.of("lock.project.cannot-read", path=str(path), error=str(exc)),
             hint=Text("lock.project.cannot-read.hint"),

@@ -52,6 +52,12 @@ def dumps_requirements(lock: Lock | Solution) -> str:
         "# with --no-deps (and --require-hashes where hashes are known), then their dependencies.",
         "# Plain `pip install -r FILE` sees only the first index, and with hashes it needs --no-deps.",
     ]
+    missing = lock.missing_hashes()
+    if missing:  # said in English: lock files record their warnings in English
+        from cudaresolve.text.catalogue import format_text
+
+        header = Text.of("lock.not-complete-header", count=len(missing), total=len(lock.packages))
+        lines.insert(0, f"# {format_text(header, 'en')}")
     meta: dict[str, Any] = {
         "variant": lock.variant,
         "index-url": lock.index_url,
@@ -98,8 +104,10 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
                 key, _, value = line[len(_META) :].partition("=")
                 meta[key.strip()] = _json(value)
                 continue
-            if line.startswith(_INACTIVE.rstrip()):
-                line = line[len(_INACTIVE.rstrip()) :].strip()
+            if line.startswith(_INACTIVE):
+                line = line[len(_INACTIVE) :].strip()
+            elif line.lstrip("#> \t").startswith("-") and line.startswith("#"):  # e.g. '#>--index-url'
+                raise _LineError(Text.of("lock.req.comment-option", text=repr(line[:80])), _DEP_CONFUSION_HINT)
             elif line.startswith("#"):
                 continue
             line, _, comment = line.partition(" #")

@@ -65,5 +65,8 @@ def render_lock_result(result: object, console: Console, *, lang: str = "en") ->
 
     solution = result.solution  # type: ignore[attr-defined]
     render_solution(solution, console, lang=lang)
-    wrote = Text.of("render.lock.wrote", path=str(result.path), format=result.format)  # type: ignore[attr-defined]
+    path = result.path  # type: ignore[attr-defined]
+    if path is None or path == "-":  # nothing written (its warning says why), or the lock went to stdout
+        return
+    wrote = Text.of("render.lock.wrote", path=str(path), format=result.format)  # type: ignore[attr-defined]
     console.print(escape(format_text(wrote, lang)))

@@ -8,10 +8,11 @@ findings come from ``explain``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import Version
 
 from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
@@ -43,19 +44,30 @@ class Resolved:
 
 
 def parse_requests(texts: Sequence[str]) -> list[Need]:
-    """PEP 508 strings -> ``Need``s; a malformed one is ``InvalidInput``."""
-    needs = []
+    """PEP 508 strings -> one ``Need`` per package, in first-seen order; a malformed one is
+    ``InvalidInput``. A package named again is merged (its specifiers intersected), so the solver's
+    work does not grow with repetition (``torch`` given 2,000 times is one Need)."""
+    merged: dict[str, Need] = {}
     for text in texts:
         try:
             req = Requirement(text)
-        except InvalidRequirement as exc:
+            for spec in req.specifier:  # a version packaging parses but int() cannot (5,000 digits)
+                if spec.operator != "===":
+                    Version(spec.version.removesuffix(".*"))
+        except (InvalidRequirement, ValueError) as exc:
             raise InvalidInput(
-                Text.of("resolve.not-a-requirement", text=repr(text)), hint=Text("resolve.not-a-requirement.hint")
+                Text.of("resolve.not-a-requirement", text=_short(text)), hint=Text("resolve.not-a-requirement.hint")
             ) from exc
-        needs.append(Need.from_requirement(req))
-    if not needs:
+        need = Need.from_requirement(req)
+        seen = merged.get(need.name)
+        merged[need.name] = need if seen is None else replace(seen, specifier=seen.specifier & need.specifier)
+    if not merged:
         raise InvalidInput(Text("resolve.nothing-to-resolve"), hint=Text("resolve.nothing-to-resolve.hint"))
-    return needs
+    return list(merged.values())
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 120 else repr(f"{text[:60]}…{text[-20:]}")
 
 
 def solve(requests: Sequence[str], db: CompatDB, target: Target) -> Resolved:

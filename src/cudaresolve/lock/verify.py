@@ -1,0 +1,151 @@
+"""What ``install --from`` refuses before pip runs. Pure, plus one probe of the target interpreter.
+
+A lock is installed only when: it locks at least one package, each package once; every index and
+wheel URL is https (http only on 127.0.0.1/localhost, or under a mirror the user named); a
+requirements lock has hashes (a file with every ``--hash`` removed would install unchecked), one
+index only (a second one sits on ``#> `` lines that pip and reviewers read as comments; several
+indexes need a pylock.toml, where each package names its index) and no other comment that our
+reader would turn into an option (``#>--index-url``, ``#>-i``: ``read_lock`` refuses them); and the lock's
+``requires-python`` and ``environments`` hold for the target interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
+
+from cudaresolve.errors import InvalidLockfile
+from cudaresolve.lock.model import REGENERATE_HINT
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from cudaresolve.lock.model import Lock
+
+__all__ = ["check_installable", "interpreter_environment", "url_allowed"]
+
+_LOCAL_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+# The marker environment of an interpreter, without needing packaging inside it (PEP 508).
+_PROBE: Final = (
+    "import json,os,platform,sys;"
+    "print(json.dumps({'python_version':'.'.join(platform.python_version_tuple()[:2]),"
+    "'python_full_version':platform.python_version(),'sys_platform':sys.platform,"
+    "'platform_machine':platform.machine(),'platform_system':platform.system(),'os_name':os.name,"
+    "'implementation_name':sys.implementation.name,"
+    "'platform_python_implementation':platform.python_implementation(),"
+    "'platform_release':platform.release(),'platform_version':platform.version(),"
+    "'implementation_version':platform.python_version()}))"
+)
+
+
+def url_allowed(url: str, mirrors: Iterable[str] = ()) -> bool:
+    """https anywhere; http only on a loopback host or under a mirror the user named."""
+    if any(m and url.startswith(m) for m in mirrors):
+        return True
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if parts.scheme == "https" and host:
+        return True
+    return parts.scheme == "http" and host in _LOCAL_HOSTS
+
+
+def interpreter_environment(python: str | None) -> dict[str, str]:
+    """The PEP 508 marker environment of ``python`` (None: this interpreter)."""
+    if python is None:
+        from packaging.markers import default_environment
+
+        return {str(k): str(v) for k, v in default_environment().items()}
+    try:
+        out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=True).stdout
+        env = json.loads(out)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        from cudaresolve.errors import InvalidInput
+
+        raise InvalidInput(
+            Text.of("lock.cannot-run-python", python=python, reason=str(getattr(exc, "strerror", None) or exc)),
+            hint=Text("lock.cannot-run-python.hint"),
+        ) from exc
+    return {str(k): str(v) for k, v in env.items()}
+
+
+def check_installable(
+    lock: Lock, *, source: str, requirements: bool, mirrors: Mapping[str, str], environment: Mapping[str, str]
+) -> None:
+    """Raise ``InvalidLockfile`` for the first reason (module docstring) this lock must not be installed."""
+    if not lock.packages:
+        raise _refuse(Text.of("lock.install.empty", source=source))
+    counts = Counter(p.name for p in lock.packages)
+    for name, count in counts.items():
+        if count > 1:
+            raise _refuse(Text.of("lock.install.duplicate", source=source, name=name))
+    named = tuple(mirrors.values())
+    for p in lock.packages:
+        for url in (p.index, p.url):
+            if url and not url_allowed(url, named):
+                raise InvalidLockfile(
+                    Text.of("lock.install.bad-url", source=source, name=p.name, url=url[:200]),
+                    hint=Text("lock.install.bad-url.hint"),
+                )
+    if requirements:  # pip reads one --index-url; any other index sits on '#> ' comment lines
+        first = lock.packages and _first_index(lock)
+        hidden = next((p for p in lock.packages if p.index != first), None)
+        if hidden is not None:
+            raise InvalidLockfile(
+                Text.of("lock.install.hidden-index", source=source, name=hidden.name, index=hidden.index[:200]),
+                hint=Text("lock.install.hidden-index.hint"),
+            )
+    if requirements and len(lock.missing_hashes()) == len(lock.packages):
+        raise InvalidLockfile(
+            Text.of("lock.install.no-hashes", source=source), hint=Text("lock.install.no-hashes.hint")
+        )
+    _check_environment(lock, source, environment)
+
+
+def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) -> None:
+    from packaging.markers import InvalidMarker, Marker
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    found = environment.get("python_full_version", "")
+    if lock.requires_python:
+        try:
+            ok = SpecifierSet(lock.requires_python).contains(found, prereleases=True)
+        except InvalidSpecifier:
+            ok = False
+        if not ok:
+            raise InvalidLockfile(
+                Text.of("lock.install.python-mismatch", source=source, wanted=lock.requires_python, found=found),
+                hint=Text.of("lock.install.python-mismatch.hint", found=environment.get("python_version", found)),
+            )
+    if lock.environments:
+        try:
+            ok = any(Marker(m).evaluate(dict(environment)) for m in lock.environments)
+        except (InvalidMarker, ValueError, KeyError):
+            ok = False
+        if not ok:
+            where = f"{environment.get('sys_platform', '?')} {environment.get('platform_machine', '?')}, Python {found}"
+            raise InvalidLockfile(
+                Text.of(
+                    "lock.install.environment-mismatch",
+                    source=source,
+                    wanted=" or ".join(lock.environments),
+                    found=where,
+                ),
+                hint=Text.of("lock.install.python-mismatch.hint", found=environment.get("python_version", found)),
+            )
+
+
+def _first_index(lock: Lock) -> str:
+    """The active ``--index-url`` of a requirements lock: the lock's own index, else its first package's."""
+    indexes = [p.index for p in lock.packages]
+    return lock.index_url if lock.index_url in indexes else indexes[0]
+
+
+def _refuse(text: Text) -> InvalidLockfile:
+    return InvalidLockfile(text, hint=REGENERATE_HINT)
