@@ -104,7 +104,7 @@ def inspect_file(path: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Binary
 def inspect_directory(
     root: str | Path, *, include_empty: bool = False, limits: Limits = DEFAULT_LIMITS
 ) -> list[BinaryReport]:
-    """Every candidate file under ``root`` (sorted; only regular files, symlinks skipped), wheels and ``.pt2`` included."""
+    """Every candidate file under ``root`` (sorted; regular files only), wheels and ``.pt2`` included."""
     reports: list[BinaryReport] = []
     for path in _walk(Path(root)):
         if path.suffix == ".whl":
