@@ -376,7 +376,8 @@ def test_without_runtime_packages_torch_variant_is_checked(db: CompatDB) -> None
     report = diagnose(Environment(paths=(), packages=(torch,)), make_target(A100, driver="470.82.01"), db)
     assert [(r.name, r.cuda, r.support) for r in report.runtimes] == [
         ("torch", CudaVersion(12, 6), DriverSupport.NONE)]
-    assert codes(report.problems) == [("driver-too-old", "525.60.13", "470.82.01")]
+    assert codes(report.problems) == [("driver-too-old", "525.60.13", "470.82.01"),
+                                      ("cuda-runtime-missing", "cu126", None)]  # and no CUDA library at all
 
 
 def test_an_unknown_driver_is_said_not_guessed(tmp_path: Path, db: CompatDB) -> None:
@@ -389,10 +390,12 @@ def test_an_unknown_driver_is_said_not_guessed(tmp_path: Path, db: CompatDB) -> 
 
 # -- arch lists in the environment --------------------------------------------------------------
 
+_CUBLAS_ONLY = Environment(paths=(), cuda_packages=(("nvidia-cublas-cu12", "12.6.4.1"),))  # not an empty env
+
 
 def test_torch_cuda_arch_list_leaving_out_a_gpu(db: CompatDB) -> None:
     h100 = Gpu(name="NVIDIA H100", cc=ComputeCapability(9, 0), datacenter=True)
-    env = Environment(paths=())
+    env = _CUBLAS_ONLY
     report = diagnose(env, make_target(A100, RTX3090, h100), db,
                       environ={"TORCH_CUDA_ARCH_LIST": "8.0 8.6", "FLASHINFER_CUDA_ARCH_LIST": "9.0a"})
     assert codes(report.problems) == [("arch-list-excludes-gpu", "9.0", "8.0 8.6"),
@@ -409,11 +412,11 @@ def test_torch_cuda_arch_list_leaving_out_a_gpu(db: CompatDB) -> None:
 
 def test_arch_list_with_ptx_reaching_the_gpu_and_a_bad_arch_list(db: CompatDB) -> None:
     h100 = Gpu(name="NVIDIA H100", cc=ComputeCapability(9, 0), datacenter=True)
-    assert diagnose(Environment(paths=()), make_target(h100), db,
+    assert diagnose(_CUBLAS_ONLY, make_target(h100), db,
                     environ={"TORCH_CUDA_ARCH_LIST": "8.0+PTX"}).problems == ()
-    report = diagnose(Environment(paths=()), make_target(h100), db, environ={"TORCH_CUDA_ARCH_LIST": "9.x"})
+    report = diagnose(_CUBLAS_ONLY, make_target(h100), db, environ={"TORCH_CUDA_ARCH_LIST": "9.x"})
     assert codes(report.problems) == [("invalid-arch-list", None, "9.x")]
-    assert diagnose(Environment(paths=()), make_target(), db, environ={"TORCH_CUDA_ARCH_LIST": "5.0"}).ok
+    assert diagnose(_CUBLAS_ONLY, make_target(), db, environ={"TORCH_CUDA_ARCH_LIST": "5.0"}).ok
 
 
 # -- AOTInductor packages ---------------------------------------------------------------------
@@ -532,3 +535,24 @@ def test_site_packages_of_another_interpreter(tmp_path: Path) -> None:
 def test_check_environment_rejects_a_missing_site_packages_folder(tmp_path: Path, db: CompatDB) -> None:
     with pytest.raises(InvalidInput, match="not a directory"):
         check_environment(db, make_target(A100), site_packages=[str(tmp_path / "absent")])
+
+
+# -- what is missing -----------------------------------------------------------------------------
+
+
+def test_an_environment_without_gpu_packages_says_so(tmp_path: Path, db: CompatDB) -> None:
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(A100), db)
+    assert codes(report.problems) == [("no-gpu-packages", None, None)]
+    assert report.ok and report.problems[0].severity == "warning"  # ok, but not a bare "ok"
+    assert "none of the GPU packages" in words(report.problems[0].text)
+
+
+def test_cuda_torch_with_no_cuda_libraries_says_so(db: CompatDB) -> None:
+    torch = InstalledPackage(name="torch", version="2.7.1+cu126", variant="cu126")
+    report = diagnose(Environment(paths=(), packages=(torch,)), make_target(A100), db)
+    assert ("cuda-runtime-missing", "cu126", None) in codes(report.problems)
+    bundled = InstalledPackage(name="torch", version="2.7.1+cu126", variant="cu126", bundles_runtime=True)
+    report = diagnose(Environment(paths=(), packages=(bundled,)), make_target(A100), db)
+    assert "cuda-runtime-missing" not in [p.code for p in report.problems]
+    cpu = InstalledPackage(name="torch", version="2.7.1+cpu", variant="cpu")
+    assert diagnose(Environment(paths=(), packages=(cpu,)), make_target(), db).problems == ()

@@ -31,7 +31,7 @@ from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_zi
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.binaries.fatbin import KIND_CUBIN, FatbinEntry, FatbinListing
 from cudaresolve.binaries.report import AotiModel, AotiPackage, BinaryReport, FileError
-from cudaresolve.binaries.scan import report_stream
+from cudaresolve.binaries.scan import open_regular, report_stream
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text, literal
 
@@ -45,6 +45,8 @@ __all__ = ["package_report", "read_package"]
 _MODEL_MEMBER: Final = re.compile(r"^(?:[^/]+/)?data/aotinductor/(?P<model>[^/]+)/(?P<file>[^/]+)$")
 _KERNEL_SUFFIXES: Final = (".so", ".cubin", ".fatbin")
 _MAX_METADATA: Final = 1024 * 1024
+# codecache.py writes one flat object of strings; anything near this deep is not its metadata.
+_MAX_METADATA_DEPTH: Final = 64
 _HINT: Final = Text("binaries.damaged-package.hint")
 
 
@@ -52,7 +54,7 @@ def package_report(path: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Bina
     """A ``.pt2`` as one report: the union of its kernels' targets, with the package attached."""
     label = str(path)
     try:
-        with open(path, "rb") as raw, zipfile.ZipFile(raw) as archive:
+        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
             package = read_package(archive, label, limits=limits)
     except InvalidBinary as err:
         return BinaryReport(path=label, error=FileError.from_exception(err))
@@ -128,15 +130,42 @@ def _read_metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[tup
         raise InvalidBinary(Text.of("binaries.metadata-size", member=info.filename, size=info.file_size), hint=_HINT)
     with open_zip_member(archive, info) as stream:
         raw = stream.read(_MAX_METADATA + 1)
+    if len(raw) > _MAX_METADATA:  # the size in the directory may lie
+        raise InvalidBinary(Text.of("binaries.metadata-size", member=info.filename, size=len(raw)), hint=_HINT)
+    if _nesting(raw) > _MAX_METADATA_DEPTH:  # json would recurse once per level: a RecursionError
+        raise InvalidBinary(Text.of("binaries.metadata-too-deep", member=info.filename, limit=_MAX_METADATA_DEPTH),
+                            hint=_HINT)
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise InvalidBinary(Text.of("binaries.metadata-not-json", member=info.filename, error=str(exc)),
                             hint=_HINT) from exc
     if not isinstance(data, dict):
         raise InvalidBinary(Text.of("binaries.metadata-not-object", member=info.filename), hint=_HINT)
     # codecache.py asserts every key and value is a string; anything else is left out.
     return tuple(sorted((k, v) for k, v in data.items() if isinstance(k, str) and isinstance(v, str)))
+
+
+def _nesting(raw: bytes) -> int:
+    """The deepest ``[``/``{`` nesting in a JSON text, brackets inside strings not counted (linear)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
 
 
 def _triton_suffixes(report: BinaryReport) -> tuple[BinaryReport, list[str]]:

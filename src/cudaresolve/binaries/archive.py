@@ -1,14 +1,15 @@
 """Read one member of a zip archive (a wheel, a ``.pt2``) as a seekable stream, without extracting it.
 Does I/O: reads through the open ``zipfile.ZipFile`` passed in (it opens no file itself).
 
-A stored member is a window onto the archive file, a small deflated one is inflated once into
-memory, a large one is read through zipfile's own stream with its tail kept in memory.
+A stored member is a window onto the archive file; a deflated one is inflated once, front to
+back, into memory (small) or a temporary file deleted at once (large), after its magic check.
 """
 
 from __future__ import annotations
 
 import io
 import struct
+import tempfile
 import zipfile
 import zlib
 from typing import IO, Any, Final
@@ -22,9 +23,11 @@ ARCHIVE_SEPARATOR: Final = "!"  # "torch-2.7.1-...whl!torch/lib/libtorch_cuda.so
 #: What reading a damaged archive or member can raise besides ``InvalidBinary``.
 READ_ERRORS: Final = (OSError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError)
 DAMAGED_ARCHIVE: Final = Text("binaries.damaged-archive.hint")
-# A deflated member up to this size is decompressed once into memory; a bigger one is read
-# through zipfile's seekable stream, which re-decompresses from the start on a backward seek.
+# A deflated member is inflated once, front to back: up to this size into memory, a bigger one
+# into a temporary file (zipfile's own stream re-inflates from the start on a backward seek).
 _IN_MEMORY_MEMBER: Final = 32 * 1024 * 1024
+_SPOOL_CHUNK: Final = 1024 * 1024
+_ZEROS: Final = bytes(_SPOOL_CHUNK)
 # Deflate cannot do better than about 1032:1, so a member claiming more is lying about its size.
 _MAX_DEFLATE_RATIO: Final = 1100
 _MAX_MEMBER_SIZE: Final = 16 * 1024**3
@@ -34,8 +37,8 @@ def open_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> _MemberS
     """A seekable, bounded reader over one member, without extracting it.
 
     A stored member (AOTInductor packages store theirs) is a window onto the archive file, so
-    seeks cost nothing.  A small deflated member is inflated once into memory; a large one is
-    read through zipfile's own stream.  Decompression errors surface as ``OSError``.
+    seeks cost nothing.  A deflated member is inflated at most once (``_Spool``), and not at all
+    when its first bytes show it is no binary.  Decompression errors surface as ``OSError``.
     """
     if info.flag_bits & 0x1:
         raise InvalidBinary(Text.of("binaries.member-encrypted", member=info.filename),
@@ -54,46 +57,77 @@ def open_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> _MemberS
         name_len, extra_len = struct.unpack_from("<HH", local, 26)
         start = info.header_offset + 30 + name_len + extra_len
         return _MemberStream(_Window(fp, start, info.file_size))
-    ext = archive.open(info)
-    if info.file_size <= _IN_MEMORY_MEMBER:
-        with _MemberStream(ext) as whole:
-            data = whole.read(info.file_size + 1)
-        return _MemberStream(io.BytesIO(data))
-    return _MemberStream(_TailCache(ext, info.file_size))
+    return _MemberStream(_Spool(archive.open(info), info.file_size))
 
 
-class _TailCache:
-    """Keeps the last MiB of a large deflated member in memory once it is reached.
+class _Spool:
+    """A deflated member read once, front to back, into memory or a temporary file.
 
-    An ELF's section table and section names sit at its end, so without this every listing
-    would inflate the member twice more (zipfile rewinds and re-inflates on a backward seek).
+    zipfile's stream re-inflates from the start on every backward seek, so a member whose
+    sections sit at alternating offsets would be inflated once per section (hours for a crafted
+    1 GiB member).  Here the first few bytes (the magic check) come straight from the stream;
+    the first read past them inflates the whole member once, and every later seek is free.
+    ``inflated`` counts the bytes taken from zipfile: never more than the member's size.
     """
 
-    _TAIL: Final = 1024 * 1024
+    _HEAD: Final = 64
 
     def __init__(self, inner: Any, size: int) -> None:
         self._inner, self._size, self._pos = inner, size, 0
-        self._tail_start = max(size - self._TAIL, 0)
-        self._tail: bytes | None = None
+        self._head = b""
+        self._copy: IO[bytes] | None = None
+        self.inflated = 0
 
     def seek(self, offset: int, whence: int = 0, /) -> int:
         self._pos = max({0: 0, 1: self._pos, 2: self._size}[whence] + offset, 0)
         return self._pos
 
     def read(self, size: int = -1, /) -> bytes:
-        if self._pos >= self._tail_start:
-            if self._tail is None:
-                self._inner.seek(self._tail_start)
-                self._tail = bytes(self._inner.read(self._size - self._tail_start))
-            at = self._pos - self._tail_start
-            data = self._tail[at:] if size < 0 else self._tail[at:at + size]
+        end = self._size if size < 0 else min(self._pos + size, self._size)
+        if self._copy is None and end <= self._HEAD:
+            while len(self._head) < min(end, self._size):
+                chunk = self._inner.read(min(end, self._size) - len(self._head))
+                if not chunk:
+                    break
+                self.inflated += len(chunk)
+                self._head += chunk
+            data = self._head[self._pos:end]
         else:
-            self._inner.seek(self._pos)
-            data = bytes(self._inner.read(size))
+            copy = self._spooled()
+            copy.seek(self._pos)
+            data = copy.read(max(end - self._pos, 0))
         self._pos += len(data)
         return data
 
+    def _spooled(self) -> IO[bytes]:
+        if self._copy is not None:
+            return self._copy
+        # deleted as soon as it is created (POSIX); memory for the small members that are most
+        copy: IO[bytes] = io.BytesIO() if self._size <= _IN_MEMORY_MEMBER else tempfile.TemporaryFile()
+        copy.write(self._head)
+        written = len(self._head)
+        sparse = not isinstance(copy, io.BytesIO)
+        while written <= self._size:
+            chunk = self._inner.read(min(_SPOOL_CHUNK, self._size + 1 - written))
+            if not chunk:
+                break
+            self.inflated += len(chunk)
+            if sparse and chunk == _ZEROS[:len(chunk)]:
+                copy.seek(len(chunk), 1)  # a hole: a member of zeros takes no disk
+            else:
+                copy.write(chunk)
+            written += len(chunk)
+        if sparse:
+            copy.truncate(written)
+        if written != self._size:
+            copy.close()
+            raise OSError(f"member holds {written} bytes, its directory entry says {self._size}")
+        self._copy = copy
+        return copy
+
     def close(self) -> None:
+        if self._copy is not None:
+            self._copy.close()
         self._inner.close()
 
 

@@ -79,6 +79,7 @@ _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 _SHDR = struct.Struct("<IIQQQQIIQQ")
 EHDR_SIZE: Final = _EHDR.size
 _SHT_NOBITS: Final = 8
+_SHN_XINDEX: Final = 0xFFFF
 
 # Cubin e_flags.  ABI version 8 (every CUDA 13 cubin, checked on our fixtures): SM in bits 8-15,
 # and sm_90/sm_90a, sm_100/sm_100a/sm_100f have identical flags, so the suffix is unknowable.
@@ -190,8 +191,10 @@ def read_sections(
     if header.shentsize != _SHDR.size:
         raise invalid_binary("binaries.section-header-size", size=header.shentsize)
     first = _SHDR.unpack(reader.read_at(header.shoff, _SHDR.size))
-    count = header.shnum or first[4]  # e_shnum 0: the real count is in shdr[0].sh_size
-    strndx = first[6] if header.shstrndx == 0xFFFF else header.shstrndx  # SHN_XINDEX
+    # Extended numbering (gABI "Sections"): e_shnum 0 means the count is section 0's sh_size,
+    # e_shstrndx SHN_XINDEX (0xffff) means the name table's index is section 0's sh_link.
+    count = header.shnum or first[5]
+    strndx = first[6] if header.shstrndx == _SHN_XINDEX else header.shstrndx
     if count > reader.limits.max_sections:
         raise invalid_binary("binaries.too-many-sections", count=count, limit=reader.limits.max_sections)
     table = reader.read_at(header.shoff, count * _SHDR.size)

@@ -247,6 +247,7 @@ def read_fatbin_archs(
     containers: list[Container] = []
     notes: list[Text] = []
     scan_budget = [limits.max_scan_bytes]
+    seen = [0, 0]  # entries and containers found in the whole file: budgets are per file, not per section
     sections = read_sections(reader, header, checked=FATBIN_SECTIONS + SCANNED_SECTIONS)
     if scan_rodata is None:
         scan_rodata = not any(s.name in FATBIN_SECTIONS and s.size for s in sections)
@@ -257,7 +258,7 @@ def read_fatbin_archs(
             strict = True
         else:
             continue
-        walker = _Walker(reader, section=section.name, strict=strict, scan_budget=scan_budget)
+        walker = _Walker(reader, section=section.name, strict=strict, scan_budget=scan_budget, seen=seen)
         walker.walk(section.offset, section.offset + section.size)
         entries += walker.entries
         containers += walker.containers
@@ -291,12 +292,14 @@ class _Walker:
     """
 
     def __init__(
-        self, reader: BoundedReader, *, section: str, strict: bool, scan_budget: list[int] | None = None
+        self, reader: BoundedReader, *, section: str, strict: bool, scan_budget: list[int] | None = None,
+        seen: list[int] | None = None,
     ) -> None:
         self.reader = reader
         self.section = section
         self.strict = strict
         self.scan_budget = scan_budget if scan_budget is not None else [reader.limits.max_scan_bytes]
+        self.seen = seen if seen is not None else [0, 0]  # shared by the walkers of one file
         self.entries: list[FatbinEntry] = []
         self.containers: list[Container] = []
         self.notes: list[Text] = []
@@ -322,10 +325,12 @@ class _Walker:
                                    problem=problem or Text("binaries.bad-entry"))
                 pos = self._find_magic(pos + 1, end)
                 continue
-            if len(self.containers) + 1 > self.reader.limits.max_containers:
+            self.seen[1] += 1
+            if self.seen[1] > self.reader.limits.max_containers:
                 raise invalid_binary("binaries.too-many-containers", limit=self.reader.limits.max_containers)
             self.containers.append(Container(section=self.section, offset=pos, size=stop - pos, entries=len(entries)))
             self.entries += entries
+            self.seen[0] += len(entries)
             pos = stop
 
     def _embedded_cubin(self, pos: int, end: int) -> None:
@@ -340,7 +345,8 @@ class _Walker:
         except InvalidBinary:
             return
         self.entries.append(replace(entry, section=self.section, offset=pos))
-        if len(self.entries) > self.reader.limits.max_entries:
+        self.seen[0] += 1
+        if self.seen[0] > self.reader.limits.max_entries:
             raise invalid_binary("binaries.too-many-entries", limit=self.reader.limits.max_entries)
 
     @property
@@ -379,7 +385,7 @@ class _Walker:
                 section=self.section, offset=pos, kind=kind, sm=sm, suffix=suffix, flags=flags, header_size=hsize,
                 payload_size=payload, compressed_size=csize, uncompressed_size=usize, code_version=(major, minor),
             ))
-            if len(self.entries) + len(found) > self.reader.limits.max_entries:
+            if self.seen[0] + len(found) > self.reader.limits.max_entries:
                 raise invalid_binary("binaries.too-many-entries", limit=self.reader.limits.max_entries)
             pos += hsize + payload
         return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,8 @@ def inspect_path(
     unless ``include_empty``.  Raises ``InvalidInput`` when ``target`` is neither an existing
     path nor an installed distribution, or cannot be opened.
     """
+    if not str(target):  # Path("") is ".": an empty argument must not scan the working directory
+        raise InvalidInput(Text("binaries.empty-path"), hint=Text("binaries.no-such-path.hint"))
     path = Path(target)
     if path.is_dir():
         return inspect_directory(path, include_empty=include_empty, limits=limits)
@@ -101,7 +104,7 @@ def inspect_file(path: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Binary
 def inspect_directory(
     root: str | Path, *, include_empty: bool = False, limits: Limits = DEFAULT_LIMITS
 ) -> list[BinaryReport]:
-    """Every candidate file under ``root`` (sorted; symlinks skipped), wheels and ``.pt2`` included."""
+    """Every candidate file under ``root`` (sorted; regular files only), wheels and ``.pt2`` included."""
     reports: list[BinaryReport] = []
     for path in _walk(Path(root)):
         if path.suffix == ".whl":
@@ -157,7 +160,12 @@ def _walk(root: Path) -> Iterator[Path]:
         dirs.sort()
         for name in sorted(files):
             path = Path(folder, name)
-            if not path.is_symlink():
+            try:
+                mode = path.lstat().st_mode
+            except OSError:
+                yield path  # its report says why it cannot be read
+                continue
+            if stat.S_ISREG(mode):  # never a symlink, FIFO, device or socket: opening a FIFO blocks
                 yield path
 
 

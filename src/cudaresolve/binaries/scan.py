@@ -8,12 +8,14 @@ path the user names here, to ``aoti`` or through a directory or distribution.
 
 from __future__ import annotations
 
+import os
+import stat
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, BinaryIO, Final
 
 from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_zip_member
-from cudaresolve.binaries.elf import DEFAULT_LIMITS
+from cudaresolve.binaries.elf import DEFAULT_LIMITS, invalid_binary
 from cudaresolve.binaries.fatbin import read_fatbin_archs
 from cudaresolve.binaries.report import BinaryReport, FileError
 from cudaresolve.errors import InvalidBinary
@@ -22,7 +24,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from cudaresolve.binaries.elf import Limits, SeekableReader
 
-__all__ = ["is_candidate", "read_binary", "read_wheel", "report_stream", "starts_like_binary"]
+__all__ = ["is_candidate", "open_regular", "read_binary", "read_wheel", "report_stream", "starts_like_binary"]
 
 _BINARY_MAGICS: Final = (b"\x7fELF", b"\x50\xed\x55\xba")
 _SUFFIXES: Final = (".so", ".o", ".cubin", ".fatbin")
@@ -37,17 +39,35 @@ def is_candidate(name: str) -> bool:
 def starts_like_binary(path: Path) -> bool:
     """Whether the file starts with an ELF or fatbin magic (an unreadable one counts: its report says why)."""
     try:
-        with open(path, "rb", buffering=0) as raw:
+        with open_regular(path) as raw:
             return raw.read(4) in _BINARY_MAGICS
-    except OSError:
+    except (OSError, InvalidBinary):
         return True  # let read_binary report why it cannot be read
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """``path`` opened for reading only if it is a regular file (checked on the open descriptor).
+
+    It is opened non-blocking, so a FIFO named ``libx.so`` cannot stall the open itself, and
+    ``fstat`` then refuses anything but a regular file before a byte is read.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise invalid_binary("binaries.not-regular")
+        return os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_binary(path: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> BinaryReport:
     """One binary file on disk.  Problems end up in ``error``."""
     try:
-        with open(path, "rb", buffering=0) as raw:
+        with open_regular(path) as raw:
             return report_stream(str(path), raw, limits=limits)
+    except InvalidBinary as err:
+        return BinaryReport(path=str(path), error=FileError.from_exception(err))
     except OSError as exc:
         return BinaryReport(path=str(path), error=FileError(
             code="invalid-input", text=Text.of("binaries.file-unreadable", error=str(exc))))
@@ -71,7 +91,7 @@ def read_wheel(
     """Every candidate member of a wheel, read straight from the archive."""
     path = Path(path)
     try:
-        with open(path, "rb") as raw, zipfile.ZipFile(raw) as archive:
+        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
             reports = []
             for info in sorted(archive.infolist(), key=lambda i: i.filename):
                 if info.is_dir() or not is_candidate(info.filename):
@@ -80,6 +100,8 @@ def read_wheel(
                 if report is not None and (report.has_device_code or report.error or include_empty):
                     reports.append(report)
             return reports
+    except InvalidBinary as err:
+        return [BinaryReport(path=str(path), error=FileError.from_exception(err))]
     except (*READ_ERRORS, ValueError) as exc:
         error = FileError(code=InvalidBinary.code, text=Text.of("binaries.wheel-unreadable", error=str(exc)),
                           hint=Text("binaries.wheel-unreadable.hint"))

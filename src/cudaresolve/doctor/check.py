@@ -100,6 +100,7 @@ def diagnose(
     packages = tuple(_check_package(p, installed, groups, target, db, env.python) for p in env.packages)
     runtimes, problems, notes = _check_runtimes(env, target, db)
     problems += _check_arch_lists(environ or {}, groups, target)
+    problems += [] if pt2 else _check_missing(env, db)
     return DoctorReport(
         target=target, paths=env.paths, packages=packages, runtimes=runtimes, cuda_packages=env.cuda_packages,
         pt2=tuple(_check_pt2(r, target) for r in pt2), problems=tuple(problems), notes=tuple(notes),
@@ -358,6 +359,25 @@ def _check_runtimes(env: Environment, target: Target, db: CompatDB) -> tuple[
                 text=Text.of("reason.minor-version-compat", variant=rt.cuda.tag, required=full, found=driver),
             ))
     return tuple(checks), problems, notes
+
+
+def _check_missing(env: Environment, db: CompatDB) -> list[Problem]:
+    """What is absent: neither a GPU package nor a CUDA package at all, or a CUDA torch with no CUDA runtime beside it.
+
+    Both are warnings with their own code, so the verdict names them instead of a bare "ok".
+    """
+    if not env.packages and not env.runtimes and not env.cuda_packages:
+        return [Problem(code="no-gpu-packages", severity="warning",
+                        text=Text.of("doctor.no-gpu-packages", names=", ".join(db.package_kinds)))]
+    torch = next((p for p in env.packages if p.name == "torch"), None)
+    if torch is None or env.runtimes or env.cuda_packages or torch.bundles_runtime:
+        return []
+    variant = _effective_variant(torch, _release(db, torch.name, torch.version))
+    info = db.variant(variant) if variant else None
+    if info is None or info.cuda is None:
+        return []
+    return [Problem(code="cuda-runtime-missing", severity="warning", package="torch", required=variant,
+                    text=Text.of("doctor.cuda-runtime-missing", version=torch.version, variant=variant))]
 
 
 def _driver_fixes(target: Target, db: CompatDB) -> tuple[Text, ...]:

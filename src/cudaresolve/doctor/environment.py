@@ -177,6 +177,7 @@ def _read_package(dist: importlib.metadata.Distribution, name: str, version: str
         libraries, record_missing = tuple(inspect_distribution(dist)), False
     except InvalidInput:
         libraries, record_missing = (), True
+    bundles_runtime = any("libcudart" in str(f).rsplit("/", 1)[-1] for f in dist.files or ())
     variant = parse_local_variant(version)
     if variant is None and name == "torch":
         try:
@@ -185,7 +186,7 @@ def _read_package(dist: importlib.metadata.Distribution, name: str, version: str
             source = ""
         variant = parse_torch_version_py(source)
     return InstalledPackage(name=name, version=version, variant=variant, libraries=libraries,
-                            record_missing=record_missing)
+                            record_missing=record_missing, bundles_runtime=bundles_runtime)
 
 
 def read_pt2(path: str | Path) -> BinaryReport:

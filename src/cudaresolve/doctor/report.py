@@ -45,6 +45,7 @@ class InstalledPackage:
     variant: str | None = None  # "cu118", "cpu", "rocm6.2"; None when nothing on disk says
     libraries: tuple[BinaryReport, ...] = ()  # its binaries with GPU code (or a read error)
     record_missing: bool = False  # no RECORD: its files could not be listed
+    bundles_runtime: bool = False  # its RECORD lists a libcudart of its own (older torch wheels)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
