@@ -31,6 +31,8 @@ from cudaresolve.target.readings import DetectedGpu, Host
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+#: "470.129.06" in Arabic-Indic digits: str.isdigit, \\d and int() take them (issue 12, item 5).
+ARABIC_DRIVER = "\u0664\u0667\u0660.\u0661\u0662\u0669.\u0660\u0666"
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 
 
@@ -374,7 +376,10 @@ def test_an_explicit_empty_gpu_list_is_a_cpu_target(db: CompatDB) -> None:
         ({"schema": 2, "target": {}}, "host file: schema 2 is not supported (this version reads 1)"),
         ({"gpus": [{"name": "A800"}], "driver": None}, 'host file.gpus[0]: needs a "cc" string such as "8.6"'),
         ({"schema": 1, "target": {"gpus": "A800", "driver": None}}, "host file: target.gpus: expected list, got str"),
-        ({"gpus": [{"cc": "8.0", "memory_mib": "80G"}], "driver": None}, "host file.gpus[0].memory_mib: expected int, got str"),
+        (
+            {"gpus": [{"cc": "8.0", "memory_mib": "80G"}], "driver": None},
+            "host file.gpus[0].memory_mib: expected int, got str",
+        ),
         ({"gpus": [], "driver": 535}, "host file.driver: expected str, got int"),
         # issue 12, item 5: a host file must say what it is; {} used to be a CPU target
         ({}, _MISSING.format(where="host file", key="gpus")),
@@ -387,12 +392,18 @@ def test_an_explicit_empty_gpu_list_is_a_cpu_target(db: CompatDB) -> None:
             {"schema": 1, "target": {"target": {"gpus": [], "driver": None}}},
             _MISSING.format(where="host file: target", key="gpus"),
         ),
-        ({"gpus": [{"cc": "8.0", "memory_mib": True}], "driver": None}, "host file.gpus[0].memory_mib: expected int, got bool"),
+        (
+            {"gpus": [{"cc": "8.0", "memory_mib": True}], "driver": None},
+            "host file.gpus[0].memory_mib: expected int, got bool",
+        ),
         ({"gpus": [{"cc": "8.0", "name": 7}], "driver": None}, "host file.gpus[0].name: expected str, got int"),
         ({"gpus": [{"cc": 8.0}], "driver": None}, 'host file.gpus[0]: needs a "cc" string such as "8.6"'),
         ({"gpus": [["8.0"]], "driver": None}, 'host file.gpus[0]: needs a "cc" string such as "8.6"'),
-        ({"gpus": [{"cc": "٨.٠"}], "driver": None}, "not a compute capability or arch: '٨.٠'"),
-        ({"gpus": [{"cc": "8.0"}], "driver": "٤٧٠.١٢٩.٠٦"}, "not an NVIDIA driver version: '٤٧٠.١٢٩.٠٦'"),
+        ({"gpus": [{"cc": "\u0668.\u0660"}], "driver": None}, "not a compute capability or arch: '\u0668.\u0660'"),
+        (
+            {"gpus": [{"cc": "8.0"}], "driver": ARABIC_DRIVER},
+            f"not an NVIDIA driver version: {ARABIC_DRIVER!r}",
+        ),
     ],
 )
 def test_bad_host_files(db: CompatDB, data: Any, message: str) -> None:
@@ -440,7 +451,8 @@ def test_host_file_read_is_capped(db: CompatDB, tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(os, "read", counting_read)
     with pytest.raises(InvalidInput) as info:
         load_host_file(str(big), db)
-    assert info.value.message == f"host file {big} is larger than {HOST_FILE_MAX_BYTES} bytes, the most a host file may hold"
+    limit = HOST_FILE_MAX_BYTES
+    assert info.value.message == f"host file {big} is larger than {limit} bytes, the most a host file may hold"
     assert sum(reads) == HOST_FILE_MAX_BYTES + 1
 
 

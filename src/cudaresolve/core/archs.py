@@ -82,7 +82,7 @@ class Arch:
         return self.name
 
 
-# ASCII digits only: Python's \d and int() also take other scripts' digits ("٨.٠").
+# ASCII digits only: Python's \d and int() also take other scripts' digits (Arabic-Indic "8.0").
 _CC_DOTTED = re.compile(r"^([0-9]{1,2})\.([0-9])([af]?)$")
 _CC_BARE = re.compile(r"^([0-9]{1,2})([0-9])([af]?)$")
 _NAMED = re.compile(r"^(sm|compute|lto)_([0-9]{1,2})([0-9])([af]?)$")

@@ -10,7 +10,7 @@ from cudaresolve.text.model import Text
 
 __all__ = ["CudaVersion", "DriverVersion", "parse_cuda_version", "parse_driver", "parse_python_version"]
 
-# ASCII digits only: Python's \d and int() also take other scripts' digits ("٤٧٠").
+# ASCII digits only: Python's \d and int() also take other scripts' digits (Arabic-Indic "470").
 _DRIVER = re.compile(r"^[0-9]{2,4}(\.[0-9]{1,3}){0,2}$")
 
 _CUDA = re.compile(r"^([0-9]{1,2})\.([0-9]{1,2})(\.[0-9]{1,4})?$")
