@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
         "explain-error",
         help="explain a CUDA error message or log: its cause and the fixes for the target",
         description="Find known CUDA error messages in TEXT (or in a whole log read from stdin) and explain "
-        "each: its cause and the fixes for the target machine (this one unless TARGET flags name another).",
+        "each: its cause and the fixes for the target machine (this one unless TARGET flags name another). "
+        "Only the first 1 MiB (1,048,576 characters) of the text is read; a warning says when it was cut.",
     )
     parser.add_argument("text", nargs="*", metavar="TEXT", help="the error message; '-' or nothing reads stdin")
     add_target_arguments(parser)
