@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ from cudaresolve.core.versions import CudaVersion, parse_driver
 from cudaresolve.db.database import CompatDB, load_compat
 from cudaresolve.errors import DetectionError, InvalidArch, InvalidDriver, InvalidInput, UnknownGpu
 from cudaresolve.target.build import (
+    HOST_FILE_MAX_BYTES,
     TargetOptions,
     build_target,
     load_host_file,
@@ -29,6 +31,8 @@ from cudaresolve.target.readings import DetectedGpu, Host
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+#: "470.129.06" in Arabic-Indic digits: str.isdigit, \\d and int() take them (issue 12, item 5).
+ARABIC_DRIVER = "\u0664\u0667\u0660.\u0661\u0662\u0669.\u0660\u0666"
 HOSTS = Path(__file__).parent / "fixtures" / "hosts"
 
 
@@ -353,15 +357,53 @@ def test_host_file_beats_the_environment_and_flags_beat_the_file(db: CompatDB) -
     assert other.source == "flags"
 
 
+_MISSING = (
+    '{where}: needs the key "{key}" (a host file must say which GPUs and driver it stands for; '
+    "use [] and null for a machine without a GPU)"
+)
+
+
+def test_an_explicit_empty_gpu_list_is_a_cpu_target(db: CompatDB) -> None:
+    target = target_from_dict({"gpus": [], "driver": None}, db)
+    assert target.is_cpu
+    assert target.source == "host-file"
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
         ([], "host file: expected a JSON object"),
         ({"schema": 2, "target": {}}, "host file: schema 2 is not supported (this version reads 1)"),
-        ({"gpus": [{"name": "A800"}]}, 'host file.gpus[0]: needs a "cc" string such as "8.6"'),
-        ({"schema": 1, "target": {"gpus": "A800"}}, "host file: target.gpus: expected list, got str"),
-        ({"gpus": [{"cc": "8.0", "memory_mib": "80G"}]}, "host file.gpus[0].memory_mib: expected int, got str"),
+        ({"gpus": [{"name": "A800"}], "driver": None}, 'host file.gpus[0]: needs a "cc" string such as "8.6"'),
+        ({"schema": 1, "target": {"gpus": "A800", "driver": None}}, "host file: target.gpus: expected list, got str"),
+        (
+            {"gpus": [{"cc": "8.0", "memory_mib": "80G"}], "driver": None},
+            "host file.gpus[0].memory_mib: expected int, got str",
+        ),
         ({"gpus": [], "driver": 535}, "host file.driver: expected str, got int"),
+        # issue 12, item 5: a host file must say what it is; {} used to be a CPU target
+        ({}, _MISSING.format(where="host file", key="gpus")),
+        ({"schema": 1}, _MISSING.format(where="host file", key="gpus")),
+        ({"gpus": []}, _MISSING.format(where="host file", key="driver")),
+        ({"schema": 1, "target": {}}, _MISSING.format(where="host file: target", key="gpus")),
+        ({"schema": 1, "target": []}, "host file.target: expected dict, got list"),
+        ({"schema": 1, "target": None}, "host file.target: expected dict, got NoneType"),
+        (
+            {"schema": 1, "target": {"target": {"gpus": [], "driver": None}}},
+            _MISSING.format(where="host file: target", key="gpus"),
+        ),
+        (
+            {"gpus": [{"cc": "8.0", "memory_mib": True}], "driver": None},
+            "host file.gpus[0].memory_mib: expected int, got bool",
+        ),
+        ({"gpus": [{"cc": "8.0", "name": 7}], "driver": None}, "host file.gpus[0].name: expected str, got int"),
+        ({"gpus": [{"cc": 8.0}], "driver": None}, 'host file.gpus[0]: needs a "cc" string such as "8.6"'),
+        ({"gpus": [["8.0"]], "driver": None}, 'host file.gpus[0]: needs a "cc" string such as "8.6"'),
+        ({"gpus": [{"cc": "\u0668.\u0660"}], "driver": None}, "not a compute capability or arch: '\u0668.\u0660'"),
+        (
+            {"gpus": [{"cc": "8.0"}], "driver": ARABIC_DRIVER},
+            f"not an NVIDIA driver version: {ARABIC_DRIVER!r}",
+        ),
     ],
 )
 def test_bad_host_files(db: CompatDB, data: Any, message: str) -> None:
@@ -380,3 +422,51 @@ def test_unreadable_host_files(db: CompatDB, tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="is not valid JSON") as info:
         load_host_file(str(broken), db)
     assert info.value.hint == "write the file as 'cudaresolve detect --json' prints it"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_host_file_must_be_a_regular_file(db: CompatDB, tmp_path: Path) -> None:
+    """Issue 12, item 11: /dev/zero, a FIFO and a directory are refused before any read, without blocking."""
+    fifo = tmp_path / "host.fifo"
+    os.mkfifo(fifo)  # no writer: a blocking open would hang here
+    for path in ("/dev/zero", str(fifo), str(tmp_path)):
+        with pytest.raises(InvalidInput) as info:
+            load_host_file(path, db)
+        assert info.value.message.startswith(f"host file {path} is not a regular file")
+
+
+def test_host_file_read_is_capped(db: CompatDB, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most HOST_FILE_MAX_BYTES + 1 bytes are read, however large the file."""
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.truncate(64 * 1024 * 1024)  # sparse: 64 MiB of NULs
+    reads: list[int] = []
+    real_read = os.read
+
+    def counting_read(fd: int, n: int) -> bytes:
+        data = real_read(fd, n)
+        reads.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "read", counting_read)
+    with pytest.raises(InvalidInput) as info:
+        load_host_file(str(big), db)
+    limit = HOST_FILE_MAX_BYTES
+    assert info.value.message == f"host file {big} is larger than {limit} bytes, the most a host file may hold"
+    assert sum(reads) == HOST_FILE_MAX_BYTES + 1
+
+
+@pytest.mark.parametrize("depth", [100_000, 1_000_000 // 2 - 1])
+def test_deeply_nested_host_file_is_a_coded_error(db: CompatDB, tmp_path: Path, depth: int) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * depth + "]" * depth, encoding="utf-8")
+    with pytest.raises(InvalidInput) as info:
+        load_host_file(str(deep), db)
+    assert info.value.message == f"host file {deep} is JSON nested too deeply to be a host file"
+
+
+def test_host_file_of_binary_bytes_is_bad_json(db: CompatDB, tmp_path: Path) -> None:
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(bytes(range(256)))
+    with pytest.raises(InvalidInput, match="is not valid JSON"):
+        load_host_file(str(binary), db)

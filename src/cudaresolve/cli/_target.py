@@ -44,7 +44,11 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cpu", action="store_true", help="resolve for a machine without a GPU")
     group.add_argument("--python-version", metavar="X.Y", help="target Python (default: this interpreter)")
     group.add_argument("--platform", metavar="TAG", help="target platform, e.g. linux_x86_64 (default: this machine)")
-    group.add_argument("--host", metavar="FILE", help="a target saved with 'cudaresolve detect --json > FILE'")
+    group.add_argument(
+        "--host",
+        metavar="FILE",
+        help="a target saved with 'cudaresolve detect --json > FILE' (a regular file of at most 1 MiB)",
+    )
     group.add_argument("--compat", metavar="PATH", help="use this compat.toml instead of the shipped one")
 
 

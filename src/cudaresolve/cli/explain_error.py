@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,8 @@ def register(sub: Any) -> None:
         "explain-error",
         help="explain a CUDA error message or log: its cause and the fixes for the target",
         description="Find known CUDA error messages in TEXT (or in a whole log read from stdin) and explain "
-        "each: its cause and the fixes for the target machine (this one unless TARGET flags name another).",
+        "each: its cause and the fixes for the target machine (this one unless TARGET flags name another). "
+        "Only the first 1 MiB (1,048,576 characters) of the text is read; a warning says when it was cut.",
     )
     parser.add_argument("text", nargs="*", metavar="TEXT", help="the error message; '-' or nothing reads stdin")
     add_target_arguments(parser)
@@ -36,28 +38,46 @@ def register(sub: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
-    from cudaresolve.errorlog.explain import explain_text
+    from cudaresolve.errorlog.explain import explain_log
     from cudaresolve.render import explain as render_explain
 
     lang = language(args)
     text = _read_text(args.text)
     db = compat_from_args(args)
-    explanations = explain_text(text, _target(args, db), db)
+    result = explain_log(text, _target(args, db), db)
     if args.json:
-        render.emit_json(render_explain.to_json(explanations), lang=lang)
+        render.emit_json(render_explain.to_json(result.explanations, result.notices), lang=lang)
     else:
-        render_explain.render_explanations(explanations, render.make_console(stderr=False), lang)
+        render_explain.render_notices(result.notices, render.make_console(), lang)
+        render_explain.render_explanations(result.explanations, render.make_console(stderr=False), lang)
     return 0
 
 
+def _read_stdin(limit: int) -> str:
+    """At most ``limit`` characters of stdin, as UTF-8 with undecodable bytes replaced."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a StringIO in tests
+        return sys.stdin.read(limit)
+    wrapper = io.TextIOWrapper(buffer, encoding="utf-8", errors="replace")
+    try:
+        return wrapper.read(limit)
+    finally:
+        wrapper.detach()  # leave sys.stdin open
+
+
 def _read_text(words: list[str]) -> str:
-    """The words given, or stdin for none or '-'; an empty text is bad input."""
+    """The words given, or stdin for none or '-'; an empty text is bad input.
+
+    Only one character more than ``MAX_TEXT_CHARS`` is read from stdin, enough for
+    ``explain_log`` to know the text was cut (and say so); an endless pipe cannot hang the read.
+    """
+    from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
     from cudaresolve.text.model import Text
 
     if words and words != ["-"]:
         text = " ".join(words)
     elif words == ["-"] or not sys.stdin.isatty():
-        text = sys.stdin.read()
+        text = _read_stdin(MAX_TEXT_CHARS + 1)
     else:
         text = ""
     if not text.strip():

@@ -82,9 +82,10 @@ class Arch:
         return self.name
 
 
-_CC_DOTTED = re.compile(r"^(\d{1,2})\.(\d)([af]?)$")
-_CC_BARE = re.compile(r"^(\d{1,2})(\d)([af]?)$")
-_NAMED = re.compile(r"^(sm|compute|lto)_(\d{1,2})(\d)([af]?)$")
+# ASCII digits only: Python's \d and int() also take other scripts' digits (Arabic-Indic "8.0").
+_CC_DOTTED = re.compile(r"^([0-9]{1,2})\.([0-9])([af]?)$")
+_CC_BARE = re.compile(r"^([0-9]{1,2})([0-9])([af]?)$")
+_NAMED = re.compile(r"^(sm|compute|lto)_([0-9]{1,2})([0-9])([af]?)$")
 
 
 def _split(text: str) -> tuple[int, int, str, str | None]:

@@ -10,11 +10,13 @@ from cudaresolve.text.model import Text
 
 __all__ = ["CudaVersion", "DriverVersion", "parse_cuda_version", "parse_driver", "parse_python_version"]
 
-_DRIVER = re.compile(r"^\d{2,4}(\.\d{1,3}){0,2}$")
+# ASCII digits only: Python's \d and int() also take other scripts' digits (Arabic-Indic "470").
+_DRIVER = re.compile(r"^[0-9]{2,4}(\.[0-9]{1,3}){0,2}$")
 
-_CUDA = re.compile(r"^(\d{1,2})\.(\d{1,2})(\.\d+)?$")
+_CUDA = re.compile(r"^([0-9]{1,2})\.([0-9]{1,2})(\.[0-9]{1,4})?$")
 
-_PYTHON = re.compile(r"^3\.(\d{1,2})$")
+_PYTHON = re.compile(r"^3\.([0-9]{1,2})$")
+_PYTHON_MICRO = re.compile(r"^[0-9]{1,3}$")
 
 @dataclass(frozen=True, slots=True, order=True)
 class DriverVersion:
@@ -65,6 +67,6 @@ def parse_python_version(text: str) -> str:
     raw = text.strip()
     parts = raw.split(".")
     short = ".".join(parts[:2])
-    if not _PYTHON.match(short) or len(parts) > 3 or not all(p.isdigit() for p in parts):
+    if not _PYTHON.match(short) or len(parts) > 3 or not all(_PYTHON_MICRO.match(p) for p in parts[1:]):
         raise InvalidInput(Text.of("core.bad-python", text=repr(text)), hint=Text("core.bad-python.hint"))
     return short

@@ -17,8 +17,9 @@ from cudaresolve.advice.variants import driver_cuda_max, newest_variant, variant
 from cudaresolve.core.archs import ComputeCapability, format_arch_list, parse_arch_list, parse_cc
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.db.database import DriverSupport
-from cudaresolve.errorlog.signatures import match_errors
+from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS, match_errors
 from cudaresolve.errors import InvalidArch, NoKnownError
+from cudaresolve.text.findings import Notice, warning
 from cudaresolve.text.model import Text, paren, sentences
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.text.model import Field
 
-__all__ = ["Explanation", "explain_matches", "explain_text"]
+__all__ = ["Explanation", "LogExplanation", "explain_log", "explain_matches", "explain_text"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,9 +295,40 @@ def explain_matches(
     return out
 
 
-def explain_text(text: str, target: Target | None, db: CompatDB | None) -> list[Explanation]:
-    """``explain_matches(match_errors(text), ...)``; ``NoKnownError`` when the text holds no known signature."""
-    matches = match_errors(text)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogExplanation:
+    """What ``explain_log`` found, how much of the text it scanned, and a notice when it stopped early."""
+
+    explanations: tuple[Explanation, ...]
+    scanned: int  # characters scanned: at most MAX_TEXT_CHARS
+    truncated: bool
+    notices: tuple[Notice, ...] = ()
+
+
+def explain_log(text: str, target: Target | None, db: CompatDB | None) -> LogExplanation:
+    """The known errors in the first ``MAX_TEXT_CHARS`` characters of ``text``, explained.
+
+    A longer text is cut there, with an ``input-truncated`` notice; ``NoKnownError`` when the
+    scanned part holds no known signature (its message says when the text was cut).
+    """
+    truncated = len(text) > MAX_TEXT_CHARS
+    scanned = text[:MAX_TEXT_CHARS]
+    matches = match_errors(scanned)
     if not matches:
-        raise NoKnownError(Text("explain.no-known-error"), hint=Text("explain.no-known-error.hint"))
-    return explain_matches(matches, target, db)
+        if truncated:
+            message = Text.of("explain.no-known-error-truncated", limit=MAX_TEXT_CHARS)
+        else:
+            message = Text("explain.no-known-error")
+        raise NoKnownError(message, hint=Text("explain.no-known-error.hint"))
+    notices = (warning("input-truncated", "explain.truncated", limit=MAX_TEXT_CHARS),) if truncated else ()
+    return LogExplanation(
+        explanations=tuple(explain_matches(matches, target, db)),
+        scanned=len(scanned),
+        truncated=truncated,
+        notices=notices,
+    )
+
+
+def explain_text(text: str, target: Target | None, db: CompatDB | None) -> list[Explanation]:
+    """``explain_log(...).explanations`` as a list; ``NoKnownError`` when the text holds no known signature."""
+    return list(explain_log(text, target, db).explanations)

@@ -1,4 +1,4 @@
-"""Known CUDA error messages and how to find them in a log. Pure.
+r"""Known CUDA error messages and how to find them in a log. Pure.
 
 ``match_errors(text)`` scans a message or a whole log for the ``SIGNATURES`` below (the CUDA
 errors users post most: no kernel image, driver too old, ABI mismatches, unsupported SMs …) and
@@ -6,6 +6,12 @@ returns one ``SignatureMatch`` per signature, in order of first appearance.
 ``errorlog.explain`` turns matches into causes and fixes.
 
 Each signature names a public report where users posted it (``source``); the tests quote them.
+
+Bounded work: only the first ``MAX_TEXT_CHARS`` characters (1 MiB) of a text are scanned, and
+every pattern has a bounded width (no ``*``, ``+`` or ``{n,}``: ``\S{1,400}``, ``[^\n]{1,100}?``),
+so one attempt at one position costs at most about ``MAX_PATTERN_WIDTH`` steps and a whole
+scan is linear in the text: ``len(SIGNATURES)`` patterns, one ``search`` each (test_signatures
+checks the widths). Unbounded ``[^\n]+?`` made 120 KB of "Found " take 54 s (issue 12).
 """
 
 from __future__ import annotations
@@ -17,9 +23,15 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["SIGNATURES", "Signature", "SignatureMatch", "match_errors"]
+__all__ = ["MAX_PATTERN_WIDTH", "MAX_TEXT_CHARS", "SIGNATURES", "Signature", "SignatureMatch", "match_errors"]
 
-_I: Final = re.IGNORECASE
+#: The most of a text (a whole log) that is scanned; the rest is ignored and the CLI says so.
+MAX_TEXT_CHARS: Final = 1024 * 1024
+#: The most characters one attempt of any signature pattern can span (tests check every pattern).
+MAX_PATTERN_WIDTH: Final = 1000
+
+# ASCII: \d, \s and \w mean what the messages print (int() of a match never meets an Arabic-Indic digit).
+_I: Final = re.IGNORECASE | re.ASCII
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,15 +86,16 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
     ),
     _sig(
         "abi-mismatch",
-        r"(?P<library>fbgemm_gpu|xformers|flashinfer|torchrec)[^\s:]*\.so[^\s:]*:\s*"
-        r"undefined symbol:\s*(?P<symbol>\S+)",
-        r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for:\s*"
-        r"PyTorch (?P<built_for>[^\s()]+) with CUDA \d+ \(you have (?P<have>[^\s()]+)\)",
+        r"(?P<library>fbgemm_gpu|xformers|flashinfer|torchrec)[^\s:]{0,200}\.so[^\s:]{0,40}:\s{0,8}"
+        r"undefined symbol:\s{0,8}(?P<symbol>\S{1,400})",
+        r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for:\s{0,40}"
+        r"PyTorch (?P<built_for>[^\s()]{1,40}) with CUDA \d{1,4} \(you have (?P<have>[^\s()]{1,40})\)",
         source="https://github.com/pytorch/FBGEMM/issues/2715",
     ),
     _sig(
         "xformers-built-for-other-sm",
-        r"kernel [`']?(?P<kernel>\w+)[`']? is for sm(?P<low>\d+)-sm(?P<high>\d+), but was built for sm(?P<built>\d+)",
+        r"kernel [`']?(?P<kernel>\w{1,200})[`']? is for sm(?P<low>\d{1,4})-sm(?P<high>\d{1,4}), "
+        r"but was built for sm(?P<built>\d{1,4})",
         source="https://github.com/facebookresearch/xformers/issues/1045",
     ),
     _sig(
@@ -93,22 +106,24 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
     ),
     _sig(
         "torch-sm-unsupported",
-        r"with CUDA capability sm_(?P<sm>\d+) is not compatible with the current PyTorch installation",
-        r"Found GPU\d+ (?P<gpu>[^\n]+?) which is of cuda capability (?P<cc>\d+\.\d)\.?\s+"
+        r"with CUDA capability sm_(?P<sm>\d{1,4}) is not compatible with the current PyTorch installation",
+        r"Found GPU\d{1,3} (?P<gpu>[^\n]{1,100}?) which is of cuda capability (?P<cc>\d{1,2}\.\d)\.?\s{1,40}"
         r"PyTorch no longer supports this GPU because it is too old",
-        r"Found GPU\d+ (?P<gpu>[^\n]+?) which is of cuda capability (?P<cc>\d+\.\d)\.?\s+"
-        r"Minimum and Maximum cuda capability supported by this version of PyTorch is\s*\((?P<min>\d+\.\d)\)",
+        r"Found GPU\d{1,3} (?P<gpu>[^\n]{1,100}?) which is of cuda capability (?P<cc>\d{1,2}\.\d)\.?\s{1,40}"
+        r"Minimum and Maximum cuda capability supported by this version of PyTorch is\s{0,8}"
+        r"\((?P<min>\d{1,2}\.\d)\)",
         extra=[
-            r"supports CUDA capabilities (?P<supported>(?:(?:sm|compute)_\d+[af]? ?)+)",
-            r"If you want to use the (?P<gpu>[^\n]+?) GPU with PyTorch",
-            r"minimum cuda capability (?:supported by this library|that we support) is (?P<min>\d+\.\d)",
+            r"supports CUDA capabilities (?P<supported>(?:(?:sm|compute)_\d{1,4}[af]? ?){1,64})",
+            r"If you want to use the (?P<gpu>[^\n]{1,100}?) GPU with PyTorch",
+            r"minimum cuda capability (?:supported by this library|that we support) is (?P<min>\d{1,2}\.\d)",
         ],
         source="https://github.com/astral-sh/uv/issues/14742",
     ),
     _sig(
         "cuda-not-available",
-        r"torch\.cuda\.is_available\(\)\)?`?\s*(?:(?:returns?|returned|is|==?|->|:|返回值?为?|为|是)\s*)?`?\s*False(?![A-Za-z0-9_])",
-        r"Is CUDA available\s*:\s*False",
+        r"torch\.cuda\.is_available\(\)\)?`?\s{0,8}(?:(?:returns?|returned|is|==?|->|:|返回值?为?|为|是)\s{0,8})?`?\s{0,8}"
+        r"False(?![A-Za-z0-9_])",
+        r"Is CUDA available\s{0,8}:\s{0,8}False",
         source="https://github.com/pytorch/pytorch/issues/85332",
     ),
     _sig(
@@ -151,15 +166,15 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
     _sig(
         "missing-cuda-library",
         r"(?P<library>lib(?:cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvJitLink)"
-        r"\.so(?:\.(?P<major>\d+)(?:\.\d+)*)?): cannot open shared object file",
+        r"\.so(?:\.(?P<major>\d{1,4})(?:\.\d{1,6}){0,4})?): cannot open shared object file",
         source="https://github.com/huggingface/autotrain-advanced/issues/292",
     ),
     _sig(
         "triton-gpu-too-old",
-        r"Found (?P<gpu>[^\n]+?) which is too old to be supported by the triton GPU compiler",
+        r"Found (?P<gpu>[^\n]{1,100}?) which is too old to be supported by the triton GPU compiler",
         extra=[
-            r"Triton only supports devices of CUDA Capability >= (?P<required>\d+\.\d), "
-            r"but your device is of CUDA capability (?P<cc>\d+\.\d)"
+            r"Triton only supports devices of CUDA Capability >= (?P<required>\d{1,2}\.\d), "
+            r"but your device is of CUDA capability (?P<cc>\d{1,2}\.\d)"
         ],
         source="https://github.com/2noise/ChatTTS/issues/341",
     ),
@@ -201,7 +216,8 @@ def _match_one(sig: Signature, text: str) -> SignatureMatch | None:
 
 
 def match_errors(text: str) -> list[SignatureMatch]:
-    """Every known signature in ``text``, once each, ordered by where it first appears."""
+    """Every known signature in ``text[:MAX_TEXT_CHARS]``, once each, ordered by where it first appears."""
+    text = text[:MAX_TEXT_CHARS]
     found = [m for sig in SIGNATURES if (m := _match_one(sig, text))]
     return sorted(found, key=lambda m: m.start)
 

@@ -17,13 +17,26 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cudaresolve.errorlog.explain import Explanation
+    from cudaresolve.text.findings import Notice
 
-__all__ = ["format_explanations", "render_explanations", "to_json"]
+__all__ = ["format_explanations", "render_explanations", "render_notices", "to_json"]
 
 
-def to_json(explanations: Sequence[Explanation]) -> dict[str, Any]:
-    """``{"matches": [{"code", "cause", "fixes"}]}``; ``emit_json`` adds the schema and formats the Texts."""
-    return {"matches": [e.to_dict() for e in explanations]}
+def to_json(explanations: Sequence[Explanation], notices: Sequence[Notice] = ()) -> dict[str, Any]:
+    """``{"matches": [{"code", "cause", "fixes"}]}``, plus ``"warnings": [{"code", "message"}]`` when
+    there are notices (``input-truncated``); ``emit_json`` adds the schema and formats the Texts."""
+    payload: dict[str, Any] = {"matches": [e.to_dict() for e in explanations]}
+    if notices:
+        payload["warnings"] = [n.to_dict() for n in notices]
+    return payload
+
+
+def render_notices(notices: Sequence[Notice], console: Console, lang: str = "en") -> None:
+    """One ``warning: <code>: <message>`` line per notice (on the stderr console the CLI passes)."""
+    from rich.markup import escape
+
+    for notice in notices:
+        console.print(f"[yellow]warning[/]: {escape(notice.code)}: {escape(format_text(notice.text, lang))}")
 
 
 def _labels(lang: str) -> tuple[str, str]:

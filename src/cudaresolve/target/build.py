@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV_DRIVER",
     "ENV_GPUS",
+    "HOST_FILE_MAX_BYTES",
     "TargetOptions",
     "build_target",
     "load_host_file",
@@ -63,10 +65,13 @@ __all__ = [
 
 ENV_GPUS: Final = "CUDARESOLVE_GPUS"
 ENV_DRIVER: Final = "CUDARESOLVE_DRIVER"
+#: The most a ``--host`` file may hold; ``detect --json`` writes under 2 KB even for 8 GPUs.
+HOST_FILE_MAX_BYTES: Final = 1024 * 1024
+_HOST_KEYS: Final = ("gpus", "driver")
 _GPU_HINT: Final = Text("target.gpu.hint")
 _HOST_HINT: Final = Text("target.host-file.hint")
 # Looks like a compute capability or arch (8.6, 86, sm_86, sm_90a), not a product name.
-_CC_LIKE: Final = re.compile(r"^(sm_|compute_)?\d+(\.\d+)?[af]?$", re.IGNORECASE)
+_CC_LIKE: Final = re.compile(r"^(sm_|compute_)?[0-9]+(\.[0-9]+)?[af]?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,7 +183,8 @@ def _at(where: Text, suffix: str) -> Text:
 
 def _field(data: Mapping[str, Any], key: str, kind: type, where: Text) -> Any:
     value = data.get(key)
-    if value is not None and not isinstance(value, kind):
+    # bool is an int to Python, never to a host file ("memory_mib": true).
+    if value is not None and (not isinstance(value, kind) or (kind is int and isinstance(value, bool))):
         raise InvalidInput(
             Text.of("target.host-file.type", at=_at(where, f".{key}"), expected=kind.__name__,
                     found=type(value).__name__),
@@ -187,20 +193,39 @@ def _field(data: Mapping[str, Any], key: str, kind: type, where: Text) -> Any:
     return value
 
 
-def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> Target:
-    """A host file's JSON: the whole ``{"schema": 1, "target": {...}}`` object or the bare target.
+def _unwrap(data: Any, label: Text) -> tuple[Mapping[str, Any], Text]:
+    """The target object of a host file and where it sits; it must say what it is.
 
-    ``cuda_driver_max`` is recomputed from ``driver`` with this database; missing ``platform``
-    or ``python`` mean this machine's. Keys this version does not know are ignored.
+    ``{}``, ``{"target": []}`` or a target nested one level too deep would otherwise read as a
+    machine without GPUs, a silently wrong target: the ``gpus`` list and the ``driver`` (a
+    string, or null for none) must both be there. ``{"gpus": [], "driver": null}`` is a CPU target.
     """
-    label = Text("target.host-file") if label is None else label
     if not isinstance(data, Mapping):
         raise InvalidInput(Text.of("target.host-file.not-object", label=label), hint=_HOST_HINT)
     where = label
-    if isinstance(data.get("target"), Mapping):
+    if "target" in data:
+        if not isinstance(data["target"], Mapping):
+            found = type(data["target"]).__name__
+            at = _at(label, ".target")
+            raise InvalidInput(Text.of("target.host-file.type", at=at, expected="dict", found=found), hint=_HOST_HINT)
         if data.get("schema", 1) != 1:
             raise InvalidInput(Text.of("target.host-file.schema", label=label, schema=repr(data.get("schema"))))
         data, where = data["target"], Text.of("target.host-file.in-target", label=label)
+    for key in _HOST_KEYS:
+        if key not in data:
+            raise InvalidInput(Text.of("target.host-file.missing", where=where, key=key), hint=_HOST_HINT)
+    return data, where
+
+
+def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> Target:
+    """A host file's JSON: the whole ``{"schema": 1, "target": {...}}`` object or the bare target.
+
+    The target object needs ``gpus`` and ``driver`` (``_unwrap``). ``cuda_driver_max`` is
+    recomputed from ``driver`` with this database; missing ``platform`` or ``python`` mean this
+    machine's. Other keys this version does not know are ignored.
+    """
+    label = Text("target.host-file") if label is None else label
+    data, where = _unwrap(data, label)
     gpus = []
     for i, entry in enumerate(_field(data, "gpus", list, where) or []):
         at = _at(where, f".gpus[{i}]")
@@ -229,18 +254,51 @@ def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> T
     )
 
 
+def _read_host_bytes(path: str) -> bytes:
+    """At most ``HOST_FILE_MAX_BYTES`` of a regular file, never blocking.
+
+    Opened non-blocking and checked with ``fstat`` on the open descriptor (no window between a
+    check and the open): a FIFO, a device such as ``/dev/zero`` or a directory is refused
+    before anything is read, and a file over the cap is refused after reading one byte past it.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        reason = str(exc.strerror or exc)
+        raise InvalidInput(Text.of("target.host-file.cannot-read", path=path, reason=reason), hint=_HOST_HINT) from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InvalidInput(Text.of("target.host-file.not-regular", path=path), hint=_HOST_HINT)
+        chunks, size = [], 0
+        while size <= HOST_FILE_MAX_BYTES and (chunk := os.read(fd, HOST_FILE_MAX_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        reason = str(exc.strerror or exc)
+        raise InvalidInput(Text.of("target.host-file.cannot-read", path=path, reason=reason), hint=_HOST_HINT) from exc
+    finally:
+        os.close(fd)
+    if size > HOST_FILE_MAX_BYTES:
+        raise InvalidInput(
+            Text.of("target.host-file.too-large", path=path, limit=HOST_FILE_MAX_BYTES), hint=_HOST_HINT
+        )
+    return b"".join(chunks)
+
+
 def load_host_file(path: str, db: CompatDB) -> Target:
-    """Read a host file (``cudaresolve detect --json > host.json``) as a Target."""
+    """Read a host file (``cudaresolve detect --json > host.json``) as a Target.
+
+    Only a regular file of at most ``HOST_FILE_MAX_BYTES`` (1 MiB; a real one is under 2 KB) is
+    read; JSON nested deeper than Python's decoder can follow is ``target.host-file.too-deep``.
+    """
     import json
 
+    raw = _read_host_bytes(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as exc:
-        raise InvalidInput(
-            Text.of("target.host-file.cannot-read", path=path, reason=str(exc.strerror)), hint=_HOST_HINT
-        ) from exc
-    except ValueError as exc:
+        data = json.loads(raw.decode("utf-8"))
+    except RecursionError as exc:
+        raise InvalidInput(Text.of("target.host-file.too-deep", path=path), hint=_HOST_HINT) from exc
+    except ValueError as exc:  # also UnicodeDecodeError and ints over Python's digit limit
         raise InvalidInput(Text.of("target.host-file.bad-json", path=path, error=str(exc)), hint=_HOST_HINT) from exc
     return target_from_dict(data, db, label=Text.of("target.host-file.named", path=path))
 

@@ -128,7 +128,7 @@ def _memory_mib(text: str) -> int | None:
     raw = text.strip()
     if raw.lower() in _NA:
         return None
-    match = re.fullmatch(r"(\d+)(?:\s*MiB)?", raw)
+    match = re.fullmatch(r"([0-9]{1,12})(?:\s*MiB)?", raw)  # ASCII digits, int() stays small
     if not match:
         raise DetectionError(Text.of("target.detect.bad-memory", text=repr(raw)), hint=DETECT_HINT)
     return int(match.group(1))
@@ -172,7 +172,7 @@ def parse_nvidia_smi_csv(text: str, columns: Sequence[str] = SMI_COLUMNS) -> Hos
 # Both banner shapes: the proprietary module ("NVIDIA UNIX x86_64 Kernel Module  375.74  Wed Jun 14 …")
 # and the open one ("NVIDIA UNIX Open Kernel Module for x86_64  550.144.03  Release Build …").
 # Samples: astral-sh/uv crates/uv-torch/src/accelerator.rs tests; nix-community/nixGL#186.
-_PROC_VERSION = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?)\s")
+_PROC_VERSION = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s")
 
 
 def parse_proc_version(text: str) -> DriverVersion:
@@ -210,7 +210,7 @@ def parse_cuda_visible_devices(value: str | None, count: int) -> tuple[int | str
         return None
     out: list[int | str] = []
     for item in (part.strip() for part in value.split(",")):
-        if re.fullmatch(r"\d+", item):
+        if re.fullmatch(r"[0-9]{1,9}", item):  # ASCII only; CUDA stops at anything else
             index = int(item)
             if index >= count or index in out:
                 break
