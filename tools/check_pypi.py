@@ -47,24 +47,9 @@ from packaging.version import InvalidVersion, Version
 from wheel_metadata import WheelFile, fetch_metadata, requires_dist  # tools/wheel_metadata.py, beside this script
 
 ACCEPT_JSON: Final = "application/vnd.pypi.simple.v1+json"  # PEP 691
-# Requirements whose pins matter to the database; a METADATA pin on one of these that the
-# row does not record is a disagreement.
-TRACKED: Final = frozenset(
-    {
-        "torch",
-        "triton",
-        "pytorch-triton",
-        "fbgemm-gpu",
-        "fbgemm-gpu-genai",
-        "cuda-toolkit",
-        "nvidia-cuda-runtime-cu11",
-        "nvidia-cuda-runtime-cu12",
-        "nvidia-cuda-runtime",
-        "flashinfer-python",
-        "flashinfer-cubin",
-        "flashinfer-jit-cache",
-    }
-)
+# Requirements whose pins matter to the database (one list, shared with the wheel scan); a
+# METADATA pin on one of these that the row does not record is a disagreement.
+from wheel_compare import TRACKED  # noqa: E402  (tools/ is on the path when run as a script)
 
 
 @dataclass(slots=True)

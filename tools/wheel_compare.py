@@ -49,7 +49,7 @@ PYPI_KINDS: Final = (
     "flashinfer-cubin",
     "flashinfer-jit-cache",
 )
-# Requires-Dist names whose pins the database records (tools/check_pypi.py TRACKED).
+# Requires-Dist names whose pins the database records (tools/check_pypi.py uses this list too).
 TRACKED: Final = frozenset(
     {
         "torch",
