@@ -44,6 +44,8 @@ def build_wheel(
     requires: Sequence[str] = (),
     origin: str | None = None,
     metadata_file: bool = False,
+    imports: Sequence[str] = (),
+    requires_python: str | None = None,
 ) -> TinyWheel:
     """Write ``dest/<dist>-<version>-<tag>.whl`` (``dest`` is created) and return its name and hashes.
 
@@ -51,12 +53,17 @@ def build_wheel(
     (``flashinfer-python`` -> ``flashinfer``), defining ``__version__`` and, when ``origin`` is
     given, ``ORIGIN`` (so a test can tell which index a module came from). ``requires`` become
     ``Requires-Dist`` lines; ``metadata_file`` also writes the PEP 658 ``<wheel>.metadata`` file.
+    ``imports`` are modules the package imports when imported (a fake torch that fails without its
+    dependencies, as the real one does).
     """
     dist = re.sub(r"[-_.]+", "_", name).lower()
     info = f"{dist}-{version}.dist-info"
     metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    if requires_python:
+        metadata += f"Requires-Python: {requires_python}\n"
     metadata += "".join(f"Requires-Dist: {req}\n" for req in requires)
-    module = f'__version__ = "{version}"\n' + (f'ORIGIN = "{origin}"\n' if origin is not None else "")
+    module = "".join(f"import {m}\n" for m in imports)
+    module += f'__version__ = "{version}"\n' + (f'ORIGIN = "{origin}"\n' if origin is not None else "")
     purelib = "true" if tag.endswith("-none-any") else "false"
     files = {
         f"{dist.removesuffix('_python')}/__init__.py": module,

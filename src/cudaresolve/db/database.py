@@ -186,6 +186,16 @@ class CompatDB:
         return self.index.allowed_hosts
 
     @property
+    def assumed_glibc(self) -> str | None:
+        """The glibc a declared Linux target is assumed to have (``manylinux_2_N`` wheels up to it fit)."""
+        return self.index.manylinux_glibc
+
+    @property
+    def assumed_macos(self) -> str | None:
+        """The macOS version a declared Mac target is assumed to run."""
+        return self.index.macos_version
+
+    @property
     def anchor(self) -> str:
         """The package the solver pins first and why-not asks about when no context is given (torch)."""
         return self.package_facts.anchor

@@ -40,7 +40,7 @@ SCHEMA_MAJOR: Final = 1
 _FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages", "cuda", "forward-compat", "gpu",
                           "variant"}
 _ROW_COMMON: Final = {"source", "verified", "note"}
-_INDEX_KEYS: Final = {"default", "pytorch-root", "allowed-hosts", "source", "note"}
+_INDEX_KEYS: Final = {"default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "source", "note"}
 _PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note"}
 _CUDA_KEYS: Final = {
     "version",
@@ -108,6 +108,15 @@ def _rows(
     return out
 
 
+def _dotted(c: Collector, row: Mapping[str, Any], key: str) -> str | None:
+    """An optional ``MAJOR.MINOR`` string of the [index] table (``"2.28"``)."""
+    value: str | None = c.get(row, key, str, "index")
+    if value is not None and re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,2}", value) is None:
+        c.add(f"index.{key}", Text.of("db.bad-choice", expected=("'MAJOR.MINOR'",), found=repr(value[:40])))
+        return None
+    return value
+
+
 def _read_index(c: Collector, data: Mapping[str, Any]) -> IndexFacts:
     row = c.table(data, "index")
     if row is None:
@@ -119,6 +128,8 @@ def _read_index(c: Collector, data: Mapping[str, Any]) -> IndexFacts:
         default=c.url(row, "default", "index", required=True) or "",
         pytorch_root=c.url(row, "pytorch-root", "index", required=True) or "",
         allowed_hosts=hosts,
+        manylinux_glibc=_dotted(c, row, "manylinux-glibc"),
+        macos_version=_dotted(c, row, "macos-version"),
         source=c.source(row, "index"),
     )
 

@@ -95,6 +95,8 @@ class IndexFacts:
     pytorch_root: str  # a variant's index is <pytorch_root>/<variant>
     allowed_hosts: tuple[str, ...]
     source: str
+    manylinux_glibc: str | None = None  # the glibc a declared Linux target is assumed to have ("2.28")
+    macos_version: str | None = None  # the macOS a declared Mac target is assumed to run ("13.0")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

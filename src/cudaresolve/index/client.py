@@ -174,6 +174,16 @@ class IndexClient:
             self.cache.store(entry)
         return page
 
+    def fetch_text(self, url: str) -> str:
+        """GET one file as text (a PEP 658 ``.metadata`` file), with the retries, caps and redirect rules of
+        pages; raises ``IndexUnavailable`` on any status but 200. No cache here: the caller keeps it."""
+        if self.offline:
+            raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
+        reply = self._get(url, {})
+        if reply.status != 200:
+            raise IndexUnavailable(Text.of("index.http-status", url=url, status=reply.status), hint=HINT)
+        return reply.body
+
     def _page(
         self,
         index: str,

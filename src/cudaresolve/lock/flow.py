@@ -55,6 +55,7 @@ class LockInputs:
     db: CompatDB = field(repr=False)
     offline: bool = False
     mirrors: Mapping[str, str] = field(default_factory=dict)
+    package_indexes: Mapping[str, str] = field(default_factory=dict)  # [tool.cudaresolve] package-index
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,11 +102,85 @@ def prepare(request: LockRequest) -> LockInputs:
 
 
 def resolve_inputs(inputs: LockInputs) -> Solution:
-    """Solve from the embedded data, then add file names and hashes from the indexes (or the cache)."""
+    """The whole environment from the indexes' metadata; else (offline cache miss, index down) the
+    database's answer for its own packages, with hashes where the cache or index has them, marked
+    incomplete with a warning naming what was missing."""
+    from cudaresolve.errors import IndexUnavailable
     from cudaresolve.resolve.solve import solve
+    from cudaresolve.text.findings import warning
 
+    try:
+        return _solve_whole(inputs)
+    except IndexUnavailable as e:
+        missing = e.text
     solution = solve(inputs.requirements, inputs.db, inputs.target).solution
-    return _add_hashes(solution, inputs)
+    solution = _add_hashes(solution, inputs)
+    notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
+    return replace(solution, complete=False, warnings=(*solution.warnings, notice))
+
+
+def _solve_whole(inputs: LockInputs) -> Solution:
+    """Every requirement and dependency resolved over the indexes (``index.source``), for the target."""
+    from cudaresolve.index.client import IndexClient
+    from cudaresolve.index.http_cache import HttpCache, default_cache_dir
+    from cudaresolve.index.limits import Deadline, deadline_from_env
+    from cudaresolve.index.source import IndexSource
+    from cudaresolve.resolve.solve import skipped_requests, solve
+    from cudaresolve.target.environment import marker_environment, wheel_tags
+    from cudaresolve.text.findings import warning
+
+    db, target = inputs.db, inputs.target
+    cache = HttpCache(default_cache_dir())
+    tags = wheel_tags(target, glibc=db.assumed_glibc, macos=db.assumed_macos)
+    with _client(inputs.offline) as http:
+        client = IndexClient(
+            http,
+            cache=cache,
+            offline=inputs.offline,
+            mirrors=inputs.mirrors,
+            allowed_hosts=db.allowed_hosts,
+            deadline=Deadline(deadline_from_env()) if not inputs.offline else None,
+        )
+        source = IndexSource(
+            client,
+            default_index=db.default_index,
+            tags=tags,
+            python=target.python,
+            package_indexes=inputs.package_indexes,
+            cache=cache,
+        )
+        solution = solve(inputs.requirements, db, target, source=source).solution
+    notices = list(source.notices)
+    notices += [
+        warning("requirement-skipped", "lock.requirement-skipped", requirement=text)
+        for text in skipped_requests(inputs.requirements, marker_environment(target))
+    ]
+    unlisted = [p for p in solution.packages if not p.url or not p.sha256]
+    for package in unlisted:
+        notices.append(
+            warning(
+                "wheel-not-listed",
+                "lock.wheel-not-listed",
+                index=package.index,
+                package=package.name,
+                version=package.version,
+                python=target.python,
+                platform=target.platform,
+            )
+        )
+    solution = _with_notices(solution, notices)
+    return replace(solution, complete=False) if unlisted else solution
+
+
+def _client(offline: bool) -> Any:
+    """The HTTP client for a run (none offline: no httpx import at all)."""
+    from contextlib import nullcontext
+
+    if offline:
+        return nullcontext(None)
+    from cudaresolve.index.client import make_http_client
+
+    return make_http_client()
 
 
 def _add_hashes(solution: Solution, inputs: LockInputs) -> Solution:
@@ -118,7 +193,12 @@ def _add_hashes(solution: Solution, inputs: LockInputs) -> Solution:
     cache = HttpCache(default_cache_dir())
     if inputs.offline:  # the cache only: no HTTP client (and no httpx import) at all
         listings = fetch_listings(
-            None, wanted, offline=True, cache=cache, mirrors=inputs.mirrors, versions=versions,
+            None,
+            wanted,
+            offline=True,
+            cache=cache,
+            mirrors=inputs.mirrors,
+            versions=versions,
             allowed_hosts=inputs.db.allowed_hosts,
         )
     else:
@@ -126,7 +206,12 @@ def _add_hashes(solution: Solution, inputs: LockInputs) -> Solution:
 
         with make_http_client() as client:
             listings = fetch_listings(
-                client, wanted, offline=False, cache=cache, mirrors=inputs.mirrors, versions=versions,
+                client,
+                wanted,
+                offline=False,
+                cache=cache,
+                mirrors=inputs.mirrors,
+                versions=versions,
                 allowed_hosts=inputs.db.allowed_hosts,
             )
     solution, notices = attach_files(solution, listings)
@@ -152,9 +237,9 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
 
     solution = resolve_inputs(prepare(request))
     frozen = lock_from_solution(solution)
-    complete = not frozen.missing_hashes() and all(p.url for p in frozen.packages)
+    complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":
-        problem = pylock_problem(frozen)
+        problem = pylock_problem(frozen) if solution.complete else Text("lock.not-whole-environment")
         if problem is not None:
             if output is not None:
                 raise InvalidInput(

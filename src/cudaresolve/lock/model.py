@@ -58,6 +58,7 @@ class Lock:
     target: Mapping[str, Any] = field(default_factory=dict, hash=False)
     warnings: tuple[Notice, ...] = ()
     requires_python: str | None = None
+    complete: bool = True  # False: only the database's packages (dependencies unresolved); never a pylock.toml
     environments: tuple[str, ...] = ()
     lock_version: str = LOCK_VERSION
     created_by: str = CREATED_BY
@@ -128,6 +129,7 @@ def lock_from_solution(solution: Solution) -> Lock:
                 sha256=p.sha256.lower() if p.sha256 else None,
                 filename=p.filename or _url_filename(p.url),
                 requires_python=p.requires_python,
+                size=p.size,
             )
             for p in solution.packages
         ),
@@ -143,6 +145,7 @@ def lock_from_solution(solution: Solution) -> Lock:
         warnings=solution.warnings,
         requires_python=f"=={target.python}.*" if target.python else None,
         environments=(marker,) if marker else (),
+        complete=solution.complete,
     )
 
 

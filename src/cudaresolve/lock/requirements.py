@@ -53,10 +53,13 @@ def dumps_requirements(lock: Lock | Solution) -> str:
         "# Plain `pip install -r FILE` sees only the first index, and with hashes it needs --no-deps.",
     ]
     missing = lock.missing_hashes()
-    if missing:  # said in English: lock files record their warnings in English
+    if missing or not lock.complete:  # said in English: lock files record their warnings in English
         from cudaresolve.text.catalogue import format_text
 
-        header = Text.of("lock.not-complete-header", count=len(missing), total=len(lock.packages))
+        if missing:
+            header = Text.of("lock.not-complete-header", count=len(missing), total=len(lock.packages))
+        else:
+            header = Text("lock.not-whole-environment-header")
         lines.insert(0, f"# {format_text(header, 'en')}")
     meta: dict[str, Any] = {
         "variant": lock.variant,

@@ -20,6 +20,7 @@ from packaging.version import Version
 from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
+from cudaresolve.resolve.source import IndexRelease, extras_key
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -44,15 +45,22 @@ class Need:
     specifier: SpecifierSet = field(default_factory=SpecifierSet)
     variant: str | None = None
     parent: str | None = None  # "torchrec 1.2.0", for explanations; None for the user's own request
+    extras: frozenset[str] = frozenset()
 
     def __str__(self) -> str:
         if self.name == CUDA:
             return f"{CUDA}=={self.variant}"
-        return f"{self.name}{self.specifier}"
+        return f"{self.key}{self.specifier}"
+
+    @property
+    def key(self) -> str:
+        """The solver identifier: the name, with its extras (``transformers[torch]``)."""
+        return extras_key(self.name, self.extras) if self.extras else self.name
 
     @classmethod
     def from_requirement(cls, req: Requirement, *, parent: str | None = None) -> Need:
-        return cls(name=canonical_name(req.name), specifier=req.specifier, parent=parent)
+        extras = frozenset(canonical_name(e) for e in req.extras)
+        return cls(name=canonical_name(req.name), specifier=req.specifier, parent=parent, extras=extras)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,9 +77,15 @@ class Candidate:
     dependencies: tuple[Need, ...] = field(default=(), compare=False)
     driver_support: DriverSupport = DriverSupport.FULL
     coverage: Coverage = Coverage.SASS  # the weakest coverage over the target's GPUs
+    extras: frozenset[str] = frozenset()  # a ``name[extra]`` candidate: the release plus its optional needs
+    source: IndexRelease | None = field(default=None, compare=False, repr=False)  # a release from an index
 
     def __str__(self) -> str:
-        return self.variant or "" if self.name == CUDA else f"{self.name} {self.version}"
+        return self.variant or "" if self.name == CUDA else f"{self.key} {self.version}"
+
+    @property
+    def key(self) -> str:
+        return extras_key(self.name, self.extras) if self.extras else self.name
 
     @property
     def rank(self) -> tuple[int, int, int]:

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LockedPackage", "Solution"]
 
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LockedPackage:
     """One pinned wheel of a solution: its full local version and the one index it comes from."""
@@ -22,9 +23,11 @@ class LockedPackage:
     sha256: str | None = None
     filename: str | None = None
     requires_python: str | None = None
+    size: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "index": self.index, "url": self.url, "sha256": self.sha256}
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Solution:
@@ -35,6 +38,7 @@ class Solution:
     index_url: str
     packages: tuple[LockedPackage, ...]
     warnings: tuple[Notice, ...] = ()
+    complete: bool = True  # every package and dependency resolved from real metadata (a whole-environment lock)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,24 +1,34 @@
-"""The resolvelib provider: thin, delegating to a prebuilt ``Catalog``. Pure.
+"""The resolvelib provider: thin, delegating to a prebuilt ``Catalog`` and, beyond it, a ``PackageSource``. Pure.
 
 How these classes relate: ``solve`` builds a ``Catalog`` (every candidate the target can use,
 best first) and hands it to ``CatalogProvider``; resolvelib asks the provider which identifier
 to pin next (``get_preference``), what may be pinned (``find_matches``) and what a pin brings
 along (``get_dependencies``). A ``Need`` is our requirement type; ``<cuda>`` is a virtual
-identifier whose single pinned candidate is the variant of the whole set.
+identifier whose single pinned candidate is the variant of the whole set. Packages the database
+does not know come from the ``PackageSource`` (their index's listing and metadata), asked lazily:
+a listing when a package first appears, a metadata file only for a candidate being pinned. An
+identifier with extras (``transformers[torch]``) is pinned with its base (pip's scheme): its
+candidate depends on exactly the base release plus the optional requirements its extras select.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from packaging.specifiers import SpecifierSet
 from resolvelib import AbstractProvider
 
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, satisfies
+from cudaresolve.resolve.source import applies, split_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
+    from packaging.requirements import Requirement
     from resolvelib.resolvers import RequirementInformation
+
+    from cudaresolve.resolve.source import IndexRelease, PackageSource
 
 __all__ = ["CatalogProvider", "Preference"]
 
@@ -26,18 +36,32 @@ Preference = tuple[bool, bool, bool, bool, str]
 
 
 class CatalogProvider(AbstractProvider[Need, Candidate, str]):
-    """Answers resolvelib's questions from the catalog; never touches the network."""
+    """Answers resolvelib's questions from the catalog and the source; all I/O is the source's."""
 
     def __init__(
-        self, catalog: Catalog, *, anchor: str, user_pinned: Iterable[str] = (), user_requested: Iterable[str] = ()
+        self,
+        catalog: Catalog,
+        *,
+        anchor: str,
+        user_pinned: Iterable[str] = (),
+        user_requested: Iterable[str] = (),
+        source: PackageSource | None = None,
+        environment: Mapping[str, str] | None = None,
     ):
         self.catalog = catalog
         self.anchor = anchor
         self.user_pinned = frozenset(user_pinned)
         self.user_requested = frozenset(user_requested)
+        self.source = source
+        self.environment = dict(environment or {})
+        self._index_candidates: dict[str, tuple[Candidate, ...]] = {}
+        self._dependencies: dict[Candidate, tuple[Need, ...]] = {}
+        self._variants: frozenset[str | None] | None = None
+        self._builds: dict[tuple[str, str, str], IndexRelease | None] = {}
+        self._variant_index: str | None = None  # the pinned ``<cuda>``'s index, seen in get_preference
 
     def identify(self, requirement_or_candidate: Need | Candidate) -> str:
-        return requirement_or_candidate.name
+        return requirement_or_candidate.key
 
     def get_preference(
         self,
@@ -57,6 +81,9 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         4. other packages the user asked for, before dependencies;
         5. the name, for a stable order.
         """
+        cuda = resolutions.get(CUDA)
+        if cuda is not None:
+            self._variant_index = cuda.index_url
         return (
             identifier != CUDA,
             identifier not in self.user_pinned,
@@ -71,18 +98,121 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         requirements: Mapping[str, Iterator[Need]],
         incompatibilities: Mapping[str, Iterator[Candidate]],
     ) -> Iterable[Candidate]:
-        """Candidates for ``identifier`` meeting every requirement, best first. Cost: one pass over them."""
+        """Candidates for ``identifier`` meeting every requirement, best first. Cost: one pass over them.
+
+        Index releases follow pip: a yanked file only when a requirement pins it with ``==``/``===``
+        (PEP 592), a pre-release only when a requirement's specifier names one."""
         needs = list(requirements[identifier])
         bad = set(incompatibilities[identifier])
-        return [
+        name, extras = split_key(identifier)
+        pool = self._candidates(name)
+        if extras:
+            pool = tuple(replace(c, extras=extras) for c in pool)
+        exact = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
+        pre = any(n.specifier.prereleases for n in needs)
+        matches = [
             c
-            for c in self.catalog.for_name(identifier)
-            if c not in bad and all(self.is_satisfied_by(n, c) for n in needs)
+            for c in pool
+            if c not in bad
+            and (c.source is None or ((exact or not c.source.yanked) and (pre or not c.version.is_prerelease)))
+            and all(self.is_satisfied_by(n, c) for n in needs)
         ]
+        if self.source is None or name == CUDA or name not in self.catalog.known:
+            return matches
+        return self._listed(matches)
+
+    def _listed(self, matches: list[Candidate]) -> Iterator[Candidate]:
+        """The database's builds that the index really lists (a mirror may lack some), asked lazily:
+        resolvelib takes candidates one by one, so only the pages of builds it tries are fetched."""
+        runnable = self._runnable()
+        for candidate in matches:
+            if candidate.variant is not None and candidate.variant not in runnable:
+                yield candidate  # fails on its ``<cuda>`` need without any page fetched
+            elif _on_variant_index(candidate):
+                yield candidate  # its index is the pinned variant's, not known yet: checked when pinned
+            elif self._build(candidate) is not None:
+                yield candidate
+
+    def _build(self, candidate: Candidate) -> IndexRelease | None:
+        assert self.source is not None
+        index = candidate.index_url
+        if _on_variant_index(candidate) and self._variant_index:
+            index = self._variant_index  # one pure wheel on every variant index: read it where the set comes from
+        key = (candidate.name, str(candidate.version), index)
+        if key not in self._builds:
+            self._builds[key] = self.source.build_release(*key)
+        return self._builds[key]
+
+    def _candidates(self, name: str) -> tuple[Candidate, ...]:
+        if name == CUDA or name in self.catalog.known or self.source is None:
+            return self.catalog.for_name(name)
+        found = self._index_candidates.get(name)
+        if found is None:
+            found = tuple(
+                Candidate(name=name, version=r.version, variant=None, index_url=r.index_url, channel="pypi", source=r)
+                for r in self.source.releases(name)
+            )
+            self._index_candidates[name] = found
+        return found
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         """Name, version specifier (local versions allowed) and, for ``<cuda>``, the variant (``catalog.satisfies``)."""
         return satisfies(requirement, candidate)
 
     def get_dependencies(self, candidate: Candidate) -> Sequence[Need]:
-        return candidate.dependencies
+        """The database's needs (pairings, ``<cuda>``) plus the release's own ``Requires-Dist`` for the target.
+
+        Metadata is asked for once per candidate, only when resolvelib pins it."""
+        found = self._dependencies.get(candidate)
+        if found is None:
+            found = self._compute_dependencies(candidate)
+            self._dependencies[candidate] = found
+        return found
+
+    def _compute_dependencies(self, candidate: Candidate) -> tuple[Need, ...]:
+        if candidate.extras:
+            base = Need(
+                name=candidate.name,
+                specifier=SpecifierSet(f"=={candidate.version}"),
+                variant=candidate.variant,
+                parent=str(candidate),
+            )
+            return (base, *self._metadata_needs(candidate, candidate.extras, only_extras=True))
+        if candidate.variant is not None and candidate.variant not in self._runnable():
+            return candidate.dependencies  # its ``<cuda>`` need fails at once: no metadata to fetch for it
+        return (*candidate.dependencies, *self._metadata_needs(candidate, frozenset()))
+
+    def _runnable(self) -> frozenset[str | None]:
+        if self._variants is None:
+            self._variants = frozenset(c.variant for c in self.catalog.for_name(CUDA))
+        return self._variants
+
+    def _metadata_needs(self, candidate: Candidate, extras: frozenset[str], *, only_extras: bool = False) -> list[Need]:
+        if self.source is None or candidate.name == CUDA:
+            return []
+        release = candidate.source or self._build(candidate)
+        if release is None:
+            return []
+        parent = f"{candidate.name} {candidate.version}"
+        needs = []
+        for req in self.source.requires(release):
+            if not _selected(req, self.environment, extras, only_extras=only_extras):
+                continue
+            needs.append(Need.from_requirement(req, parent=parent))
+        return needs
+
+
+def _on_variant_index(candidate: Candidate) -> bool:
+    """A pure wheel the database places on the PyTorch index: it comes from the pinned variant's index."""
+    release = candidate.release
+    return release is not None and release.pure and release.index == "pytorch"
+
+
+def _selected(req: Requirement, environment: Mapping[str, str], extras: frozenset[str], *, only_extras: bool) -> bool:
+    if not only_extras:
+        return applies(req, environment)
+    return (
+        req.marker is not None
+        and any(applies(req, environment, (e,)) for e in extras)
+        and not applies(req, environment)
+    )

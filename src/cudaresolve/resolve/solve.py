@@ -21,15 +21,17 @@ from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
 from cudaresolve.resolve.explain import explain_resolution
 from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.target.environment import marker_environment
 from cudaresolve.text.findings import Finding, Notice, reason, warning
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from cudaresolve.resolve.source import IndexRelease, PackageSource
     from cudaresolve.target.model import Target
 
-__all__ = ["Resolved", "parse_requests", "reachable", "solve", "solve_catalog"]
+__all__ = ["Resolved", "parse_requests", "reachable", "skipped_requests", "solve", "solve_catalog"]
 
 _MAX_ROUNDS: Final = 5000
 
@@ -43,10 +45,14 @@ class Resolved:
     catalog: Catalog
 
 
-def parse_requests(texts: Sequence[str]) -> list[Need]:
-    """PEP 508 strings -> one ``Need`` per package, in first-seen order; a malformed one is
+def parse_requests(texts: Sequence[str], environment: Mapping[str, str] | None = None) -> list[Need]:
+    """PEP 508 strings -> one ``Need`` per package and extras, in first-seen order; a malformed one is
     ``InvalidInput``. A package named again is merged (its specifiers intersected), so the solver's
-    work does not grow with repetition (``torch`` given 2,000 times is one Need)."""
+    work does not grow with repetition (``torch`` given 2,000 times is one Need).
+
+    With the target's marker ``environment``, a requirement whose marker is false there is left out
+    (``skipped_requests`` says which, for a notice); a direct URL reference is refused with a coded
+    error, never dropped silently."""
     merged: dict[str, Need] = {}
     for text in texts:
         try:
@@ -58,22 +64,54 @@ def parse_requests(texts: Sequence[str]) -> list[Need]:
             raise InvalidInput(
                 Text.of("resolve.not-a-requirement", text=_short(text)), hint=Text("resolve.not-a-requirement.hint")
             ) from exc
+        if req.url:
+            raise InvalidInput(
+                Text.of("resolve.direct-reference", text=_short(text)), hint=Text("resolve.direct-reference.hint")
+            )
+        if environment is not None and req.marker is not None and not req.marker.evaluate({**environment}):
+            continue
         need = Need.from_requirement(req)
-        seen = merged.get(need.name)
-        merged[need.name] = need if seen is None else replace(seen, specifier=seen.specifier & need.specifier)
+        seen = merged.get(need.key)
+        merged[need.key] = need if seen is None else replace(seen, specifier=seen.specifier & need.specifier)
     if not merged:
         raise InvalidInput(Text("resolve.nothing-to-resolve"), hint=Text("resolve.nothing-to-resolve.hint"))
     return list(merged.values())
+
+
+def skipped_requests(texts: Sequence[str], environment: Mapping[str, str]) -> list[str]:
+    """The requests whose marker is false on the target (``parse_requests`` leaves them out)."""
+    out = []
+    for text in texts:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not req.marker.evaluate({**environment}):
+            out.append(text)
+    return out
 
 
 def _short(text: str) -> str:
     return repr(text) if len(text) <= 120 else repr(f"{text[:60]}…{text[-20:]}")
 
 
-def solve(requests: Sequence[str], db: CompatDB, target: Target) -> Resolved:
-    """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings."""
-    needs = parse_requests(requests)
-    return solve_catalog(needs, db, build_catalog(db, target, reachable(db, [n.name for n in needs])))
+def solve(requests: Sequence[str], db: CompatDB, target: Target, *, source: PackageSource | None = None) -> Resolved:
+    """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings.
+
+    Without a ``source`` only the database's packages can be resolved (the embedded answer); with
+    one, every package and dependency is (the whole environment), and the source's
+    ``IndexUnavailable`` passes through when some listing or metadata cannot be had."""
+    environment = marker_environment(target)
+    needs = parse_requests(requests, environment)
+    if source is None:
+        unknown = [n.name for n in needs if n.name not in db.package_names]
+        if unknown:
+            raise NoSolution(
+                Text.of("resolve.unknown-package", package=unknown[0]), hint=Text("resolve.unknown-package.hint")
+            )
+        return solve_catalog(needs, db, build_catalog(db, target, reachable(db, [n.name for n in needs])))
+    catalog = build_catalog(db, target, reachable(db, [n.name for n in needs if n.name in db.package_names]))
+    return solve_catalog(needs, db, catalog, source=source, environment=environment)
 
 
 def reachable(db: CompatDB, names: Sequence[str]) -> list[str]:
@@ -91,7 +129,14 @@ def reachable(db: CompatDB, names: Sequence[str]) -> list[str]:
     return seen
 
 
-def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Resolved:
+def solve_catalog(
+    needs: Sequence[Need],
+    db: CompatDB,
+    catalog: Catalog,
+    *,
+    source: PackageSource | None = None,
+    environment: Mapping[str, str] | None = None,
+) -> Resolved:
     """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries)."""
     from resolvelib import BaseReporter, Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
@@ -102,7 +147,9 @@ def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Reso
         catalog,
         anchor=db.anchor,
         user_pinned={n.name for n in needs if any(s.operator in ("==", "===") for s in n.specifier)},
-        user_requested={n.name for n in needs},
+        user_requested={n.key for n in needs},
+        source=source,
+        environment=environment,
     )
     resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
     try:
@@ -116,7 +163,7 @@ def solve_catalog(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> Reso
     conflicts = _constraint_conflicts(pins)
     if conflicts:
         raise _no_solution(conflicts)
-    return Resolved(solution=_solution(pins, db, catalog.target), pins=pins, catalog=catalog)
+    return Resolved(solution=_solution(pins, db, catalog.target, source), pins=pins, catalog=catalog)
 
 
 def _no_solution(findings: Sequence[Finding]) -> NoSolution:
@@ -147,26 +194,47 @@ def _constraint_conflicts(pins: Mapping[str, Candidate]) -> list[Finding]:
     return out
 
 
-def _solution(pins: Mapping[str, Candidate], db: CompatDB, target: Target) -> Solution:
+def _solution(
+    pins: Mapping[str, Candidate], db: CompatDB, target: Target, source: PackageSource | None = None
+) -> Solution:
     cuda = pins.get(CUDA)
     variant = cuda.variant if cuda is not None and cuda.variant else "cpu"
     info = db.variant(variant)
     index_url = cuda.index_url if cuda is not None else (info.index_url if info else db.default_index)
     packages = []
     for name in sorted(pins):
-        if name == CUDA:
-            continue
         candidate = pins[name]
+        if name == CUDA or candidate.extras:
+            continue  # the variant is the solution's; ``name[extra]`` is pinned through ``name``
         index = candidate.index_url
         if candidate.release is not None and candidate.release.pure and candidate.release.index == "pytorch":
             index = index_url
-        packages.append(LockedPackage(name=name, version=str(candidate.version), index=index))
+        release = candidate.source
+        if release is None and source is not None:
+            release = source.build_release(name, str(candidate.version), index)
+        packages.append(_locked(name, str(candidate.version), index, release))
     return Solution(
         target=target,
         variant=variant,
         index_url=index_url,
         packages=tuple(packages),
         warnings=tuple(_warnings(pins, db, target, variant)),
+    )
+
+
+def _locked(name: str, version: str, index: str, release: IndexRelease | None) -> LockedPackage:
+    if release is None:
+        return LockedPackage(name=name, version=version, index=index)
+    file = release.artifact
+    return LockedPackage(
+        name=name,
+        version=version,
+        index=index,
+        url=file.url,
+        sha256=file.sha256,
+        filename=file.filename,
+        requires_python=file.requires_python,
+        size=file.size,
     )
 
 

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["Alternative", "WhyNot", "why_not"]
 
 
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Alternative:
     spec: str
@@ -87,9 +86,7 @@ def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> 
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
-        raise InvalidInput(
-            Text.of("resolve.bad-spec", spec=repr(spec)), hint=Text("resolve.bad-spec.hint")
-        ) from exc
+        raise InvalidInput(Text.of("resolve.bad-spec", spec=repr(spec)), hint=Text("resolve.bad-spec.hint")) from exc
     variant = _variant_of(req)
     needs = [Need.from_requirement(req), *parse_requests(list(context))] if context else [Need.from_requirement(req)]
     if variant is not None:

@@ -1,0 +1,105 @@
+"""A wheel's core metadata: fetched once (PEP 658/714 ``.metadata`` file), cached, parsed. Does I/O through IndexClient.
+
+Only the fields the solver needs are read: ``Name``, ``Version``, ``Requires-Python`` and every
+``Requires-Dist``. The file is checked against the hash the listing gives for it
+(``core-metadata: {"sha256": ...}``) and against the wheel's own name and version, so a listing
+cannot slip another package's dependencies in. Metadata files are immutable (a release never
+changes), so a cached copy is used without asking the index again.
+
+Specs: https://packaging.python.org/en/latest/specifications/core-metadata/ and PEP 658/714.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from typing import TYPE_CHECKING, Final
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.simple import HINT
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from cudaresolve.index.client import IndexClient
+    from cudaresolve.index.http_cache import HttpCache
+    from cudaresolve.index.simple import IndexFile
+
+__all__ = ["CoreMetadata", "fetch_core_metadata", "parse_core_metadata"]
+
+#: More Requires-Dist lines than any real package has (torch: ~25); a bound on work, not a fact.
+_MAX_REQUIREMENTS: Final = 2000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CoreMetadata:
+    name: str
+    version: Version
+    requires_python: str | None
+    requires_dist: tuple[Requirement, ...]
+
+
+def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
+    """The fields the solver needs; malformed metadata is ``IndexUnavailable`` naming ``source``."""
+    headers = HeaderParser().parsestr(text, headersonly=True)
+    name, version = headers.get("Name"), headers.get("Version")
+    if not name or not version:
+        raise _bad(source, "no Name or Version")
+    try:
+        parsed = Version(version.strip())
+    except InvalidVersion as exc:
+        raise _bad(source, f"bad Version {version.strip()[:60]!r}") from exc
+    lines = headers.get_all("Requires-Dist") or []
+    if len(lines) > _MAX_REQUIREMENTS:
+        raise _bad(source, f"{len(lines)} Requires-Dist lines")
+    requires = []
+    for line in lines:
+        try:
+            requires.append(Requirement(" ".join(line.split())))
+        except InvalidRequirement as exc:
+            raise _bad(source, f"bad Requires-Dist {line.strip()[:80]!r}") from exc
+    rp = headers.get("Requires-Python")
+    return CoreMetadata(
+        name=str(canonicalize_name(name.strip())),
+        version=parsed,
+        requires_python=rp.strip() if rp else None,
+        requires_dist=tuple(requires),
+    )
+
+
+def _bad(source: str, why: str) -> IndexUnavailable:
+    return IndexUnavailable(Text.of("index.bad-metadata", url=source, reason=why), hint=HINT)
+
+
+def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: IndexFile) -> CoreMetadata:
+    """The metadata of ``file``: the cache, else its PEP 658 file; raises ``IndexUnavailable``."""
+    from cudaresolve.index.http_cache import CachedResponse
+
+    if not file.core_metadata:
+        raise _bad(file.url, "the index offers no .metadata file for it (PEP 658)")
+    url = f"{file.url}.metadata"
+    cached = cache.get(url) if cache is not None else None
+    if cached is not None and cached.status == 200:
+        text = cached.body
+    else:
+        text = client.fetch_text(url)
+        _check_hash(text, file, url)
+    meta = parse_core_metadata(text, source=url)
+    if meta.name != str(canonicalize_name(file.project)) or meta.version != file.version:
+        raise _bad(url, f"it describes {meta.name} {meta.version}, not {file.project} {file.version}")
+    if cached is None and cache is not None:
+        cache.store(CachedResponse(url=url, status=200, body=text, content_type="text/plain", fetched_at=time.time()))
+    return meta
+
+
+def _check_hash(text: str, file: IndexFile, url: str) -> None:
+    if file.core_metadata_sha256 is None:
+        return
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if digest != file.core_metadata_sha256.lower():
+        raise _bad(url, "its sha256 differs from the one the index lists")

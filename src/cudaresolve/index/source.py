@@ -1,0 +1,171 @@
+"""The indexes as the solver's ``PackageSource``: listings and metadata for one target. Does I/O through IndexClient.
+
+One index per package: a package the database places (a variant build) is read from its build's
+index; every other package from the default index, or from the index ``[tool.cudaresolve]``
+maps it to. A listing is fetched when the solver first meets a package and kept for the run;
+metadata only for the releases the solver pins. Releases are filtered for the target: wheels
+whose tags install there (best tag first), whose ``Requires-Python`` admits the target's Python.
+Any failure (offline cache miss, index down, bad metadata) is ``IndexUnavailable`` naming the
+package, which the lock flow turns into an incomplete answer.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.metadata import fetch_core_metadata
+from cudaresolve.index.simple import HINT, canonical_project
+from cudaresolve.resolve.source import Artifact, IndexRelease
+from cudaresolve.target.environment import tag_priority
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from packaging.requirements import Requirement
+    from packaging.tags import Tag
+    from packaging.version import Version
+
+    from cudaresolve.index.client import IndexClient, ProjectPage
+    from cudaresolve.index.http_cache import HttpCache
+    from cudaresolve.index.simple import IndexFile
+    from cudaresolve.text.findings import Notice
+
+__all__ = ["IndexSource"]
+
+
+class IndexSource:
+    """``resolve.source.PackageSource`` over real indexes (``client``) and the on-disk cache."""
+
+    def __init__(
+        self,
+        client: IndexClient,
+        *,
+        default_index: str,
+        tags: tuple[Tag, ...],
+        python: str,
+        package_indexes: Mapping[str, str] | None = None,
+        cache: HttpCache | None = None,
+    ) -> None:
+        self._client = client
+        self._default = default_index.rstrip("/")
+        self._tags = tags
+        self._python = python if python.count(".") >= 2 else f"{python}.0"
+        self._indexes = {canonical_project(k): v.rstrip("/") for k, v in (package_indexes or {}).items()}
+        self._cache = cache
+        self._pages: dict[tuple[str, str], ProjectPage] = {}
+        self._files: dict[tuple[str, str, str], IndexFile] = {}  # (index, name, version) -> chosen file
+        self._lock = threading.Lock()
+        self.notices: list[Notice] = []
+
+    def index_for(self, name: str) -> str:
+        return self._indexes.get(canonical_project(name), self._default)
+
+    def prefetch(self, names: Iterable[tuple[str, str]]) -> None:
+        """Fetch several (index, name) listings at once (threads); failures surface later, when asked."""
+        keys = [(i.rstrip("/"), str(canonical_project(n))) for i, n in names]
+        keys = [k for k in dict.fromkeys(keys) if k not in self._pages]
+        if len(keys) < 2 or self._client.offline:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(key: tuple[str, str]) -> None:
+            try:
+                self._page(*key)
+            except IndexUnavailable:
+                pass
+
+        with ThreadPoolExecutor(max_workers=min(8, len(keys))) as pool:
+            list(pool.map(one, keys))
+
+    def _page(self, index: str, name: str) -> ProjectPage:
+        key = (index.rstrip("/"), str(canonical_project(name)))
+        page = self._pages.get(key)
+        if page is None:
+            try:
+                page = self._client.fetch_page(*key)
+            except IndexUnavailable as e:
+                raise IndexUnavailable(
+                    Text.of("index.package-unavailable", package=key[1], reason=e.text), hint=e.hint_text or HINT
+                ) from e
+            with self._lock:
+                self._pages[key] = page
+        return page
+
+    def _fits(self, file: IndexFile) -> int | None:
+        if file.requires_python:
+            try:
+                if not SpecifierSet(file.requires_python).contains(self._python, prereleases=True):
+                    return None
+            except InvalidSpecifier:
+                return None
+        return tag_priority(file.tags, self._tags)
+
+    def _best_files(self, page: ProjectPage) -> dict[Version, tuple[IndexFile, bool]]:
+        """Per version: the best-tagged fitting wheel, and whether every fitting file is yanked."""
+        best: dict[Version, tuple[int, IndexFile]] = {}
+        live: set[Version] = set()
+        for file in page.files:
+            rank = self._fits(file)
+            if rank is None:
+                continue
+            if not file.yanked:
+                live.add(file.version)
+            seen = best.get(file.version)
+            key = (rank + (10**6 if file.yanked else 0), file.filename)
+            if seen is None or key < (seen[0], seen[1].filename):
+                best[file.version] = (key[0], file)
+        return {v: (f, v not in live) for v, (_, f) in best.items()}
+
+    def releases(self, name: str) -> Sequence[IndexRelease]:
+        index = self.index_for(name)
+        page = self._page(index, name)
+        out = []
+        for version, (file, yanked) in sorted(self._best_files(page).items(), reverse=True):
+            self._files[(index, str(page.project), str(version))] = file
+            out.append(_release(page.project, version, index, file, yanked=yanked))
+        return out
+
+    def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
+        index = index_url.rstrip("/")
+        page = self._page(index, name)
+        key = (index, str(page.project), version)
+        file = self._files.get(key)
+        if file is None:
+            for candidate_version, (found, _) in self._best_files(page).items():
+                if str(candidate_version) == version:
+                    file = found
+                    self._files[key] = file
+        if file is None:
+            return None
+        return _release(page.project, file.version, index, file, yanked=file.yanked)
+
+    def requires(self, release: IndexRelease) -> Sequence[Requirement]:
+        file = self._files.get((release.index_url, release.name, str(release.version)))
+        if file is None:  # releases()/build_release() always record it first
+            raise IndexUnavailable(
+                Text.of("index.package-unavailable", package=release.name, reason=release.artifact.url), hint=HINT
+            )
+        try:
+            return fetch_core_metadata(self._client, self._cache, file).requires_dist
+        except IndexUnavailable as e:
+            raise IndexUnavailable(
+                Text.of("index.package-unavailable", package=f"{release.name} {release.version}", reason=e.text),
+                hint=e.hint_text or HINT,
+            ) from e
+
+
+def _release(project: str, version: Version, index: str, file: IndexFile, *, yanked: bool) -> IndexRelease:
+    artifact = Artifact(
+        filename=file.filename,
+        url=file.url,
+        sha256=file.sha256,
+        size=file.size,
+        requires_python=file.requires_python,
+        upload_time=file.upload_time.isoformat() if file.upload_time else None,
+    )
+    return IndexRelease(name=str(project), version=version, index_url=index, artifact=artifact, yanked=yanked)

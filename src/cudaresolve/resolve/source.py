@@ -1,0 +1,94 @@
+"""What the solver needs from the indexes for packages beyond the database: releases, files, metadata. Pure.
+
+The solver (``provider``) asks a ``PackageSource`` for the releases of a package the database does not
+know, and for the ``Requires-Dist`` of any release it pins, the database's builds included (torch's
+``nvidia-*`` libraries, triton, sympy ...). The index layer implements it over HTTP and the cache
+(``index.source``); tests pass a dict-backed one. A source that cannot answer (offline with a cold
+cache, an index down) raises ``IndexUnavailable`` naming the package: the lock flow then falls back
+to the database's answer and says the lock is incomplete.
+
+``dependency_needs`` turns metadata requirements into solver ``Need``s for one target: markers are
+evaluated with the target's environment, extras select the optional dependencies they name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from cudaresolve.core.platforms import canonical_name
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+__all__ = ["Artifact", "IndexRelease", "PackageSource", "applies", "extras_key", "split_key"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Artifact:
+    """The one wheel file a pinned release installs from, as its index lists it."""
+
+    filename: str
+    url: str
+    sha256: str | None = None
+    size: int | None = None
+    requires_python: str | None = None
+    upload_time: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexRelease:
+    """One version of a package on its index, with the best file for the target."""
+
+    name: str
+    version: Version
+    index_url: str
+    artifact: Artifact
+    yanked: bool = False
+
+
+class PackageSource(Protocol):
+    """The indexes as the solver sees them (implemented in ``index.source``)."""
+
+    def index_for(self, name: str) -> str:
+        """The one index ``name`` comes from when the database does not place it."""
+        ...
+
+    def releases(self, name: str) -> Sequence[IndexRelease]:
+        """Every version of ``name`` with a wheel for the target, newest first; () when the index lacks it."""
+        ...
+
+    def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
+        """The file of a database build (``torch 2.7.1+cu118`` on its variant index); None when not listed."""
+        ...
+
+    def requires(self, release: IndexRelease) -> Sequence[Requirement]:
+        """The ``Requires-Dist`` of ``release``'s core metadata (PEP 658 file, range read or download)."""
+        ...
+
+
+def split_key(identifier: str) -> tuple[str, frozenset[str]]:
+    """``"transformers[torch]"`` -> ``("transformers", {"torch"})``."""
+    if not identifier.endswith("]") or "[" not in identifier:
+        return identifier, frozenset()
+    name, _, rest = identifier.partition("[")
+    return name, frozenset(e for e in rest[:-1].split(",") if e)
+
+
+def extras_key(name: str, extras: Iterable[str]) -> str:
+    """The solver identifier of ``name`` with ``extras`` (sorted, canonical)."""
+    chosen = sorted({canonical_name(e) for e in extras})
+    return f"{name}[{','.join(chosen)}]" if chosen else name
+
+
+def applies(req: Requirement, environment: Mapping[str, str], extras: Iterable[str] = ()) -> bool:
+    """Whether ``req`` applies on the target: its marker is true with no extra, or with one of ``extras``."""
+    if req.marker is None:
+        return True
+    for extra in ("", *extras):
+        if req.marker.evaluate({**environment, "extra": extra}):
+            return True
+    return False

@@ -1,0 +1,108 @@
+"""What a target installs: its PEP 508 marker environment and the wheel tags it accepts, best first. Pure.
+
+A declared target has no interpreter to ask, so both are derived from the Target value: CPython
+``X.Y`` on one platform key (``linux_x86_64`` ...). The glibc of a Linux target and the macOS
+version of a Mac target bound which ``manylinux_2_N``/``macosx_N_M`` wheels fit; they come from
+the target when detected and from the database's ``[index]`` defaults (uv's assumptions) when
+declared; with neither, any glibc and macOS version is accepted.
+
+Specs: https://packaging.python.org/en/latest/specifications/dependency-specifiers/#environment-markers
+and https://packaging.python.org/en/latest/specifications/platform-compatibility-tags/
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from packaging.tags import Tag
+
+    from cudaresolve.target.model import Target
+
+__all__ = ["marker_environment", "tag_priority", "wheel_tags"]
+
+#: platform key -> (sys_platform, platform_system, platform_machine, os_name)
+_MARKERS: Final = {
+    "linux_x86_64": ("linux", "Linux", "x86_64", "posix"),
+    "linux_aarch64": ("linux", "Linux", "aarch64", "posix"),
+    "win_amd64": ("win32", "Windows", "AMD64", "nt"),
+    "macosx_arm64": ("darwin", "Darwin", "arm64", "posix"),
+    "macosx_x86_64": ("darwin", "Darwin", "x86_64", "posix"),
+}
+#: With no bound known, manylinux_2_N up to this N are accepted (a bound on work, not a fact).
+_ANY_GLIBC_MINOR: Final = 99
+_ANY_MACOS_MAJOR: Final = 30
+
+
+def marker_environment(target: Target) -> dict[str, str]:
+    """The PEP 508 marker values for ``target`` (CPython; the patch level is ``.0`` when only X.Y is known)."""
+    sys_platform, system, machine, os_name = _MARKERS.get(target.platform, _MARKERS["linux_x86_64"])
+    full = target.python if target.python.count(".") >= 2 else f"{target.python}.0"
+    short = ".".join(full.split(".")[:2])
+    return {
+        "implementation_name": "cpython",
+        "implementation_version": full,
+        "os_name": os_name,
+        "platform_machine": machine,
+        "platform_python_implementation": "CPython",
+        "platform_release": "",
+        "platform_system": system,
+        "platform_version": "",
+        "python_full_version": full,
+        "python_version": short,
+        "sys_platform": sys_platform,
+        "extra": "",
+    }
+
+
+def _platform_tags(platform: str, glibc: str | None, macos: str | None) -> list[str]:
+    """Platform tags best first: the newest manylinux/macOS floor first, the generic ones last."""
+    if platform.startswith("linux_"):
+        arch = platform.removeprefix("linux_")
+        top = int(glibc.split(".")[1]) if glibc else _ANY_GLIBC_MINOR
+        tags = [f"manylinux_2_{minor}_{arch}" for minor in range(top, 4, -1)]
+        legacy = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}  # PEP 600 aliases
+        out: list[str] = []
+        for tag in tags:
+            out.append(tag)
+            minor = int(tag.split("_")[2])
+            if minor in legacy and (arch == "x86_64" or minor == 17):
+                out.append(f"{legacy[minor]}_{arch}")
+        return [*out, platform]
+    if platform.startswith("macosx_"):
+        arch = platform.removeprefix("macosx_")
+        top = int(macos.split(".")[0]) if macos else _ANY_MACOS_MAJOR
+        out = []
+        for major in range(top, 10, -1):
+            out += [f"macosx_{major}_0_{arch}", f"macosx_{major}_0_universal2"]
+        if arch == "x86_64":
+            out += [f"macosx_10_{minor}_{kind}" for minor in range(16, 8, -1) for kind in (arch, "universal2", "intel")]
+        return out
+    return [platform]
+
+
+@lru_cache(maxsize=16)
+def _tags(python: str, platform: str, glibc: str | None, macos: str | None) -> tuple[Tag, ...]:
+    from packaging.tags import compatible_tags, cpython_tags
+
+    major, minor = (int(p) for p in python.split(".")[:2])
+    platforms = _platform_tags(platform, glibc, macos)
+    return (*cpython_tags((major, minor), platforms=platforms), *compatible_tags((major, minor), platforms=platforms))
+
+
+def wheel_tags(target: Target, *, glibc: str | None = None, macos: str | None = None) -> tuple[Tag, ...]:
+    """Every tag a wheel for ``target`` may carry, best first (as ``packaging.tags.sys_tags`` orders them)."""
+    return _tags(target.python, target.platform, glibc, macos)
+
+
+@lru_cache(maxsize=16)
+def _priority(tags: tuple[Tag, ...]) -> dict[Tag, int]:
+    return {tag: i for i, tag in enumerate(tags)}
+
+
+def tag_priority(file_tags: frozenset[Tag], supported: tuple[Tag, ...]) -> int | None:
+    """The rank of a wheel's best tag among ``supported`` (lower is better); None: it does not install."""
+    ranks = _priority(supported)
+    best = min((ranks[t] for t in file_tags if t in ranks), default=None)
+    return best

@@ -1,0 +1,132 @@
+"""PEP 503 indexes of tiny real wheels served on 127.0.0.1, for tests and benches. Does I/O: files, a server thread.
+
+    index = LocalIndex(tmp)
+    index.add("pypi", "numpy", "1.26.4", requires_python=">=3.9")
+    index.add("whl/cu128", "torch", "2.9.1+cu128", tag="cp311-cp311-manylinux_2_28_x86_64", requires=["filelock"])
+    with index.serve() as base:  # http://127.0.0.1:PORT
+        ...  # base + "/pypi/simple" and base + "/whl/cu128" are indexes
+
+Each index ``NAME`` has pages at ``/NAME/<project>/`` (``pypi`` is served as ``/pypi/simple``), with
+``#sha256=`` fragments, ``data-requires-python``, ``data-yanked`` and PEP 658/714 metadata
+attributes; the wheels and their ``.metadata`` files are under ``/files/``. Pages say
+``Cache-Control: max-age=0`` (revalidate), files ``immutable``, as PyPI does. ``requests`` counts
+what the server answered, per path.
+"""
+
+from __future__ import annotations
+
+import html
+import http.server
+import re
+import threading
+from collections import Counter
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING
+
+from tiny_wheels import TinyWheel, build_wheel
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+__all__ = ["LocalIndex"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    wheel: TinyWheel
+    requires_python: str | None
+    yanked: str | None
+    metadata: bool
+
+
+@dataclass
+class LocalIndex:
+    root: Path
+    entries: dict[str, dict[str, list[_Entry]]] = field(default_factory=dict)  # index -> project -> wheels
+    requests: Counter[str] = field(default_factory=Counter)
+
+    def add(
+        self,
+        index: str,
+        name: str,
+        version: str,
+        *,
+        tag: str = "py3-none-any",
+        requires: Sequence[str] = (),
+        requires_python: str | None = None,
+        yanked: str | None = None,
+        metadata: bool = True,
+        imports: Sequence[str] = (),
+        origin: str | None = None,
+    ) -> TinyWheel:
+        wheel = build_wheel(
+            self.root / "files",
+            name,
+            version,
+            tag,
+            requires=requires,
+            metadata_file=True,
+            imports=imports,
+            requires_python=requires_python,
+            origin=origin if origin is not None else index,
+        )
+        project = re.sub(r"[-_.]+", "-", name).lower()
+        self.entries.setdefault(index, {}).setdefault(project, []).append(
+            _Entry(wheel, requires_python, yanked, metadata)
+        )
+        return wheel
+
+    def write(self) -> None:
+        for index, projects in self.entries.items():
+            base = self.root / ("pypi/simple" if index == "pypi" else index)
+            for project, entries in projects.items():
+                links = []
+                for e in entries:
+                    attrs = ""
+                    if e.metadata:
+                        attrs += f' data-core-metadata="sha256={e.wheel.metadata_sha256}"'
+                    if e.requires_python:
+                        attrs += f' data-requires-python="{html.escape(e.requires_python)}"'
+                    if e.yanked is not None:
+                        attrs += f' data-yanked="{html.escape(e.yanked)}"'
+                    href = "/files/" + e.wheel.filename.replace("+", "%2B")
+                    links.append(f'<a href="{href}#sha256={e.wheel.sha256}"{attrs}>{e.wheel.filename}</a><br/>\n')
+                page = base / project / "index.html"
+                page.parent.mkdir(parents=True, exist_ok=True)
+                page.write_text(
+                    '<!DOCTYPE html>\n<html><head><meta name="pypi:repository-version" content="1.1"></head><body>\n'
+                    + "".join(links)
+                    + "</body></html>\n"
+                )
+            for e in (e for entries in projects.values() for e in entries if not e.metadata):
+                (self.root / "files" / f"{e.wheel.filename}.metadata").unlink(missing_ok=True)
+
+    @contextmanager
+    def serve(self) -> Iterator[str]:
+        self.write()
+        counter = self.requests
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def end_headers(self) -> None:
+                immutable = self.path.startswith("/files/")
+                self.send_header("Cache-Control", "max-age=31536000, immutable" if immutable else "max-age=0")
+                super().end_headers()
+
+            def log_message(self, format: str, *args: object) -> None:
+                counter[self.path] += 1
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(self.root)))
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join()
