@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -100,6 +101,9 @@ def build_indexes(root: Path) -> tuple[LocalIndex, dict[str, str]]:
     )
     index.add(pypi, "accelerate", "1.1.0", requires=["numpy<3.0.0,>=1.17", "torch>=2.0.0", "psutil"])
     index.add(pypi, "psutil", "6.1.0", tag="cp36-abi3-manylinux_2_17_x86_64")
+    index.add("private", "internal-tool", "1.0", requires=["idna"])
+    index.add(pypi, "internal-tool", "9.0")  # bait: a public name squatter with a higher version
+    index.add(pypi, "idna", "3.10")
     return index, {n: v[0] for n, v in pins.items()}
 
 
@@ -237,3 +241,100 @@ def test_marker_false_request_is_skipped_with_a_notice(served: Any, tmp_path: Pa
     out = json.loads(result.stdout)
     assert [p["name"] for p in out["packages"]] == ["numpy"]
     assert any(w["code"] == "requirement-skipped" for w in out["warnings"])
+
+
+def _venv(path: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
+    return path / "bin" / "python"
+
+
+def _imports_torch(python: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(python), "-c", "import torch, torchrec, transformers, numpy; print(torch.ORIGIN, torch.__version__)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX venv layout")
+def test_lock_installs_with_pip_and_uv(served: Any, tmp_path: Path) -> None:
+    """The same pylock.toml gives a working environment through cudaresolve (pip) and through uv."""
+    _, base, pins, _ = served
+    (tmp_path / "pyproject.toml").write_text(PROJECT)
+    cache = tmp_path / "cache"
+    locked = run_cli(["lock", *TARGET, *mirrors(base)], tmp_path, cache)
+    assert locked.returncode == 0, locked.stderr
+    pip_python = _venv(tmp_path / "pip-venv")
+    before = _imports_torch(pip_python)
+    assert before.returncode != 0
+    env_args = ["install", "--from", "pylock.toml", "--python", str(pip_python), *mirrors(base)]
+    installed = run_cli(env_args, tmp_path, cache)
+    assert installed.returncode == 0, installed.stderr + installed.stdout
+    after = _imports_torch(pip_python)
+    assert after.returncode == 0, after.stderr
+    origin, version = after.stdout.split()
+    assert origin.startswith("whl/cu") and version == pins["torch"]  # the variant index's build
+    uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
+    if not os.path.exists(uv):
+        pytest.skip("uv is not installed")
+    uv_python = _venv(tmp_path / "uv-venv")
+    synced = subprocess.run(
+        [uv, "pip", "sync", "pylock.toml", "--python", str(uv_python), "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "UV_NO_CONFIG": "1"},
+    )
+    assert synced.returncode == 0, synced.stderr
+    assert _imports_torch(uv_python).stdout == after.stdout
+
+
+def test_package_index_maps_a_name_to_one_index(served: Any, tmp_path: Path) -> None:
+    _, base, _, _ = served
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "demo"\nversion = "0"\ndependencies = ["internal-tool"]\n'
+        f'[tool.cudaresolve.package-index]\n"Internal_Tool" = "{base}/private"\n'
+    )
+    result = run_cli(["lock", *TARGET, *mirrors(base), "--json"], tmp_path, tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    packages = {p["name"]: p for p in json.loads(result.stdout)["packages"]}
+    assert packages["internal-tool"]["version"] == "1.0" and packages["internal-tool"]["index"] == f"{base}/private"
+    assert packages["idna"]["index"] == "https://pypi.org/simple"
+
+
+@pytest.mark.parametrize(
+    "table", ['"x" = "http://example.org/simple"', '"a b" = "https://example.org/simple"', '"x" = "file:///etc"']
+)
+def test_bad_package_index_is_a_coded_error(tmp_path: Path, table: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        f'[project]\nname = "d"\nversion = "0"\ndependencies = ["x"]\n[tool.cudaresolve.package-index]\n{table}\n'
+    )
+    result = run_cli(["lock", *TARGET, "--offline"], tmp_path, tmp_path / "cache")
+    assert result.returncode in (1, 2) and result.stderr.startswith("error: invalid-input")
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.network
+def test_pypi_lock_matches_uv(tmp_path: Path) -> None:
+    """Against real PyPI: the same pins as uv for a CPU target, every one hashed."""
+    request = ["requests", "numpy<2", "pandas"]
+    result = run_cli(["lock", *request, "--cpu", "--python-version", "3.11", "--platform", "linux_x86_64", "--json"],
+                     tmp_path, tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    ours = {p["name"]: p["version"] for p in json.loads(result.stdout)["packages"]}
+    lock = tomllib.loads((tmp_path / "pylock.toml").read_text())
+    assert all(len(p["wheels"][0]["hashes"]["sha256"]) == 64 for p in lock["packages"])
+    uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
+    if not os.path.exists(uv):
+        pytest.skip("uv is not installed")
+    (tmp_path / "in.txt").write_text("\n".join(request) + "\n")
+    compiled = subprocess.run(
+        [uv, "pip", "compile", "in.txt", "--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28",
+         "--index-url", "https://pypi.org/simple", "--no-header", "--no-annotate", "-q"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "UV_NO_CONFIG": "1"},
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    theirs = dict(line.split("==") for line in compiled.stdout.split() if "==" in line)
+    assert ours == theirs

@@ -64,6 +64,7 @@ __all__ = [
     "ProjectPage",
     "apply_mirror",
     "fetch_listings",
+    "listing_notices",
     "make_http_client",
     "parse_mirrors",
     "parse_simple_html",
@@ -183,6 +184,28 @@ class IndexClient:
         if reply.status != 200:
             raise IndexUnavailable(Text.of("index.http-status", url=url, status=reply.status), hint=HINT)
         return reply.body
+
+    def fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:
+        """One ranged GET (RFC 9110 section 14): ``bytes=first-last``, or the last ``last`` bytes when ``first``
+        is None -> (status, Content-Range, body). The body is capped at ``cap``; no retries, no redirects."""
+        import httpx
+
+        if self.offline or self._http is None:
+            raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
+        if self._deadline is not None:
+            self._deadline.check(url)
+        wanted = f"bytes=-{last}" if first is None else f"bytes={first}-{last}"
+        headers = {"Range": wanted, "Accept-Encoding": "identity"}
+        try:
+            with self._http.stream("GET", url, headers=headers, timeout=self._timeout, follow_redirects=False) as r:
+                if r.status_code not in (200, 206):
+                    raise IndexUnavailable(Text.of("index.http-status", url=url, status=r.status_code), hint=HINT)
+                body = read_capped(r.iter_bytes(), url=url, cap=cap, deadline=self._deadline)
+                return r.status_code, r.headers.get("Content-Range"), body
+        except httpx.HTTPError as e:
+            raise IndexUnavailable(
+                Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
+            ) from e
 
     def _page(
         self,
@@ -348,6 +371,30 @@ def _when(timestamp: float | None) -> str | Text:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def listing_notices(
+    failed: Mapping[str, tuple[Text, list[str]]],
+    stale: Mapping[str, tuple[Text, float | None, list[str]]],
+    refused: Mapping[str, list[tuple[str, str]]],
+) -> list[Notice]:
+    """One notice per index: pages that failed (the embedded data is used), stale copies served, links refused."""
+    notices = [
+        warning("index-unavailable-fallback", "index.unavailable-fallback", index=index, reason=reason,
+                names=literal(", ".join(names)))
+        for index, (reason, names) in failed.items()
+    ]
+    notices += [
+        warning("index-stale-cache", "index.stale-cache", index=index, reason=reason,
+                names=literal(", ".join(names)), when=_when(fetched_at))
+        for index, (reason, fetched_at, names) in stale.items()
+    ]
+    notices += [
+        warning("index-file-refused", "index.file-refused", index=index, count=len(files),
+                example=literal(f"{files[0][0][:120]} ({files[0][1][:80]})"))
+        for index, files in refused.items()
+    ]
+    return notices
+
+
 def fetch_listings(
     client: httpx.Client | None,
     requests: Sequence[tuple[str, str]],
@@ -425,19 +472,5 @@ def fetch_listings(
         if page.source == "stale-cache":
             reason = page.error or Text("index.network-error")
             stale.setdefault(key[0], (reason, page.fetched_at, []))[2].append(key[1])
-    notices = [
-        warning("index-unavailable-fallback", "index.unavailable-fallback", index=index, reason=reason,
-                names=literal(", ".join(names)))
-        for index, (reason, names) in failed.items()
-    ]
-    notices += [
-        warning("index-stale-cache", "index.stale-cache", index=index, reason=reason,
-                names=literal(", ".join(names)), when=_when(fetched_at))
-        for index, (reason, fetched_at, names) in stale.items()
-    ]
-    notices += [
-        warning("index-file-refused", "index.file-refused", index=index, count=len(files),
-                example=literal(f"{files[0][0][:120]} ({files[0][1][:80]})"))
-        for index, files in refused.items()
-    ]
+    notices = listing_notices(failed, stale, refused)
     return Listings(pages=tuple(pages), unavailable=tuple(unavailable), notices=tuple(notices))

@@ -77,18 +77,21 @@ def _bad(source: str, why: str) -> IndexUnavailable:
 
 
 def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: IndexFile) -> CoreMetadata:
-    """The metadata of ``file``: the cache, else its PEP 658 file; raises ``IndexUnavailable``."""
+    """The metadata of ``file``: the cache, else its PEP 658 file, else range reads of the wheel
+    (``lazy_wheel``); raises ``IndexUnavailable``."""
     from cudaresolve.index.http_cache import CachedResponse
 
-    if not file.core_metadata:
-        raise _bad(file.url, "the index offers no .metadata file for it (PEP 658)")
-    url = f"{file.url}.metadata"
+    url = f"{file.url}.metadata"  # also the cache key of METADATA read from the wheel itself
     cached = cache.get(url) if cache is not None else None
     if cached is not None and cached.status == 200:
         text = cached.body
-    else:
+    elif file.core_metadata:
         text = client.fetch_text(url)
         _check_hash(text, file, url)
+    else:  # no PEP 658 file: read METADATA out of the wheel with range requests
+        from cudaresolve.index.lazy_wheel import read_remote_metadata
+
+        text = read_remote_metadata(client, file.url, file.project, str(file.version))
     meta = parse_core_metadata(text, source=url)
     if meta.name != str(canonicalize_name(file.project)) or meta.version != file.version:
         raise _bad(url, f"it describes {meta.name} {meta.version}, not {file.project} {file.version}")

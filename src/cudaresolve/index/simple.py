@@ -39,6 +39,7 @@ __all__ = [
     "mirrored_file",
     "parse_body",
     "parse_mirrors",
+    "parse_package_indexes",
     "parse_simple_html",
     "parse_simple_json",
     "version_filter",
@@ -361,6 +362,28 @@ def _check_http_url(url: str, key: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InvalidInput(Text.of(key, url=repr(url)), hint=Text("index.not-http-url.hint"))
     return url.strip().rstrip("/")
+
+
+_PROJECT_NAME: Final = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,200}[A-Za-z0-9])?")
+
+
+def parse_package_indexes(value: Mapping[str, str]) -> dict[str, str]:
+    """``[tool.cudaresolve] package-index`` (``{"mypkg": "https://private.example/simple"}``) -> a checked
+    mapping of normalized project name to index URL: https, or http on 127.0.0.1/localhost only."""
+    out: dict[str, str] = {}
+    for name, url in value.items():
+        if not isinstance(name, str) or _PROJECT_NAME.fullmatch(name) is None:
+            raise InvalidInput(
+                Text.of("index.bad-package-name", name=repr(name)[:80]), hint=Text("index.package-index.hint")
+            )
+        checked = _check_http_url(str(url), "index.not-http-url.mirror")
+        parts = urlsplit(checked)
+        if parts.scheme != "https" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+            raise InvalidInput(
+                Text.of("index.not-http-url.mirror", url=repr(url)), hint=Text("index.package-index.hint")
+            )
+        out[canonical_name(name)] = checked
+    return out
 
 
 def parse_mirrors(value: Mapping[str, str] | Iterable[str]) -> dict[str, str]:

@@ -59,28 +59,43 @@ class IndexSource:
         self._cache = cache
         self._pages: dict[tuple[str, str], ProjectPage] = {}
         self._files: dict[tuple[str, str, str], IndexFile] = {}  # (index, name, version) -> chosen file
+        self._requires: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
         self._lock = threading.Lock()
-        self.notices: list[Notice] = []
+        self._failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
+        self._stale: dict[str, tuple[Text, float | None, list[str]]] = {}
+        self._refused: dict[str, list[tuple[str, str]]] = {}
+
+    def notices(self) -> list[Notice]:
+        """What the user must hear about the listings: failures, stale copies, refused links (one per index)."""
+        from cudaresolve.index.client import listing_notices
+
+        return listing_notices(self._failed, self._stale, self._refused)
 
     def index_for(self, name: str) -> str:
         return self._indexes.get(canonical_project(name), self._default)
 
-    def prefetch(self, names: Iterable[tuple[str, str]]) -> None:
-        """Fetch several (index, name) listings at once (threads); failures surface later, when asked."""
-        keys = [(i.rstrip("/"), str(canonical_project(n))) for i, n in names]
-        keys = [k for k in dict.fromkeys(keys) if k not in self._pages]
-        if len(keys) < 2 or self._client.offline:
+    def prefetch(self, names: Iterable[str]) -> None:
+        """Fetch the listings of ``names`` and the metadata of each one's newest release at once (threads),
+        as the solver will most likely ask for them next; failures surface later, when really asked."""
+        todo = [
+            n
+            for n in dict.fromkeys(str(canonical_project(n)) for n in names)
+            if (self.index_for(n), n) not in self._pages
+        ]
+        if self._client.offline or not todo:
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        def one(key: tuple[str, str]) -> None:
+        def one(name: str) -> None:
             try:
-                self._page(*key)
+                newest = next((r for r in self.releases(name) if not r.yanked and not r.version.is_prerelease), None)
+                if newest is not None:
+                    self.requires(newest)
             except IndexUnavailable:
                 pass
 
-        with ThreadPoolExecutor(max_workers=min(8, len(keys))) as pool:
-            list(pool.map(one, keys))
+        with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
+            list(pool.map(one, todo))
 
     def _page(self, index: str, name: str) -> ProjectPage:
         key = (index.rstrip("/"), str(canonical_project(name)))
@@ -89,11 +104,19 @@ class IndexSource:
             try:
                 page = self._client.fetch_page(*key)
             except IndexUnavailable as e:
+                if not self._client.offline:  # offline, a cache miss is what the user asked for
+                    with self._lock:
+                        self._failed.setdefault(key[0], (e.text, []))[1].append(key[1])
                 raise IndexUnavailable(
                     Text.of("index.package-unavailable", package=key[1], reason=e.text), hint=e.hint_text or HINT
                 ) from e
             with self._lock:
                 self._pages[key] = page
+                if page.refused:
+                    self._refused.setdefault(key[0], []).extend(page.refused)
+                if page.source == "stale-cache":
+                    reason = page.error or Text("index.network-error")
+                    self._stale.setdefault(key[0], (reason, page.fetched_at, []))[2].append(key[1])
         return page
 
     def _fits(self, file: IndexFile) -> int | None:
@@ -150,8 +173,14 @@ class IndexSource:
             raise IndexUnavailable(
                 Text.of("index.package-unavailable", package=release.name, reason=release.artifact.url), hint=HINT
             )
+        key = (release.index_url, release.name, str(release.version))
+        found = self._requires.get(key)
+        if found is not None:
+            return found
         try:
-            return fetch_core_metadata(self._client, self._cache, file).requires_dist
+            found = fetch_core_metadata(self._client, self._cache, file).requires_dist
+            self._requires[key] = found
+            return found
         except IndexUnavailable as e:
             raise IndexUnavailable(
                 Text.of("index.package-unavailable", package=f"{release.name} {release.version}", reason=e.text),

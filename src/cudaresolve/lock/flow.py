@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from cudaresolve.errors import InvalidInput
+from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text
 
@@ -98,6 +98,7 @@ def prepare(request: LockRequest) -> LockInputs:
         db=db,
         offline=request.offline,
         mirrors=mirrors,
+        package_indexes=project.package_indexes,
     )
 
 
@@ -109,17 +110,35 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
     from cudaresolve.resolve.solve import solve
     from cudaresolve.text.findings import warning
 
+    heard: list[Notice] = []  # the listings' notices, kept when the whole-environment pass fails
     try:
-        return _solve_whole(inputs)
+        return _solve_whole(inputs, heard)
     except IndexUnavailable as e:
         missing = e.text
+    unknown = _unknown_requests(inputs)
+    if unknown:
+        raise NoSolution(
+            Text.of("resolve.unknown-package", package=unknown[0], reason=missing),
+            hint=Text("resolve.unknown-package.hint"),
+        )
     solution = solve(inputs.requirements, inputs.db, inputs.target).solution
-    solution = _add_hashes(solution, inputs)
+    # the pages the first pass could fetch are in the cache now: read them there, never ask a failing index twice
+    solution = _add_hashes(solution, replace(inputs, offline=True))
     notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
+    solution = _with_notices(solution, heard)
     return replace(solution, complete=False, warnings=(*solution.warnings, notice))
 
 
-def _solve_whole(inputs: LockInputs) -> Solution:
+def _unknown_requests(inputs: LockInputs) -> list[str]:
+    """The requested packages the database does not know (only index metadata can resolve them)."""
+    from cudaresolve.resolve.solve import parse_requests
+    from cudaresolve.target.environment import marker_environment
+
+    needs = parse_requests(inputs.requirements, marker_environment(inputs.target))
+    return [n.name for n in needs if n.name not in inputs.db.package_names]
+
+
+def _solve_whole(inputs: LockInputs, heard: list[Notice]) -> Solution:
     """Every requirement and dependency resolved over the indexes (``index.source``), for the target."""
     from cudaresolve.index.client import IndexClient
     from cudaresolve.index.http_cache import HttpCache, default_cache_dir
@@ -149,8 +168,11 @@ def _solve_whole(inputs: LockInputs) -> Solution:
             package_indexes=inputs.package_indexes,
             cache=cache,
         )
-        solution = solve(inputs.requirements, db, target, source=source).solution
-    notices = list(source.notices)
+        try:
+            solution = solve(inputs.requirements, db, target, source=source).solution
+        finally:
+            heard.extend(source.notices())
+    notices = list(heard)
     notices += [
         warning("requirement-skipped", "lock.requirement-skipped", requirement=text)
         for text in skipped_requests(inputs.requirements, marker_environment(target))

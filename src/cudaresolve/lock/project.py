@@ -22,6 +22,7 @@ class ProjectSettings:
 
     requirements: tuple[str, ...] = ()
     mirrors: Mapping[str, str] = field(default_factory=dict)
+    package_indexes: Mapping[str, str] = field(default_factory=dict)  # name -> the one index it comes from
     source: str = ""
 
 
@@ -44,7 +45,19 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
         mirror = {pytorch_root: mirror}
     if not isinstance(mirror, Mapping) or not all(isinstance(v, str) for v in mirror.values()):
         raise InvalidInput(Text.of("lock.project.bad-mirror", source=source), hint=Text("lock.project.bad-mirror.hint"))
-    return ProjectSettings(requirements=tuple(reqs), mirrors=parse_mirrors(mirror), source=origin)
+    from cudaresolve.index.simple import parse_package_indexes
+
+    indexes = tool.get("package-index", {})
+    if not isinstance(indexes, Mapping) or not all(isinstance(v, str) for v in indexes.values()):
+        raise InvalidInput(
+            Text.of("lock.project.bad-package-index", source=source), hint=Text("index.package-index.hint")
+        )
+    return ProjectSettings(
+        requirements=tuple(reqs),
+        mirrors=parse_mirrors(mirror),
+        package_indexes=parse_package_indexes(indexes),
+        source=origin,
+    )
 
 
 def _table(data: Mapping[str, Any], key: str, source: str, dotted: str) -> Mapping[str, Any]:

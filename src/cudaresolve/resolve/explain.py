@@ -14,7 +14,7 @@ from cudaresolve.resolve.catalog import CUDA, Catalog, Need, Rejection, satisfie
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from resolvelib.resolvers import RequirementInformation
 
@@ -43,11 +43,22 @@ def _summarise(rejections: Iterable[Rejection]) -> list[Finding]:
     return sorted(merged.values(), key=lambda f: _ORDER.get(f.code, 99))
 
 
-def explain_need(catalog: Catalog, need: Need) -> list[Finding]:
-    """Why nothing in the catalog satisfies ``need`` (empty when something does)."""
+def explain_need(
+    catalog: Catalog, need: Need, index: Mapping[str, Sequence[Candidate]] | None = None
+) -> list[Finding]:
+    """Why nothing in the catalog (or, for packages beyond the database, the ``index`` releases the
+    solver saw for the target) satisfies ``need``; empty when something does."""
+    spec = str(need.specifier) or "any version"
+    if need.name not in catalog.known and index is not None and need.name in index:
+        releases = index[need.name]
+        if any(satisfies(need, c) for c in releases):
+            return []
+        newest = max((c.version for c in releases), default=None)
+        target = catalog.target
+        seen = f"{newest or 'none'} (CPython {target.python}, {target.platform})"
+        return [reason("no-such-version", package=need.name, required=spec, found=seen)]
     if any(satisfies(need, c) for c in catalog.for_name(need.name)):
         return []
-    spec = str(need.specifier) or "any version"
     if need.name not in catalog.known:
         known = ", ".join(sorted(n for n in catalog.known if n != CUDA))
         return [reason("no-such-version", package=need.name, required=spec, found=f"none (known packages: {known})")]
@@ -62,14 +73,16 @@ def explain_resolution(
     catalog: Catalog,
     requests: Sequence[Need],
     causes: Sequence[RequirementInformation[Need, Candidate]] = (),
+    index: Mapping[str, Sequence[Candidate]] | None = None,
 ) -> list[Finding]:
-    """Findings for a resolution that failed with ``causes`` (resolvelib's ResolutionImpossible)."""
+    """Findings for a resolution that failed with ``causes`` (resolvelib's ResolutionImpossible);
+    ``index``: the releases of packages beyond the database that the solver saw."""
     findings: list[Finding] = []
     for need in requests:
-        findings.extend(explain_need(catalog, need))
+        findings.extend(explain_need(catalog, need, index))
     for cause in causes:
         need, parent = cause.requirement, cause.parent
-        direct = explain_need(catalog, need)
+        direct = explain_need(catalog, need, index)
         if direct:
             findings.extend(direct)
             continue

@@ -123,15 +123,22 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
 
     def _listed(self, matches: list[Candidate]) -> Iterator[Candidate]:
         """The database's builds that the index really lists (a mirror may lack some), asked lazily:
-        resolvelib takes candidates one by one, so only the pages of builds it tries are fetched."""
+        resolvelib takes candidates one by one, so only the pages of builds it tries are fetched.
+        When the index lists none of them, they come anyway, unlisted: the set is then the database's
+        answer, locked without a file (a ``wheel-not-listed`` warning), never a silent failure."""
         runnable = self._runnable()
+        unlisted = []
+        listed = 0
         for candidate in matches:
             if candidate.variant is not None and candidate.variant not in runnable:
                 yield candidate  # fails on its ``<cuda>`` need without any page fetched
-            elif _on_variant_index(candidate):
-                yield candidate  # its index is the pinned variant's, not known yet: checked when pinned
-            elif self._build(candidate) is not None:
-                yield candidate
+            elif _on_variant_index(candidate) or self._build(candidate) is not None:
+                listed += 1
+                yield candidate  # a pure wheel on the variant's index is checked when pinned
+            else:
+                unlisted.append(candidate)
+        if not listed:
+            yield from unlisted
 
     def _build(self, candidate: Candidate) -> IndexRelease | None:
         assert self.source is not None
@@ -154,6 +161,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             )
             self._index_candidates[name] = found
         return found
+
+    @property
+    def index_candidates(self) -> Mapping[str, tuple[Candidate, ...]]:
+        """The releases of packages beyond the database seen so far (for explanations)."""
+        return self._index_candidates
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
         """Name, version specifier (local versions allowed) and, for ``<cuda>``, the variant (``catalog.satisfies``)."""
@@ -199,6 +211,9 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             if not _selected(req, self.environment, extras, only_extras=only_extras):
                 continue
             needs.append(Need.from_requirement(req, parent=parent))
+        fresh = [n.name for n in needs if n.name not in self.catalog.known and n.name not in self._index_candidates]
+        if len(fresh) > 1:
+            self.source.prefetch(fresh)
         return needs
 
 

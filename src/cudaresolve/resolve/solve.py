@@ -104,13 +104,9 @@ def solve(requests: Sequence[str], db: CompatDB, target: Target, *, source: Pack
     environment = marker_environment(target)
     needs = parse_requests(requests, environment)
     if source is None:
-        unknown = [n.name for n in needs if n.name not in db.package_names]
-        if unknown:
-            raise NoSolution(
-                Text.of("resolve.unknown-package", package=unknown[0]), hint=Text("resolve.unknown-package.hint")
-            )
         return solve_catalog(needs, db, build_catalog(db, target, reachable(db, [n.name for n in needs])))
     catalog = build_catalog(db, target, reachable(db, [n.name for n in needs if n.name in db.package_names]))
+    source.prefetch([n.name for n in needs if n.name not in db.package_names])
     return solve_catalog(needs, db, catalog, source=source, environment=environment)
 
 
@@ -155,7 +151,7 @@ def solve_catalog(
     try:
         result = resolver.resolve(needs, max_rounds=_MAX_ROUNDS)
     except ResolutionImpossible as exc:
-        findings = explain_resolution(catalog, needs, list(exc.causes))
+        findings = explain_resolution(catalog, needs, list(exc.causes), index=provider.index_candidates)
         raise _no_solution(findings) from exc
     except ResolutionTooDeep as exc:
         raise NoSolution(Text("resolve.too-deep"), hint=Text("resolve.too-deep.hint")) from exc

@@ -69,6 +69,10 @@ class PackageSource(Protocol):
         """The ``Requires-Dist`` of ``release``'s core metadata (PEP 658 file, range read or download)."""
         ...
 
+    def prefetch(self, names: Iterable[str]) -> None:
+        """A hint: the solver will soon ask about these packages (a source may fetch them at once)."""
+        ...
+
 
 def split_key(identifier: str) -> tuple[str, frozenset[str]]:
     """``"transformers[torch]"`` -> ``("transformers", {"torch"})``."""
