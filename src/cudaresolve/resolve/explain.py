@@ -55,7 +55,11 @@ def explain_need(
             return []
         newest = max((c.version for c in releases), default=None)
         target = catalog.target
-        seen = f"{newest or 'none'} (CPython {target.python}, {target.platform})"
+        seen = (
+            f"{newest} (CPython {target.python}, {target.platform})"
+            if newest is not None
+            else f"none: no wheel for CPython {target.python} on {target.platform} (sdists are not built)"
+        )
         return [reason("no-such-version", package=need.name, required=spec, found=seen)]
     if any(satisfies(need, c) for c in catalog.for_name(need.name)):
         return []
