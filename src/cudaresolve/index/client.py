@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urljoin, urlsplit
 
@@ -29,6 +28,7 @@ from cudaresolve.index.limits import (
     read_capped,
     too_large,
 )
+from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.simple import (
     ACCEPT,
     HINT,
@@ -45,8 +45,7 @@ from cudaresolve.index.simple import (
 )
 from cudaresolve.index.transport import Reply, TransientError, make_http_client
 from cudaresolve.index.trust import FileTrust, is_same_host_redirect
-from cudaresolve.text.findings import Notice, warning
-from cudaresolve.text.model import Text, literal
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,6 +54,7 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
+    from cudaresolve.text.findings import Notice
 
 __all__ = [
     "ACCEPT",
@@ -363,36 +363,6 @@ class Listings:
         """The wheels found; () when the index lacks the project; None when not fetched (use embedded data)."""
         page = self.page(index_url, project)
         return None if page is None else page.files
-
-
-def _when(timestamp: float | None) -> str | Text:
-    if timestamp is None:
-        return Text("index.when-unknown")
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def listing_notices(
-    failed: Mapping[str, tuple[Text, list[str]]],
-    stale: Mapping[str, tuple[Text, float | None, list[str]]],
-    refused: Mapping[str, list[tuple[str, str]]],
-) -> list[Notice]:
-    """One notice per index: pages that failed (the embedded data is used), stale copies served, links refused."""
-    notices = [
-        warning("index-unavailable-fallback", "index.unavailable-fallback", index=index, reason=reason,
-                names=literal(", ".join(names)))
-        for index, (reason, names) in failed.items()
-    ]
-    notices += [
-        warning("index-stale-cache", "index.stale-cache", index=index, reason=reason,
-                names=literal(", ".join(names)), when=_when(fetched_at))
-        for index, (reason, fetched_at, names) in stale.items()
-    ]
-    notices += [
-        warning("index-file-refused", "index.file-refused", index=index, count=len(files),
-                example=literal(f"{files[0][0][:120]} ({files[0][1][:80]})"))
-        for index, files in refused.items()
-    ]
-    return notices
 
 
 def fetch_listings(

@@ -60,6 +60,7 @@ class IndexSource:
         self._pages: dict[tuple[str, str], ProjectPage] = {}
         self._files: dict[tuple[str, str, str], IndexFile] = {}  # (index, name, version) -> chosen file
         self._requires: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
+        self._best: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}
         self._lock = threading.Lock()
         self._failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
         self._stale: dict[str, tuple[Text, float | None, list[str]]] = {}
@@ -129,7 +130,14 @@ class IndexSource:
         return tag_priority(file.tags, self._tags)
 
     def _best_files(self, page: ProjectPage) -> dict[Version, tuple[IndexFile, bool]]:
-        """Per version: the best-tagged fitting wheel, and whether every fitting file is yanked."""
+        """Per version: the best-tagged fitting wheel, and whether every fitting file is yanked (once per page)."""
+        key = (page.index_url, str(page.project))
+        found = self._best.get(key)
+        if found is None:
+            found = self._best[key] = self._choose_files(page)
+        return found
+
+    def _choose_files(self, page: ProjectPage) -> dict[Version, tuple[IndexFile, bool]]:
         best: dict[Version, tuple[int, IndexFile]] = {}
         live: set[Version] = set()
         for file in page.files:
