@@ -287,3 +287,15 @@ def test_format_and_render_agree_for_several_matches() -> None:
             {"code": "torch-cpu-build", "cause": "原因[二]。", "fixes": []},
         ]
     }
+
+
+def test_release_fixes_run_on_the_target_driver(capsys: pytest.CaptureFixture[str]) -> None:
+    """A 570 driver runs CUDA 12.8 at most: no fix may name a cu130 build (it needs 580)."""
+    from cudaresolve.cli import main
+
+    code = main(["explain-error", "CUDA error: no kernel image is available", "--gpu", "RTX 4090",
+                 "--driver", "570.86.10", "--json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    fixes = " ".join(f for m in json.loads(out)["matches"] for f in m["fixes"])
+    assert "native code for sm_89" in fixes and "cu130" not in fixes and "cu132" not in fixes

@@ -1172,3 +1172,15 @@ def test_gpu_name_comes_from_the_message_else_the_target_else_a_word() -> None:
     assert _explain(first_two_lines, named, None, "en")[0][1].startswith(
         "This torch build has no kernels for NVIDIA GeForce RTX 5090 (sm_120);"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("CUDA driver version is insufficient", "driver-insufficient"),
+        ("RuntimeError: CUDA error: no kernel image is available", "no-kernel-image"),
+        ("The NVIDIA driver on your system is too old", "driver-insufficient"),
+    ],
+)
+def test_short_phrases_users_paste_are_recognised(text: str, code: str) -> None:
+    assert [m.code for m in match_errors(text)] == [code]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.archs import Coverage, coverage
+from cudaresolve.db.database import DriverSupport
 from cudaresolve.text.model import Text, groups, paren
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from packaging.version import Version
 
     from cudaresolve.core.archs import ComputeCapability
+    from cudaresolve.core.versions import DriverVersion
     from cudaresolve.db.database import CompatDB
 
 __all__ = ["ReleaseWithSass", "release_fixes", "releases_fix", "releases_with_sass"]
@@ -43,13 +45,15 @@ def releases_with_sass(
     tegra: bool = False,
     python: str | None = None,
     platform: str | None = None,
+    driver: DriverVersion | None = None,
     limit: int = RELEASES_SHOWN,
 ) -> tuple[ReleaseWithSass, ...]:
     """The newest ``limit`` releases of ``package`` with a build whose SASS runs on every capability in ``ccs``.
 
     ``python`` and ``platform``, when given, leave out releases without wheels for that Python
     and builds without wheels for that platform (``doctor`` knows the environment; a pasted
-    error log does not).
+    error log does not); ``driver``, when known, leaves out builds of variants it cannot run: a
+    fix must run on the machine it is offered to.
     """
     out: list[ReleaseWithSass] = []
     for release in db.packages(package):
@@ -60,6 +64,7 @@ def releases_with_sass(
                 b.variant
                 for b in release.builds
                 if (platform is None or {platform, "any"} & set(b.platforms))
+                and (driver is None or _runs(db, b.variant, driver, platform or "linux_x86_64"))
                 and all(coverage(b.sass, cc, tegra=tegra, ptx_jit_ok=False) is Coverage.SASS for cc in ccs)
             }
         )
@@ -68,6 +73,14 @@ def releases_with_sass(
         if len(out) >= limit:
             break
     return tuple(out)
+
+
+def _runs(db: CompatDB, variant: str, driver: DriverVersion, platform: str) -> bool:
+    """Whether ``driver`` runs ``variant``'s CUDA runtime (fully or under minor-version compatibility)."""
+    info = db.variant(variant)
+    if info is None or info.cuda is None:
+        return True  # cpu builds need no driver
+    return db.driver_support(info.cuda, driver, platform) is not DriverSupport.NONE
 
 
 def _sms(ccs: Sequence[ComputeCapability]) -> tuple[str, ...]:
@@ -81,12 +94,18 @@ def releases_fix(package: str, ccs: Sequence[ComputeCapability], releases: Seque
 
 
 def release_fixes(
-    db: CompatDB, packages: Sequence[str], ccs: Sequence[ComputeCapability], *, tegra: bool = False
+    db: CompatDB,
+    packages: Sequence[str],
+    ccs: Sequence[ComputeCapability],
+    *,
+    tegra: bool = False,
+    driver: DriverVersion | None = None,
+    platform: str | None = None,
 ) -> list[Text]:
-    """Per package the database has: the releases that run natively on ``ccs``, or that none does."""
+    """Per package the database has: the releases that run natively on ``ccs`` and ``driver``, or that none does."""
     fixes = []
     for package in packages if ccs else ():
-        if releases := releases_with_sass(db, package, ccs, tegra=tegra):
+        if releases := releases_with_sass(db, package, ccs, tegra=tegra, driver=driver, platform=platform):
             fixes.append(releases_fix(package, ccs, releases))
         elif db.packages(package):
             fixes.append(Text.of("fix.no-releases", package=package, sms=_sms(ccs)))

@@ -220,7 +220,9 @@ def _coverage_fixes(name: str, target: Target, db: CompatDB, python: str | None)
     """Published builds with native code for every GPU here, the lock command, a source build."""
     sms = tuple(cc.sm for cc in target.ccs)
     tegra = any(g.tegra for g in target.gpus)
-    releases = releases_with_sass(db, name, target.ccs, tegra=tegra, python=python, platform=target.platform)
+    releases = releases_with_sass(
+        db, name, target.ccs, tegra=tegra, python=python, platform=target.platform, driver=target.driver
+    )
     fixes = [releases_fix(name, target.ccs, releases),
              Text.of("fix.doctor-lock", package=name, gpus=_gpu_flags(target))] if releases else [
              Text.of("fix.no-releases", package=name, sms=sms)]

@@ -81,7 +81,10 @@ class _Ctx:
         return tuple(labels)
 
     def release_fixes(self, packages: Sequence[str], ccs: Sequence[ComputeCapability]) -> list[Text]:
-        return release_fixes(self.db, packages, ccs, tegra=self.tegra) if self.db is not None else []
+        if self.db is None:
+            return []
+        driver = self.target.driver if self.target is not None else None
+        return release_fixes(self.db, packages, ccs, tegra=self.tegra, driver=driver, platform=self.platform)
 
     def variant_fixes(self, found: CudaVersion | None = None) -> list[Text]:
         cuda_max, driver = driver_cuda_max(self.target, self.db, found)

@@ -74,6 +74,8 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         "no-kernel-image",
         r"no kernel image is available for execution on the device",
         r"cudaErrorNoKernelImageForDevice",
+        r"no kernel image is available",  # the short form users paste
+
         source="https://github.com/meta-pytorch/torchrec/issues/2708",
     ),
     _sig(
@@ -81,6 +83,8 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         r"CUDA driver version is insufficient for CUDA runtime version",
         r"The NVIDIA driver on your system is too old \(found version (?P<found_version>\d{4,6})\)",
         r"cudaErrorInsufficientDriver",
+        r"CUDA driver version is insufficient",  # the short forms users paste
+        r"NVIDIA driver on your system is too old",
         extra=[r"found version (?P<found_version>\d{4,6})"],
         source="https://github.com/lllyasviel/Fooocus/issues/1313",
     ),
