@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import SpecifierSet
 from resolvelib import AbstractProvider
 
+from cudaresolve.errors import IndexUnavailable
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, satisfies
 from cudaresolve.resolve.source import applies, split_key
 
@@ -125,18 +126,29 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         """The database's builds that the index really lists (a mirror may lack some), asked lazily:
         resolvelib takes candidates one by one, so only the pages of builds it tries are fetched.
         When the index lists none of them, they come anyway, unlisted: the set is then the database's
-        answer, locked without a file (a ``wheel-not-listed`` warning), never a silent failure."""
+        answer, locked without a file (a ``wheel-not-listed`` warning), never a silent failure. A build
+        whose index cannot be read is passed over (the source reports the index); when no index of
+        any build can be read, that failure ends the whole-environment pass."""
         runnable = self._runnable()
         unlisted = []
         listed = 0
+        failure: IndexUnavailable | None = None
         for candidate in matches:
             if candidate.variant is not None and candidate.variant not in runnable:
                 yield candidate  # fails on its ``<cuda>`` need without any page fetched
-            elif _on_variant_index(candidate) or self._build(candidate) is not None:
+                continue
+            try:
+                found = _on_variant_index(candidate) or self._build(candidate) is not None
+            except IndexUnavailable as e:
+                failure = failure or e
+                continue
+            if found:
                 listed += 1
                 yield candidate  # a pure wheel on the variant's index is checked when pinned
             else:
                 unlisted.append(candidate)
+        if not listed and failure is not None and not unlisted:
+            raise failure
         if not listed:
             yield from unlisted
 
