@@ -1,0 +1,128 @@
+"""The solver over a dict-backed ``PackageSource``: markers, extras, yanked files, pre-releases, one index per name.
+
+No HTTP: ``DictSource`` plays the indexes. The database is tests/fixtures/compat-mini.toml, so the
+GPU packages keep their hardware rules while everything else comes from the source.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from cudaresolve.core.archs import parse_cc
+from cudaresolve.core.versions import parse_driver
+from cudaresolve.db.database import load_compat
+from cudaresolve.errors import IndexUnavailable, NoSolution
+from cudaresolve.resolve.solve import solve
+from cudaresolve.resolve.source import Artifact, IndexRelease
+from cudaresolve.target.model import Gpu, Target
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+MINI = Path(__file__).parent / "fixtures" / "compat-mini.toml"
+PYPI = "https://pypi.org/simple"
+
+
+class DictSource:
+    """Releases as ``{name: [(version, requires, yanked)]}``; counts metadata reads."""
+
+    def __init__(self, projects: dict[str, list[tuple[str, list[str], bool]]]) -> None:
+        self.projects = projects
+        self.metadata_reads: list[str] = []
+
+    def index_for(self, name: str) -> str:
+        return PYPI
+
+    def releases(self, name: str) -> Sequence[IndexRelease]:
+        if name == "offline-only":
+            raise IndexUnavailable(Text.of("index.not-cached", url=name))
+        rows = sorted(self.projects.get(name, []), key=lambda r: Version(r[0]), reverse=True)
+        return [self._release(name, v, yanked) for v, _, yanked in rows]
+
+    def _release(self, name: str, version: str, yanked: bool) -> IndexRelease:
+        url = f"https://files.example.org/{name}-{version}-py3-none-any.whl"
+        artifact = Artifact(filename=url.rsplit("/", 1)[1], url=url, sha256="0" * 64)
+        return IndexRelease(name=name, version=Version(version), index_url=PYPI, artifact=artifact, yanked=yanked)
+
+    def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
+        return self._release(name, version, False)  # every database build is listed, with no requirements
+
+    def requires(self, release: IndexRelease) -> Sequence[Requirement]:
+        self.metadata_reads.append(f"{release.name} {release.version}")
+        for version, reqs, _ in self.projects.get(release.name, []):
+            if Version(version) == release.version:
+                return [Requirement(r) for r in reqs]
+        return []
+
+    def prefetch(self, names: Iterable[str]) -> None:
+        pass
+
+
+def target(platform: str = "linux_x86_64") -> Target:
+    gpu = Gpu(name="GPU", cc=parse_cc("8.0"))
+    return Target(gpus=(gpu,), driver=parse_driver("535.104.05"), python="3.11", platform=platform)
+
+
+def pins(requests: list[str], source: DictSource, platform: str = "linux_x86_64") -> dict[str, str]:
+    solution = solve(requests, load_compat(MINI), target(platform), source=source).solution
+    return {p.name: p.version for p in solution.packages}
+
+
+PROJECTS = {
+    "app": [("1.0", ["lib>=1", "winonly; sys_platform == 'win32'", "extra-dep; extra == 'fancy'"], False)],
+    "lib": [("1.0", [], False), ("1.5", [], True), ("2.0rc1", [], False)],
+    "winonly": [("1.0", [], False)],
+    "extra-dep": [("3.0", ["lib<1.2"], False)],
+}
+
+
+def test_markers_are_evaluated_for_the_target_not_this_interpreter() -> None:
+    assert pins(["app"], DictSource(PROJECTS)) == {"app": "1.0", "lib": "1.0"}
+    assert pins(["app"], DictSource(PROJECTS), platform="win_amd64") == {"app": "1.0", "lib": "1.0", "winonly": "1.0"}
+
+
+def test_extras_add_their_requirements_and_keep_one_version() -> None:
+    assert pins(["app[fancy]"], DictSource(PROJECTS)) == {"app": "1.0", "lib": "1.0", "extra-dep": "3.0"}
+
+
+def test_yanked_only_when_pinned_exactly_and_prereleases_only_when_asked() -> None:
+    source = DictSource(PROJECTS)
+    assert pins(["lib"], source) == {"lib": "1.0"}  # not yanked 1.5, not 2.0rc1
+    assert pins(["lib==1.5"], source) == {"lib": "1.5"}  # PEP 592: an exact pin may take a yanked file
+    assert pins(["lib>=2.0rc1"], source) == {"lib": "2.0rc1"}
+
+
+def test_marker_false_request_is_left_out() -> None:
+    assert pins(["lib", "winonly; sys_platform == 'win32'"], DictSource(PROJECTS)) == {"lib": "1.0"}
+
+
+def test_no_release_for_the_target_names_the_package() -> None:
+    with pytest.raises(NoSolution) as info:
+        pins(["lib>=3"], DictSource(PROJECTS))
+    finding = info.value.findings[0]
+    assert finding.code == "no-such-version" and finding.package == "lib"
+
+
+def test_metadata_is_read_only_for_pinned_releases() -> None:
+    source = DictSource(PROJECTS)
+    pins(["app"], source)
+    assert sorted(source.metadata_reads) == ["app 1.0", "lib 1.0"]
+
+
+def test_an_unavailable_listing_passes_through_for_the_caller_to_fall_back() -> None:
+    with pytest.raises(IndexUnavailable):
+        pins(["offline-only"], DictSource(PROJECTS))
+
+
+def test_gpu_package_keeps_database_rules_and_gets_metadata_dependencies() -> None:
+    versions = ("2.8.0+cu118", "2.8.0+cu121", "2.7.1+cu118", "2.7.1+cu121")
+    projects = {**PROJECTS, "torch": [(v, ["lib"], False) for v in versions]}
+    found = pins(["torch"], DictSource(projects))
+    assert found["torch"] == "2.8.0+cu121"  # the database's choice for this driver and GPU
+    assert found["lib"] == "1.0"  # from the build's own metadata
