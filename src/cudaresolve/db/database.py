@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_parse
+from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
 from cudaresolve.db.read import SCHEMA_MAJOR, read_database
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
@@ -29,7 +30,6 @@ from cudaresolve.db.rows import (
     PackageRelease,
     VariantInfo,
 )
-from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
 from cudaresolve.errors import InvalidCompatData, InvalidInput
 from cudaresolve.text.model import Text, literal
 

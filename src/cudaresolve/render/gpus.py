@@ -42,7 +42,11 @@ def render_gpus(listing: GpuListing, console: Console, *, lang: str = "en") -> N
     table = Table(*(format_text(Text(key), lang) for key in _COLUMNS), box=None, pad_edge=False)
     for gpu in listing.gpus:
         table.add_row(
-            escape(gpu.name), str(gpu.cc), escape(gpu.arch), format_text(_kind(gpu), lang), escape(", ".join(gpu.aliases))
+            escape(gpu.name),
+            str(gpu.cc),
+            escape(gpu.arch),
+            format_text(_kind(gpu), lang),
+            escape(", ".join(gpu.aliases)),
         )
     console.print(table, width=min(console.width, _WIDTH), soft_wrap=False)
     console.print(escape(format_text(Text.of("gpus.render.count", count=len(listing.gpus)), lang)))

@@ -140,7 +140,8 @@ def resolve_gpu(text: str, db: CompatDB) -> Gpu:
         return Gpu(name=model.name, cc=model.cc, datacenter=model.datacenter, tegra=model.tegra)
     names = tuple(repr(_short_name(g)) for g in found.candidates)
     if found.kind is MatchKind.AMBIGUOUS:
-        raise UnknownGpu(Text.of("target.ambiguous-gpu", gpu=repr(raw), names=names), hint=Text("target.ambiguous-gpu.hint"))
+        hint = Text("target.ambiguous-gpu.hint")
+        raise UnknownGpu(Text.of("target.ambiguous-gpu", gpu=repr(raw), names=names), hint=hint)
     if found.kind is MatchKind.SEVERAL:
         hint = Text.of("target.several-gpus.hint", example=",".join(_short_name(g) for g in found.candidates))
         raise InvalidInput(Text.of("target.several-gpus", gpu=repr(raw), names=names), hint=hint)
