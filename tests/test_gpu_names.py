@@ -197,6 +197,13 @@ def test_an_unknown_name_suggests_the_closest() -> None:
         resolve_gpu(name, DB)
 
 
+def test_a_bare_number_is_a_capability_only_below_major_20() -> None:
+    assert resolve_gpu("3090", DB).name == "NVIDIA GeForce RTX 3090"
+    with pytest.raises(UnknownGpu) as info:
+        resolve_gpu("800", DB)  # not SM 80.0
+    assert info.value.message == "unknown GPU: '800'; did you mean 'H800', 'A800'?"
+
+
 def test_an_unknown_name_without_close_names() -> None:
     with pytest.raises(UnknownGpu) as info:
         resolve_gpu("Radeon RX 7900", DB)

@@ -73,8 +73,8 @@ _HOST_KEYS: Final = ("gpus", "driver")
 _GPU_HINT: Final = Text("target.gpu.hint")
 _HOST_HINT: Final = Text("target.host-file.hint")
 # Looks like a compute capability or arch (8.6, 86, sm_86, sm89, sm_90a), not a product name. A bare
-# number of four or more digits is a model number ("4090"), never a capability.
-_CC_LIKE: Final = re.compile(r"^(sm_|compute_)[0-9]+(\.[0-9]+)?[af]?$|^[0-9]{1,3}(\.[0-9]+)?[af]?$", re.IGNORECASE)
+# number is one only with a major below 20: "4090" and "800" are model numbers, never SM 409.0 or 80.0.
+_CC_LIKE: Final = re.compile(r"^(sm_|compute_)[0-9]+(\.[0-9]+)?[af]?$|^(1?[0-9])(\.[0-9]+|[0-9])?[af]?$", re.IGNORECASE)
 _SM_SPELLING: Final = re.compile(r"^sm[-_ ]?(?=[0-9])", re.IGNORECASE)
 # GPU names never hold a comma, a semicolon or the word "and": those separate GPUs.
 _GPU_SEPARATOR: Final = re.compile(r"[,;]|\s+and\s+", re.IGNORECASE)
@@ -127,6 +127,7 @@ def resolve_gpu(text: str, db: CompatDB) -> Gpu:
     mean several GPUs, or names two, is an error listing them, and an unknown one suggests the
     closest names.
     """
+    shown = repr(text.strip())
     raw = _SM_SPELLING.sub("sm_", text.strip())
     if not raw:
         raise InvalidInput(Text("target.empty-gpu"), hint=_GPU_HINT)
@@ -141,12 +142,12 @@ def resolve_gpu(text: str, db: CompatDB) -> Gpu:
     names = tuple(repr(_short_name(g)) for g in found.candidates)
     if found.kind is MatchKind.AMBIGUOUS:
         hint = Text("target.ambiguous-gpu.hint")
-        raise UnknownGpu(Text.of("target.ambiguous-gpu", gpu=repr(raw), names=names), hint=hint)
+        raise UnknownGpu(Text.of("target.ambiguous-gpu", gpu=shown, names=names), hint=hint)
     if found.kind is MatchKind.SEVERAL:
         hint = Text.of("target.several-gpus.hint", example=",".join(_short_name(g) for g in found.candidates))
-        raise InvalidInput(Text.of("target.several-gpus", gpu=repr(raw), names=names), hint=hint)
-    message = Text.of("target.unknown-gpu-suggest", gpu=repr(raw), names=names) if names else None
-    raise UnknownGpu(message or Text.of("target.unknown-gpu", gpu=repr(raw)), hint=_GPU_HINT)
+        raise InvalidInput(Text.of("target.several-gpus", gpu=shown, names=names), hint=hint)
+    message = Text.of("target.unknown-gpu-suggest", gpu=shown, names=names) if names else None
+    raise UnknownGpu(message or Text.of("target.unknown-gpu", gpu=shown), hint=_GPU_HINT)
 
 
 def _short_name(model: GpuModel) -> str:
