@@ -18,8 +18,10 @@ leave the driver unknown: ``driver`` and ``cuda_driver_max`` are None, and nothi
 for the driver's sake. A driver declared without GPUs applies to the detected GPUs; with none
 detected it is an error, since a driver alone says nothing about the SMs to cover.
 
-A GPU is a name the database knows ("A800", "RTX 3090", NVML's "NVIDIA A100-SXM4-80GB") or a
-compute capability ("8.6", "86", "sm_86"). An unknown name is ``UnknownGpu``, never a guess.
+A GPU is a name the database knows ("A800", "RTX 3090", "RTX4090", "1080 Ti", NVML's "NVIDIA
+A100-SXM4-80GB"; ``db.gpu_names`` says how names compare) or a compute capability ("8.6", "86",
+"sm_86", "sm89"). An unknown or ambiguous name is ``UnknownGpu`` and a text naming two GPUs is
+``InvalidInput``, never a guess.
 ``cuda_driver_max`` always comes from the database (``CompatDB.max_cuda_for_driver``); NVML's
 own CUDA version fills in only when the database knows no toolkit old enough for the driver.
 """
