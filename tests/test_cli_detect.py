@@ -178,7 +178,7 @@ def test_arch_list_without_gpu_is_an_error(capsys: pytest.CaptureFixture[str], a
             ["detect", "--gpu", "Radeon RX 7900"],
             "unknown-gpu",
             "unknown GPU: 'Radeon RX 7900'",
-            "give the compute capability instead, e.g. --gpu 8.6",
+            "'cudaresolve gpus' lists the names it knows; or give the compute capability, e.g. --gpu 8.6",
         ),
         (
             ["detect", "--gpu", "8.6", "--driver", "abc"],
@@ -190,7 +190,7 @@ def test_arch_list_without_gpu_is_an_error(capsys: pytest.CaptureFixture[str], a
             ["arch-list", "--gpu", "Radeon RX 7900"],
             "unknown-gpu",
             "unknown GPU: 'Radeon RX 7900'",
-            "give the compute capability instead, e.g. --gpu 8.6",
+            "'cudaresolve gpus' lists the names it knows; or give the compute capability, e.g. --gpu 8.6",
         ),
         (
             ["arch-list", "--gpu", "8.6", "--driver", "abc"],
@@ -202,7 +202,7 @@ def test_arch_list_without_gpu_is_an_error(capsys: pytest.CaptureFixture[str], a
             ["detect", "--gpu", "sm_9x"],
             "unknown-gpu",
             "unknown GPU: 'sm_9x'",
-            "give the compute capability instead, e.g. --gpu 8.6",
+            "'cudaresolve gpus' lists the names it knows; or give the compute capability, e.g. --gpu 8.6",
         ),
         (
             ["detect", "--gpu", " , "],

@@ -98,7 +98,9 @@ def test_unknown_gpu_name_is_an_error_with_a_hint(db: CompatDB) -> None:
     with pytest.raises(UnknownGpu) as info:
         resolve_gpu("Radeon RX 7900", db)
     assert info.value.message == "unknown GPU: 'Radeon RX 7900'"
-    assert info.value.hint == "give the compute capability instead, e.g. --gpu 8.6"
+    assert info.value.hint == (
+        "'cudaresolve gpus' lists the names it knows; or give the compute capability, e.g. --gpu 8.6"
+    )
     assert info.value.code == "unknown-gpu"
     assert info.value.exit_code == 1
 

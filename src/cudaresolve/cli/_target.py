@@ -32,8 +32,8 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME|CC",
-        help="a GPU by name ('A800', 'RTX 3090') or compute capability ('8.6', 'sm_86'); repeat for each GPU "
-        "[env: CUDARESOLVE_GPUS, comma-separated]",
+        help="a GPU by name ('A800', 'RTX 3090', '1080 Ti') or compute capability ('8.6', 'sm_86'); repeat for "
+        "each GPU (or separate with ',' or ';'); 'cudaresolve gpus' lists the names [env: CUDARESOLVE_GPUS]",
     )
     group.add_argument(
         "--driver",

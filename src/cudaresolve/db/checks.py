@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.db.rows import gpu_name_key
+from cudaresolve.db.gpu_names import gpu_name_key
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_parse
+from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
 from cudaresolve.db.read import SCHEMA_MAJOR, read_database
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
@@ -28,7 +29,6 @@ from cudaresolve.db.rows import (
     PackageFacts,
     PackageRelease,
     VariantInfo,
-    gpu_name_key,
 )
 from cudaresolve.errors import InvalidCompatData, InvalidInput
 from cudaresolve.text.model import Text, literal
@@ -47,8 +47,11 @@ __all__ = [
     "CudaRelease",
     "DriverSupport",
     "ForwardCompat",
+    "GpuListing",
+    "GpuMatch",
     "GpuModel",
     "IndexFacts",
+    "MatchKind",
     "PackageFacts",
     "PackageRelease",
     "PackageSummary",
@@ -135,17 +138,13 @@ class CompatDB:
     _packages: Mapping[str, tuple[PackageRelease, ...]] = field(init=False, repr=False, compare=False)
     _variant_by_name: Mapping[str, VariantInfo] = field(init=False, repr=False, compare=False)
     _cuda_by_version: Mapping[CudaVersion, CudaRelease] = field(init=False, repr=False, compare=False)
-    _gpu_keys: Mapping[tuple[str, ...], GpuModel] = field(init=False, repr=False, compare=False)
+    _gpu_names: GpuNames = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:  # indexes derived from the fields, built once
-        gpu_keys: dict[tuple[str, ...], GpuModel] = {}
-        for gpu in self.gpus:
-            for label in (gpu.name, *gpu.aliases):
-                gpu_keys.setdefault(gpu_name_key(label), gpu)
         object.__setattr__(self, "_packages", dict(self.tables))
         object.__setattr__(self, "_variant_by_name", {v.name: v for v in self.variants})
         object.__setattr__(self, "_cuda_by_version", {r.version: r for r in self.cuda})
-        object.__setattr__(self, "_gpu_keys", gpu_keys)
+        object.__setattr__(self, "_gpu_names", GpuNames(self.gpus))
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -229,21 +228,17 @@ class CompatDB:
         return self._cuda_by_version.get(version)
 
     def find_gpu(self, name: str) -> GpuModel | None:
-        """A GPU by name or alias, ignoring case, punctuation and the words NVIDIA/GeForce/Tesla.
+        """The one GPU ``name`` names (``db.gpu_names``: case, punctuation, vendor words, memory
+        and form-factor words ignored), else None: unknown, ambiguous, or several GPUs."""
+        return self._gpu_names.find(name)
 
-        A name that extends a known one by whole tokens (NVML's ``A100-SXM4-80GB``) matches
-        the longest known prefix; nothing else is guessed.
-        """
-        key = gpu_name_key(name)
-        if not key:
-            return None
-        if key in self._gpu_keys:
-            return self._gpu_keys[key]
-        for size in range(len(key) - 1, 0, -1):
-            found = self._gpu_keys.get(key[:size])
-            if found is not None:
-                return found
-        return None
+    def match_gpu(self, name: str) -> GpuMatch:
+        """What ``name`` names: one GPU, several candidates, several GPUs in a row, or none."""
+        return self._gpu_names.match(name)
+
+    def list_gpus(self, pattern: str | None = None) -> GpuListing:
+        """The GPUs whose names hold ``pattern`` (normalised), or whose arch or cc it is; all without one."""
+        return GpuListing(pattern=pattern, gpus=self._gpu_names.filter(pattern))
 
     def driver_support(self, cuda: CudaVersion, driver: DriverVersion, platform: str) -> DriverSupport:
         """Whether ``driver`` runs the CUDA ``cuda`` runtime fully, under minor-version compatibility, or not."""

@@ -27,14 +27,12 @@ __all__ = [
     "PackageFacts",
     "PackageRelease",
     "VariantInfo",
-    "gpu_name_key",
 ]
 
 CHECK_LEVELS: Final = ("wheel", "build-script", "announcement", "source", "unverified")
 """How a build's facts were checked, strongest first; "source" is a cited source with no level recorded."""
 _CHECKED_KEYS: Final = CHECK_LEVELS[:3]
 
-_STRIP_WORDS: Final = frozenset({"nvidia", "geforce", "tesla"})
 
 
 class DriverSupport(enum.Enum):
@@ -176,9 +174,3 @@ class PackageRelease:
     @property
     def pure(self) -> bool:
         return not self.builds
-
-
-def gpu_name_key(name: str) -> tuple[str, ...]:
-    """Tokens of a GPU name with vendor words dropped: ``NVIDIA GeForce RTX 3090`` -> ``('rtx', '3090')``."""
-    tokens = re.split(r"[^0-9a-z]+", name.lower())
-    return tuple(t for t in tokens if t and t not in _STRIP_WORDS)

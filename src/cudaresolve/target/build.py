@@ -18,8 +18,10 @@ leave the driver unknown: ``driver`` and ``cuda_driver_max`` are None, and nothi
 for the driver's sake. A driver declared without GPUs applies to the detected GPUs; with none
 detected it is an error, since a driver alone says nothing about the SMs to cover.
 
-A GPU is a name the database knows ("A800", "RTX 3090", NVML's "NVIDIA A100-SXM4-80GB") or a
-compute capability ("8.6", "86", "sm_86"). An unknown name is ``UnknownGpu``, never a guess.
+A GPU is a name the database knows ("A800", "RTX 3090", "RTX4090", "1080 Ti", NVML's "NVIDIA
+A100-SXM4-80GB"; ``db.gpu_names`` says how names compare) or a compute capability ("8.6", "86",
+"sm_86", "sm89"). An unknown or ambiguous name is ``UnknownGpu`` and a text naming two GPUs is
+``InvalidInput``, never a guess.
 ``cuda_driver_max`` always comes from the database (``CompatDB.max_cuda_for_driver``); NVML's
 own CUDA version fills in only when the database knows no toolkit old enough for the driver.
 """
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cudaresolve.core.archs import ComputeCapability, parse_cc
 from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import parse_driver, parse_python_version
+from cudaresolve.db.gpu_names import MatchKind
 from cudaresolve.errors import InvalidDriver, InvalidInput, UnknownGpu
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.model import Text
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.core.versions import CudaVersion, DriverVersion
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.db.rows import GpuModel
     from cudaresolve.target.readings import DetectedGpu, Host
 
 __all__ = [
@@ -70,8 +74,12 @@ HOST_FILE_MAX_BYTES: Final = 1024 * 1024
 _HOST_KEYS: Final = ("gpus", "driver")
 _GPU_HINT: Final = Text("target.gpu.hint")
 _HOST_HINT: Final = Text("target.host-file.hint")
-# Looks like a compute capability or arch (8.6, 86, sm_86, sm_90a), not a product name.
-_CC_LIKE: Final = re.compile(r"^(sm_|compute_)?[0-9]+(\.[0-9]+)?[af]?$", re.IGNORECASE)
+# Looks like a compute capability or arch (8.6, 86, sm_86, sm89, sm_90a), not a product name. A bare
+# number is one only with a major below 20: "4090" and "800" are model numbers, never SM 409.0 or 80.0.
+_CC_LIKE: Final = re.compile(r"^(sm_|compute_)[0-9]+(\.[0-9]+)?[af]?$|^(1?[0-9])(\.[0-9]+|[0-9])?[af]?$", re.IGNORECASE)
+_SM_SPELLING: Final = re.compile(r"^sm[-_ ]?(?=[0-9])", re.IGNORECASE)
+# GPU names never hold a comma, a semicolon or the word "and": those separate GPUs.
+_GPU_SEPARATOR: Final = re.compile(r"[,;]|\s+and\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,8 +95,8 @@ class TargetOptions:
 
 
 def split_gpu_list(text: str) -> tuple[str, ...]:
-    """``"RTX 2080, RTX 3090"`` -> ``("RTX 2080", "RTX 3090")``; GPU names never contain commas."""
-    return tuple(part.strip() for part in text.split(",") if part.strip())
+    """``"RTX 2080, RTX 3090"``, ``"A800;H100"``, ``"A100 and H100"`` -> one name per GPU."""
+    return tuple(part.strip() for part in _GPU_SEPARATOR.split(text) if part.strip())
 
 
 def this_python() -> str:
@@ -115,18 +123,38 @@ def _same_cc_models(cc: ComputeCapability, db: CompatDB) -> tuple[bool, bool]:
 
 
 def resolve_gpu(text: str, db: CompatDB) -> Gpu:
-    """A declared GPU: a compute capability (``8.6``, ``sm_86``) or a name the database knows."""
-    raw = text.strip()
+    """A declared GPU: a compute capability (``8.6``, ``sm_86``, ``sm89``) or a name the database knows.
+
+    Names match as ``db.gpu_names`` says (``RTX4090``, ``1080 Ti``, ``4090``); a name that could
+    mean several GPUs, or names two, is an error listing them, and an unknown one suggests the
+    closest names.
+    """
+    shown = repr(text.strip())
+    raw = _SM_SPELLING.sub("sm_", text.strip())
     if not raw:
         raise InvalidInput(Text("target.empty-gpu"), hint=_GPU_HINT)
     if _CC_LIKE.match(raw):
-        cc = parse_cc(raw)
+        cc = parse_cc(raw.replace("sm_", "") if "." in raw else raw)
         datacenter, tegra = _same_cc_models(cc, db)
         return Gpu(name=cc.sm, cc=cc, datacenter=datacenter, tegra=tegra)
-    model = db.find_gpu(raw)
-    if model is None:
-        raise UnknownGpu(Text.of("target.unknown-gpu", gpu=repr(raw)), hint=_GPU_HINT)
-    return Gpu(name=model.name, cc=model.cc, datacenter=model.datacenter, tegra=model.tegra)
+    found = db.match_gpu(raw)
+    if found.gpu is not None:
+        model = found.gpu
+        return Gpu(name=model.name, cc=model.cc, datacenter=model.datacenter, tegra=model.tegra)
+    names = tuple(repr(_short_name(g)) for g in found.candidates)
+    if found.kind is MatchKind.AMBIGUOUS:
+        hint = Text("target.ambiguous-gpu.hint")
+        raise UnknownGpu(Text.of("target.ambiguous-gpu", gpu=shown, names=names), hint=hint)
+    if found.kind is MatchKind.SEVERAL:
+        hint = Text.of("target.several-gpus.hint", example=",".join(_short_name(g) for g in found.candidates))
+        raise InvalidInput(Text.of("target.several-gpus", gpu=shown, names=names), hint=hint)
+    message = Text.of("target.unknown-gpu-suggest", gpu=shown, names=names) if names else None
+    raise UnknownGpu(message or Text.of("target.unknown-gpu", gpu=shown), hint=_GPU_HINT)
+
+
+def _short_name(model: GpuModel) -> str:
+    """The shortest name ``--gpu`` accepts for a GPU (``RTX 4090`` for ``NVIDIA GeForce RTX 4090``)."""
+    return min((model.name, *model.aliases), key=len)
 
 
 def _gpu_from_detected(seen: DetectedGpu, db: CompatDB, source: str) -> Gpu:

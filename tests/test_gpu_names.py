@@ -1,0 +1,305 @@
+"""GPU names: the shipped table, how --gpu text finds one GPU, and `cudaresolve gpus`."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from cudaresolve.cli import main
+from cudaresolve.core.archs import ComputeCapability
+from cudaresolve.db.database import load_compat
+from cudaresolve.db.gpu_names import MatchKind, gpu_loose_key, gpu_name_key
+from cudaresolve.errors import CudaResolveError, InvalidArch, InvalidInput, UnknownGpu
+from cudaresolve.render.gpus import render_gpus
+from cudaresolve.target.build import resolve_gpu, split_gpu_list
+
+DB = load_compat()
+ARCHS = {"Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada", "Hopper", "Blackwell", "Blackwell Ultra"}
+
+
+# -- the shipped table --------------------------------------------------------------------------
+
+
+def test_the_table_covers_maxwell_to_blackwell() -> None:
+    assert len(DB.gpus) >= 200
+    assert {g.arch for g in DB.gpus} == ARCHS  # the spellings other tables may key on
+    assert min(g.cc for g in DB.gpus) == ComputeCapability(5, 0)
+    assert all(g.source for g in DB.gpus)
+
+
+def test_every_name_and_alias_finds_its_own_row() -> None:
+    for gpu in DB.gpus:
+        for label in (gpu.name, *gpu.aliases):
+            assert DB.find_gpu(label) is gpu, label
+
+
+@pytest.mark.parametrize(
+    ("name", "cc", "datacenter", "tegra"),
+    [
+        ("GeForce GTX 980 Ti", "5.2", False, False),
+        ("Jetson Nano", "5.3", False, True),
+        ("Jetson TX2", "6.2", False, True),
+        ("Quadro P6000", "6.1", False, False),
+        ("Tesla M60", "5.2", True, False),
+        ("Tesla P100-PCIE-12GB", "6.0", True, False),
+        ("Quadro GV100", "7.0", False, False),
+        ("Quadro RTX 6000", "7.5", False, False),
+        ("GTX 1650", "7.5", False, False),
+        ("NVIDIA RTX A2000 12GB", "8.6", False, False),
+        ("RTX 2050", "8.6", False, False),  # an Ampere part despite its name
+        ("RTX 3050 A Laptop GPU", "8.9", False, False),  # an Ada part despite its name
+        ("NVIDIA RTX 2000 Ada Generation", "8.9", False, False),
+        ("NVIDIA GeForce RTX 4090 Laptop GPU", "8.9", False, False),
+        ("RTX 5090 Laptop", "12.0", False, False),
+        ("RTX PRO 4000 Blackwell", "12.0", False, False),
+        ("NVIDIA H100 SXM5 94GB", "9.0", True, False),
+        ("NVIDIA H800 80GB HBM3", "9.0", True, False),
+    ],
+)
+def test_new_rows(name: str, cc: str, datacenter: bool, tegra: bool) -> None:
+    gpu = DB.find_gpu(name)
+    assert gpu is not None, name
+    assert (str(gpu.cc), gpu.datacenter, gpu.tegra) == (cc, datacenter, tegra)
+
+
+def test_db_check_passes_on_the_shipped_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "check", "src/cudaresolve/data/compat.toml"]) == 0
+    assert f"{len(DB.gpus)} GPUs" in capsys.readouterr().err
+
+
+# -- the normal form ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("NVIDIA GeForce RTX 3090", ("rtx", "3090")),
+        ("RTX3090", ("rtx", "3090")),
+        ("gtx_1080-ti", ("gtx", "1080", "ti")),
+        ("Tesla V100-SXM2-16GB", ("v", "100")),
+        ("NVIDIA A100 80 GB PCIe", ("a", "100")),
+        ("NVIDIA GH200 144G HBM3e", ("gh", "200")),
+        ("Quadro RTX 5000 with Max-Q Design", ("rtx", "5000")),
+        ("GeForce RTX 2080 Mobile", ("rtx", "2080", "laptop")),
+        ("NVIDIA", ()),
+    ],
+)
+def test_gpu_name_key(text: str, key: tuple[str, ...]) -> None:
+    assert gpu_name_key(text) == key
+
+
+def test_loose_key_drops_a_leading_series_word_only() -> None:
+    assert gpu_loose_key(("rtx", "4090")) == ("4090",)
+    assert gpu_loose_key(("titan", "rtx")) == ("titan", "rtx")
+    assert gpu_loose_key(("rtx",)) == ("rtx",)
+
+
+# -- --gpu text -> one GPU ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("RTX4090", "NVIDIA GeForce RTX 4090"),
+        ("rtx 4090", "NVIDIA GeForce RTX 4090"),
+        ("4090", "NVIDIA GeForce RTX 4090"),  # a model number, not SM 409.0
+        ("GTX 1080Ti", "NVIDIA GeForce GTX 1080 Ti"),
+        ("1080 Ti", "NVIDIA GeForce GTX 1080 Ti"),
+        ("gtx-1080-ti", "NVIDIA GeForce GTX 1080 Ti"),
+        ("1080", "NVIDIA GeForce GTX 1080"),
+        ("A800", "NVIDIA A800"),
+        ("a100-80gb", "NVIDIA A100"),
+        ("A100 SXM4", "NVIDIA A100"),
+        ("NVIDIA A100-SXM4-80GB", "NVIDIA A100"),
+        ("A100-SXM4-40GB", "NVIDIA A100"),
+        ("H100 PCIe", "NVIDIA H100"),
+        ("v100 16GB", "Tesla V100"),
+        ("Tesla V100-SXM2-16GB", "Tesla V100"),
+        ("RTX 3090", "NVIDIA GeForce RTX 3090"),
+        ("RTX A6000", "NVIDIA RTX A6000"),
+        ("A6000", "NVIDIA RTX A6000"),
+        ("Quadro RTX 6000", "Quadro RTX 6000"),
+        ("RTX 6000 Ada", "NVIDIA RTX 6000 Ada Generation"),
+        ("TITAN Xp", "NVIDIA TITAN Xp"),
+        ("T4", "Tesla T4"),
+        ("L40S", "NVIDIA L40S"),
+        ("L40 S", "NVIDIA L40S"),
+        ("Orin Nano", "NVIDIA Jetson Orin"),
+        ("Jetson Orin", "NVIDIA Jetson Orin"),
+        ("RTX 4090 Laptop", "NVIDIA GeForce RTX 4090 Laptop GPU"),
+        ("RTX 4090 Mobile", "NVIDIA GeForce RTX 4090 Laptop GPU"),
+    ],
+)
+def test_spellings_find_the_gpu(text: str, name: str) -> None:
+    assert resolve_gpu(text, DB).name == name
+
+
+@pytest.mark.parametrize(
+    ("text", "cc"),
+    [
+        ("sm89", "8.9"),
+        ("sm_89", "8.9"),
+        ("SM 8.9", "8.9"),
+        ("8.6", "8.6"),
+        ("86", "8.6"),
+        ("sm_86", "8.6"),
+        ("120", "12.0"),
+    ],
+)
+def test_capabilities(text: str, cc: str) -> None:
+    gpu = resolve_gpu(text, DB)
+    assert str(gpu.cc) == cc and gpu.name == gpu.cc.sm
+
+
+@pytest.mark.parametrize("text", ["Jetson AGX", "TITAN", "GB", "RTX PRO"])
+def test_a_name_that_could_mean_several_gpus_is_an_error_listing_them(text: str) -> None:
+    assert DB.match_gpu(text).kind is MatchKind.AMBIGUOUS
+    with pytest.raises(UnknownGpu) as info:
+        resolve_gpu(text, DB)
+    assert info.value.message.startswith(f"{text!r} could be any of these GPUs: ")
+    assert info.value.hint == "give one of these names, or the compute capability, e.g. --gpu 8.6"
+
+
+def test_ambiguity_names_the_candidates() -> None:
+    with pytest.raises(UnknownGpu) as info:
+        resolve_gpu("Jetson AGX", DB)
+    assert info.value.message == ("'Jetson AGX' could be any of these GPUs: 'NVIDIA Thor', 'Orin (nvgpu)', 'Xavier'")
+    for name in ("NVIDIA Thor", "Orin (nvgpu)", "Xavier"):  # what the message offers, --gpu takes
+        assert resolve_gpu(name, DB).tegra
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("RTX 3090 RTX 5090", "'RTX 3090', 'RTX 5090'"),
+        ("A800 H100", "'A800', 'H100'"),
+        ("A800;H100", "'A800', 'H100'"),
+    ],
+)
+def test_a_text_naming_two_gpus_is_refused_never_truncated(text: str, names: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        resolve_gpu(text, DB)
+    assert info.value.message == f"{text!r} names more than one GPU: {names}"
+    assert info.value.hint is not None and "--gpu '" in info.value.hint
+
+
+def test_an_unknown_name_suggests_the_closest() -> None:
+    with pytest.raises(UnknownGpu) as info:
+        resolve_gpu("RTX 4099", DB)
+    assert info.value.message == "unknown GPU: 'RTX 4099'; did you mean 'RTX 4090', 'RTX 5090', 'RTX 4080'?"
+    assert info.value.code == "unknown-gpu"
+    for name in ("RTX 4090", "RTX 5090", "RTX 4080"):
+        resolve_gpu(name, DB)
+
+
+def test_a_bare_number_is_a_capability_only_below_major_20() -> None:
+    assert resolve_gpu("3090", DB).name == "NVIDIA GeForce RTX 3090"
+    with pytest.raises(UnknownGpu) as info:
+        resolve_gpu("800", DB)  # not SM 80.0
+    assert info.value.message == "unknown GPU: '800'; did you mean 'H800', 'A800'?"
+
+
+def test_an_unknown_name_without_close_names() -> None:
+    with pytest.raises(UnknownGpu) as info:
+        resolve_gpu("Radeon RX 7900", DB)
+    assert info.value.message == "unknown GPU: 'Radeon RX 7900'"
+    assert info.value.hint is not None and "cudaresolve gpus" in info.value.hint
+
+
+@pytest.mark.parametrize(("text", "error"), [("sm_90a", InvalidArch), ("compute_86", InvalidArch), ("", InvalidInput)])
+def test_bad_capabilities_stay_errors(text: str, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        resolve_gpu(text, DB)
+
+
+def _gpu_or_coded_error(text: str) -> None:
+    try:
+        gpu = resolve_gpu(text, DB)
+    except CudaResolveError as err:
+        assert err.code and err.message
+    else:
+        assert gpu.cc.major >= 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_any_text_is_a_gpu_or_a_coded_error(text: str) -> None:
+    _gpu_or_coded_error(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["RTX", "4090", "A", "100", "GTX", "1080", "Ti", "H", "-", " ", "80GB", "sm"]), max_size=8)
+)
+def test_name_like_text_is_a_gpu_or_a_coded_error(parts: list[str]) -> None:
+    _gpu_or_coded_error(" ".join(parts))
+
+
+def test_split_gpu_list_separators() -> None:
+    assert split_gpu_list("A800;H100") == ("A800", "H100")
+    assert split_gpu_list("RTX 3090 and RTX 5090") == ("RTX 3090", "RTX 5090")
+    assert split_gpu_list(" RTX 2080 ,RTX 3090,, ") == ("RTX 2080", "RTX 3090")
+    assert split_gpu_list("Jetson Orin Nano") == ("Jetson Orin Nano",)
+
+
+def test_cli_gpu_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["arch-list", "--gpu", "A800;H100", "--gpu", "RTX4090", "--gpu", "sm_86"]) == 0
+    assert capsys.readouterr().out.strip() == "8.0;8.6;8.9;9.0"
+    assert main(["arch-list", "--gpu", "RTX 3090 RTX 5090"]) == 1
+    assert capsys.readouterr().err.startswith("error: invalid-input: 'RTX 3090 RTX 5090' names more than one GPU")
+
+
+# -- cudaresolve gpus ---------------------------------------------------------------------------
+
+
+def test_gpus_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gpus", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"schema", "gpus"} and data["schema"] == 1
+    assert len(data["gpus"]) == len(DB.gpus)
+    assert all(set(g) == {"name", "cc", "arch", "datacenter", "tegra", "aliases"} for g in data["gpus"])
+    orin = next(g for g in data["gpus"] if g["name"] == "NVIDIA Jetson Orin")
+    assert orin["cc"] == "8.7" and orin["tegra"] is True and "Jetson Orin Nano" in orin["aliases"]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("a100", {"NVIDIA A100"}),
+        ("h-100", {"NVIDIA H100"}),
+        ("Hopper", {"NVIDIA GH200", "NVIDIA H200", "NVIDIA H100", "NVIDIA H800", "NVIDIA H20"}),
+        ("10.3", {"NVIDIA GB300", "NVIDIA B300"}),
+        ("nomatch", set()),
+    ],
+)
+def test_gpus_pattern(pattern: str, expected: set[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["gpus", pattern, "--json"]) == 0
+    names = {g["name"] for g in json.loads(capsys.readouterr().out)["gpus"]}
+    if pattern == "a100":
+        assert "NVIDIA A100" in names and "NVIDIA RTX 6000 Ada Generation" not in names
+    else:
+        assert names == expected
+
+
+def test_gpus_table_fits_80_columns() -> None:
+    out = StringIO()
+    render_gpus(DB.list_gpus(), Console(file=out, width=200, color_system=None), lang="en")
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0].split() == ["GPU", "CC", "arch", "kind", "also", "accepted"]
+    assert any("NVIDIA Jetson Orin" in line and "Jetson" in line for line in lines)
+    assert lines[-1].startswith(f"{len(DB.gpus)} GPUs")
+
+
+def test_gpus_none_and_chinese() -> None:
+    out = StringIO()
+    render_gpus(DB.list_gpus("zzz"), Console(file=out, width=80, color_system=None), lang="en")
+    assert out.getvalue().strip() == "no GPU the database knows matches 'zzz'"
+    out = StringIO()
+    render_gpus(DB.list_gpus("L40S"), Console(file=out, width=80, color_system=None), lang="zh")
+    assert "计算能力" in out.getvalue() and "数据中心" in out.getvalue()
