@@ -13,20 +13,50 @@ from typing import TYPE_CHECKING
 
 from resolvelib import AbstractProvider
 
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, satisfies
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
+from cudaresolve.resolve.matches import MatchCache
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
     from resolvelib.resolvers import RequirementInformation
 
-__all__ = ["CatalogProvider", "Preference"]
+__all__ = ["CatalogProvider", "Preference", "cause_names"]
 
-Preference = tuple[bool, bool, bool, bool, str]
+#: Each field False sorts first; see ``CatalogProvider.get_preference``.
+Preference = tuple[bool, bool, bool, bool, bool, str]
+
+
+def _is_exact(need: Need) -> bool:
+    """An exact pin: ``==`` without a wildcard, or ``===`` (pip's "pinned"), or a named variant."""
+    if need.variant is not None:
+        return True
+    return any(s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*")) for s in need.specifier)
+
+
+def _restrictive(need: Need) -> bool:
+    """Whether ``need`` narrows its identifier at all (a bare ``torch`` from flashinfer never conflicts)."""
+    return need.variant is not None or bool(need.specifier)
+
+
+def cause_names(causes: Iterable[RequirementInformation[Need, Candidate]]) -> frozenset[str]:
+    """The identifiers a backtrack involves: each restrictive requirement's name and its parent's name."""
+    names: set[str] = set()
+    for info in causes:
+        if not _restrictive(info.requirement):
+            continue
+        names.add(info.requirement.name)
+        if info.parent is not None:
+            names.add(info.parent.name)
+    return frozenset(names)
 
 
 class CatalogProvider(AbstractProvider[Need, Candidate, str]):
-    """Answers resolvelib's questions from the catalog; never touches the network."""
+    """Answers resolvelib's questions from the catalog; never touches the network.
+
+    Requirement checks and candidate lists are memoised in a ``MatchCache`` (``self.matches``),
+    so a long backtrack costs dictionary lookups, not specifier checks.
+    """
 
     def __init__(
         self, catalog: Catalog, *, anchor: str, user_pinned: Iterable[str] = (), user_requested: Iterable[str] = ()
@@ -35,9 +65,31 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self.anchor = anchor
         self.user_pinned = frozenset(user_pinned)
         self.user_requested = frozenset(user_requested)
+        self.matches = MatchCache(catalog)
 
     def identify(self, requirement_or_candidate: Need | Candidate) -> str:
         return requirement_or_candidate.name
+
+    def narrow_requirement_selection(
+        self,
+        identifiers: Iterable[str],
+        resolutions: Mapping[str, Candidate],
+        candidates: Mapping[str, Iterator[Candidate]],
+        information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
+        backtrack_causes: Sequence[RequirementInformation[Need, Candidate]],
+    ) -> Iterable[str]:
+        """The identifiers worth ranking this round (pip's provider). Cost: O(identifiers + causes).
+
+        ``<cuda>`` alone when it is open (one variant for the set, and cheap to check); else, after
+        a backtrack, only the identifiers the conflict involved (``cause_names``), so the resolver
+        works on the conflict instead of re-pinning unrelated packages; else all of them.
+        """
+        names = list(identifiers)
+        if CUDA in names:
+            return [CUDA]
+        involved = cause_names(backtrack_causes)
+        narrowed = [n for n in names if n in involved]
+        return narrowed or names
 
     def get_preference(
         self,
@@ -47,19 +99,24 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
         backtrack_causes: Sequence[RequirementInformation[Need, Candidate]],
     ) -> Preference:
-        """Which unpinned identifier to decide next: the smallest tuple wins. Cost: O(1).
+        """Which unpinned identifier to decide next: the smallest tuple wins. Cost: O(requirements on it).
 
         Order (each field False sorts first):
         1. virtual ``<cuda>`` first: once any GPU build is pinned it has one candidate left;
-        2. packages the user pinned with ``==``;
-        3. the anchor (``packages.anchor`` in compat.toml: torch), so that the newest torch that fits
+        2. identifiers named by the last backtrack's causes (``cause_names``), as pip does;
+        3. exact pins (``==`` without ``*``, ``===``, a variant) from the user or any pinned package:
+           one candidate left, and a conflict shows at once;
+        4. the anchor (``packages.anchor`` in compat.toml: torch), so that the newest torch that fits
            is chosen before its companions;
-        4. other packages the user asked for, before dependencies;
-        5. the name, for a stable order.
+        5. other packages the user asked for, before dependencies;
+        6. the name, for a stable order.
         """
+        infos = information[identifier] if identifier in information else iter(())
+        pinned = identifier in self.user_pinned or any(_is_exact(info.requirement) for info in infos)
         return (
             identifier != CUDA,
-            identifier not in self.user_pinned,
+            identifier not in cause_names(backtrack_causes),
+            not pinned,
             identifier != self.anchor,
             identifier not in self.user_requested,
             identifier,
@@ -71,18 +128,19 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         requirements: Mapping[str, Iterator[Need]],
         incompatibilities: Mapping[str, Iterator[Candidate]],
     ) -> Iterable[Candidate]:
-        """Candidates for ``identifier`` meeting every requirement, best first. Cost: one pass over them."""
-        needs = list(requirements[identifier])
-        bad = set(incompatibilities[identifier])
-        return [
-            c
-            for c in self.catalog.for_name(identifier)
-            if c not in bad and all(self.is_satisfied_by(n, c) for n in needs)
-        ]
+        """Candidates for ``identifier`` (``catalog.for_name``) meeting every requirement, best first.
+
+        Cost: a dictionary lookup when the same question was asked before; otherwise a lazy sequence
+        that tests candidates, each check memoised, only as far as the resolver reads.
+        """
+        return self.matches.matches(identifier, requirements[identifier], incompatibilities[identifier])
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
-        """Name, version specifier (local versions allowed) and, for ``<cuda>``, the variant (``catalog.satisfies``)."""
-        return satisfies(requirement, candidate)
+        """Name, version specifier (local versions allowed) and, for ``<cuda>``, the variant (``catalog.satisfies``).
+
+        Cost: a dictionary lookup after the first time.
+        """
+        return self.matches.check(requirement, candidate)
 
     def get_dependencies(self, candidate: Candidate) -> Sequence[Need]:
         return candidate.dependencies
