@@ -21,10 +21,10 @@ if TYPE_CHECKING:
 
     from resolvelib.resolvers import RequirementInformation
 
-__all__ = ["CatalogProvider", "Preference", "cause_names"]
+__all__ = ["CatalogProvider", "Preference", "cause_names", "cause_parents"]
 
 #: Each field False sorts first; see ``CatalogProvider.get_preference``.
-Preference = tuple[bool, bool, bool, bool, bool, str]
+Preference = tuple[bool, bool, bool, bool, bool, bool, str]
 
 
 def _is_exact(need: Need) -> bool:
@@ -37,6 +37,16 @@ def _is_exact(need: Need) -> bool:
 def _restrictive(need: Need) -> bool:
     """Whether ``need`` narrows its identifier at all (a bare ``torch`` from flashinfer never conflicts)."""
     return need.variant is not None or bool(need.specifier)
+
+
+def _is_capped(need: Need) -> bool:
+    """An upper bound of any kind (pip's "upper bounded"): the newest release may be ruled out."""
+    return any(s.operator in ("<", "<=", "==", "~=", "===") for s in need.specifier)
+
+
+def cause_parents(causes: Iterable[RequirementInformation[Need, Candidate]]) -> frozenset[str]:
+    """The packages whose restrictive requirements a backtrack names (torchaudio for ``torch==2.11.0``)."""
+    return frozenset(i.parent.name for i in causes if i.parent is not None and _restrictive(i.requirement))
 
 
 def cause_names(causes: Iterable[RequirementInformation[Need, Candidate]]) -> frozenset[str]:
@@ -81,14 +91,20 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         """The identifiers worth ranking this round (pip's provider). Cost: O(identifiers + causes).
 
         ``<cuda>`` alone when it is open (one variant for the set, and cheap to check); else, after
-        a backtrack, only the identifiers the conflict involved (``cause_names``), so the resolver
-        works on the conflict instead of re-pinning unrelated packages; else all of them.
+        a backtrack, the packages whose requirements made the conflict (``cause_parents``: pinning
+        torchaudio decides torch through its ``torch==2.11.0``, while pinning torch first would try
+        every torch build against every torchaudio), then any identifier the conflict names
+        (``cause_names``); else all of them. The resolver works on the conflict instead of
+        re-pinning unrelated packages.
         """
         names = list(identifiers)
         if CUDA in names:
             return [CUDA]
-        involved = cause_names(backtrack_causes)
-        narrowed = [n for n in names if n in involved]
+        parents = cause_parents(backtrack_causes)
+        narrowed = [n for n in names if n in parents]
+        if not narrowed:
+            involved = cause_names(backtrack_causes)
+            narrowed = [n for n in names if n in involved]
         return narrowed or names
 
     def get_preference(
@@ -108,16 +124,20 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
            one candidate left, and a conflict shows at once;
         4. the anchor (``packages.anchor`` in compat.toml: torch), so that the newest torch that fits
            is chosen before its companions;
-        5. other packages the user asked for, before dependencies;
-        6. the name, for a stable order.
+        5. packages the user capped (``<``, ``<=``, ``==``, ``~=``, ``===``: ``xformers<0.0.30``), whose
+           newest allowed release then decides the older torch at once, instead of after a search;
+        6. other packages the user asked for, before dependencies;
+        7. the name, for a stable order.
         """
-        infos = information[identifier] if identifier in information else iter(())
+        infos = list(information[identifier]) if identifier in information else []
         pinned = identifier in self.user_pinned or any(_is_exact(info.requirement) for info in infos)
+        capped = any(_is_capped(info.requirement) for info in infos if info.parent is None)
         return (
             identifier != CUDA,
             identifier not in cause_names(backtrack_causes),
             not pinned,
             identifier != self.anchor,
+            not capped,
             identifier not in self.user_requested,
             identifier,
         )
