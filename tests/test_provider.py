@@ -167,3 +167,23 @@ def test_get_dependencies_and_identify(catalog: Catalog) -> None:
     assert provider.get_dependencies(catalog.for_name(CUDA)[0]) == ()
     assert provider.identify(torchrec) == "torchrec"
     assert provider.identify(Need(name=CUDA, variant="cu118")) == CUDA
+
+
+def test_matches_are_lazy_memoised_and_shared(catalog: Catalog) -> None:
+    provider = CatalogProvider(catalog, anchor="torch")
+    wanted = Need(name="torch", specifier=SpecifierSet("<2.8"))
+    found = provider.find_matches("torch", {"torch": iter([wanted])}, {"torch": iter(())})
+    assert provider.matches.checks == 0  # nothing is tested until the resolver reads
+    assert found
+    assert provider.matches.checks == 2  # 2.8.0 ruled out, 2.7.1+cu121 found: enough for bool()
+    assert [str(c.version) for c in found] == ["2.7.1+cu121", "2.7.1+cu118"]
+    assert provider.matches.checks == 3
+    # the same question (an equal requirement, another object) is the same lazy list; no new checks
+    again = provider.find_matches(
+        "torch", {"torch": iter([Need(name="torch", specifier=SpecifierSet("<2.8"), parent="x 1")])}, {"torch": iter(())}
+    )
+    assert again is found
+    assert all(provider.is_satisfied_by(wanted, c) for c in found)
+    assert provider.matches.checks == 3
+    assert len(found) == 2
+    assert list(found[:1]) == [catalog.for_name("torch")[1]]
