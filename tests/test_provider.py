@@ -180,7 +180,9 @@ def test_matches_are_lazy_memoised_and_shared(catalog: Catalog) -> None:
     assert provider.matches.checks == 3
     # the same question (an equal requirement, another object) is the same lazy list; no new checks
     again = provider.find_matches(
-        "torch", {"torch": iter([Need(name="torch", specifier=SpecifierSet("<2.8"), parent="x 1")])}, {"torch": iter(())}
+        "torch",
+        {"torch": iter([Need(name="torch", specifier=SpecifierSet("<2.8"), parent="x 1")])},
+        {"torch": iter(())},
     )
     assert again is found
     assert all(provider.is_satisfied_by(wanted, c) for c in found)

@@ -2,11 +2,12 @@
 
 Order (pip's ``get_installation_error``, made typed): (1) host problems: no variant fits the
 driver, a GPU's SM is missing from every build, the GPU is below a package's minimum; (2) a
-single request nothing can satisfy (Python, platform, version); (3) a requested package every release of which conflicts with another request, named by its newest
-release and the requirement that pins it, e.g. "torchaudio 2.11.0 requires torch==2.11.0, but
-torch>=2.12 was requested" (``request_conflicts``: the real cause, whichever package the search
-tried last); (4) conflicting pairs from the resolver's causes, e.g. "torchrec 1.2.0 requires
-fbgemm-gpu==1.2.*; every fbgemm-gpu 1.2 build is ruled out", only when (3) found nothing.
+single request nothing can satisfy (Python, platform, version); (3) a requested package every
+release of which conflicts with another request, named by its newest release and the requirement
+that pins it, e.g. "torchaudio 2.11.0 requires torch==2.11.0, but torch>=2.12 was requested"
+(``request_conflicts``: the real cause, whichever package the search tried last); (4) conflicting
+pairs from the resolver's causes, e.g. "torchrec 1.2.0 requires fbgemm-gpu==1.2.*; every
+fbgemm-gpu 1.2 build is ruled out", only when (3) found nothing.
 """
 
 from __future__ import annotations
@@ -91,7 +92,11 @@ def request_conflicts(catalog: Catalog, requests: Sequence[Need]) -> list[Findin
             if not all(satisfies(n, candidate) for n in own):
                 continue
             clash = next(
-                (d for d in candidate.dependencies if d.name in asked and d.name not in (name, CUDA) and not fits_request(d)),
+                (
+                    d
+                    for d in candidate.dependencies
+                    if d.name in asked and d.name not in (name, CUDA) and not fits_request(d)
+                ),
                 None,
             )
             if clash is None:

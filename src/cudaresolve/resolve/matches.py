@@ -34,7 +34,7 @@ class LazyMatches(Sequence[Candidate]):
     ``len()`` and indexing finish the scan.
     """
 
-    __slots__ = ("_base", "_bad", "_cache", "_cursor", "_found", "_needs")
+    __slots__ = ("_bad", "_base", "_cache", "_cursor", "_found", "_needs")
 
     def __init__(self, cache: MatchCache, base: Sequence[Candidate], needs: Sequence[Need], bad: frozenset[int]):
         self._cache = cache
