@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 from resolvelib.resolvers import RequirementInformation
 
 from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import CompatDB, load_compat
-from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog
-from cudaresolve.resolve.explain import HOST_CODES, explain_need, explain_resolution
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
+from cudaresolve.resolve.explain import HOST_CODES, explain_need, explain_resolution, request_conflicts
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.catalogue import format_text
 
@@ -74,11 +75,12 @@ def test_the_same_findings_in_chinese(db: CompatDB) -> None:
 def test_conflicting_pair_names_both_sides(db: CompatDB) -> None:
     catalog = catalog_for(db, "8.0", "535.104.05")
     (torchrec,) = catalog.for_name("torchrec")
+    other = Candidate(name="xformers", version=Version("0.0.30"), variant=None, index_url="https://pypi.org/simple")
     causes = [
         RequirementInformation(need("torch", "==2.7.*", parent="torchrec 1.2.0"), torchrec),
-        RequirementInformation(need("torch", "==2.8.0"), None),
+        RequirementInformation(need("torch", "==2.8.0", parent="xformers 0.0.30"), other),
     ]
-    findings = explain_resolution(catalog, [need("torchrec"), need("torch", "==2.8.0")], causes)
+    findings = explain_resolution(catalog, [need("torchrec"), need("torch")], causes)
     assert [(f.code, f.package, f.required, f.found, f.message) for f in findings] == [
         (
             "pin-conflict",
@@ -86,8 +88,37 @@ def test_conflicting_pair_names_both_sides(db: CompatDB) -> None:
             "torch==2.7.*",
             "torch==2.8.0",
             "torchrec 1.2.0 requires torch==2.7.*, but torch==2.8.0 is chosen",
+        ),
+        (
+            "pin-conflict",
+            "xformers",
+            "torch==2.8.0",
+            "torch==2.7.*",
+            "xformers 0.0.30 requires torch==2.8.0, but torch==2.7.* is chosen",
+        ),
+    ]
+
+
+def test_a_request_that_rules_out_every_release_is_named_not_the_search_path(db: CompatDB) -> None:
+    catalog = catalog_for(db, "8.0", "535.104.05")
+    (torchrec,) = catalog.for_name("torchrec")
+    causes = [  # whatever the search tried last, the request is the cause
+        RequirementInformation(need("torch", "==2.7.*", parent="torchrec 1.2.0"), torchrec),
+        RequirementInformation(need("torch", "==2.8.0"), None),
+    ]
+    findings = explain_resolution(catalog, [need("torchrec"), need("torch", "==2.8.0")], causes)
+    assert [(f.code, f.package, f.required, f.found, f.message) for f in findings] == [
+        (
+            "request-conflict",
+            "torchrec",
+            "torch==2.7.*",
+            "torch==2.8.0",
+            "torchrec 1.2.0 requires torch==2.7.*, but torch==2.8.0 was requested;"
+            " no other torchrec release fits that request either",
         )
     ]
+    assert request_conflicts(catalog, [need("torchrec"), need("torch", "==2.7.1")]) == []
+    assert request_conflicts(catalog, [need("torchrec"), need("torch")]) == []
 
 
 def test_no_cause_found_still_gives_one_finding(db: CompatDB) -> None:

@@ -31,6 +31,7 @@ DESIGN_REASON_CODES = (
     "no-wheel-for-platform",
     "variant-not-published",
     "pin-conflict",
+    "request-conflict",
     "unknown-gpu",
     "no-such-version",
     "abi-mismatch",
@@ -146,6 +147,13 @@ REASONS = [
         {"package": "torchrec", "version": "1.2.0", "required": "fbgemm-gpu==1.2.*", "found": "fbgemm-gpu 1.3.0"},
         "torchrec 1.2.0 requires fbgemm-gpu==1.2.*, but fbgemm-gpu 1.3.0 is chosen",
         "torchrec 1.2.0 要求 fbgemm-gpu==1.2.*，但已选定的是 fbgemm-gpu 1.3.0",
+    ),
+    (
+        "request-conflict",
+        {"package": "torchaudio", "version": "2.11.0", "required": "torch==2.11.0", "found": "torch>=2.12"},
+        "torchaudio 2.11.0 requires torch==2.11.0, but torch>=2.12 was requested;"
+        " no other torchaudio release fits that request either",
+        "torchaudio 2.11.0 要求 torch==2.11.0，但请求的是 torch>=2.12；torchaudio 的其他版本也都不满足这一请求",
     ),
     (
         "unknown-gpu",

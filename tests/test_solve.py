@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
+from typing import Any
 
 import pytest
+from resolvelib import BaseReporter, Resolver
 
 from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import CompatDB, load_compat
 from cudaresolve.errors import InvalidInput, NoSolution
-from cudaresolve.resolve.solve import solve
+from cudaresolve.resolve.catalog import CUDA, Candidate, Need, build_catalog
+from cudaresolve.resolve.provider import CatalogProvider
+from cudaresolve.resolve.solve import parse_requests, reachable, solve
 from cudaresolve.target.model import Gpu, Target
 
 MINI = Path(__file__).parent / "fixtures" / "compat-mini.toml"
@@ -91,3 +96,71 @@ def test_unknown_python_and_package(db: CompatDB) -> None:
 def test_user_pin_with_local_version(db: CompatDB) -> None:
     result = solve(["torch==2.7.1+cu121"], db, host("8.0", "535.104.05"))
     assert pins(result) == {"torch": "2.7.1+cu121"}
+
+
+def _companion_db(tiny: dict[str, Any], *, audio_releases: int = 1) -> CompatDB:
+    """torch 2.2.0 and 2.1.0; fbgemm-gpu fits each; torchaudio's newest release pins torch==2.1.0."""
+    build = [{"variant": "cu121", "sass": ["sm_80"]}, {"variant": "cu118", "sass": ["sm_80"]}]
+    tiny["torch"] = [
+        {"version": v, "python": ["3.11"], "source": "s", "build": copy.deepcopy(build)} for v in ("2.2.0", "2.1.0")
+    ]
+    tiny["fbgemm-gpu"] = [
+        {"version": v, "python": ["3.11"], "requires": [f"torch=={t}.*"], "source": "s", "build": copy.deepcopy(build)}
+        for v, t in (("0.6.0", "2.2"), ("0.5.0", "2.1"))
+    ]
+    tiny["torchaudio"] = [
+        {
+            "version": f"2.1.{n}",
+            "python": ["3.11"],
+            "requires": ["torch==2.1.0"],
+            "source": "s",
+            "build": copy.deepcopy(build),
+        }
+        for n in reversed(range(audio_releases))
+    ]
+    return CompatDB.from_dict(tiny)
+
+
+def test_a_companion_pinning_an_older_torch_is_named_as_the_cause(tiny_db_dict: dict[str, Any]) -> None:
+    db = _companion_db(tiny_db_dict)
+    target = host("8.0", "535.104.05")
+    assert pins(solve(["torch", "torchaudio", "fbgemm-gpu"], db, target)) == {
+        "fbgemm-gpu": "0.5.0+cu121",
+        "torch": "2.1.0+cu121",
+        "torchaudio": "2.1.0+cu121",
+    }
+    with pytest.raises(NoSolution) as info:
+        solve(["fbgemm-gpu", "torch", "torchaudio", "torch>=2.2"], db, target)
+    assert [(f.code, f.package, f.required, f.found) for f in info.value.findings] == [
+        ("request-conflict", "torchaudio", "torch==2.1.0", "torch>=2.2")
+    ]
+    assert info.value.message == (
+        "no set of packages fits this target: torchaudio 2.1.0 requires torch==2.1.0, but torch>=2.2 was requested;"
+        " no other torchaudio release fits that request either"
+    )
+
+
+def test_the_search_itself_stays_small(tiny_db_dict: dict[str, Any]) -> None:
+    """Bounded work, counted not timed: each (requirement, build) check is made once, and a search
+    that must give up on many companion releases does so in a few rounds."""
+    db = _companion_db(tiny_db_dict, audio_releases=40)
+    target = host("8.0", "535.104.05")
+    needs = parse_requests(["torch", "fbgemm-gpu", "torchaudio"])
+    catalog = build_catalog(db, target, reachable(db, [n.name for n in needs]))
+    rounds: list[int] = []
+
+    class Counter(BaseReporter[Need, Candidate, str]):
+        def starting_round(self, index: int) -> None:
+            rounds.append(index)
+
+    provider = CatalogProvider(catalog, anchor="torch", user_requested={n.name for n in needs})
+    result = Resolver(provider, Counter()).resolve(needs, max_rounds=200)
+    assert {k: str(v.version) for k, v in result.mapping.items() if k != CUDA} == {
+        "fbgemm-gpu": "0.5.0+cu121",
+        "torch": "2.1.0+cu121",
+        "torchaudio": "2.1.39+cu121",
+    }
+    assert len(rounds) <= 10  # 8 today: torch, <cuda>, fbgemm-gpu, then torchaudio forces torch 2.1.0
+    # 4 torch, 4 fbgemm-gpu and 80 torchaudio builds: each (requirement, build) pair is checked at most
+    # once (100 today); without the memo every torchaudio build re-checks every torch build (~1,000)
+    assert provider.matches.checks <= 150

@@ -2,8 +2,12 @@
 
 Order (pip's ``get_installation_error``, made typed): (1) host problems: no variant fits the
 driver, a GPU's SM is missing from every build, the GPU is below a package's minimum; (2) a
-single request nothing can satisfy (Python, platform, version); (3) conflicting pairs, e.g.
-"torchrec 1.2.0 requires fbgemm-gpu==1.2.*; every fbgemm-gpu 1.2 build is ruled out".
+single request nothing can satisfy (Python, platform, version); (3) a requested package every
+release of which conflicts with another request, named by its newest release and the requirement
+that pins it, e.g. "torchaudio 2.11.0 requires torch==2.11.0, but torch>=2.12 was requested"
+(``request_conflicts``: the real cause, whichever package the search tried last); (4) conflicting
+pairs from the resolver's causes, e.g. "torchrec 1.2.0 requires fbgemm-gpu==1.2.*; every
+fbgemm-gpu 1.2 build is ruled out", only when (3) found nothing.
 """
 
 from __future__ import annotations
@@ -21,12 +25,12 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.catalog import Candidate
     from cudaresolve.text.findings import Finding
 
-__all__ = ["HOST_CODES", "explain_need", "explain_resolution"]
+__all__ = ["HOST_CODES", "explain_need", "explain_resolution", "request_conflicts"]
 
 #: Reason codes that describe the machine rather than the request; they are reported first.
 HOST_CODES: Final = ("driver-too-old", "sm-not-covered", "sm-below-minimum")
 _REQUEST_CODES: Final = ("no-wheel-for-python", "no-wheel-for-platform", "variant-not-published", "no-such-version")
-_ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "pin-conflict"))}
+_ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "request-conflict", "pin-conflict"))}
 
 
 def _matching_rejections(catalog: Catalog, need: Need) -> list[Rejection]:
@@ -73,6 +77,62 @@ def explain_need(
     return [reason("no-such-version", package=need.name, required=spec, found=str(newest or "none"))]
 
 
+def request_conflicts(catalog: Catalog, requests: Sequence[Need]) -> list[Finding]:
+    """Requested packages none of whose candidates fits the other requests. Cost: O(candidates x dependencies).
+
+    A candidate of a requested package P is ruled out when one of its dependencies, together with
+    the user's own request for that name, leaves no candidate in the catalog (torchaudio 2.11.0
+    needs torch==2.11.0; torch>=2.12 was requested). When every candidate of P that meets P's own
+    request is ruled out, no search can succeed, and the finding names P's newest candidate and the
+    requirement that pins it. The ``<cuda>`` variant is left to the host findings.
+    """
+    asked: dict[str, list[Need]] = {}
+    for need in requests:
+        asked.setdefault(need.name, []).append(need)
+    fits: dict[tuple[str, str | None, str], bool] = {}
+
+    def fits_request(dep: Need) -> bool:
+        key = (dep.name, dep.variant, str(dep.specifier))
+        if key not in fits:
+            wanted = (dep, *asked[dep.name])
+            fits[key] = any(all(satisfies(n, c) for n in wanted) for c in catalog.for_name(dep.name))
+        return fits[key]
+
+    out: list[Finding] = []
+    for name, own in asked.items():
+        if name == CUDA:
+            continue
+        blame: tuple[Candidate, Need] | None = None
+        for candidate in catalog.for_name(name):
+            if not all(satisfies(n, candidate) for n in own):
+                continue
+            clash = next(
+                (
+                    d
+                    for d in candidate.dependencies
+                    if d.name in asked and d.name not in (name, CUDA) and not fits_request(d)
+                ),
+                None,
+            )
+            if clash is None:
+                blame = None
+                break
+            blame = blame or (candidate, clash)
+        if blame is not None:
+            candidate, clash = blame
+            release = candidate.release.version if candidate.release is not None else candidate.version
+            out.append(
+                reason(
+                    "request-conflict",
+                    package=name,
+                    version=str(release),
+                    required=str(clash),
+                    found=", ".join(str(n) for n in asked[clash.name]),
+                )
+            )
+    return out
+
+
 def explain_resolution(
     catalog: Catalog,
     requests: Sequence[Need],
@@ -84,7 +144,9 @@ def explain_resolution(
     findings: list[Finding] = []
     for need in requests:
         findings.extend(explain_need(catalog, need, index))
-    for cause in causes:
+    blamed = request_conflicts(catalog, requests)
+    findings.extend(blamed)
+    for cause in () if blamed else causes:
         need, parent = cause.requirement, cause.parent
         direct = explain_need(catalog, need, index)
         if direct:

@@ -11,16 +11,19 @@ identifier with extras (``transformers[torch]``) is pinned with its base (pip's 
 candidate depends on exactly the base release plus the optional requirements its extras select.
 """
 
+
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 from resolvelib import AbstractProvider
 
 from cudaresolve.errors import IndexUnavailable
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, satisfies
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
+from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.source import applies, split_key
 
 if TYPE_CHECKING:
@@ -28,16 +31,56 @@ if TYPE_CHECKING:
 
     from packaging.requirements import Requirement
     from resolvelib.resolvers import RequirementInformation
+    from resolvelib.structs import Matches
 
     from cudaresolve.resolve.source import IndexRelease, PackageSource
 
-__all__ = ["CatalogProvider", "Preference"]
+__all__ = ["CatalogProvider", "Preference", "cause_names", "cause_parents"]
 
-Preference = tuple[bool, bool, bool, bool, str]
+#: Each field False sorts first; see ``CatalogProvider.get_preference``.
+Preference = tuple[bool, bool, bool, bool, bool, bool, str]
+
+
+def _is_exact(need: Need) -> bool:
+    """An exact pin: ``==`` without a wildcard, or ``===`` (pip's "pinned"), or a named variant."""
+    if need.variant is not None:
+        return True
+    return any(s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*")) for s in need.specifier)
+
+
+def _restrictive(need: Need) -> bool:
+    """Whether ``need`` narrows its identifier at all (a bare ``torch`` from flashinfer never conflicts)."""
+    return need.variant is not None or bool(need.specifier)
+
+
+def _is_capped(need: Need) -> bool:
+    """An upper bound of any kind (pip's "upper bounded"): the newest release may be ruled out."""
+    return any(s.operator in ("<", "<=", "==", "~=", "===") for s in need.specifier)
+
+
+def cause_parents(causes: Iterable[RequirementInformation[Need, Candidate]]) -> frozenset[str]:
+    """The packages whose restrictive requirements a backtrack names (torchaudio for ``torch==2.11.0``)."""
+    return frozenset(i.parent.name for i in causes if i.parent is not None and _restrictive(i.requirement))
+
+
+def cause_names(causes: Iterable[RequirementInformation[Need, Candidate]]) -> frozenset[str]:
+    """The identifiers a backtrack involves: each restrictive requirement's name and its parent's name."""
+    names: set[str] = set()
+    for info in causes:
+        if not _restrictive(info.requirement):
+            continue
+        names.add(info.requirement.name)
+        if info.parent is not None:
+            names.add(info.parent.name)
+    return frozenset(names)
 
 
 class CatalogProvider(AbstractProvider[Need, Candidate, str]):
-    """Answers resolvelib's questions from the catalog and the source; all I/O is the source's."""
+    """Answers resolvelib's questions from the catalog and the source; all I/O is the source's.
+
+    Requirement checks and candidate lists are memoised in a ``MatchCache`` (``self.matches``),
+    so a long backtrack costs dictionary lookups, not specifier checks.
+    """
 
     def __init__(
         self,
@@ -55,7 +98,9 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self.user_requested = frozenset(user_requested)
         self.source = source
         self.environment = dict(environment or {})
+        self.matches = MatchCache(catalog, base=self._base)
         self._index_candidates: dict[str, tuple[Candidate, ...]] = {}
+        self._extras_bases: dict[str, tuple[Candidate, ...]] = {}
         self._dependencies: dict[Candidate, tuple[Need, ...]] = {}
         self._variants: frozenset[str | None] | None = None
         self._builds: dict[tuple[str, str, str], IndexRelease | None] = {}
@@ -63,6 +108,33 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
 
     def identify(self, requirement_or_candidate: Need | Candidate) -> str:
         return requirement_or_candidate.key
+
+    def narrow_requirement_selection(
+        self,
+        identifiers: Iterable[str],
+        resolutions: Mapping[str, Candidate],
+        candidates: Mapping[str, Iterator[Candidate]],
+        information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
+        backtrack_causes: Sequence[RequirementInformation[Need, Candidate]],
+    ) -> Iterable[str]:
+        """The identifiers worth ranking this round (pip's provider). Cost: O(identifiers + causes).
+
+        ``<cuda>`` alone when it is open (one variant for the set, and cheap to check); else, after
+        a backtrack, the packages whose requirements made the conflict (``cause_parents``: pinning
+        torchaudio decides torch through its ``torch==2.11.0``, while pinning torch first would try
+        every torch build against every torchaudio), then any identifier the conflict names
+        (``cause_names``); else all of them. The resolver works on the conflict instead of
+        re-pinning unrelated packages.
+        """
+        names = list(identifiers)
+        if CUDA in names:
+            return [CUDA]
+        parents = cause_parents(backtrack_causes)
+        narrowed = [n for n in names if n in parents]
+        if not narrowed:
+            involved = cause_names(backtrack_causes)
+            narrowed = [n for n in names if n in involved]
+        return narrowed or names
 
     def get_preference(
         self,
@@ -72,23 +144,32 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         information: Mapping[str, Iterator[RequirementInformation[Need, Candidate]]],
         backtrack_causes: Sequence[RequirementInformation[Need, Candidate]],
     ) -> Preference:
-        """Which unpinned identifier to decide next: the smallest tuple wins. Cost: O(1).
+        """Which unpinned identifier to decide next: the smallest tuple wins. Cost: O(requirements on it).
 
         Order (each field False sorts first):
         1. virtual ``<cuda>`` first: once any GPU build is pinned it has one candidate left;
-        2. packages the user pinned with ``==``;
-        3. the anchor (``packages.anchor`` in compat.toml: torch), so that the newest torch that fits
+        2. identifiers named by the last backtrack's causes (``cause_names``), as pip does;
+        3. exact pins (``==`` without ``*``, ``===``, a variant) from the user or any pinned package:
+           one candidate left, and a conflict shows at once;
+        4. the anchor (``packages.anchor`` in compat.toml: torch), so that the newest torch that fits
            is chosen before its companions;
-        4. other packages the user asked for, before dependencies;
-        5. the name, for a stable order.
+        5. packages the user capped (``<``, ``<=``, ``==``, ``~=``, ``===``: ``xformers<0.0.30``), whose
+           newest allowed release then decides the older torch at once, instead of after a search;
+        6. other packages the user asked for, before dependencies;
+        7. the name, for a stable order.
         """
         cuda = resolutions.get(CUDA)
         if cuda is not None:
             self._variant_index = cuda.index_url
+        infos = list(information[identifier]) if identifier in information else []
+        pinned = identifier in self.user_pinned or any(_is_exact(info.requirement) for info in infos)
+        capped = any(_is_capped(info.requirement) for info in infos if info.parent is None)
         return (
             identifier != CUDA,
-            identifier not in self.user_pinned,
+            identifier not in cause_names(backtrack_causes),
+            not pinned,
             identifier != self.anchor,
+            not capped,
             identifier not in self.user_requested,
             identifier,
         )
@@ -98,31 +179,31 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         identifier: str,
         requirements: Mapping[str, Iterator[Need]],
         incompatibilities: Mapping[str, Iterator[Candidate]],
-    ) -> Iterable[Candidate]:
-        """Candidates for ``identifier`` meeting every requirement, best first. Cost: one pass over them.
+    ) -> Matches[Candidate]:
+        """Candidates for ``identifier`` meeting every requirement, best first.
 
-        Index releases follow pip: a yanked file only when a requirement pins it with ``==``/``===``
-        (PEP 592), a pre-release only when a requirement's specifier names one."""
+        Cost: a dictionary lookup when the same question was asked before; otherwise a lazy sequence
+        that tests candidates, each check memoised, only as far as the resolver reads. With a source,
+        index releases follow pip (a yanked file only when a requirement pins it with ``==``/``===``,
+        PEP 592; a pre-release only when a specifier names one) and the database's builds must be
+        listed on their index (``_listed``).
+        """
         needs = list(requirements[identifier])
-        bad = set(incompatibilities[identifier])
-        name, extras = split_key(identifier)
-        pool = self._candidates(name)
-        if extras:
-            pool = tuple(replace(c, extras=extras) for c in pool)
-        exact = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
-        pre = any(n.specifier.prereleases for n in needs)
-        matches = [
-            c
-            for c in pool
-            if c not in bad
-            and (c.source is None or ((exact or not c.source.yanked) and (pre or not c.version.is_prerelease)))
-            and all(self.is_satisfied_by(n, c) for n in needs)
-        ]
-        if self.source is None or name == CUDA or name not in self.catalog.known:
-            return matches
-        return self._listed(matches)
+        found = self.matches.matches(identifier, needs, incompatibilities[identifier])
+        name, _ = split_key(identifier)
+        if self.source is None or name == CUDA:
+            return found
+        if name not in self.catalog.known:
+            exact = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
+            pre = any(n.specifier.prereleases for n in needs)
+            return [
+                c
+                for c in found
+                if c.source is None or ((exact or not c.source.yanked) and (pre or not c.version.is_prerelease))
+            ]
+        return partial(self._listed, found)  # a factory: resolvelib would list a plain iterator at once
 
-    def _listed(self, matches: list[Candidate]) -> Iterator[Candidate]:
+    def _listed(self, matches: Iterable[Candidate]) -> Iterator[Candidate]:
         """The database's builds that the index really lists (a mirror may lack some), asked lazily:
         resolvelib takes candidates one by one, so only the pages of builds it tries are fetched.
         When the index lists none of them, they come anyway, unlisted: the set is then the database's
@@ -162,6 +243,16 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             self._builds[key] = self.source.build_release(*key)
         return self._builds[key]
 
+    def _base(self, identifier: str) -> Sequence[Candidate]:
+        """Every candidate of ``identifier``, best first, fixed for the solve (``MatchCache`` indexes it)."""
+        name, extras = split_key(identifier)
+        if not extras:
+            return self._candidates(name)
+        found = self._extras_bases.get(identifier)
+        if found is None:
+            found = self._extras_bases[identifier] = tuple(replace(c, extras=extras) for c in self._candidates(name))
+        return found
+
     def _candidates(self, name: str) -> tuple[Candidate, ...]:
         if name == CUDA or name in self.catalog.known or self.source is None:
             return self.catalog.for_name(name)
@@ -180,8 +271,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         return self._index_candidates
 
     def is_satisfied_by(self, requirement: Need, candidate: Candidate) -> bool:
-        """Name, version specifier (local versions allowed) and, for ``<cuda>``, the variant (``catalog.satisfies``)."""
-        return satisfies(requirement, candidate)
+        """Name, version specifier (local versions allowed) and, for ``<cuda>``, the variant (``catalog.satisfies``).
+
+        Cost: a dictionary lookup after the first time.
+        """
+        return self.matches.check(requirement, candidate)
 
     def get_dependencies(self, candidate: Candidate) -> Sequence[Need]:
         """The database's needs (pairings, ``<cuda>``) plus the release's own ``Requires-Dist`` for the target.

@@ -19,7 +19,7 @@ from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
-from cudaresolve.resolve.explain import explain_resolution
+from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.target.environment import marker_environment
 from cudaresolve.text.findings import Finding, Notice, reason, warning
@@ -133,12 +133,19 @@ def solve_catalog(
     source: PackageSource | None = None,
     environment: Mapping[str, str] | None = None,
 ) -> Resolved:
-    """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries)."""
+    """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries).
+
+    A requested package every release of which conflicts with another request fails before the
+    search (``request_conflicts``: it stops at the first release that fits, so a good request costs
+    one look per package); the search itself could only find that after trying every build.
+    """
     from resolvelib import BaseReporter, Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
     from cudaresolve.resolve.provider import CatalogProvider
 
+    if request_conflicts(catalog, needs):  # no search can succeed: say why at once (cheap when none)
+        raise _no_solution(explain_resolution(catalog, needs))
     provider = CatalogProvider(
         catalog,
         anchor=db.anchor,
