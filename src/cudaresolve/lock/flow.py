@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.model import Solution
     from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.model import Target
@@ -107,12 +108,14 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
     database's answer for its own packages, with hashes where the cache or index has them, marked
     incomplete with a warning naming what was missing."""
     from cudaresolve.errors import IndexUnavailable
+    from cudaresolve.resolve.catalog import build_catalog
     from cudaresolve.resolve.solve import solve
     from cudaresolve.text.findings import warning
 
     heard: list[Notice] = []  # the listings' notices, kept when the whole-environment pass fails
+    catalog = build_catalog(inputs.db, inputs.target, lazy=True)  # one catalog for both passes
     try:
-        return _solve_whole(inputs, heard)
+        return _solve_whole(inputs, heard, catalog)
     except IndexUnavailable as e:
         missing = e.text
     unknown = _unknown_requests(inputs)
@@ -121,7 +124,7 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
             Text.of("resolve.unknown-package", package=unknown[0], reason=missing),
             hint=Text("resolve.unknown-package.hint"),
         )
-    solution = solve(inputs.requirements, inputs.db, inputs.target).solution
+    solution = solve(inputs.requirements, inputs.db, inputs.target, catalog=catalog).solution
     # the pages the first pass could fetch are in the cache now: read them there, never ask a failing index twice
     solution = _add_hashes(solution, replace(inputs, offline=True))
     notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
@@ -138,7 +141,7 @@ def _unknown_requests(inputs: LockInputs) -> list[str]:
     return [n.name for n in needs if n.name not in inputs.db.package_names]
 
 
-def _solve_whole(inputs: LockInputs, heard: list[Notice]) -> Solution:
+def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> Solution:
     """Every requirement and dependency resolved over the indexes (``index.source``), for the target."""
     from cudaresolve.index.client import IndexClient
     from cudaresolve.index.http_cache import HttpCache, default_cache_dir
@@ -169,7 +172,7 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice]) -> Solution:
             cache=cache,
         )
         try:
-            solution = solve(inputs.requirements, db, target, source=source).solution
+            solution = solve(inputs.requirements, db, target, source=source, catalog=catalog).solution
         finally:
             heard.extend(source.notices())
     notices = list(heard)

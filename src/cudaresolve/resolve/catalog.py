@@ -11,6 +11,7 @@ target's Python here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -24,7 +25,7 @@ from cudaresolve.resolve.source import IndexRelease, extras_key
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
     from packaging.requirements import Requirement
 
@@ -126,7 +127,7 @@ class Catalog:
 
     target: Target
     candidates: Mapping[str, tuple[Candidate, ...]]
-    rejections: tuple[Rejection, ...]
+    rejections: Sequence[Rejection]  # grows as a lazy catalog builds packages
     known: frozenset[str]
 
     def for_name(self, name: str) -> tuple[Candidate, ...]:
@@ -301,19 +302,51 @@ def _release_candidates(
         )
 
 
-def build_catalog(db: CompatDB, target: Target, names: Iterable[str] | None = None) -> Catalog:
-    """Every candidate of every package in the database (or of ``names``) for ``target``."""
+def _package_candidates(db: CompatDB, target: Target, name: str, rejections: list[Rejection]) -> tuple[Candidate, ...]:
+    found: list[Candidate] = []
+    for release in db.packages(name):
+        found.extend(_release_candidates(db, target, release, rejections))
+    found.sort(key=lambda c: (c.rank, _variant_age(c)))
+    found.sort(key=lambda c: c.release.version if c.release else c.version, reverse=True)  # stable
+    return tuple(found)
+
+
+class _OnDemand(Mapping[str, tuple[Candidate, ...]]):
+    """A package's candidates built the first time it is asked for (a whole-environment solve meets
+    the database's packages through index metadata, so which ones it needs is known only then)."""
+
+    def __init__(
+        self, db: CompatDB, target: Target, built: dict[str, tuple[Candidate, ...]], rejections: list[Rejection]
+    ):
+        self._db, self._target, self._built, self._rejections = db, target, built, rejections
+
+    def __getitem__(self, name: str) -> tuple[Candidate, ...]:
+        found = self._built.get(name)
+        if found is None:
+            if name not in self._db.package_names:
+                raise KeyError(name)
+            found = self._built[name] = _package_candidates(self._db, self._target, name, self._rejections)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built)
+
+    def __len__(self) -> int:
+        return len(self._built)
+
+
+def build_catalog(db: CompatDB, target: Target, names: Iterable[str] | None = None, *, lazy: bool = False) -> Catalog:
+    """Every candidate of every package in the database (or of ``names``) for ``target``; with ``lazy``,
+    each package's candidates (and rejections) are built when first asked for."""
     rejections: list[Rejection] = []
     candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections))}
+    known = frozenset(n for n in db.package_names) | {CUDA}
+    if lazy:
+        return Catalog(target=target, candidates=_OnDemand(db, target, candidates, rejections), rejections=rejections,
+                       known=known)
     wanted = db.package_names if names is None else tuple(canonical_name(n) for n in names)
     for name in wanted:
-        found: list[Candidate] = []
-        for release in db.packages(name):
-            found.extend(_release_candidates(db, target, release, rejections))
-        found.sort(key=lambda c: (c.rank, _variant_age(c)))
-        found.sort(key=lambda c: c.release.version if c.release else c.version, reverse=True)  # stable
-        candidates[name] = tuple(found)
-    known = frozenset(n for n in db.package_names) | {CUDA}
+        candidates[name] = _package_candidates(db, target, name, rejections)
     return Catalog(target=target, candidates=candidates, rejections=tuple(rejections), known=known)
 
 

@@ -95,17 +95,27 @@ def _short(text: str) -> str:
     return repr(text) if len(text) <= 120 else repr(f"{text[:60]}…{text[-20:]}")
 
 
-def solve(requests: Sequence[str], db: CompatDB, target: Target, *, source: PackageSource | None = None) -> Resolved:
+def solve(
+    requests: Sequence[str],
+    db: CompatDB,
+    target: Target,
+    *,
+    source: PackageSource | None = None,
+    catalog: Catalog | None = None,
+) -> Resolved:
     """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings.
 
     Without a ``source`` only the database's packages can be resolved (the embedded answer); with
     one, every package and dependency is (the whole environment), and the source's
-    ``IndexUnavailable`` passes through when some listing or metadata cannot be had."""
+    ``IndexUnavailable`` passes through when some listing or metadata cannot be had. ``catalog``:
+    one built for ``target`` before (``build_catalog(..., lazy=True)``), shared by several solves."""
     environment = marker_environment(target)
     needs = parse_requests(requests, environment)
+    if catalog is None:
+        names = None if source is not None else reachable(db, [n.name for n in needs])
+        catalog = build_catalog(db, target, names, lazy=source is not None)
     if source is None:
-        return solve_catalog(needs, db, build_catalog(db, target, reachable(db, [n.name for n in needs])))
-    catalog = build_catalog(db, target, reachable(db, [n.name for n in needs if n.name in db.package_names]))
+        return solve_catalog(needs, db, catalog)
     source.prefetch([n.name for n in needs if n.name not in db.package_names])
     return solve_catalog(needs, db, catalog, source=source, environment=environment)
 
