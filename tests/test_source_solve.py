@@ -126,3 +126,10 @@ def test_gpu_package_keeps_database_rules_and_gets_metadata_dependencies() -> No
     found = pins(["torch"], DictSource(projects))
     assert found["torch"] == "2.8.0+cu121"  # the database's choice for this driver and GPU
     assert found["lib"] == "1.0"  # from the build's own metadata
+
+
+def test_gpu_package_met_only_through_metadata_keeps_database_rules() -> None:
+    """``app`` needs torch; torch was never requested, yet it is the database's build for this target."""
+    versions = ("2.8.0+cu118", "2.8.0+cu121", "2.7.1+cu118", "2.7.1+cu121")
+    projects = {**PROJECTS, "torch": [(v, [], False) for v in versions], "needs-torch": [("1.0", ["torch>=2"], False)]}
+    assert pins(["needs-torch"], DictSource(projects)) == {"needs-torch": "1.0", "torch": "2.8.0+cu121"}
