@@ -5,8 +5,9 @@ wheel URL is https (http only on 127.0.0.1/localhost, or under a mirror the user
 requirements lock has a hash on every pin (a file with every ``--hash`` removed, or only some,
 would install those pins unchecked), one index only (a second one sits on ``#> `` lines that pip
 and reviewers read as comments; several indexes need a pylock.toml, where each package names its
-index) and no other comment that our reader would turn into an option (``#>--index-url``, ``#>-i``: ``read_lock`` refuses them); and the lock's
-``requires-python`` and ``environments`` hold for the target interpreter.
+index) and no other comment that our reader would turn into an option (``#>--index-url``,
+``#>-i``: ``read_lock`` refuses them); and the lock's ``requires-python`` and ``environments``
+hold for the target interpreter.
 """
 
 from __future__ import annotations
