@@ -23,8 +23,16 @@ from hostile.elf_build import EHDR, SHDR, SHT_NOBITS, SHT_PROGBITS, SHT_STRTAB, 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: Small enough that a hostile count or size meets a cap long before memory or time would.
-SMALL = Limits(max_read_bytes=256 * 1024, max_sections=600, max_shstrtab=32 * 1024, max_containers=64,
-               max_entries=256, max_scan_bytes=64 * 1024, chunk_size=4096, max_section_name=256)
+SMALL = Limits(
+    max_read_bytes=256 * 1024,
+    max_sections=600,
+    max_shstrtab=32 * 1024,
+    max_containers=64,
+    max_entries=256,
+    max_scan_bytes=64 * 1024,
+    chunk_size=4096,
+    max_section_name=256,
+)
 
 
 class CountingReader:
@@ -57,7 +65,8 @@ def read_bounded(data: bytes, limits: Limits = SMALL) -> object:
 
 
 section_names = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=24).filter(
-    lambda n: n not in (".shstrtab", ".nv_fatbin", "__nv_relfatbin", ".rodata", ".lrodata"))
+    lambda n: n not in (".shstrtab", ".nv_fatbin", "__nv_relfatbin", ".rodata", ".lrodata")
+)
 other_sections = st.lists(
     st.tuples(section_names, st.sampled_from([SHT_PROGBITS, SHT_NOBITS, SHT_STRTAB]), st.binary(max_size=40)),
     max_size=40,
@@ -67,11 +76,23 @@ suffixes = st.sampled_from(["", "a", "f"])
 
 
 @FUZZ
-@given(others=other_sections, fatbin_at=st.integers(0, 40), strtab_at=st.integers(1, 42), sm=sms, suffix=suffixes,
-       extended_count=st.booleans(), extended_strndx=st.booleans())
+@given(
+    others=other_sections,
+    fatbin_at=st.integers(0, 40),
+    strtab_at=st.integers(1, 42),
+    sm=sms,
+    suffix=suffixes,
+    extended_count=st.booleans(),
+    extended_strndx=st.booleans(),
+)
 def test_valid_elf_reads_back_with_or_without_extended_numbering(
-    others: list[tuple[str, int, bytes]], fatbin_at: int, strtab_at: int, sm: int, suffix: str,
-    extended_count: bool, extended_strndx: bool,
+    others: list[tuple[str, int, bytes]],
+    fatbin_at: int,
+    strtab_at: int,
+    sm: int,
+    suffix: str,
+    extended_count: bool,
+    extended_strndx: bool,
 ) -> None:
     parts = list(others)
     parts.insert(min(fatbin_at, len(parts)), (".nv_fatbin", SHT_PROGBITS, fatbin_container(sm, suffix)))
@@ -110,8 +131,10 @@ INTERESTING = (0, 1, 7, 8, 63, 64, 65, 0xFF00, 0xFFFF, 0x10000, 2**31 - 1, 2**31
 
 
 def _base_files() -> list[bytes]:
-    files = [(FIXTURES / name).read_bytes() for name in ("multi.so", "compress-size.so", "embedded.so",
-                                                         "sm_90a.cubin", "lto.o", "kernel.fatbin")]
+    files = [
+        (FIXTURES / name).read_bytes()
+        for name in ("multi.so", "compress-size.so", "embedded.so", "sm_90a.cubin", "lto.o", "kernel.fatbin")
+    ]
     parts = [(".rodata", SHT_PROGBITS, fatbin_container(80)), (".nv_fatbin", SHT_PROGBITS, fatbin_container(90))]
     files.append(build_elf(parts, strtab_at=1, extended_count=True, extended_strndx=True).data)
     return files

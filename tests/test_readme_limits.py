@@ -34,6 +34,9 @@ def test_the_limits_table_matches_the_code() -> None:
     binary = rows["one binary read by `inspect`"]
     limits = DEFAULT_LIMITS
     assert f"{limits.max_read_bytes // MIB} MiB read" in binary
-    for count, what in ((limits.max_sections, "ELF sections"), (limits.max_containers, "fatbin containers"),
-                        (limits.max_entries, "entries")):
+    for count, what in (
+        (limits.max_sections, "ELF sections"),
+        (limits.max_containers, "fatbin containers"),
+        (limits.max_entries, "entries"),
+    ):
         assert f"{count:,} {what}" in binary

@@ -159,8 +159,7 @@ CASES = [
         "install-some-hashes-removed",
         "requirements.txt",
         _requirements(
-            f"--index-url {INDEX}\n{PIN}torchvision==0.22.1+cu126\n"
-            f"torchaudio==2.7.1+cu126 --hash=sha256:{HASH}\n"
+            f"--index-url {INDEX}\n{PIN}torchvision==0.22.1+cu126\ntorchaudio==2.7.1+cu126 --hash=sha256:{HASH}\n"
         ),
         "no --hash for torchvision",
         "1 of 3",

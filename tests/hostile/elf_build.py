@@ -80,7 +80,21 @@ def build_elf(
     for (name, kind, _), name_off, (offset, size) in zip(named, name_offsets, placed, strict=True):
         table += SHDR.pack(name_off, kind, 0, 0, offset, size, 0, 0, 1, 0)
         sections.append((name, kind, offset, 0 if kind == SHT_NOBITS else size))
-    header = EHDR.pack(_IDENT, 3, machine, 1, 0, 0, shoff, 0, EHDR.size, 0, 0, SHDR.size,
-                       0 if extended_count else count, SHN_XINDEX if extended_strndx else strndx)
+    header = EHDR.pack(
+        _IDENT,
+        3,
+        machine,
+        1,
+        0,
+        0,
+        shoff,
+        0,
+        EHDR.size,
+        0,
+        0,
+        SHDR.size,
+        0 if extended_count else count,
+        SHN_XINDEX if extended_strndx else strndx,
+    )
     body[: EHDR.size] = header
     return Built(data=bytes(body + table), sections=sections, strndx=strndx)

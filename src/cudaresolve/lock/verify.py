@@ -109,8 +109,9 @@ def check_installable(
         )
     if missing:  # the line that lost its --hash is the one pip would install unchecked
         raise InvalidLockfile(
-            Text.of("lock.install.some-hashes", source=source, name=missing[0], count=len(missing),
-                    total=len(lock.packages)),
+            Text.of(
+                "lock.install.some-hashes", source=source, name=missing[0], count=len(missing), total=len(lock.packages)
+            ),
             hint=Text("lock.install.no-hashes.hint"),
         )
     _check_environment(lock, source, environment)
