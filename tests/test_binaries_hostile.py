@@ -125,3 +125,18 @@ def test_entry_budget_is_per_file(tmp_path: Path) -> None:
         read_fatbin_archs(io.BytesIO(bytes(data)), limits=Limits(max_entries=39))
     with pytest.raises(InvalidBinary):
         read_fatbin_archs(io.BytesIO(bytes(data)), limits=Limits(max_containers=39))
+
+
+def test_a_member_name_flagged_utf8_that_is_not_is_a_coded_report(tmp_path: Path) -> None:
+    # general-purpose bit 11 says "UTF-8 name"; zipfile then raises UnicodeDecodeError while opening
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("m/data/aotinductor/model/k\u00e9.so", (FIXTURES / "multi.so").read_bytes())
+    data = bytearray(buf.getvalue())
+    central = data.rfind(b"PK\x01\x02")
+    data[central + 46 + len("m/data/aotinductor/model/k")] = 0xFF  # first byte of "é": now not UTF-8
+    for suffix in (".pt2", ".whl"):
+        path = tmp_path / f"bad-1.0-py3-none-any{suffix}"
+        path.write_bytes(bytes(data))
+        [report] = inspect_path(path)
+        assert report.error is not None and report.error.code == "invalid-binary"

@@ -9,6 +9,7 @@ import httpx
 import pytest
 import respx
 
+from cudaresolve.db.database import load_compat
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.client import IndexClient, fetch_listings
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
@@ -22,7 +23,7 @@ CPU = "https://download.pytorch.org/whl/cpu"
 PYPI = "https://pypi.org/simple"
 WHEEL = "torch-2.7.1+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
 SHA = "a" * 64
-DECLARED = ("download.pytorch.org", "pypi.org", "files.pythonhosted.org", "flashinfer.ai")
+DECLARED = ("download.pytorch.org", "download-r2.pytorch.org", "pypi.org", "files.pythonhosted.org", "flashinfer.ai")
 HTML = {"Content-Type": "text/html"}
 
 
@@ -65,16 +66,36 @@ def test_hostile_file_links_are_dropped_with_a_notice(href: str, why: str) -> No
     ("page_url", "url", "ok"),
     [
         (f"{PYPI}/torch/", f"https://files.pythonhosted.org/packages/ab/{WHEEL}", True),  # declared host
-        (f"{CPU}/torch/", f"https://download-r2.pytorch.org/whl/cpu/{WHEEL}", True),  # sibling of the index
+        (f"{CPU}/torch/", f"https://download-r2.pytorch.org/whl/cpu/{WHEEL}", True),  # declared host
+        (f"{CPU}/torch/", f"https://evil.pytorch.org/whl/cpu/{WHEEL}", False),  # undeclared sibling
+        (f"{CPU}/torch/", f"https://DOWNLOAD-R2.pytorch.org/whl/cpu/{WHEEL}", True),  # hosts are case-blind
+        (f"{CPU}/torch/", f"https://x.download-r2.pytorch.org/whl/cpu/{WHEEL}", False),  # exact, not a suffix
         ("http://127.0.0.1:8080/whl/cpu/torch/", f"http://127.0.0.1:8080/whl/{WHEEL}", True),
         ("http://localhost:8080/whl/cpu/torch/", f"http://localhost:9/whl/{WHEEL}", True),
         ("http://10.0.0.5/whl/cpu/torch/", f"http://10.0.0.5/whl/{WHEEL}", False),  # http off this machine
-        (f"{PYPI}/torch/", f"https://evil.org/{WHEEL}", False),  # pypi.org has no sibling rule (two labels)
+        (f"{PYPI}/torch/", f"https://evil.org/{WHEEL}", False),
     ],
 )
 def test_file_trust_rules(page_url: str, url: str, ok: bool) -> None:
     trust = FileTrust.for_page(page_url=page_url, index_url=page_url, allowed_hosts=DECLARED)
     assert (trust.check(url) is None) == ok
+
+
+def test_only_declared_hosts_of_the_shipped_database_are_trusted() -> None:
+    # the PyTorch index links its wheels on download-r2.pytorch.org: declared, not inferred
+    hosts = load_compat().allowed_hosts
+    assert "download-r2.pytorch.org" in hosts
+    trust = FileTrust.for_page(page_url=f"{CPU}/torch/", index_url=CPU, allowed_hosts=hosts)
+    assert trust.check(f"https://download-r2.pytorch.org/whl/cpu/{WHEEL}") is None
+    assert trust.check(f"https://evil.pytorch.org/whl/cpu/{WHEEL}") == "host evil.pytorch.org"
+
+
+def test_a_mirror_does_not_open_its_parent_domain() -> None:
+    mirror = "https://pypi.mirror.example.com/simple"
+    trust = FileTrust.for_page(page_url=f"{mirror}/torch/", index_url=CPU, allowed_hosts=DECLARED,
+                               mirror_urls=(mirror,))
+    assert trust.check(f"https://pypi.mirror.example.com/files/{WHEEL}") is None
+    assert trust.check(f"https://other.mirror.example.com/files/{WHEEL}") == "host other.mirror.example.com"
 
 
 def test_a_named_http_mirror_and_its_files_are_accepted() -> None:

@@ -23,6 +23,7 @@ from cudaresolve.lock.verify import check_installable, interpreter_environment, 
 from cudaresolve.resolve import solve as solve_module
 from cudaresolve.resolve.model import LockedPackage
 from cudaresolve.resolve.solve import parse_requests
+from cudaresolve.text.catalogue import format_text
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -191,6 +192,23 @@ def test_check_installable_refuses(changes: dict[str, Any], requirements: bool, 
             environment=interpreter_environment(None),
         )
     assert words in info.value.message
+
+
+def test_a_requirements_lock_with_only_some_hashes_is_refused_naming_the_first_unhashed_pin() -> None:
+    hashed = LockedPackage(name="torch", version="2.7.1+cu126", index=f"{PYTORCH}/cu126", sha256=HASH)
+    plain = [LockedPackage(name=n, version="1", index=f"{PYTORCH}/cu126") for n in ("torchvision", "torchaudio")]
+    lock = _lock(packages=(hashed, *plain))
+    env = interpreter_environment(None)
+    with pytest.raises(InvalidLockfile) as info:
+        check_installable(lock, source="req.txt", requirements=True, mirrors={}, environment=env)
+    assert info.value.code == "invalid-lockfile"
+    assert info.value.message == (
+        "req.txt has no --hash for torchvision (2 of 3 pins have none); "
+        "pip would install the pins without a hash unchecked"
+    )
+    assert "\n" not in info.value.message
+    assert format_text(info.value.text, "zh").startswith("req.txt 中 torchvision 没有 --hash")
+    assert info.value.hint == "lock online so that every pin has a hash, or use a pylock.toml"
 
 
 def test_interpreter_environment_of_another_python_matches_this_one() -> None:

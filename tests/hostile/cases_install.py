@@ -155,6 +155,15 @@ CASES = [
         _requirements(f"--index-url {INDEX}\ntorch==2.7.1+cu126\n"),
         "no --hash",
     ),
+    _case(
+        "install-some-hashes-removed",
+        "requirements.txt",
+        _requirements(
+            f"--index-url {INDEX}\n{PIN}torchvision==0.22.1+cu126\ntorchaudio==2.7.1+cu126 --hash=sha256:{HASH}\n"
+        ),
+        "no --hash for torchvision",
+        "1 of 3",
+    ),
     _case("install-other-python", "pylock.toml", _pylock(replace(GOOD, requires_python="==2.7.*")), "2.7"),
     _case(
         "install-other-platform",

@@ -58,7 +58,7 @@ def package_report(path: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Bina
             package = read_package(archive, label, limits=limits)
     except InvalidBinary as err:
         return BinaryReport(path=label, error=FileError.from_exception(err))
-    except READ_ERRORS as exc:
+    except (*READ_ERRORS, ValueError) as exc:  # ValueError: a member name flagged UTF-8 that is not
         return BinaryReport(path=label, error=FileError(
             code=InvalidBinary.code, text=Text.of("binaries.package-unreadable", error=str(exc)), hint=_HINT))
     kernels = [k for m in package.models for k in m.kernels]

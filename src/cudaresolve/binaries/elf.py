@@ -61,6 +61,9 @@ class Limits:
     max_read_bytes: int = 128 * 1024 * 1024  # every byte the parser asks the reader for
     max_sections: int = 10_000
     max_shstrtab: int = 1024 * 1024
+    # A longer name is cut here (names are looked up, never shown whole): without the cut, 10,000
+    # sections all naming offset 0 of a 1 MiB table with no NUL would be 10 GB of strings.
+    max_section_name: int = 4096
     max_containers: int = 100_000  # libtorch_cuda.so has a few thousand (one per translation unit)
     max_entries: int = 500_000
     max_scan_bytes: int = 64 * 1024 * 1024
@@ -78,6 +81,7 @@ EM_CUDA: Final = 190
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 _SHDR = struct.Struct("<IIQQQQIIQQ")
 EHDR_SIZE: Final = _EHDR.size
+_SHT_NULL: Final = 0
 _SHT_NOBITS: Final = 8
 _SHN_XINDEX: Final = 0xFFFF
 
@@ -150,7 +154,7 @@ class Section:
     name: str
     type: int
     offset: int
-    size: int  # 0 for a NOBITS section (.bss): it has no bytes in the file
+    size: int  # 0 for a NOBITS section (.bss) or a NULL one: it has no bytes in the file
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,14 +212,18 @@ def read_sections(
         raise invalid_binary("binaries.name-table-size", size=str_size)
     names = reader.read_at(str_off, str_size)
     sections = []
+    longest = reader.limits.max_section_name
     for sh_name, sh_type, _flags, _addr, sh_offset, sh_size, *_ in raw:
         if sh_name >= max(len(names), 1) and sh_name != 0:
             raise invalid_binary("binaries.name-offset", offset=sh_name)
-        end = names.find(b"\0", sh_name)
-        name = names[sh_name : end if end >= 0 else len(names)].decode("latin-1")
-        if sh_type != _SHT_NOBITS and sh_offset + sh_size > reader.size and (whole or name in checked):
+        stop = min(sh_name + longest, len(names))
+        end = names.find(b"\0", sh_name, stop)
+        name = names[sh_name : end if end >= 0 else stop].decode("latin-1")
+        # no bytes in the file: NOBITS (.bss), and NULL (section 0, whose sh_size may be the count)
+        empty = sh_type in (_SHT_NOBITS, _SHT_NULL)
+        if not empty and sh_offset + sh_size > reader.size and (whole or name in checked):
             raise invalid_binary("binaries.section-past-end", name=name)
-        sections.append(Section(name, sh_type, sh_offset, 0 if sh_type == _SHT_NOBITS else sh_size))
+        sections.append(Section(name, sh_type, sh_offset, 0 if empty else sh_size))
     return sections
 
 

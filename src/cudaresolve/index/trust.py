@@ -3,11 +3,12 @@
 An index page is data from the network, so its links are checked before one reaches a lock's
 ``url``. A wheel link must be ``https``; plain ``http`` only on this machine (127.0.0.1,
 localhost, ::1) or on a mirror the user named. Its host must be one we already trust for that
-page: the page's own host, the configured index's host or a sibling of it under the same parent
-domain (the PyTorch index at download.pytorch.org serves files from download-r2.pytorch.org), a
-host the database declares for the indexes (``[index] allowed-hosts``, e.g. files.pythonhosted.org
-for pypi.org), or a mirror's host. Anything else (``file:``, ``javascript:``, ``data:``, another
-host) is dropped, and the caller says so with a notice.
+page: the page's own host, the configured index's host, a host the database declares for the
+indexes (``[index] allowed-hosts``: files.pythonhosted.org for pypi.org, download-r2.pytorch.org
+for the PyTorch index at download.pytorch.org), or a mirror's host. Hosts are matched exactly: a
+sibling under the same parent domain (evil.pytorch.org) is not trusted unless declared. Anything
+else (``file:``, ``javascript:``, ``data:``, another host) is dropped, and the caller says so with
+a notice.
 
 A redirect is followed only to the same host (http may become https, never the reverse); a
 redirect to another host is refused, since it would move the whole listing somewhere the user
@@ -39,20 +40,11 @@ def host_of(url: str) -> str:
         return ""
 
 
-def _parent(host: str) -> str | None:
-    """``download.pytorch.org`` -> ``pytorch.org``; None for two-label hosts and IP addresses."""
-    labels = host.split(".")
-    if len(labels) < 3 or host.replace(".", "").isdigit() or ":" in host:
-        return None
-    return ".".join(labels[1:])
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FileTrust:
     """The hosts and schemes a page's file links may use. ``check(url)`` -> None or why it is refused."""
 
-    hosts: frozenset[str]  # exact hosts trusted for https
-    parents: frozenset[str]  # any host under these parent domains, for https
+    hosts: frozenset[str]  # exact hosts trusted for https ("*": any)
     http_hosts: frozenset[str]  # hosts where plain http is accepted too
 
     @classmethod
@@ -67,11 +59,10 @@ class FileTrust:
         """``allowed_hosts`` None: the host check is off (only the scheme is checked)."""
         mirror_hosts = {host_of(m) for m in mirror_urls} - {""}
         own = {host_of(page_url), host_of(index_url)} - {""}
-        parents = {p for p in (_parent(h) for h in own) if p is not None}
         hosts = own | mirror_hosts | {h.lower() for h in allowed_hosts or ()}
         if allowed_hosts is None:
-            hosts, parents = {"*"}, set()
-        return cls(hosts=frozenset(hosts), parents=frozenset(parents), http_hosts=LOCAL_HOSTS | mirror_hosts)
+            hosts = {"*"}
+        return cls(hosts=frozenset(hosts), http_hosts=LOCAL_HOSTS | mirror_hosts)
 
     def check(self, url: str) -> str | None:
         """None when ``url`` may be used; else a short reason ("scheme file:", "host evil.example")."""
@@ -87,7 +78,7 @@ class FileTrust:
             return "no host"
         if scheme == "http" and host not in self.http_hosts:
             return f"plain http to {host}"
-        if "*" in self.hosts or host in self.hosts or any(host.endswith("." + p) for p in self.parents):
+        if "*" in self.hosts or host in self.hosts:
             return None
         return f"host {host}"
 

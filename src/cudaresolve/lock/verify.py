@@ -2,11 +2,12 @@
 
 A lock is installed only when: it locks at least one package, each package once; every index and
 wheel URL is https (http only on 127.0.0.1/localhost, or under a mirror the user named); a
-requirements lock has hashes (a file with every ``--hash`` removed would install unchecked), one
-index only (a second one sits on ``#> `` lines that pip and reviewers read as comments; several
-indexes need a pylock.toml, where each package names its index) and no other comment that our
-reader would turn into an option (``#>--index-url``, ``#>-i``: ``read_lock`` refuses them); and the lock's
-``requires-python`` and ``environments`` hold for the target interpreter.
+requirements lock has a hash on every pin (a file with every ``--hash`` removed, or only some,
+would install those pins unchecked), one index only (a second one sits on ``#> `` lines that pip
+and reviewers read as comments; several indexes need a pylock.toml, where each package names its
+index) and no other comment that our reader would turn into an option (``#>--index-url``,
+``#>-i``: ``read_lock`` refuses them); and the lock's ``requires-python`` and ``environments``
+hold for the target interpreter.
 """
 
 from __future__ import annotations
@@ -101,9 +102,17 @@ def check_installable(
                 Text.of("lock.install.hidden-index", source=source, name=hidden.name, index=hidden.index[:200]),
                 hint=Text("lock.install.hidden-index.hint"),
             )
-    if requirements and len(lock.missing_hashes()) == len(lock.packages):
+    missing = lock.missing_hashes() if requirements else ()
+    if missing and len(missing) == len(lock.packages):
         raise InvalidLockfile(
             Text.of("lock.install.no-hashes", source=source), hint=Text("lock.install.no-hashes.hint")
+        )
+    if missing:  # the line that lost its --hash is the one pip would install unchecked
+        raise InvalidLockfile(
+            Text.of(
+                "lock.install.some-hashes", source=source, name=missing[0], count=len(missing), total=len(lock.packages)
+            ),
+            hint=Text("lock.install.no-hashes.hint"),
         )
     _check_environment(lock, source, environment)
 

@@ -1,0 +1,42 @@
+"""The README's "Limits" table quotes the bounds the code enforces; each number is checked here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cudaresolve.binaries.elf import DEFAULT_LIMITS
+from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
+from cudaresolve.index import client
+from cudaresolve.index.limits import CONNECT_TIMEOUT, DEADLINE_ENV, DEFAULT_DEADLINE, MAX_PAGE_BYTES, READ_TIMEOUT
+from cudaresolve.target.build import HOST_FILE_MAX_BYTES
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+MIB = 1024 * 1024
+
+
+def _rows() -> dict[str, str]:
+    text = README.read_text(encoding="utf-8")
+    table = text.split("### Limits", 1)[1].split("\n\n")[2]
+    return {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+
+
+def test_the_limits_table_matches_the_code() -> None:
+    rows = _rows()
+    network = rows["network time for one run's index pages (`lock` adding hashes)"]
+    assert f"{DEFAULT_DEADLINE:g} s in all" in network and f"`{DEADLINE_ENV}=SECONDS` sets the 60" in network
+    assert f"within {CONNECT_TIMEOUT:g} s" in network and f"within {READ_TIMEOUT:g} s" in network
+    page = rows["one index page"]
+    assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {client._MAX_REDIRECTS}" in page
+    host = rows["a host file (`--host FILE`)"]
+    assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
+    explain = rows["`explain-error` text"]
+    assert MAX_TEXT_CHARS == MIB and f"({MAX_TEXT_CHARS:,} characters)" in explain
+    binary = rows["one binary read by `inspect`"]
+    limits = DEFAULT_LIMITS
+    assert f"{limits.max_read_bytes // MIB} MiB read" in binary
+    for count, what in (
+        (limits.max_sections, "ELF sections"),
+        (limits.max_containers, "fatbin containers"),
+        (limits.max_entries, "entries"),
+    ):
+        assert f"{count:,} {what}" in binary
