@@ -165,11 +165,13 @@ def write_page(directory: Path, wheels: list[Wheel]) -> None:
 class _Handler(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real indexes do
     requests_seen = 0
+    page_max_age = 0  # --page-max-age: PyPI sends max-age=600 on its pages
 
     def end_headers(self) -> None:
-        # As PyPI does: wheels and .metadata never change; project pages are revalidated (here on every run).
+        # As PyPI does: wheels and .metadata never change; project pages are revalidated once stale.
         immutable = self.path.startswith("/files/")
-        self.send_header("Cache-Control", "max-age=31536000, immutable" if immutable else "max-age=0")
+        pages = f"max-age={self.page_max_age}"
+        self.send_header("Cache-Control", "max-age=31536000, immutable" if immutable else pages)
         super().end_headers()
 
     def translate_path(self, path: str) -> str:
@@ -278,8 +280,12 @@ def pip_python(explicit: str | None, work: Path, upgrade: bool) -> str:
 
 
 def cudaresolve_argv() -> list[str]:
-    script = Path(sys.executable).with_name("cudaresolve")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "cudaresolve"]
+    """This checkout's cudaresolve (``src`` on PYTHONPATH, see ``cudaresolve_env``), not an installed one."""
+    return [sys.executable, "-m", "cudaresolve"]
+
+
+def cudaresolve_env(**extra: str) -> dict[str, str]:
+    return clean_env(PYTHONPATH=str(ROOT / "src"), **extra)
 
 
 @dataclass
@@ -335,7 +341,7 @@ def make_cases(work: Path, server: Server, uv: str | None, pip_py: str | None) -
         return Case(
             label,
             [*cudaresolve_argv(), *cli_args],
-            clean_env(CUDARESOLVE_CACHE_DIR=str(cache)),
+            cudaresolve_env(CUDARESOLVE_CACHE_DIR=str(cache)),
             lambda: read_cudaresolve(work / out),
             stdout_to=work / out,
             cli_args=cli_args,
@@ -423,7 +429,7 @@ def in_process(work: Path, server: Server, repeat: int) -> dict[str, list[float]
     done = subprocess.run(
         [sys.executable, "-c", _INPROC, json.dumps([argv, mirrors, repeat])],
         cwd=work,
-        env=clean_env(CUDARESOLVE_CACHE_DIR=str(work / "cr-cache")),
+        env=cudaresolve_env(CUDARESOLVE_CACHE_DIR=str(work / "cr-cache")),
         capture_output=True,
         text=True,
         check=False,
@@ -516,8 +522,12 @@ def main() -> int:
         "--no-bytecode", action="store_true", help="keep PYTHONDONTWRITEBYTECODE from the shell (no .pyc cache)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory and print its path")
+    parser.add_argument(
+        "--page-max-age", type=int, default=0, help="Cache-Control max-age of project pages (default 0; PyPI: 600)"
+    )
     args = parser.parse_args()
     repeat = args.repeat or (3 if args.quick else 15)
+    _Handler.page_max_age = args.page_max_age
     per_project = args.per_project or (40 if args.quick else 120)
 
     work = Path(tempfile.mkdtemp(prefix="bench-lock-"))

@@ -42,6 +42,7 @@ __all__ = [
     "parse_simple_html",
     "parse_simple_json",
     "version_filter",
+    "wheel_file",
 ]
 
 #: JSON first, HTML as fallback: the order pip asks in (pip src/pip/_internal/index/collector.py).
@@ -160,7 +161,7 @@ def _join(base: str, href: str) -> str | None:
     return joined
 
 
-def _wheel(filename: str, url: str, **fields: Any) -> IndexFile | None:
+def wheel_file(filename: str, url: str, **fields: Any) -> IndexFile | None:
     """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names."""
     if not filename.endswith(".whl"):
         return None
@@ -259,7 +260,7 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
         metadata = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))  # PEP 714 order
         has_metadata, metadata_sha = _metadata_flag(metadata)
         yanked = "data-yanked" in attrs
-        wheel = _wheel(
+        wheel = wheel_file(
             filename,
             url,
             sha256=_sha256(digest) if algo.lower() == "sha256" else None,
@@ -306,7 +307,7 @@ def parse_simple_json(
         joined = _join(page_url, url)
         if joined is None:
             continue
-        wheel = _wheel(
+        wheel = wheel_file(
             filename,
             urldefrag(joined)[0],
             sha256=_sha256(hashes.get("sha256")) if isinstance(hashes, Mapping) else None,

@@ -122,9 +122,9 @@ def _add_hashes(solution: Solution, inputs: LockInputs) -> Solution:
             allowed_hosts=inputs.db.allowed_hosts,
         )
     else:
-        from cudaresolve.index.client import make_http_client
+        from cudaresolve.index.transport import LazyClient
 
-        with make_http_client() as client:
+        with LazyClient() as client:  # built on the first request: none when every page is fresh in the cache
             listings = fetch_listings(
                 client, wanted, offline=False, cache=cache, mirrors=inputs.mirrors, versions=versions,
                 allowed_hosts=inputs.db.allowed_hosts,
