@@ -161,3 +161,42 @@ def test_an_unwritable_cache_still_parses(tmp_path: Path) -> None:
     blocker.write_text("x", encoding="utf-8")
     page = entry("html")
     assert parse_files(HttpCache(blocker), page, None) == parse_body(page.body, page.content_type, page.page_url)
+
+
+def stored(cache: HttpCache, url: str) -> dict[str, object]:
+    data: dict[str, object] = json.loads(parsed_path(cache, url).read_text(encoding="utf-8").partition("\n")[2])
+    return data
+
+
+def test_a_filtered_caller_stores_what_it_kept_and_only_the_same_filter_reads_it(tmp_path: Path) -> None:
+    cache, page = HttpCache(tmp_path), entry("html")
+    wanted, other = versions("html")[:1], versions("html")[1:2]
+    keep = version_filter("torch", wanted)
+    first = parse_files(cache, page, keep)
+    form = stored(cache, page.url)
+    assert form["kept"] == f"torch=={wanted[0]}"
+    assert [row[0] for row in form["files"]] == [f.filename for f in first]  # type: ignore[attr-defined]
+
+    def set_hash(data: dict[str, list[list[object]]]) -> None:
+        data["files"][0][2] = "f" * 64
+
+    rewrite(parsed_path(cache, page.url), set_hash)
+    assert parse_files(cache, page, version_filter("torch", wanted))[0].sha256 == "f" * 64  # same filter: read
+    # another filter, or every wheel: parsed again (the stored rows lack them) and the form replaced
+    assert parse_files(cache, page, version_filter("torch", other)) == parse_body(
+        page.body, page.content_type, page.page_url, version_filter("torch", other)
+    )
+    assert stored(cache, page.url)["kept"] == f"torch=={other[0]}"
+    assert parse_files(cache, page, None) == parse_body(page.body, page.content_type, page.page_url)
+    assert stored(cache, page.url)["kept"] == "all"
+    # a form holding every wheel serves any filter, and stays as it is
+    assert parse_files(cache, page, keep) == parse_body(page.body, page.content_type, page.page_url, keep)
+    assert stored(cache, page.url)["kept"] == "all"
+
+
+def test_a_filter_without_a_key_is_parsed_for_and_never_stored(tmp_path: Path) -> None:
+    cache, page = HttpCache(tmp_path), entry("html")
+    files = parse_files(cache, page, lambda name: "cp311" in name)
+    assert files
+    assert all("cp311" in f.filename for f in files)
+    assert not parsed_path(cache, page.url).exists()

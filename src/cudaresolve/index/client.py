@@ -119,6 +119,7 @@ class IndexClient:
         self._allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self._down: dict[str, str] = {}  # host -> why it failed
         self.keep: dict[str, Keep] = {}  # project -> which file names to parse (all when absent)
+        self._peeked: dict[str, CachedResponse | None] = {}  # url -> entry fresh_page read, not fresh
 
     def fetch_project(self, index_url: str, name: str) -> list[IndexFile]:
         """The wheels of ``name`` on ``index_url``; [] when the index does not carry it (404)."""
@@ -130,7 +131,7 @@ class IndexClient:
         No request is sent offline, nor for a cached copy still fresh (RFC 9111, see ``http_cache``).
         """
         project, index, served_from, url = self._where(index_url, name)
-        cached = self.cache.get(url) if self.cache is not None else None
+        cached = self._cached(url)
         if self._usable(cached, url):
             return self._page(index, served_from, project, cached, "cache")
         try:
@@ -147,8 +148,16 @@ class IndexClient:
     def fresh_page(self, index_url: str, name: str) -> ProjectPage | None:
         """The page if it needs no request (offline, or fresh in the cache), else None; raises as ``fetch_page``."""
         project, index, served_from, url = self._where(index_url, name)
-        cached = self.cache.get(url) if self.cache is not None else None
-        return self._page(index, served_from, project, cached, "cache") if self._usable(cached, url) else None
+        cached = self._cached(url)
+        if self._usable(cached, url):
+            return self._page(index, served_from, project, cached, "cache")
+        self._peeked[url] = cached  # fetch_page comes next: spare it a second read
+        return None
+
+    def _cached(self, url: str) -> CachedResponse | None:
+        if url in self._peeked:
+            return self._peeked.pop(url)
+        return self.cache.get(url) if self.cache is not None else None
 
     def _where(self, index_url: str, name: str) -> tuple[NormalizedName, str, str, str]:
         """(project, index as configured, index after mirrors, page URL)."""

@@ -1,18 +1,20 @@
 """Index pages parsed once per body: their wheels kept as JSON rows. Does I/O: files under the cache dir.
 
-A warm run would otherwise parse every page again (PyPI's torch page is megabytes of JSON; the
-PyPI torch and PyTorch index pages have thousands of anchors). ``parse_files`` stores, beside a
-cached page, the wheels parsed from it: one JSON file per page URL holding every wheel of the
-page (not only those the caller kept) as compact rows, and the key of what it was parsed from:
-the body's SHA-256, its Content-Type, the URL links resolved against, this module's row format
-and the cudaresolve version (so a new parser never reads an older one's rows). A stored form
-whose key differs (the page changed) is parsed again and replaced, so there is one form per URL.
+A warm run would otherwise parse every page again (PyPI's torch page is megabytes of JSON, the
+PyTorch index's pages have thousands of anchors, and Python's HTML parser is slow).
+``parse_files`` stores, beside a cached page, the wheels parsed from it as compact rows, with the
+key of what they were parsed from: the body's SHA-256, its Content-Type, the URL links resolved
+against, this module's row format and the cudaresolve version (so a new parser never reads an
+older one's rows). There is one stored form per page URL; one whose key differs (the page
+changed) is parsed again and replaced.
 
-Every wheel is kept because callers filter differently (the whole-environment lock reads every
-release; the hash pass only the pinned versions, through ``version_filter``): the filter is then
-applied to the rows' file names, which gives what a filtered parse gives, since both filters
-look at the file name only. Rows go back through ``simple.wheel_file``, the constructor the
-parsers use, so a row gives the same ``IndexFile`` a parse gives.
+A stored form records what it kept: ``"all"`` (a caller that reads every release, as the
+whole-environment lock does) or the ``key`` of the ``version_filter`` the caller passed (the hash
+pass, which needs only the pinned versions: a filtered parse is cheap, a whole one is not). A
+form holding every wheel serves any filter, applied to the rows' file names, which gives what a
+filtered parse gives (both filters look at the file name only); a filtered form serves only the
+same filter. A filter with no ``key`` attribute is parsed for, never stored. Rows go back through
+``simple.wheel_file``, the constructor the parsers use, so a row gives the ``IndexFile`` a parse gives.
 
 The first line of each file is the SHA-256 of the rest: a file edited or cut short is parsed
 again, never trusted. Unreadable or unwritable files are skipped silently, as in ``http_cache``.
@@ -39,6 +41,7 @@ __all__ = ["parse_files", "parsed_key", "parsed_path"]
 
 _FORMAT: Final = 1  # bump when the row layout changes
 _SUBDIR: Final = "parsed-v1"
+_ALL: Final = "all"  # what a form parsed with no filter says it kept
 
 
 def parsed_key(entry: CachedResponse) -> str:
@@ -58,18 +61,18 @@ def parsed_path(cache: HttpCache, url: str) -> Path:
 def parse_files(cache: HttpCache | None, entry: CachedResponse, keep: Keep | None) -> list[IndexFile]:
     """The wheels on ``entry``'s page that ``keep`` accepts (all when None), in page order.
 
-    With a cache: read from the stored form when its key matches, else parsed whole and stored.
-    Raises what the parsers raise (``IndexUnavailable``) for a page that does not parse.
+    With a cache: read from the stored form when it stands for this body and this filter, else
+    parsed (filtered) and stored. Raises what the parsers raise (``IndexUnavailable``).
     """
-    if cache is None:
+    kept = _ALL if keep is None else getattr(keep, "key", None)
+    if cache is None or not isinstance(kept, str):
         return parse_body(entry.body, entry.content_type, entry.page_url, keep)
     key, path = parsed_key(entry), parsed_path(cache, entry.url)
-    files = _load(path, key, keep)
-    if files is not None:
-        return files
-    files = parse_body(entry.body, entry.content_type, entry.page_url)
-    _store(path, key, files)
-    return files if keep is None else [f for f in files if keep(f.filename)]
+    files = _load(path, key, kept, keep)
+    if files is None:
+        files = parse_body(entry.body, entry.content_type, entry.page_url, keep)
+        _store(path, key, kept, files)
+    return files
 
 
 def _row(file: IndexFile) -> list[Any]:
@@ -103,8 +106,9 @@ def _file(row: object) -> IndexFile | None:
     )  # fmt: skip
 
 
-def _load(path: Path, key: str, keep: Keep | None) -> list[IndexFile] | None:
-    """The kept wheels of the stored form at ``path``; None when absent, damaged or parsed from something else."""
+def _load(path: Path, key: str, kept: str, keep: Keep | None) -> list[IndexFile] | None:
+    """The wanted wheels of the stored form at ``path``; None when absent, damaged, parsed from
+    another body, or filtered for something else."""
     try:
         digest, _, payload = path.read_text(encoding="utf-8").partition("\n")
         if hashlib.sha256(payload.encode("utf-8")).hexdigest() != digest:
@@ -113,6 +117,8 @@ def _load(path: Path, key: str, keep: Keep | None) -> list[IndexFile] | None:
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("files"), list):
+        return None
+    if data.get("kept") not in (_ALL, kept):
         return None
     files: list[IndexFile] = []
     for row in data["files"]:
@@ -128,8 +134,9 @@ def _load(path: Path, key: str, keep: Keep | None) -> list[IndexFile] | None:
     return files
 
 
-def _store(path: Path, key: str, files: list[IndexFile]) -> None:
-    payload = json.dumps({"key": key, "files": [_row(f) for f in files]}, separators=(",", ":"))  # ASCII only
+def _store(path: Path, key: str, kept: str, files: list[IndexFile]) -> None:
+    rows = [_row(f) for f in files]
+    payload = json.dumps({"key": key, "kept": kept, "files": rows}, separators=(",", ":"))  # ASCII only
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     with contextlib.suppress(OSError):  # an optimisation: a read-only or full disk must not stop a resolve
         path.parent.mkdir(parents=True, exist_ok=True)

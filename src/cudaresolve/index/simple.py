@@ -117,6 +117,7 @@ def version_filter(project: str, versions: Iterable[str]) -> Keep:
     keep.needles = tuple(  # type: ignore[attr-defined]
         f"{dist}-{form}-" for v in wanted for form in {v, v.replace("+", "%2b")}
     )
+    keep.key = f"{dist}=={','.join(sorted(wanted))}"  # type: ignore[attr-defined]  # what it keeps (parsed_cache)
     return keep
 
 
