@@ -5,6 +5,7 @@
     python bench/bench_lock.py --repeat 30 --profile
     python bench/bench_lock.py --uv /path/to/uv --pip-python /path/to/venv/bin/python
     python bench/bench_lock.py --per-project 600  # PyPI-sized pages: how page parsing scales
+    python bench/bench_lock.py --page-max-age 600  # pages fresh for 10 minutes, as PyPI sends them
 
 uv comes from PATH, else from PyPI into a throwaway venv; pip is a throwaway venv's, upgraded
 from PyPI (``--bundled-pip`` keeps ensurepip's). Both ignore this machine's pip/uv settings.
@@ -25,7 +26,8 @@ pointed at that one index: uv and pip by ``--index-url .../simple``, cudaresolve
 download.pytorch.org/whl to ``/whl``, flashinfer.ai/whl to ``/flashinfer``); the server answers
 ``/whl/cu130/torch/`` with ``/simple/torch/``, so every tool reads the same pages. Pages are
 sent with ``Cache-Control: max-age=0`` and ``Last-Modified``, so with a warm cache every tool
-revalidates each page it needs with a conditional GET (304); wheels and ``.metadata`` files are
+revalidates each page it needs with a conditional GET (304); ``--page-max-age 600`` sends PyPI's
+``max-age=600`` instead, and a warm tool then asks for nothing. Wheels and ``.metadata`` files are
 immutable, as on PyPI. The ``--offline`` rows read their caches without asking. Each tool has
 its own fresh cache directory, warmed by one untimed run; rounds interleave the tools so drift
 hits all of them. The Python tools run with a bytecode cache in the temporary directory
@@ -83,10 +85,10 @@ MIRRORED_PREFIXES: Final = ("/whl/", "/flashinfer/")
 BUDGET_MS: Final = 300.0
 OFFLINE: Final = "cudaresolve lock --offline (embedded data, no page cache)"
 OFFLINE_WARM: Final = "cudaresolve lock --offline (warm cache: hashes, no HTTP)"
-ONLINE: Final = "cudaresolve lock (local index, warm cache: 304s)"
-UV: Final = "uv pip compile (warm cache: 304s)"
+ONLINE: Final = "cudaresolve lock (local index, warm cache)"
+UV: Final = "uv pip compile (warm cache)"
 UV_OFFLINE: Final = "uv pip compile --offline (warm cache)"
-PIP: Final = "pip install --dry-run --report (warm cache: 304s)"
+PIP: Final = "pip install --dry-run --report (warm cache)"
 
 
 # ---------------------------------------------------------------------------------- the index
@@ -165,11 +167,13 @@ def write_page(directory: Path, wheels: list[Wheel]) -> None:
 class _Handler(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real indexes do
     requests_seen = 0
+    page_max_age = 0  # --page-max-age: PyPI sends max-age=600 on its pages
 
     def end_headers(self) -> None:
-        # As PyPI does: wheels and .metadata never change; project pages are revalidated (here on every run).
+        # As PyPI does: wheels and .metadata never change; project pages are revalidated once stale.
         immutable = self.path.startswith("/files/")
-        self.send_header("Cache-Control", "max-age=31536000, immutable" if immutable else "max-age=0")
+        pages = f"max-age={self.page_max_age}"
+        self.send_header("Cache-Control", "max-age=31536000, immutable" if immutable else pages)
         super().end_headers()
 
     def translate_path(self, path: str) -> str:
@@ -278,8 +282,12 @@ def pip_python(explicit: str | None, work: Path, upgrade: bool) -> str:
 
 
 def cudaresolve_argv() -> list[str]:
-    script = Path(sys.executable).with_name("cudaresolve")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "cudaresolve"]
+    """This checkout's cudaresolve (``src`` on PYTHONPATH, see ``cudaresolve_env``), not an installed one."""
+    return [sys.executable, "-m", "cudaresolve"]
+
+
+def cudaresolve_env(**extra: str) -> dict[str, str]:
+    return clean_env(PYTHONPATH=str(ROOT / "src"), **extra)
 
 
 @dataclass
@@ -335,7 +343,7 @@ def make_cases(work: Path, server: Server, uv: str | None, pip_py: str | None) -
         return Case(
             label,
             [*cudaresolve_argv(), *cli_args],
-            clean_env(CUDARESOLVE_CACHE_DIR=str(cache)),
+            cudaresolve_env(CUDARESOLVE_CACHE_DIR=str(cache)),
             lambda: read_cudaresolve(work / out),
             stdout_to=work / out,
             cli_args=cli_args,
@@ -405,7 +413,7 @@ timed("solve() (first: reads the package rows)", lambda: solve(reqs, db, target)
 off = LockInputs(requirements=reqs, target=target, db=db, offline=True, mirrors=mirrors)
 timed("resolve_inputs() --offline, warm cache (solve + parse 5 pages)", lambda: resolve_inputs(off), repeat)
 req = LockInputs(requirements=reqs, target=target, db=db, offline=False, mirrors=mirrors)
-timed("resolve_inputs() online (solve + 5 conditional GETs + parse)", lambda: resolve_inputs(req), repeat)
+timed("resolve_inputs() online (solve + 5 pages: 304s, or none when fresh)", lambda: resolve_inputs(req), repeat)
 def cli():
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(argv) == 0
@@ -423,7 +431,7 @@ def in_process(work: Path, server: Server, repeat: int) -> dict[str, list[float]
     done = subprocess.run(
         [sys.executable, "-c", _INPROC, json.dumps([argv, mirrors, repeat])],
         cwd=work,
-        env=clean_env(CUDARESOLVE_CACHE_DIR=str(work / "cr-cache")),
+        env=cudaresolve_env(CUDARESOLVE_CACHE_DIR=str(work / "cr-cache")),
         capture_output=True,
         text=True,
         check=False,
@@ -516,8 +524,12 @@ def main() -> int:
         "--no-bytecode", action="store_true", help="keep PYTHONDONTWRITEBYTECODE from the shell (no .pyc cache)"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory and print its path")
+    parser.add_argument(
+        "--page-max-age", type=int, default=0, help="Cache-Control max-age of project pages (default 0; PyPI: 600)"
+    )
     args = parser.parse_args()
     repeat = args.repeat or (3 if args.quick else 15)
+    _Handler.page_max_age = args.page_max_age
     per_project = args.per_project or (40 if args.quick else 120)
 
     work = Path(tempfile.mkdtemp(prefix="bench-lock-"))

@@ -419,7 +419,7 @@ def test_cache_revalidates_with_etag_and_serves_304(tmp_path: Path) -> None:
                 httpx.Response(304, headers={"ETag": '"v2"'}),
             ]
         )
-        clock = iter([100.0, 200.0]).__next__
+        clock = iter([100.0, 150.0, 200.0]).__next__  # fetched, freshness checked (stale: no max-age), 304
         client = IndexClient(http, cache=cache, clock=clock, sleep=lambda _: None)
         first = client.fetch_page(CU118, "torch")
         second = client.fetch_page(CU118, "torch")

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeGuard
 from urllib.parse import urljoin, urlsplit
 
 from cudaresolve.errors import IndexUnavailable
@@ -29,6 +28,8 @@ from cudaresolve.index.limits import (
     too_large,
 )
 from cudaresolve.index.notices import listing_notices
+from cudaresolve.index.pages import Listings, ProjectPage
+from cudaresolve.index.parsed_cache import parse_files
 from cudaresolve.index.simple import (
     ACCEPT,
     HINT,
@@ -37,13 +38,12 @@ from cudaresolve.index.simple import (
     apply_mirror,
     canonical_project,
     mirrored_file,
-    parse_body,
     parse_mirrors,
     parse_simple_html,
     parse_simple_json,
     version_filter,
 )
-from cudaresolve.index.transport import Reply, TransientError, make_http_client
+from cudaresolve.index.transport import LazyClient, Reply, TransientError, make_http_client
 from cudaresolve.index.trust import FileTrust, is_same_host_redirect
 from cudaresolve.text.model import Text
 
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
-    from cudaresolve.text.findings import Notice
 
 __all__ = [
     "ACCEPT",
@@ -77,34 +76,8 @@ _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _MAX_REDIRECTS: Final = 5
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProjectPage:
-    """One project's listing on one index, and where it actually came from.
-
-    ``index_url`` is the index as configured (what a lock calls the index); ``served_from`` is
-    the same index after mirrors (what was contacted). ``found`` is False when the index
-    answered 404: the project is not on it. ``source``: "network", "revalidated" (304),
-    "cache" (offline or still fresh) or "stale-cache" (network failed; ``error`` says how).
-    """
-
-    project: NormalizedName
-    index_url: str
-    served_from: str
-    url: str
-    files: tuple[IndexFile, ...]
-    found: bool = True
-    source: str = "network"
-    fetched_at: float | None = None
-    error: Text | None = None
-    refused: tuple[tuple[str, str], ...] = ()  # (file name, why) of links not taken: bad scheme or host
-
-    @property
-    def mirrored(self) -> bool:
-        return self.served_from != self.index_url
-
-
 class IndexClient:
-    """Fetches project pages through an injected ``httpx.Client`` (tests pass a respx-mocked one).
+    """Fetches project pages through an injected ``httpx.Client`` or ``LazyClient`` (tests pass a respx-mocked one).
 
     Transport errors, 429 and 5xx are retried ``retries`` times with exponential backoff
     (``backoff * 2**n`` seconds, capped at ``max_backoff``, or the server's ``Retry-After``);
@@ -114,7 +87,7 @@ class IndexClient:
 
     def __init__(
         self,
-        http: httpx.Client | None,
+        http: httpx.Client | LazyClient | None,
         *,
         cache: HttpCache | None = None,
         offline: bool = False,
@@ -138,7 +111,7 @@ class IndexClient:
         self._retries = max(0, retries)
         self._backoff, self._max_backoff = backoff, max_backoff
         self._timeout, self._connect_timeout = timeout, connect_timeout
-        self._max_age = max_age  # serve a cached page younger than this without asking; 0 = always revalidate
+        self._max_age = max_age  # also serve a cached page younger than this without asking (0: headers decide)
         self._sleep, self._clock = sleep, clock
         self._deadline = deadline
         self._max_page_bytes = max_page_bytes
@@ -146,28 +119,25 @@ class IndexClient:
         self._allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self._down: dict[str, str] = {}  # host -> why it failed
         self.keep: dict[str, Keep] = {}  # project -> which file names to parse (all when absent)
+        self._peeked: dict[str, CachedResponse | None] = {}  # url -> entry fresh_page read, not fresh
 
     def fetch_project(self, index_url: str, name: str) -> list[IndexFile]:
         """The wheels of ``name`` on ``index_url``; [] when the index does not carry it (404)."""
         return list(self.fetch_page(index_url, name).files)
 
     def fetch_page(self, index_url: str, name: str) -> ProjectPage:
-        """Fetch ``{index_url}/{normalized name}/`` (mirrors applied); raises ``IndexUnavailable``."""
-        project = canonical_project(name)
-        index = index_url.strip().rstrip("/")
-        served_from = apply_mirror(index, self.mirrors)
-        url = f"{served_from}/{project}/"
-        cached = self.cache.get(url) if self.cache is not None else None
-        if self.offline:
-            if cached is None:
-                raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
-            return self._page(index, served_from, project, cached, "cache")
-        if cached is not None and self._max_age > 0 and cached.age(self._clock()) < self._max_age:
+        """Fetch ``{index_url}/{normalized name}/`` (mirrors applied); raises ``IndexUnavailable``.
+
+        No request is sent offline, nor for a cached copy still fresh (RFC 9111, see ``http_cache``).
+        """
+        project, index, served_from, url = self._where(index_url, name)
+        cached = self._cached(url)
+        if self._usable(cached, url):
             return self._page(index, served_from, project, cached, "cache")
         try:
             entry, source = self._download(url, cached)
         except IndexUnavailable as e:
-            if cached is None:
+            if cached is None or not cached.may_serve_stale:  # must-revalidate / no-cache: never stale
                 raise
             return self._page(index, served_from, project, cached, "stale-cache", error=e.text)
         page = self._page(index, served_from, project, entry, source)  # parse first: junk never gets cached
@@ -207,6 +177,34 @@ class IndexClient:
                 Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
             ) from e
 
+    def fresh_page(self, index_url: str, name: str) -> ProjectPage | None:
+        """The page if it needs no request (offline, or fresh in the cache), else None; raises as ``fetch_page``."""
+        project, index, served_from, url = self._where(index_url, name)
+        cached = self._cached(url)
+        if self._usable(cached, url):
+            return self._page(index, served_from, project, cached, "cache")
+        self._peeked[url] = cached  # fetch_page comes next: spare it a second read
+        return None
+
+    def _cached(self, url: str) -> CachedResponse | None:
+        if url in self._peeked:
+            return self._peeked.pop(url)
+        return self.cache.get(url) if self.cache is not None else None
+
+    def _where(self, index_url: str, name: str) -> tuple[NormalizedName, str, str, str]:
+        """(project, index as configured, index after mirrors, page URL)."""
+        project, index = canonical_project(name), index_url.strip().rstrip("/")
+        served_from = apply_mirror(index, self.mirrors)
+        return project, index, served_from, f"{served_from}/{project}/"
+
+    def _usable(self, cached: CachedResponse | None, url: str) -> TypeGuard[CachedResponse]:
+        """Whether ``cached`` is used as is: offline (raises when there is none), or fresh."""
+        if self.offline and cached is None:
+            raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
+        if cached is None or self.cache is None:
+            return False
+        return self.offline or self.cache.is_fresh(cached, self._clock(), max_age=self._max_age)
+
     def _page(
         self,
         index: str,
@@ -218,7 +216,7 @@ class IndexClient:
     ) -> ProjectPage:
         found = entry.status != 404
         keep = self.keep.get(project)
-        files = parse_body(entry.body, entry.content_type, entry.page_url, keep) if found else []
+        files = parse_files(self.cache, entry, keep) if found else []
         # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
         files = [mirrored_file(f, self.mirrors) for f in files if f.project == project]
         trust = FileTrust.for_page(
@@ -245,26 +243,18 @@ class IndexClient:
 
         reply = self._get(url, cached.conditional_headers() if cached is not None else {})
         status = reply.status
-        etag, modified = reply.headers.get("ETag"), reply.headers.get("Last-Modified")
         if status == 304 and cached is not None:
-            # RFC 9111 section 4.3.4: a 304 freshens the stored response and may update its validators.
-            etag, modified = etag or cached.etag, modified or cached.last_modified
-            return replace(cached, etag=etag, last_modified=modified, fetched_at=self._clock()), "revalidated"
+            # RFC 9111 section 4.3.4: a 304 freshens the stored response and updates its stored headers.
+            return cached.refreshed(reply.headers, self._clock()), "revalidated"
         if status in (404, 410):
             status, body = 404, ""
         elif status != 200:
             raise IndexUnavailable(Text.of("index.http-status", url=url, status=status), hint=HINT)
         else:
             body = reply.body
-        entry = CachedResponse(
-            url=url,
-            status=status,
-            body=body,
-            content_type=reply.headers.get("Content-Type"),
-            etag=etag,
-            last_modified=modified,
-            final_url=reply.url if reply.url != url else None,
-            fetched_at=self._clock(),
+        final_url = reply.url if reply.url != url else None
+        entry = CachedResponse.from_headers(
+            url=url, status=status, body=body, headers=reply.headers, final_url=final_url, fetched_at=self._clock()
         )
         return entry, "network"
 
@@ -347,26 +337,10 @@ def _retry_after(value: str | None) -> float | None:
     return float(value.strip())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Listings:
-    """What ``fetch_listings`` found. ``unavailable`` lists (index, project) pairs with no listing."""
-
-    pages: tuple[ProjectPage, ...] = ()
-    unavailable: tuple[tuple[str, NormalizedName], ...] = ()
-    notices: tuple[Notice, ...] = ()
-
-    def page(self, index_url: str, project: str) -> ProjectPage | None:
-        index, name = index_url.strip().rstrip("/"), canonical_project(project)
-        return next((p for p in self.pages if p.index_url == index and p.project == name), None)
-
-    def files(self, index_url: str, project: str) -> tuple[IndexFile, ...] | None:
-        """The wheels found; () when the index lacks the project; None when not fetched (use embedded data)."""
-        page = self.page(index_url, project)
-        return None if page is None else page.files
 
 
 def fetch_listings(
-    client: httpx.Client | None,
+    client: httpx.Client | LazyClient | None,
     requests: Sequence[tuple[str, str]],
     *,
     offline: bool,
@@ -416,19 +390,22 @@ def fetch_listings(
             seen.add(key)
             keys.append(key)
 
-    def fetch(key: tuple[str, NormalizedName]) -> ProjectPage | IndexUnavailable:
+    def fetch(key: tuple[str, NormalizedName], fresh_only: bool = False) -> ProjectPage | IndexUnavailable | None:
         try:
-            return index_client.fetch_page(*key)
+            return index_client.fresh_page(*key) if fresh_only else index_client.fetch_page(*key)
         except IndexUnavailable as e:
             return e
 
-    if client is not None and len(keys) > 1:  # pages are independent: ask for them at once
+    found = {key: fetch(key, fresh_only=True) for key in keys}  # fresh copies first: no request, no thread
+    todo = [key for key in keys if found[key] is None]
+    if client is not None and len(todo) > 1:  # pages are independent: ask for them at once
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=min(8, len(keys))) as pool:
-            results = list(pool.map(fetch, keys))
+        with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
+            found.update(zip(todo, pool.map(fetch, todo), strict=True))
     else:
-        results = [fetch(key) for key in keys]
+        found.update((key, fetch(key)) for key in todo)
+    results = [r for r in (found[key] for key in keys) if r is not None]  # none is None any more
     for key, page in zip(keys, results, strict=True):
         if isinstance(page, IndexUnavailable):
             e = page

@@ -1,27 +1,34 @@
-"""On-disk cache of index pages, revalidated with ETag / Last-Modified. Does I/O: files under the cache dir.
+"""On-disk cache of index pages with HTTP freshness (RFC 9111). Does I/O: files under the cache dir.
 
 One JSON file per URL, named by the SHA-256 of the URL, holding the body and the SHA-256 of
-that body, the validators the server sent (``ETag``, ``Last-Modified``), the status (200, or
-404 for "project not on this index") and when it was fetched. An entry whose body does not match
-its own digest (one edited by hand) is treated as missing, offline and before a 304 alike. Writes
-go through ``core.files.write_text_atomic``, so a reader never sees half a file. A file that
-cannot be read or decoded is treated as missing: the page is fetched again, never a crash. A
-cache that cannot be written (read-only home, full disk) is skipped silently; it is only an
-optimisation.
+that body, the validators the server sent (``ETag``, ``Last-Modified``), its freshness headers
+(``Cache-Control``, ``Expires``, ``Date``, ``Age``), the status (200, or 404 for "project not on
+this index") and when it was fetched. An entry whose body does not match its own digest (one
+edited by hand) is treated as missing, offline and before a 304 alike. Writes go through
+``core.files.write_text_atomic``, so a reader never sees half a file. A file that cannot be read
+or decoded is treated as missing: the page is fetched again, never a crash. A cache that cannot
+be written (read-only home, full disk) is skipped silently; it is only an optimisation.
 
-Revalidation follows RFC 9110 section 13.1 (``If-None-Match`` / ``If-Modified-Since``) and
-RFC 9111 section 4.3.4 (a 304 refreshes the stored response).
+Freshness follows RFC 9111 (``index.freshness`` says which parts): a *fresh* entry (age below
+its ``max-age``) is used with no request at all, as pip and uv do; a stale one, or one marked
+``no-cache``, is revalidated (RFC 9110 section 13.1: ``If-None-Match`` / ``If-Modified-Since``),
+and a 304 refreshes the stored time and headers (RFC 9111 section 4.3.4). A response marked
+``no-store`` is not stored, and replaces no entry (section 5.2.2.5). ``HttpCache(refresh=True)``
+treats every entry as stale, as uv's ``--refresh`` does: entries are revalidated, still read
+offline. Entries written before these headers were stored simply have none: they are stale.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.files import write_text_atomic
 from cudaresolve.core.paths import CACHE_DIR_ENV, default_cache_dir
+from cudaresolve.index.freshness import CacheControl, current_age, freshness_lifetime, parse_cache_control
 
 if TYPE_CHECKING:
     import os
@@ -31,6 +38,16 @@ __all__ = ["CACHE_DIR_ENV", "CachedResponse", "HttpCache", "default_cache_dir"]
 
 _FORMAT: Final = 2  # bump when the entry layout changes; older entries then read as missing
 _SUBDIR: Final = "http-v1"
+#: The stored header fields besides the body, each a string or None; (attribute, header name).
+_HEADERS: Final = (
+    ("content_type", "Content-Type"),
+    ("etag", "ETag"),
+    ("last_modified", "Last-Modified"),
+    ("cache_control", "Cache-Control"),
+    ("expires", "Expires"),
+    ("date", "Date"),
+    ("age_header", "Age"),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,7 +61,61 @@ class CachedResponse:
     etag: str | None = None
     last_modified: str | None = None
     final_url: str | None = None  # where redirects ended; relative links resolve against it
-    fetched_at: float
+    fetched_at: float  # when the response (or the 304 that confirmed it) arrived: RFC 9111 "response_time"
+    cache_control: str | None = None
+    expires: str | None = None
+    date: str | None = None
+    age_header: str | None = None  # the Age header as received
+
+    @classmethod
+    def from_headers(
+        cls, *, url: str, status: int, body: str, headers: Mapping[str, str], final_url: str | None, fetched_at: float
+    ) -> CachedResponse:
+        """An entry for a response just received; ``headers`` is case-insensitive (httpx ``Headers``)."""
+        stored = {attribute: headers.get(name) for attribute, name in _HEADERS}
+        return cls(url=url, status=status, body=body, final_url=final_url, fetched_at=fetched_at, **stored)
+
+    def refreshed(self, headers: Mapping[str, str], now: float) -> CachedResponse:
+        """This entry after a 304 with ``headers`` (RFC 9111 section 4.3.4).
+
+        The header fields the 304 carries replace the stored ones; the others stay. ``Age`` and
+        ``Date`` describe the 304 itself, so they are taken from it even when absent.
+        """
+        updated: dict[str, Any] = {a: headers.get(name) for a, name in _HEADERS if headers.get(name) is not None}
+        updated.pop("content_type", None)  # a 304 has no body: its Content-Type, if any, is not the page's
+        updated["age_header"] = headers.get("Age")
+        updated["date"] = headers.get("Date")
+        return replace(self, fetched_at=now, **updated)
+
+    @property
+    def directives(self) -> CacheControl:
+        return parse_cache_control(self.cache_control)
+
+    @property
+    def no_store(self) -> bool:
+        return self.directives.no_store
+
+    @property
+    def may_serve_stale(self) -> bool:
+        """Whether a stale copy may stand in when revalidation fails (RFC 9111 sections 4.2.4, 5.2.2.2)."""
+        directives = self.directives
+        return not (directives.no_cache or directives.must_revalidate)
+
+    def freshness_lifetime(self) -> float:
+        """Seconds this response stays fresh (RFC 9111 section 4.2.1); 0 for ``no-cache``."""
+        directives = self.directives
+        if directives.no_cache:
+            return 0.0
+        return freshness_lifetime(directives, expires=self.expires, date=self.date, response_time=self.fetched_at)
+
+    def is_fresh(self, now: float) -> bool:
+        """True when this copy may be used without asking the server (RFC 9111 section 4.2)."""
+        return self.age(now) < self.freshness_lifetime()
+
+    @property
+    def body_sha256(self) -> str:
+        """The SHA-256 of the body (hex), the key of its parsed form (``index.parsed_cache``)."""
+        return _digest(self.body)
 
     @property
     def page_url(self) -> str:
@@ -61,20 +132,18 @@ class CachedResponse:
         return headers
 
     def age(self, now: float) -> float:
-        """Seconds since the server last confirmed this copy."""
-        return max(0.0, now - self.fetched_at)
+        """The current age (RFC 9111 section 4.2.3): the ``Age`` received plus the time since it arrived."""
+        return current_age(self.age_header, response_time=self.fetched_at, now=now)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": _FORMAT,
             "url": self.url,
             "status": self.status,
-            "content_type": self.content_type,
-            "etag": self.etag,
-            "last_modified": self.last_modified,
+            **{attribute: getattr(self, attribute) for attribute, _ in _HEADERS},
             "final_url": self.final_url,
             "fetched_at": self.fetched_at,
-            "sha256": _digest(self.body),
+            "sha256": self.body_sha256,
             "body": self.body,
         }
 
@@ -90,19 +159,11 @@ class CachedResponse:
             raise ValueError("bad body or fetched_at")
         if data.get("sha256") != _digest(body):
             raise ValueError("body does not match its stored sha256")
-        optional = {k: data.get(k) for k in ("content_type", "etag", "last_modified", "final_url")}
+        # Entries written before the freshness headers were stored lack them: None, so stale.
+        optional = {k: data.get(k) for k in (*(attribute for attribute, _ in _HEADERS), "final_url")}
         if any(v is not None and not isinstance(v, str) for v in optional.values()):
             raise ValueError("bad header field")
-        return cls(
-            url=str(data["url"]),
-            status=status,
-            body=body,
-            fetched_at=float(fetched_at),
-            content_type=optional["content_type"],
-            etag=optional["etag"],
-            last_modified=optional["last_modified"],
-            final_url=optional["final_url"],
-        )
+        return cls(url=str(data["url"]), status=status, body=body, fetched_at=float(fetched_at), **optional)
 
 
 def _digest(body: str) -> str:
@@ -112,10 +173,22 @@ def _digest(body: str) -> str:
 
 
 class HttpCache:
-    """Stores index responses under ``root`` (normally ``default_cache_dir()``)."""
+    """Stores index responses under ``root`` (normally ``default_cache_dir()``).
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    ``refresh``: every entry counts as stale, so each is revalidated before use (uv's
+    ``--refresh``); offline reads still use them.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, refresh: bool = False) -> None:
         self.root = Path(root)
+        self.refresh = refresh
+
+    def is_fresh(self, entry: CachedResponse, now: float, *, max_age: float = 0.0) -> bool:
+        """Whether ``entry`` may be used with no request: fresh by its headers, or younger than the
+        caller's own ``max_age`` (seconds; 0: no such override); never under ``refresh``."""
+        if self.refresh:
+            return False
+        return entry.is_fresh(now) or (max_age > 0 and entry.age(now) < max_age)
 
     def path_for(self, url: str) -> Path:
         """Where the entry for ``url`` lives (two-level fan-out on the URL's SHA-256)."""
@@ -135,8 +208,15 @@ class HttpCache:
         return entry if entry.url == url else None
 
     def store(self, entry: CachedResponse) -> None:
-        """Write ``entry`` atomically; a failed write leaves the cache as it was and raises nothing."""
+        """Write ``entry`` atomically; a failed write leaves the cache as it was and raises nothing.
+
+        A ``no-store`` response is not written, and the entry it supersedes is removed.
+        """
         target = self.path_for(entry.url)
+        if entry.no_store:
+            with contextlib.suppress(OSError):
+                target.unlink(missing_ok=True)
+            return
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(target, json.dumps(entry.to_dict(), ensure_ascii=False))

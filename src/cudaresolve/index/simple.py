@@ -43,6 +43,7 @@ __all__ = [
     "parse_simple_html",
     "parse_simple_json",
     "version_filter",
+    "wheel_file",
 ]
 
 #: JSON first, HTML as fallback: the order pip asks in (pip src/pip/_internal/index/collector.py).
@@ -117,6 +118,7 @@ def version_filter(project: str, versions: Iterable[str]) -> Keep:
     keep.needles = tuple(  # type: ignore[attr-defined]
         f"{dist}-{form}-" for v in wanted for form in {v, v.replace("+", "%2b")}
     )
+    keep.key = f"{dist}=={','.join(sorted(wanted))}"  # type: ignore[attr-defined]  # what it keeps (parsed_cache)
     return keep
 
 
@@ -161,7 +163,7 @@ def _join(base: str, href: str) -> str | None:
     return joined
 
 
-def _wheel(filename: str, url: str, **fields: Any) -> IndexFile | None:
+def wheel_file(filename: str, url: str, **fields: Any) -> IndexFile | None:
     """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names."""
     if not filename.endswith(".whl"):
         return None
@@ -260,7 +262,7 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
         metadata = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))  # PEP 714 order
         has_metadata, metadata_sha = _metadata_flag(metadata)
         yanked = "data-yanked" in attrs
-        wheel = _wheel(
+        wheel = wheel_file(
             filename,
             url,
             sha256=_sha256(digest) if algo.lower() == "sha256" else None,
@@ -307,7 +309,7 @@ def parse_simple_json(
         joined = _join(page_url, url)
         if joined is None:
             continue
-        wheel = _wheel(
+        wheel = wheel_file(
             filename,
             urldefrag(joined)[0],
             sha256=_sha256(hashes.get("sha256")) if isinstance(hashes, Mapping) else None,

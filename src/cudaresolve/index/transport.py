@@ -1,19 +1,24 @@
 """The HTTP client ``lock`` uses, and what one GET gives the index client. Does I/O: builds an httpx.Client.
 
-httpx is imported inside ``make_http_client`` only, so that importing this module stays cheap.
+httpx is imported inside ``make_http_client`` only, so that importing this module stays cheap;
+``LazyClient`` defers even that to the first request, so a run served wholly from fresh cache
+entries never imports httpx.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
+    from contextlib import AbstractContextManager
+    from types import TracebackType
 
     import httpx
 
-__all__ = ["Reply", "TransientError", "make_http_client"]
+__all__ = ["LazyClient", "Reply", "TransientError", "make_http_client"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,3 +68,50 @@ def make_http_client() -> httpx.Client:
                 transport.close()
 
     return httpx.Client(follow_redirects=False, transport=_PerScheme())
+
+
+class LazyClient:
+    """An ``httpx.Client`` built on the first request, by ``factory``, and closed with this holder.
+
+    ``IndexClient`` takes it where it takes a client: it offers the one method the index code
+    calls (``stream``). Safe to share between the threads ``fetch_listings`` starts.
+    """
+
+    def __init__(self, factory: Callable[[], httpx.Client] = make_http_client) -> None:
+        self._factory = factory
+        self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def started(self) -> bool:
+        """Whether a client was built (a request was really sent)."""
+        return self._client is not None
+
+    def get_client(self) -> httpx.Client:
+        """The client, built now if no request was sent before."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("LazyClient used after close()")
+            if self._client is None:
+                self._client = self._factory()
+            return self._client
+
+    def stream(self, method: str, url: str, **kwargs: Any) -> AbstractContextManager[httpx.Response]:
+        """``httpx.Client.stream`` on the client (built now if needed)."""
+        return self.get_client().stream(method, url, **kwargs)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> LazyClient:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

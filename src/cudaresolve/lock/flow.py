@@ -198,14 +198,15 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
 
 
 def _client(offline: bool) -> Any:
-    """The HTTP client for a run (none offline: no httpx import at all)."""
+    """The HTTP client for a run: none offline; online a ``LazyClient``, built on the first real request
+    (a warm run whose pages and metadata are all fresh in the cache never imports httpx)."""
     from contextlib import nullcontext
 
     if offline:
         return nullcontext(None)
-    from cudaresolve.index.client import make_http_client
+    from cudaresolve.index.transport import LazyClient
 
-    return make_http_client()
+    return LazyClient()
 
 
 def _add_hashes(solution: Solution, inputs: LockInputs) -> Solution:
@@ -227,9 +228,9 @@ def _add_hashes(solution: Solution, inputs: LockInputs) -> Solution:
             allowed_hosts=inputs.db.allowed_hosts,
         )
     else:
-        from cudaresolve.index.client import make_http_client
+        from cudaresolve.index.transport import LazyClient
 
-        with make_http_client() as client:
+        with LazyClient() as client:  # built on the first request: none when every page is fresh in the cache
             listings = fetch_listings(
                 client,
                 wanted,

@@ -1,0 +1,143 @@
+"""Index pages parsed once per body: their wheels kept as JSON rows. Does I/O: files under the cache dir.
+
+A warm run would otherwise parse every page again (PyPI's torch page is megabytes of JSON, the
+PyTorch index's pages have thousands of anchors, and Python's HTML parser is slow).
+``parse_files`` stores, beside a cached page, the wheels parsed from it as compact rows, with the
+key of what they were parsed from: the body's SHA-256, its Content-Type, the URL links resolved
+against, this module's row format and the cudaresolve version (so a new parser never reads an
+older one's rows). There is one stored form per page URL; one whose key differs (the page
+changed) is parsed again and replaced.
+
+A stored form records what it kept: ``"all"`` (a caller that reads every release, as the
+whole-environment lock does) or the ``key`` of the ``version_filter`` the caller passed (the hash
+pass, which needs only the pinned versions: a filtered parse is cheap, a whole one is not). A
+form holding every wheel serves any filter, applied to the rows' file names, which gives what a
+filtered parse gives (both filters look at the file name only); a filtered form serves only the
+same filter. A filter with no ``key`` attribute is parsed for, never stored. Rows go back through
+``simple.wheel_file``, the constructor the parsers use, so a row gives the ``IndexFile`` a parse gives.
+
+The first line of each file is the SHA-256 of the rest: a file edited or cut short is parsed
+again, never trusted. Unreadable or unwritable files are skipped silently, as in ``http_cache``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.core.files import write_text_atomic
+from cudaresolve.index.simple import parse_body, wheel_file
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cudaresolve.index.http_cache import CachedResponse, HttpCache
+    from cudaresolve.index.simple import IndexFile, Keep
+
+__all__ = ["parse_files", "parsed_key", "parsed_path"]
+
+_FORMAT: Final = 1  # bump when the row layout changes
+_SUBDIR: Final = "parsed-v1"
+_ALL: Final = "all"  # what a form parsed with no filter says it kept
+
+
+def parsed_key(entry: CachedResponse) -> str:
+    """What a stored form must have been parsed from to stand for ``entry``'s body."""
+    from cudaresolve import __version__
+
+    parts = (str(_FORMAT), __version__, entry.body_sha256, entry.content_type or "", entry.page_url)
+    return hashlib.sha256("\0".join(parts).encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def parsed_path(cache: HttpCache, url: str) -> Path:
+    """Where the parsed form of the page at ``url`` lives."""
+    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()
+    return cache.root / _SUBDIR / digest[:2] / f"{digest}.json"
+
+
+def parse_files(cache: HttpCache | None, entry: CachedResponse, keep: Keep | None) -> list[IndexFile]:
+    """The wheels on ``entry``'s page that ``keep`` accepts (all when None), in page order.
+
+    With a cache: read from the stored form when it stands for this body and this filter, else
+    parsed (filtered) and stored. Raises what the parsers raise (``IndexUnavailable``).
+    """
+    kept = _ALL if keep is None else getattr(keep, "key", None)
+    if cache is None or not isinstance(kept, str):
+        return parse_body(entry.body, entry.content_type, entry.page_url, keep)
+    key, path = parsed_key(entry), parsed_path(cache, entry.url)
+    files = _load(path, key, kept, keep)
+    if files is None:
+        files = parse_body(entry.body, entry.content_type, entry.page_url, keep)
+        _store(path, key, kept, files)
+    return files
+
+
+def _row(file: IndexFile) -> list[Any]:
+    upload = file.upload_time.isoformat() if file.upload_time is not None else None
+    return [
+        file.filename, file.url, file.sha256, file.requires_python, file.yanked, file.yanked_reason,
+        file.core_metadata, file.core_metadata_sha256, file.size, upload,
+    ]  # fmt: skip
+
+
+_STR_OR_NONE: Final = (str, type(None))
+_ROW_TYPES: Final[tuple[type | tuple[type, ...], ...]] = (
+    str, str, _STR_OR_NONE, _STR_OR_NONE, bool, _STR_OR_NONE, bool, _STR_OR_NONE, (int, type(None)), _STR_OR_NONE,
+)  # fmt: skip
+
+
+def _file(row: object) -> IndexFile | None:
+    """The ``IndexFile`` of one row; None when the row is not one ``_row`` writes."""
+    if not isinstance(row, list) or len(row) != len(_ROW_TYPES):
+        return None
+    if not all(isinstance(v, t) for v, t in zip(row, _ROW_TYPES, strict=True)) or isinstance(row[8], bool):
+        return None
+    filename, url, sha256, requires_python, yanked, yanked_reason, metadata, metadata_sha256, size, upload = row
+    try:
+        upload_time = datetime.fromisoformat(upload) if upload is not None else None
+    except ValueError:
+        return None
+    return wheel_file(
+        filename, url, sha256=sha256, requires_python=requires_python, yanked=yanked, yanked_reason=yanked_reason,
+        core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size, upload_time=upload_time,
+    )  # fmt: skip
+
+
+def _load(path: Path, key: str, kept: str, keep: Keep | None) -> list[IndexFile] | None:
+    """The wanted wheels of the stored form at ``path``; None when absent, damaged, parsed from
+    another body, or filtered for something else."""
+    try:
+        digest, _, payload = path.read_text(encoding="utf-8").partition("\n")
+        if hashlib.sha256(payload.encode("utf-8")).hexdigest() != digest:
+            return None
+        data = json.loads(payload)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("files"), list):
+        return None
+    if data.get("kept") not in (_ALL, kept):
+        return None
+    files: list[IndexFile] = []
+    for row in data["files"]:
+        name = row[0] if isinstance(row, list) and row else None
+        if not isinstance(name, str):
+            return None
+        if keep is not None and not keep(name):
+            continue
+        file = _file(row)
+        if file is None:
+            return None
+        files.append(file)
+    return files
+
+
+def _store(path: Path, key: str, kept: str, files: list[IndexFile]) -> None:
+    rows = [_row(f) for f in files]
+    payload = json.dumps({"key": key, "kept": kept, "files": rows}, separators=(",", ":"))  # ASCII only
+    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    with contextlib.suppress(OSError):  # an optimisation: a read-only or full disk must not stop a resolve
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, f"{digest}\n{payload}")

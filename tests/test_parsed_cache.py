@@ -1,0 +1,202 @@
+"""Pages parsed once per body: the stored rows give what a parse gives, filtered or not, and damage means a re-parse."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.http_cache import CachedResponse, HttpCache
+from cudaresolve.index.parsed_cache import parse_files, parsed_key, parsed_path
+from cudaresolve.index.simple import parse_body, version_filter
+
+FIXTURES = Path(__file__).parent / "fixtures" / "indexes"
+PAGES = {
+    "json": (
+        "https://pypi.org/simple/torch/",
+        "application/vnd.pypi.simple.v1+json",
+        (FIXTURES / "pypi-torch-2026-11-22.json").read_text(encoding="utf-8"),
+    ),
+    "html": (
+        "https://download.pytorch.org/whl/cu118/torch/",
+        "text/html",
+        (FIXTURES / "pytorch-cu118-torch-2026-11-22.html").read_text(encoding="utf-8"),
+    ),
+    "html-128": (
+        "https://download.pytorch.org/whl/cu128/torch/",
+        "text/html",
+        (FIXTURES / "pytorch-cu128-torch-2026-11-22.html").read_text(encoding="utf-8"),
+    ),
+}
+
+
+def entry(kind: str, **overrides: object) -> CachedResponse:
+    url, content_type, body = PAGES[kind]
+    fields: dict[str, object] = {
+        "url": url,
+        "status": 200,
+        "body": body,
+        "content_type": content_type,
+        "fetched_at": 1.0,
+    }
+    fields.update(overrides)
+    return CachedResponse(**fields)  # type: ignore[arg-type]
+
+
+def versions(kind: str) -> list[str]:
+    _, content_type, body = PAGES[kind]
+    return sorted({str(f.version) for f in parse_body(body, content_type, PAGES[kind][0])})
+
+
+@pytest.mark.parametrize("kind", sorted(PAGES))
+def test_stored_rows_give_exactly_what_a_parse_gives(tmp_path: Path, kind: str) -> None:
+    cache, page = HttpCache(tmp_path), entry(kind)
+    expected = parse_body(page.body, page.content_type, page.page_url)
+    assert expected  # the fixture has wheels
+    cold = parse_files(cache, page, None)
+    assert parsed_path(cache, page.url).is_file()
+    warm = parse_files(cache, page, None)
+    assert cold == warm == expected
+    assert [f.upload_time for f in warm] == [f.upload_time for f in expected]  # same instant and zone
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_a_filter_on_stored_rows_gives_what_a_filtered_parse_gives(tmp_path_factory: pytest.TempPathFactory,
+                                                                    data: st.DataObject) -> None:  # fmt: skip
+    kind = data.draw(st.sampled_from(sorted(PAGES)))
+    wanted = data.draw(st.lists(st.sampled_from([*versions(kind), "9.9.9"]), max_size=4))
+    cache, page = HttpCache(tmp_path_factory.mktemp("parsed")), entry(kind)
+    keep = version_filter("torch", wanted)
+    expected = parse_body(page.body, page.content_type, page.page_url, keep)
+    first = data.draw(st.booleans())  # the stored form written by a filtered or an unfiltered caller
+    parse_files(cache, page, keep if first else None)
+    assert parse_files(cache, page, keep) == expected
+    assert parse_files(cache, page, None) == parse_body(page.body, page.content_type, page.page_url)
+
+
+def rewrite(path: Path, change: object) -> None:
+    """Edit a stored form's rows and write it back with a correct digest (``change`` edits the dict)."""
+    _, _, payload = path.read_text(encoding="utf-8").partition("\n")
+    data = json.loads(payload)
+    change(data)  # type: ignore[operator]
+    payload = json.dumps(data)
+    path.write_text(hashlib.sha256(payload.encode()).hexdigest() + "\n" + payload, encoding="utf-8")
+
+
+def test_a_stored_form_is_what_a_warm_run_reads(tmp_path: Path) -> None:
+    cache, page = HttpCache(tmp_path), entry("html")
+    parse_files(cache, page, None)
+
+    def set_hash(data: dict[str, list[list[object]]]) -> None:
+        data["files"][0][2] = "f" * 64
+
+    rewrite(parsed_path(cache, page.url), set_hash)
+    assert parse_files(cache, page, None)[0].sha256 == "f" * 64  # read, not parsed again
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text.replace('"https://', '"https://evil.', 1),  # a row edited, digest not updated
+        lambda text: text[: len(text) // 2],  # cut short
+        lambda text: "",
+        lambda text: "\n" + text,
+        lambda text: "\xff" + text,
+    ],
+)
+def test_a_damaged_stored_form_is_parsed_again_and_replaced(tmp_path: Path, damage: object) -> None:
+    cache, page = HttpCache(tmp_path), entry("html")
+    expected = parse_files(cache, page, None)
+    path = parsed_path(cache, page.url)
+    path.write_text(damage(path.read_text(encoding="utf-8")), encoding="utf-8")  # type: ignore[operator]
+    assert parse_files(cache, page, None) == expected
+    assert parse_files(cache, page, None) == expected
+
+
+@pytest.mark.parametrize(
+    "row_change",
+    [
+        lambda row: row.__setitem__(8, True),  # size: a bool is not an int
+        lambda row: row.__setitem__(0, "not-a-wheel.tar.gz"),
+        lambda row: row.__setitem__(9, "not a date"),
+        lambda row: row.append("extra"),
+        lambda row: row.__setitem__(4, "yes"),
+    ],
+)
+def test_a_stored_row_of_the_wrong_shape_means_a_reparse(tmp_path: Path, row_change: object) -> None:
+    cache, page = HttpCache(tmp_path), entry("html")
+    expected = parse_files(cache, page, None)
+    rewrite(parsed_path(cache, page.url), lambda data: row_change(data["files"][0]))  # type: ignore[operator]
+    assert parse_files(cache, page, None) == expected
+
+
+def test_a_changed_body_content_type_or_base_url_is_parsed_again(tmp_path: Path) -> None:
+    cache, page = HttpCache(tmp_path), entry("html")
+    parse_files(cache, page, None)
+    newer = entry("html", body=page.body.replace("2.7.1", "2.7.9"))
+    assert parsed_key(newer) != parsed_key(page)
+    assert any(str(f.version).startswith("2.7.9") for f in parse_files(cache, newer, None))
+    moved = entry("html", final_url="https://cdn.example.org/whl/cu118/torch/")
+    assert parsed_key(moved) != parsed_key(page)
+    assert all(f.url.startswith("https://") for f in parse_files(cache, moved, None))
+    assert parsed_key(entry("html", content_type="text/html; charset=utf-8")) != parsed_key(page)
+
+
+def test_a_page_that_does_not_parse_stores_nothing(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    broken = entry("json", body="{oops")
+    with pytest.raises(IndexUnavailable, match="invalid JSON"):
+        parse_files(cache, broken, None)
+    assert not parsed_path(cache, broken.url).exists()
+
+
+def test_an_unwritable_cache_still_parses(tmp_path: Path) -> None:
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x", encoding="utf-8")
+    page = entry("html")
+    assert parse_files(HttpCache(blocker), page, None) == parse_body(page.body, page.content_type, page.page_url)
+
+
+def stored(cache: HttpCache, url: str) -> dict[str, object]:
+    data: dict[str, object] = json.loads(parsed_path(cache, url).read_text(encoding="utf-8").partition("\n")[2])
+    return data
+
+
+def test_a_filtered_caller_stores_what_it_kept_and_only_the_same_filter_reads_it(tmp_path: Path) -> None:
+    cache, page = HttpCache(tmp_path), entry("html")
+    wanted, other = versions("html")[:1], versions("html")[1:2]
+    keep = version_filter("torch", wanted)
+    first = parse_files(cache, page, keep)
+    form = stored(cache, page.url)
+    assert form["kept"] == f"torch=={wanted[0]}"
+    assert [row[0] for row in form["files"]] == [f.filename for f in first]  # type: ignore[attr-defined]
+
+    def set_hash(data: dict[str, list[list[object]]]) -> None:
+        data["files"][0][2] = "f" * 64
+
+    rewrite(parsed_path(cache, page.url), set_hash)
+    assert parse_files(cache, page, version_filter("torch", wanted))[0].sha256 == "f" * 64  # same filter: read
+    # another filter, or every wheel: parsed again (the stored rows lack them) and the form replaced
+    assert parse_files(cache, page, version_filter("torch", other)) == parse_body(
+        page.body, page.content_type, page.page_url, version_filter("torch", other)
+    )
+    assert stored(cache, page.url)["kept"] == f"torch=={other[0]}"
+    assert parse_files(cache, page, None) == parse_body(page.body, page.content_type, page.page_url)
+    assert stored(cache, page.url)["kept"] == "all"
+    # a form holding every wheel serves any filter, and stays as it is
+    assert parse_files(cache, page, keep) == parse_body(page.body, page.content_type, page.page_url, keep)
+    assert stored(cache, page.url)["kept"] == "all"
+
+
+def test_a_filter_without_a_key_is_parsed_for_and_never_stored(tmp_path: Path) -> None:
+    cache, page = HttpCache(tmp_path), entry("html")
+    files = parse_files(cache, page, lambda name: "cp311" in name)
+    assert files
+    assert all("cp311" in f.filename for f in files)
+    assert not parsed_path(cache, page.url).exists()
