@@ -153,11 +153,13 @@ def index(tmp_path: Path) -> Iterator[str]:
         if python in r.python and any(b.variant == "cpu" for b in r.builds)
     )
     root = tmp_path / "site"
-    wheel = build_wheel(root / "whl" / "files", "torch", version, _this_tag())
+    wheel = build_wheel(root / "whl" / "files", "torch", version, _this_tag(), metadata_file=True)
     page = root / "whl" / "cpu" / "torch" / "index.html"
     page.parent.mkdir(parents=True)
+    href = f"/whl/files/{wheel.filename.replace('+', '%2B')}"
     page.write_text(
-        f'<a href="/whl/files/{wheel.filename.replace("+", "%2B")}#sha256={wheel.sha256}">{wheel.filename}</a>\n'
+        f'<a href="{href}#sha256={wheel.sha256}" data-core-metadata="sha256={wheel.metadata_sha256}">'
+        f"{wheel.filename}</a>\n"
     )
     _CountingHandler.seen = []
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_CountingHandler, directory=str(root)))
@@ -192,7 +194,8 @@ def test_a_warm_lock_sends_nothing_inside_max_age_and_one_conditional_get_after(
     cold = subprocess.run([sys.executable, "-c", _LOCK, json.dumps([*argv, "-o", str(tmp_path / "cold.txt")])],
                           capture_output=True, text=True, env=env, timeout=120, check=False)  # fmt: skip
     assert json.loads(cold.stderr.strip().splitlines()[-1]) == {"code": 0, "httpx": True}
-    assert _CountingHandler.seen == ["/whl/cpu/torch/"]
+    assert _CountingHandler.seen[0] == "/whl/cpu/torch/"  # then the build's PEP 658 metadata, once: immutable
+    assert len(_CountingHandler.seen) == 2 and _CountingHandler.seen[1].endswith(".whl.metadata")
     _CountingHandler.seen = []
     warm = subprocess.run([sys.executable, "-c", _LOCK, json.dumps([*argv, "-o", str(tmp_path / "warm.txt")])],
                           capture_output=True, text=True, env=env, timeout=120, check=False)  # fmt: skip
