@@ -122,6 +122,10 @@ def _same_cc_models(cc: ComputeCapability, db: CompatDB) -> tuple[bool, bool]:
     return bool(models) and all(g.datacenter for g in models), bool(models) and all(g.tegra for g in models)
 
 
+#: Longer than any GPU name the database holds, by far (a bound on the fuzzy matching's work).
+_MAX_GPU_TEXT: Final = 200
+
+
 def resolve_gpu(text: str, db: CompatDB) -> Gpu:
     """A declared GPU: a compute capability (``8.6``, ``sm_86``, ``sm89``) or a name the database knows.
 
@@ -129,14 +133,17 @@ def resolve_gpu(text: str, db: CompatDB) -> Gpu:
     mean several GPUs, or names two, is an error listing them, and an unknown one suggests the
     closest names.
     """
-    shown = repr(text.strip())
-    raw = _SM_SPELLING.sub("sm_", text.strip())
+    stripped = text.strip()
+    shown = repr(stripped) if len(stripped) <= 80 else repr(f"{stripped[:60]}…")  # errors stay one short line
+    raw = _SM_SPELLING.sub("sm_", stripped)
     if not raw:
         raise InvalidInput(Text("target.empty-gpu"), hint=_GPU_HINT)
     if _CC_LIKE.match(raw):
         cc = parse_cc(raw.replace("sm_", "") if "." in raw else raw)
         datacenter, tegra = _same_cc_models(cc, db)
         return Gpu(name=cc.sm, cc=cc, datacenter=datacenter, tegra=tegra)
+    if len(raw) > _MAX_GPU_TEXT:  # no GPU name is this long: no fuzzy matching over it
+        raise UnknownGpu(Text.of("target.unknown-gpu", gpu=shown), hint=_GPU_HINT)
     found = db.match_gpu(raw)
     if found.gpu is not None:
         model = found.gpu
