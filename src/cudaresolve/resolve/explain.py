@@ -1,7 +1,7 @@
 """Findings for a failed resolution, most basic cause first; never prints. Pure.
 
-Order (pip's ``get_installation_error``, made typed): (1) host problems: no variant fits the
-driver, a GPU's SM is missing from every build, the GPU is below a package's minimum; (2) a
+Order (pip's ``get_installation_error``, made typed): (1) host problems: the driver does not
+know a GPU, no variant fits the driver, a GPU's SM is missing from every build, the GPU is below a package's minimum; (2) a
 single request nothing can satisfy (Python, platform, version); (3) conflicting pairs, e.g.
 "torchrec 1.2.0 requires fbgemm-gpu==1.2.*; every fbgemm-gpu 1.2 build is ruled out".
 """
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["HOST_CODES", "explain_need", "explain_resolution"]
 
 #: Reason codes that describe the machine rather than the request; they are reported first.
-HOST_CODES: Final = ("driver-too-old", "sm-not-covered", "sm-below-minimum")
+HOST_CODES: Final = ("driver-unsupported-gpu", "driver-too-old", "sm-not-covered", "sm-below-minimum")
 _REQUEST_CODES: Final = ("no-wheel-for-python", "no-wheel-for-platform", "variant-not-published", "no-such-version")
 _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "pin-conflict"))}
 
