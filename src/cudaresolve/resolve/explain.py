@@ -1,8 +1,9 @@
 """Findings for a failed resolution, most basic cause first; never prints. Pure.
 
 Order (pip's ``get_installation_error``, made typed): (1) host problems: the driver does not
-know a GPU, no variant fits the driver, a GPU's SM is missing from every build, the GPU is below a package's minimum; (2) a
-single request nothing can satisfy (Python, platform, version); (3) conflicting pairs, e.g.
+know a GPU (reported even when no request names a variant), no variant fits the driver, a
+GPU's SM is missing from every build, the GPU is below a package's minimum; (2) a single
+request nothing can satisfy (Python, platform, version); (3) conflicting pairs, e.g.
 "torchrec 1.2.0 requires fbgemm-gpu==1.2.*; every fbgemm-gpu 1.2 build is ruled out".
 """
 
@@ -25,6 +26,7 @@ __all__ = ["HOST_CODES", "explain_need", "explain_resolution"]
 
 #: Reason codes that describe the machine rather than the request; they are reported first.
 HOST_CODES: Final = ("driver-unsupported-gpu", "driver-too-old", "sm-not-covered", "sm-below-minimum")
+_BOX_CODES: Final = ("driver-unsupported-gpu",)
 _REQUEST_CODES: Final = ("no-wheel-for-python", "no-wheel-for-platform", "variant-not-published", "no-such-version")
 _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "pin-conflict"))}
 
@@ -82,6 +84,8 @@ def explain_resolution(
     """Findings for a resolution that failed with ``causes`` (resolvelib's ResolutionImpossible);
     ``index``: the releases of packages beyond the database that the solver saw."""
     findings: list[Finding] = []
+    box = [r.finding for r in catalog.rejected(CUDA) if r.finding.code in _BOX_CODES][:1]
+    findings.extend(box)  # a driver that does not know a GPU explains every failure, named or not
     for need in requests:
         findings.extend(explain_need(catalog, need, index))
     for cause in causes:

@@ -50,9 +50,7 @@ def unsupported_gpus(db: CompatDB, target: Target) -> GpuDriverVerdict | None:
     if driver is None or target.is_cpu:
         return None
     checks = [
-        db.driver_supports_gpu(
-            g.name, g.cc, driver, datacenter=g.datacenter, tegra=g.tegra, platform=target.platform
-        )
+        db.driver_supports_gpu(g.name, g.cc, driver, datacenter=g.datacenter, tegra=g.tegra, platform=target.platform)
         for g in target.gpus
     ]
     if all(c.ok for c in checks):
@@ -65,8 +63,13 @@ def unsupported_gpus(db: CompatDB, target: Target) -> GpuDriverVerdict | None:
     gpus = tuple(dict.fromkeys(c.gpu for c in checks))
     if not common and newest is not None and oldest is not None:
         detail = Text.of(
-            "resolve.gpu-driver-none", old=oldest.gpu, old_arch=oldest.arch, last=ceiling, new=newest.gpu,
-            new_arch=newest.arch, needed=floor,
+            "resolve.gpu-driver-none",
+            old=oldest.gpu,
+            old_arch=oldest.arch,
+            last=ceiling,
+            new=newest.gpu,
+            new_arch=newest.arch,
+            needed=floor,
         )
         finding = _finding(next(c for c in checks if not c.ok), driver, "none", detail)
     else:
@@ -93,6 +96,7 @@ def way_out(verdict: GpuDriverVerdict) -> tuple[str, Text]:
         return "split-gpus", Text.of("alt.no-common-driver", gpus=verdict.gpus)
     if verdict.ceiling is not None:
         key = "alt.driver-branch-for-gpus" if verdict.floor is None else "alt.driver-branch-from-for-gpus"
-        return f"driver R{verdict.ceiling}", Text.of(key, last=verdict.ceiling, required=verdict.floor,
-                                                     gpus=verdict.gpus)
+        return f"driver R{verdict.ceiling}", Text.of(
+            key, last=verdict.ceiling, required=verdict.floor, gpus=verdict.gpus
+        )
     return f"driver>={verdict.floor}", Text.of("alt.driver-for-gpus", required=verdict.floor, gpus=verdict.gpus)
