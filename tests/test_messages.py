@@ -20,9 +20,11 @@ from cudaresolve.text.catalogue import (
     pick_lang,
     placeholders,
 )
+from cudaresolve.text.model import Text
 
 # The reason codes listed in the README, plus the minor-version-compatibility warning.
 DESIGN_REASON_CODES = (
+    "driver-unsupported-gpu",
     "driver-too-old",
     "sm-not-covered",
     "sm-below-minimum",
@@ -80,6 +82,15 @@ def test_every_key_is_used_in_the_source_and_every_used_key_exists() -> None:
 
 
 REASONS = [
+    (
+        "driver-unsupported-gpu",
+        {"gpu": "NVIDIA H100", "arch": "Hopper", "found": "450.80.02",
+         "detail": Text.of("resolve.gpu-driver-needs", needed="520.61.05", required="520.61.05")},
+        "driver 450.80.02 does not support NVIDIA H100 (Hopper): it needs driver 520.61.05 or newer;"
+        " the lowest driver that supports every GPU here is 520.61.05",
+        "驱动 450.80.02 不支持 NVIDIA H100（Hopper）：它需要驱动 520.61.05 或更新版本；"
+        "支持本机所有 GPU 的最低驱动为 520.61.05",
+    ),
     (
         "driver-too-old",
         {"cuda": "12.1", "variant": "cu121", "required": "525.60.13", "full": "530.30.02", "found": "470.129.06"},
@@ -196,7 +207,7 @@ def test_the_reason_table_covers_every_code() -> None:
 
 
 @pytest.mark.parametrize(("code", "fields", "en", "zh"), REASONS, ids=[r[0] for r in REASONS])
-def test_reason_messages_render_exactly(code: str, fields: dict[str, str], en: str, zh: str) -> None:
+def test_reason_messages_render_exactly(code: str, fields: dict[str, object], en: str, zh: str) -> None:
     assert message(f"reason.{code}", "en", **fields) == en
     assert message(f"reason.{code}", "zh", **fields) == zh
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.gpu_names import gpu_name_key
+from cudaresolve.db.gpudriver import match_row
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -19,9 +20,9 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
     from cudaresolve.db.fields import Collector
-    from cudaresolve.db.rows import CudaRelease, GpuModel, IndexFacts, PackageRelease, VariantInfo
+    from cudaresolve.db.rows import CudaRelease, DriverGpu, GpuModel, IndexFacts, PackageRelease, VariantInfo
 
-__all__ = ["check_semantics"]
+__all__ = ["check_driver_gpus", "check_semantics"]
 
 
 def check_semantics(
@@ -59,6 +60,42 @@ def check_semantics(
             for j, build in enumerate(release.builds):
                 for k, req in enumerate(build.requires):
                     _check_reference(c, f"{kind}[{i}].build[{j}].requires[{k}]", req, packages)
+
+
+def check_driver_gpus(c: Collector, gpus: Sequence[GpuModel], rows: Sequence[DriverGpu]) -> None:
+    """``[[driver-gpu]]`` rows: a known architecture, compute capabilities that belong to it, named
+    GPUs that exist, no two equally specific rows for one GPU, and (once the table has rows) a row
+    for every desktop ``[[gpu]]``."""
+    archs = {g.arch for g in gpus}
+    labels = {gpu_name_key(label): g for g in gpus for label in (g.name, *g.aliases)}
+    cc_arch = {g.cc: g.arch for g in gpus if not g.tegra}
+    for i, row in enumerate(rows):
+        if row.arch not in archs and not row.cc:
+            c.add(f"driver-gpu[{i}].arch", Text.of("db.driver-gpu-unknown-arch", arch=repr(row.arch)))
+        for j, cc in enumerate(row.cc):
+            if cc_arch.get(cc, row.arch) != row.arch:
+                c.add(f"driver-gpu[{i}].cc[{j}]", Text.of("db.driver-gpu-cc-arch", cc=str(cc), arch=cc_arch[cc]))
+        for j, name in enumerate(row.gpus):
+            model = labels.get(gpu_name_key(name))
+            if model is None or model.arch != row.arch:
+                c.add(f"driver-gpu[{i}].gpus[{j}]", Text.of("db.driver-gpu-unknown-gpu", gpu=repr(name), arch=row.arch))
+        for k in range(i):
+            if _overlap(rows[k], row):
+                c.add(f"driver-gpu[{i}]", Text.of("db.driver-gpu-overlap", other=f"driver-gpu[{k}]"))
+    if not rows:
+        return
+    for i, gpu in enumerate(gpus):
+        if not gpu.tegra and match_row(rows, gpu.arch, gpu.cc, gpu.datacenter, gpu) is None:
+            c.add(f"gpu[{i}]", Text.of("db.gpu-no-driver-row", gpu=repr(gpu.name), arch=gpu.arch))
+
+
+def _overlap(a: DriverGpu, b: DriverGpu) -> bool:
+    """Whether two rows are equally specific and could both match one GPU (the winner would be arbitrary)."""
+    if a.arch != b.arch or a.specificity != b.specificity or a.datacenter != b.datacenter:
+        return False
+    if a.cc and not set(a.cc) & set(b.cc):
+        return False
+    return not a.gpus or bool({gpu_name_key(n) for n in a.gpus} & {gpu_name_key(n) for n in b.gpus})
 
 
 def _check_reference(

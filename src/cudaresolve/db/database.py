@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any, Final
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_parse
 from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
+from cudaresolve.db.gpudriver import GpuDriverCheck, check_gpu, gpu_arch, match_row
 from cudaresolve.db.read import SCHEMA_MAJOR, read_database
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
     Build,
     CudaRelease,
+    DriverGpu,
     DriverSupport,
     ForwardCompat,
     GpuModel,
@@ -45,8 +47,10 @@ __all__ = [
     "Build",
     "CompatDB",
     "CudaRelease",
+    "DriverGpu",
     "DriverSupport",
     "ForwardCompat",
+    "GpuDriverCheck",
     "GpuListing",
     "GpuMatch",
     "GpuModel",
@@ -135,6 +139,7 @@ class CompatDB:
     variants: tuple[VariantInfo, ...]
     tables: tuple[tuple[str, tuple[PackageRelease, ...]], ...]  # (package, releases newest first)
     source: str = "compat.toml"
+    driver_gpus: tuple[DriverGpu, ...] = ()  # the [[driver-gpu]] rows: which drivers know which GPUs
     _packages: Mapping[str, tuple[PackageRelease, ...]] = field(init=False, repr=False, compare=False)
     _variant_by_name: Mapping[str, VariantInfo] = field(init=False, repr=False, compare=False)
     _cuda_by_version: Mapping[CudaVersion, CudaRelease] = field(init=False, repr=False, compare=False)
@@ -167,6 +172,7 @@ class CompatDB:
             variants=parts.variants,
             tables=parts.packages,
             source=source,
+            driver_gpus=parts.driver_gpus,
         )
 
     # -- facts of the [index] and [packages] tables ----------------------------------------
@@ -256,6 +262,27 @@ class CompatDB:
         fitting = [r.version for r in self.cuda if driver >= r.min_driver(platform)]
         return max(fitting) if fitting else None
 
+    def driver_supports_gpu(
+        self,
+        name: str,
+        cc: ComputeCapability,
+        driver: DriverVersion,
+        *,
+        datacenter: bool = False,
+        tegra: bool = False,
+        platform: str = "linux_x86_64",
+    ) -> GpuDriverCheck:
+        """Whether the kernel driver ``driver`` knows the GPU ``name`` (compute capability ``cc``):
+        ``ok``, the lowest driver that does (``needed``) and the last branch that does
+        (``last_branch``). A Jetson (``tegra``), or a GPU whose architecture has no
+        ``[[driver-gpu]]`` row, is never refused."""
+        model = self.find_gpu(name)
+        arch = gpu_arch(model, cc, self.gpus, self.driver_gpus)
+        if tegra or arch is None:
+            return GpuDriverCheck(gpu=name, arch=arch, ok=True)
+        row = match_row(self.driver_gpus, arch, cc, datacenter, model)
+        return check_gpu(row, gpu=name, arch=arch, driver=driver, platform=platform)
+
     def forward_compat_for(self, cuda_major: int) -> ForwardCompat | None:
         return next((f for f in self.forward_compat if f.cuda_major == cuda_major), None)
 
@@ -275,8 +302,8 @@ class CompatDB:
                 unverified=unverified,
             ))
         builds = [b for n in self.package_names for r in self.packages(n) for b in r.builds]
-        rows: tuple[CudaRelease | ForwardCompat | GpuModel | VariantInfo, ...] = (
-            *self.cuda, *self.forward_compat, *self.gpus, *self.variants
+        rows: tuple[CudaRelease | ForwardCompat | GpuModel | DriverGpu | VariantInfo, ...] = (
+            *self.cuda, *self.forward_compat, *self.gpus, *self.driver_gpus, *self.variants
         )
         return Summary(
             schema_version=self.schema_version,

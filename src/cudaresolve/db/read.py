@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
-from cudaresolve.db.checks import check_semantics
+from cudaresolve.db.checks import check_driver_gpus, check_semantics
 from cudaresolve.db.fields import Collector, join, parse_release_version
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
     Build,
     CudaRelease,
+    DriverGpu,
     ForwardCompat,
     GpuModel,
     IndexFacts,
@@ -38,7 +39,7 @@ __all__ = ["SCHEMA_MAJOR", "Parts", "read_database"]
 
 SCHEMA_MAJOR: Final = 1
 _FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages", "cuda", "forward-compat", "gpu",
-                          "variant"}
+                          "driver-gpu", "variant"}
 _ROW_COMMON: Final = {"source", "verified", "note"}
 _INDEX_KEYS: Final = {"default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "source", "note"}
 _PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note"}
@@ -53,6 +54,8 @@ _CUDA_KEYS: Final = {
 } | _ROW_COMMON
 _FC_KEYS: Final = {"cuda-major", "package", "min-driver-branch"} | _ROW_COMMON
 _GPU_KEYS: Final = {"name", "aliases", "cc", "arch", "datacenter", "tegra"} | _ROW_COMMON
+_DRIVER_GPU_KEYS: Final = {"arch", "cc", "datacenter", "gpus", "min-driver", "min-driver-windows",
+                           "last-branch"} | _ROW_COMMON
 _VARIANT_KEYS: Final = {"name", "cuda", "index-url"} | _ROW_COMMON
 _PACKAGE_KEYS: Final = {
     "version",
@@ -86,6 +89,7 @@ class Parts:
     cuda: tuple[CudaRelease, ...]
     forward_compat: tuple[ForwardCompat, ...]
     gpus: tuple[GpuModel, ...]
+    driver_gpus: tuple[DriverGpu, ...]
     variants: tuple[VariantInfo, ...]
     packages: tuple[tuple[str, tuple[PackageRelease, ...]], ...]
 
@@ -215,6 +219,38 @@ def _read_gpu(c: Collector, row: Mapping[str, Any], path: str) -> GpuModel | Non
         arch=arch,
         datacenter=datacenter,
         tegra=bool(c.get(row, "tegra", bool, path)),
+        source=source,
+        verified=c.verified(row, path),
+    )
+
+
+def _read_driver_gpu(c: Collector, row: Mapping[str, Any], path: str) -> DriverGpu | None:
+    c.keys(row, _DRIVER_GPU_KEYS, path)
+    arch = c.get(row, "arch", str, path, required=True)
+    ccs = [c.parse(f"{path}.cc[{i}]", parse_cc, t) for i, t in enumerate(c.get(row, "cc", list, path) or ())]
+    drivers = [c.parse(join(path, k), parse_driver, c.get(row, k, str, path)) for k in ("min-driver",
+                                                                                      "min-driver-windows")]
+    last = c.get(row, "last-branch", int, path)
+    datacenter = c.get(row, "datacenter", bool, path)
+    gpus = tuple(c.get(row, "gpus", list, path) or ())
+    source = c.source(row, path)
+    if last is not None and not 0 < last < 10_000:
+        c.add(f"{path}.last-branch", Text.of("db.bad-branch", found=last))
+        last = None
+    if last is not None and drivers[0] is not None and drivers[0].branch > last:
+        c.add(f"{path}.min-driver", Text.of("db.min-after-last", last=last))
+    if "min-driver" not in row and last is None:
+        c.add(path, Text("db.driver-gpu-empty"))
+    if arch is None or None in ccs:
+        return None
+    return DriverGpu(
+        arch=arch,
+        cc=tuple(cc for cc in ccs if cc is not None),
+        datacenter=datacenter,
+        gpus=gpus,
+        min_driver=drivers[0],
+        min_driver_windows=drivers[1],
+        last_branch=last,
         source=source,
         verified=c.verified(row, path),
     )
@@ -361,6 +397,7 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
     cuda = _rows(c, cuda_rows, "cuda", _read_cuda)
     forward = _rows(c, c.table_list(data, "forward-compat"), "forward-compat", _read_forward_compat)
     gpus = _rows(c, c.table_list(data, "gpu"), "gpu", _read_gpu)
+    driver_gpus = _rows(c, c.table_list(data, "driver-gpu"), "driver-gpu", _read_driver_gpu)
     variants = _rows(c, c.table_list(data, "variant"), "variant", _read_variant)
     by_name = {v.name: v for v in variants}
     packages: dict[str, tuple[PackageRelease, ...]] = {}
@@ -371,6 +408,7 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
     if not trusted:
         named = {str(t.get("version")) for t in cuda_rows}  # rows with other faults still count as named
         check_semantics(c, index, cuda, named, gpus, variants, packages)
+        check_driver_gpus(c, gpus, driver_gpus)
     if c.problems:
         raise InvalidCompatData(c.problems, source=source)
     snapshot = data.get("snapshot-date")
@@ -382,6 +420,7 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
         cuda=tuple(cuda),
         forward_compat=tuple(forward),
         gpus=tuple(gpus),
+        driver_gpus=tuple(driver_gpus),
         variants=tuple(variants),
         packages=tuple(packages.items()),
     )

@@ -20,6 +20,7 @@ __all__ = [
     "CHECK_LEVELS",
     "Build",
     "CudaRelease",
+    "DriverGpu",
     "DriverSupport",
     "ForwardCompat",
     "GpuModel",
@@ -116,6 +117,32 @@ class GpuModel:
     tegra: bool
     source: str
     verified: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DriverGpu:
+    """One ``[[driver-gpu]]`` row: the drivers that know an architecture (or some of its GPUs).
+
+    A row keys on ``arch``; ``cc``, ``datacenter`` and ``gpus`` narrow it, and the most specific
+    matching row wins (``specificity``). ``min_driver`` is the lowest Linux driver that supports
+    the GPUs (None: older than any driver the database models); ``last_branch`` the last Linux
+    driver branch that does (None: still supported).
+    """
+
+    arch: str
+    cc: tuple[ComputeCapability, ...]  # empty: every GPU of the architecture
+    datacenter: bool | None
+    gpus: tuple[str, ...]  # [[gpu]] names or aliases; empty: not a per-GPU row
+    min_driver: DriverVersion | None
+    min_driver_windows: DriverVersion | None
+    last_branch: int | None
+    source: str
+    verified: bool = True
+
+    @property
+    def specificity(self) -> tuple[bool, bool, bool]:
+        """Per-GPU rows first, then rows that name compute capabilities, then data-center-only rows."""
+        return (bool(self.gpus), bool(self.cc), self.datacenter is not None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,6 +21,7 @@ from packaging.version import Version
 from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
+from cudaresolve.resolve.gpudriver import unsupported_gpus
 from cudaresolve.resolve.source import IndexRelease, extras_key
 from cudaresolve.text.findings import reason
 
@@ -140,12 +141,17 @@ class Catalog:
 def _cuda_candidates(db: CompatDB, target: Target, rejections: list[Rejection]) -> list[Candidate]:
     """The variants the target can run: ``cpu`` alone for a CPU target, else the CUDA variants its driver runs."""
     out: list[Candidate] = []
+    blocked = unsupported_gpus(db, target)  # a driver that does not know a GPU runs no variant on it
     for info in db.variants:
         if info.cuda is None:
             if target.is_cpu and info.name == "cpu":
                 out.append(Candidate(name=CUDA, version=Version("0"), variant="cpu", index_url=info.index_url))
             continue
         if target.is_cpu:
+            continue
+        if blocked is not None:
+            version = Version(str(info.cuda))
+            rejections.append(Rejection(name=CUDA, version=version, variant=info.name, finding=blocked.finding))
             continue
         support = DriverSupport.FULL
         if target.driver is not None:

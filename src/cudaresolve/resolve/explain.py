@@ -1,10 +1,11 @@
 """Findings for a failed resolution, most basic cause first; never prints. Pure.
 
-Order (pip's ``get_installation_error``, made typed): (1) host problems: no variant fits the
-driver, a GPU's SM is missing from every build, the GPU is below a package's minimum; (2) a
-single request nothing can satisfy (Python, platform, version); (3) a requested package every
-release of which conflicts with another request, named by its newest release and the requirement
-that pins it, e.g. "torchaudio 2.11.0 requires torch==2.11.0, but torch>=2.12 was requested"
+Order (pip's ``get_installation_error``, made typed): (1) host problems: the driver does not
+know a GPU (reported even when no request names a variant), no variant fits the driver, a GPU's
+SM is missing from every build, the GPU is below a package's minimum; (2) a single request
+nothing can satisfy (Python, platform, version); (3) a requested package every release of which
+conflicts with another request, named by its newest release and the requirement that pins it,
+e.g. "torchaudio 2.11.0 requires torch==2.11.0, but torch>=2.12 was requested"
 (``request_conflicts``: the real cause, whichever package the search tried last); (4) conflicting
 pairs from the resolver's causes, e.g. "torchrec 1.2.0 requires fbgemm-gpu==1.2.*; every
 fbgemm-gpu 1.2 build is ruled out", only when (3) found nothing.
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 __all__ = ["HOST_CODES", "explain_need", "explain_resolution", "request_conflicts"]
 
 #: Reason codes that describe the machine rather than the request; they are reported first.
-HOST_CODES: Final = ("driver-too-old", "sm-not-covered", "sm-below-minimum")
+HOST_CODES: Final = ("driver-unsupported-gpu", "driver-too-old", "sm-not-covered", "sm-below-minimum")
+_BOX_CODES: Final = ("driver-unsupported-gpu",)
 _REQUEST_CODES: Final = ("no-wheel-for-python", "no-wheel-for-platform", "variant-not-published", "no-such-version")
 _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "request-conflict", "pin-conflict"))}
 
@@ -142,6 +144,8 @@ def explain_resolution(
     """Findings for a resolution that failed with ``causes`` (resolvelib's ResolutionImpossible);
     ``index``: the releases of packages beyond the database that the solver saw."""
     findings: list[Finding] = []
+    box = [r.finding for r in catalog.rejected(CUDA) if r.finding.code in _BOX_CODES][:1]
+    findings.extend(box)  # a driver that does not know a GPU explains every failure, named or not
     for need in requests:
         findings.extend(explain_need(catalog, need, index))
     blamed = request_conflicts(catalog, requests)

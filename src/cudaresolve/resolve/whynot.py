@@ -3,7 +3,8 @@
 A SPEC is a variant (``cu121``), a pinned build (``torch==2.5.1+cu121``) or a requirement
 (``xformers``, ``fbgemm-gpu==1.0.0``).  The answer lists all reasons (driver, each GPU's SM,
 Python, platform, pairings), each with the number required and the number found, and the ways
-out: another variant or version that resolves, a driver upgrade to a named minimum, the
+out: another variant or version that resolves, a driver upgrade to a named minimum (for the
+CUDA version, or for a GPU the driver does not know), the
 ``cuda-compat`` forward-compatibility package on data-center GPUs, a source build with the
 exact ``TORCH_CUDA_ARCH_LIST``.
 """
@@ -20,6 +21,7 @@ from cudaresolve.core.variants import is_variant
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog
+from cudaresolve.resolve.gpudriver import unsupported_gpus, way_out
 from cudaresolve.resolve.solve import parse_requests, solve_catalog
 from cudaresolve.text.model import Text
 
@@ -150,6 +152,10 @@ def _alternatives(
         if len(out) >= 3:
             break
     codes = {r.code for r in reasons}
+    verdict = unsupported_gpus(db, target) if "driver-unsupported-gpu" in codes else None
+    if verdict is not None:
+        spec, words = way_out(verdict)
+        out.append(Alternative(spec=spec, text=words, code="driver-unsupported-gpu"))
     if "driver-too-old" in codes and target.driver is not None:
         out.extend(_driver_ways_out(variant, db, target))
     if "sm-not-covered" in codes and target.gpus:

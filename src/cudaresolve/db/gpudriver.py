@@ -1,0 +1,105 @@
+"""Which driver versions know a GPU: the ``[[driver-gpu]]`` rows matched to one GPU. Pure.
+
+A kernel driver runs only the GPUs it knows: each architecture has a first driver (Hopper needs
+R520) and, for old architectures, a last branch (Kepler ends with R470; Maxwell, Pascal and Volta
+with R580). Forward compatibility (``cuda-compat``) does not change this, since it replaces only
+the user-space CUDA driver. ``check_gpu`` answers for one GPU; ``CompatDB.driver_supports_gpu``
+is its front door.
+
+A GPU is matched on its architecture (from its ``[[gpu]]`` row, else from the rows that share
+its compute capability), then the most specific ``[[driver-gpu]]`` row wins: one naming the
+GPU, then one listing its compute capability, then one for data-center or consumer parts only.
+Jetson (Tegra) GPUs run the L4T driver, whose versions are not desktop ones: never checked.
+Linux is modelled fully; on Windows only a row's ``min-driver-windows`` is checked, since
+Windows version numbers do not carry the Linux branch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from cudaresolve.db.gpu_names import gpu_name_key
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cudaresolve.core.archs import ComputeCapability
+    from cudaresolve.core.versions import DriverVersion
+    from cudaresolve.db.rows import DriverGpu, GpuModel
+
+__all__ = ["GpuDriverCheck", "check_gpu", "gpu_arch", "match_row"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuDriverCheck:
+    """Whether a driver knows one GPU, and the bounds behind the answer.
+
+    ``needed`` is the lowest driver for this GPU on the platform (None: no floor recorded);
+    ``last_branch`` the last branch that supports it (None: still supported, or not modelled on
+    this platform). ``row`` is None when the GPU's architecture has no row (nothing is checked).
+    """
+
+    gpu: str
+    arch: str | None
+    ok: bool
+    needed: DriverVersion | None = None
+    last_branch: int | None = None
+    ended: bool = False  # the driver is newer than the last branch that supports the GPU
+    row: DriverGpu | None = None
+
+
+def gpu_arch(
+    model: GpuModel | None, cc: ComputeCapability, gpus: Sequence[GpuModel], rows: Sequence[DriverGpu]
+) -> str | None:
+    """The architecture of a GPU: its ``[[gpu]]`` row's, else the one every GPU (or every
+    ``[[driver-gpu]]`` row) of that compute capability shares; None when unknown or ambiguous."""
+    if model is not None:
+        return model.arch
+    archs = {g.arch for g in gpus if g.cc == cc}
+    if not archs:
+        archs = {r.arch for r in rows if cc in r.cc}
+    return next(iter(archs)) if len(archs) == 1 else None
+
+
+def _names_model(row: DriverGpu, model: GpuModel | None) -> bool:
+    if model is None:
+        return False
+    keys = {gpu_name_key(label) for label in (model.name, *model.aliases)}
+    return any(gpu_name_key(name) in keys for name in row.gpus)
+
+
+def match_row(
+    rows: Sequence[DriverGpu],
+    arch: str,
+    cc: ComputeCapability,
+    datacenter: bool,
+    model: GpuModel | None = None,
+) -> DriverGpu | None:
+    """The most specific row of ``arch`` that matches the GPU; None when none does."""
+    fitting = [
+        r
+        for r in rows
+        if r.arch == arch
+        and (not r.gpus or _names_model(r, model))
+        and (not r.cc or cc in r.cc)
+        and (r.datacenter is None or r.datacenter == datacenter)
+    ]
+    return max(fitting, key=lambda r: r.specificity, default=None)
+
+
+def check_gpu(
+    row: DriverGpu | None, *, gpu: str, arch: str | None, driver: DriverVersion, platform: str
+) -> GpuDriverCheck:
+    """Whether ``driver`` supports a GPU that ``row`` describes, on ``platform``."""
+    if row is None:
+        return GpuDriverCheck(gpu=gpu, arch=arch, ok=True)
+    if platform.startswith("linux"):
+        needed, last = row.min_driver, row.last_branch
+    elif platform.startswith("win"):
+        needed, last = row.min_driver_windows, None
+    else:
+        needed, last = None, None
+    ended = last is not None and driver.branch > last
+    ok = not ended and (needed is None or driver >= needed)
+    return GpuDriverCheck(gpu=gpu, arch=arch, ok=ok, needed=needed, last_branch=last, ended=ended, row=row)
