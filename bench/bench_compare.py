@@ -11,9 +11,9 @@ Cases:
     Python 3.11, linux_x86_64; uv (``uv pip compile --offline``) and pip (``pip install --dry-run
     --report``) resolve the same names against the tiny-wheel index that ``bench_lock.py`` builds
     from the database (every build of the newest releases, the database's pairings as
-    ``Requires-Dist``). cudaresolve has two rows: the embedded data only (an empty cache: the
-    command as a user first runs it) and a page cache warmed from that same index (the whole
-    environment from index metadata, no HTTP).
+    ``Requires-Dist``). cudaresolve runs the command as given, on an empty cache (the embedded
+    data only); ``--warm-offline`` adds a row with a page cache warmed from that same index (the
+    whole environment from index metadata, no HTTP; over a minute a run today).
 (b) the same plus ``torch>=2.12``: a conflict for the database (fbgemm-gpu/torchrec pin older
     torch); the exit status is part of the answer. Rounds default to 1 (``--repeat-conflict``).
 (c) a realistic project, ``torch torchvision torchaudio transformers accelerate datasets numpy
@@ -196,7 +196,7 @@ def pip_row(
 # ----------------------------------------------------------------------------- the cases
 
 
-def gpu_rows(case: str, reqs: tuple[str, ...], tools: Tools, work: Path, base: str) -> list[Row]:
+def gpu_rows(case: str, reqs: tuple[str, ...], tools: Tools, work: Path, base: str, warm_offline: bool) -> list[Row]:
     """(a) and (b): cudaresolve offline, uv and pip against the tiny-wheel index."""
     req_in = work / f"{case}.in"
     req_in.write_text("".join(f"{r}\n" for r in reqs))
@@ -215,7 +215,7 @@ def gpu_rows(case: str, reqs: tuple[str, ...], tools: Tools, work: Path, base: s
             baseline=uv_label,
         ),
     ]
-    if case == "a":  # (b)'s conflict takes minutes per run: only the command the issue names
+    if case == "a" and warm_offline:  # a minute or more per run today; (b): only the command the issue names
         online = [sys.executable, "-m", "cudaresolve", "lock", *reqs, *TARGET, "--json", "--format", "requirements"]
         online += ["-o", str(work / "a-warmup.txt"), *mirrors]
         rows.append(
@@ -382,6 +382,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=400.0, help="seconds before a run counts as 'timeout'")
     parser.add_argument("--uv", default=shutil.which("uv") or str(Path(sys.executable).with_name("uv")))
     parser.add_argument("--pip-python", help="interpreter whose pip to time (default: a throwaway venv's, upgraded)")
+    parser.add_argument(
+        "--warm-offline", action="store_true", help="(a): also cudaresolve --offline on a warm page cache (slow today)"
+    )
     parser.add_argument("--write-results", action="store_true", help=f"write the report to {RESULTS}")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
@@ -410,7 +413,7 @@ def main() -> int:
                 if case in cases:
                     print(f"case ({case})", flush=True)
                     reqs = GPU if case == "a" else CONFLICT
-                    rows = gpu_rows(case, reqs, tools, work, tiny.base)
+                    rows = gpu_rows(case, reqs, tools, work, tiny.base, args.warm_offline)
                     rounds = args.repeat if case == "a" else args.repeat_conflict
                     run_rounds(rows, work, rounds, args.timeout, lambda: bench_lock._Handler.requests_seen)
                     by_case[case] = rows
