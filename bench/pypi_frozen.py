@@ -108,6 +108,7 @@ class FrozenPyPI:
     alias: bool = True
     base: str = ""
     requests: Counter[str] = field(default_factory=Counter)
+    paths: Counter[tuple[str, int]] = field(default_factory=Counter)  # (path, status) answered
     _replies: dict[str, Reply] = field(default_factory=dict)
     _server: http.server.ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
@@ -141,6 +142,8 @@ class FrozenPyPI:
 
             def do_GET(self) -> None:
                 reply = index.lookup(self.path)
+                status = 404 if reply is None else 304 if self.headers.get("If-None-Match") == reply.etag else 200
+                index.paths[(self.path, status)] += 1
                 if reply is None:
                     index.requests["404"] += 1
                     self.send_response(404)
