@@ -52,7 +52,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 for _p in (ROOT / "bench", ROOT / "tools", ROOT / "src"):
@@ -163,36 +163,32 @@ class Tools:
     pip_python: str
 
 
-def cr_row(
-    case: str, label: str, work: Path, reqs: tuple[str, ...], extra: list[str], cache: Path, **kw: object
-) -> Row:
+def cr_row(case: str, label: str, work: Path, reqs: tuple[str, ...], extra: list[str], cache: Path, **kw: Any) -> Row:
     tag = label.split()[0]
     out = work / f"{case}-{tag}-cr.json"
     argv = [sys.executable, "-m", "cudaresolve", "lock", *reqs, *TARGET, "--json", "--format", "requirements"]
     argv += ["-o", str(work / f"{case}-{tag}-cr.txt"), *extra]
     return Row(
         case, "cudaresolve", label, argv, cudaresolve_env(cache), cr_picks(out), cache=cache, stdout_to=out, **kw
-    )  # type: ignore[arg-type]
+    )
 
 
-def uv_row(case: str, label: str, tools: Tools, work: Path, req_in: Path, index: str, cache: Path, **kw: object) -> Row:
+def uv_row(case: str, label: str, tools: Tools, work: Path, req_in: Path, index: str, cache: Path, **kw: Any) -> Row:
     out = work / f"{case}-{label.split()[0]}-uv.txt"
     argv = [tools.uv, "pip", "compile", str(req_in), "--no-config", "--quiet", "--no-header", "--no-annotate"]
     argv += ["--index-url", index, "--python", tools.uv_python, *UV_TARGET, "-o", str(out)]
     env = bench_lock.clean_env(UV_CACHE_DIR=str(cache), UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1")
-    return Row(case, "uv", label, argv, env, req_picks(out), cache=cache, **kw)  # type: ignore[arg-type]
+    return Row(case, "uv", label, argv, env, req_picks(out), cache=cache, **kw)
 
 
-def pip_row(
-    case: str, label: str, tools: Tools, work: Path, req_in: Path, index: str, cache: Path, **kw: object
-) -> Row:
+def pip_row(case: str, label: str, tools: Tools, work: Path, req_in: Path, index: str, cache: Path, **kw: Any) -> Row:
     report = work / f"{case}-{label.split()[0]}-pip.json"
     argv = [tools.pip_python, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q", "--report", str(report)]
     # --trusted-host: pip caches responses only from https or trusted hosts; without it a "warm" pip
     # fetches every page and metadata file again from the plain-http local index
     argv += ["--index-url", index, "--trusted-host", "127.0.0.1", "-r", str(req_in)]
     env = bench_lock.clean_env(PIP_CACHE_DIR=str(cache))
-    return Row(case, "pip", label, argv, env, pip_picks(report), cache=cache, **kw)  # type: ignore[arg-type]
+    return Row(case, "pip", label, argv, env, pip_picks(report), cache=cache, **kw)
 
 
 # ----------------------------------------------------------------------------- the cases
@@ -408,7 +404,9 @@ def main() -> int:
         load = os.getloadavg()[0]
         with bench_lock.Server(work / "tiny") as tiny:
             if {"a", "b"} & set(cases):
-                db = bench_lock.load_compat()
+                from cudaresolve.db.database import load_compat
+
+                db = load_compat()
                 counts = bench_lock.build_index(work / "tiny", db, args.per_project, TINY_PROJECTS)
                 print(f"tiny index: {sum(counts.values())} wheels ({counts})", flush=True)
             for case in ("a", "b"):
