@@ -123,12 +123,12 @@ def _release_files(release: PackageRelease) -> list[tuple[str, str, list[str]]]:
     return out
 
 
-def build_index(root: Path, db: CompatDB, per_project: int) -> dict[str, int]:
+def build_index(root: Path, db: CompatDB, per_project: int, projects: tuple[str, ...] = PROJECTS) -> dict[str, int]:
     """Wheels of the newest releases (whole releases, until ``per_project`` files) and their pages."""
     files_dir = root / "files"
     files_dir.mkdir(parents=True)
     counts = {}
-    for project in PROJECTS:
+    for project in projects:
         wheels: dict[str, Wheel] = {}
         for release in db.packages(project):
             if len(wheels) >= per_project:
@@ -142,7 +142,7 @@ def build_index(root: Path, db: CompatDB, per_project: int) -> dict[str, int]:
         counts[project] = len(wheels)
         write_page(root / "simple" / project, list(wheels.values()))
     (root / "simple" / "index.html").write_text(
-        "<!DOCTYPE html>\n<html><body>\n" + "".join(f'<a href="{p}/">{p}</a>\n' for p in PROJECTS) + "</body></html>\n"
+        "<!DOCTYPE html>\n<html><body>\n" + "".join(f'<a href="{p}/">{p}</a>\n' for p in projects) + "</body></html>\n"
     )
     return counts
 
