@@ -2,6 +2,7 @@
 # requires-python = ">=3.11"
 # dependencies = ["httpx>=0.27", "packaging>=24"]
 # ///
+# Run from the repository with the project installed (it reads METADATA with cudaresolve's lazy wheel reader).
 """Freeze a trimmed local copy of real PyPI pages for one project's closure. Does I/O: network, files, uv.
 
 Online once (PyPI must be reachable; nothing else is asked), then the copy serves benches offline
@@ -31,14 +32,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -117,49 +115,12 @@ def trim_page(page: dict[str, Any], pinned: set[str], tags: set[Tag], releases: 
     return [f for v in sorted(keep, reverse=True) for f in fitting.get(v, [])]
 
 
-class RangeFile(io.RawIOBase):
-    """A remote file read with HTTP Range requests, enough for ``zipfile`` (pip's lazy wheel, reduced)."""
-
-    def __init__(self, client: httpx.Client, url: str) -> None:
-        self._client, self._url, self._pos = client, url, 0
-        head = client.head(url, follow_redirects=True)
-        head.raise_for_status()
-        self._size = int(head.headers["Content-Length"])
-        self.fetched = 0
-
-    def seekable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def readinto(self, buffer: Any) -> int:
-        end = min(self._size, self._pos + len(buffer)) - 1
-        if end < self._pos:
-            return 0
-        reply = self._client.get(self._url, headers={"Range": f"bytes={self._pos}-{end}"}, follow_redirects=True)
-        reply.raise_for_status()
-        data = reply.content[: len(buffer)]
-        buffer[: len(data)] = data
-        self._pos += len(data)
-        self.fetched += len(data)
-        return len(data)
-
-
 def remote_metadata(client: httpx.Client, url: str) -> bytes:
-    """``*.dist-info/METADATA`` of a remote wheel, by range requests."""
-    raw = RangeFile(client, url)
-    with zipfile.ZipFile(io.BufferedReader(raw, buffer_size=256 * 1024)) as wheel:
-        member = next(n for n in wheel.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n))
-        return wheel.read(member)
+    """``*.dist-info/METADATA`` of a remote wheel, by range requests (cudaresolve's own lazy wheel reader)."""
+    from cudaresolve.index.client import IndexClient
+    from cudaresolve.index.lazy_wheel import read_remote_metadata
+
+    return read_remote_metadata(IndexClient(client), url, "", "").encode("utf-8")
 
 
 def freeze_project(
