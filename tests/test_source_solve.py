@@ -60,7 +60,10 @@ class DictSource:
                 return [Requirement(r) for r in reqs]
         return []
 
-    def prefetch(self, names: Iterable[str]) -> None:
+    def prefetch(self, names: Iterable[str | Requirement]) -> None:
+        pass
+
+    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
         pass
 
 

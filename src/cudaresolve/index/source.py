@@ -12,14 +12,14 @@ package, which the lock flow turns into an incomplete answer.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.metadata import fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
-from cudaresolve.resolve.source import Artifact, IndexRelease
+from cudaresolve.resolve.source import Artifact, IndexRelease, applies
 from cudaresolve.target.environment import tag_priority
 from cudaresolve.text.model import Text
 
@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 
 __all__ = ["IndexSource"]
 
+#: Threads that fetch ahead of the solver, and how many names they may walk (bounds on work, not facts).
+_PREFETCH_THREADS: Final = 16
+_PREFETCH_LIMIT: Final = 500
+
 
 class IndexSource:
     """``resolve.source.PackageSource`` over real indexes (``client``) and the on-disk cache."""
@@ -50,8 +54,15 @@ class IndexSource:
         python: str,
         package_indexes: Mapping[str, str] | None = None,
         cache: HttpCache | None = None,
+        environment: Mapping[str, str] | None = None,
+        skip: Iterable[str] = (),
     ) -> None:
+        """``environment``: the target's markers (for ``prefetch``); ``skip``: names ``prefetch`` leaves
+        alone (the database's packages, whose builds come from their variants' indexes)."""
         self._client = client
+        self._environment = dict(environment or {})
+        self._skip = frozenset(skip)
+        self._walked: set[str] = set()
         self._default = default_index.rstrip("/")
         self._tags = tags
         self._python = python if python.count(".") >= 2 else f"{python}.0"
@@ -75,28 +86,72 @@ class IndexSource:
     def index_for(self, name: str) -> str:
         return self._indexes.get(canonical_project(name), self._default)
 
-    def prefetch(self, names: Iterable[str]) -> None:
-        """Fetch the listings of ``names`` and the metadata of each one's newest release at once (threads),
-        as the solver will most likely ask for them next; failures surface later, when really asked."""
-        todo = [
-            n
-            for n in dict.fromkeys(str(canonical_project(n)) for n in names)
-            if (self.index_for(n), n) not in self._pages
-        ]
-        if self._client.offline or not todo:
+    def prefetch(self, names: Iterable[str | Requirement]) -> None:
+        """Walk ahead of the solver, in threads: the listing of each name and the metadata of its newest
+        release (the newest a requirement allows, when a requirement is given), then the same for what
+        that release requires on the target (markers evaluated, as far as ``_PREFETCH_LIMIT`` names), as
+        uv does. The solver then finds most of what it asks for already fetched; a guess that was wrong
+        costs one request, a failure surfaces later, when really asked."""
+        if self._client.offline:
+            return
+        from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+        def one(name: str, spec: SpecifierSet) -> list[Requirement]:
+            try:
+                newest = next(
+                    (
+                        r
+                        for r in self.releases(name)
+                        if not r.yanked and not r.version.is_prerelease and spec.contains(r.version)
+                    ),
+                    None,
+                )
+                if newest is None:
+                    return []
+                return [r for r in self.requires(newest) if applies(r, self._environment)]
+            except IndexUnavailable:
+                return []
+
+        with ThreadPoolExecutor(max_workers=_PREFETCH_THREADS) as pool:
+            running: set[Future[list[Requirement]]] = set()
+
+            def start(found: Iterable[str | Requirement]) -> None:
+                for item in found:
+                    name = item if isinstance(item, str) else item.name
+                    spec = SpecifierSet() if isinstance(item, str) else item.specifier
+                    key = str(canonical_project(name))
+                    if key in self._walked or key in self._skip or len(self._walked) >= _PREFETCH_LIMIT:
+                        continue
+                    self._walked.add(key)
+                    running.add(pool.submit(one, key, spec))
+
+            start(names)
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    running.discard(future)
+                    start(future.result())
+
+    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
+        """Fetch, in threads, the listing and metadata of database builds the solver will try first
+        ((name, version, index) each), then walk their dependencies (``prefetch``)."""
+        wanted = list(dict.fromkeys(builds))
+        if self._client.offline or not wanted:
             return
         from concurrent.futures import ThreadPoolExecutor
 
-        def one(name: str) -> None:
+        def one(build: tuple[str, str, str]) -> list[Requirement]:
             try:
-                newest = next((r for r in self.releases(name) if not r.yanked and not r.version.is_prerelease), None)
-                if newest is not None:
-                    self.requires(newest)
+                release = self.build_release(*build)
+                if release is None:
+                    return []
+                return [r for r in self.requires(release) if applies(r, self._environment)]
             except IndexUnavailable:
-                pass
+                return []
 
-        with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-            list(pool.map(one, todo))
+        with ThreadPoolExecutor(max_workers=min(_PREFETCH_THREADS, len(wanted))) as pool:
+            found = [name for names in pool.map(one, wanted) for name in names]
+        self.prefetch(found)
 
     def _page(self, index: str, name: str) -> ProjectPage:
         key = (index.rstrip("/"), str(canonical_project(name)))

@@ -170,6 +170,8 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
             python=target.python,
             package_indexes=inputs.package_indexes,
             cache=cache,
+            environment=marker_environment(target),
+            skip=db.package_names,
         )
         try:
             solution = solve(inputs.requirements, db, target, source=source, catalog=catalog).solution

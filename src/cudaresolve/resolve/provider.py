@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import SpecifierSet
 from resolvelib import AbstractProvider
 
+from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
 from cudaresolve.resolve.matches import MatchCache
@@ -105,6 +106,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self._variants: frozenset[str | None] | None = None
         self._builds: dict[tuple[str, str, str], IndexRelease | None] = {}
         self._variant_index: str | None = None  # the pinned ``<cuda>``'s index, seen in get_preference
+        self._resolutions: Mapping[str, Candidate] = {}
 
     def identify(self, requirement_or_candidate: Need | Candidate) -> str:
         return requirement_or_candidate.key
@@ -158,6 +160,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         6. other packages the user asked for, before dependencies;
         7. the name, for a stable order.
         """
+        self._resolutions = resolutions  # the pins so far, read by get_dependencies (no I/O for doomed builds)
         cuda = resolutions.get(CUDA)
         if cuda is not None:
             self._variant_index = cuda.index_url
@@ -277,12 +280,19 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         """
         return self.matches.check(requirement, candidate)
 
+    def _clashes(self, needs: Sequence[Need]) -> bool:
+        """Whether a database need of a candidate is already broken by a pin (resolvelib will reject it)."""
+        pins = self._resolutions
+        return any((pin := pins.get(n.key)) is not None and not self.matches.check(n, pin) for n in needs)
+
     def get_dependencies(self, candidate: Candidate) -> Sequence[Need]:
         """The database's needs (pairings, ``<cuda>``) plus the release's own ``Requires-Dist`` for the target.
 
         Metadata is asked for once per candidate, only when resolvelib pins it."""
         found = self._dependencies.get(candidate)
         if found is None:
+            if candidate.release is not None and self.source is not None and self._clashes(candidate.dependencies):
+                return candidate.dependencies  # not kept: after a backtrack the same build may need its metadata
             found = self._compute_dependencies(candidate)
             self._dependencies[candidate] = found
         return found
@@ -298,6 +308,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return (base, *self._metadata_needs(candidate, candidate.extras, only_extras=True))
         if candidate.variant is not None and candidate.variant not in self._runnable():
             return candidate.dependencies  # its ``<cuda>`` need fails at once: no metadata to fetch for it
+
         return (*candidate.dependencies, *self._metadata_needs(candidate, frozenset()))
 
     def _runnable(self) -> frozenset[str | None]:
@@ -317,7 +328,13 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             if not _selected(req, self.environment, extras, only_extras=only_extras):
                 continue
             needs.append(Need.from_requirement(req, parent=parent))
-        fresh = [n.name for n in needs if n.name not in self.catalog.known and n.name not in self._index_candidates]
+        seen = (self.catalog.known, self._index_candidates)
+        fresh = [
+            req
+            for req in self.source.requires(release)
+            if _selected(req, self.environment, extras, only_extras=only_extras)
+            and all(canonical_name(req.name) not in s for s in seen)
+        ]
         if len(fresh) > 1:
             self.source.prefetch(fresh)
         return needs

@@ -18,7 +18,7 @@ from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, satisfies
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.target.environment import marker_environment
@@ -116,8 +116,26 @@ def solve(
         catalog = build_catalog(db, target, names, lazy=source is not None)
     if source is None:
         return solve_catalog(needs, db, catalog)
+    source.prefetch_builds(_first_builds(catalog, needs))
     source.prefetch([n.name for n in needs if n.name not in db.package_names])
     return solve_catalog(needs, db, catalog, source=source, environment=environment)
+
+
+def _first_builds(catalog: Catalog, needs: Sequence[Need]) -> list[tuple[str, str, str]]:
+    """The build the solver will try first for each requested database package (newest that fits the request
+    on a variant the driver runs), for the source to fetch ahead in parallel."""
+    runnable = {c.variant for c in catalog.for_name(CUDA)}
+    out = []
+    for need in needs:
+        if need.name not in catalog.known or need.name == CUDA:
+            continue
+        first = next(
+            (c for c in catalog.for_name(need.name) if c.variant in runnable and satisfies(need, c) and c.build),
+            None,
+        )
+        if first is not None:
+            out.append((first.name, str(first.version), first.index_url))
+    return out
 
 
 def reachable(db: CompatDB, names: Sequence[str]) -> list[str]:

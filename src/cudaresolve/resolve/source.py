@@ -69,8 +69,13 @@ class PackageSource(Protocol):
         """The ``Requires-Dist`` of ``release``'s core metadata (PEP 658 file, range read or download)."""
         ...
 
-    def prefetch(self, names: Iterable[str]) -> None:
-        """A hint: the solver will soon ask about these packages (a source may fetch them at once)."""
+    def prefetch(self, names: Iterable[str | Requirement]) -> None:
+        """A hint: the solver will soon ask about these packages, or these requirements (a source may fetch
+        them at once)."""
+        ...
+
+    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
+        """A hint: the solver will soon try these database builds ((name, version, index) each)."""
         ...
 
 
