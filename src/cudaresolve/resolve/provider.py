@@ -324,14 +324,15 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return []
         parent = f"{candidate.name} {candidate.version}"
         needs = []
-        for req in self.source.requires(release):
+        requires = self.source.requires(release)
+        for req in requires:
             if not _selected(req, self.environment, extras, only_extras=only_extras):
                 continue
             needs.append(Need.from_requirement(req, parent=parent))
         seen = (self.catalog.known, self._index_candidates)
         fresh = [
             req
-            for req in self.source.requires(release)
+            for req in requires
             if _selected(req, self.environment, extras, only_extras=only_extras)
             and all(canonical_name(req.name) not in s for s in seen)
         ]
