@@ -28,7 +28,7 @@ from tiny_wheels import TinyWheel, build_wheel  # tools/: on the path by pytest'
 
 from cudaresolve.lock.lockfile import read_lock, write_lock
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.pip import install_lock
+from cudaresolve.lock.sync import sync_environment
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ def test_installs_a_hashed_pylock_each_package_from_its_own_index(indexes: Index
     lock_path = tmp_path / "pylock.toml"
     write_lock(lock_path, _lock(indexes, hashes=True))
 
-    code = install_lock(read_lock(lock_path), python=str(venv), env=_pip_env(os.devnull))
+    code = sync_environment(read_lock(lock_path), python=str(venv), env=_pip_env(os.devnull)).returncode
 
     assert code == 0
     assert _installed(venv) == {
@@ -215,7 +215,7 @@ def test_hostile_pip_config_cannot_mix_in_another_index_or_find_links(
     lock_path = tmp_path / "requirements.txt"
     write_lock(lock_path, _lock(indexes, hashes=False), fmt="requirements")
 
-    code = install_lock(read_lock(lock_path), python=str(venv), env=_pip_env(str(config)))
+    code = sync_environment(read_lock(lock_path), python=str(venv), env=_pip_env(str(config))).returncode
 
     assert code == 0
     assert _installed(venv) == {
@@ -250,7 +250,7 @@ def test_a_tampered_wheel_fails_the_hash_check_and_pip_code_passes_through(index
         index_url=lock.index_url,
     )
 
-    code = install_lock(bad, python=str(venv), env=_pip_env(os.devnull))
+    code = sync_environment(bad, python=str(venv), env=_pip_env(os.devnull)).returncode
 
     assert code == 1
     assert "torch" not in _installed(venv)
