@@ -67,6 +67,20 @@ class Change(enum.Enum):
     DAMAGED = "damaged"
     UNREADABLE = "unreadable"
 
+    @property
+    def text(self) -> Text:
+        """Why, in words (``lock.sync.why.*``)."""
+        return _WHY[self]
+
+
+_WHY: Final = {
+    Change.MISSING: Text("lock.sync.why.missing"),
+    Change.VERSION: Text("lock.sync.why.version"),
+    Change.FILES: Text("lock.sync.why.files"),
+    Change.DAMAGED: Text("lock.sync.why.damaged"),
+    Change.UNREADABLE: Text("lock.sync.why.unreadable"),
+}
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SyncResult:
@@ -268,7 +282,7 @@ def _differs(package: LockedPackage, dist: InstalledDist, change: Change) -> Not
             name=package.name,
             found=dist.version,
             version=package.version,
-            why=Text(f"lock.sync.why.{change.value}"),
+            why=change.text,
         ),
     )
 
