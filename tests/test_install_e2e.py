@@ -278,6 +278,7 @@ class Drifted:
     result: SyncResult
     commands: list[PipCommand]
     after: dict[str, tuple[str, str | None]]
+    records: Path  # the RECORD cache of the first sync (a module fixture runs before conftest's cache)
 
 
 @pytest.fixture(scope="module")
@@ -315,8 +316,11 @@ def drifted(indexes: Indexes, venv_python: Path, tmp_path_factory: pytest.TempPa
     lock_path = root / "pylock.toml"
     write_lock(lock_path, lock)
     commands: list[PipCommand] = []
-    result = sync_environment(lock, python=str(python), env=_pip_env(os.devnull), echo=commands.append)
-    return Drifted(python, lock_path, lock, result, commands, _installed(python))
+    records = root / "records"
+    result = sync_environment(
+        lock, python=str(python), env=_pip_env(os.devnull), echo=commands.append, record_cache=records
+    )
+    return Drifted(python, lock_path, lock, result, commands, _installed(python), records)
 
 
 def test_sync_replaces_another_build_and_another_wheel_of_the_locked_version(drifted: Drifted) -> None:
@@ -336,19 +340,37 @@ def test_sync_replaces_another_build_and_another_wheel_of_the_locked_version(dri
     assert "--force-reinstall" in drifted.commands[1].argv
 
 
-def test_sync_a_second_time_installs_nothing(drifted: Drifted) -> None:
+def test_sync_a_second_time_installs_nothing(drifted: Drifted, tmp_path: Path) -> None:
     commands: list[PipCommand] = []
-    result = sync_environment(drifted.lock, python=str(drifted.python), env=_pip_env(os.devnull), echo=commands.append)
+    env = _pip_env(os.devnull)
+    result = sync_environment(
+        drifted.lock, python=str(drifted.python), env=env, echo=commands.append, record_cache=drifted.records
+    )
     assert (result.returncode, result.installed, result.kept) == (0, (), ("fbgemm-gpu", "torch"))
-    assert [c.argv[3] for c in commands] == ["download"]  # the comparison needs the wheels; no install
+    assert commands == []  # the cached RECORDs of the verified wheels answer: no download, no install
+    # without that cache the wheels are downloaded again to compare, and still nothing is installed
+    result = sync_environment(
+        drifted.lock, python=str(drifted.python), env=env, echo=commands.append, record_cache=tmp_path
+    )
+    assert (result.returncode, result.installed) == (0, ())
+    assert [c.argv[3] for c in commands] == ["download"]
 
 
 def test_sync_reinstalls_a_locked_package_whose_files_changed_on_disk(drifted: Drifted) -> None:
     module = drifted.python.parent.parent.glob("lib/python*/site-packages/torch/__init__.py")
     path = next(iter(module))
     path.write_text(path.read_text() + "ORIGIN = 'edited'\n")
-    result = sync_environment(drifted.lock, python=str(drifted.python), env=_pip_env(os.devnull))
+    commands: list[PipCommand] = []
+    result = sync_environment(
+        drifted.lock,
+        python=str(drifted.python),
+        env=_pip_env(os.devnull),
+        echo=commands.append,
+        record_cache=drifted.records,
+    )
     assert (result.returncode, result.installed) == (0, (("torch", Change.DAMAGED),))
+    assert [c.argv[-1] for c in commands if c.argv[3] == "download"] == [commands[0].files[0][0]]
+    assert commands[0].files[0][1].startswith("torch==")  # only torch is downloaded again
     assert _installed(drifted.python)["torch"] == ("2.7.1+cu118", "A")
 
 

@@ -1,4 +1,5 @@
-"""Whether an installed distribution holds exactly a wheel's files, by their RECORDs. Pure, plus reading a wheel.
+"""Whether an installed distribution holds exactly a wheel's files, by their RECORDs. Pure, plus reading a
+wheel and a cache of verified wheels' RECORDs.
 
 pip records no hash of the wheel it installed, but every wheel carries a RECORD (each file's path
 and sha256) and pip writes one for the installed distribution (PEP 376/627). A distribution is the
@@ -8,6 +9,9 @@ byte-code (``__pycache__/*.pyc``), the installer's own files in ``.dist-info`` (
 ``REQUESTED``, ``direct_url.json``) and files outside site-packages (``../``: scripts, data,
 headers, which pip rewrites). Files under ``<name>.data/purelib/`` and ``platlib/`` are installed at
 the top; the rest of ``.data/`` goes outside site-packages and is not compared.
+
+The RECORD of a wheel whose sha256 pip has checked is kept under that sha256 (``store_record``),
+so that the next comparison against the same locked file needs no download (``cached_record``).
 
 Spec: https://packaging.python.org/en/latest/specifications/binary-distribution-format/ and
 https://packaging.python.org/en/latest/specifications/recording-installed-packages/
@@ -20,17 +24,20 @@ import re
 import zipfile
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.core.files import write_text_atomic
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-__all__ = ["MAX_RECORD_BYTES", "parse_record", "read_wheel_record", "same_files"]
+__all__ = ["MAX_RECORD_BYTES", "cached_record", "parse_record", "read_wheel_record", "same_files", "store_record"]
 
 #: The largest RECORD read, from a wheel or an environment (torch's is about 2 MB).
 MAX_RECORD_BYTES: Final = 32 * 1024 * 1024
 _INSTALLER_FILES: Final = frozenset({"INSTALLER", "REQUESTED", "direct_url.json", "RECORD"})
 _DATA_TOP: Final = re.compile(r"^[^/]+\.data/(?:purelib|platlib)/(.+)$")
 _DATA_OTHER: Final = re.compile(r"^[^/]+\.data/")
+_SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
 
 
 def parse_record(text: str) -> dict[str, str]:
@@ -53,6 +60,31 @@ def read_wheel_record(path: Path) -> str | None:
             return archive.read(found[0]).decode("utf-8")
     except (OSError, zipfile.BadZipFile, UnicodeDecodeError, ValueError):
         return None
+
+
+def cached_record(cache: Path, sha256: str) -> str | None:
+    """The RECORD stored for the wheel with this sha256, or None (not stored, unreadable, too large)."""
+    if not _SHA256.match(sha256):
+        return None
+    try:
+        path = cache / f"{sha256}.RECORD"
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def store_record(cache: Path, sha256: str, text: str) -> None:
+    """Keep ``text``, the RECORD of the hash-checked wheel with this sha256; a cache that cannot be
+    written is skipped (the next run downloads again)."""
+    if not _SHA256.match(sha256):
+        return
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(cache / f"{sha256}.RECORD", text)
+    except OSError:
+        return
 
 
 def same_files(wheel: Mapping[str, str], installed: Mapping[str, str]) -> bool:

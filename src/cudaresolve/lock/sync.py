@@ -1,7 +1,7 @@
 """Make an environment equal to a lock: keep what is installed as locked, replace the rest. Does I/O: runs pip.
 
 ``sync_environment`` reads what the target interpreter has installed (``installed.read_installed``),
-downloads every locked wheel with its hash checked (``pip.download_commands``), and decides per
+downloads the locked wheels with their hashes checked (``pip.download_commands``), and decides per
 package (``compare``): a package is kept when the installed version (local label included) is the
 locked one, its files are the locked wheel's by RECORD (``record.same_files``) and none of them is
 missing or of another size on disk; anything else (not installed, another version, another build
@@ -15,7 +15,9 @@ not foreign; pip adds missing ones from each package's index (``pip.dependency_c
 only when something is missing or out of range. Everything else installed (but pip, setuptools and
 wheel) is reported, and removed with ``exact`` (``uv pip sync``'s behaviour).
 
-A second run over the same lock downloads (pip's cache answers) and compares, and installs nothing.
+The RECORD of each downloaded, hash-checked wheel is kept in the user cache under the wheel's
+sha256 (``record.store_record``), so a package installed as locked is recognised without
+downloading its wheel again: a second run over the same lock downloads and installs nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.lock.installed import read_installed
 from cudaresolve.lock.pip import (
@@ -39,7 +42,7 @@ from cudaresolve.lock.pip import (
     uninstall_command,
     wheel_dir,
 )
-from cudaresolve.lock.record import parse_record, read_wheel_record, same_files
+from cudaresolve.lock.record import cached_record, parse_record, read_wheel_record, same_files, store_record
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
 
@@ -51,10 +54,12 @@ if TYPE_CHECKING:
     from cudaresolve.lock.pip import PipCommand
     from cudaresolve.resolve.model import LockedPackage
 
-__all__ = ["KEEP", "Change", "SyncResult", "compare", "dependencies", "foreign", "sync_environment"]
+__all__ = ["KEEP", "RECORD_CACHE", "Change", "SyncResult", "compare", "dependencies", "foreign", "sync_environment"]
 
 #: Never reported or removed as foreign: the installer and the build tools every venv has.
 KEEP: Final = frozenset({"pip", "setuptools", "wheel"})
+#: The folder under the user cache that keeps verified wheels' RECORDs (``record.store_record``).
+RECORD_CACHE: Final = "wheel-records"
 _NAMED: Final = 30  # foreign packages named in the warning; the rest are counted
 
 
@@ -104,12 +109,14 @@ def sync_environment(
     dry_run: bool = False,
     echo: Callable[[PipCommand], None] | None = None,
     env: Mapping[str, str] | None = None,
+    record_cache: Path | None = None,
 ) -> SyncResult:
     """Make ``python``'s environment (None: this interpreter's) equal to ``lock`` (module docstring).
 
     ``markers`` is the target's PEP 508 environment (None: asked of the interpreter). Each pip
     command goes to ``echo`` before it runs; with ``dry_run`` the commands of a full install go to
-    ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for pip."""
+    ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for pip.
+    ``record_cache`` holds the RECORDs of verified wheels (None: ``RECORD_CACHE`` in the user cache)."""
     interpreter = python or sys.executable
     with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
         if dry_run:
@@ -118,14 +125,10 @@ def sync_environment(
                     echo(command)
             return SyncResult(returncode=0)
         before = read_installed(python, records=(p.name for p in lock.packages))
-        code = run_pip(download_commands(lock, python=interpreter, workdir=workdir), env=env, echo=echo)
+        cache = default_cache_dir() / RECORD_CACHE if record_cache is None else record_cache
+        code, changes = _compare_all(lock, before, cache, python=interpreter, workdir=workdir, env=env, echo=echo)
         if code != 0:
             return SyncResult(returncode=code)
-        wheels = _downloaded(workdir)
-        changes = {
-            p.name: compare(p, before.get(canonical_name(p.name)), _wheel_record(wheels.get(_key(p))))
-            for p in lock.packages
-        }
         todo = {name: change for name, change in changes.items() if change is not None}
         replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) is not Change.MISSING]
         result = SyncResult(
@@ -164,6 +167,43 @@ def sync_environment(
             removed=extra if code == 0 else (),
             notices=(*result.notices, removing),
         )
+
+
+def _compare_all(
+    lock: Lock,
+    before: Mapping[str, InstalledDist],
+    cache: Path,
+    *,
+    python: str,
+    workdir: str,
+    env: Mapping[str, str] | None,
+    echo: Callable[[PipCommand], None] | None,
+) -> tuple[int, dict[str, Change | None]]:
+    """pip's exit code and, in lock order, each package's ``compare`` verdict. A package installed
+    at its locked version is first compared with the cached RECORD of its locked wheel; the others,
+    and those that differ, are downloaded with their hashes checked (and their RECORDs cached)."""
+    verdicts: dict[str, Change | None] = {}
+    fetch: list[LockedPackage] = []
+    for package in lock.packages:
+        dist = before.get(canonical_name(package.name))
+        known = cached_record(cache, package.sha256) if package.sha256 else None
+        if dist is not None and known is not None and compare(package, dist, known) is None:
+            verdicts[package.name] = None
+        else:
+            fetch.append(package)
+    if fetch:
+        code = run_pip(
+            download_commands(replace(lock, packages=tuple(fetch)), python=python, workdir=workdir), env=env, echo=echo
+        )
+        if code != 0:
+            return code, {}
+        wheels = _downloaded(workdir)
+        for package in fetch:
+            text = _wheel_record(wheels.get(_key(package)))
+            if text is not None and package.sha256:  # pip checked the hash: --require-hashes
+                store_record(cache, package.sha256, text)
+            verdicts[package.name] = compare(package, before.get(canonical_name(package.name)), text)
+    return 0, {p.name: verdicts[p.name] for p in lock.packages}
 
 
 def compare(package: LockedPackage, dist: InstalledDist | None, wheel_record: str | None) -> Change | None:
