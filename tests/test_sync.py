@@ -12,7 +12,7 @@ from tiny_wheels import build_wheel
 from cudaresolve.errors import InvalidInput
 from cudaresolve.lock.installed import InstalledDist, read_installed
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.record import parse_record, read_wheel_record, same_files
+from cudaresolve.lock.record import cached_record, parse_record, read_wheel_record, same_files, store_record
 from cudaresolve.lock.sync import Change, compare, dependencies, foreign
 from cudaresolve.resolve.model import LockedPackage
 
@@ -152,3 +152,13 @@ def test_read_installed_of_a_missing_interpreter(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput) as info:
         read_installed(str(tmp_path / "nope"))
     assert info.value.code == "invalid-input"
+
+
+def test_record_cache_round_trip_and_refusals(tmp_path: Path) -> None:
+    sha = "a" * 64
+    assert cached_record(tmp_path, sha) is None
+    store_record(tmp_path / "records", sha, WHEEL)
+    assert cached_record(tmp_path / "records", sha) == WHEEL
+    store_record(tmp_path, "../escape", WHEEL)  # not a sha256: never a path
+    assert cached_record(tmp_path, "../escape") is None
+    assert not (tmp_path.parent / "escape.RECORD").exists()
