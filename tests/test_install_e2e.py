@@ -26,14 +26,17 @@ from typing import TYPE_CHECKING
 import pytest
 from tiny_wheels import TinyWheel, build_wheel  # tools/: on the path by pytest's pythonpath setting
 
+from cudaresolve.cli import main
 from cudaresolve.lock.lockfile import read_lock, write_lock
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.pip import install_lock
+from cudaresolve.lock.sync import Change, SyncResult, sync_environment
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
+
+    from cudaresolve.lock.pip import PipCommand
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses the POSIX venv layout (bin/python)")
 pytest.importorskip("ensurepip", reason="python -m venv needs ensurepip to give the venv pip")
@@ -65,6 +68,7 @@ class Indexes:
     b: str
     wheels: dict[str, TinyWheel]
     bait: Path  # a find-links directory with an even higher torch
+    builds: Path  # other builds of locked versions: fbgemm-gpu 1.9.0+cu126, a torch 2.7.1+cu118 from elsewhere
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +92,7 @@ def indexes(tmp_path_factory: pytest.TempPathFactory, venv_python: Path) -> Iter
     a = [
         build_wheel(root / "a" / "files", "torch", "2.7.1+cu118", tag, origin="A", requires=("filelock",)),
         build_wheel(root / "a" / "files", "filelock", "3.13.1", "py3-none-any", origin="A"),
+        build_wheel(root / "a" / "files", "fbgemm-gpu", "1.9.0", "py3-none-any", origin="A"),
     ]
     b = [
         build_wheel(root / "b" / "files", "torch", "2.8.0", "py3-none-any", origin="B"),
@@ -105,6 +110,9 @@ def indexes(tmp_path_factory: pytest.TempPathFactory, venv_python: Path) -> Iter
     bait = root / "bait"
     build_wheel(bait, "torch", "9.0.0", "py3-none-any", origin="find-links")
     build_wheel(bait, "filelock", "100.0", "py3-none-any", origin="find-links")
+    builds = root / "builds"
+    build_wheel(builds, "fbgemm-gpu", "1.9.0+cu126", "py3-none-any", origin="cu126")
+    build_wheel(builds, "torch", "2.7.1+cu118", tag, origin="tampered", requires=("filelock",))
     write_simple_index(root / "a", a)
     write_simple_index(root / "b", b)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(root)))
@@ -117,6 +125,7 @@ def indexes(tmp_path_factory: pytest.TempPathFactory, venv_python: Path) -> Iter
             f"{base}/b/simple",
             {f"{w.name}@{o}": w for o, ws in (("A", a), ("B", b)) for w in ws},
             bait,
+            builds,
         )
     finally:
         server.shutdown()
@@ -187,7 +196,7 @@ def test_installs_a_hashed_pylock_each_package_from_its_own_index(indexes: Index
     lock_path = tmp_path / "pylock.toml"
     write_lock(lock_path, _lock(indexes, hashes=True))
 
-    code = install_lock(read_lock(lock_path), python=str(venv), env=_pip_env(os.devnull))
+    code = sync_environment(read_lock(lock_path), python=str(venv), env=_pip_env(os.devnull)).returncode
 
     assert code == 0
     assert _installed(venv) == {
@@ -215,7 +224,7 @@ def test_hostile_pip_config_cannot_mix_in_another_index_or_find_links(
     lock_path = tmp_path / "requirements.txt"
     write_lock(lock_path, _lock(indexes, hashes=False), fmt="requirements")
 
-    code = install_lock(read_lock(lock_path), python=str(venv), env=_pip_env(str(config)))
+    code = sync_environment(read_lock(lock_path), python=str(venv), env=_pip_env(str(config))).returncode
 
     assert code == 0
     assert _installed(venv) == {
@@ -250,7 +259,140 @@ def test_a_tampered_wheel_fails_the_hash_check_and_pip_code_passes_through(index
         index_url=lock.index_url,
     )
 
-    code = install_lock(bad, python=str(venv), env=_pip_env(os.devnull))
+    code = sync_environment(bad, python=str(venv), env=_pip_env(os.devnull)).returncode
 
     assert code == 1
     assert "torch" not in _installed(venv)
+
+
+# --- install makes the environment equal to the lock ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Drifted:
+    """A venv that had other builds of the locked versions and a foreign package, after one sync."""
+
+    python: Path
+    lock_path: Path
+    lock: Lock
+    result: SyncResult
+    commands: list[PipCommand]
+    after: dict[str, tuple[str, str | None]]
+    records: Path  # the RECORD cache of the first sync (a module fixture runs before conftest's cache)
+
+
+@pytest.fixture(scope="module")
+def drifted(indexes: Indexes, venv_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Drifted:
+    """fbgemm-gpu 1.9.0+cu126 and a torch 2.7.1+cu118 built elsewhere (same version, other files),
+    torch's dependency filelock, and einops that nothing locked needs; then one sync to a lock of
+    fbgemm-gpu 1.9.0 and torch 2.7.1+cu118 from index A. Shared by the tests below (one venv)."""
+    root = tmp_path_factory.mktemp("drifted")
+    copy = root / "venv"
+    shutil.copytree(venv_python.parent.parent, copy, symlinks=True, copy_function=os.link)
+    python = copy / "bin" / "python"
+    served = indexes.bait.parent
+    files = [
+        *sorted(indexes.builds.glob("*.whl")),
+        served / "a" / "files" / indexes.wheels["filelock@A"].filename,
+        served / "b" / "files" / indexes.wheels["einops@B"].filename,
+    ]
+    pip = [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", *map(str, files)]
+    subprocess.run(pip, check=True, env=_pip_env(os.devnull))
+    assert _installed(python)["torch"] == ("2.7.1+cu118", "tampered")
+
+    def locked(key: str) -> LockedPackage:
+        wheel = indexes.wheels[key]
+        url = f"{indexes.a.removesuffix('/simple')}/files/{wheel.filename.replace('+', '%2B')}"
+        return LockedPackage(
+            name=wheel.name,
+            version=wheel.version,
+            index=indexes.a,
+            url=url,
+            filename=wheel.filename,
+            sha256=wheel.sha256,
+        )
+
+    lock = Lock(packages=(locked("fbgemm-gpu@A"), locked("torch@A")), index_url=indexes.a)
+    lock_path = root / "pylock.toml"
+    write_lock(lock_path, lock)
+    commands: list[PipCommand] = []
+    records = root / "records"
+    result = sync_environment(
+        lock, python=str(python), env=_pip_env(os.devnull), echo=commands.append, record_cache=records
+    )
+    return Drifted(python, lock_path, lock, result, commands, _installed(python), records)
+
+
+def test_sync_replaces_another_build_and_another_wheel_of_the_locked_version(drifted: Drifted) -> None:
+    assert drifted.result.returncode == 0
+    assert drifted.result.installed == (("fbgemm-gpu", Change.VERSION), ("torch", Change.FILES))
+    assert drifted.after == {
+        "fbgemm-gpu": ("1.9.0", "A"),  # was 1.9.0+cu126
+        "torch": ("2.7.1+cu118", "A"),  # same version, was the other wheel
+        "filelock": ("3.13.1", "A"),  # torch needs it: kept, not foreign
+        "einops": ("0.8.1", "B"),  # foreign, but only reported without --exact
+    }
+    assert [n.code for n in drifted.result.notices] == ["installed-differs", "installed-differs", "not-in-lock"]
+    assert drifted.result.foreign == ("einops",)
+    assert drifted.result.removed == ()
+    # one download (one index), one install from the verified files; no dependency run: all are met
+    assert [c.argv[3] for c in drifted.commands] == ["download", "install"]
+    assert "--force-reinstall" in drifted.commands[1].argv
+
+
+def test_sync_a_second_time_installs_nothing(drifted: Drifted, tmp_path: Path) -> None:
+    commands: list[PipCommand] = []
+    env = _pip_env(os.devnull)
+    result = sync_environment(
+        drifted.lock, python=str(drifted.python), env=env, echo=commands.append, record_cache=drifted.records
+    )
+    assert (result.returncode, result.installed, result.kept) == (0, (), ("fbgemm-gpu", "torch"))
+    assert commands == []  # the cached RECORDs of the verified wheels answer: no download, no install
+    # without that cache the wheels are downloaded again to compare, and still nothing is installed
+    result = sync_environment(
+        drifted.lock, python=str(drifted.python), env=env, echo=commands.append, record_cache=tmp_path
+    )
+    assert (result.returncode, result.installed) == (0, ())
+    assert [c.argv[3] for c in commands] == ["download"]
+
+
+def test_sync_reinstalls_a_locked_package_whose_files_changed_on_disk(drifted: Drifted) -> None:
+    module = drifted.python.parent.parent.glob("lib/python*/site-packages/torch/__init__.py")
+    path = next(iter(module))
+    path.write_text(path.read_text() + "ORIGIN = 'edited'\n")
+    commands: list[PipCommand] = []
+    result = sync_environment(
+        drifted.lock,
+        python=str(drifted.python),
+        env=_pip_env(os.devnull),
+        echo=commands.append,
+        record_cache=drifted.records,
+    )
+    assert (result.returncode, result.installed) == (0, (("torch", Change.DAMAGED),))
+    assert [c.argv[-1] for c in commands if c.argv[3] == "download"] == [commands[0].files[0][0]]
+    assert commands[0].files[0][1].startswith("torch==")  # only torch is downloaded again
+    assert _installed(drifted.python)["torch"] == ("2.7.1+cu118", "A")
+
+
+def test_install_exact_removes_what_the_lock_neither_pins_nor_needs(
+    drifted: Drifted, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for key in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(key)
+    for key, value in _pip_env(os.devnull).items():
+        if key.startswith("PIP_"):
+            monkeypatch.setenv(key, value)
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    target = ["--cpu", "--python-version", python, "--platform", "linux_x86_64"]
+    argv = ["install", "--from", str(drifted.lock_path), "--python", str(drifted.python), "--exact", *target]
+
+    assert main(argv) == 0
+
+    err = capsys.readouterr().err
+    assert "removed-not-in-lock" in err and "einops" in err
+    assert "uninstall -y einops" in err
+    assert _installed(drifted.python) == {
+        "fbgemm-gpu": ("1.9.0", "A"),
+        "torch": ("2.7.1+cu118", "A"),
+        "filelock": ("3.13.1", "A"),
+    }

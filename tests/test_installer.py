@@ -9,7 +9,15 @@ import pytest
 
 from cudaresolve.errors import InvalidInput
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.pip import PipCommand, format_command, install_lock, pip_commands, run_pip
+from cudaresolve.lock.pip import (
+    PipCommand,
+    format_command,
+    install_commands,
+    pip_commands,
+    run_pip,
+    uninstall_command,
+)
+from cudaresolve.lock.sync import sync_environment
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
@@ -21,7 +29,18 @@ H1, H2, H3 = "1" * 64, "2" * 64, "3" * 64
 PY = "/env/bin/python"
 W = "/tmp/work"
 HEAD = (PY, "-m", "pip", "install")
-PINNED = (*HEAD, "--no-deps", "--only-binary", ":all:")
+DOWNLOAD = (PY, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:")
+FROM_FILES = (
+    *HEAD,
+    "--no-deps",
+    "--only-binary",
+    ":all:",
+    "--force-reinstall",
+    "--no-index",
+    "--find-links",
+    f"{W}/wheels",
+)
+ENV_FILES = (("PIP_FIND_LINKS", f"{W}/wheels"),)
 ENV_CU118 = (("PIP_EXTRA_INDEX_URL", CU118), ("PIP_FIND_LINKS", W))
 ENV_PYPI = (("PIP_EXTRA_INDEX_URL", PYPI), ("PIP_FIND_LINKS", W))
 LOCKED = "fbgemm-gpu==1.2.0+cu118\nflashinfer-python==0.2.5\ntorch==2.7.1+cu118\n"
@@ -48,10 +67,14 @@ def _deps(index: str, env: tuple[tuple[str, str], ...], *pins: str) -> PipComman
     )
 
 
+def _download(index: str, *tail: str) -> tuple[str, ...]:
+    return (*DOWNLOAD, "--index-url", index, "-d", f"{W}/wheels", *tail)
+
+
 def test_all_hashed_two_indexes() -> None:
     assert pip_commands(_lock(), python=PY, workdir=W) == [
         PipCommand(
-            argv=(*PINNED, "--require-hashes", "--index-url", CU118, "-r", f"{W}/index-1-hashed.txt"),
+            argv=_download(CU118, "--require-hashes", "-r", f"{W}/index-1-hashed.txt"),
             index=CU118,
             env=ENV_CU118,
             files=(
@@ -62,10 +85,22 @@ def test_all_hashed_two_indexes() -> None:
             ),
         ),
         PipCommand(
-            argv=(*PINNED, "--require-hashes", "--index-url", PYPI, "-r", f"{W}/index-2-hashed.txt"),
+            argv=_download(PYPI, "--require-hashes", "-r", f"{W}/index-2-hashed.txt"),
             index=PYPI,
             env=ENV_PYPI,
             files=((f"{W}/index-2-hashed.txt", f"flashinfer-python==0.2.5 --hash=sha256:{H3}\n"),),
+        ),
+        PipCommand(
+            argv=(*FROM_FILES, "--require-hashes", "-r", f"{W}/install.txt"),
+            index="",
+            env=ENV_FILES,
+            files=(
+                (
+                    f"{W}/install.txt",
+                    f"fbgemm-gpu==1.2.0+cu118 --hash=sha256:{H2}\nflashinfer-python==0.2.5 --hash=sha256:{H3}\n"
+                    f"torch==2.7.1+cu118 --hash=sha256:{H1}\n",
+                ),
+            ),
         ),
         _deps(CU118, ENV_CU118, "fbgemm-gpu==1.2.0+cu118", "torch==2.7.1+cu118"),
         _deps(PYPI, ENV_PYPI, "flashinfer-python==0.2.5"),
@@ -75,11 +110,16 @@ def test_all_hashed_two_indexes() -> None:
 def test_no_hashes_pins_go_on_the_command_line() -> None:
     assert pip_commands(_lock(None, None, None), python=PY, workdir=W) == [
         PipCommand(
-            argv=(*PINNED, "--index-url", CU118, "fbgemm-gpu==1.2.0+cu118", "torch==2.7.1+cu118"),
+            argv=_download(CU118, "fbgemm-gpu==1.2.0+cu118", "torch==2.7.1+cu118"),
             index=CU118,
             env=ENV_CU118,
         ),
-        PipCommand(argv=(*PINNED, "--index-url", PYPI, "flashinfer-python==0.2.5"), index=PYPI, env=ENV_PYPI),
+        PipCommand(argv=_download(PYPI, "flashinfer-python==0.2.5"), index=PYPI, env=ENV_PYPI),
+        PipCommand(
+            argv=(*FROM_FILES, "fbgemm-gpu==1.2.0+cu118", "flashinfer-python==0.2.5", "torch==2.7.1+cu118"),
+            index="",
+            env=ENV_FILES,
+        ),
         _deps(CU118, ENV_CU118, "fbgemm-gpu==1.2.0+cu118", "torch==2.7.1+cu118"),
         _deps(PYPI, ENV_PYPI, "flashinfer-python==0.2.5"),
     ]
@@ -87,18 +127,38 @@ def test_no_hashes_pins_go_on_the_command_line() -> None:
 
 def test_partly_hashed_index_splits_into_a_hashed_and_a_plain_run() -> None:
     commands = pip_commands(_lock(torch=None), python=PY, workdir=W)
-    assert [c.argv for c in commands[:2]] == [
-        (*PINNED, "--require-hashes", "--index-url", CU118, "-r", f"{W}/index-1-hashed.txt"),
-        (*PINNED, "--index-url", CU118, "torch==2.7.1+cu118"),
+    assert [c.argv for c in commands[:5]] == [
+        _download(CU118, "--require-hashes", "-r", f"{W}/index-1-hashed.txt"),
+        _download(CU118, "torch==2.7.1+cu118"),
+        _download(PYPI, "--require-hashes", "-r", f"{W}/index-2-hashed.txt"),
+        (*FROM_FILES, "--require-hashes", "-r", f"{W}/install.txt"),
+        (*FROM_FILES, "torch==2.7.1+cu118"),
     ]
     assert commands[0].files == ((f"{W}/index-1-hashed.txt", f"fbgemm-gpu==1.2.0+cu118 --hash=sha256:{H2}\n"),)
-    assert len(commands) == 5
+    assert len(commands) == 7
+
+
+def test_install_commands_only_the_named_packages_and_none_for_none() -> None:
+    (command,) = install_commands(_lock(), python=PY, workdir=W, only={"torch"})
+    assert command.files == ((f"{W}/install.txt", f"torch==2.7.1+cu118 --hash=sha256:{H1}\n"),)
+    assert install_commands(_lock(), python=PY, workdir=W, only=()) == []
+
+
+def test_uninstall_command() -> None:
+    assert uninstall_command(["einops", "numpy"], python=PY) == PipCommand(
+        argv=(PY, "-m", "pip", "uninstall", "-y", "einops", "numpy"), index=""
+    )
 
 
 def test_never_an_extra_index_and_always_one_index_per_run() -> None:
     for lock in (_lock(), _lock(None, None, None), _lock(torch=None)):
         for command in pip_commands(lock, python=PY, workdir=W):
             assert "--extra-index-url" not in command.argv
+            if not command.index:  # installs from the verified downloads only
+                assert "--no-index" in command.argv
+                assert "--index-url" not in command.argv
+                assert dict(command.env)["PIP_FIND_LINKS"] == f"{W}/wheels"
+                continue
             assert command.argv.count("--index-url") == 1
             assert command.argv[command.argv.index("--index-url") + 1] == command.index
             assert dict(command.env)["PIP_EXTRA_INDEX_URL"] == command.index
@@ -111,12 +171,12 @@ def test_empty_lock_has_no_commands() -> None:
 def test_format_command() -> None:
     command = pip_commands(_lock(), python="/my env/python", workdir=W)[1]
     assert format_command(command) == (
-        f"PIP_EXTRA_INDEX_URL={PYPI} PIP_FIND_LINKS={W} '/my env/python' -m pip install --no-deps --only-binary "
-        f":all: --require-hashes --index-url {PYPI} -r {W}/index-2-hashed.txt\n"
+        f"PIP_EXTRA_INDEX_URL={PYPI} PIP_FIND_LINKS={W} '/my env/python' -m pip download --no-deps --only-binary "
+        f":all: --index-url {PYPI} -d {W}/wheels --require-hashes -r {W}/index-2-hashed.txt\n"
         f"# {W}/index-2-hashed.txt:\n"
         f"#   flashinfer-python==0.2.5 --hash=sha256:{H3}"
     )
-    assert format_command(command, env=False).startswith("'/my env/python' -m pip install")
+    assert format_command(command, env=False).startswith("'/my env/python' -m pip download")
 
 
 def _script(code: str) -> tuple[str, ...]:
@@ -157,36 +217,22 @@ def test_run_pip_with_a_missing_interpreter(tmp_path: Path) -> None:
     assert info.value.message == f"cannot run {missing}: No such file or directory"
 
 
-def test_install_lock_dry_run_echoes_and_runs_nothing(tmp_path: Path) -> None:
+def test_sync_dry_run_echoes_and_runs_nothing(tmp_path: Path) -> None:
     seen: list[PipCommand] = []
-    assert install_lock(_lock(), python=str(tmp_path / "no-python"), dry_run=True, echo=seen.append) == 0
-    assert [c.argv[4:7] for c in seen] == [
-        ("--no-deps", "--only-binary", ":all:"),
-        ("--no-deps", "--only-binary", ":all:"),
-        ("--index-url", CU118, "-c"),
-        ("--index-url", PYPI, "-c"),
-    ]
+    result = sync_environment(_lock(), python=str(tmp_path / "no-python"), dry_run=True, echo=seen.append)
+    assert result.returncode == 0
+    assert [c.argv[3] for c in seen] == ["download", "download", "install", "install", "install"]
     assert all(c.argv[0] == str(tmp_path / "no-python") for c in seen)  # never started: it does not exist
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the interpreter")
-def test_install_lock_runs_every_command_through_the_interpreter(tmp_path: Path) -> None:
+def test_sync_reads_the_environment_then_passes_pip_exit_code_through(tmp_path: Path) -> None:
     log = tmp_path / "argv.log"
     fake = tmp_path / "python"
-    fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    # '-c SCRIPT': the environment probe, answered with an empty environment; pip fails with 23
+    fake.write_text(
+        f'#!/bin/sh\necho "$1 $3" >> {log}\nif [ "$1" = -c ]; then cat >/dev/null; echo "[]"; exit 0; fi\nexit 23\n'
+    )
     fake.chmod(0o755)
-    assert install_lock(_lock(None, None, None), python=str(fake)) == 0
-    assert [line.split()[:4] for line in log.read_text().splitlines()] == [
-        ["-m", "pip", "install", "--no-deps"],
-        ["-m", "pip", "install", "--no-deps"],
-        ["-m", "pip", "install", "--index-url"],
-        ["-m", "pip", "install", "--index-url"],
-    ]
-
-
-@pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the interpreter")
-def test_install_lock_passes_pip_exit_code_through(tmp_path: Path) -> None:
-    fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\nexit 23\n")
-    fake.chmod(0o755)
-    assert install_lock(_lock(), python=str(fake)) == 23
+    assert sync_environment(_lock(None, None, None), python=str(fake), markers={}).returncode == 23
+    assert log.read_text().splitlines() == ["-c ", "-m download"]

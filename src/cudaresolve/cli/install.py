@@ -1,4 +1,4 @@
-"""``cudaresolve install [REQ ...] [TARGET] [--from LOCKFILE] [--dry-run] [--python PATH]``. Shell."""
+"""``cudaresolve install [REQ ...] [TARGET] [--from LOCKFILE] [--exact] [--dry-run] [--python PATH]``. Shell."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--from", dest="lockfile", metavar="LOCKFILE", help="install this pylock.toml or requirements file"
     )
+    parser.add_argument(
+        "--exact", action="store_true", help="also uninstall packages the lock neither pins nor needs (uv pip sync)"
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the pip commands and change nothing")
     parser.add_argument("--python", metavar="PATH", help="the interpreter of the environment to install into")
     parser.set_defaults(func=_run)
@@ -32,9 +35,18 @@ def _run(args: argparse.Namespace) -> int:
 
     console = render.make_console()
     out = console if not args.dry_run else render.make_console(stderr=False)
-    order = InstallRequest(request=request_from_args(args), lockfile=args.lockfile, python=args.python,
-                           dry_run=args.dry_run)
+    order = InstallRequest(
+        request=request_from_args(args),
+        lockfile=args.lockfile,
+        python=args.python,
+        dry_run=args.dry_run,
+        exact=args.exact,
+    )
     result = install(order, echo=lambda c: out.print(format_command(c), markup=False, highlight=False))
+    if result.sync is not None:
+        from cudaresolve.render.install import render_sync
+
+        render_sync(result.sync, console, lang=language(args))
     if result.check is not None:  # a doctor pass on what pip installed; pip's exit code stands
         from cudaresolve.doctor.environment import check_environment
         from cudaresolve.render.doctor import render_doctor

@@ -1,32 +1,39 @@
-"""Install a lock with pip, each package only from the index its lock names. Does I/O: runs pip.
+"""The pip runs that make an environment equal to a lock, each package only from its own index. Does I/O: runs pip.
 
-``pip_commands`` (pure) turns a lock into pip runs of the target interpreter
-(``PYTHON -m pip install``), grouped by index (``model.index_groups``: the variant's index first):
+The builders here are pure; they turn a lock into pip runs of the target interpreter
+(``PYTHON -m pip ...``), grouped by index (``model.index_groups``: the variant's index first), and
+``lock.sync`` decides which of them run:
 
-1. the pinned wheels, per index: ``--no-deps --only-binary :all: --index-url INDEX``, with
-   ``--require-hashes -r FILE`` for the packages whose sha256 is known (pip reads ``--hash`` only
-   from a requirements file, and hash checking is all-or-nothing per run, so the packages without
-   a hash get a second run with their pins on the command line);
-2. then their dependencies, per index: ``--index-url INDEX -c LOCKED PINS...``.
+1. ``download_commands``: per index, the locked wheels into ``WORKDIR/wheels``:
+   ``pip download --no-deps --only-binary :all: --index-url INDEX -d DIR``, with ``--require-hashes
+   -r FILE`` for the packages whose sha256 is known (pip reads ``--hash`` only from a requirements
+   file, and hash checking is all-or-nothing per run, so the packages without a hash get a second
+   run with their pins on the command line). Nothing is resolved: ``--no-deps``, exact pins.
+2. ``install_commands``: the packages that are not installed as locked, from those verified
+   files only, in one run (no index): ``pip install --no-deps --force-reinstall --no-index --find-links DIR``
+   (with ``--require-hashes -r FILE`` again). ``--force-reinstall`` because pip keeps an installed
+   distribution of the same version ("Requirement already satisfied") without looking at its files.
+3. ``dependency_commands``: then their dependencies, per index: ``--index-url INDEX -c LOCKED PINS...``.
+4. ``uninstall_command``: ``pip uninstall -y`` for ``install --exact``.
 
-Why ``--no-deps`` first and a second pass: a lock pins the GPU stack (torch, fbgemm-gpu, torchrec,
-xformers, flashinfer), not every transitive dependency (torch's filelock, sympy, nvidia-* ...).
-``--no-deps`` alone would leave torch without them, and ``--require-hashes`` without ``--no-deps``
-fails on every unpinned dependency. So step 1 installs exactly the locked files (hash-checked
-where possible) and step 2 lets pip add what they need from the same index, as PyTorch's own
-install instructions do. Step 1 runs for every index before any step 2, and ``LOCKED`` (a
-constraints file of all the lock's pins) rides along in step 2: a locked package is then already
-installed and can only be kept, never swapped for a build of the same name from another index; a
-dependency that wants another version makes pip fail instead. Unpinned dependencies are not
-hash-checked: the lock does not name them.
+Why a third step: a lock pins the GPU stack (torch, fbgemm-gpu, torchrec, xformers, flashinfer),
+not every transitive dependency (torch's filelock, sympy, nvidia-* ...). ``--no-deps`` alone would
+leave torch without them, and ``--require-hashes`` without ``--no-deps`` fails on every unpinned
+dependency. So steps 1-2 install exactly the locked files (hash-checked where possible) and step 3
+lets pip add what they need from the same index, as PyTorch's own install instructions do.
+``LOCKED`` (a constraints file of all the lock's pins) rides along in step 3: a locked package is
+then already installed and can only be kept, never swapped for a build of the same name from
+another index; a dependency that wants another version makes pip fail instead. Unpinned
+dependencies are not hash-checked: the lock does not name them.
 
 Never ``--extra-index-url``: with two indexes pip takes the highest version from either, which is
 how torchtriton was hijacked (https://pytorch.org/blog/compromised-nightly-dependency/). pip
 configuration can add extra indexes and find-links behind our back (``extra-index-url`` and
 ``find-links`` in pip.conf, ``PIP_*`` variables), and an empty variable does not clear them (pip
 drops empty values), so each run sets ``PIP_EXTRA_INDEX_URL`` to its own index (pip deduplicates
-index URLs) and ``PIP_FIND_LINKS`` to its private work directory, which holds no wheels. Other
-settings (certificates, proxies, cache) are left as the user has them.
+index URLs) and ``PIP_FIND_LINKS`` to a private directory: the work directory (no wheels) or, for
+step 2, the directory of the verified downloads. Other settings (certificates, proxies, cache) are
+left as the user has them.
 """
 
 from __future__ import annotations
@@ -34,8 +41,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -45,20 +50,31 @@ from cudaresolve.lock.model import index_groups
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
 
     from cudaresolve.lock.model import Lock
     from cudaresolve.resolve.model import LockedPackage
 
-__all__ = ["CONSTRAINTS_FILE", "PipCommand", "format_command", "install_lock", "pip_commands", "run_pip"]
+__all__ = [
+    "CONSTRAINTS_FILE",
+    "PipCommand",
+    "dependency_commands",
+    "download_commands",
+    "format_command",
+    "install_commands",
+    "pip_commands",
+    "run_pip",
+    "uninstall_command",
+    "wheel_dir",
+]
 
 CONSTRAINTS_FILE: Final = "locked.txt"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PipCommand:
-    """One pip run: its argv, the index it may use, the environment it overrides and the files
-    (path, text) that must exist before it starts."""
+    """One pip run: its argv, the index it may use ("" for none), the environment it overrides
+    and the files (path, text) that must exist before it starts."""
 
     argv: tuple[str, ...]
     index: str
@@ -67,31 +83,82 @@ class PipCommand:
 
 
 def pip_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
-    """The pip runs that install ``lock`` into ``python``'s environment (see the module docstring).
+    """Every pip run that installs ``lock`` into ``python``'s environment from nothing (``--dry-run``
+    shows these): the downloads, the install of every locked file, then the dependencies.
 
-    ``workdir`` is a private, empty directory for the requirements files the runs read; nothing is
-    written here (``run_pip`` writes ``PipCommand.files``)."""
-    constraints = os.path.join(workdir, CONSTRAINTS_FILE)
-    locked = "".join(f"{_pin(p)}\n" for p in lock.packages)
-    exact: list[PipCommand] = []
-    dependencies: list[PipCommand] = []
+    ``workdir`` is a private, empty directory for the requirements files the runs read and the
+    wheels they download; nothing is written here (``run_pip`` writes ``PipCommand.files``)."""
+    return [
+        *download_commands(lock, python=python, workdir=workdir),
+        *install_commands(lock, python=python, workdir=workdir),
+        *dependency_commands(lock, python=python, workdir=workdir),
+    ]
+
+
+def wheel_dir(workdir: str) -> str:
+    """Where step 1 downloads the locked wheels (one folder: a lock names each package once)."""
+    return os.path.join(workdir, "wheels")
+
+
+def download_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
+    """Step 1: every locked wheel, per index, into ``wheel_dir``: exact pins, no dependencies, hashes checked."""
+    commands: list[PipCommand] = []
     for number, (index, members) in enumerate(index_groups(lock), 1):
         env = (("PIP_EXTRA_INDEX_URL", index), ("PIP_FIND_LINKS", workdir))
-        head: tuple[str, ...] = (python, "-m", "pip", "install")
-        pinned: tuple[str, ...] = ("--no-deps", "--only-binary", ":all:")
-        hashed = [p for p in members if p.sha256]
-        plain = [p for p in members if not p.sha256]
-        if hashed:
-            path = os.path.join(workdir, f"index-{number}-hashed.txt")
-            text = "".join(f"{_pin(p)} --hash=sha256:{p.sha256}\n" for p in hashed)
-            argv: tuple[str, ...] = (*head, *pinned, "--require-hashes", "--index-url", index, "-r", path)
-            exact.append(PipCommand(argv=argv, index=index, env=env, files=((path, text),)))
-        if plain:
-            argv = (*head, *pinned, "--index-url", index, *(_pin(p) for p in plain))
-            exact.append(PipCommand(argv=argv, index=index, env=env))
-        argv = (*head, "--index-url", index, "-c", constraints, *(_pin(p) for p in members))
-        dependencies.append(PipCommand(argv=argv, index=index, env=env, files=((constraints, locked),)))
-    return exact + dependencies
+        head = (python, "-m", "pip", "download", *_EXACT, "--index-url", index, "-d", wheel_dir(workdir))
+        commands += _hashed_and_plain(members, head, env, index, os.path.join(workdir, f"index-{number}-hashed.txt"))
+    return commands
+
+
+def install_commands(lock: Lock, *, python: str, workdir: str, only: Collection[str] | None = None) -> list[PipCommand]:
+    """Step 2: the locked packages (those named in ``only``, if given) from the files step 1
+    downloaded and nowhere else (no index), replacing whatever is installed under their names."""
+    chosen = [p for p in lock.packages if only is None or p.name in only]
+    if not chosen:
+        return []
+    files = wheel_dir(workdir)
+    head = (python, "-m", "pip", "install", *_EXACT, "--force-reinstall", "--no-index", "--find-links", files)
+    return _hashed_and_plain(chosen, head, (("PIP_FIND_LINKS", files),), "", os.path.join(workdir, "install.txt"))
+
+
+def dependency_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
+    """Step 3: per index, what the locked packages need, with all the lock's pins as constraints."""
+    constraints = os.path.join(workdir, CONSTRAINTS_FILE)
+    locked = "".join(f"{_pin(p)}\n" for p in lock.packages)
+    commands: list[PipCommand] = []
+    for index, members in index_groups(lock):
+        env = (("PIP_EXTRA_INDEX_URL", index), ("PIP_FIND_LINKS", workdir))
+        argv = (python, "-m", "pip", "install", "--index-url", index, "-c", constraints, *(_pin(p) for p in members))
+        commands.append(PipCommand(argv=argv, index=index, env=env, files=((constraints, locked),)))
+    return commands
+
+
+def uninstall_command(names: Sequence[str], *, python: str) -> PipCommand:
+    """``install --exact``: remove ``names`` (no index is used)."""
+    return PipCommand(argv=(python, "-m", "pip", "uninstall", "-y", *names), index="")
+
+
+_EXACT: Final = ("--no-deps", "--only-binary", ":all:")
+
+
+def _hashed_and_plain(
+    members: Sequence[LockedPackage],
+    head: tuple[str, ...],
+    env: tuple[tuple[str, str], ...],
+    index: str,
+    path: str,
+) -> list[PipCommand]:
+    """One run over the packages with a sha256 (``--require-hashes -r path``), one over the rest."""
+    commands: list[PipCommand] = []
+    hashed = [p for p in members if p.sha256]
+    plain = [p for p in members if not p.sha256]
+    if hashed:
+        text = "".join(f"{_pin(p)} --hash=sha256:{p.sha256}\n" for p in hashed)
+        argv = (*head, "--require-hashes", "-r", path)
+        commands.append(PipCommand(argv=argv, index=index, env=env, files=((path, text),)))
+    if plain:
+        commands.append(PipCommand(argv=(*head, *(_pin(p) for p in plain)), index=index, env=env))
+    return commands
 
 
 def format_command(command: PipCommand, *, env: bool = True) -> str:
@@ -132,28 +199,6 @@ def run_pip(
         if result.returncode != 0:
             return result.returncode
     return 0
-
-
-def install_lock(
-    lock: Lock,
-    *,
-    python: str | None = None,
-    dry_run: bool = False,
-    echo: Callable[[PipCommand], None] | None = None,
-    env: Mapping[str, str] | None = None,
-) -> int:
-    """Install ``lock`` into ``python`` (default: this interpreter) and return pip's exit code.
-
-    Each command is passed to ``echo`` before it runs; with ``dry_run`` every command goes to
-    ``echo``, nothing runs or is written, and the result is 0."""
-    with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
-        commands = pip_commands(lock, python=python or sys.executable, workdir=workdir)
-        if not dry_run:
-            return run_pip(commands, env=env, echo=echo)
-        for command in commands:
-            if echo is not None:
-                echo(command)
-        return 0
 
 
 def _pin(package: LockedPackage) -> str:

@@ -1,0 +1,338 @@
+"""Make an environment equal to a lock: keep what is installed as locked, replace the rest. Does I/O: runs pip.
+
+``sync_environment`` reads what the target interpreter has installed (``installed.read_installed``),
+downloads the locked wheels with their hashes checked (``pip.download_commands``), and decides per
+package (``compare``): a package is kept when the installed version (local label included) is the
+locked one, its files are the locked wheel's by RECORD (``record.same_files``) and none of them is
+missing or of another size on disk; anything else (not installed, another version, another build
+of the same version, changed files) is installed from the verified download with
+``--force-reinstall --no-deps`` (``pip.install_commands``). pip alone would keep an installed
+distribution of the same version without looking at it ("Requirement already satisfied").
+
+A lock pins the GPU stack, not its transitive dependencies, so what the locked packages need
+(their ``Requires-Dist``, markers evaluated for the target, followed through the environment) is
+not foreign; pip adds missing ones from each package's index (``pip.dependency_commands``), and
+only when something is missing or out of range. Everything else installed (but pip, setuptools and
+wheel) is reported, and removed with ``exact`` (``uv pip sync``'s behaviour).
+
+The RECORD of each downloaded, hash-checked wheel is kept in the user cache under the wheel's
+sha256 (``record.store_record``), so a package installed as locked is recognised without
+downloading its wheel again: a second run over the same lock downloads and installs nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.core.paths import default_cache_dir
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.lock.installed import read_installed
+from cudaresolve.lock.pip import (
+    dependency_commands,
+    download_commands,
+    install_commands,
+    pip_commands,
+    run_pip,
+    uninstall_command,
+    wheel_dir,
+)
+from cudaresolve.lock.record import cached_record, parse_record, read_wheel_record, same_files, store_record
+from cudaresolve.text.findings import Notice
+from cudaresolve.text.model import Text, literal
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from cudaresolve.lock.installed import InstalledDist
+    from cudaresolve.lock.model import Lock
+    from cudaresolve.lock.pip import PipCommand
+    from cudaresolve.resolve.model import LockedPackage
+
+__all__ = ["KEEP", "RECORD_CACHE", "Change", "SyncResult", "compare", "dependencies", "foreign", "sync_environment"]
+
+#: Never reported or removed as foreign: the installer and the build tools every venv has.
+KEEP: Final = frozenset({"pip", "setuptools", "wheel"})
+#: The folder under the user cache that keeps verified wheels' RECORDs (``record.store_record``).
+RECORD_CACHE: Final = "wheel-records"
+_NAMED: Final = 30  # foreign packages named in the warning; the rest are counted
+
+
+class Change(enum.Enum):
+    """Why a locked package is (re)installed."""
+
+    MISSING = "missing"
+    VERSION = "version"
+    FILES = "files"
+    DAMAGED = "damaged"
+    UNREADABLE = "unreadable"
+
+    @property
+    def text(self) -> Text:
+        """Why, in words (``lock.sync.why.*``)."""
+        return _WHY[self]
+
+
+_WHY: Final = {
+    Change.MISSING: Text("lock.sync.why.missing"),
+    Change.VERSION: Text("lock.sync.why.version"),
+    Change.FILES: Text("lock.sync.why.files"),
+    Change.DAMAGED: Text("lock.sync.why.damaged"),
+    Change.UNREADABLE: Text("lock.sync.why.unreadable"),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncResult:
+    """pip's exit code (the first that failed, else 0); the packages installed and why, those kept
+    as they were, the foreign ones found (installed, not locked, not needed) and those removed."""
+
+    returncode: int
+    installed: tuple[tuple[str, Change], ...] = ()
+    kept: tuple[str, ...] = ()
+    foreign: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    notices: tuple[Notice, ...] = ()
+
+
+def sync_environment(
+    lock: Lock,
+    *,
+    python: str | None = None,
+    markers: Mapping[str, str] | None = None,
+    exact: bool = False,
+    dry_run: bool = False,
+    echo: Callable[[PipCommand], None] | None = None,
+    env: Mapping[str, str] | None = None,
+    record_cache: Path | None = None,
+) -> SyncResult:
+    """Make ``python``'s environment (None: this interpreter's) equal to ``lock`` (module docstring).
+
+    ``markers`` is the target's PEP 508 environment (None: asked of the interpreter). Each pip
+    command goes to ``echo`` before it runs; with ``dry_run`` the commands of a full install go to
+    ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for pip.
+    ``record_cache`` holds the RECORDs of verified wheels (None: ``RECORD_CACHE`` in the user cache)."""
+    interpreter = python or sys.executable
+    with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
+        if dry_run:
+            for command in pip_commands(lock, python=interpreter, workdir=workdir):
+                if echo is not None:
+                    echo(command)
+            return SyncResult(returncode=0)
+        before = read_installed(python, records=(p.name for p in lock.packages))
+        cache = default_cache_dir() / RECORD_CACHE if record_cache is None else record_cache
+        code, changes = _compare_all(lock, before, cache, python=interpreter, workdir=workdir, env=env, echo=echo)
+        if code != 0:
+            return SyncResult(returncode=code)
+        todo = {name: change for name, change in changes.items() if change is not None}
+        replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) is not Change.MISSING]
+        result = SyncResult(
+            returncode=0,
+            installed=tuple(todo.items()),
+            kept=tuple(name for name, change in changes.items() if change is None),
+            notices=tuple(_differs(p, before[canonical_name(p.name)], todo[p.name]) for p in replaced),
+        )
+        if todo:
+            code = run_pip(install_commands(lock, python=interpreter, workdir=workdir, only=todo), env=env, echo=echo)
+            if code != 0:
+                return replace(result, returncode=code)
+        if markers is None:
+            from cudaresolve.lock.verify import interpreter_environment
+
+            markers = interpreter_environment(python)
+        after = read_installed(python) if todo else before
+        if dependencies(lock, after, markers)[1]:
+            code = run_pip(dependency_commands(lock, python=interpreter, workdir=workdir), env=env, echo=echo)
+            if code != 0:
+                return replace(result, returncode=code)
+            after = read_installed(python)
+        extra = foreign(lock, after, markers)
+        if not extra:
+            return result
+        if not exact:
+            return replace(result, foreign=extra, notices=(*result.notices, _foreign(extra)))
+        removing = Notice(
+            code="removed-not-in-lock", text=Text.of("lock.sync.removing", count=len(extra), names=_names(extra))
+        )
+        code = run_pip([uninstall_command(extra, python=interpreter)], env=env, echo=echo)
+        return replace(
+            result,
+            returncode=code,
+            foreign=extra,
+            removed=extra if code == 0 else (),
+            notices=(*result.notices, removing),
+        )
+
+
+def _compare_all(
+    lock: Lock,
+    before: Mapping[str, InstalledDist],
+    cache: Path,
+    *,
+    python: str,
+    workdir: str,
+    env: Mapping[str, str] | None,
+    echo: Callable[[PipCommand], None] | None,
+) -> tuple[int, dict[str, Change | None]]:
+    """pip's exit code and, in lock order, each package's ``compare`` verdict. A package installed
+    at its locked version is first compared with the cached RECORD of its locked wheel; the others,
+    and those that differ, are downloaded with their hashes checked (and their RECORDs cached)."""
+    verdicts: dict[str, Change | None] = {}
+    fetch: list[LockedPackage] = []
+    for package in lock.packages:
+        dist = before.get(canonical_name(package.name))
+        known = cached_record(cache, package.sha256) if package.sha256 else None
+        if dist is not None and known is not None and compare(package, dist, known) is None:
+            verdicts[package.name] = None
+        else:
+            fetch.append(package)
+    if fetch:
+        code = run_pip(
+            download_commands(replace(lock, packages=tuple(fetch)), python=python, workdir=workdir), env=env, echo=echo
+        )
+        if code != 0:
+            return code, {}
+        wheels = _downloaded(workdir)
+        for package in fetch:
+            text = _wheel_record(wheels.get(_key(package)))
+            if text is not None and package.sha256:  # pip checked the hash: --require-hashes
+                store_record(cache, package.sha256, text)
+            verdicts[package.name] = compare(package, before.get(canonical_name(package.name)), text)
+    return 0, {p.name: verdicts[p.name] for p in lock.packages}
+
+
+def compare(package: LockedPackage, dist: InstalledDist | None, wheel_record: str | None) -> Change | None:
+    """None when ``dist`` is ``package`` as locked: the same version (local label included), the
+    files of the locked wheel (``wheel_record``: its RECORD) and none changed on disk; else why not."""
+    if dist is None:
+        return Change.MISSING
+    if not _same_version(dist.version, package.version):
+        return Change.VERSION
+    if dist.record is None or wheel_record is None:
+        return Change.UNREADABLE
+    if dist.damaged:
+        return Change.DAMAGED
+    if not same_files(parse_record(wheel_record), parse_record(dist.record)):
+        return Change.FILES
+    return None
+
+
+def dependencies(
+    lock: Lock, dists: Mapping[str, InstalledDist], markers: Mapping[str, str]
+) -> tuple[frozenset[str], tuple[str, ...]]:
+    """What the locked packages need, followed through ``dists`` (``Requires-Dist`` with markers
+    evaluated for ``markers``, extras followed): the installed names needed, and the requirements
+    that nothing installed meets (missing, or a version out of range)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    needed: set[str] = set()
+    unmet: list[str] = []
+    extras_seen: dict[str, frozenset[str]] = {}
+    queue: list[tuple[str, frozenset[str]]] = [(p.name, frozenset()) for p in lock.packages]
+    while queue:
+        name, extras = queue.pop()
+        known = extras_seen.get(name)
+        if known is not None and extras <= known:
+            continue
+        extras_seen[name] = extras | (known or frozenset())
+        dist = dists.get(name)
+        if dist is None:
+            continue
+        for line in dist.requires:
+            try:
+                requirement = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if not _applies(requirement.marker, extras_seen[name], markers):
+                continue
+            dep = canonical_name(requirement.name)
+            found = dists.get(dep)
+            if found is None or not requirement.specifier.contains(found.version, prereleases=True):
+                unmet.append(line)
+            if found is not None:
+                needed.add(dep)
+                queue.append((dep, frozenset(canonical_name(e) for e in requirement.extras)))
+    return frozenset(needed), tuple(unmet)
+
+
+def foreign(lock: Lock, dists: Mapping[str, InstalledDist], markers: Mapping[str, str]) -> tuple[str, ...]:
+    """Installed names that are neither locked nor needed by a locked package, nor in ``KEEP``; sorted."""
+    locked = {canonical_name(p.name) for p in lock.packages}
+    needed = dependencies(lock, dists, markers)[0]
+    return tuple(sorted(set(dists) - locked - needed - KEEP))
+
+
+def _applies(marker: object, extras: Iterable[str], markers: Mapping[str, str]) -> bool:
+    from packaging.markers import Marker, UndefinedComparison, UndefinedEnvironmentName
+
+    if not isinstance(marker, Marker):
+        return True
+    try:
+        return any(marker.evaluate({**markers, "extra": extra}) for extra in ("", *extras))
+    except (UndefinedComparison, UndefinedEnvironmentName, ValueError):
+        return False
+
+
+def _same_version(installed: str, locked: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(installed) == Version(locked) and Version(installed).local == Version(locked).local
+    except InvalidVersion:
+        return installed == locked
+
+
+def _key(package: LockedPackage) -> tuple[str, str]:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return canonical_name(package.name), str(Version(package.version))
+    except InvalidVersion:
+        return canonical_name(package.name), package.version
+
+
+def _downloaded(workdir: str) -> dict[tuple[str, str], Path]:
+    """(name, version) -> the wheel ``pip download`` left in ``pip.wheel_dir``."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    found: dict[tuple[str, str], Path] = {}
+    for path in sorted(Path(wheel_dir(workdir)).glob("*.whl")):
+        try:
+            name, version, _build, _tags = parse_wheel_filename(path.name)
+        except InvalidWheelFilename:
+            continue
+        found[(canonical_name(name), str(version))] = path
+    return found
+
+
+def _wheel_record(path: Path | None) -> str | None:
+    return read_wheel_record(path) if path is not None and os.path.isfile(path) else None
+
+
+def _differs(package: LockedPackage, dist: InstalledDist, change: Change) -> Notice:
+    return Notice(
+        code="installed-differs",
+        text=Text.of(
+            "lock.sync.differs",
+            name=package.name,
+            found=dist.version,
+            version=package.version,
+            why=change.text,
+        ),
+    )
+
+
+def _foreign(names: tuple[str, ...]) -> Notice:
+    return Notice(code="not-in-lock", text=Text.of("lock.sync.foreign", count=len(names), names=_names(names)))
+
+
+def _names(names: tuple[str, ...]) -> tuple[str | Text, ...]:
+    shown: tuple[str | Text, ...] = names[:_NAMED]
+    if len(names) > _NAMED:
+        shown = (*shown, literal(f"... (+{len(names) - _NAMED})"))
+    return shown
