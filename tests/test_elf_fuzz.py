@@ -191,3 +191,17 @@ def test_section_names_are_capped() -> None:
     sections = read_sections(reader, read_elf_header(reader))
     assert len(sections) == 502
     assert max(len(s.name) for s in sections) == SMALL.max_section_name
+
+
+def test_a_section_name_with_control_characters_stays_on_one_line() -> None:
+    # found by test_damaged_elf_only_coded_errors_within_budget: a name byte set to "\n" split the error line
+    parts = [(".nv_fatbin", SHT_PROGBITS, fatbin_container(80))]
+    data = bytearray(build_elf(parts, strtab_at=2).data)
+    at = data.index(b".nv_fatbin\0")
+    data[at : at + 10] = b".nv\n\x1b[2Jbi"
+    shoff = struct.unpack_from("<Q", data, 40)[0]
+    struct.pack_into("<Q", data, shoff + SHDR.size + 32, 1 << 20)  # sh_size past the end: an error naming it
+    reader = BoundedReader(io.BytesIO(bytes(data)), None, SMALL)
+    with pytest.raises(InvalidBinary) as info:
+        read_sections(reader, read_elf_header(reader), whole=True)
+    assert info.value.message == "section .nv\\n\\x1b[2Jbi extends past the end of the file"

@@ -219,6 +219,8 @@ def read_sections(
         stop = min(sh_name + longest, len(names))
         end = names.find(b"\0", sh_name, stop)
         name = names[sh_name : end if end >= 0 else stop].decode("latin-1")
+        if not name.isprintable():  # a newline or escape sequence would reach messages: "one line" broken
+            name = repr(name)[1:-1]
         # no bytes in the file: NOBITS (.bss), and NULL (section 0, whose sh_size may be the count)
         empty = sh_type in (_SHT_NOBITS, _SHT_NULL)
         if not empty and sh_offset + sh_size > reader.size and (whole or name in checked):
