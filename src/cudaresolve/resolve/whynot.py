@@ -143,8 +143,8 @@ def _grouped(reasons: list[Finding]) -> list[Finding]:
     groups: dict[tuple[object, ...], list[Finding]] = {}
     for finding in reasons:
         fields = tuple((k, v) for k, v in finding.text.fields if k != "version")
-        head = (finding.code, finding.package, finding.variant, finding.required, finding.found)
-        key: tuple[object, ...] = (*head, finding.text.key, fields)
+        same = (finding.code, finding.package, finding.variant, finding.required, finding.found)
+        key: tuple[object, ...] = (*same, finding.text.key, fields)
         groups.setdefault(key, []).append(finding)
     out: list[Finding] = []
     for members in groups.values():
