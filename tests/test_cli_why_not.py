@@ -148,3 +148,31 @@ def test_driver_upgrade_names_the_lowest_driver_for_the_build_asked_for(capsys: 
         "message": "upgrade the NVIDIA driver to 560.28.03 or newer for CUDA 12.6"
         " (525.60.13 is the floor under minor-version compatibility)",
     }
+
+
+JETSON = ["--gpu", "Jetson AGX Orin", "--driver", "540.4.0", "--platform", "linux_aarch64", "--python-version", "3.10"]
+JETSON_URL = "https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform/index.html"
+
+
+def test_jetson_is_not_served_by_these_indexes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "torch", *JETSON)
+    assert code == 1
+    assert [r["code"] for r in answer["reasons"]] == ["jetson-not-served"]
+    assert "built for Arm servers (SBSA), not for Jetson" in answer["reasons"][0]["message"]
+    assert answer["alternatives"] == [
+        {
+            "spec": "jetson-wheels",
+            "message": f"on Jetson, install the PyTorch wheels NVIDIA builds for your JetPack release: {JETSON_URL}",
+            "code": "jetson-not-served",
+        }
+    ]
+
+
+def test_jetson_lock_fails_with_one_line_and_the_jetson_hint(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lock", "torch", *JETSON, "--offline"]) == 1
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert first.startswith("error: no-solution: no set of packages fits this target: torch ")
+    assert "not for Jetson (NVIDIA Jetson Orin); these indexes do not serve Jetson" in first
+    assert first.endswith(f"(hint: on Jetson, install the PyTorch wheels NVIDIA builds for your JetPack release: {JETSON_URL})")
+    assert "no wheel for linux_aarch64" not in err

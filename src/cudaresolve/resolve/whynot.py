@@ -192,6 +192,9 @@ def _alternatives(
         if out:
             break
     codes = {r.code for r in reasons}
+    if "jetson-not-served" in codes:
+        url = db.jetson_wheels or "JetPack"
+        out = [Alternative.make("jetson-wheels", "resolve.jetson-not-served.hint", code="jetson-not-served", url=url)]
     verdict = unsupported_gpus(db, target) if "driver-unsupported-gpu" in codes else None
     if verdict is not None:
         spec, words = way_out(verdict)
