@@ -174,5 +174,7 @@ def test_jetson_lock_fails_with_one_line_and_the_jetson_hint(capsys: pytest.Capt
     first = err.splitlines()[0]
     assert first.startswith("error: no-solution: no set of packages fits this target: torch ")
     assert "not for Jetson (NVIDIA Jetson Orin); these indexes do not serve Jetson" in first
-    assert first.endswith(f"(hint: on Jetson, install the PyTorch wheels NVIDIA builds for your JetPack release: {JETSON_URL})")
+    assert first.endswith(
+        f"(hint: on Jetson, install the PyTorch wheels NVIDIA builds for your JetPack release: {JETSON_URL})"
+    )
     assert "no wheel for linux_aarch64" not in err
