@@ -147,7 +147,7 @@ def _docs_url(c: Collector, row: Mapping[str, Any], key: str) -> str | None:
     if text is not None and not text.startswith("https://"):
         c.add(f"index.{key}", Text.of("db.not-https", url=repr(text)))
         return None
-    return text
+    return str(text) if text is not None else None
 
 
 def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
