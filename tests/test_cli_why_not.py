@@ -110,3 +110,71 @@ def test_human_output_is_a_tree(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.splitlines()[0] == "cu121 is not possible here"
     assert "driver-too-old: CUDA 12.1 wheels (cu121) need driver 525.60.13" in out
     assert "ways out" in out
+
+
+def test_one_reason_shared_by_many_releases_is_said_once(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "cu121", "--gpu", "RTX 5090", "--driver", "570.86.10", "--python-version", "3.11")
+    assert code == 1
+    assert [r["code"] for r in answer["reasons"]] == ["sm-not-covered"]  # no findings about other variants
+    (only,) = answer["reasons"]
+    assert only["message"].startswith("torch 2.1.0 to 2.5.1 (12 releases) (cu121) has no code for sm_120")
+    assert (only["variant"], only["required"]) == ("cu121", "sm_120")
+    code, answer = why_not(
+        capsys, "cu121", "--gpu", "RTX 5090", "--driver", "570.86.10", "--python-version", "3.11", "--lang", "zh"
+    )
+    assert answer["reasons"][0]["message"].startswith("torch 2.1.0 至 2.5.1（共 12 个版本）")
+
+
+def test_ways_out_keep_the_users_own_pin(capsys: pytest.CaptureFixture[str]) -> None:
+    h100 = ["--gpu", "H100", "--driver", "535.104.05", "--python-version", "3.11"]
+    code, answer = why_not(capsys, "xformers==0.0.32.post2", "torch==2.5.1", *h100)
+    assert code == 1
+    assert [a["spec"] for a in answer["alternatives"]] == ["torch==2.5.1+cu121, xformers==0.0.29.post1+cu121"]
+    # a pinned build keeps its version on another variant: torch 2.7.1 on cu118, not an older torch on cu117
+    code, answer = why_not(capsys, "torch==2.7.1+cu128", "--gpu", "A100", "--driver", "470.129.06")
+    works = [a for a in answer["alternatives"] if "works here" in a["message"]]
+    assert [(a["spec"], a["message"].split(" from ")[0]) for a in works] == [
+        ("cu118", "cu118 works here: torch 2.7.1+cu118")
+    ]
+
+
+def test_driver_upgrade_names_the_lowest_driver_for_the_build_asked_for(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "torch==2.9.0", "--gpu", "A100", "--driver", "470.129.06")
+    assert code == 1
+    upgrade = next(a for a in answer["alternatives"] if a["spec"].startswith("driver>="))
+    # torch 2.9.0's oldest CUDA is 12.6, not the newest CUDA in the database
+    assert upgrade == {
+        "spec": "driver>=560.28.03",
+        "message": "upgrade the NVIDIA driver to 560.28.03 or newer for CUDA 12.6"
+        " (525.60.13 is the floor under minor-version compatibility)",
+    }
+
+
+JETSON = ["--gpu", "Jetson AGX Orin", "--driver", "540.4.0", "--platform", "linux_aarch64", "--python-version", "3.10"]
+JETSON_URL = "https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform/index.html"
+
+
+def test_jetson_is_not_served_by_these_indexes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, answer = why_not(capsys, "torch", *JETSON)
+    assert code == 1
+    assert [r["code"] for r in answer["reasons"]] == ["jetson-not-served"]
+    assert "built for Arm servers (SBSA), not for Jetson" in answer["reasons"][0]["message"]
+    assert answer["alternatives"] == [
+        {
+            "spec": "jetson-wheels",
+            "message": f"on Jetson, install the PyTorch wheels NVIDIA builds for your JetPack release: {JETSON_URL}",
+            "code": "jetson-not-served",
+        }
+    ]
+
+
+def test_jetson_lock_fails_with_one_line_and_the_jetson_hint(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lock", "torch", *JETSON, "--offline"]) == 1
+    err = capsys.readouterr().err
+    first = err.splitlines()[0]
+    assert first.startswith("error: no-solution: no set of packages fits this target: torch ")
+    assert "not for Jetson (NVIDIA Jetson Orin); these indexes do not serve Jetson" in first
+    assert first.endswith(
+        f"(hint: on Jetson, install the PyTorch wheels NVIDIA builds for your JetPack release: {JETSON_URL})"
+    )
+    assert "no wheel for linux_aarch64" not in err

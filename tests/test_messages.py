@@ -24,6 +24,7 @@ from cudaresolve.text.model import Text
 
 # The reason codes listed in the README, plus the minor-version-compatibility warning.
 DESIGN_REASON_CODES = (
+    "jetson-not-served",
     "driver-unsupported-gpu",
     "driver-too-old",
     "sm-not-covered",
@@ -82,6 +83,14 @@ def test_every_key_is_used_in_the_source_and_every_used_key_exists() -> None:
 
 
 REASONS = [
+    (
+        "jetson-not-served",
+        {"package": "torch", "version": "2.9.0", "variant": "cu126", "found": "NVIDIA Jetson Orin"},
+        "torch 2.9.0 (cu126): the CUDA wheels for aarch64 on PyPI and the PyTorch index are built for Arm servers"
+        " (SBSA), not for Jetson (NVIDIA Jetson Orin); these indexes do not serve Jetson",
+        "torch 2.9.0（cu126）：PyPI 和 PyTorch 索引上的 aarch64 CUDA wheel 是为 Arm 服务器（SBSA）构建的，"
+        "不适用于 Jetson（NVIDIA Jetson Orin）；这些索引不提供 Jetson 的 wheel",
+    ),
     (
         "driver-unsupported-gpu",
         {"gpu": "NVIDIA H100", "arch": "Hopper", "found": "450.80.02",

@@ -187,6 +187,11 @@ class CompatDB:
         return self.index.pytorch_root
 
     @property
+    def jetson_wheels(self) -> str | None:
+        """NVIDIA's source of CUDA wheels for Jetson, which the PyTorch index and PyPI do not serve."""
+        return self.index.jetson_wheels
+
+    @property
     def allowed_hosts(self) -> tuple[str, ...]:
         return self.index.allowed_hosts
 

@@ -41,7 +41,9 @@ SCHEMA_MAJOR: Final = 1
 _FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages", "cuda", "forward-compat", "gpu",
                           "driver-gpu", "variant"}
 _ROW_COMMON: Final = {"source", "verified", "note"}
-_INDEX_KEYS: Final = {"default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "source", "note"}
+_INDEX_KEYS: Final = {
+    "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "source", "note"
+}
 _PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note"}
 _CUDA_KEYS: Final = {
     "version",
@@ -134,8 +136,18 @@ def _read_index(c: Collector, data: Mapping[str, Any]) -> IndexFacts:
         allowed_hosts=hosts,
         manylinux_glibc=_dotted(c, row, "manylinux-glibc"),
         macos_version=_dotted(c, row, "macos-version"),
+        jetson_wheels=_docs_url(c, row, "jetson-wheels"),
         source=c.source(row, "index"),
     )
+
+
+def _docs_url(c: Collector, row: Mapping[str, Any], key: str) -> str | None:
+    """An https page for people to read (not an index: the allowed hosts do not apply)."""
+    text = c.get(row, key, str, "index")
+    if text is not None and not text.startswith("https://"):
+        c.add(f"index.{key}", Text.of("db.not-https", url=repr(text)))
+        return None
+    return str(text) if text is not None else None
 
 
 def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:

@@ -96,6 +96,7 @@ class IndexFacts:
     source: str
     manylinux_glibc: str | None = None  # the glibc a declared Linux target is assumed to have ("2.28")
     macos_version: str | None = None  # the macOS a declared Mac target is assumed to run ("13.0")
+    jetson_wheels: str | None = None  # NVIDIA's page for Jetson's CUDA wheels (these indexes serve Arm servers)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

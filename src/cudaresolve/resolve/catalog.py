@@ -194,6 +194,17 @@ def _check_build(
     """Why ``build`` cannot serve ``target`` (a Finding), else its driver support and weakest coverage."""
     name, version = release.name, str(release.version)
     variant = build.variant if build else None
+    jetson = next((g for g in target.gpus if g.tegra), None)
+    if jetson is not None and variant is not None and variant != "cpu":  # these indexes build for SBSA, not Tegra
+        finding = reason(
+            "jetson-not-served",
+            package=name,
+            version=version,
+            variant=variant,
+            found=jetson.name,
+            url=db.jetson_wheels or "JetPack",
+        )
+        return finding, DriverSupport.NONE, Coverage.NONE
     platforms = build.platforms if build else release.platforms
     if "any" not in platforms and target.platform not in platforms:
         finding = reason(

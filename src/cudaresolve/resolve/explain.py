@@ -29,7 +29,13 @@ if TYPE_CHECKING:
 __all__ = ["HOST_CODES", "explain_need", "explain_resolution", "request_conflicts"]
 
 #: Reason codes that describe the machine rather than the request; they are reported first.
-HOST_CODES: Final = ("driver-unsupported-gpu", "driver-too-old", "sm-not-covered", "sm-below-minimum")
+HOST_CODES: Final = (
+    "jetson-not-served",
+    "driver-unsupported-gpu",
+    "driver-too-old",
+    "sm-not-covered",
+    "sm-below-minimum",
+)
 _BOX_CODES: Final = ("driver-unsupported-gpu",)
 _REQUEST_CODES: Final = ("no-wheel-for-python", "no-wheel-for-platform", "variant-not-published", "no-such-version")
 _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "request-conflict", "pin-conflict"))}

@@ -200,6 +200,8 @@ def solve_catalog(
 def _no_solution(findings: Sequence[Finding]) -> NoSolution:
     first = findings[0].text if findings else Text("resolve.nothing-to-explain")
     hint = Text("render.no-solution-hint")
+    if findings and findings[0].code == "jetson-not-served":
+        hint = Text.of("resolve.jetson-not-served.hint", url=findings[0].text.get("url"))
     return NoSolution(Text.of("render.no-solution", first=first), findings=findings, hint=hint)
 
 

@@ -11,16 +11,18 @@ exact ``TORCH_CUDA_ARCH_LIST``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from cudaresolve.core.archs import format_arch_list
 from cudaresolve.core.variants import is_variant
-from cudaresolve.db.database import CompatDB, DriverSupport
+from cudaresolve.db.database import CompatDB, CudaRelease, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
-from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog
+from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog, satisfies
 from cudaresolve.resolve.gpudriver import unsupported_gpus, way_out
 from cudaresolve.resolve.solve import parse_requests, solve_catalog
 from cudaresolve.text.model import Text
@@ -117,12 +119,52 @@ def _answer(spec: str, needs: list[Need], variant: str | None, db: CompatDB, cat
 def _all_reasons(
     needs: Sequence[Need], variant: str | None, findings: Sequence[Finding], catalog: Catalog
 ) -> list[Finding]:
-    """The solver's findings plus every hardware reason of the named variant, not only the first."""
-    reasons = list(findings)
+    """The solver's findings plus every hardware reason of the named variant, not only the first;
+    for a named variant, findings about other variants are left out (a build of another variant
+    "requires <cuda>==cu128" only because cu121 was asked for), and one reason shared by
+    several releases is said once (``_grouped``)."""
+    reasons = [f for f in findings if variant is None or not _other_variant(f, variant)]
     if variant is not None:
         names = {n.name for n in needs} | {CUDA}
         reasons += [r.finding for r in catalog.rejections if r.variant == variant and r.name in names]
-    return list(dict.fromkeys(reasons))
+    return _grouped(list(dict.fromkeys(reasons)))
+
+
+def _other_variant(finding: Finding, variant: str) -> bool:
+    if finding.variant is not None:
+        return finding.variant != variant
+    required = finding.required or ""
+    return required.startswith(f"{CUDA}==") and required != f"{CUDA}=={variant}"
+
+
+def _grouped(reasons: list[Finding]) -> list[Finding]:
+    """Findings that differ only in the release's version (twelve torch releases without sm_120
+    for cu121) become one, whose ``version`` field names the range and the count."""
+    groups: dict[tuple[object, ...], list[Finding]] = {}
+    for finding in reasons:
+        fields = tuple((k, v) for k, v in finding.text.fields if k != "version")
+        same = (finding.code, finding.package, finding.variant, finding.required, finding.found)
+        key: tuple[object, ...] = (*same, finding.text.key, fields)
+        groups.setdefault(key, []).append(finding)
+    out: list[Finding] = []
+    for members in groups.values():
+        versions = [v for f in members if isinstance(v := f.text.get("version"), str)]
+        if len(members) < 2 or len(versions) != len(members):
+            out.extend(members)
+            continue
+        ordered = sorted(versions, key=_version_key)
+        span = Text.of("resolve.release-range", first=ordered[0], last=ordered[-1], count=len(ordered))
+        head = members[0]
+        fields = tuple((k, span if k == "version" else v) for k, v in head.text.fields)
+        out.append(replace(head, text=Text(head.text.key, fields)))
+    return out
+
+
+def _version_key(text: str) -> tuple[int, Version | str]:
+    try:
+        return (0, Version(text))
+    except ValueError:
+        return (1, text)
 
 
 def _alternatives(
@@ -131,45 +173,74 @@ def _alternatives(
     target = catalog.target
     out: list[Alternative] = []
     real = [n for n in needs if n.name != CUDA]
-    # another variant, or (for a requirement) another release of the same package
-    tries: list[tuple[str, list[Need]]] = []
+    # another variant with the user's pins kept (``torch==2.5.1+cu121`` keeps ``torch==2.5.1``), or
+    # for a requirement another release of it with the other requirements kept; only when nothing
+    # fits that way, the same with every pin loosened
     if variant is not None:
-        loose = [Need(name=n.name, parent=n.parent) if "+" in str(n.specifier) else n for n in real]
-        for info in db.variants:
-            if info.name != variant:
-                tries.append((info.name, [*loose, Need(name=CUDA, variant=info.name)]))
+        kept = [_without_local(n) for n in real]
+        loose = [Need(name=n.name, parent=n.parent, extras=n.extras) if "+" in str(n.specifier) else n for n in real]
+        others = [info.name for info in db.variants if info.name != variant]
+        rounds = [[(v, [*pins, Need(name=CUDA, variant=v)]) for v in others] for pins in (kept, loose)]
+        limit = 3
     else:
-        tries.append(("", [Need(name=n.name) for n in real]))
-    for label, attempt in tries:
-        try:
-            solution = solve_catalog(attempt, db, catalog).solution
-        except NoSolution:
-            continue
-        names = {n.name for n in real}
-        picked = tuple(f"{p.name} {p.version}" for p in solution.packages if p.name in names)
-        spec = label or ", ".join(f"{p.name}=={p.version}" for p in solution.packages if p.name in names)
-        out.append(Alternative.make(spec, "alt.works", spec=spec, picked=picked, index=solution.index_url))
-        if len(out) >= 3:
+        head = Need(name=real[0].name, extras=real[0].extras)
+        rest = real[1:]
+        rounds = [[("", [head, *rest])], [("", [head, *(Need(name=n.name, extras=n.extras) for n in rest)])]]
+        limit = 1
+    for attempts in dict.fromkeys(tuple((label, tuple(a)) for label, a in r) for r in rounds):
+        out = _working(attempts, {n.name for n in real}, db, catalog, limit)
+        if out:
             break
     codes = {r.code for r in reasons}
+    if "jetson-not-served" in codes:
+        url = db.jetson_wheels or "JetPack"
+        out = [Alternative.make("jetson-wheels", "resolve.jetson-not-served.hint", code="jetson-not-served", url=url)]
     verdict = unsupported_gpus(db, target) if "driver-unsupported-gpu" in codes else None
     if verdict is not None:
         spec, words = way_out(verdict)
         out.append(Alternative(spec=spec, text=words, code="driver-unsupported-gpu"))
     if "driver-too-old" in codes and target.driver is not None:
-        out.extend(_driver_ways_out(variant, db, target))
+        out.extend(_driver_ways_out(variant, real, db, catalog))
     if "sm-not-covered" in codes and target.gpus:
         arch_list = format_arch_list(target.ccs)
         out.append(Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list))
     return out
 
 
-def _driver_ways_out(variant: str | None, db: CompatDB, target: Target) -> list[Alternative]:
+def _working(
+    attempts: Sequence[tuple[str, Sequence[Need]]], names: set[str], db: CompatDB, catalog: Catalog, limit: int
+) -> list[Alternative]:
+    """The first ``limit`` attempts that resolve, each as an ``alt.works`` way out."""
+    out: list[Alternative] = []
+    for label, attempt in attempts:
+        try:
+            solution = solve_catalog(attempt, db, catalog).solution
+        except NoSolution:
+            continue
+        picked = tuple(f"{p.name} {p.version}" for p in solution.packages if p.name in names)
+        spec = label or ", ".join(f"{p.name}=={p.version}" for p in solution.packages if p.name in names)
+        out.append(Alternative.make(spec, "alt.works", spec=spec, picked=picked, index=solution.index_url))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _without_local(need: Need) -> Need:
+    """The user's pin without its variant: ``torch==2.5.1+cu121`` becomes ``torch==2.5.1``."""
+    if "+" not in str(need.specifier):
+        return need
+    specs = [f"{s.operator}{s.version.split('+', 1)[0]}" for s in need.specifier]
+    return replace(need, specifier=SpecifierSet(",".join(specs)))
+
+
+def _driver_ways_out(variant: str | None, real: Sequence[Need], db: CompatDB, catalog: Catalog) -> list[Alternative]:
+    target = catalog.target
     assert target.driver is not None
     info = db.variant(variant) if variant else None
     releases = [db.cuda_release(info.cuda)] if info is not None and info.cuda else []
-    if not releases:  # a requirement: the newest CUDA its builds were rejected for
-        releases = [max(db.cuda, key=lambda r: r.version)] if db.cuda else []
+    if not releases:  # a requirement: the lowest driver that runs one of the builds asked for
+        lowest = _lowest_cuda(real, db, catalog)
+        releases = [lowest] if lowest is not None else []
     out = []
     for release in releases:
         if release is None:
@@ -201,3 +272,19 @@ def _driver_ways_out(variant: str | None, db: CompatDB, target: Target) -> list[
                 )
             )
     return out
+
+
+def _lowest_cuda(real: Sequence[Need], db: CompatDB, catalog: Catalog) -> CudaRelease | None:
+    """Of the CUDA builds that meet the requirements (the driver aside), the CUDA release whose
+    full-compatibility driver is the lowest; else the newest CUDA release."""
+    platform = catalog.target.platform
+    found: list[CudaRelease] = []
+    for need in real:
+        for candidate in catalog.for_name(need.name) if need.name in catalog.known else ():
+            info = db.variant(candidate.variant) if candidate.variant else None
+            release = db.cuda_release(info.cuda) if info is not None and info.cuda else None
+            if release is not None and satisfies(need, candidate):
+                found.append(release)
+    if found:
+        return min(found, key=lambda r: (r.min_driver(platform), r.version))
+    return max(db.cuda, key=lambda r: r.version) if db.cuda else None
