@@ -73,6 +73,8 @@ class IndexSource:
         self._requires: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
         self._best: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}
         self._lock = threading.Lock()
+        self._gates: dict[tuple[str, str], threading.Lock] = {}  # one fetch per page, whatever the threads
+        self._errors: dict[tuple[str, str], IndexUnavailable] = {}
         self._failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
         self._stale: dict[str, tuple[Text, float | None, list[str]]] = {}
         self._refused: dict[str, list[tuple[str, str]]] = {}
@@ -154,18 +156,32 @@ class IndexSource:
         self.prefetch(found)
 
     def _page(self, index: str, name: str) -> ProjectPage:
+        """One listing per run: fetched once even when threads ask together, and a failure is kept, so
+        a failing index is never asked twice for the same page."""
         key = (index.rstrip("/"), str(canonical_project(name)))
         page = self._pages.get(key)
-        if page is None:
+        if page is not None:
+            return page
+        with self._lock:
+            gate = self._gates.setdefault(key, threading.Lock())
+        with gate:
+            page = self._pages.get(key)
+            if page is not None:
+                return page
+            failed = self._errors.get(key)
+            if failed is not None:
+                raise IndexUnavailable(failed.text, hint=failed.hint_text)
             try:
                 page = self._client.fetch_page(*key)
             except IndexUnavailable as e:
-                if not self._client.offline:  # offline, a cache miss is what the user asked for
-                    with self._lock:
-                        self._failed.setdefault(key[0], (e.text, []))[1].append(key[1])
-                raise IndexUnavailable(
+                error = IndexUnavailable(
                     Text.of("index.package-unavailable", package=key[1], reason=e.text), hint=e.hint_text or HINT
-                ) from e
+                )
+                with self._lock:
+                    self._errors[key] = error
+                    if not self._client.offline:  # offline, a cache miss is what the user asked for
+                        self._failed.setdefault(key[0], (e.text, []))[1].append(key[1])
+                raise error from e
             with self._lock:
                 self._pages[key] = page
                 if page.refused:
