@@ -90,11 +90,14 @@ class Candidate:
         return extras_key(self.name, self.extras) if self.extras else self.name
 
     @property
-    def rank(self) -> tuple[int, int, int]:
-        """Lower is better among equal versions: full driver support, SASS coverage, the index build."""
+    def rank(self) -> tuple[int, int, int, int]:
+        """Lower is better among equal versions: full driver support, SASS coverage, a verified row
+        (``verified = false`` on the build or its release ranks after), the index build."""
+        verified = self.build.verified if self.build is not None else self.release is None or self.release.verified
         return (
             0 if self.driver_support is DriverSupport.FULL else 1,
             0 if self.coverage is Coverage.SASS else 1,
+            0 if verified else 1,
             0 if self.channel == "index" else 1,
         )
 
