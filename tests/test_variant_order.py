@@ -148,7 +148,7 @@ def check_contracts(pins: dict[str, Candidate], target: Target) -> None:
                 assert req.specifier.contains(pins[req.name].version, prereleases=True), (name, str(req))
 
 
-TORCH = sorted((r.version for r in DB.packages("torch")), reverse=True)
+TORCH = sorted(DB.packages("torch"), key=lambda r: r.version, reverse=True)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
@@ -163,7 +163,9 @@ def test_lock_picks_the_newest_torch_why_not_allows_and_every_contract_holds(
     else:
         check_contracts(dict(resolved.pins), target)
         picked = release_of(resolved.pins["torch"])
-    newer = [v for v in TORCH if picked is None or v > picked]
+    newer = [r.version for r in TORCH if picked is None or r.version > picked]
+    if picked is None and unsupported_gpus(DB, target) is not None:
+        newer = newer[:1]  # the driver does not know a GPU: nothing runs, whatever the release (one look says so)
     possible = [str(v) for v in newer if why_not(f"torch=={v}", list(companions), DB, target).possible]
     assert possible == [], (picked, possible)
     if picked is not None:
@@ -183,5 +185,5 @@ def test_the_issue_targets_across_xformers_releases() -> None:
             except NoSolution:
                 assert not why_not(request[0], ["torch"], DB, target).possible, (name, request)
                 continue
-            newer = [v for v in TORCH if v > picked]
+            newer = [r.version for r in TORCH if r.version > picked]
             assert [v for v in newer if why_not(f"torch=={v}", request, DB, target).possible] == [], (name, request)
