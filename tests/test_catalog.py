@@ -152,8 +152,13 @@ def test_satisfies_checks_name_variant_and_version(db: CompatDB) -> None:
 def test_candidate_rank_and_text() -> None:
     full = Candidate(name="torch", version=Version("2.7.1+cu118"), variant="cu118", index_url="u")
     minor = Candidate(
-        name="torch", version=Version("2.7.1+cu118"), variant="cu118", index_url="u",
-        driver_support=DriverSupport.MINOR, coverage=Coverage.PTX_JIT, channel="pypi",
+        name="torch",
+        version=Version("2.7.1+cu118"),
+        variant="cu118",
+        index_url="u",
+        driver_support=DriverSupport.MINOR,
+        coverage=Coverage.PTX_JIT,
+        channel="pypi",
     )
     assert (full.rank, minor.rank) == ((0, 0, 0, 0), (1, 1, 0, 1))
     assert str(full) == "torch 2.7.1+cu118"

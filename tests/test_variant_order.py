@@ -10,8 +10,7 @@ branch the database names, Python versions, platforms) and checks every pick aga
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,6 +28,9 @@ from cudaresolve.resolve.solve import solve
 from cudaresolve.resolve.whynot import why_not
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.catalogue import format_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DB = load_compat()
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
@@ -81,7 +83,7 @@ def test_an_unverified_build_is_used_with_its_own_warning() -> None:
     assert [p.version for p in resolved.solution.packages] == ["2.15.0+cu130"]
     assert resolved.pins["torch"].build is not None and not resolved.pins["torch"].build.verified
     (notice,) = [w for w in resolved.solution.warnings if w.code == "unverified-build"]
-    assert notice.message.startswith("torch 2.15.0+cu130 (cu130) comes from a database row marked verified = false")
+    assert notice.message.startswith("torch 2.15.0 (cu130) comes from a database row marked verified = false")
     assert "verified = false" in format_text(notice.text, "zh")
 
 
@@ -176,8 +178,13 @@ def test_the_issue_targets_across_xformers_releases() -> None:
     """The targets the issue names, with several xformers releases: no newer torch is possible than the pick."""
     xformers = [str(r.version) for r in DB.packages("xformers")]
     chosen = [x for x in xformers if x in ("0.0.35", "0.0.33.post2", "0.0.32.post2", "0.0.31.post1", "0.0.29.post3")]
-    for name, driver in (("RTX 5090", "570.26"), ("H100 SXM", "535.54.03"), ("A100 SXM4 80GB", "525.60.13"),
-                         ("Tesla T4", "470.42.01"), ("GB200", "575.51.03")):
+    for name, driver in (
+        ("RTX 5090", "570.26"),
+        ("H100 SXM", "535.54.03"),
+        ("A100 SXM4 80GB", "525.60.13"),
+        ("Tesla T4", "470.42.01"),
+        ("GB200", "575.51.03"),
+    ):
         target = Target(gpus=(gpu(name),), driver=parse_driver(driver))
         for request in (["xformers"], *([f"xformers=={x}"] for x in chosen)):
             try:

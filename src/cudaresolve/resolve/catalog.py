@@ -351,8 +351,9 @@ def build_catalog(db: CompatDB, target: Target, names: Iterable[str] | None = No
     candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections))}
     known = frozenset(n for n in db.package_names) | {CUDA}
     if lazy:
-        return Catalog(target=target, candidates=_OnDemand(db, target, candidates, rejections), rejections=rejections,
-                       known=known)
+        return Catalog(
+            target=target, candidates=_OnDemand(db, target, candidates, rejections), rejections=rejections, known=known
+        )
     wanted = db.package_names if names is None else tuple(canonical_name(n) for n in names)
     for name in wanted:
         candidates[name] = _package_candidates(db, target, name, rejections)

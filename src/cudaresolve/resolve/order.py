@@ -68,7 +68,13 @@ def set_key(pins: Mapping[str, Candidate], anchor: str, requested: Sequence[str]
 
 
 def best_case(
-    variant: Candidate, needs: Sequence[Need], catalog: Catalog, anchor: str, requested: Sequence[str], *, has_anchor: bool
+    variant: Candidate,
+    needs: Sequence[Need],
+    catalog: Catalog,
+    anchor: str,
+    requested: Sequence[str],
+    *,
+    has_anchor: bool,
 ) -> SetKey:
     """An upper bound of ``set_key`` over every set on ``variant`` (a ``<cuda>`` candidate), from the catalog alone.
 

@@ -21,7 +21,7 @@ from cudaresolve.errors import IndexUnavailable, InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import LockedPackage, Solution
-from cudaresolve.resolve.order import best_case, ranked_names, set_key, unverified
+from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key, unverified
 from cudaresolve.target.environment import marker_environment
 from cudaresolve.text.findings import Finding, Notice, reason, warning
 from cudaresolve.text.model import Text
@@ -344,7 +344,7 @@ def _warnings(pins: Mapping[str, Candidate], db: CompatDB, target: Target, varia
                     "unverified-build",
                     "warn.unverified-build",
                     package=name,
-                    version=str(candidate.version),
+                    version=str(release_of(candidate)),
                     variant=candidate.variant or "-",
                 )
             )
