@@ -12,7 +12,7 @@ no search), and keeps the best set by this rule:
 4. the user's stated preferences: the newest releases of the packages they asked for, in order;
 5. fewer builds from rows marked ``verified = false``.
 
-Equal sets keep the first found (the catalog's order: newest CUDA with full support first).
+Equal sets keep the first found: resolvelib's own answer, then variants in the catalog's order.
 """
 
 from __future__ import annotations

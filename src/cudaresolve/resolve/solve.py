@@ -1,9 +1,11 @@
 """Resolve requests against the compat database for one target into a ``Solution``. Pure.
 
 ``solve`` parses the requests, builds the catalog, runs resolvelib with ``CatalogProvider``,
-then turns the pins into locked packages plus the warnings a user must see (minor-version
-compatibility, PTX JIT only, an unknown driver).  A failure becomes ``NoSolution`` whose
-findings come from ``explain``.
+then, since the first torch pinned fixes the variant, searches the other variants whose best
+case could beat that answer (``order``: newest torch, full driver, SASS, the requests, verified
+rows), and turns the best pins into locked packages plus the warnings a user must see
+(minor-version compatibility, PTX JIT only, an unknown driver, an unverified build).  A failure
+becomes ``NoSolution`` whose findings come from ``explain``.
 """
 
 from __future__ import annotations
