@@ -194,3 +194,16 @@ def test_the_issue_targets_across_xformers_releases() -> None:
                 continue
             newer = [r.version for r in TORCH if r.version > picked]
             assert [v for v in newer if why_not(f"torch=={v}", request, DB, target).possible] == [], (name, request)
+
+
+def test_a_verified_build_of_the_same_release_and_variant_is_taken_before_an_unverified_one() -> None:
+    """torch 2.13.0 on cu130: the PyTorch-index rows are ``verified = false``, the PyPI row (cu130) is verified.
+    Verification ranks only within one variant: the set stays on cu130, the newest CUDA the driver runs."""
+    target = Target(gpus=(gpu("H100 SXM"),), driver=parse_driver("580.65.06"))
+    resolved = solve(["torch==2.13.0", "xformers"], DB, target)
+    assert resolved.solution.variant == "cu130"
+    assert [(p.name, p.version, p.index) for p in resolved.solution.packages] == [
+        ("torch", "2.13.0", "https://pypi.org/simple"),
+        ("xformers", "0.0.35+cu130", "https://download.pytorch.org/whl/cu130"),
+    ]
+    assert "unverified-build" not in [w.code for w in resolved.solution.warnings]

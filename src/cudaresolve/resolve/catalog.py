@@ -91,8 +91,9 @@ class Candidate:
 
     @property
     def rank(self) -> tuple[int, int, int, int]:
-        """Lower is better among equal versions: full driver support, SASS coverage, a verified row
-        (``verified = false`` on the build or its release ranks after), the index build."""
+        """Lower is better: full driver support and SASS coverage (among equal versions), then, among
+        builds of one version and variant, a verified row (``verified = false`` on the build or its
+        release ranks after) and the index build."""
         verified = self.build.verified if self.build is not None else self.release is None or self.release.verified
         return (
             0 if self.driver_support is DriverSupport.FULL else 1,
@@ -315,7 +316,7 @@ def _package_candidates(db: CompatDB, target: Target, name: str, rejections: lis
     found: list[Candidate] = []
     for release in db.packages(name):
         found.extend(_release_candidates(db, target, release, rejections))
-    found.sort(key=lambda c: (c.rank, _variant_age(c)))
+    found.sort(key=lambda c: (c.rank[:2], _variant_age(c), c.rank[2:]))  # verified and channel: within a variant
     found.sort(key=lambda c: c.release.version if c.release else c.version, reverse=True)  # stable
     return tuple(found)
 
