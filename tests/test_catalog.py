@@ -152,10 +152,26 @@ def test_satisfies_checks_name_variant_and_version(db: CompatDB) -> None:
 def test_candidate_rank_and_text() -> None:
     full = Candidate(name="torch", version=Version("2.7.1+cu118"), variant="cu118", index_url="u")
     minor = Candidate(
-        name="torch", version=Version("2.7.1+cu118"), variant="cu118", index_url="u",
-        driver_support=DriverSupport.MINOR, coverage=Coverage.PTX_JIT, channel="pypi",
+        name="torch",
+        version=Version("2.7.1+cu118"),
+        variant="cu118",
+        index_url="u",
+        driver_support=DriverSupport.MINOR,
+        coverage=Coverage.PTX_JIT,
+        channel="pypi",
     )
-    assert (full.rank, minor.rank) == ((0, 0, 0), (1, 1, 1))
+    assert (full.rank, minor.rank) == ((0, 0, 0, 0), (1, 1, 0, 1))
     assert str(full) == "torch 2.7.1+cu118"
     assert str(Candidate(name=CUDA, version=Version("11.8"), variant="cu118", index_url="u")) == "cu118"
     assert str(Need(name=CUDA, variant="cu118")) == "<cuda>==cu118"
+
+
+def test_verified_builds_rank_before_unverified_ones_of_the_same_release_and_variant() -> None:
+    """torch 2.13.0 on cu130: the PyTorch-index rows are ``verified = false``, the PyPI row is not."""
+    db = load_compat()
+    gpu = Gpu(name="NVIDIA H100 80GB HBM3", cc=parse_cc("9.0"), datacenter=True)
+    catalog = build_catalog(db, Target(gpus=(gpu,), driver=parse_driver("580.65.06")), ["torch"])
+    builds = [c for c in catalog.for_name("torch") if c.release is not None and str(c.release.version) == "2.13.0"]
+    cu130 = [c for c in builds if c.variant == "cu130"]
+    assert [c.build.verified for c in cu130 if c.build is not None] == [True, False]
+    assert cu130[0].channel == "pypi" and cu130[0].rank < cu130[1].rank

@@ -90,11 +90,15 @@ class Candidate:
         return extras_key(self.name, self.extras) if self.extras else self.name
 
     @property
-    def rank(self) -> tuple[int, int, int]:
-        """Lower is better among equal versions: full driver support, SASS coverage, the index build."""
+    def rank(self) -> tuple[int, int, int, int]:
+        """Lower is better: full driver support and SASS coverage (among equal versions), then, among
+        builds of one version and variant, a verified row (``verified = false`` on the build or its
+        release ranks after) and the index build."""
+        verified = self.build.verified if self.build is not None else self.release is None or self.release.verified
         return (
             0 if self.driver_support is DriverSupport.FULL else 1,
             0 if self.coverage is Coverage.SASS else 1,
+            0 if verified else 1,
             0 if self.channel == "index" else 1,
         )
 
@@ -323,7 +327,7 @@ def _package_candidates(db: CompatDB, target: Target, name: str, rejections: lis
     found: list[Candidate] = []
     for release in db.packages(name):
         found.extend(_release_candidates(db, target, release, rejections))
-    found.sort(key=lambda c: (c.rank, _variant_age(c)))
+    found.sort(key=lambda c: (c.rank[:2], _variant_age(c), c.rank[2:]))  # verified and channel: within a variant
     found.sort(key=lambda c: c.release.version if c.release else c.version, reverse=True)  # stable
     return tuple(found)
 
@@ -359,8 +363,9 @@ def build_catalog(db: CompatDB, target: Target, names: Iterable[str] | None = No
     candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections))}
     known = frozenset(n for n in db.package_names) | {CUDA}
     if lazy:
-        return Catalog(target=target, candidates=_OnDemand(db, target, candidates, rejections), rejections=rejections,
-                       known=known)
+        return Catalog(
+            target=target, candidates=_OnDemand(db, target, candidates, rejections), rejections=rejections, known=known
+        )
     wanted = db.package_names if names is None else tuple(canonical_name(n) for n in names)
     for name in wanted:
         candidates[name] = _package_candidates(db, target, name, rejections)

@@ -1,14 +1,16 @@
 """Resolve requests against the compat database for one target into a ``Solution``. Pure.
 
 ``solve`` parses the requests, builds the catalog, runs resolvelib with ``CatalogProvider``,
-then turns the pins into locked packages plus the warnings a user must see (minor-version
-compatibility, PTX JIT only, an unknown driver).  A failure becomes ``NoSolution`` whose
-findings come from ``explain``.
+then, since the first torch pinned fixes the variant, searches the other variants whose best
+case could beat that answer (``order``: newest torch, full driver, SASS, the requests, verified
+rows), and turns the best pins into locked packages plus the warnings a user must see
+(minor-version compatibility, PTX JIT only, an unknown driver, an unverified build).  A failure
+becomes ``NoSolution`` whose findings come from ``explain``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -17,10 +19,11 @@ from packaging.version import Version
 from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import CompatDB, DriverSupport
-from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.errors import IndexUnavailable, InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, satisfies
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key, unverified
 from cudaresolve.target.environment import marker_environment
 from cudaresolve.text.findings import Finding, Notice, reason, warning
 from cudaresolve.text.model import Text
@@ -167,34 +170,90 @@ def solve_catalog(
     search (``request_conflicts``: it stops at the first release that fits, so a good request costs
     one look per package); the search itself could only find that after trying every build.
     """
-    from resolvelib import BaseReporter, Resolver
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
-
-    from cudaresolve.resolve.provider import CatalogProvider
 
     if request_conflicts(catalog, needs):  # no search can succeed: say why at once (cheap when none)
         raise _no_solution(explain_resolution(catalog, needs))
-    provider = CatalogProvider(
-        catalog,
-        anchor=db.anchor,
-        user_pinned={n.name for n in needs if any(s.operator in ("==", "===") for s in n.specifier)},
-        user_requested={n.key for n in needs},
-        source=source,
-        environment=environment,
-    )
-    resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
+    search = _Search(needs=needs, db=db, catalog=catalog, source=source, environment=environment)
     try:
-        result = resolver.resolve(needs, max_rounds=_MAX_ROUNDS)
+        pins = search.run(needs)
     except ResolutionImpossible as exc:
-        findings = explain_resolution(catalog, needs, list(exc.causes), index=provider.index_candidates)
+        findings = explain_resolution(catalog, needs, list(exc.causes), index=search.index_candidates)
         raise _no_solution(findings) from exc
     except ResolutionTooDeep as exc:
         raise NoSolution(Text("resolve.too-deep"), hint=Text("resolve.too-deep.hint")) from exc
-    pins = dict(result.mapping)
     conflicts = _constraint_conflicts(pins)
-    if conflicts:
+    best = _best_over_variants(search, None if conflicts else pins)
+    if best is None:
         raise _no_solution(conflicts)
-    return Resolved(solution=_solution(pins, db, catalog.target, source), pins=pins, catalog=catalog)
+    return Resolved(solution=_solution(best, db, catalog.target, source), pins=best, catalog=catalog)
+
+
+@dataclass(slots=True, kw_only=True)
+class _Search:
+    """One resolvelib run per call, over the same catalog and source (``run``)."""
+
+    needs: Sequence[Need]
+    db: CompatDB
+    catalog: Catalog
+    source: PackageSource | None
+    environment: Mapping[str, str] | None
+    index_candidates: Mapping[str, tuple[Candidate, ...]] = field(default_factory=dict)
+
+    def run(self, needs: Sequence[Need]) -> dict[str, Candidate]:
+        from resolvelib import BaseReporter, Resolver
+
+        from cudaresolve.resolve.provider import CatalogProvider
+
+        provider = CatalogProvider(
+            self.catalog,
+            anchor=self.db.anchor,
+            user_pinned={n.name for n in self.needs if any(s.operator in ("==", "===") for s in n.specifier)},
+            user_requested={n.key for n in self.needs},
+            source=self.source,
+            environment=self.environment,
+        )
+        self.index_candidates = provider.index_candidates
+        resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
+        result = resolver.resolve(needs, max_rounds=_MAX_ROUNDS)
+        return dict(result.mapping)
+
+
+def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> dict[str, Candidate] | None:
+    """The best set over every variant the target runs (``order``'s rule), starting from resolvelib's ``first``
+    answer (None when its set broke a ``constrains`` row).
+
+    Cost: one more search per variant whose best case (``best_case``, read from the catalog) beats the best
+    set found so far; usually none. A variant named by the request is never searched past."""
+    from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
+
+    needs, catalog, anchor = search.needs, search.catalog, search.db.anchor
+    if any(n.name == CUDA for n in needs) or (first is not None and CUDA not in first):
+        return first
+    requested = ranked_names(needs, catalog, anchor)
+    best = first
+    best_key = set_key(first, anchor, requested) if first is not None else None
+    has_anchor = first is None or anchor in first
+    tried = first[CUDA].variant if first is not None else None
+    bounds = [
+        (best_case(v, needs, catalog, anchor, requested, has_anchor=has_anchor), v)
+        for v in catalog.for_name(CUDA)
+        if v.variant != tried
+    ]
+    bounds.sort(key=lambda b: b[0], reverse=True)  # stable: equal bounds keep the catalog's order
+    for bound, variant in bounds:
+        if best_key is not None and bound <= best_key:
+            break  # sorted: no later variant can beat the best set either
+        try:
+            pins = search.run([*needs, Need(name=CUDA, variant=variant.variant)])
+        except (ResolutionImpossible, ResolutionTooDeep, IndexUnavailable):
+            continue  # IndexUnavailable: this variant's index cannot be read; the sets found stand
+        if _constraint_conflicts(pins):
+            continue
+        key = set_key(pins, anchor, requested)
+        if best_key is None or key > best_key:
+            best, best_key = pins, key
+    return best
 
 
 def _no_solution(findings: Sequence[Finding]) -> NoSolution:
@@ -299,4 +358,16 @@ def _warnings(pins: Mapping[str, Candidate], db: CompatDB, target: Target, varia
                         found=" ".join(a.name for a in build.ptx),
                     )
                 )
+    for name in sorted(pins):
+        candidate = pins[name]
+        if name != CUDA and unverified(candidate):
+            out.append(
+                warning(
+                    "unverified-build",
+                    "warn.unverified-build",
+                    package=name,
+                    version=str(release_of(candidate)),
+                    variant=candidate.variant or "-",
+                )
+            )
     return out

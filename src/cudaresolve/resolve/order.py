@@ -1,0 +1,98 @@
+"""Which of several solved sets is best, and which variants could still give a better one. Pure.
+
+resolvelib pins the first good torch build it reads, and that pin fixes the variant (``<cuda>``):
+when a companion (xformers) has no build of that variant for the newest torch, the search steps
+torch down inside the variant instead of trying the next one. ``solve`` therefore solves once as
+before, then once per other variant whose best case could beat it (a bound read from the catalog,
+no search), and keeps the best set by this rule:
+
+1. the newest release of the anchor (``packages.anchor``: torch);
+2. full driver compatibility over minor-version compatibility;
+3. fewer builds that reach a GPU only through PTX JIT (SASS first);
+4. the user's stated preferences: the newest releases of the packages they asked for, in order;
+5. fewer builds from rows marked ``verified = false``.
+
+Equal sets keep the first found: resolvelib's own answer, then variants in the catalog's order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from packaging.version import Version
+
+from cudaresolve.core.archs import Coverage
+from cudaresolve.db.database import DriverSupport
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+__all__ = ["SetKey", "best_case", "ranked_names", "release_of", "set_key", "unverified"]
+
+#: Larger is better: anchor release, full driver support, -PTX-JIT builds, requested releases, -unverified builds.
+SetKey = tuple[Version, bool, int, tuple[Version, ...], int]
+
+_ABSENT = Version("0")  # a set without the anchor ranks below every set with it
+
+
+def release_of(candidate: Candidate) -> Version:
+    """The release a candidate pins, without its local variant tag (``2.11.0+cu128`` -> ``2.11.0``)."""
+    return candidate.release.version if candidate.release is not None else Version(candidate.version.public)
+
+
+def unverified(candidate: Candidate) -> bool:
+    """Whether the database marks this build, or its release, ``verified = false``."""
+    if candidate.build is not None:
+        return not candidate.build.verified
+    return candidate.release is not None and not candidate.release.verified
+
+
+def ranked_names(needs: Sequence[Need], catalog: Catalog, anchor: str) -> tuple[str, ...]:
+    """The user's requested database packages, in request order, the anchor left out (it ranks first)."""
+    return tuple(dict.fromkeys(n.name for n in needs if n.name in catalog.known and n.name not in (anchor, CUDA)))
+
+
+def set_key(pins: Mapping[str, Candidate], anchor: str, requested: Sequence[str]) -> SetKey:
+    """The rule's key of one solved set (see the module docstring); a larger key is a better set."""
+    cuda = pins.get(CUDA)
+    top = pins.get(anchor)
+    builds = [c for name, c in pins.items() if name != CUDA]
+    return (
+        release_of(top) if top is not None else _ABSENT,
+        cuda is None or cuda.driver_support is DriverSupport.FULL,
+        -sum(c.coverage is Coverage.PTX_JIT for c in builds),
+        tuple(release_of(pins[name]) if name in pins else _ABSENT for name in requested),
+        -sum(unverified(c) for c in builds),
+    )
+
+
+def best_case(
+    variant: Candidate,
+    needs: Sequence[Need],
+    catalog: Catalog,
+    anchor: str,
+    requested: Sequence[str],
+    *,
+    has_anchor: bool,
+) -> SetKey:
+    """An upper bound of ``set_key`` over every set on ``variant`` (a ``<cuda>`` candidate), from the catalog alone.
+
+    Cost: one pass over the candidates of the anchor and of each requested package."""
+
+    def newest(name: str) -> Version:
+        wanted = [n for n in needs if n.name == name and n.name != CUDA]
+        for candidate in catalog.for_name(name):  # newest release first
+            if candidate.variant not in (variant.variant, None):
+                continue
+            if all(n.specifier.contains(candidate.version, prereleases=True) for n in wanted):
+                return release_of(candidate)
+        return _ABSENT
+
+    return (
+        newest(anchor) if has_anchor else _ABSENT,
+        variant.driver_support is DriverSupport.FULL,
+        0,
+        tuple(newest(name) for name in requested),
+        0,
+    )
