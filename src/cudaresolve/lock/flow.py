@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.lock.model import Lock
     from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.model import Solution
     from cudaresolve.target.build import TargetOptions
@@ -259,15 +260,13 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     and a ``no-lock-written`` warning; a named ``-o`` is an error with a hint. Requirements are
     written as asked, with a header saying they are not a complete lock when hashes are missing.
     """
-    from cudaresolve.lock.lockfile import pylock_problem, render_lock
     from cudaresolve.lock.model import lock_from_solution
-    from cudaresolve.lock.output import check_default_free, write_output
 
     solution = resolve_inputs(prepare(request))
     frozen = lock_from_solution(solution)
     complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":
-        problem = pylock_problem(frozen) if solution.complete else Text("lock.not-whole-environment")
+        problem = _pylock_problem(frozen) if solution.complete else Text("lock.not-whole-environment")
         if problem is not None:
             if output is not None:
                 raise InvalidInput(
@@ -276,8 +275,17 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
                 )
             notice = Notice(code="no-lock-written", text=Text.of("lock.incomplete-not-written", reason=problem))
             return LockResult(solution=_with_notices(solution, [notice]), path=None, format=fmt, complete=False)
+    from cudaresolve.lock.lockfile import render_lock  # tomlkit and packaging.pylock: only when a file is written
+    from cudaresolve.lock.output import check_default_free, write_output
+
     path = output or ("pylock.toml" if fmt == "pylock" else "requirements.txt")
     if output is None:
         check_default_free(path)
     write_output(path, render_lock(path, frozen, fmt=fmt))
     return LockResult(solution=solution, path=path, format=fmt, complete=complete)
+
+
+def _pylock_problem(frozen: Lock) -> Text | None:
+    from cudaresolve.lock.lockfile import pylock_problem
+
+    return pylock_problem(frozen)
