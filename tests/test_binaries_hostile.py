@@ -6,7 +6,6 @@ import io
 import os
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,6 +16,7 @@ from cudaresolve.binaries.fatbin import read_fatbin_archs
 from cudaresolve.binaries.inspect import inspect_path
 from cudaresolve.errors import InvalidBinary, InvalidInput
 from hostile.cases_binaries import scattered_elf_parts, write_scattered_member
+from hostile.counting import CountingFile
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 
@@ -54,42 +54,12 @@ def test_deeply_nested_pt2_metadata_is_a_coded_problem(tmp_path: Path) -> None:
     assert dict(note.fields)["note"].key == "binaries.metadata-too-deep"
 
 
-class _CountingFile(io.RawIOBase):
-    """A file that counts the bytes read from it."""
-
-    def __init__(self, path: Path) -> None:
-        self._f = open(path, "rb")
-        self.bytes_read = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self._f.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self._f.tell()
-
-    def readinto(self, buf: Any) -> int:
-        data = self._f.read(len(buf))
-        buf[: len(data)] = data
-        self.bytes_read += len(data)
-        return len(data)
-
-    def close(self) -> None:
-        self._f.close()
-        super().close()
-
-
 def test_scattered_sections_in_a_deflated_member_are_inflated_once(tmp_path: Path) -> None:
     path = tmp_path / "evil-1.0-py3-none-any.whl"
     size = 48 * 1024 * 1024  # past the in-memory threshold: spooled to a temporary file
     with zipfile.ZipFile(path, "w", compresslevel=9) as z:
         write_scattered_member(z, "evil/libevil.so", size, 64)
-    counting = _CountingFile(path)
+    counting = CountingFile(open(path, "rb"))
     with zipfile.ZipFile(counting) as archive:
         info = archive.getinfo("evil/libevil.so")
         before = counting.bytes_read
@@ -105,7 +75,7 @@ def test_magic_check_does_not_inflate_the_member(tmp_path: Path) -> None:
     path = tmp_path / "x-1.0-py3-none-any.whl"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
         z.writestr("x/libnot.so", b"/* GNU ld script */" + bytes(20 * 1024 * 1024))
-    counting = _CountingFile(path)
+    counting = CountingFile(open(path, "rb"))
     with zipfile.ZipFile(counting) as archive:
         info = archive.getinfo("x/libnot.so")
         before = counting.bytes_read

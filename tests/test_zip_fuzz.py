@@ -15,7 +15,7 @@ import struct
 import tempfile
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,6 +27,7 @@ from cudaresolve.binaries.elf import Limits
 from cudaresolve.binaries.fatbin import read_fatbin_archs
 from cudaresolve.binaries.scan import read_wheel
 from cudaresolve.errors import CudaResolveError
+from hostile.counting import CountingFile
 from hostile.elf_build import SHT_PROGBITS, build_elf, fatbin_container
 
 if TYPE_CHECKING:
@@ -80,35 +81,9 @@ def zip_bytes(files: dict[str, tuple[bytes, int]]) -> bytes:
     return buf.getvalue()
 
 
-class CountingFile(io.RawIOBase):
-    """An in-memory file that counts the bytes read from it."""
-
-    def __init__(self, data: bytes) -> None:
-        self._f = io.BytesIO(data)
-        self.bytes_read = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self._f.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self._f.tell()
-
-    def readinto(self, buf: Any) -> int:
-        data = self._f.read(len(buf))
-        buf[: len(data)] = data
-        self.bytes_read += len(data)
-        return len(data)
-
-
 def read_counted(data: bytes, suffix: str) -> tuple[list[BinaryReport], int]:
     """``read_wheel`` or ``package_report`` on ``data``, the archive read through a ``CountingFile``."""
-    counting = CountingFile(data)
+    counting = CountingFile(io.BytesIO(data))
     with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as tmp:
         patch.setattr(scan, "open_regular", lambda _path: counting)
         patch.setattr(aoti, "open_regular", lambda _path: counting)
