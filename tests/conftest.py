@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import copy
+import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings
+
+# CI must not go red by the luck of a seed: property tests run a fixed set of examples by default.
+# HYPOTHESIS_PROFILE=explore gives fresh random examples each run, to hunt for new failures by hand.
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -21,7 +21,7 @@ from cudaresolve.errors import CudaResolveError, InvalidBinary
 from hostile.elf_build import EHDR, SHDR, SHT_NOBITS, SHT_PROGBITS, SHT_STRTAB, build_elf, fatbin_container
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 #: Small enough that a hostile count or size meets a cap long before memory or time would.
 SMALL = Limits(
     max_read_bytes=256 * 1024,

@@ -83,7 +83,7 @@ def read_package(archive: zipfile.ZipFile, label: str, *, limits: Limits = DEFAU
     members: dict[str, list[zipfile.ZipInfo]] = {}
     for info in archive.infolist():
         match = _MODEL_MEMBER.match(info.filename)
-        if match and not info.is_dir():
+        if match and not info.filename.endswith("/"):  # is_dir() fails on an empty name
             members.setdefault(match["model"], []).append(info)
     models = []
     for name in sorted(members):

@@ -94,7 +94,7 @@ def read_wheel(
         with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
             reports = []
             for info in sorted(archive.infolist(), key=lambda i: i.filename):
-                if info.is_dir() or not is_candidate(info.filename):
+                if info.filename.endswith("/") or not is_candidate(info.filename):  # is_dir() fails on an empty name
                     continue
                 report = _report_member(archive, info, f"{path}{ARCHIVE_SEPARATOR}{info.filename}", limits=limits)
                 if report is not None and (report.has_device_code or report.error or include_empty):
