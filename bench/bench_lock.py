@@ -53,8 +53,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -64,6 +64,7 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tools"))
 
+from local_index import serving  # noqa: E402  (tools/: the server the tests use too)
 from tiny_wheels import build_wheel  # noqa: E402  (tools/: the builder the tests use too)
 
 from cudaresolve.db.database import CompatDB, PackageRelease, load_compat  # noqa: E402
@@ -192,22 +193,14 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 class Server:
     root: Path
     base: str = ""
-    _server: http.server.ThreadingHTTPServer | None = field(default=None, repr=False)
-    _thread: threading.Thread | None = field(default=None, repr=False)
+    _stack: ExitStack = field(default_factory=ExitStack, repr=False)
 
     def __enter__(self) -> Server:
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(self.root)))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        self.base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.base = self._stack.enter_context(serving(partial(_Handler, directory=str(self.root))))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        self._stack.close()
 
 
 def mirror_flags(base: str) -> list[str]:

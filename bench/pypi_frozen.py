@@ -29,13 +29,15 @@ import hashlib
 import http.server
 import json
 import re
-import threading
+import sys
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from pathlib import Path
+from typing import Any, Final
 
-if TYPE_CHECKING:
-    from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from local_index import serving
 
 PAGE_TYPE: Final = "application/vnd.pypi.simple.v1+json"
 PAGE_CACHE: Final = "max-age=600, public"  # PyPI's simple pages
@@ -110,8 +112,7 @@ class FrozenPyPI:
     requests: Counter[str] = field(default_factory=Counter)
     paths: Counter[tuple[str, int]] = field(default_factory=Counter)  # (path, status) answered
     _replies: dict[str, Reply] = field(default_factory=dict)
-    _server: http.server.ThreadingHTTPServer | None = None
-    _thread: threading.Thread | None = None
+    _stack: ExitStack = field(default_factory=ExitStack, repr=False)
 
     def load(self) -> None:
         for page in (self.root / "simple").glob("*/index.json"):
@@ -172,25 +173,17 @@ class FrozenPyPI:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        self.base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self.base = self._stack.enter_context(serving(Handler))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._server is not None and self._thread is not None
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        self._stack.close()
 
 
 def main() -> int:
     import argparse
     import sys
     import time
-    from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))

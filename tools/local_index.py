@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING
 from tiny_wheels import TinyWheel, build_wheel
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
-__all__ = ["LocalIndex"]
+__all__ = ["LocalIndex", "serving"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +120,21 @@ class LocalIndex:
             def log_message(self, format: str, *args: object) -> None:
                 counter[self.path] += 1
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(self.root)))
-        server.daemon_threads = True
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join()
+        with serving(partial(Handler, directory=str(self.root))) as base:
+            yield base
+
+
+@contextmanager
+def serving(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A threading HTTP server for ``handler`` on 127.0.0.1 (a free port), in a daemon thread; yields its base URL
+    and stops it on exit. Shared by the tests' indexes and the benchmarks' servers."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
