@@ -126,8 +126,7 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
             hint=Text("resolve.unknown-package.hint"),
         )
     solution = solve(inputs.requirements, inputs.db, inputs.target, catalog=catalog).solution
-    # the pages the first pass could fetch are in the cache now: read them there, never ask a failing index twice
-    solution = _add_hashes(solution, replace(inputs, offline=True))
+    solution = _hashes_from_cache(solution, inputs)  # what the first pass fetched is in the cache now
     notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
     solution = _with_notices(solution, heard)
     return replace(solution, complete=False, warnings=(*solution.warnings, notice))
@@ -212,37 +211,24 @@ def _client(offline: bool) -> Any:
     return LazyClient()
 
 
-def _add_hashes(solution: Solution, inputs: LockInputs) -> Solution:
+def _hashes_from_cache(solution: Solution, inputs: LockInputs) -> Solution:
+    """File names and sha256 for the database's answer from the page cache alone (what the whole-environment
+    pass managed to fetch): never a second network pass, so no HTTP client and no httpx import."""
     from cudaresolve.index.client import fetch_listings
     from cudaresolve.index.http_cache import HttpCache, default_cache_dir
     from cudaresolve.lock.wheels import attach_files
 
     wanted = [(p.index, p.name) for p in solution.packages]
     versions = {p.name: [p.version] for p in solution.packages}  # parse only the pinned files of each page
-    cache = HttpCache(default_cache_dir())
-    if inputs.offline:  # the cache only: no HTTP client (and no httpx import) at all
-        listings = fetch_listings(
-            None,
-            wanted,
-            offline=True,
-            cache=cache,
-            mirrors=inputs.mirrors,
-            versions=versions,
-            allowed_hosts=inputs.db.allowed_hosts,
-        )
-    else:
-        from cudaresolve.index.transport import LazyClient
-
-        with LazyClient() as client:  # built on the first request: none when every page is fresh in the cache
-            listings = fetch_listings(
-                client,
-                wanted,
-                offline=False,
-                cache=cache,
-                mirrors=inputs.mirrors,
-                versions=versions,
-                allowed_hosts=inputs.db.allowed_hosts,
-            )
+    listings = fetch_listings(
+        None,
+        wanted,
+        offline=True,
+        cache=HttpCache(default_cache_dir()),
+        mirrors=inputs.mirrors,
+        versions=versions,
+        allowed_hosts=inputs.db.allowed_hosts,
+    )
     solution, notices = attach_files(solution, listings)
     return _with_notices(solution, notices)
 
