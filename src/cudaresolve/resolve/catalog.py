@@ -138,6 +138,11 @@ class Catalog:
     def for_name(self, name: str) -> tuple[Candidate, ...]:
         return self.candidates.get(name, ())
 
+    @property
+    def runnable(self) -> frozenset[str | None]:
+        """The variants the target's driver can run (the ``<cuda>`` candidates)."""
+        return frozenset(c.variant for c in self.for_name(CUDA))
+
     def rejected(self, name: str) -> tuple[Rejection, ...]:
         return tuple(r for r in self.rejections if r.name == name)
 

@@ -103,7 +103,6 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self._index_candidates: dict[str, tuple[Candidate, ...]] = {}
         self._extras_bases: dict[str, tuple[Candidate, ...]] = {}
         self._dependencies: dict[Candidate, tuple[Need, ...]] = {}
-        self._variants: frozenset[str | None] | None = None
         self._builds: dict[tuple[str, str, str], IndexRelease | None] = {}
         self._variant_index: str | None = None  # the pinned ``<cuda>``'s index, seen in get_preference
         self._resolutions: Mapping[str, Candidate] = {}
@@ -213,7 +212,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         answer, locked without a file (a ``wheel-not-listed`` warning), never a silent failure. A build
         whose index cannot be read is passed over (the source reports the index); when no index of
         any build can be read, that failure ends the whole-environment pass."""
-        runnable = self._runnable()
+        runnable = self.catalog.runnable
         unlisted = []
         listed = 0
         failure: IndexUnavailable | None = None
@@ -306,15 +305,9 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
                 parent=str(candidate),
             )
             return (base, *self._metadata_needs(candidate, candidate.extras, only_extras=True))
-        if candidate.variant is not None and candidate.variant not in self._runnable():
+        if candidate.variant is not None and candidate.variant not in self.catalog.runnable:
             return candidate.dependencies  # its ``<cuda>`` need fails at once: no metadata to fetch for it
-
         return (*candidate.dependencies, *self._metadata_needs(candidate, frozenset()))
-
-    def _runnable(self) -> frozenset[str | None]:
-        if self._variants is None:
-            self._variants = frozenset(c.variant for c in self.catalog.for_name(CUDA))
-        return self._variants
 
     def _metadata_needs(self, candidate: Candidate, extras: frozenset[str], *, only_extras: bool = False) -> list[Need]:
         if self.source is None or candidate.name == CUDA:
@@ -323,19 +316,14 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if release is None:
             return []
         parent = f"{candidate.name} {candidate.version}"
-        needs = []
-        requires = self.source.requires(release)
-        for req in requires:
-            if not _selected(req, self.environment, extras, only_extras=only_extras):
-                continue
-            needs.append(Need.from_requirement(req, parent=parent))
-        seen = (self.catalog.known, self._index_candidates)
-        fresh = [
+        selected = [
             req
-            for req in requires
+            for req in self.source.requires(release)
             if _selected(req, self.environment, extras, only_extras=only_extras)
-            and all(canonical_name(req.name) not in s for s in seen)
         ]
+        needs = [Need.from_requirement(req, parent=parent) for req in selected]
+        seen = (self.catalog.known, self._index_candidates)
+        fresh = [req for req in selected if all(canonical_name(req.name) not in s for s in seen)]
         if len(fresh) > 1:
             self.source.prefetch(fresh)
         return needs

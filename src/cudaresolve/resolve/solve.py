@@ -127,7 +127,7 @@ def solve(
 def _first_builds(catalog: Catalog, needs: Sequence[Need]) -> list[tuple[str, str, str]]:
     """The build the solver will try first for each requested database package (newest that fits the request
     on a variant the driver runs), for the source to fetch ahead in parallel."""
-    runnable = {c.variant for c in catalog.for_name(CUDA)}
+    runnable = catalog.runnable
     out = []
     for need in needs:
         if need.name not in catalog.known or need.name == CUDA:
