@@ -172,7 +172,7 @@ def test_bad_python_is_a_one_line_error(capsys: pytest.CaptureFixture[str], comp
     assert (code, out) == (1, "")
     assert err.startswith(f"error: invalid-input: cannot run {tmp_path / 'nope'}: No such file or directory")
     code, _, err = run(capsys, "--python", sys.executable, "--site-packages", str(tmp_path), *TARGET, *compat)
-    assert code == 1 and "not allowed with argument" in err
+    assert code == 2 and err.startswith("error: usage: ") and "not allowed with argument" in err
 
 
 def test_python_of_a_real_venv(capsys: pytest.CaptureFixture[str], compat: list[str], tmp_path: Path) -> None:

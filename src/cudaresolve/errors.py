@@ -4,7 +4,8 @@
     ├── InvalidInput(ValueError)         "invalid-input"        bad flag, spec or requirement
     │   ├── InvalidArch                  "invalid-arch"         "sm_9x", "8.z"
     │   ├── InvalidDriver                "invalid-driver"       "abc"
-    │   └── UnknownGpu                   "unknown-gpu"          a name the database lacks
+    │   ├── UnknownGpu                   "unknown-gpu"          a name the database lacks
+    │   └── UsageError                   "usage"                flags argparse refuses (exit 2)
     ├── InvalidCompatData(ValueError)    "invalid-compat-data"  .problems: [(path, message)]
     ├── InvalidLockfile(ValueError)      "invalid-lockfile"
     ├── InvalidBinary(ValueError)        "invalid-binary"       corrupt ELF or fatbin
@@ -44,6 +45,7 @@ __all__ = [
     "NoSolution",
     "PipFailed",
     "UnknownGpu",
+    "UsageError",
 ]
 
 
@@ -94,6 +96,13 @@ class InvalidDriver(InvalidInput):
 
 class UnknownGpu(InvalidInput):
     code = "unknown-gpu"
+
+
+class UsageError(InvalidInput):
+    """Flags the parser refuses: exit 2, as argparse, pip and uv exit on a usage error."""
+
+    code = "usage"
+    exit_code = 2
 
 
 class InvalidCompatData(CudaResolveError, ValueError):
