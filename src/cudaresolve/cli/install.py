@@ -33,6 +33,11 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.lock.install import InstallRequest, install
     from cudaresolve.lock.pip import format_command
 
+    if args.lockfile and (args.requirement_files or args.constraint_files):
+        from cudaresolve.errors import UsageError
+        from cudaresolve.text.model import Text
+
+        raise UsageError(Text("lock.reqfile.constraints-with-lock"), hint=Text("lock.reqfile.constraints-with-lock.hint"))
     console = render.make_console()
     out = console if not args.dry_run else render.make_console(stderr=False)
     order = InstallRequest(
