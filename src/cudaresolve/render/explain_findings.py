@@ -22,11 +22,18 @@ def render_solution(solution: Solution, console: Console, *, lang: str = "en") -
 
     console.print(escape(format_text(Text.of("render.solution.variant", variant=solution.variant,
                                              index=solution.index_url), lang)))
+    from cudaresolve.render.fit import fold_path, print_fitted
+
     columns = ("render.solution.package", "render.solution.version", "render.solution.index")
-    table = Table(*(format_text(Text(key), lang) for key in columns), box=None, pad_edge=False)
+    table = Table(box=None, pad_edge=False)
+    for key in columns:  # names and versions whole; an index URL broken only after a '/'
+        table.add_column(format_text(Text(key), lang), no_wrap=True)
+    names = max((len(p.name) for p in solution.packages), default=0)
+    versions = max((len(p.version) for p in solution.packages), default=0)
+    room = max(20, console.width - max(names, 7) - max(versions, 7) - 4)
     for p in solution.packages:
-        table.add_row(p.name, p.version, escape(p.index))
-    console.print(table)
+        table.add_row(p.name, p.version, escape(fold_path(p.index, room)))
+    print_fitted(console, table)
     render_warnings(solution, console, lang=lang)
 
 
