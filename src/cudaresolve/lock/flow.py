@@ -159,7 +159,7 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
 
     db, target = inputs.db, inputs.target
     cache = HttpCache(default_cache_dir())
-    tags = wheel_tags(target, glibc=db.assumed_glibc, macos=db.assumed_macos)
+    tags = wheel_tags(target, glibc=target.glibc or db.assumed_glibc, macos=target.macos or db.assumed_macos)
     with _client(inputs.offline) as http:
         client = IndexClient(
             http,
