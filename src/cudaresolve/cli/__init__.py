@@ -117,18 +117,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """The command, with the cache where ``--cache-dir`` says, or in a temporary one (``--no-cache``)."""
+    """The command, with the cache where ``--cache-dir`` says (or in a temporary one, ``--no-cache``)
+    and a progress display on stderr where one is wanted (``render.progress``)."""
+    import tempfile
+    from contextlib import ExitStack
     from pathlib import Path
 
     from cudaresolve.core.paths import use_cache_dir
+    from cudaresolve.core.progress import listening
+    from cudaresolve.render.output import current
 
-    if getattr(args, "no_cache", False):
-        import tempfile
+    with ExitStack() as stack:
+        if getattr(args, "no_cache", False):
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="cudaresolve-cache-"))
+            stack.enter_context(use_cache_dir(Path(scratch)))
+        elif getattr(args, "cache_dir", None):
+            stack.enter_context(use_cache_dir(Path(args.cache_dir).expanduser()))
+        listener = None
+        if current().shows_progress:
+            from cudaresolve.cli._common import language
+            from cudaresolve.render.progress import listener_for
 
-        with tempfile.TemporaryDirectory(prefix="cudaresolve-cache-") as scratch, use_cache_dir(Path(scratch)):
-            return int(args.func(args))
-    chosen = getattr(args, "cache_dir", None)
-    with use_cache_dir(Path(chosen).expanduser() if chosen else None):
+            listener = listener_for(current(), sys.stderr, language(args))
+        if listener is not None:
+            stack.callback(listener.close)
+        stack.enter_context(listening(listener))
         return int(args.func(args))
 
 

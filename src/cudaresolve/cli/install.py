@@ -37,7 +37,8 @@ def _run(args: argparse.Namespace) -> int:
         from cudaresolve.errors import UsageError
         from cudaresolve.text.model import Text
 
-        raise UsageError(Text("lock.reqfile.constraints-with-lock"), hint=Text("lock.reqfile.constraints-with-lock.hint"))
+        hint = Text("lock.reqfile.constraints-with-lock.hint")
+        raise UsageError(Text("lock.reqfile.constraints-with-lock"), hint=hint)
     console = render.make_console()
     out = console if not args.dry_run else render.make_console(stderr=False)
     order = InstallRequest(

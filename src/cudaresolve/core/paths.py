@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -20,30 +19,32 @@ __all__ = ["CACHE_DIR_ENV", "default_cache_dir", "use_cache_dir"]
 
 #: Environment variable that overrides the cache directory.
 CACHE_DIR_ENV: Final = "CUDARESOLVE_CACHE_DIR"
-#: The directory ``--cache-dir`` (or ``--no-cache``'s temporary one) names for this run.
-_OVERRIDE: ContextVar[Path | None] = ContextVar("cudaresolve_cache_dir", default=None)
+#: The directory ``--cache-dir`` (or ``--no-cache``'s temporary one) names for this run; a plain global,
+#: not a ContextVar, so that worker threads see it too.
+_OVERRIDE: list[Path | None] = [None]
 
 
 @contextmanager
 def use_cache_dir(path: Path | None) -> Iterator[None]:
-    """Within the block, ``default_cache_dir()`` is ``path`` (None: no change); the flag beats the environment."""
-    token = _OVERRIDE.set(path) if path is not None else None
+    """Within the block ``default_cache_dir()`` is ``path`` (None: no change): the flag beats the environment."""
+    before = _OVERRIDE[0]
+    if path is not None:
+        _OVERRIDE[0] = path
     try:
         yield
     finally:
-        if token is not None:
-            _OVERRIDE.reset(token)
+        _OVERRIDE[0] = before
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None, *, platform: str | None = None) -> Path:
     """The user cache directory for cudaresolve.
 
-    ``--cache-dir`` (``use_cache_dir``) wins, then ``$CUDARESOLVE_CACHE_DIR``; otherwise ``$XDG_CACHE_HOME/cudaresolve`` or
-    ``~/.cache/cudaresolve`` (XDG Base Directory spec,
+    ``--cache-dir`` (``use_cache_dir``) wins, then ``$CUDARESOLVE_CACHE_DIR``; otherwise
+    ``$XDG_CACHE_HOME/cudaresolve`` or ``~/.cache/cudaresolve`` (XDG Base Directory spec,
     https://specifications.freedesktop.org/basedir-spec/latest/), ``%LOCALAPPDATA%\\cudaresolve\\Cache``
     on Windows and ``~/Library/Caches/cudaresolve`` on macOS (the platformdirs conventions).
     """
-    override = _OVERRIDE.get()
+    override = _OVERRIDE[0]
     if override is not None:
         return override
     env = os.environ if env is None else env

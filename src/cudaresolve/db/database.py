@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from cudaresolve.core.archs import ComputeCapability
-    from cudaresolve.db.python_platforms import PythonPlatform
     from cudaresolve.core.versions import CudaVersion, DriverVersion
+    from cudaresolve.db.python_platforms import PythonPlatform
 
 __all__ = [
     "SCHEMA_MAJOR",

@@ -1,4 +1,4 @@
-"""uv's ``--python-platform`` names (``x86_64-unknown-linux-gnu``, ``aarch64-apple-darwin`` ...) as target platforms. Pure.
+"""uv's ``--python-platform`` names (``x86_64-unknown-linux-gnu`` ...) as target platforms. Pure.
 
 The names and what each stands for are facts of uv's documentation; they live in compat.toml's
 ``[index.python-platform]`` table (``read_python_platforms`` reads it). A name spelled

@@ -1,4 +1,4 @@
-"""Requirement files (``-r FILE``) and constraint files (``-c FILE``): pip's format, a bounded subset. Does I/O: reads files.
+"""Requirement (``-r FILE``) and constraint (``-c FILE``) files: pip's format, a bounded subset. Does I/O: reads files.
 
 What a line may hold (https://pip.pypa.io/en/stable/reference/requirements-file-format/):
 

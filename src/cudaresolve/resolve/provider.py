@@ -193,7 +193,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         listed on their index (``_listed``).
         """
         needs = list(requirements[identifier])
-        found = self.matches.matches(identifier, needs, incompatibilities[identifier])
+        found: Sequence[Candidate] = self.matches.matches(identifier, needs, incompatibilities[identifier])
         name, _ = split_key(identifier)
         limit = self.constraints.get(name)
         if limit is not None and name != CUDA:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudaresolve.core.archs import Coverage, coverage
@@ -31,6 +30,8 @@ from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    from packaging.specifiers import SpecifierSet
 
     from cudaresolve.resolve.source import IndexRelease, PackageSource
     from cudaresolve.target.model import Target
