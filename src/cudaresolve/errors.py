@@ -181,10 +181,16 @@ class NoKnownError(CudaResolveError):
 class PipFailed(CudaResolveError):
     code = "pip-failed"
 
-    def __init__(self, returncode: int, *, command: Sequence[str] = ()) -> None:
-        super().__init__(Text.of("error.pip-failed", code=returncode), hint=Text("error.pip-failed.hint"))
+    def __init__(self, returncode: int, *, command: Sequence[str] = (), index: str = "") -> None:
+        """``index``: the index the failed pip run used ("" for none: it installed from local files)."""
+        if index:
+            super().__init__(Text.of("error.pip-failed.index", code=returncode, index=index),
+                             hint=Text.of("error.pip-failed.index.hint", index=index))
+        else:
+            super().__init__(Text.of("error.pip-failed", code=returncode), hint=Text("error.pip-failed.hint"))
         self.returncode = returncode
         self.command = list(command)
+        self.index = index
 
     @property
     def exit_code(self) -> int:  # type: ignore[override]

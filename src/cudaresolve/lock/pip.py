@@ -189,7 +189,8 @@ def run_pip(
     for step, command in enumerate(commands, 1):
         if echo is not None:
             echo(command)
-        report(Event(kind="pip-start", label=command.argv[3], where=command.index, step=step, steps=len(commands)))
+        verb = _verb(command)
+        report(Event(kind="pip-start", label=verb, where=command.index, step=step, steps=len(commands)))
         for path, text in command.files:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(text, encoding="utf-8")
@@ -202,7 +203,7 @@ def run_pip(
                 Text.of("lock.cannot-run-python", python=command.argv[0], reason=str(exc.strerror or exc)),
                 hint=Text("lock.cannot-run-python.hint"),
             ) from exc
-        report(Event(kind="pip-end", label=command.argv[3], where=command.index, amount=result.returncode))
+        report(Event(kind="pip-end", label=verb, where=command.index, amount=result.returncode))
         if result.returncode != 0:
             return result.returncode
     return 0
@@ -221,6 +222,12 @@ def pip_stdout(stream: int | IO[str] | None) -> Iterator[None]:
         yield
     finally:
         _STDOUT[0] = before
+
+
+def _verb(command: PipCommand) -> str:
+    """pip's command word (``download``, ``install``, ``uninstall``) of ``PYTHON -m pip VERB ...``."""
+    argv = command.argv
+    return argv[3] if len(argv) > 3 and argv[1:3] == ("-m", "pip") else " ".join(argv[:1])
 
 
 def _pin(package: LockedPackage) -> str:
