@@ -139,9 +139,9 @@ def _run(args: argparse.Namespace) -> int:
             from cudaresolve.render.progress import listener_for
 
             listener = listener_for(current(), sys.stderr, language(args))
-        if listener is not None:
+        if listener is not None:  # none: events go wherever a caller (a test) listens
             stack.callback(listener.close)
-        stack.enter_context(listening(listener))
+            stack.enter_context(listening(listener))
         return int(args.func(args))
 
 

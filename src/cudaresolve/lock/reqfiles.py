@@ -58,9 +58,9 @@ def read_requirement_files(
     """Read every ``-r`` file then every ``-c`` file (module docstring: the format and its bounds)."""
     reader = _Reader(os.environ if environ is None else environ)
     for path in requirements:
-        reader.read(Path(path), constraint=False, chain=())
+        reader.read(_local(path), constraint=False, chain=())
     for path in constraints:
-        reader.read(Path(path), constraint=True, chain=())
+        reader.read(_local(path), constraint=True, chain=())
     return RequirementFiles(requirements=tuple(reader.requirements), constraints=tuple(reader.constraints))
 
 
@@ -73,8 +73,6 @@ class _Reader:
 
     def read(self, path: Path, *, constraint: bool, chain: tuple[Path, ...]) -> None:
         shown = str(path)
-        if "://" in shown:
-            raise InvalidInput(Text.of("lock.reqfile.url", path=shown), hint=_HINT)
         if len(chain) >= MAX_DEPTH:
             raise InvalidInput(Text.of("lock.reqfile.too-deep", path=shown, limit=MAX_DEPTH), hint=_HINT)
         self.files += 1
@@ -98,8 +96,8 @@ class _Reader:
                 option, _, value = option.partition("=")
                 rest = f"{value} {rest}"
             if option in _NESTED and rest.strip():
-                nested = Path(rest.strip())
-                if not nested.is_absolute() and "://" not in rest:
+                nested = _local(rest.strip())
+                if not nested.is_absolute():
                     nested = path.parent / nested
                 self.read(nested, constraint=constraint or _NESTED[option], chain=chain)
                 return
@@ -109,6 +107,13 @@ class _Reader:
             raise InvalidInput(Text.of("lock.reqfile.option", where=where, option=option[:80]), hint=_HINT)
         _check_requirement(line, where, constraint=constraint)
         (self.constraints if constraint else self.requirements).append(line)
+
+
+def _local(text: str) -> Path:
+    """A file named in a flag or a file: a local path, never a URL (nothing is downloaded)."""
+    if "://" in text:
+        raise InvalidInput(Text.of("lock.reqfile.url", path=text[:200]), hint=_HINT)
+    return Path(text)
 
 
 def _check_requirement(line: str, where: str, *, constraint: bool) -> None:
