@@ -114,7 +114,10 @@ def test_cache_dir_and_no_cache(
     capsys.readouterr()
 
 
-def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+Leaf = tuple[tuple[str, ...], argparse.ArgumentParser]
+
+
+def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[Leaf]:
     found = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
