@@ -39,7 +39,7 @@ def render_ok(db: CompatDB, label: str, console: Console, *, lang: str = "en") -
 def _render_provenance(checked: tuple[tuple[str, int], ...], console: Console, lang: str) -> None:
     """``builds by check: wheel 250, build-script 40, ...``"""
     counts = ", ".join(format_text(Text.of("db.render.level", level=level, count=n), lang) for level, n in checked)
-    console.print(format_text(Text.of("db.render.provenance", counts=counts), lang), highlight=False)
+    console.print(format_text(Text.of("db.render.provenance", counts=counts), lang), highlight=False, soft_wrap=False)
 
 
 def render_summary(db: CompatDB, console: Console, *, lang: str = "en") -> None:

@@ -73,7 +73,8 @@ def render_inspect(reports: Sequence[BinaryReport], console: Console, *, lang: s
     if max(len(r.path) for r in reports) + sum(whole) + 2 * _DETAILS + 8 <= console.width:
         widths = whole  # room for every list on one line
     room = console.width - sum(widths) - _DETAILS - 2 * (len(columns) - 1)
-    path_width = min(max(len(r.path) for r in reports), max(_MIN_PATH, room))
+    name = max(len(part) for r in reports for part in r.path.split("/"))  # a file name is never cut if it fits
+    path_width = min(max(len(r.path) for r in reports), max(_MIN_PATH, room, min(name, console.width // 2)))
     for i, column in enumerate(columns):
         table.add_column(column, no_wrap=i == 0, width=path_width if i == 0 else (widths[i - 1] if i < 4 else None))
     for report in reports:
