@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = ["LineLog", "LiveCounts", "format_bytes", "listener_for"]
 
+#: The line ``-v`` prints for each kind of fetch.
+_LINES = {"page": "render.progress.page", "page-cached": "render.progress.page-cached",
+          "metadata": "render.progress.metadata"}
+
 
 def format_bytes(amount: int) -> str:
     """``532 B``, ``12.4 KB``, ``3.1 MB`` (powers of 1000, as pip and uv print sizes)."""
@@ -52,8 +56,8 @@ class LineLog:
     def __call__(self, event: Event) -> None:
         from rich.markup import escape
 
-        if event.kind in ("page", "page-cached", "metadata"):
-            line = message(f"render.progress.{event.kind}", self.lang, url=event.label)
+        if event.kind in _LINES:
+            line = message(_LINES[event.kind], self.lang, url=event.label)
         elif event.kind == "pip-start":
             line = _pip_line(event, self.lang)
         else:
