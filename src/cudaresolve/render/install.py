@@ -56,7 +56,7 @@ def install_json(result: InstallResult, report: DoctorReport | None) -> dict[str
         "kept": list(sync.kept) if sync else [],
         "removed": list(sync.removed) if sync else [],
         "not_in_lock": list(sync.foreign) if sync else [],
-        "warnings": [n.to_dict() for n in sync.notices] if sync else [],
+        "warnings": [n.to_dict() for n in (*result.lock.warnings, *(sync.notices if sync else ()))],
         "doctor": report.to_dict() if report is not None else None,
     }
 
