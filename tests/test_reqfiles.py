@@ -137,6 +137,20 @@ def test_why_not_reads_r(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert {p["name"] for p in answer["solution"]["packages"]} == {"torch", "fbgemm-gpu"}
 
 
+def test_why_not_reads_c(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cons.txt").write_text("torch<2.6\n")
+    code = main(["why-not", "cu121", "torch", "-c", str(tmp_path / "cons.txt"), *A800, "--json"])
+    answer = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert answer["solution"]["packages"][0]["version"].startswith("2.5.")
+    old_driver = [*A800[:2], "--driver", "470.129.06", *A800[4:]]  # cu121 impossible: the ways out obey -c too
+    (tmp_path / "older.txt").write_text("torch<2.5\n")
+    for extra, torch in (([], "2.7.1+cu118"), (["-c", str(tmp_path / "older.txt")], "2.4.1+cu118")):
+        assert main(["why-not", "cu121", "torch", *extra, *old_driver, "--json"]) == 1
+        ways = json.loads(capsys.readouterr().out)["alternatives"]
+        assert ways[0]["spec"] == "cu118" and f"torch {torch} " in ways[0]["message"]
+
+
 def test_install_from_a_lock_refuses_c(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "cons.txt").write_text("torch<2.6\n")
     code = main(["install", "--from", "pylock.toml", "-c", str(tmp_path / "cons.txt")])

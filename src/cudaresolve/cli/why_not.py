@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
     parser.add_argument("requirements", nargs="*", metavar="REQ", help="context set (default: torch)")
     from cudaresolve.cli.lock import add_file_arguments
 
-    add_file_arguments(parser, constraints=False)
+    add_file_arguments(parser)
     add_target_arguments(parser)
     parser.add_argument("--offline", action="store_true", help="use only the embedded data (always true today)")
     from cudaresolve.cli._common import add_lang_argument
@@ -42,8 +42,8 @@ def _run(args: argparse.Namespace) -> int:
 
     db = load_db(args)
     lang = language(args)
-    context, _ = requirements_from_args(args)
-    answer = why_not(args.spec, context, db, target_from_args(args, db))
+    context, constraints = requirements_from_args(args)
+    answer = why_not(args.spec, context, db, target_from_args(args, db), constraints=constraints)
     if args.json:
         render.emit_json(answer.to_dict(), lang=lang)
     else:
