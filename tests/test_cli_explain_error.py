@@ -220,8 +220,8 @@ def test_empty_input_in_chinese(
 
 def test_bad_language_flag_is_refused(capsys: pytest.CaptureFixture[str], target_args: list[str]) -> None:
     code, _, err = run(capsys, CPU_TORCH, *target_args, "--lang", "fr")
-    assert code == 1
-    assert err.startswith("error: invalid-input: cudaresolve explain-error: argument --lang: invalid choice: 'fr'")
+    assert code == 2  # a usage error, as argparse, pip and uv exit
+    assert err.startswith("error: usage: cudaresolve explain-error: argument --lang: invalid choice: 'fr'")
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
@@ -108,9 +109,10 @@ def test_mirrored_rewrites_every_index_once() -> None:
 def test_dry_run_install_echoes_pip_through_the_mirror_and_asks_for_no_doctor_pass(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(f'[tool.cudaresolve]\nindex-mirror = "{MIRROR}"\n', encoding="utf-8")
     seen: list[PipCommand] = []
-    order = InstallRequest(request=request(tmp_path, "torch"), python="/venv/bin/python", dry_run=True)
+    # the interpreter is asked for its Python and platform (install --python), so it must run
+    order = InstallRequest(request=request(tmp_path, "torch"), python=sys.executable, dry_run=True)
     result = install(order, echo=seen.append)
     assert (result.returncode, result.check) == (0, None)
     assert seen
     assert all(c.index.startswith(MIRROR) for c in seen if c.index)  # index '': from the downloads
-    assert all(c.argv[0] == "/venv/bin/python" for c in seen)
+    assert all(c.argv[0] == sys.executable for c in seen)

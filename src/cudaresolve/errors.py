@@ -4,7 +4,8 @@
     ├── InvalidInput(ValueError)         "invalid-input"        bad flag, spec or requirement
     │   ├── InvalidArch                  "invalid-arch"         "sm_9x", "8.z"
     │   ├── InvalidDriver                "invalid-driver"       "abc"
-    │   └── UnknownGpu                   "unknown-gpu"          a name the database lacks
+    │   ├── UnknownGpu                   "unknown-gpu"          a name the database lacks
+    │   └── UsageError                   "usage"                flags argparse refuses (exit 2)
     ├── InvalidCompatData(ValueError)    "invalid-compat-data"  .problems: [(path, message)]
     ├── InvalidLockfile(ValueError)      "invalid-lockfile"
     ├── InvalidBinary(ValueError)        "invalid-binary"       corrupt ELF or fatbin
@@ -44,6 +45,7 @@ __all__ = [
     "NoSolution",
     "PipFailed",
     "UnknownGpu",
+    "UsageError",
 ]
 
 
@@ -94,6 +96,13 @@ class InvalidDriver(InvalidInput):
 
 class UnknownGpu(InvalidInput):
     code = "unknown-gpu"
+
+
+class UsageError(InvalidInput):
+    """Flags the parser refuses: exit 2, as argparse, pip and uv exit on a usage error."""
+
+    code = "usage"
+    exit_code = 2
 
 
 class InvalidCompatData(CudaResolveError, ValueError):
@@ -172,10 +181,16 @@ class NoKnownError(CudaResolveError):
 class PipFailed(CudaResolveError):
     code = "pip-failed"
 
-    def __init__(self, returncode: int, *, command: Sequence[str] = ()) -> None:
-        super().__init__(Text.of("error.pip-failed", code=returncode), hint=Text("error.pip-failed.hint"))
+    def __init__(self, returncode: int, *, command: Sequence[str] = (), index: str = "") -> None:
+        """``index``: the index the failed pip run used ("" for none: it installed from local files)."""
+        if index:
+            super().__init__(Text.of("error.pip-failed.index", code=returncode, index=index),
+                             hint=Text.of("error.pip-failed.index.hint", index=index))
+        else:
+            super().__init__(Text.of("error.pip-failed", code=returncode), hint=Text("error.pip-failed.hint"))
         self.returncode = returncode
         self.command = list(command)
+        self.index = index
 
     @property
     def exit_code(self) -> int:  # type: ignore[override]

@@ -14,7 +14,8 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from cudaresolve import __version__
-from cudaresolve.errors import CudaResolveError, InvalidInput
+from cudaresolve.errors import CudaResolveError, UsageError
+from cudaresolve.render.output import COLOR_CHOICES, Output, configure
 from cudaresolve.text.model import LANGS, Text, literal
 
 if TYPE_CHECKING:
@@ -26,16 +27,16 @@ _COMMANDS = ("detect", "arch_list", "gpus", "db", "lock", "install", "why_not", 
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises ``InvalidInput`` (exit 1, one line) instead of exiting with 2."""
+    """argparse that raises ``UsageError`` (one coded line, or the JSON error object; exit 2)."""
 
     def error(self, message: str) -> NoReturn:
-        raise InvalidInput(Text.of("cli.usage", prog=self.prog, message=literal(message)),
+        raise UsageError(Text.of("cli.usage", prog=self.prog, message=literal(message)),
                            hint=Text.of("cli.usage.hint", prog=self.prog))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="cudaresolve", description="Resolve a GPU Python stack that runs on this machine.")
-    parser.add_argument("--version", action="version", version=f"cudaresolve {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"cudaresolve {__version__}")
     _add_global_options(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     import importlib
@@ -58,29 +59,49 @@ def _subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParse
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
-    """``--lang`` and ``--debug``, accepted before the command and after it (a command's own wins)."""
+    """The global options, accepted before the command and after it (a command's own wins)."""
     known = parser._option_string_actions
     if "--lang" in known and default is argparse.SUPPRESS:
         known["--lang"].default = argparse.SUPPRESS  # so that a --lang before the command is kept
     if "--lang" not in known:
         parser.add_argument("--lang", choices=LANGS, default=None if default is False else default,
                             help="message language (default: from LC_ALL/LC_MESSAGES/LANG)")
+    unset = None if default is False else default
+    parser.add_argument("-q", "--quiet", action="count", default=0 if default is False else default,
+                        help="say less: -q no progress or summaries, -qq errors only (stderr)")
+    parser.add_argument("-v", "--verbose", action="count", default=0 if default is False else default,
+                        help="say more: each page, metadata file and pip run on its own line")
+    parser.add_argument("--color", choices=COLOR_CHOICES, default=unset,
+                        help="colour: auto (default; NO_COLOR and FORCE_COLOR are honoured), always, never")
+    parser.add_argument("--cache-dir", metavar="DIR", default=unset,
+                        help="keep the cache here for this run [env: CUDARESOLVE_CACHE_DIR]")
+    parser.add_argument("--no-cache", action="store_true", default=default,
+                        help="use a temporary cache, removed when the run ends")
     if "--debug" not in known:
         parser.add_argument("--debug", action="store_true", default=default,
                             help="show the traceback of an unexpected error")
+
+
+def _output(args: argparse.Namespace) -> Output:
+    """The run's ``render.output.Output`` from ``-q``/``-v``, ``--color`` and ``--json``."""
+    verbosity = getattr(args, "verbose", 0) - getattr(args, "quiet", 0)
+    return Output(verbosity=verbosity, color=getattr(args, "color", None) or "auto",
+                  json=bool(getattr(args, "json", False)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     wants_json = "--json" in args_list
     args = None
+    configure(Output(json=wants_json))
     try:
         parser = build_parser()
         args = parser.parse_args(args_list)
+        configure(_output(args))
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
-            return 1
-        return int(args.func(args))
+            return 2
+        return _run(args)
     except CudaResolveError as err:
         return _report(err, args, args_list, wants_json=wants_json)
     except KeyboardInterrupt:
@@ -91,6 +112,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cudaresolve.errors import InternalError
 
         return _report(InternalError(exc), args, args_list, wants_json=wants_json)
+    finally:
+        configure(Output())
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command, with the cache where ``--cache-dir`` says (or in a temporary one, ``--no-cache``)
+    and a progress display on stderr where one is wanted (``render.progress``)."""
+    import tempfile
+    from contextlib import ExitStack
+    from pathlib import Path
+
+    from cudaresolve.core.paths import use_cache_dir
+    from cudaresolve.core.progress import listening
+    from cudaresolve.render.output import current
+
+    with ExitStack() as stack:
+        if getattr(args, "no_cache", False):
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="cudaresolve-cache-"))
+            stack.enter_context(use_cache_dir(Path(scratch)))
+        elif getattr(args, "cache_dir", None):
+            stack.enter_context(use_cache_dir(Path(args.cache_dir).expanduser()))
+        listener = None
+        if current().shows_progress:
+            from cudaresolve.cli._common import language
+            from cudaresolve.render.progress import listener_for
+
+            listener = listener_for(current(), sys.stderr, language(args))
+        if listener is not None:  # none: events go wherever a caller (a test) listens
+            stack.callback(listener.close)
+            stack.enter_context(listening(listener))
+        return int(args.func(args))
 
 
 def _report(err: CudaResolveError, args: argparse.Namespace | None, argv: list[str], *, wants_json: bool) -> int:
@@ -101,7 +153,7 @@ def _report(err: CudaResolveError, args: argparse.Namespace | None, argv: list[s
     if wants_json:
         render.emit_json({"error": err.to_dict()}, lang=lang)
     else:
-        render.render_error(err, render.make_console(), lang=lang)
+        render.render_error(err, render.make_console(errors=True), lang=lang)
     return err.exit_code
 
 

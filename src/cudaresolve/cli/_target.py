@@ -45,6 +45,12 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--python-version", metavar="X.Y", help="target Python (default: this interpreter)")
     group.add_argument("--platform", metavar="TAG", help="target platform, e.g. linux_x86_64 (default: this machine)")
     group.add_argument(
+        "--python-platform",
+        metavar="NAME",
+        help="target platform as uv names it: x86_64-unknown-linux-gnu (= x86_64-manylinux_2_28), "
+        "aarch64-manylinux_2_31, aarch64-apple-darwin, x86_64-pc-windows-msvc, linux, macos, windows",
+    )
+    group.add_argument(
         "--host",
         metavar="FILE",
         help="a target saved with 'cudaresolve detect --json > FILE' (a regular file of at most 1 MiB)",
@@ -64,6 +70,7 @@ def options_from_args(args: argparse.Namespace) -> TargetOptions:
         python=args.python_version,
         platform=args.platform,
         host_file=args.host,
+        python_platform=args.python_platform,
     )
 
 

@@ -25,6 +25,7 @@ def register(sub: Any) -> None:
     )
     add_target_arguments(parser)
     parser.add_argument("--ptx", action="store_true", help="add +PTX to the highest, so newer GPUs can JIT it")
+    parser.add_argument("--json", action="store_true", help='print {"arch_list", "ccs", "target"} as JSON')
     parser.set_defaults(func=_run)
 
 
@@ -32,5 +33,11 @@ def _run(args: argparse.Namespace) -> int:
     target = target_from_args(args, compat_from_args(args))
     if target.is_cpu:
         raise InvalidInput(Text("target.arch-list-cpu"), hint=Text("target.arch-list-cpu.hint"))
-    sys.stdout.write(format_arch_list(target.ccs, ptx=args.ptx) + "\n")
+    arch_list = format_arch_list(target.ccs, ptx=args.ptx)
+    if args.json:
+        from cudaresolve import render
+
+        render.emit_json({"arch_list": arch_list, "ccs": [str(cc) for cc in target.ccs], "target": target.to_dict()})
+    else:
+        sys.stdout.write(arch_list + "\n")
     return 0

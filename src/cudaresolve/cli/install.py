@@ -22,7 +22,9 @@ def register(sub: Any) -> None:
         "--exact", action="store_true", help="also uninstall packages the lock neither pins nor needs (uv pip sync)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print the pip commands and change nothing")
-    parser.add_argument("--python", metavar="PATH", help="the interpreter of the environment to install into")
+    parser.add_argument("--python", metavar="PATH", help="the interpreter of the environment to install into; "
+                        "the target's Python version, platform and glibc are its own")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON (pip's output goes to stderr)")
     parser.set_defaults(func=_run)
 
 
@@ -31,10 +33,18 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.cli._common import language
     from cudaresolve.cli.lock import request_from_args
     from cudaresolve.lock.install import InstallRequest, install
-    from cudaresolve.lock.pip import format_command
+    from cudaresolve.lock.pip import format_command, pip_stdout
+    from cudaresolve.render.install import install_json, render_plan
 
+    if args.lockfile and (args.requirement_files or args.constraint_files):
+        from cudaresolve.errors import UsageError
+        from cudaresolve.text.model import Text
+
+        hint = Text("lock.reqfile.constraints-with-lock.hint")
+        raise UsageError(Text("lock.reqfile.constraints-with-lock"), hint=hint)
+    lang = language(args)
     console = render.make_console()
-    out = console if not args.dry_run else render.make_console(stderr=False)
+    out = console if not args.dry_run or args.json else render.make_console(stderr=False)
     order = InstallRequest(
         request=request_from_args(args),
         lockfile=args.lockfile,
@@ -42,19 +52,35 @@ def _run(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         exact=args.exact,
     )
-    result = install(order, echo=lambda c: out.print(format_command(c), markup=False, highlight=False))
+    with pip_stdout(2 if args.json else None):  # --json: stdout holds the one JSON object
+        result = install(order, echo=lambda c: out.print(format_command(c), markup=False, highlight=False),
+                         show=None if args.json else lambda lock, solution: render_plan(lock, solution, console,
+                                                                                        lang=lang))
+    report = None
+    if result.check is not None:  # a doctor pass on what pip installed, against the lock's target
+        from cudaresolve.doctor.environment import check_environment
+
+        report = check_environment(result.check.db, result.check.target, python=result.check.python)
+    if result.returncode != 0:  # pip said why above; one coded line naming its index, and pip's exit code
+        from cudaresolve.errors import PipFailed
+
+        raise PipFailed(result.returncode, index=result.failed.index if result.failed is not None else "")
+    if args.json:
+        render.emit_json(install_json(result, report), lang=lang)
+        return 0
+    _render_after(result, report, console, lang)
+    return 0
+
+
+def _render_after(result: Any, report: Any, console: Any, lang: str) -> None:
+    """What changed, then the doctor's verdict (under ``-q``: only when something is wrong)."""
+    from cudaresolve.render.output import current
+
     if result.sync is not None:
         from cudaresolve.render.install import render_sync
 
-        render_sync(result.sync, console, lang=language(args))
-    if result.check is not None:  # a doctor pass on what pip installed; pip's exit code stands
-        from cudaresolve.doctor.environment import check_environment
+        render_sync(result.sync, console, lang=lang)
+    if report is not None and (current().shows_info or not report.ok):
         from cudaresolve.render.doctor import render_doctor
 
-        report = check_environment(result.check.db, result.check.target, python=result.check.python)
-        render_doctor(report, console, lang=language(args), verbose=False)
-    if result.returncode != 0:  # pip said why above; one coded line, and pip's own exit code
-        from cudaresolve.errors import PipFailed
-
-        raise PipFailed(result.returncode)
-    return 0
+        render_doctor(report, console, lang=lang, verbose=current().verbosity > 0)

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.lock.flow import LockRequest
 
-__all__ = ["add_request_arguments", "register", "request_from_args"]
+__all__ = ["add_file_arguments", "add_request_arguments", "register", "request_from_args", "requirements_from_args"]
 
 
 def add_request_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,6 +17,7 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     from cudaresolve.cli._target import add_target_arguments
 
     parser.add_argument("requirements", nargs="*", metavar="REQ", help="PEP 508 requirements (default: pyproject.toml)")
+    add_file_arguments(parser)
     add_target_arguments(parser)
     parser.add_argument("--offline", action="store_true", help="use only the embedded data and the cache")
     from cudaresolve.cli._common import add_lang_argument
@@ -29,6 +30,28 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ORIG=MIRROR",
         help="fetch ORIG's pages from MIRROR (e.g. https://download.pytorch.org/whl=https://mirror.example/whl)",
     )
+
+
+def add_file_arguments(parser: argparse.ArgumentParser, *, constraints: bool = True) -> None:
+    """``-r FILE`` and ``-c FILE``: pip's requirement and constraint files (``lock.reqfiles``)."""
+    parser.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[],
+                        metavar="FILE", help="read requirements from this file (pip's format; repeatable)")
+    if constraints:
+        parser.add_argument("-c", "--constraint", dest="constraint_files", action="append", default=[],
+                            metavar="FILE", help="narrow versions with this constraints file (adds no package)")
+
+
+def requirements_from_args(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(requirements, constraints): the REQ arguments and what ``-r``/``-c`` files say."""
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.lock.reqfiles import read_requirement_files
+    from cudaresolve.text.model import Text
+
+    files = read_requirement_files(args.requirement_files, getattr(args, "constraint_files", []))
+    requirements = (*args.requirements, *files.requirements)
+    if args.requirement_files and not requirements:  # never the project's list instead of an empty file
+        raise InvalidInput(Text("lock.reqfile.empty"), hint=Text("lock.reqfile.empty.hint"))
+    return requirements, files.constraints
 
 
 def register(sub: Any) -> None:
@@ -47,8 +70,10 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
     from cudaresolve.cli._target import options_from_args
     from cudaresolve.lock.flow import LockRequest
 
+    requirements, constraints = requirements_from_args(args)
     return LockRequest(
-        requirements=tuple(args.requirements),
+        requirements=requirements,
+        constraints=constraints,
         target=options_from_args(args),
         compat=args.compat,
         offline=args.offline,

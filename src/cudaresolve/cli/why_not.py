@@ -20,6 +20,9 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("spec", metavar="SPEC")
     parser.add_argument("requirements", nargs="*", metavar="REQ", help="context set (default: torch)")
+    from cudaresolve.cli.lock import add_file_arguments
+
+    add_file_arguments(parser)
     add_target_arguments(parser)
     parser.add_argument("--offline", action="store_true", help="use only the embedded data (always true today)")
     from cudaresolve.cli._common import add_lang_argument
@@ -33,12 +36,14 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
     from cudaresolve.cli._common import language, load_db
     from cudaresolve.cli._target import target_from_args
+    from cudaresolve.cli.lock import requirements_from_args
     from cudaresolve.render.explain_findings import render_why_not
     from cudaresolve.resolve.whynot import why_not
 
     db = load_db(args)
     lang = language(args)
-    answer = why_not(args.spec, args.requirements, db, target_from_args(args, db))
+    context, constraints = requirements_from_args(args)
+    answer = why_not(args.spec, context, db, target_from_args(args, db), constraints=constraints)
     if args.json:
         render.emit_json(answer.to_dict(), lang=lang)
     else:

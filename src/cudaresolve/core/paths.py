@@ -8,26 +8,45 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
-__all__ = ["CACHE_DIR_ENV", "default_cache_dir"]
+__all__ = ["CACHE_DIR_ENV", "default_cache_dir", "use_cache_dir"]
 
 #: Environment variable that overrides the cache directory.
 CACHE_DIR_ENV: Final = "CUDARESOLVE_CACHE_DIR"
+#: The directory ``--cache-dir`` (or ``--no-cache``'s temporary one) names for this run; a plain global,
+#: not a ContextVar, so that worker threads see it too.
+_OVERRIDE: list[Path | None] = [None]
+
+
+@contextmanager
+def use_cache_dir(path: Path | None) -> Iterator[None]:
+    """Within the block ``default_cache_dir()`` is ``path`` (None: no change): the flag beats the environment."""
+    before = _OVERRIDE[0]
+    if path is not None:
+        _OVERRIDE[0] = path
+    try:
+        yield
+    finally:
+        _OVERRIDE[0] = before
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None, *, platform: str | None = None) -> Path:
     """The user cache directory for cudaresolve.
 
-    ``$CUDARESOLVE_CACHE_DIR`` wins; otherwise ``$XDG_CACHE_HOME/cudaresolve`` or
-    ``~/.cache/cudaresolve`` (XDG Base Directory spec,
+    ``--cache-dir`` (``use_cache_dir``) wins, then ``$CUDARESOLVE_CACHE_DIR``; otherwise
+    ``$XDG_CACHE_HOME/cudaresolve`` or ``~/.cache/cudaresolve`` (XDG Base Directory spec,
     https://specifications.freedesktop.org/basedir-spec/latest/), ``%LOCALAPPDATA%\\cudaresolve\\Cache``
     on Windows and ``~/Library/Caches/cudaresolve`` on macOS (the platformdirs conventions).
     """
+    override = _OVERRIDE[0]
+    if override is not None:
+        return override
     env = os.environ if env is None else env
     platform = sys.platform if platform is None else platform
     if env.get(CACHE_DIR_ENV):

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.core.versions import CudaVersion, DriverVersion
+    from cudaresolve.db.python_platforms import PythonPlatform
 
 __all__ = [
     "SCHEMA_MAJOR",
@@ -199,6 +200,18 @@ class CompatDB:
     def assumed_glibc(self) -> str | None:
         """The glibc a declared Linux target is assumed to have (``manylinux_2_N`` wheels up to it fit)."""
         return self.index.manylinux_glibc
+
+    def python_platform(self, name: str) -> PythonPlatform | None:
+        """What uv's ``--python-platform NAME`` stands for (``[index.python-platform]``, else an
+        ``ARCH-manylinux_2_N`` spelling); None for a name this database does not know."""
+        from cudaresolve.db.python_platforms import parse_manylinux_name
+
+        key = name.strip().lower()
+        return next((p for p in self.index.python_platforms if p.name == key), None) or parse_manylinux_name(key)
+
+    @property
+    def python_platform_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.index.python_platforms)
 
     @property
     def assumed_macos(self) -> str | None:

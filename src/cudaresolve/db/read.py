@@ -17,6 +17,7 @@ from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
 from cudaresolve.db.fields import Collector, join, parse_release_version
+from cudaresolve.db.python_platforms import read_python_platforms
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
     Build,
@@ -42,7 +43,8 @@ _FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages"
                           "driver-gpu", "variant"}
 _ROW_COMMON: Final = {"source", "verified", "note"}
 _INDEX_KEYS: Final = {
-    "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "source", "note"
+    "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
+    "source", "note",
 }
 _PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note"}
 _CUDA_KEYS: Final = {
@@ -137,6 +139,7 @@ def _read_index(c: Collector, data: Mapping[str, Any]) -> IndexFacts:
         manylinux_glibc=_dotted(c, row, "manylinux-glibc"),
         macos_version=_dotted(c, row, "macos-version"),
         jetson_wheels=_docs_url(c, row, "jetson-wheels"),
+        python_platforms=read_python_platforms(c, row),
         source=c.source(row, "index"),
     )
 

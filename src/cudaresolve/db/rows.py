@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.core.archs import Arch, ComputeCapability
     from cudaresolve.core.versions import CudaVersion, DriverVersion
+    from cudaresolve.db.python_platforms import PythonPlatform
 
 __all__ = [
     "CHECK_LEVELS",
@@ -97,6 +98,7 @@ class IndexFacts:
     manylinux_glibc: str | None = None  # the glibc a declared Linux target is assumed to have ("2.28")
     macos_version: str | None = None  # the macOS a declared Mac target is assumed to run ("13.0")
     jetson_wheels: str | None = None  # NVIDIA's page for Jetson's CUDA wheels (these indexes serve Arm servers)
+    python_platforms: tuple[PythonPlatform, ...] = ()  # uv's --python-platform names ([index.python-platform])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,6 +16,7 @@ import time
 from typing import TYPE_CHECKING, Final, TypeGuard
 from urllib.parse import urljoin, urlsplit
 
+from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
@@ -133,6 +134,7 @@ class IndexClient:
         project, index, served_from, url = self._where(index_url, name)
         cached = self._cached(url)
         if self._usable(cached, url):
+            report(Event(kind="page-cached", label=url))
             return self._page(index, served_from, project, cached, "cache")
         try:
             entry, source = self._download(url, cached)
@@ -141,6 +143,7 @@ class IndexClient:
                 raise
             return self._page(index, served_from, project, cached, "stale-cache", error=e.text)
         page = self._page(index, served_from, project, entry, source)  # parse first: junk never gets cached
+        report(Event(kind="page", label=url))
         if self.cache is not None:
             self.cache.store(entry)
         return page
@@ -171,6 +174,7 @@ class IndexClient:
                 if r.status_code not in (200, 206):
                     raise IndexUnavailable(Text.of("index.http-status", url=url, status=r.status_code), hint=HINT)
                 body = read_capped(r.iter_bytes(), url=url, cap=cap, deadline=self._deadline)
+                report(Event(kind="bytes", label=url, amount=len(body)))
                 return r.status_code, r.headers.get("Content-Range"), body
         except httpx.HTTPError as e:
             raise IndexUnavailable(
@@ -326,6 +330,7 @@ class IndexClient:
             if length.strip().isdigit() and int(length) > self._max_page_bytes:
                 raise too_large(url, self._max_page_bytes)
             raw = read_capped(response.iter_bytes(), url=url, cap=self._max_page_bytes, deadline=self._deadline)
+            report(Event(kind="bytes", label=url, amount=len(raw)))
             body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
         return Reply(status=response.status_code, headers=response.headers, url=url, body=body)
 

@@ -21,6 +21,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.simple import HINT
 from cudaresolve.text.model import Text
@@ -92,6 +93,8 @@ def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: Inde
         from cudaresolve.index.lazy_wheel import read_remote_metadata
 
         text = read_remote_metadata(client, file.url, file.project, str(file.version))
+    if cached is None or cached.status != 200:
+        report(Event(kind="metadata", label=url))
     meta = parse_core_metadata(text, source=url)
     if meta.name != str(canonicalize_name(file.project)) or meta.version != file.version:
         raise _bad(url, f"it describes {meta.name} {meta.version}, not {file.project} {file.version}")

@@ -38,9 +38,11 @@ Format = Literal["pylock", "requirements"]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LockRequest:
     """What the user asked for, as given: requirements (none: the project's), the declared target,
-    the database file (None: the shipped one), ``--offline`` and ``ORIG=MIRROR`` mirror mappings."""
+    the database file (None: the shipped one), ``--offline`` and ``ORIG=MIRROR`` mirror mappings;
+    ``constraints``: ``-c`` lines (they narrow versions, never add a package)."""
 
     requirements: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
     target: TargetOptions
     compat: str | None = None
     offline: bool = False
@@ -55,6 +57,7 @@ class LockInputs:
     requirements: tuple[str, ...]
     target: Target
     db: CompatDB = field(repr=False)
+    constraints: tuple[str, ...] = ()
     offline: bool = False
     mirrors: Mapping[str, str] = field(default_factory=dict)
     package_indexes: Mapping[str, str] = field(default_factory=dict)  # [tool.cudaresolve] package-index
@@ -96,6 +99,7 @@ def prepare(request: LockRequest) -> LockInputs:
     mirrors = {**project.mirrors, **parse_mirrors(request.mirrors)}
     return LockInputs(
         requirements=requirements,
+        constraints=request.constraints,
         target=build_target(request.target, db),
         db=db,
         offline=request.offline,
@@ -125,7 +129,9 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
             Text.of("resolve.unknown-package", package=unknown[0], reason=missing),
             hint=Text("resolve.unknown-package.hint"),
         )
-    solution = solve(inputs.requirements, inputs.db, inputs.target, catalog=catalog).solution
+    solution = solve(
+        inputs.requirements, inputs.db, inputs.target, catalog=catalog, constraints=inputs.constraints
+    ).solution
     solution = _hashes_from_cache(solution, inputs)  # what the first pass fetched is in the cache now
     notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
     solution = _with_notices(solution, heard)
@@ -153,7 +159,7 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
 
     db, target = inputs.db, inputs.target
     cache = HttpCache(default_cache_dir())
-    tags = wheel_tags(target, glibc=db.assumed_glibc, macos=db.assumed_macos)
+    tags = wheel_tags(target, glibc=target.glibc or db.assumed_glibc, macos=target.macos or db.assumed_macos)
     with _client(inputs.offline) as http:
         client = IndexClient(
             http,
@@ -174,7 +180,9 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
             skip=db.package_names,
         )
         try:
-            solution = solve(inputs.requirements, db, target, source=source, catalog=catalog).solution
+            solution = solve(
+                inputs.requirements, db, target, source=source, catalog=catalog, constraints=inputs.constraints
+            ).solution
         finally:
             heard.extend(source.notices())
     notices = list(heard)

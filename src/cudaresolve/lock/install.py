@@ -24,9 +24,12 @@ if TYPE_CHECKING:
     from cudaresolve.lock.model import Lock
     from cudaresolve.lock.pip import PipCommand
     from cudaresolve.lock.sync import SyncResult
+    from cudaresolve.resolve.model import Solution
+    from cudaresolve.target.build import TargetOptions
+    from cudaresolve.target.interpreter import Interpreter
     from cudaresolve.target.model import Target
 
-__all__ = ["InstallCheck", "InstallRequest", "InstallResult", "install", "mirrored"]
+__all__ = ["InstallCheck", "InstallRequest", "InstallResult", "for_interpreter", "install", "lock_target", "mirrored"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +63,7 @@ class InstallResult:
     lock: Lock
     sync: SyncResult | None = None
     check: InstallCheck | None = None
+    failed: PipCommand | None = None  # the pip run that failed, when one did (its index names the culprit)
 
 
 def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
@@ -73,22 +77,38 @@ def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
     return replace(lock, packages=packages, index_url=index_url)
 
 
-def install(order: InstallRequest, *, echo: Callable[[PipCommand], None] | None = None) -> InstallResult:
-    """Read (or resolve) the lock, apply the mirrors once, make the environment equal to it; each
-    pip command goes to ``echo``."""
+def install(
+    order: InstallRequest,
+    *,
+    echo: Callable[[PipCommand], None] | None = None,
+    show: Callable[[Lock, Solution | None], None] | None = None,
+) -> InstallResult:
+    """Read (or resolve) the lock, apply the mirrors once, make the environment equal to it.
+
+    With ``python``, the target's Python version, platform and glibc are that interpreter's
+    (``target.interpreter``), not this one's. ``show`` gets the lock (and the solution with its
+    warnings, when resolved now) before pip runs; each pip command goes to ``echo``. The doctor
+    pass afterwards (``check``) uses the lock's own target when the lock records one."""
     from cudaresolve.db.database import load_compat
     from cudaresolve.lock.lockfile import read_lock
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.sync import sync_environment
     from cudaresolve.lock.verify import check_installable, interpreter_environment
-    from cudaresolve.target.build import build_target
 
     request = order.request
-    environment = None
+    interpreter = None
+    if order.python:
+        from cudaresolve.target.interpreter import probe_interpreter
+
+        interpreter = probe_interpreter(order.python)
+        request = replace(request, target=for_interpreter(request.target, interpreter))
+    environment = dict(interpreter.markers) if interpreter is not None else None
+    solution = None
+    target = None
     if order.lockfile:
         lock, mirrors = read_lock(order.lockfile), project_mirrors(request)
         lock = mirrored(lock, mirrors)
-        environment = interpreter_environment(order.python)
+        environment = environment or interpreter_environment(None)
         check_installable(
             lock,
             source=order.lockfile,
@@ -98,14 +118,57 @@ def install(order: InstallRequest, *, echo: Callable[[PipCommand], None] | None 
         )
     else:
         inputs = prepare(request)
-        lock = mirrored(lock_from_solution(resolve_inputs(inputs)), inputs.mirrors)
+        solution = resolve_inputs(inputs)
+        lock, target = mirrored(lock_from_solution(solution), inputs.mirrors), inputs.target
+    if show is not None:
+        show(lock, solution)
+    ran: list[PipCommand] = []
+
+    def seen(command: PipCommand) -> None:
+        ran.append(command)
+        if echo is not None:
+            echo(command)
+
     synced = sync_environment(
-        lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=echo
+        lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=seen
     )
     if order.dry_run:
         return InstallResult(returncode=synced.returncode, lock=lock)
     if synced.returncode != 0:
-        return InstallResult(returncode=synced.returncode, lock=lock, sync=synced)
+        return InstallResult(returncode=synced.returncode, lock=lock, sync=synced, failed=ran[-1] if ran else None)
     db = load_compat(request.compat)
-    check = InstallCheck(db=db, target=build_target(request.target, db), python=order.python)
+    check = InstallCheck(db=db, target=target or lock_target(lock, request, db), python=order.python)
     return InstallResult(returncode=0, lock=lock, sync=synced, check=check)
+
+
+def for_interpreter(options: TargetOptions, interpreter: Interpreter) -> TargetOptions:
+    """The target options with the interpreter's Python, platform and glibc; a flag that says
+    otherwise (``--python-version 3.12`` for a 3.8 interpreter) is ``InvalidInput``."""
+    from cudaresolve.core.platforms import normalize_platform
+    from cudaresolve.core.versions import parse_python_version
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.text.model import Text
+
+    said = {
+        "--python-version": options.python and parse_python_version(options.python) != interpreter.python,
+        "--platform": options.platform and normalize_platform(options.platform) != interpreter.platform,
+        "--python-platform": bool(options.python_platform),
+    }
+    for flag, differs in said.items():
+        if differs:
+            raise InvalidInput(
+                Text.of("lock.install.interpreter-conflict", flag=flag, python=interpreter.path,
+                        version=interpreter.python, platform=interpreter.platform),
+                hint=Text("lock.install.interpreter-conflict.hint"),
+            )
+    return replace(options, python=interpreter.python, platform=interpreter.platform, glibc=interpreter.glibc,
+                   python_platform=None)
+
+
+def lock_target(lock: Lock, request: LockRequest, db: CompatDB) -> Target:
+    """The target a lock was made for (``[tool.cudaresolve] target``), else the one the flags describe."""
+    from cudaresolve.target.build import build_target, target_from_dict
+
+    if isinstance(lock.target.get("gpus"), list):
+        return target_from_dict({"driver": None, **lock.target}, db)
+    return build_target(request.target, db)

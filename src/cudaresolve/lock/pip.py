@@ -41,16 +41,18 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Final
 
+from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import InvalidInput
 from cudaresolve.lock.model import index_groups
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
     from cudaresolve.lock.model import Lock
     from cudaresolve.resolve.model import LockedPackage
@@ -63,6 +65,7 @@ __all__ = [
     "format_command",
     "install_commands",
     "pip_commands",
+    "pip_stdout",
     "run_pip",
     "uninstall_command",
     "wheel_dir",
@@ -183,22 +186,48 @@ def run_pip(
     ``env`` replaces ``os.environ`` as the base environment. A missing interpreter is
     ``InvalidInput``; a caller wanting an exception for a pip failure raises ``errors.PipFailed``."""
     base = dict(os.environ if env is None else env)
-    for command in commands:
+    for step, command in enumerate(commands, 1):
         if echo is not None:
             echo(command)
+        verb = _verb(command)
+        report(Event(kind="pip-start", label=verb, where=command.index, step=step, steps=len(commands)))
         for path, text in command.files:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(text, encoding="utf-8")
         try:
-            result = subprocess.run(list(command.argv), env={**base, **dict(command.env)}, check=False)
+            result = subprocess.run(
+                list(command.argv), env={**base, **dict(command.env)}, check=False, stdout=_STDOUT[0]
+            )
         except OSError as exc:
             raise InvalidInput(
                 Text.of("lock.cannot-run-python", python=command.argv[0], reason=str(exc.strerror or exc)),
                 hint=Text("lock.cannot-run-python.hint"),
             ) from exc
+        report(Event(kind="pip-end", label=verb, where=command.index, amount=result.returncode))
         if result.returncode != 0:
             return result.returncode
     return 0
+
+
+#: Where pip's standard output goes (None: the terminal); ``pip_stdout`` sets it for a run.
+_STDOUT: list[int | IO[str] | None] = [None]
+
+
+@contextmanager
+def pip_stdout(stream: int | IO[str] | None) -> Iterator[None]:
+    """Within the block pip's standard output goes to ``stream`` (``install --json``: stderr, so
+    that stdout holds only the JSON object)."""
+    before, _STDOUT[0] = _STDOUT[0], stream
+    try:
+        yield
+    finally:
+        _STDOUT[0] = before
+
+
+def _verb(command: PipCommand) -> str:
+    """pip's command word (``download``, ``install``, ``uninstall``) of ``PYTHON -m pip VERB ...``."""
+    argv = command.argv
+    return argv[3] if len(argv) > 3 and argv[1:3] == ("-m", "pip") else " ".join(argv[:1])
 
 
 def _pin(package: LockedPackage) -> str:

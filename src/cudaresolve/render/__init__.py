@@ -22,11 +22,33 @@ __all__ = ["emit_json", "make_console", "plain", "render_error"]
 SCHEMA = 1
 
 
-def make_console(*, stderr: bool = True, file: IO[str] | None = None) -> Console:
-    """A rich Console for human output (messages go to stderr by default; JSON alone goes to stdout)."""
+def make_console(*, stderr: bool = True, file: IO[str] | None = None, errors: bool = False) -> Console:
+    """A rich Console for human output (messages go to stderr by default; JSON alone goes to stdout).
+
+    Colour follows ``--color``, NO_COLOR and FORCE_COLOR (``render.output``). Under ``-qq`` a stderr
+    console prints nothing, except the one for ``errors``.
+    """
+    import os
+
     from rich.console import Console
 
-    return Console(file=file, stderr=stderr if file is None else False, highlight=False, soft_wrap=True)
+    from cudaresolve.render.output import current, wants_color
+
+    settings = current()
+    stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
+    is_terminal = bool(getattr(stream, "isatty", lambda: False)())
+    colour = wants_color(settings.color, os.environ, is_terminal=is_terminal)
+    quiet = stderr and file is None and not errors and settings.verbosity <= -2
+    return Console(
+        file=file,
+        stderr=stderr if file is None else False,
+        highlight=False,
+        soft_wrap=True,
+        no_color=not colour,
+        color_system="auto" if colour else None,
+        force_terminal=colour or is_terminal,
+        quiet=quiet,
+    )
 
 
 def plain(value: Any, lang: str = "en") -> Any:

@@ -39,28 +39,34 @@ def render_ok(db: CompatDB, label: str, console: Console, *, lang: str = "en") -
 def _render_provenance(checked: tuple[tuple[str, int], ...], console: Console, lang: str) -> None:
     """``builds by check: wheel 250, build-script 40, ...``"""
     counts = ", ".join(format_text(Text.of("db.render.level", level=level, count=n), lang) for level, n in checked)
-    console.print(format_text(Text.of("db.render.provenance", counts=counts), lang), highlight=False)
+    console.print(format_text(Text.of("db.render.provenance", counts=counts), lang), highlight=False, soft_wrap=False)
 
 
 def render_summary(db: CompatDB, console: Console, *, lang: str = "en") -> None:
+    """The header, then one row per package: names whole, the variants wrapped at spaces (80 columns)."""
     from rich.table import Table
+
+    from cudaresolve.render.fit import print_fitted
 
     info = db.summary()
     console.print(format_text(Text.of(
         "db.render.header", schema=info.schema_version, snapshot=str(info.snapshot_date), oldest=str(info.cuda_oldest),
         newest=str(info.cuda_newest), gpus=info.gpus, variants=info.variants,
-    ), lang))
+    ), lang), soft_wrap=False)
     columns = ("db.render.column.package", "db.render.column.releases", "db.render.column.oldest",
-               "db.render.column.newest", "db.render.column.variants", "db.render.column.unverified")
-    table = Table(*(format_text(Text(key), lang) for key in columns))
+               "db.render.column.newest", "db.render.column.unverified")
+    widest = max((len(row.name) for row in info.packages), default=8)
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for i, key in enumerate(columns):
+        table.add_column(format_text(Text(key), lang), no_wrap=True, min_width=widest if i == 0 else None,
+                         justify="right" if i in (1, 4) else "left")
+    builds = Table(box=None, pad_edge=False, header_style="bold")  # the variants need the width to themselves
+    builds.add_column(format_text(Text("db.render.column.package"), lang), no_wrap=True, min_width=widest)
+    builds.add_column(format_text(Text("db.render.column.variants"), lang))
     for row in info.packages:
-        table.add_row(
-            row.name,
-            str(row.releases),
-            row.oldest,
-            row.newest,
-            ", ".join(row.variants) or format_text(Text("db.render.pure-python"), lang),
-            str(row.unverified),
-        )
-    console.print(table)
+        table.add_row(row.name, str(row.releases), row.oldest, row.newest, str(row.unverified))
+        builds.add_row(row.name, " ".join(row.variants) or format_text(Text("db.render.pure-python"), lang))
+    print_fitted(console, table)
+    console.print()
+    print_fitted(console, builds)
     _render_provenance(info.checked, console, lang)

@@ -79,6 +79,53 @@ def _render_problems(problems: Sequence[Problem], console: Console, lang: str, i
             console.print(f"{indent}    [cyan]{fix_word}[/]: {escape(format_text(fix, lang))}")
 
 
+#: With more distinct compute capabilities than this, coverage shares one column (80 columns).
+_CC_COLUMNS = 4
+
+
+def _render_packages(report: DoctorReport, console: Console, lang: str, *, verbose: bool) -> None:
+    """One row per package: name, version, variant and its code for each GPU (``sass``, ``ptx-jit``,
+    ``none``), one column per compute capability; with ``verbose`` a table of its libraries below."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from cudaresolve.render.fit import fold_path, print_fitted
+    from cudaresolve.text.catalogue import message
+
+    ccs = list(dict.fromkeys(cc for pkg in report.packages for cc, _ in pkg.coverage))
+    split = 0 < len(ccs) <= _CC_COLUMNS
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for key in ("render.solution.package", "render.solution.version", "render.doctor.column.variant"):
+        table.add_column(message(key, lang), no_wrap=True)
+    for cc in ccs if split else []:
+        table.add_column(str(cc), no_wrap=True)
+    if not split:
+        table.add_column(message("render.doctor.column.coverage", lang))
+    for pkg in report.packages:
+        variant = pkg.variant or message("word.unknown-variant", lang)
+        if not pkg.libraries:
+            cells = [message("word.no-gpu-code", lang)] + [""] * (len(ccs) - 1 if split else 0)
+        elif split:
+            found = dict(pkg.coverage)
+            cells = [f"[{_COLOURS[found[cc].value]}]{found[cc].value}[/]" if cc in found else "-" for cc in ccs]
+        else:
+            cells = [format_coverage(pkg.coverage, markup=True)]
+        table.add_row(f"[bold]{escape(pkg.name)}[/]", escape(pkg.version), escape(variant), *cells)
+    print_fitted(console, table)
+    if not verbose or not any(pkg.libraries for pkg in report.packages):
+        return
+    width = max(20, console.width // 2)
+    libraries = Table(box=None, pad_edge=False, header_style="bold")
+    libraries.add_column(message("render.doctor.column.library", lang), no_wrap=True)
+    libraries.add_column(message("render.doctor.column.code", lang))
+    for pkg in report.packages:
+        for lib in pkg.libraries:
+            archs = " ".join((*lib.sass, *lib.ptx)) or "-"
+            path = fold_path(short_path(lib.path, report.paths), width)
+            libraries.add_row(escape(path), f"[dim]{escape(archs)}[/]")
+    print_fitted(console, libraries)
+
+
 def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", verbose: bool = True) -> None:
     """The whole report; ``verbose`` also lists each package's libraries."""
     from rich.markup import escape
@@ -91,16 +138,9 @@ def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", v
     if not report.packages:
         console.print(escape(message("render.doctor.no-packages", lang)))
     note_word = message("word.note", lang)
+    if report.packages:
+        _render_packages(report, console, lang, verbose=verbose)
     for pkg in report.packages:
-        variant = pkg.variant or message("word.unknown-variant", lang)
-        cover = format_coverage(pkg.coverage, markup=True) if pkg.coverage else ""
-        if not pkg.libraries:
-            cover = message("word.no-gpu-code", lang)
-        console.print(f"[bold]{escape(pkg.name)}[/] {escape(pkg.version)}  {escape(variant)}  {cover}".rstrip())
-        if verbose:
-            for lib in pkg.libraries:
-                archs = " ".join((*lib.sass, *lib.ptx)) or "-"
-                console.print(f"    {escape(short_path(lib.path, report.paths))}  [dim]{escape(archs)}[/]")
         _render_problems(pkg.problems, console, lang, "  ")
         for note in pkg.notes:
             console.print(f"  [yellow]{note_word}[/]: {escape(format_text(note, lang))}")

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.model import Solution
     from cudaresolve.resolve.whynot import WhyNot
 
-__all__ = ["render_lock_result", "render_solution", "render_why_not"]
+__all__ = ["render_lock_result", "render_solution", "render_warnings", "render_why_not"]
 
 
 def render_solution(solution: Solution, console: Console, *, lang: str = "en") -> None:
@@ -22,11 +22,27 @@ def render_solution(solution: Solution, console: Console, *, lang: str = "en") -
 
     console.print(escape(format_text(Text.of("render.solution.variant", variant=solution.variant,
                                              index=solution.index_url), lang)))
+    from cudaresolve.render.fit import fold_path, print_fitted
+
     columns = ("render.solution.package", "render.solution.version", "render.solution.index")
-    table = Table(*(format_text(Text(key), lang) for key in columns), box=None, pad_edge=False)
+    table = Table(box=None, pad_edge=False)
+    for key in columns:  # names and versions whole; an index URL broken only after a '/'
+        table.add_column(format_text(Text(key), lang), no_wrap=True)
+    names = max((len(p.name) for p in solution.packages), default=0)
+    versions = max((len(p.version) for p in solution.packages), default=0)
+    room = max(20, console.width - max(names, 7) - max(versions, 7) - 4)
     for p in solution.packages:
-        table.add_row(p.name, p.version, escape(p.index))
-    console.print(table)
+        table.add_row(p.name, p.version, escape(fold_path(p.index, room)))
+    print_fitted(console, table)
+    render_warnings(solution, console, lang=lang)
+
+
+def render_warnings(solution: Solution, console: Console, *, lang: str = "en") -> None:
+    """One ``warning: <code>: <message>`` line per warning of ``solution``."""
+    from rich.markup import escape
+
+    from cudaresolve.text.catalogue import format_text
+
     for w in solution.warnings:
         console.print(f"[yellow]warning[/]: {escape(w.code)}: {escape(format_text(w.text, lang))}")
 
@@ -57,13 +73,17 @@ def render_why_not(answer: WhyNot, console: Console, *, lang: str = "en") -> Non
 
 
 def render_lock_result(result: object, console: Console, *, lang: str = "en") -> None:
-    """What was locked, where it went, and every warning."""
+    """What was locked, where it went, and every warning (under ``-q`` the warnings alone)."""
     from rich.markup import escape
 
+    from cudaresolve.render.output import current
     from cudaresolve.text.catalogue import format_text
     from cudaresolve.text.model import Text
 
     solution = result.solution  # type: ignore[attr-defined]
+    if not current().shows_info:
+        render_warnings(solution, console, lang=lang)
+        return
     render_solution(solution, console, lang=lang)
     path = result.path  # type: ignore[attr-defined]
     if path is None or path == "-":  # nothing written (its warning says why), or the lock went to stdout

@@ -6,7 +6,7 @@ in the language asked for; target names (``sm_90a``, ``compute_80``) are the sam
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from cudaresolve.binaries.report import BinaryReport
 
 __all__ = ["format_details", "render_inspect"]
+
+_DETAILS: Final = 20  # the narrowest the details column gets
+_MIN_PATH: Final = 20
 
 
 def format_details(report: BinaryReport, lang: str = "en") -> str:
@@ -57,20 +60,33 @@ def render_inspect(reports: Sequence[BinaryReport], console: Console, *, lang: s
     if not reports:
         console.print(message("render.inspect.nothing", lang))
         return
+    from cudaresolve.render.fit import fold_path, print_fitted
+
     table = Table(box=None, pad_edge=False, header_style="bold")
     columns = (message("render.inspect.file", lang), "SASS", "PTX", "LTO", message("render.inspect.details", lang))
-    for column in columns:
-        table.add_column(column, overflow="fold")
+    # Target names (sm_90a, compute_120) stay whole: each list column is as wide as its longest name;
+    # the details wrap at spaces in at least _DETAILS columns; the path takes the rest and is broken
+    # only after a '/', never inside a name.
+    lists = [[*(r.sass for r in reports)], [*(r.ptx for r in reports)], [*(r.lto for r in reports)]]
+    widths = [max([len(columns[i + 1]), 1, *(len(t) for names in lists[i] for t in names)]) for i in range(3)]
+    whole = [max([w, *(len(" ".join(names)) for names in lists[i])]) for i, w in enumerate(widths)]
+    if max(len(r.path) for r in reports) + sum(whole) + 2 * _DETAILS + 8 <= console.width:
+        widths = whole  # room for every list on one line
+    room = console.width - sum(widths) - _DETAILS - 2 * (len(columns) - 1)
+    name = max(len(part) for r in reports for part in r.path.split("/"))  # a file name is never cut if it fits
+    path_width = min(max(len(r.path) for r in reports), max(_MIN_PATH, room, min(name, console.width // 2)))
+    for i, column in enumerate(columns):
+        table.add_column(column, no_wrap=i == 0, width=path_width if i == 0 else (widths[i - 1] if i < 4 else None))
     for report in reports:
         table.add_row(
-            escape(report.path),
+            escape(fold_path(report.path, path_width)),
             " ".join(report.sass) or "-",
             " ".join(report.ptx) or "-",
             " ".join(report.lto) or "-",
             escape(format_details(report, lang)),
             style="red" if report.error else None,
         )
-    console.print(table)
+    print_fitted(console, table)
     note_word = message("word.note", lang)
     for report in reports:
         if report.package is not None:

@@ -92,6 +92,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         user_requested: Iterable[str] = (),
         source: PackageSource | None = None,
         environment: Mapping[str, str] | None = None,
+        constraints: Mapping[str, SpecifierSet] | None = None,
     ):
         self.catalog = catalog
         self.anchor = anchor
@@ -99,6 +100,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self.user_requested = frozenset(user_requested)
         self.source = source
         self.environment = dict(environment or {})
+        self.constraints = dict(constraints or {})  # -c lines: they narrow a name's candidates, never add one
         self.matches = MatchCache(catalog, base=self._base)
         self._index_candidates: dict[str, tuple[Candidate, ...]] = {}
         self._extras_bases: dict[str, tuple[Candidate, ...]] = {}
@@ -191,8 +193,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         listed on their index (``_listed``).
         """
         needs = list(requirements[identifier])
-        found = self.matches.matches(identifier, needs, incompatibilities[identifier])
+        found: Sequence[Candidate] = self.matches.matches(identifier, needs, incompatibilities[identifier])
         name, _ = split_key(identifier)
+        limit = self.constraints.get(name)
+        if limit is not None and name != CUDA:
+            found = [c for c in found if limit.contains(c.version, prereleases=True)]
         if self.source is None or name == CUDA:
             return found
         if name not in self.catalog.known:

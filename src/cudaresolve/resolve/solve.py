@@ -31,10 +31,12 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from packaging.specifiers import SpecifierSet
+
     from cudaresolve.resolve.source import IndexRelease, PackageSource
     from cudaresolve.target.model import Target
 
-__all__ = ["Resolved", "parse_requests", "reachable", "skipped_requests", "solve", "solve_catalog"]
+__all__ = ["Resolved", "parse_constraints", "parse_requests", "reachable", "skipped_requests", "solve", "solve_catalog"]
 
 _MAX_ROUNDS: Final = 5000
 
@@ -81,6 +83,24 @@ def parse_requests(texts: Sequence[str], environment: Mapping[str, str] | None =
     return list(merged.values())
 
 
+def parse_constraints(texts: Sequence[str], environment: Mapping[str, str] | None = None) -> dict[str, SpecifierSet]:
+    """``-c`` lines -> one specifier per package (intersected when a name comes again); a line whose
+    marker is false on the target is left out. Constraints narrow versions and add no package."""
+    found: dict[str, SpecifierSet] = {}
+    for text in texts:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise InvalidInput(
+                Text.of("resolve.not-a-requirement", text=_short(text)), hint=Text("resolve.not-a-requirement.hint")
+            ) from exc
+        if environment is not None and req.marker is not None and not req.marker.evaluate({**environment}):
+            continue
+        name = canonical_name(req.name)
+        found[name] = found[name] & req.specifier if name in found else req.specifier
+    return found
+
+
 def skipped_requests(texts: Sequence[str], environment: Mapping[str, str]) -> list[str]:
     """The requests whose marker is false on the target (``parse_requests`` leaves them out)."""
     out = []
@@ -105,23 +125,26 @@ def solve(
     *,
     source: PackageSource | None = None,
     catalog: Catalog | None = None,
+    constraints: Sequence[str] = (),
 ) -> Resolved:
     """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings.
 
     Without a ``source`` only the database's packages can be resolved (the embedded answer); with
     one, every package and dependency is (the whole environment), and the source's
     ``IndexUnavailable`` passes through when some listing or metadata cannot be had. ``catalog``:
-    one built for ``target`` before (``build_catalog(..., lazy=True)``), shared by several solves."""
+    one built for ``target`` before (``build_catalog(..., lazy=True)``), shared by several solves.
+    ``constraints``: ``-c`` lines, which narrow the versions of packages the set needs anyway."""
     environment = marker_environment(target)
     needs = parse_requests(requests, environment)
+    limits = parse_constraints(constraints, environment)
     if catalog is None:
         names = None if source is not None else reachable(db, [n.name for n in needs])
         catalog = build_catalog(db, target, names, lazy=source is not None)
     if source is None:
-        return solve_catalog(needs, db, catalog)
+        return solve_catalog(needs, db, catalog, constraints=limits)
     source.prefetch_builds(_first_builds(catalog, needs))
     source.prefetch([n.name for n in needs if n.name not in db.package_names])
-    return solve_catalog(needs, db, catalog, source=source, environment=environment)
+    return solve_catalog(needs, db, catalog, source=source, environment=environment, constraints=limits)
 
 
 def _first_builds(catalog: Catalog, needs: Sequence[Need]) -> list[tuple[str, str, str]]:
@@ -163,6 +186,7 @@ def solve_catalog(
     *,
     source: PackageSource | None = None,
     environment: Mapping[str, str] | None = None,
+    constraints: Mapping[str, SpecifierSet] | None = None,
 ) -> Resolved:
     """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries).
 
@@ -174,7 +198,9 @@ def solve_catalog(
 
     if request_conflicts(catalog, needs):  # no search can succeed: say why at once (cheap when none)
         raise _no_solution(explain_resolution(catalog, needs))
-    search = _Search(needs=needs, db=db, catalog=catalog, source=source, environment=environment)
+    search = _Search(
+        needs=needs, db=db, catalog=catalog, source=source, environment=environment, constraints=constraints or {}
+    )
     try:
         pins = search.run(needs)
     except ResolutionImpossible as exc:
@@ -198,6 +224,7 @@ class _Search:
     catalog: Catalog
     source: PackageSource | None
     environment: Mapping[str, str] | None
+    constraints: Mapping[str, SpecifierSet] = field(default_factory=dict)
     index_candidates: Mapping[str, tuple[Candidate, ...]] = field(default_factory=dict)
 
     def run(self, needs: Sequence[Need]) -> dict[str, Candidate]:
@@ -212,6 +239,7 @@ class _Search:
             user_requested={n.key for n in self.needs},
             source=self.source,
             environment=self.environment,
+            constraints=self.constraints,
         )
         self.index_candidates = provider.index_candidates
         resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())

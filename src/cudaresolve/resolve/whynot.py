@@ -24,11 +24,11 @@ from cudaresolve.db.database import CompatDB, CudaRelease, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog, satisfies
 from cudaresolve.resolve.gpudriver import unsupported_gpus, way_out
-from cudaresolve.resolve.solve import parse_requests, solve_catalog
+from cudaresolve.resolve.solve import parse_constraints, parse_requests, solve_catalog
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from cudaresolve.resolve.model import Solution
     from cudaresolve.target.model import Target
@@ -74,9 +74,15 @@ class WhyNot:
         return data
 
 
-def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> WhyNot:
-    """Answer ``cudaresolve why-not SPEC [REQ ...]`` for ``target``."""
+def why_not(
+    spec: str, context: Sequence[str], db: CompatDB, target: Target, *, constraints: Sequence[str] = ()
+) -> WhyNot:
+    """Answer ``cudaresolve why-not SPEC [REQ ...] [-c FILE]`` for ``target``; ``constraints`` (``-c``
+    lines) narrow every attempt, the ways out included."""
+    from cudaresolve.target.environment import marker_environment
+
     catalog = build_catalog(db, target)
+    limits = parse_constraints(constraints, marker_environment(target))
     text = spec.strip()
     if is_variant(text):
         if db.variant(text) is None:
@@ -86,7 +92,7 @@ def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> 
                 hint=Text.of("resolve.unknown-variant.hint", known=known),
             )
         needs = parse_requests(list(context) or [db.anchor])
-        return _answer(text, [*needs, Need(name=CUDA, variant=text)], text, db, catalog)
+        return _answer(text, [*needs, Need(name=CUDA, variant=text)], text, db, catalog, limits)
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
@@ -95,7 +101,7 @@ def why_not(spec: str, context: Sequence[str], db: CompatDB, target: Target) -> 
     needs = [Need.from_requirement(req), *parse_requests(list(context))] if context else [Need.from_requirement(req)]
     if variant is not None:
         needs.append(Need(name=CUDA, variant=variant))
-    return _answer(text, needs, variant, db, catalog)
+    return _answer(text, needs, variant, db, catalog, limits)
 
 
 def _variant_of(req: Requirement) -> str | None:
@@ -106,12 +112,19 @@ def _variant_of(req: Requirement) -> str | None:
     return None
 
 
-def _answer(spec: str, needs: list[Need], variant: str | None, db: CompatDB, catalog: Catalog) -> WhyNot:
+def _answer(
+    spec: str,
+    needs: list[Need],
+    variant: str | None,
+    db: CompatDB,
+    catalog: Catalog,
+    limits: Mapping[str, SpecifierSet],
+) -> WhyNot:
     try:
-        resolved = solve_catalog(needs, db, catalog)
+        resolved = solve_catalog(needs, db, catalog, constraints=limits)
     except NoSolution as exc:
         reasons = _all_reasons(needs, variant, exc.findings, catalog)
-        alternatives = _alternatives(needs, variant, reasons, db, catalog)
+        alternatives = _alternatives(needs, variant, reasons, db, catalog, limits)
         return WhyNot(spec=spec, possible=False, reasons=tuple(reasons), alternatives=tuple(alternatives))
     return WhyNot(spec=spec, possible=True, reasons=(), alternatives=(), solution=resolved.solution)
 
@@ -168,7 +181,8 @@ def _version_key(text: str) -> tuple[int, Version | str]:
 
 
 def _alternatives(
-    needs: Sequence[Need], variant: str | None, reasons: Sequence[Finding], db: CompatDB, catalog: Catalog
+    needs: Sequence[Need], variant: str | None, reasons: Sequence[Finding], db: CompatDB, catalog: Catalog,
+    limits: Mapping[str, SpecifierSet],
 ) -> list[Alternative]:
     target = catalog.target
     out: list[Alternative] = []
@@ -188,7 +202,7 @@ def _alternatives(
         rounds = [[("", [head, *rest])], [("", [head, *(Need(name=n.name, extras=n.extras) for n in rest)])]]
         limit = 1
     for attempts in dict.fromkeys(tuple((label, tuple(a)) for label, a in r) for r in rounds):
-        out = _working(attempts, {n.name for n in real}, db, catalog, limit)
+        out = _working(attempts, {n.name for n in real}, db, catalog, limit, limits)
         if out:
             break
     codes = {r.code for r in reasons}
@@ -208,13 +222,18 @@ def _alternatives(
 
 
 def _working(
-    attempts: Sequence[tuple[str, Sequence[Need]]], names: set[str], db: CompatDB, catalog: Catalog, limit: int
+    attempts: Sequence[tuple[str, Sequence[Need]]],
+    names: set[str],
+    db: CompatDB,
+    catalog: Catalog,
+    limit: int,
+    limits: Mapping[str, SpecifierSet],
 ) -> list[Alternative]:
     """The first ``limit`` attempts that resolve, each as an ``alt.works`` way out."""
     out: list[Alternative] = []
     for label, attempt in attempts:
         try:
-            solution = solve_catalog(attempt, db, catalog).solution
+            solution = solve_catalog(attempt, db, catalog, constraints=limits).solution
         except NoSolution:
             continue
         picked = tuple(f"{p.name} {p.version}" for p in solution.packages if p.name in names)

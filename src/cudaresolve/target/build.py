@@ -92,6 +92,8 @@ class TargetOptions:
     python: str | None = None
     platform: str | None = None
     host_file: str | None = None
+    python_platform: str | None = None  # uv's --python-platform name (``x86_64-manylinux_2_28``)
+    glibc: str | None = None  # from the interpreter itself (``install --python``)
 
 
 def split_gpu_list(text: str) -> tuple[str, ...]:
@@ -353,6 +355,16 @@ def _env_driver(environ: Mapping[str, str]) -> DriverVersion | None:
         ) from exc
 
 
+def _python_platform(options: TargetOptions, platform: str, db: CompatDB) -> tuple[str, str | None, str | None]:
+    """(platform, glibc, macOS) of ``--python-platform`` (``python_platform``), else ``platform`` as it is."""
+    if not options.python_platform:
+        return platform, options.glibc, None
+    from cudaresolve.target.python_platform import named_platform
+
+    named = named_platform(options.python_platform, options.platform, db)
+    return named.platform, named.glibc, named.macos
+
+
 def build_target(
     options: TargetOptions,
     db: CompatDB,
@@ -362,9 +374,23 @@ def build_target(
 ) -> Target:
     """The target for ``options`` (module docstring: what wins over what).
 
-    ``detect`` defaults to ``target.detect.detect_host``; it runs only when neither flags,
-    a host file nor the environment name the GPUs.
+    ``detect`` defaults to ``target.detect.detect_host``; it runs only when neither flags, a host file
+    nor the environment name the GPUs. ``--python-platform``'s glibc or macOS stays on the target.
     """
+    from dataclasses import replace
+
+    target = _build_target(options, db, environ=environ, detect=detect)
+    _, glibc, macos = _python_platform(options, target.platform, db)
+    return replace(target, glibc=glibc, macos=macos) if glibc or macos else target
+
+
+def _build_target(
+    options: TargetOptions,
+    db: CompatDB,
+    *,
+    environ: Mapping[str, str] | None,
+    detect: Callable[[Mapping[str, str]], Host | None] | None,
+) -> Target:
     env = os.environ if environ is None else environ
     if options.cpu and (options.gpus or options.driver):
         raise InvalidInput(Text("target.cpu-with-gpu"), hint=Text("target.cpu-with-gpu.hint"))
@@ -376,6 +402,7 @@ def build_target(
         platform = normalize_platform(options.platform)
     else:
         platform = base.platform if base else this_platform()
+    platform = _python_platform(options, platform, db)[0]
 
     if options.cpu:
         return Target(platform=platform, python=python, source="flags")

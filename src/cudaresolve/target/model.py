@@ -43,6 +43,8 @@ class Target:
     platform: str = "linux_x86_64"
     python: str = "3.11"
     source: str = "flags"  # "nvml", "nvidia-smi", "proc", "flags", "host-file", "env", "none"
+    glibc: str | None = None  # the glibc a Linux target has ("2.28"), when known (--python-platform, --python)
+    macos: str | None = None  # the macOS version of a Mac target, when known
 
     @property
     def is_cpu(self) -> bool:
@@ -61,4 +63,6 @@ class Target:
             "platform": self.platform,
             "python": self.python,
             "source": self.source,
+            **({"glibc": self.glibc} if self.glibc else {}),
+            **({"macos": self.macos} if self.macos else {}),
         }

@@ -1,0 +1,77 @@
+"""uv's ``--python-platform`` names (``x86_64-unknown-linux-gnu`` ...) as target platforms. Pure.
+
+The names and what each stands for are facts of uv's documentation; they live in compat.toml's
+``[index.python-platform]`` table (``read_python_platforms`` reads it). A name spelled
+``ARCH-manylinux_2_N`` (and PEP 600's ``manylinux_2_N_ARCH``) carries its glibc in the name itself,
+so it needs no row: ``parse_python_platform`` reads it as Linux on ARCH with glibc 2.N.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.core.platforms import PLATFORMS
+from cudaresolve.db.fields import join
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from cudaresolve.db.fields import Collector
+
+__all__ = ["PythonPlatform", "parse_manylinux_name", "read_python_platforms"]
+
+_KEYS: Final = {"platform", "glibc", "macos"}
+_DOTTED: Final = re.compile(r"[0-9]{1,2}\.[0-9]{1,2}")
+_MANYLINUX: Final = re.compile(r"(x86_64|aarch64)-manylinux_2_([0-9]{1,2})")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PythonPlatform:
+    """What a ``--python-platform`` name stands for: a platform key and, where the name fixes
+    them, the glibc (Linux) or macOS version the target is assumed to have."""
+
+    name: str
+    platform: str
+    glibc: str | None = None
+    macos: str | None = None
+
+
+def parse_manylinux_name(name: str) -> PythonPlatform | None:
+    """``x86_64-manylinux_2_31`` -> Linux x86_64 with glibc 2.31; None for any other spelling."""
+    found = _MANYLINUX.fullmatch(name.strip().lower())
+    if found is None:
+        return None
+    arch, minor = found.groups()
+    return PythonPlatform(name=name.strip(), platform=f"linux_{arch}", glibc=f"2.{int(minor)}")
+
+
+def read_python_platforms(c: Collector, row: Mapping[str, Any]) -> tuple[PythonPlatform, ...]:
+    """The ``[index.python-platform]`` table: ``NAME = { platform = KEY, glibc = "2.28" }`` rows."""
+    table = row.get("python-platform")
+    if table is None:
+        return ()
+    path = join("index", "python-platform")
+    if not isinstance(table, dict):
+        c.add(path, Text("db.expected-table"))
+        return ()
+    found = []
+    for name, entry in table.items():
+        where = f"{path}.{name}"
+        if not isinstance(entry, dict):
+            c.add(where, Text("db.expected-table"))
+            continue
+        c.keys(entry, _KEYS, where)
+        platform = c.get(entry, "platform", str, where, required=True)
+        if platform is not None and platform not in PLATFORMS:
+            c.add(f"{where}.platform", Text.of("db.bad-choice", expected=PLATFORMS, found=repr(platform[:40])))
+            continue
+        versions = {key: c.get(entry, key, str, where) for key in ("glibc", "macos")}
+        for key, value in versions.items():
+            if value is not None and not _DOTTED.fullmatch(value):
+                c.add(f"{where}.{key}", Text.of("db.bad-choice", expected=("'MAJOR.MINOR'",), found=repr(value[:40])))
+        if platform is not None:
+            found.append(PythonPlatform(name=name, platform=platform, glibc=versions["glibc"], macos=versions["macos"]))
+    return tuple(found)

@@ -1,0 +1,171 @@
+"""Requirement (``-r FILE``) and constraint (``-c FILE``) files: pip's format, a bounded subset. Does I/O: reads files.
+
+What a line may hold (https://pip.pypa.io/en/stable/reference/requirements-file-format/):
+
+- a PEP 508 requirement (``torch>=2.4``, ``xformers; sys_platform == "linux"``);
+- ``-r FILE`` / ``--requirement FILE`` and ``-c FILE`` / ``--constraint FILE`` (also with ``=``),
+  a path relative to the file that names it; everything read through a constraint file is a
+  constraint;
+- comments (``#`` at the start or after white space), blank lines, a ``\\`` joining the next line,
+  and ``${VAR}`` replaced by the environment variable (left as written when it is not set, as pip does).
+
+Any other option (``--index-url``, ``-e``, ``--hash``, ``-f`` ...) is refused with a coded error
+naming ``file:line``, never ignored: cudaresolve chooses each package's index and hash itself
+(``--index-mirror`` and ``[tool.cudaresolve] package-index`` say where), and a URL or an editable
+path is not a requirement it can lock. A URL as FILE is refused too.
+
+Bounds: a file of at most ``MAX_FILE_BYTES``, files nested at most ``MAX_DEPTH`` deep, at most
+``MAX_FILES`` files in all; a file that includes itself (directly or through others) is an error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.errors import InvalidInput
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
+
+__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "RequirementFiles", "read_requirement_files"]
+
+MAX_FILE_BYTES: Final = 1024 * 1024
+MAX_DEPTH: Final = 10
+MAX_FILES: Final = 100
+_ENV_VAR: Final = re.compile(r"\$\{([A-Z0-9_]+)\}")  # pip's form: ${NAME}, upper case, digits, _
+_COMMENT: Final = re.compile(r"(^|\s+)#.*$")
+_NESTED: Final = {"-r": False, "--requirement": False, "-c": True, "--constraint": True}
+_HINT: Final = Text("lock.reqfile.hint")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequirementFiles:
+    """What the files said: requirements and constraints (PEP 508 strings), in the order read."""
+
+    requirements: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
+
+
+def read_requirement_files(
+    requirements: Sequence[str] = (), constraints: Sequence[str] = (), *, environ: Mapping[str, str] | None = None
+) -> RequirementFiles:
+    """Read every ``-r`` file then every ``-c`` file (module docstring: the format and its bounds)."""
+    reader = _Reader(os.environ if environ is None else environ)
+    for path in requirements:
+        reader.read(_local(path), constraint=False, chain=())
+    for path in constraints:
+        reader.read(_local(path), constraint=True, chain=())
+    return RequirementFiles(requirements=tuple(reader.requirements), constraints=tuple(reader.constraints))
+
+
+class _Reader:
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self.environ = environ
+        self.requirements: list[str] = []
+        self.constraints: list[str] = []
+        self.files = 0
+
+    def read(self, path: Path, *, constraint: bool, chain: tuple[Path, ...]) -> None:
+        shown = str(path)
+        if len(chain) >= MAX_DEPTH:
+            raise InvalidInput(Text.of("lock.reqfile.too-deep", path=shown, limit=MAX_DEPTH), hint=_HINT)
+        self.files += 1
+        if self.files > MAX_FILES:
+            raise InvalidInput(Text.of("lock.reqfile.too-many", limit=MAX_FILES), hint=_HINT)
+        real = path.resolve()
+        if real in chain:
+            raise InvalidInput(Text.of("lock.reqfile.cycle", path=shown), hint=_HINT)
+        text = _read_bounded(path)
+        for number, line in _logical_lines(text):
+            self._line(path, number, line, constraint=constraint, chain=(*chain, real))
+
+    def _line(self, path: Path, number: int, line: str, *, constraint: bool, chain: tuple[Path, ...]) -> None:
+        where = f"{path}:{number}"
+        line = _ENV_VAR.sub(lambda m: self.environ.get(m.group(1), m.group(0)), line).strip()
+        if not line:
+            return
+        if line.startswith("-"):
+            option, _, rest = line.partition(" ")
+            if option.startswith("--") and "=" in option:
+                option, _, value = option.partition("=")
+                rest = f"{value} {rest}"
+            if option in _NESTED and rest.strip():
+                nested = _local(rest.strip())
+                if not nested.is_absolute():
+                    nested = path.parent / nested
+                self.read(nested, constraint=constraint or _NESTED[option], chain=chain)
+                return
+            raise InvalidInput(Text.of("lock.reqfile.option", where=where, option=option[:80]), hint=_HINT)
+        if " -" in line:  # a per-requirement option: torch==2.7.1 --hash=sha256:...
+            option = line[line.index(" -"):].split()[0]
+            raise InvalidInput(Text.of("lock.reqfile.option", where=where, option=option[:80]), hint=_HINT)
+        _check_requirement(line, where, constraint=constraint)
+        (self.constraints if constraint else self.requirements).append(line)
+
+
+def _local(text: str) -> Path:
+    """A file named in a flag or a file: a local path, never a URL (nothing is downloaded)."""
+    if "://" in text:
+        raise InvalidInput(Text.of("lock.reqfile.url", path=text[:200]), hint=_HINT)
+    return Path(text)
+
+
+def _check_requirement(line: str, where: str, *, constraint: bool) -> None:
+    """A PEP 508 requirement without a URL; in a constraint file also without extras (as pip says)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(line)
+    except InvalidRequirement as exc:
+        raise InvalidInput(Text.of("lock.reqfile.bad-line", where=where, text=repr(line[:120])), hint=_HINT) from exc
+    if req.url:
+        raise InvalidInput(Text.of("lock.reqfile.bad-line", where=where, text=repr(line[:120])), hint=_HINT)
+    if constraint and req.extras:
+        raise InvalidInput(Text.of("lock.reqfile.constraint-extras", where=where, text=repr(line[:120])), hint=_HINT)
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(first line number, line) with comments removed and ``\\``-continued lines joined."""
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = _COMMENT.sub("", raw)
+        if not pending:
+            start = number
+        if line.endswith("\\"):
+            pending.append(line[:-1])
+            continue
+        yield start, "".join([*pending, line])
+        pending = []
+    if pending:
+        yield start, "".join(pending)
+
+
+def _read_bounded(path: Path) -> str:
+    """The text of a regular file of at most ``MAX_FILE_BYTES``; a FIFO or device is refused unread."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise InvalidInput(
+            Text.of("lock.reqfile.cannot-read", path=str(path), reason=str(exc.strerror or exc)), hint=_HINT
+        ) from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InvalidInput(Text.of("lock.reqfile.not-regular", path=str(path)), hint=_HINT)
+        data = b""
+        while len(data) <= MAX_FILE_BYTES and (chunk := os.read(fd, MAX_FILE_BYTES + 1 - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise InvalidInput(Text.of("lock.reqfile.too-large", path=str(path), limit=MAX_FILE_BYTES), hint=_HINT)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(Text.of("lock.reqfile.not-text", path=str(path)), hint=_HINT) from exc
