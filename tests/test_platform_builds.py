@@ -1,0 +1,108 @@
+"""Targets off Linux x86_64: Arm servers (SBSA) and macOS lock from the builds PyPI really carries.
+
+Every run is ``--offline`` on a declared target, from the shipped data. The expectations are read
+from the database (the rows' ``channel = "pypi"`` builds for the platform), never written here,
+so a new release row changes what is expected without editing the test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from cudaresolve.cli import main
+from cudaresolve.core.archs import Coverage, coverage, parse_cc
+from cudaresolve.db.database import load_compat
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CUDARESOLVE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def lock(capsys: pytest.CaptureFixture[str], platform: str, *argv: str) -> tuple[int, dict[str, Any]]:
+    code = main(["lock", *argv, "--offline", "--python-version", "3.12", "--platform", platform, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def pypi_builds(kind: str, platform: str) -> dict[Version, Any]:
+    """Each release's PyPI build for ``platform``, from the shipped database."""
+    found = {}
+    for row in load_compat().packages(kind):
+        for build in row.builds:
+            if build.channel == "pypi" and platform in build.platforms:
+                found[row.version] = build
+    return found
+
+
+def torch_of(result: dict[str, Any]) -> dict[str, Any]:
+    return next(p for p in result["packages"] if p["name"] == "torch")
+
+
+@pytest.mark.parametrize(("gpu", "driver"), [("GH200", "595.45.04"), ("GB200", "595.45.04"), ("GB10", "595.45.04")])
+def test_arm_server_gpu_locks_the_newest_pypi_cuda_build_that_covers_it(
+    capsys: pytest.CaptureFixture[str], gpu: str, driver: str
+) -> None:
+    code, result = lock(capsys, "linux_aarch64", "torch", "--gpu", gpu, "--driver", driver)
+    assert code == 0, result
+    cc = parse_cc(result["target"]["gpus"][0]["cc"])
+    covering = {
+        v: b for v, b in pypi_builds("torch", "linux_aarch64").items()
+        if b.variant != "cpu" and coverage(b.archs, cc) is not Coverage.NONE
+    }
+    newest = max(covering)
+    assert torch_of(result)["version"] == str(newest)  # PyPI's file has no local tag
+    assert result["variant"] == covering[newest].variant
+    assert torch_of(result)["index"] == "https://pypi.org/simple"
+
+
+def test_arm_server_builds_are_not_the_x86_list(capsys: pytest.CaptureFixture[str]) -> None:
+    """The aarch64 wheels carry no sm_75 code: a T4 on an Arm host has no CUDA torch on PyPI."""
+    code, result = lock(capsys, "linux_aarch64", "torch", "--gpu", "T4", "--driver", "595.45.04")
+    assert code == 1
+    codes = {f["code"] for f in result["error"]["findings"]}
+    assert "sm-not-covered" in codes
+    x86 = main(["lock", "torch", "--gpu", "T4", "--driver", "595.45.04", "--offline", "--python-version", "3.12",
+                "--platform", "linux_x86_64", "--json"])
+    capsys.readouterr()
+    assert x86 == 0
+
+
+def test_jetson_still_gets_the_jetson_finding(capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = lock(capsys, "linux_aarch64", "torch", "--gpu", "Jetson AGX Orin", "--driver", "540.4.0")
+    assert code == 1
+    assert result["error"]["findings"][0]["code"] == "jetson-not-served"
+
+
+def test_arm_cpu_target_gets_the_newest_pypi_cpu_build(capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = lock(capsys, "linux_aarch64", "torch", "--cpu")
+    assert code == 0, result
+    builds = pypi_builds("torch", "linux_aarch64")
+    chosen = builds[Version(torch_of(result)["version"])]
+    assert chosen.variant == "cpu"
+
+
+@pytest.mark.parametrize("platform", ["macosx_arm64", "macosx_x86_64"])
+def test_macos_locks_pypi_cpu_builds(capsys: pytest.CaptureFixture[str], platform: str) -> None:
+    code, alone = lock(capsys, platform, "torch", "--cpu")
+    assert code == 0, alone
+    assert Version(torch_of(alone)["version"]) == max(pypi_builds("torch", platform))
+    code, trio = lock(capsys, platform, "torch", "torchvision", "torchaudio", "--cpu")
+    assert code == 0, trio
+    for name in ("torch", "torchvision", "torchaudio"):
+        package = next(p for p in trio["packages"] if p["name"] == name)
+        assert pypi_builds(name, platform)[Version(package["version"])].variant == "cpu", name
+        assert package["index"] == "https://pypi.org/simple"
+
+
+def test_every_release_with_a_non_x86_platform_has_a_build_for_it() -> None:
+    """A row's platforms are PyPI's; each one must be served by some build, or the target fails."""
+    for kind in ("torch", "torchvision", "torchaudio"):
+        for row in load_compat().packages(kind):
+            served = {p for b in row.builds for p in b.platforms}
+            assert set(row.platforms) <= served, (kind, str(row.version), set(row.platforms) - served)
