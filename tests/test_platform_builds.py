@@ -106,3 +106,17 @@ def test_every_release_with_a_non_x86_platform_has_a_build_for_it() -> None:
         for row in load_compat().packages(kind):
             served = {p for b in row.builds for p in b.platforms}
             assert set(row.platforms) <= served, (kind, str(row.version), set(row.platforms) - served)
+
+
+def test_arm_server_on_a_cuda12_driver_gets_an_index_sbsa_build_and_is_told_it_is_unverified(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """PyPI's aarch64 CUDA wheels need CUDA 13; a 550 driver is served by the index's SBSA builds."""
+    code, result = lock(capsys, "linux_aarch64", "torch", "--gpu", "GH200", "--driver", "550.54.15")
+    assert code == 0, result
+    version, _, variant = torch_of(result)["version"].partition("+")
+    row = next(r for r in load_compat().packages("torch") if str(r.version) == version)
+    build = next(b for b in row.builds if b.variant == variant and b.channel == "index" and "linux_aarch64" in b.platforms)
+    assert "linux_x86_64" not in build.platforms  # the aarch64 list, not x86_64's
+    assert result["index_url"] == f"https://download.pytorch.org/whl/{variant}"
+    assert "unverified-build" in {w["code"] for w in result["warnings"]}
