@@ -8,8 +8,7 @@ so a new release row changes what is expected without editing the test.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from packaging.version import Version
@@ -17,6 +16,9 @@ from packaging.version import Version
 from cudaresolve.cli import main
 from cudaresolve.core.archs import Coverage, coverage, parse_cc
 from cudaresolve.db.database import load_compat
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture(autouse=True)
@@ -116,7 +118,9 @@ def test_arm_server_on_a_cuda12_driver_gets_an_index_sbsa_build_and_is_told_it_i
     assert code == 0, result
     version, _, variant = torch_of(result)["version"].partition("+")
     row = next(r for r in load_compat().packages("torch") if str(r.version) == version)
-    build = next(b for b in row.builds if b.variant == variant and b.channel == "index" and "linux_aarch64" in b.platforms)
+    build = next(
+        b for b in row.builds if b.variant == variant and b.channel == "index" and "linux_aarch64" in b.platforms
+    )
     assert "linux_x86_64" not in build.platforms  # the aarch64 list, not x86_64's
     assert result["index_url"] == f"https://download.pytorch.org/whl/{variant}"
     assert "unverified-build" in {w["code"] for w in result["warnings"]}

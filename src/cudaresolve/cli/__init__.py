@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-_COMMANDS = ("detect", "arch_list", "gpus", "db", "lock", "install", "why_not", "doctor", "inspect", "explain_error")
+_COMMANDS = (
+    "detect", "arch_list", "gpus", "db", "lock", "install", "plan", "why_not", "doctor", "inspect", "explain_error",
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -49,8 +49,10 @@ def unsupported_gpus(db: CompatDB, target: Target) -> GpuDriverVerdict | None:
     driver = target.driver
     if driver is None or target.is_cpu:
         return None
-    checks = [
-        db.driver_supports_gpu(g.name, g.cc, driver, datacenter=g.datacenter, tegra=g.tegra, platform=target.platform)
+    checks = [  # a GPU of a joined target (a fleet group) is judged against its own host's driver
+        db.driver_supports_gpu(
+            g.name, g.cc, g.driver or driver, datacenter=g.datacenter, tegra=g.tegra, platform=target.platform
+        )
         for g in target.gpus
     ]
     if all(c.ok for c in checks):

@@ -20,6 +20,9 @@ class Gpu:
     memory_mib: int | None = None
     datacenter: bool = False
     tegra: bool = False
+    #: The driver of the host that holds this GPU, where a target joins several hosts (a fleet
+    #: plan's group); None: the target's own driver drives it.
+    driver: DriverVersion | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,259 @@
+"""``cudaresolve plan``: inventories read as real tools write them, pools, groups checked pool by pool.
+
+The fixtures under ``fixtures/fleet`` are shaped like real output: ``kubectl get nodes -o json``
+with GPU Feature Discovery labels (MIG and time-slicing suffixes, the deprecated driver labels, a
+node without a GPU), ``scontrol show node --oneliner`` lines, a CSV inventory and host files.
+Every group the plan emits is checked here on each of its pools with the database solver, pinned
+build by build, independently of the planner's own check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cudaresolve.cli import main
+from cudaresolve.core.versions import parse_driver
+from cudaresolve.db.database import load_compat
+from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.fleet.inputs import gfd_product, parse_driver_map, parse_inventory, read_inventory
+from cudaresolve.fleet.plan import join_targets, make_plan
+from cudaresolve.fleet.pools import make_pools
+from cudaresolve.resolve.solve import solve
+
+FLEET = Path(__file__).parent / "fixtures" / "fleet"
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CUDARESOLVE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def plan_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    flags = ["--python-version", "3.11", "--platform", "linux_x86_64", "--offline", "--json"]
+    code = main(["plan", "torch", *argv, *flags])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def runs_on(packages: list[dict[str, Any]], target: Any) -> bool:
+    db = load_compat()
+    try:
+        solve(["torch", *(f"{p['name']}=={p['version']}" for p in packages)], db, target)
+    except NoSolution:
+        return False
+    return True
+
+
+def pools_of(path: Path, **kw: Any) -> dict[str, Any]:
+    db = load_compat()
+    hosts = read_inventory([str(path)], **kw).hosts
+    return {p.id: p for p in make_pools(hosts, db, platform="linux_x86_64", python="3.11")}
+
+
+# -- inputs ------------------------------------------------------------------------------------
+
+
+def test_kubectl_nodes_read_from_gfd_labels() -> None:
+    inventory = read_inventory([str(FLEET / "kubectl-nodes.json")])
+    hosts = {h.name: h for h in inventory.hosts}
+    assert inventory.skipped == 1  # system-01 has no GPU labels
+    assert hosts["a100-mig-01"].gpus == ("NVIDIA A100 SXM4 80GB",)  # -MIG-1g.10gb dropped
+    assert hosts["a100-mig-01"].label == "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"  # kept for placement
+    assert hosts["l4-shared-01"].gpus == ("NVIDIA L4",)
+    assert hosts["t4-old-01"].driver == "535.230.02"  # from the deprecated cuda.driver.* labels
+    assert hosts["h100-01"].count == 8 and hosts["h100-01"].platform == "linux_x86_64"
+
+
+def test_gfd_product_label_is_the_nvml_name_as_gfd_writes_it() -> None:
+    assert gfd_product("NVIDIA H100 80GB HBM3") == "NVIDIA-H100-80GB-HBM3"
+    assert gfd_product("NVIDIA GeForce RTX 4090 (TM)") == "NVIDIA-GeForce-RTX-4090-TM"
+
+
+def test_scontrol_lines_with_a_driver_map() -> None:
+    drivers = parse_driver_map((FLEET / "drivers.map").read_text(), "drivers.map")
+    hosts = {h.name: h for h in read_inventory([str(FLEET / "scontrol.txt")], drivers=drivers).hosts}
+    assert set(hosts) == {"gpu001", "gpu002", "gpu101", "gh001"}  # login01 has no GPU gres
+    assert hosts["gpu001"].gpus == ("a100",) and hosts["gpu001"].count == 4
+    assert hosts["gpu001"].driver == "570.124.06"  # glob on the node name
+    assert hosts["gpu101"].driver == "535.230.02"  # glob on the gres type
+    assert hosts["gh001"].platform == "linux_aarch64"
+    assert hosts["gpu001"].features == ("a100", "ib")
+
+
+def test_csv_host_with_two_gpu_models_is_one_pool_with_both() -> None:
+    pools = pools_of(FLEET / "inventory.csv")
+    mixed = next(p for p in pools.values() if len(p.gpus) == 2)
+    assert [h.name for h in mixed.hosts] == ["ws-1"]
+    assert {str(g.cc) for g in mixed.target.gpus} == {"8.9", "8.6"}
+
+
+def test_pools_group_equal_hosts_largest_first() -> None:
+    pools = pools_of(FLEET / "kubectl-nodes.json")
+    assert [len(p.hosts) for p in pools.values()] == sorted((len(p.hosts) for p in pools.values()), reverse=True)
+    a100 = pools["pool-1"]
+    assert {h.name for h in a100.hosts} == {"a100-01", "a100-02", "a100-mig-01"}
+    assert a100.driver == "550.127.05"
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("{not json", "invalid-input"),
+        ('{"kind": "List", "items": 3}', "invalid-input"),
+        ('{"something": "else"}', "invalid-input"),
+        ("NodeName=\nfoo", "invalid-input"),
+        ("name,driver\nx,550.54.15\n", "invalid-input"),
+        ("[" * 100000, "invalid-input"),
+    ],
+)
+def test_bad_inventories_are_one_coded_error(text: str, code: str) -> None:
+    with pytest.raises(InvalidInput) as info:
+        parse_inventory(text, "inv")
+    assert info.value.code == code
+    assert "\n" not in info.value.message
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "nodes.fifo"
+    os.mkfifo(fifo)
+    code = main(["plan", "torch", "--from", str(fifo), "--offline"])
+    assert code == 1
+    assert "not a regular file" in capsys.readouterr().err
+
+
+def test_unknown_product_falls_back_to_the_capability_labels(tmp_path: Path) -> None:
+    node = {"kind": "Node", "metadata": {"name": "n1", "labels": {
+        "nvidia.com/gpu.product": "NVIDIA-Future-Part", "nvidia.com/gpu.count": "2",
+        "nvidia.com/gpu.compute.major": "9", "nvidia.com/gpu.compute.minor": "0",
+        "nvidia.com/cuda.driver-version.full": "570.124.06"}}}
+    path = tmp_path / "n.json"
+    path.write_text(json.dumps(node))
+    pool = pools_of(path)["pool-1"]
+    assert pool.problem is None and str(pool.target.gpus[0].cc) == "9.0"
+
+
+# -- plans -------------------------------------------------------------------------------------
+
+
+def test_one_lock_when_one_set_runs_on_every_pool(capsys: pytest.CaptureFixture[str]) -> None:
+    code, plan = plan_json(capsys, "--from", str(FLEET / "kubectl-nodes.json"))
+    assert code == 0
+    assert len(plan["groups"]) == 1 and plan["blocked"] == []
+    assert plan["groups"][0]["pools"] == [p["id"] for p in plan["pools"]]
+    pools = pools_of(FLEET / "kubectl-nodes.json")
+    for pool in pools.values():
+        assert runs_on(plan["groups"][0]["packages"], pool.target), pool.id
+    assert plan["arch_list"] == "7.5;8.0;8.9;9.0"
+    assert {p["id"] for p in plan["pools"]} == set(pools)
+    assert all({"id", "hosts", "gpus", "driver"} <= set(p) for p in plan["pools"])
+
+
+def test_pascal_and_blackwell_need_two_locks(capsys: pytest.CaptureFixture[str]) -> None:
+    code, plan = plan_json(capsys, "--from", str(FLEET / "kubectl-pascal-blackwell.json"))
+    assert code == 0
+    assert len(plan["groups"]) == 2
+    pools = pools_of(FLEET / "kubectl-pascal-blackwell.json")
+    for group in plan["groups"]:
+        for pool_id in group["pools"]:
+            assert runs_on(group["packages"], pools[pool_id].target)
+        others = [p for p in pools.values() if p.id not in group["pools"]]
+        assert others and not any(runs_on(group["packages"], p.target) for p in others)
+
+
+def test_a_pool_whose_driver_does_not_know_its_gpu_is_blocked_with_the_lowest_upgrade(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, plan = plan_json(capsys, "--from", str(FLEET / "hosts"))
+    assert code == 0
+    [blocked] = plan["blocked"]
+    assert blocked["reasons"][0]["code"] == "driver-unsupported-gpu"
+    [way] = blocked["ways_out"]
+    upgrade = parse_driver(way["spec"].removeprefix("driver>="))
+    pool = pools_of(FLEET / "hosts")[blocked["pool"]]
+    db = load_compat()
+    group = plan["groups"][0]["packages"]
+    from dataclasses import replace
+
+    def at(driver: Any) -> Any:
+        return replace(pool.target, driver=driver, cuda_driver_max=db.max_cuda_for_driver(driver, pool.platform))
+
+    assert runs_on(group, at(upgrade))
+    lower = [r.minor_compat_driver("linux_x86_64") for r in db.cuda] + [r.min_driver("linux_x86_64") for r in db.cuda]
+    lower += [r.min_driver for r in db.driver_gpus if r.min_driver is not None]
+    below = [d for d in lower if pool.target.driver < d < upgrade]
+    assert not any(runs_on(group, at(d)) for d in below)  # the lowest driver the database names
+
+
+def test_joined_target_judges_each_gpu_against_its_own_hosts_driver() -> None:
+    pools = pools_of(FLEET / "kubectl-pascal-blackwell.json")
+    joined = join_targets([p.target for p in pools.values()], load_compat())
+    assert joined is not None
+    assert joined.driver == min(p.target.driver for p in pools.values())
+    from cudaresolve.resolve.gpudriver import unsupported_gpus
+
+    assert unsupported_gpus(load_compat(), joined) is None  # 575 drives the B200; 535 drives the P100
+
+
+def test_slurm_groups_carry_a_nodelist_and_gres_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, plan = plan_json(
+        capsys, "--from", str(FLEET / "scontrol.txt"), "--driver-map", str(FLEET / "drivers.map")
+    )
+    assert code == 0
+    pools = pools_of(FLEET / "scontrol.txt", drivers=parse_driver_map((FLEET / "drivers.map").read_text(), "m"))
+    arm = next(p for p in pools.values() if p.platform == "linux_aarch64")
+    assert not any(arm.id in g["pools"] and len(g["pools"]) > 1 for g in plan["groups"])  # its own lock
+    db = load_compat()
+    made = make_plan(list(pools.values()), ["torch"], db)
+    from cudaresolve.fleet.placement import node_affinity, slurm_line
+
+    lines = [slurm_line(g) for g in made.groups]
+    assert any(line and "--nodelist=gh001" in line and "--gres=gpu:gh200:1" in line for line in lines)
+    for group in made.groups:
+        terms = node_affinity(group)["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert len(terms["nodeSelectorTerms"]) == len(group.pools)
+
+
+def test_affinity_keeps_the_nodes_own_product_labels(capsys: pytest.CaptureFixture[str]) -> None:
+    pools = pools_of(FLEET / "kubectl-nodes.json")
+    made = make_plan(list(pools.values()), ["torch"], load_compat())
+    from cudaresolve.fleet.placement import node_affinity
+
+    terms = node_affinity(made.groups[0])["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    values = {v for t in terms["nodeSelectorTerms"] for e in t["matchExpressions"] for v in e["values"]}
+    assert {"NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "NVIDIA-L4-SHARED"} <= values
+    assert {"550.127.05", "570.124.06", "535.230.02"} <= values
+
+
+def test_output_dir_gets_one_file_per_group_and_never_overwrites_a_foreign_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "locks"
+    code, plan = plan_json(capsys, "--from", str(FLEET / "kubectl-pascal-blackwell.json"), "-o", str(out))
+    assert code == 0
+    assert sorted(os.listdir(out)) == ["group-1.requirements.txt", "group-2.requirements.txt"]  # offline: not complete
+    first = (out / "group-1.requirements.txt").read_text()
+    assert "NOT A COMPLETE LOCK" in first
+    for package in plan["groups"][0]["packages"]:
+        assert f"{package['name']}=={package['version']}" in first
+    (out / "group-2.requirements.txt").write_text("mine\n")
+    code = main(["plan", "torch", "--from", str(FLEET / "kubectl-pascal-blackwell.json"), "--python-version",
+                 "3.11", "--offline", "-o", str(out)])
+    assert code == 1
+    assert (out / "group-2.requirements.txt").read_text() == "mine\n"
+
+
+def test_human_table_names_every_pool_and_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["plan", "torch", "--from", str(FLEET / "kubectl-pascal-blackwell.json"), "--python-version",
+                 "3.11", "--platform", "linux_x86_64", "--offline"])
+    assert code == 0
+    out = capsys.readouterr().out
+    for pool in ("pool-1", "pool-2", "pool-3"):
+        assert pool in out
+    table = out.split("\n\n")[0].splitlines()
+    assert all(len(line) <= 80 for line in table)
+    assert "TORCH_CUDA_ARCH_LIST" in out
