@@ -82,8 +82,9 @@ class IndexClient:
 
     Transport errors, 429 and 5xx are retried ``retries`` times with exponential backoff
     (``backoff * 2**n`` seconds, capped at ``max_backoff``, or the server's ``Retry-After``);
-    ``sleep`` is injectable so tests do not wait. After a host fails that way, later pages on
-    it fail at once instead of waiting through the retries again.
+    ``sleep`` is injectable so tests do not wait. A host that refuses the connection, or does not
+    accept it within the connect timeout, is not retried. After a host fails either way, later
+    pages on it fail at once for the rest of the run.
     """
 
     def __init__(
@@ -273,7 +274,7 @@ class IndexClient:
             try:
                 reply = self._attempt(url, conditional)
             except TransientError as e:
-                if attempt == self._retries:
+                if attempt == self._retries or e.connect:  # a refused or timed-out connect is not retried
                     self._down[host] = e.reason
                     error = IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=e.reason), hint=HINT)
                     raise error from e.__cause__
@@ -308,7 +309,9 @@ class IndexClient:
                     if location is None:
                         return self._read(current, r)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
-                raise TransientError(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__) from e
+                connect = isinstance(e, httpx.ConnectError | httpx.ConnectTimeout)
+                why = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+                raise TransientError(why, connect=connect) from e
             except (httpx.HTTPError, httpx.InvalidURL) as e:
                 raise IndexUnavailable(
                     Text.of("index.could-not-fetch", url=current, error=f"{type(e).__name__}: {e}"), hint=HINT

@@ -32,11 +32,13 @@ class Reply:
 
 
 class TransientError(Exception):
-    """A connect or read failure worth retrying; ``reason`` is what the notice shows."""
+    """A connect or read failure; ``reason`` is what the notice shows. A read failure is worth retrying;
+    ``connect`` marks a host that refused the connection or did not accept it in time, which is not."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, connect: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.connect = connect
 
 
 def make_http_client() -> httpx.Client:

@@ -13,16 +13,18 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["ProjectSettings", "load_project", "project_from_dict"]
+__all__ = ["ProjectSettings", "load_project", "parse_gpu_source", "project_from_dict"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProjectSettings:
-    """``[tool.cudaresolve] requirements`` (else ``[project] dependencies``) and ``index-mirror``."""
+    """``[tool.cudaresolve] requirements`` (else ``[project] dependencies``), ``index-mirror``, ``package-index``
+    and ``gpu-source``."""
 
     requirements: tuple[str, ...] = ()
     mirrors: Mapping[str, str] = field(default_factory=dict)
     package_indexes: Mapping[str, str] = field(default_factory=dict)  # name -> the one index it comes from
+    gpu_source: str | None = None  # [tool.cudaresolve] gpu-source: "auto", "pytorch" or "pypi" (None: not set)
     source: str = ""
 
 
@@ -52,12 +54,28 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
         raise InvalidInput(
             Text.of("lock.project.bad-package-index", source=source), hint=Text("index.package-index.hint")
         )
+    gpu_source = tool.get("gpu-source")
+    if gpu_source is not None:
+        gpu_source = parse_gpu_source(gpu_source, f"{source} [tool.cudaresolve] gpu-source")
     return ProjectSettings(
         requirements=tuple(reqs),
         mirrors=parse_mirrors(mirror),
         package_indexes=parse_package_indexes(indexes),
+        gpu_source=gpu_source,
         source=origin,
     )
+
+
+def parse_gpu_source(value: object, origin: str) -> str:
+    """``auto``, ``pytorch`` or ``pypi`` (``resolve.catalog.GPU_SOURCES``); anything else is ``InvalidInput``."""
+    from cudaresolve.resolve.catalog import GPU_SOURCES
+
+    if not isinstance(value, str) or value not in GPU_SOURCES:
+        raise InvalidInput(
+            Text.of("lock.project.bad-gpu-source", origin=origin, found=repr(value)[:80]),
+            hint=Text.of("lock.project.bad-gpu-source.hint", choices=", ".join(GPU_SOURCES)),
+        )
+    return value
 
 
 def _table(data: Mapping[str, Any], key: str, source: str, dotted: str) -> Mapping[str, Any]:

@@ -12,7 +12,7 @@ target's Python here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import SpecifierSet
@@ -33,10 +33,26 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Finding
 
-__all__ = ["CUDA", "Candidate", "Catalog", "Need", "Rejection", "build_catalog", "satisfies"]
+__all__ = [
+    "CUDA",
+    "GPU_SOURCES",
+    "Candidate",
+    "Catalog",
+    "Need",
+    "Rejection",
+    "build_catalog",
+    "on_variant_index",
+    "satisfies",
+]
 
 #: The virtual identifier whose candidates are the variants the target can run.
 CUDA: Final = "<cuda>"
+
+#: Where GPU builds may come from (``--gpu-source``, ``[tool.cudaresolve] gpu-source``): ``auto`` takes a
+#: build from the default index (PyPI or its mirror) when that index carries the same build, else from
+#: the variant's PyTorch index; ``pytorch`` only from the PyTorch index where it has the build;
+#: ``pypi`` never from the PyTorch index.
+GPU_SOURCES: Final = ("auto", "pytorch", "pypi")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,16 +106,15 @@ class Candidate:
         return extras_key(self.name, self.extras) if self.extras else self.name
 
     @property
-    def rank(self) -> tuple[int, int, int, int]:
+    def rank(self) -> tuple[int, int, int]:
         """Lower is better: full driver support and SASS coverage (among equal versions), then, among
         builds of one version and variant, a verified row (``verified = false`` on the build or its
-        release ranks after) and the index build."""
+        release ranks after). The channel comes after these, by the catalog's ``gpu_source``."""
         verified = self.build.verified if self.build is not None else self.release is None or self.release.verified
         return (
             0 if self.driver_support is DriverSupport.FULL else 1,
             0 if self.coverage is Coverage.SASS else 1,
             0 if verified else 1,
-            0 if self.channel == "index" else 1,
         )
 
 
@@ -126,6 +141,14 @@ def satisfies(need: Need, choice: Candidate | Rejection) -> bool:
     return need.name == CUDA or need.specifier.contains(choice.version, prereleases=True)
 
 
+def on_variant_index(candidate: Candidate, gpu_source: str) -> bool:
+    """A pure row the database places on the PyTorch index (``index = "pytorch"``: torchrec) taken from the
+    pinned variant's index: only with ``gpu_source = "pytorch"``; otherwise it comes from PyPI, which
+    carries the same wheel."""
+    release = candidate.release
+    return gpu_source == "pytorch" and release is not None and release.pure and release.index == "pytorch"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Catalog:
     """Candidates per identifier (best first within a version) and the rejections behind them."""
@@ -134,6 +157,7 @@ class Catalog:
     candidates: Mapping[str, tuple[Candidate, ...]]
     rejections: Sequence[Rejection]  # grows as a lazy catalog builds packages
     known: frozenset[str]
+    gpu_source: str = "auto"  # one of GPU_SOURCES
 
     def for_name(self, name: str) -> tuple[Candidate, ...]:
         return self.candidates.get(name, ())
@@ -282,13 +306,52 @@ def _dependencies(release: PackageRelease, build: Build | None) -> tuple[Need, .
     return tuple(needs)
 
 
+def _pypi_twin(db: CompatDB, release: PackageRelease, build: Build) -> Build | None:
+    """The PyPI wheel of ``release`` as a build, when it is ``build`` itself: ``build`` is the PyTorch-index
+    build of the release's ``pypi-variant`` and no ``channel = "pypi"`` row of that variant says otherwise.
+    PyPI's wheel then carries the same code under the release's plain version (``2.9.0`` for ``2.9.0+cu128``),
+    on Linux x86_64 (``pypi-variant`` describes that wheel)."""
+    if build.channel != "index" or build.variant != release.pypi_variant or "linux_x86_64" not in build.platforms:
+        return None
+    info = db.variant(build.variant)
+    if info is None or build.index_url != info.index_url or build.local != f"+{build.variant}":
+        return None
+    if any(b.channel == "pypi" and b.variant == build.variant for b in release.builds):
+        return None
+    return replace(build, channel="pypi", index_url=db.default_index, local="", platforms=("linux_x86_64",))
+
+
+def _sourced_builds(db: CompatDB, release: PackageRelease, gpu_source: str, platform: str) -> list[Build]:
+    """The builds of ``release`` that ``gpu_source`` allows, with the PyPI twin (``_pypi_twin``) added on
+    the one platform it describes."""
+    builds: list[Build] = []
+    for build in release.builds:
+        wanted = gpu_source != "pytorch" and platform == "linux_x86_64"
+        twin = _pypi_twin(db, release, build) if wanted else None
+        info = db.variant(build.variant)
+        on_pytorch = build.channel == "index" and info is not None and build.index_url == info.index_url
+        if gpu_source == "pypi" and on_pytorch:
+            builds.extend(() if twin is None else (twin,))
+            continue
+        if gpu_source == "pytorch" and build.channel == "pypi":
+            if any(b.channel == "index" and b.variant == build.variant for b in release.builds):
+                continue  # the PyTorch index has this variant: the user asked for it from there
+        builds.append(build)
+        if twin is not None:
+            builds.append(twin)
+    return builds
+
+
 def _release_candidates(
-    db: CompatDB, target: Target, release: PackageRelease, rejections: list[Rejection]
+    db: CompatDB, target: Target, release: PackageRelease, rejections: list[Rejection], gpu_source: str = "auto"
 ) -> Iterable[Candidate]:
-    builds: Sequence[Build | None] = release.builds or (None,)
+    sourced = _sourced_builds(db, release, gpu_source, target.platform) if release.builds else []
+    builds: Sequence[Build | None] = sourced or (None,)
+    if release.builds and not sourced:
+        return  # every build is on a source the user excluded
     wanted = "cpu" if target.is_cpu else None
-    if release.builds and not any((b.variant == "cpu") == target.is_cpu for b in release.builds):
-        published = ", ".join(b.variant for b in release.builds)
+    if sourced and not any((b.variant == "cpu") == target.is_cpu for b in sourced):
+        published = ", ".join(dict.fromkeys(b.variant for b in sourced))
         rejections.append(
             Rejection(
                 name=release.name,
@@ -328,11 +391,18 @@ def _release_candidates(
         )
 
 
-def _package_candidates(db: CompatDB, target: Target, name: str, rejections: list[Rejection]) -> tuple[Candidate, ...]:
+def _package_candidates(
+    db: CompatDB, target: Target, name: str, rejections: list[Rejection], gpu_source: str = "auto"
+) -> tuple[Candidate, ...]:
     found: list[Candidate] = []
     for release in db.packages(name):
-        found.extend(_release_candidates(db, target, release, rejections))
-    found.sort(key=lambda c: (c.rank[:2], _variant_age(c), c.rank[2:]))  # verified and channel: within a variant
+        found.extend(_release_candidates(db, target, release, rejections, gpu_source))
+    pypi_first = gpu_source != "pytorch"
+
+    def channel(c: Candidate) -> int:
+        return int((c.channel == "pypi") != pypi_first)
+
+    found.sort(key=lambda c: (c.rank[:2], _variant_age(c), c.rank[2:], channel(c)))  # verified, channel: in a variant
     found.sort(key=lambda c: c.release.version if c.release else c.version, reverse=True)  # stable
     return tuple(found)
 
@@ -342,16 +412,24 @@ class _OnDemand(Mapping[str, tuple[Candidate, ...]]):
     the database's packages through index metadata, so which ones it needs is known only then)."""
 
     def __init__(
-        self, db: CompatDB, target: Target, built: dict[str, tuple[Candidate, ...]], rejections: list[Rejection]
+        self,
+        db: CompatDB,
+        target: Target,
+        built: dict[str, tuple[Candidate, ...]],
+        rejections: list[Rejection],
+        gpu_source: str,
     ):
         self._db, self._target, self._built, self._rejections = db, target, built, rejections
+        self._gpu_source = gpu_source
 
     def __getitem__(self, name: str) -> tuple[Candidate, ...]:
         found = self._built.get(name)
         if found is None:
             if name not in self._db.package_names:
                 raise KeyError(name)
-            found = self._built[name] = _package_candidates(self._db, self._target, name, self._rejections)
+            found = self._built[name] = _package_candidates(
+                self._db, self._target, name, self._rejections, self._gpu_source
+            )
         return found
 
     def __iter__(self) -> Iterator[str]:
@@ -361,20 +439,29 @@ class _OnDemand(Mapping[str, tuple[Candidate, ...]]):
         return len(self._built)
 
 
-def build_catalog(db: CompatDB, target: Target, names: Iterable[str] | None = None, *, lazy: bool = False) -> Catalog:
+def build_catalog(
+    db: CompatDB,
+    target: Target,
+    names: Iterable[str] | None = None,
+    *,
+    lazy: bool = False,
+    gpu_source: str = "auto",
+) -> Catalog:
     """Every candidate of every package in the database (or of ``names``) for ``target``; with ``lazy``,
-    each package's candidates (and rejections) are built when first asked for."""
+    each package's candidates (and rejections) are built when first asked for. ``gpu_source`` (one of
+    ``GPU_SOURCES``) decides which channels' builds are candidates and which comes first."""
     rejections: list[Rejection] = []
     candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections))}
     known = frozenset(n for n in db.package_names) | {CUDA}
     if lazy:
-        return Catalog(
-            target=target, candidates=_OnDemand(db, target, candidates, rejections), rejections=rejections, known=known
-        )
+        built = _OnDemand(db, target, candidates, rejections, gpu_source)
+        return Catalog(target=target, candidates=built, rejections=rejections, known=known, gpu_source=gpu_source)
     wanted = db.package_names if names is None else tuple(canonical_name(n) for n in names)
     for name in wanted:
-        candidates[name] = _package_candidates(db, target, name, rejections)
-    return Catalog(target=target, candidates=candidates, rejections=tuple(rejections), known=known)
+        candidates[name] = _package_candidates(db, target, name, rejections, gpu_source)
+    return Catalog(
+        target=target, candidates=candidates, rejections=tuple(rejections), known=known, gpu_source=gpu_source
+    )
 
 
 def _variant_age(candidate: Candidate) -> tuple[int, str]:

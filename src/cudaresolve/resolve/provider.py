@@ -23,7 +23,7 @@ from resolvelib import AbstractProvider
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, on_variant_index
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.source import applies, split_key
 
@@ -226,7 +226,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
                 yield candidate  # fails on its ``<cuda>`` need without any page fetched
                 continue
             try:
-                found = _on_variant_index(candidate) or self._build(candidate) is not None
+                found = self._on_variant_index(candidate) or self._build(candidate) is not None
             except IndexUnavailable as e:
                 failure = failure or e
                 continue
@@ -240,10 +240,14 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if not listed:
             yield from unlisted
 
+    def _on_variant_index(self, candidate: Candidate) -> bool:
+        """A pure wheel taken from the pinned variant's index (``catalog.on_variant_index``)."""
+        return on_variant_index(candidate, self.catalog.gpu_source)
+
     def _build(self, candidate: Candidate) -> IndexRelease | None:
         assert self.source is not None
         index = candidate.index_url
-        if _on_variant_index(candidate) and self._variant_index:
+        if self._on_variant_index(candidate) and self._variant_index:
             index = self._variant_index  # one pure wheel on every variant index: read it where the set comes from
         key = (candidate.name, str(candidate.version), index)
         if key not in self._builds:
@@ -332,12 +336,6 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if len(fresh) > 1:
             self.source.prefetch(fresh)
         return needs
-
-
-def _on_variant_index(candidate: Candidate) -> bool:
-    """A pure wheel the database places on the PyTorch index: it comes from the pinned variant's index."""
-    release = candidate.release
-    return release is not None and release.pure and release.index == "pytorch"
 
 
 def _selected(req: Requirement, environment: Mapping[str, str], extras: frozenset[str], *, only_extras: bool) -> bool:

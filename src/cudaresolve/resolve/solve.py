@@ -20,7 +20,7 @@ from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import IndexUnavailable, InvalidInput, NoSolution
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, satisfies
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, on_variant_index, satisfies
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key, unverified
@@ -126,20 +126,22 @@ def solve(
     source: PackageSource | None = None,
     catalog: Catalog | None = None,
     constraints: Sequence[str] = (),
+    gpu_source: str = "auto",
 ) -> Resolved:
     """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings.
 
     Without a ``source`` only the database's packages can be resolved (the embedded answer); with
     one, every package and dependency is (the whole environment), and the source's
     ``IndexUnavailable`` passes through when some listing or metadata cannot be had. ``catalog``:
-    one built for ``target`` before (``build_catalog(..., lazy=True)``), shared by several solves.
-    ``constraints``: ``-c`` lines, which narrow the versions of packages the set needs anyway."""
+    one built for ``target`` before (``build_catalog(..., lazy=True)``), shared by several solves; else one is
+    built with ``gpu_source`` (``catalog.GPU_SOURCES``). ``constraints``: ``-c`` lines, which narrow the
+    versions of packages the set needs anyway."""
     environment = marker_environment(target)
     needs = parse_requests(requests, environment)
     limits = parse_constraints(constraints, environment)
     if catalog is None:
         names = None if source is not None else reachable(db, [n.name for n in needs])
-        catalog = build_catalog(db, target, names, lazy=source is not None)
+        catalog = build_catalog(db, target, names, lazy=source is not None, gpu_source=gpu_source)
     if source is None:
         return solve_catalog(needs, db, catalog, constraints=limits)
     source.prefetch_builds(_first_builds(catalog, needs))
@@ -212,7 +214,8 @@ def solve_catalog(
     best = _best_over_variants(search, None if conflicts else pins)
     if best is None:
         raise _no_solution(conflicts)
-    return Resolved(solution=_solution(best, db, catalog.target, source), pins=best, catalog=catalog)
+    solution = _solution(best, db, catalog.target, source, catalog.gpu_source)
+    return Resolved(solution=solution, pins=best, catalog=catalog)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -315,20 +318,28 @@ def _constraint_conflicts(pins: Mapping[str, Candidate]) -> list[Finding]:
 
 
 def _solution(
-    pins: Mapping[str, Candidate], db: CompatDB, target: Target, source: PackageSource | None = None
+    pins: Mapping[str, Candidate],
+    db: CompatDB,
+    target: Target,
+    source: PackageSource | None = None,
+    catalog_source: str = "auto",
 ) -> Solution:
     cuda = pins.get(CUDA)
     variant = cuda.variant if cuda is not None and cuda.variant else "cpu"
     info = db.variant(variant)
-    index_url = cuda.index_url if cuda is not None else (info.index_url if info else db.default_index)
+    variant_index = cuda.index_url if cuda is not None else (info.index_url if info else db.default_index)
+    builds = [c for n, c in pins.items() if n != CUDA and c.build is not None and not c.extras]
+    # the index the set's GPU builds come from: PyPI (or its mirror) when every one of them does
+    from_default = bool(builds) and all(c.index_url == db.default_index for c in builds)
+    index_url = db.default_index if from_default else variant_index
     packages = []
     for name in sorted(pins):
         candidate = pins[name]
         if name == CUDA or candidate.extras:
             continue  # the variant is the solution's; ``name[extra]`` is pinned through ``name``
         index = candidate.index_url
-        if candidate.release is not None and candidate.release.pure and candidate.release.index == "pytorch":
-            index = index_url
+        if on_variant_index(candidate, catalog_source):
+            index = variant_index
         release = candidate.source
         if release is None and source is not None:
             release = source.build_release(name, str(candidate.version), index)
