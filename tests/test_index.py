@@ -339,7 +339,7 @@ def test_a_refused_or_timed_out_connect_is_not_retried(failure: httpx.HTTPError)
         client = make_client(http, sleeps)
         with pytest.raises(IndexUnavailable) as info:
             client.fetch_project(CU118, "torch")
-        with pytest.raises(IndexUnavailable, match="download.pytorch.org is unreachable"):
+        with pytest.raises(IndexUnavailable, match=r"download\.pytorch\.org is unreachable"):
             client.fetch_project(CU128, "torch")
     assert (route.call_count, sleeps) == (1, [])
     assert info.value.message == f"could not reach {CU118}/torch/: {type(failure).__name__}: {failure}"

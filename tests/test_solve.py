@@ -51,7 +51,11 @@ def test_old_driver_gets_minor_version_compat_warning(db: CompatDB) -> None:
 def test_one_variant_one_index_for_the_set(db: CompatDB) -> None:
     result = solve(["torch", "torchrec"], db, host("8.0", "470.129.06"))
     assert pins(result) == {"fbgemm-gpu": "1.2.0+cu118", "torch": "2.7.1+cu118", "torchrec": "1.2.0"}
-    assert {p.index for p in result.solution.packages} == {"https://download.pytorch.org/whl/cu118"}
+    indexes = {p.name: p.index for p in result.solution.packages}
+    cu118 = "https://download.pytorch.org/whl/cu118"
+    assert indexes == {"torch": cu118, "fbgemm-gpu": cu118, "torchrec": "https://pypi.org/simple"}  # pure: PyPI's
+    pytorch = solve(["torch", "torchrec"], db, host("8.0", "470.129.06"), gpu_source="pytorch")
+    assert {p.index for p in pytorch.solution.packages} == {cu118}  # --gpu-source pytorch: the variant's index only
 
 
 def test_pascal_torchrec_fails_on_fbgemm_sm61(db: CompatDB) -> None:

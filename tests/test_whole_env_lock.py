@@ -184,7 +184,8 @@ def test_project_locks_whole_environment(served: Any, tmp_path: Path) -> None:
         wheel = package["wheels"][0]
         assert len(wheel["hashes"]["sha256"]) == 64 and wheel["url"].startswith("http")
     torch_entry = next(p for p in lock["packages"] if p["name"] == "torch")
-    assert torch_entry["index"].startswith("https://download.pytorch.org/whl/cu")  # one index per package
+    assert torch_entry["index"] == _gpu_pins()["torch"][1]  # one index per package: the database's choice
+    assert torch_entry["index"] == "https://pypi.org/simple"  # PyPI carries this cu130 build (--gpu-source auto)
     assert next(p for p in lock["packages"] if p["name"] == "numpy")["index"] == "https://pypi.org/simple"
     env = {
         k: v
@@ -274,7 +275,7 @@ def test_lock_installs_with_pip_and_uv(served: Any, tmp_path: Path) -> None:
     after = _imports_torch(pip_python)
     assert after.returncode == 0, after.stderr
     origin, version = after.stdout.split()
-    assert origin.startswith("whl/cu") and version == pins["torch"]  # the variant index's build
+    assert origin == "pypi" and version == pins["torch"]  # the chosen variant's build, as PyPI carries it
     uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
     if not os.path.exists(uv):
         pytest.skip("uv is not installed")

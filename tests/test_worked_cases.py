@@ -71,7 +71,9 @@ def test_a800_torch_torchrec_is_one_release_line_one_variant_one_index(capsys: p
     chosen = {"fbgemm-gpu": Version(fbgemm), "torch": Version(torch)}
     assert {req.name for req in row.requires} == {"fbgemm-gpu", "torch"}
     assert all(req.specifier.contains(chosen[req.name]) for req in row.requires)
-    assert {p["index"] for p in result["packages"]} == {"https://download.pytorch.org/whl/cu118"}
+    indexes = {p["name"]: p["index"] for p in result["packages"]}
+    assert indexes["torch"] == indexes["fbgemm-gpu"] == "https://download.pytorch.org/whl/cu118"
+    assert indexes["torchrec"] == "https://pypi.org/simple"  # a pure wheel PyPI carries too (--gpu-source auto)
 
 
 def test_gtx_1080_ti_torchrec_fails_on_fbgemm_sm61(capsys: pytest.CaptureFixture[str]) -> None:

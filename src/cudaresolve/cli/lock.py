@@ -30,6 +30,13 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ORIG=MIRROR",
         help="fetch ORIG's pages from MIRROR (e.g. https://download.pytorch.org/whl=https://mirror.example/whl)",
     )
+    parser.add_argument(
+        "--gpu-source",
+        choices=("auto", "pytorch", "pypi"),
+        default=None,
+        help="where GPU builds come from: auto (default: PyPI when it carries the chosen build, else the "
+        "PyTorch index), pytorch (the PyTorch index), pypi (never the PyTorch index)",
+    )
 
 
 def add_file_arguments(parser: argparse.ArgumentParser, *, constraints: bool = True) -> None:
@@ -78,6 +85,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         compat=args.compat,
         offline=args.offline,
         mirrors=tuple(args.index_mirror),
+        gpu_source=args.gpu_source,
     )
 
 

@@ -79,11 +79,19 @@ class IndexSource:
         self._stale: dict[str, tuple[Text, float | None, list[str]]] = {}
         self._refused: dict[str, list[tuple[str, str]]] = {}
 
-    def notices(self) -> list[Notice]:
-        """What the user must hear about the listings: failures, stale copies, refused links (one per index)."""
+    def notices(self, *, passed_over: Iterable[str] = ()) -> list[Notice]:
+        """What the user must hear about the listings: failures, stale copies, refused links (one per index).
+        ``passed_over``: indexes whose failure the caller reports another way (nothing locked came from them)."""
         from cudaresolve.index.client import listing_notices
 
-        return listing_notices(self._failed, self._stale, self._refused)
+        skip = {i.rstrip("/") for i in passed_over}
+        failed = {index: why for index, why in self._failed.items() if index not in skip}
+        return listing_notices(failed, self._stale, self._refused)
+
+    def failures(self) -> dict[str, Text]:
+        """The indexes a page of which could not be fetched in this run, each with the first reason."""
+        with self._lock:
+            return {index: why for index, (why, _) in self._failed.items()}
 
     def index_for(self, name: str) -> str:
         return self._indexes.get(canonical_project(name), self._default)

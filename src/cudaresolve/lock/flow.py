@@ -48,6 +48,7 @@ class LockRequest:
     offline: bool = False
     mirrors: tuple[str, ...] = ()
     project: Path = Path("pyproject.toml")
+    gpu_source: str | None = None  # --gpu-source; None: the project's gpu-source, else "auto"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +62,7 @@ class LockInputs:
     offline: bool = False
     mirrors: Mapping[str, str] = field(default_factory=dict)
     package_indexes: Mapping[str, str] = field(default_factory=dict)  # [tool.cudaresolve] package-index
+    gpu_source: str = "auto"  # where GPU builds come from (``resolve.sources.GPU_SOURCES``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +99,11 @@ def prepare(request: LockRequest) -> LockInputs:
     if not requirements:
         raise InvalidInput(Text("lock.no-requirements"), hint=Text("lock.no-requirements.hint"))
     mirrors = {**project.mirrors, **parse_mirrors(request.mirrors)}
+    gpu_source = request.gpu_source or project.gpu_source or "auto"
+    if request.gpu_source is not None:
+        from cudaresolve.lock.project import parse_gpu_source
+
+        parse_gpu_source(request.gpu_source, "--gpu-source")
     return LockInputs(
         requirements=requirements,
         constraints=request.constraints,
@@ -105,6 +112,7 @@ def prepare(request: LockRequest) -> LockInputs:
         offline=request.offline,
         mirrors=mirrors,
         package_indexes=project.package_indexes,
+        gpu_source=gpu_source,
     )
 
 
@@ -118,7 +126,7 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
     from cudaresolve.text.findings import warning
 
     heard: list[Notice] = []  # the listings' notices, kept when the whole-environment pass fails
-    catalog = build_catalog(inputs.db, inputs.target, lazy=True)  # one catalog for both passes
+    catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source=inputs.gpu_source)  # both passes
     try:
         return _solve_whole(inputs, heard, catalog)
     except IndexUnavailable as e:
@@ -183,9 +191,16 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
             solution = solve(
                 inputs.requirements, db, target, source=source, catalog=catalog, constraints=inputs.constraints
             ).solution
-        finally:
+        except BaseException:
             heard.extend(source.notices())
-    notices = list(heard)
+            raise
+    from cudaresolve.lock.fallback_set import passed_over, unreachable_set_notice
+
+    failures = source.failures()
+    skipped = passed_over(solution, failures)  # indexes that failed but served nothing this lock holds
+    notices = source.notices(passed_over=skipped)
+    better = unreachable_set_notice(solution, inputs.requirements, db, catalog, {i: failures[i] for i in skipped})
+    notices += [better] if better is not None else []
     notices += [
         warning("requirement-skipped", "lock.requirement-skipped", requirement=text)
         for text in skipped_requests(inputs.requirements, marker_environment(target))

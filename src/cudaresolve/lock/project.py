@@ -67,8 +67,8 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
 
 
 def parse_gpu_source(value: object, origin: str) -> str:
-    """``auto``, ``pytorch`` or ``pypi`` (``resolve.catalog.GPU_SOURCES``); anything else is ``InvalidInput``."""
-    from cudaresolve.resolve.catalog import GPU_SOURCES
+    """``auto``, ``pytorch`` or ``pypi`` (``resolve.sources.GPU_SOURCES``); anything else is ``InvalidInput``."""
+    from cudaresolve.resolve.sources import GPU_SOURCES
 
     if not isinstance(value, str) or value not in GPU_SOURCES:
         raise InvalidInput(

@@ -12,7 +12,7 @@ target's Python here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import SpecifierSet
@@ -23,6 +23,7 @@ from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
 from cudaresolve.resolve.gpudriver import unsupported_gpus
 from cudaresolve.resolve.source import IndexRelease, extras_key
+from cudaresolve.resolve.sources import sourced_builds
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -35,24 +36,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CUDA",
-    "GPU_SOURCES",
     "Candidate",
     "Catalog",
     "Need",
     "Rejection",
     "build_catalog",
-    "on_variant_index",
     "satisfies",
 ]
 
 #: The virtual identifier whose candidates are the variants the target can run.
 CUDA: Final = "<cuda>"
-
-#: Where GPU builds may come from (``--gpu-source``, ``[tool.cudaresolve] gpu-source``): ``auto`` takes a
-#: build from the default index (PyPI or its mirror) when that index carries the same build, else from
-#: the variant's PyTorch index; ``pytorch`` only from the PyTorch index where it has the build;
-#: ``pypi`` never from the PyTorch index.
-GPU_SOURCES: Final = ("auto", "pytorch", "pypi")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,14 +132,6 @@ def satisfies(need: Need, choice: Candidate | Rejection) -> bool:
     if need.variant is not None and choice.variant != need.variant:
         return False
     return need.name == CUDA or need.specifier.contains(choice.version, prereleases=True)
-
-
-def on_variant_index(candidate: Candidate, gpu_source: str) -> bool:
-    """A pure row the database places on the PyTorch index (``index = "pytorch"``: torchrec) taken from the
-    pinned variant's index: only with ``gpu_source = "pytorch"``; otherwise it comes from PyPI, which
-    carries the same wheel."""
-    release = candidate.release
-    return gpu_source == "pytorch" and release is not None and release.pure and release.index == "pytorch"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -306,46 +291,10 @@ def _dependencies(release: PackageRelease, build: Build | None) -> tuple[Need, .
     return tuple(needs)
 
 
-def _pypi_twin(db: CompatDB, release: PackageRelease, build: Build) -> Build | None:
-    """The PyPI wheel of ``release`` as a build, when it is ``build`` itself: ``build`` is the PyTorch-index
-    build of the release's ``pypi-variant`` and no ``channel = "pypi"`` row of that variant says otherwise.
-    PyPI's wheel then carries the same code under the release's plain version (``2.9.0`` for ``2.9.0+cu128``),
-    on Linux x86_64 (``pypi-variant`` describes that wheel)."""
-    if build.channel != "index" or build.variant != release.pypi_variant or "linux_x86_64" not in build.platforms:
-        return None
-    info = db.variant(build.variant)
-    if info is None or build.index_url != info.index_url or build.local != f"+{build.variant}":
-        return None
-    if any(b.channel == "pypi" and b.variant == build.variant for b in release.builds):
-        return None
-    return replace(build, channel="pypi", index_url=db.default_index, local="", platforms=("linux_x86_64",))
-
-
-def _sourced_builds(db: CompatDB, release: PackageRelease, gpu_source: str, platform: str) -> list[Build]:
-    """The builds of ``release`` that ``gpu_source`` allows, with the PyPI twin (``_pypi_twin``) added on
-    the one platform it describes."""
-    builds: list[Build] = []
-    for build in release.builds:
-        wanted = gpu_source != "pytorch" and platform == "linux_x86_64"
-        twin = _pypi_twin(db, release, build) if wanted else None
-        info = db.variant(build.variant)
-        on_pytorch = build.channel == "index" and info is not None and build.index_url == info.index_url
-        if gpu_source == "pypi" and on_pytorch:
-            builds.extend(() if twin is None else (twin,))
-            continue
-        if gpu_source == "pytorch" and build.channel == "pypi":
-            if any(b.channel == "index" and b.variant == build.variant for b in release.builds):
-                continue  # the PyTorch index has this variant: the user asked for it from there
-        builds.append(build)
-        if twin is not None:
-            builds.append(twin)
-    return builds
-
-
 def _release_candidates(
     db: CompatDB, target: Target, release: PackageRelease, rejections: list[Rejection], gpu_source: str = "auto"
 ) -> Iterable[Candidate]:
-    sourced = _sourced_builds(db, release, gpu_source, target.platform) if release.builds else []
+    sourced = sourced_builds(db, release, gpu_source, target.platform) if release.builds else []
     builds: Sequence[Build | None] = sourced or (None,)
     if release.builds and not sourced:
         return  # every build is on a source the user excluded
@@ -449,7 +398,7 @@ def build_catalog(
 ) -> Catalog:
     """Every candidate of every package in the database (or of ``names``) for ``target``; with ``lazy``,
     each package's candidates (and rejections) are built when first asked for. ``gpu_source`` (one of
-    ``GPU_SOURCES``) decides which channels' builds are candidates and which comes first."""
+    ``sources.GPU_SOURCES``) decides which channels' builds are candidates and which comes first."""
     rejections: list[Rejection] = []
     candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections))}
     known = frozenset(n for n in db.package_names) | {CUDA}

@@ -11,7 +11,6 @@ identifier with extras (``transformers[torch]``) is pinned with its base (pip's 
 candidate depends on exactly the base release plus the optional requirements its extras select.
 """
 
-
 from __future__ import annotations
 
 from dataclasses import replace
@@ -23,9 +22,10 @@ from resolvelib import AbstractProvider
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, on_variant_index
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.source import applies, split_key
+from cudaresolve.resolve.sources import on_variant_index
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -108,6 +108,10 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self._builds: dict[tuple[str, str, str], IndexRelease | None] = {}
         self._variant_index: str | None = None  # the pinned ``<cuda>``'s index, seen in get_preference
         self._resolutions: Mapping[str, Candidate] = {}
+        #: Index failures that left an identifier without any build (``_listed``); the solve raises the first
+        #: when the search fails, so the lock falls back to the database's answer, and otherwise lets the
+        #: sets from the indexes that answered stand (a PyPI set when the PyTorch index is down).
+        self.unreadable: list[IndexUnavailable] = []
 
     def identify(self, requirement_or_candidate: Need | Candidate) -> str:
         return requirement_or_candidate.key
@@ -216,7 +220,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         When the index lists none of them, they come anyway, unlisted: the set is then the database's
         answer, locked without a file (a ``wheel-not-listed`` warning), never a silent failure. A build
         whose index cannot be read is passed over (the source reports the index); when no index of
-        any build can be read, that failure ends the whole-environment pass."""
+        any build can be read, the identifier has no candidate here and the failure is kept
+        (``unreadable``) for the solve to raise if the search fails."""
         runnable = self.catalog.runnable
         unlisted = []
         listed = 0
@@ -236,13 +241,14 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             else:
                 unlisted.append(candidate)
         if not listed and failure is not None and not unlisted:
-            raise failure
+            self.unreadable.append(failure)
+            return
         if not listed:
             yield from unlisted
 
     def _on_variant_index(self, candidate: Candidate) -> bool:
         """A pure wheel taken from the pinned variant's index (``catalog.on_variant_index``)."""
-        return on_variant_index(candidate, self.catalog.gpu_source)
+        return on_variant_index(candidate.release, self.catalog.gpu_source)
 
     def _build(self, candidate: Candidate) -> IndexRelease | None:
         assert self.source is not None

@@ -20,10 +20,11 @@ from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import IndexUnavailable, InvalidInput, NoSolution
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, on_variant_index, satisfies
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, satisfies
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key, unverified
+from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.target.environment import marker_environment
 from cudaresolve.text.findings import Finding, Notice, reason, warning
 from cudaresolve.text.model import Text
@@ -134,7 +135,7 @@ def solve(
     one, every package and dependency is (the whole environment), and the source's
     ``IndexUnavailable`` passes through when some listing or metadata cannot be had. ``catalog``:
     one built for ``target`` before (``build_catalog(..., lazy=True)``), shared by several solves; else one is
-    built with ``gpu_source`` (``catalog.GPU_SOURCES``). ``constraints``: ``-c`` lines, which narrow the
+    built with ``gpu_source`` (``sources.GPU_SOURCES``). ``constraints``: ``-c`` lines, which narrow the
     versions of packages the set needs anyway."""
     environment = marker_environment(target)
     needs = parse_requests(requests, environment)
@@ -203,16 +204,24 @@ def solve_catalog(
     search = _Search(
         needs=needs, db=db, catalog=catalog, source=source, environment=environment, constraints=constraints or {}
     )
+    unreadable: IndexUnavailable | None = None
+    pins: dict[str, Candidate] | None = None
     try:
         pins = search.run(needs)
     except ResolutionImpossible as exc:
-        findings = explain_resolution(catalog, needs, list(exc.causes), index=search.index_candidates)
-        raise _no_solution(findings) from exc
+        if not search.unreadable:
+            findings = explain_resolution(catalog, needs, list(exc.causes), index=search.index_candidates)
+            raise _no_solution(findings) from exc
+        # Some builds' index could not be read (the PyTorch index down): the variants are searched one by
+        # one below, so a set from the indexes that answered (PyPI's) can still be found.
+        unreadable = search.unreadable[0]
     except ResolutionTooDeep as exc:
         raise NoSolution(Text("resolve.too-deep"), hint=Text("resolve.too-deep.hint")) from exc
-    conflicts = _constraint_conflicts(pins)
-    best = _best_over_variants(search, None if conflicts else pins)
+    conflicts = _constraint_conflicts(pins) if pins is not None else []
+    best = _best_over_variants(search, None if conflicts or pins is None else pins)
     if best is None:
+        if unreadable is not None:  # no set from the indexes that answered: the one that failed is the cause
+            raise unreadable
         raise _no_solution(conflicts)
     solution = _solution(best, db, catalog.target, source, catalog.gpu_source)
     return Resolved(solution=solution, pins=best, catalog=catalog)
@@ -229,6 +238,7 @@ class _Search:
     environment: Mapping[str, str] | None
     constraints: Mapping[str, SpecifierSet] = field(default_factory=dict)
     index_candidates: Mapping[str, tuple[Candidate, ...]] = field(default_factory=dict)
+    unreadable: list[IndexUnavailable] = field(default_factory=list)  # the provider's, for the last run
 
     def run(self, needs: Sequence[Need]) -> dict[str, Candidate]:
         from resolvelib import BaseReporter, Resolver
@@ -245,6 +255,7 @@ class _Search:
             constraints=self.constraints,
         )
         self.index_candidates = provider.index_candidates
+        self.unreadable = provider.unreadable
         resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
         result = resolver.resolve(needs, max_rounds=_MAX_ROUNDS)
         return dict(result.mapping)
@@ -338,7 +349,7 @@ def _solution(
         if name == CUDA or candidate.extras:
             continue  # the variant is the solution's; ``name[extra]`` is pinned through ``name``
         index = candidate.index_url
-        if on_variant_index(candidate, catalog_source):
+        if on_variant_index(candidate.release, catalog_source):
             index = variant_index
         release = candidate.source
         if release is None and source is not None:
