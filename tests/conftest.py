@@ -91,4 +91,8 @@ def tiny_db_dict() -> dict[str, Any]:
 def _no_env_overrides(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("CUDARESOLVE_GPUS", "CUDARESOLVE_DRIVER", "CUDA_VISIBLE_DEVICES"):
         monkeypatch.delenv(name, raising=False)
+    # the developer's own default index (a PyPI mirror) must not reach the locks under test
+    for name in ("PIP_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX_URL", "UV_CONFIG_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("UV_NO_CONFIG", "1")
     yield

@@ -20,12 +20,12 @@ from cudaresolve.index.client import (
     IndexFile,
     Listings,
     apply_mirror,
-    fetch_listings,
     parse_mirrors,
     parse_simple_html,
     parse_simple_json,
 )
 from cudaresolve.index.http_cache import HttpCache
+from cudaresolve.index.listings import fetch_listings
 from cudaresolve.text.catalogue import format_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "indexes"

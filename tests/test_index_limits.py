@@ -14,9 +14,10 @@ import httpx
 import pytest
 
 from cudaresolve.errors import IndexUnavailable, InvalidInput
-from cudaresolve.index.client import IndexClient, fetch_listings
+from cudaresolve.index.client import IndexClient
 from cudaresolve.index.http_cache import HttpCache
 from cudaresolve.index.limits import DEFAULT_DEADLINE, Deadline, deadline_from_env, read_capped
+from cudaresolve.index.listings import fetch_listings
 from hostile.cases_index import HostileServer, answer, endless, huge_length, stall, trickle
 
 if TYPE_CHECKING:

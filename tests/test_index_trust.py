@@ -11,8 +11,9 @@ import respx
 
 from cudaresolve.db.database import load_compat
 from cudaresolve.errors import IndexUnavailable
-from cudaresolve.index.client import IndexClient, fetch_listings
+from cudaresolve.index.client import IndexClient
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
+from cudaresolve.index.listings import fetch_listings
 from cudaresolve.index.trust import FileTrust, is_same_host_redirect
 from cudaresolve.text.catalogue import format_text
 

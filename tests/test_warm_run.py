@@ -19,8 +19,8 @@ import respx
 from tiny_wheels import build_wheel
 
 from cudaresolve.db.database import load_compat
-from cudaresolve.index.client import fetch_listings
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
+from cudaresolve.index.listings import fetch_listings
 from cudaresolve.index.transport import LazyClient
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def test_fetch_listings_builds_the_client_for_the_stale_page_only(tmp_path: Path
 
 _FRESH_FETCH = """
 import json, sys
-from cudaresolve.index.client import fetch_listings
+from cudaresolve.index.listings import fetch_listings
 from cudaresolve.index.http_cache import HttpCache
 from cudaresolve.index.transport import LazyClient
 root, requests = json.loads(sys.argv[1])

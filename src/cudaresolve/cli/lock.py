@@ -31,6 +31,16 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
         help="fetch ORIG's pages from MIRROR (e.g. https://download.pytorch.org/whl=https://mirror.example/whl)",
     )
     parser.add_argument(
+        "-i",
+        "--index-url",
+        "--default-index",
+        dest="index_url",
+        default=None,
+        metavar="URL",
+        help="the default index (a PyPI mirror) instead of PyPI; without it, PIP_INDEX_URL, pip's configuration "
+        "files, UV_DEFAULT_INDEX, uv.toml and [tool.cudaresolve] index-url are read as pip and uv read them",
+    )
+    parser.add_argument(
         "--gpu-source",
         choices=("auto", "pytorch", "pypi"),
         default=None,
@@ -86,6 +96,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         offline=args.offline,
         mirrors=tuple(args.index_mirror),
         gpu_source=args.gpu_source,
+        index_url=args.index_url,
     )
 
 

@@ -1,10 +1,8 @@
 """List the wheels an index offers (PyPI, the PyTorch index, mirrors). Does I/O: HTTP via an injected httpx.Client.
 
 The pure parsers live in ``simple`` (re-exported here). ``IndexClient`` fetches one
-project page with retries, the on-disk cache and mirrors; ``fetch_listings`` fetches many and,
-when the network fails, falls back with a ``Notice`` instead of raising, so the caller can use
-the embedded data. httpx is imported inside the functions that use it: importing this module
-for ``IndexFile`` stays cheap.
+project page with retries, the on-disk cache and mirrors (``listings.fetch_listings`` fetches many).
+httpx is imported inside the functions that use it: importing this module for ``IndexFile`` stays cheap.
 
 Spec: https://packaging.python.org/en/latest/specifications/simple-repository-api/
 """
@@ -20,11 +18,9 @@ from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
-    DEFAULT_DEADLINE,
     MAX_PAGE_BYTES,
     READ_TIMEOUT,
     Deadline,
-    deadline_from_env,
     read_capped,
     too_large,
 )
@@ -49,7 +45,7 @@ from cudaresolve.index.trust import FileTrust, is_same_host_redirect
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping
 
     import httpx
     from packaging.utils import NormalizedName
@@ -63,7 +59,6 @@ __all__ = [
     "Listings",
     "ProjectPage",
     "apply_mirror",
-    "fetch_listings",
     "listing_notices",
     "make_http_client",
     "parse_mirrors",
@@ -105,8 +100,10 @@ class IndexClient:
         deadline: Deadline | None = None,
         max_page_bytes: int = MAX_PAGE_BYTES,
         allowed_hosts: Iterable[str] | None = None,
+        flat_roots: Iterable[str] = (),
     ) -> None:
         self._http = http
+        self._flat_roots = tuple(r.rstrip("/") for r in flat_roots)  # mirrors of these may be flat directories
         self.cache = cache
         self.offline = offline
         self.mirrors = dict(mirrors or {})
@@ -131,19 +128,44 @@ class IndexClient:
         """Fetch ``{index_url}/{normalized name}/`` (mirrors applied); raises ``IndexUnavailable``.
 
         No request is sent offline, nor for a cached copy still fresh (RFC 9111, see ``http_cache``).
+        A mirror of an index under ``flat_roots`` without that page may be a flat directory (``index.flat``).
         """
+        page = self._project_page(index_url, name)
+        if page.found or not self._flat_ok(page):
+            return page
+        from cudaresolve.index.flat import flat_page
+
+        return flat_page(self, page, fresh_only=False) or page
+
+    def entry(self, url: str, *, fresh_only: bool = False) -> tuple[CachedResponse, str] | None:
+        """Any page by URL (a flat listing) through the cache as project pages go: (entry, source); None when
+        ``fresh_only`` and a request would be needed. Raises ``IndexUnavailable``."""
+        cached = self._cached(url)
+        if self._usable(cached, url):
+            return cached, "cache"
+        if fresh_only:
+            return None
+        entry, source = self._download(url, cached)
+        if self.cache is not None:
+            self.cache.store(entry)
+        return entry, source
+
+    def _flat_ok(self, page: ProjectPage) -> bool:
+        return page.mirrored and any(_under(page.index_url, root) for root in self._flat_roots)
+
+    def _project_page(self, index_url: str, name: str) -> ProjectPage:
         project, index, served_from, url = self._where(index_url, name)
         cached = self._cached(url)
         if self._usable(cached, url):
             report(Event(kind="page-cached", label=url))
-            return self._page(index, served_from, project, cached, "cache")
+            return self.page_of(index, served_from, project, cached, "cache")
         try:
             entry, source = self._download(url, cached)
         except IndexUnavailable as e:
             if cached is None or not cached.may_serve_stale:  # must-revalidate / no-cache: never stale
                 raise
-            return self._page(index, served_from, project, cached, "stale-cache", error=e.text)
-        page = self._page(index, served_from, project, entry, source)  # parse first: junk never gets cached
+            return self.page_of(index, served_from, project, cached, "stale-cache", error=e.text)
+        page = self.page_of(index, served_from, project, entry, source)  # parse first: junk never gets cached
         report(Event(kind="page", label=url))
         if self.cache is not None:
             self.cache.store(entry)
@@ -187,7 +209,12 @@ class IndexClient:
         project, index, served_from, url = self._where(index_url, name)
         cached = self._cached(url)
         if self._usable(cached, url):
-            return self._page(index, served_from, project, cached, "cache")
+            page = self.page_of(index, served_from, project, cached, "cache")
+            if page.found or not self._flat_ok(page):
+                return page
+            from cudaresolve.index.flat import flat_page
+
+            return flat_page(self, page, fresh_only=True)
         self._peeked[url] = cached  # fetch_page comes next: spare it a second read
         return None
 
@@ -210,7 +237,7 @@ class IndexClient:
             return False
         return self.offline or self.cache.is_fresh(cached, self._clock(), max_age=self._max_age)
 
-    def _page(
+    def page_of(
         self,
         index: str,
         served_from: str,
@@ -347,85 +374,5 @@ def _retry_after(value: str | None) -> float | None:
 
 
 
-def fetch_listings(
-    client: httpx.Client | LazyClient | None,
-    requests: Sequence[tuple[str, str]],
-    *,
-    offline: bool,
-    cache: HttpCache | None,
-    mirrors: Mapping[str, str] | None = None,
-    retries: int = 3,
-    sleep: Callable[[float], None] = time.sleep,
-    versions: Mapping[str, Iterable[str]] | None = None,
-    allowed_hosts: Iterable[str] | None = None,
-    deadline: float | None = None,
-    max_page_bytes: int = MAX_PAGE_BYTES,
-) -> Listings:
-    """Fetch every (index_url, project) page; never raises ``IndexUnavailable``.
-
-    ``versions`` (project -> versions) limits which files of a page are parsed, when the caller
-    needs only those (a lock adding hashes to its pins); other files are skipped unparsed.
-
-    A page that cannot be fetched is left out (listed in ``unavailable``) and one
-    ``index-unavailable-fallback`` notice per index says the embedded data is used instead and
-    hashes could not be added. A stale cached copy served because the network failed gives one
-    ``index-stale-cache`` notice per index. Offline, cache misses are silent: the user asked.
-
-    ``allowed_hosts`` (the database's ``[index] allowed-hosts``) are the hosts besides the page's
-    own that file links may point to; links elsewhere, or with a scheme other than https (http on
-    127.0.0.1 or a named mirror), are dropped with one ``index-file-refused`` notice per index.
-    ``deadline`` bounds all the fetching in seconds (default: ``CUDARESOLVE_NETWORK_TIMEOUT``, else
-    60); ``max_page_bytes`` caps each page.
-    """
-    # offline there is nothing to bound: a bad CUDARESOLVE_NETWORK_TIMEOUT only matters online
-    seconds = deadline if deadline is not None else DEFAULT_DEADLINE if offline else deadline_from_env()
-    index_client = IndexClient(
-        client, cache=cache, offline=offline, mirrors=mirrors, retries=retries, sleep=sleep,
-        deadline=Deadline(seconds), max_page_bytes=max_page_bytes, allowed_hosts=allowed_hosts,
-    )
-    for project, wanted in (versions or {}).items():
-        index_client.keep[canonical_project(project)] = version_filter(project, wanted)
-    pages: list[ProjectPage] = []
-    unavailable: list[tuple[str, NormalizedName]] = []
-    failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
-    stale: dict[str, tuple[Text, float | None, list[str]]] = {}
-    refused: dict[str, list[tuple[str, str]]] = {}  # index -> (file, why)
-    seen: set[tuple[str, NormalizedName]] = set()
-    keys: list[tuple[str, NormalizedName]] = []
-    for index_url, name in requests:
-        key = (index_url.strip().rstrip("/"), canonical_project(name))
-        if key not in seen:
-            seen.add(key)
-            keys.append(key)
-
-    def fetch(key: tuple[str, NormalizedName], fresh_only: bool = False) -> ProjectPage | IndexUnavailable | None:
-        try:
-            return index_client.fresh_page(*key) if fresh_only else index_client.fetch_page(*key)
-        except IndexUnavailable as e:
-            return e
-
-    found = {key: fetch(key, fresh_only=True) for key in keys}  # fresh copies first: no request, no thread
-    todo = [key for key in keys if found[key] is None]
-    if client is not None and len(todo) > 1:  # pages are independent: ask for them at once
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-            found.update(zip(todo, pool.map(fetch, todo), strict=True))
-    else:
-        found.update((key, fetch(key)) for key in todo)
-    results = [r for r in (found[key] for key in keys) if r is not None]  # none is None any more
-    for key, page in zip(keys, results, strict=True):
-        if isinstance(page, IndexUnavailable):
-            e = page
-            unavailable.append(key)
-            if not offline:
-                failed.setdefault(key[0], (e.text, []))[1].append(key[1])
-            continue
-        pages.append(page)
-        if page.refused:
-            refused.setdefault(key[0], []).extend(page.refused)
-        if page.source == "stale-cache":
-            reason = page.error or Text("index.network-error")
-            stale.setdefault(key[0], (reason, page.fetched_at, []))[2].append(key[1])
-    notices = listing_notices(failed, stale, refused)
-    return Listings(pages=tuple(pages), unavailable=tuple(unavailable), notices=tuple(notices))
+def _under(url: str, root: str) -> bool:
+    return url == root or url.startswith(root + "/")

@@ -25,12 +25,22 @@ if TYPE_CHECKING:
 
     from cudaresolve.db.database import CompatDB
     from cudaresolve.lock.model import Lock
+    from cudaresolve.lock.project import ProjectSettings
     from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.model import Solution
     from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.model import Target
 
-__all__ = ["LockInputs", "LockRequest", "LockResult", "lock", "prepare", "project_mirrors", "resolve_inputs"]
+__all__ = [
+    "LockInputs",
+    "LockRequest",
+    "LockResult",
+    "all_mirrors",
+    "lock",
+    "prepare",
+    "project_mirrors",
+    "resolve_inputs",
+]
 
 Format = Literal["pylock", "requirements"]
 
@@ -49,6 +59,8 @@ class LockRequest:
     mirrors: tuple[str, ...] = ()
     project: Path = Path("pyproject.toml")
     gpu_source: str | None = None  # --gpu-source; None: the project's gpu-source, else "auto"
+    index_url: str | None = None  # --index-url: the default index (a PyPI mirror); None: the user's settings
+    environ: Mapping[str, str] | None = field(default=None, repr=False)  # None: os.environ (pip/uv settings)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,19 +89,38 @@ class LockResult:
 
 
 def project_mirrors(request: LockRequest) -> dict[str, str]:
-    """The project's ``index-mirror`` table with the ``--index-mirror`` flags over it."""
+    """Every mirror of the run (``all_mirrors``), for a request whose database is not loaded yet."""
     from cudaresolve.db.database import load_compat
-    from cudaresolve.index.client import parse_mirrors
     from cudaresolve.lock.project import load_project
 
-    root = load_compat(request.compat).pytorch_index_root
-    return {**load_project(request.project, pytorch_root=root).mirrors, **parse_mirrors(request.mirrors)}
+    db = load_compat(request.compat)
+    return all_mirrors(request, load_project(request.project, pytorch_root=db.pytorch_index_root), db)
+
+
+def all_mirrors(request: LockRequest, project: ProjectSettings, db: CompatDB) -> dict[str, str]:
+    """The user's default index (pip's and uv's settings, ``[tool.cudaresolve] index-url``, ``--index-url``:
+    ``index.settings``) as the mirror of the database's default index, under the project's ``index-mirror``
+    table, under the ``--index-mirror`` flags."""
+    import os
+
+    from cudaresolve.index.client import parse_mirrors
+    from cudaresolve.index.settings import default_index
+
+    try:
+        home = Path.home()
+    except (RuntimeError, KeyError):  # no HOME and no passwd entry: no user files
+        home = Path("/nonexistent")
+    environ = os.environ if request.environ is None else request.environ
+    setting = default_index(environ, home=home, cwd=Path.cwd(), project=project.index_url, flag=request.index_url)
+    base: dict[str, str] = {}
+    if setting is not None and setting.url.rstrip("/") != db.default_index.rstrip("/"):
+        base[db.default_index] = setting.url
+    return {**base, **project.mirrors, **parse_mirrors(request.mirrors)}
 
 
 def prepare(request: LockRequest) -> LockInputs:
     """Requirements from the request, else ``pyproject.toml``; then the database, mirrors and target."""
     from cudaresolve.db.database import load_compat
-    from cudaresolve.index.client import parse_mirrors
     from cudaresolve.lock.project import load_project
     from cudaresolve.target.build import build_target
 
@@ -98,7 +129,7 @@ def prepare(request: LockRequest) -> LockInputs:
     requirements = request.requirements or project.requirements
     if not requirements:
         raise InvalidInput(Text("lock.no-requirements"), hint=Text("lock.no-requirements.hint"))
-    mirrors = {**project.mirrors, **parse_mirrors(request.mirrors)}
+    mirrors = all_mirrors(request, project, db)
     gpu_source = request.gpu_source or project.gpu_source or "auto"
     if request.gpu_source is not None:
         from cudaresolve.lock.project import parse_gpu_source
@@ -175,6 +206,7 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
             offline=inputs.offline,
             mirrors=inputs.mirrors,
             allowed_hosts=db.allowed_hosts,
+            flat_roots=(db.pytorch_index_root,),  # a mirror of the PyTorch index may be flat directories
             deadline=Deadline(deadline_from_env()) if not inputs.offline else None,
         )
         source = IndexSource(
@@ -206,18 +238,9 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
         for text in skipped_requests(inputs.requirements, marker_environment(target))
     ]
     unlisted = [p for p in solution.packages if not p.url or not p.sha256]
-    for package in unlisted:
-        notices.append(
-            warning(
-                "wheel-not-listed",
-                "lock.wheel-not-listed",
-                index=package.index,
-                package=package.name,
-                version=package.version,
-                python=target.python,
-                platform=target.platform,
-            )
-        )
+    from cudaresolve.lock.wheels import not_listed
+
+    notices += [not_listed(p, target, inputs.mirrors) for p in unlisted]
     solution = _with_notices(solution, notices)
     return replace(solution, complete=False) if unlisted else solution
 
@@ -237,8 +260,8 @@ def _client(offline: bool) -> Any:
 def _hashes_from_cache(solution: Solution, inputs: LockInputs) -> Solution:
     """File names and sha256 for the database's answer from the page cache alone (what the whole-environment
     pass managed to fetch): never a second network pass, so no HTTP client and no httpx import."""
-    from cudaresolve.index.client import fetch_listings
     from cudaresolve.index.http_cache import HttpCache, default_cache_dir
+    from cudaresolve.index.listings import fetch_listings
     from cudaresolve.lock.wheels import attach_files
 
     wanted = [(p.index, p.name) for p in solution.packages]
@@ -251,6 +274,7 @@ def _hashes_from_cache(solution: Solution, inputs: LockInputs) -> Solution:
         mirrors=inputs.mirrors,
         versions=versions,
         allowed_hosts=inputs.db.allowed_hosts,
+        flat_roots=(inputs.db.pytorch_index_root,),
     )
     solution, notices = attach_files(solution, listings)
     return _with_notices(solution, notices)

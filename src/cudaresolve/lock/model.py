@@ -15,6 +15,7 @@ from typing import Any, Final
 from urllib.parse import unquote, urlsplit
 
 from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.urls import strip_credentials
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.text.findings import Notice
@@ -125,7 +126,7 @@ def lock_from_solution(solution: Solution) -> Lock:
                 name=canonical_name(p.name),
                 version=p.version,
                 index=p.index,
-                url=p.url,
+                url=strip_credentials(p.url) if p.url else p.url,
                 sha256=p.sha256.lower() if p.sha256 else None,
                 filename=p.filename or _url_filename(p.url),
                 requires_python=p.requires_python,

@@ -168,7 +168,9 @@ def format_command(command: PipCommand, *, env: bool = True) -> str:
     """A shell line for ``command`` (``VAR=value ... python -m pip ...``), then each file it reads
     as ``#`` comment lines."""
     words = [f"{key}={value}" for key, value in command.env] if env else []
-    lines = [shlex.join([*words, *command.argv])]
+    from cudaresolve.text.redact import redact_text
+
+    lines = [redact_text(shlex.join([*words, *command.argv]))]  # a mirror's credentials are never shown
     for path, text in command.files:
         lines.append(f"# {path}:")
         lines += [f"#   {line}" for line in text.splitlines()]

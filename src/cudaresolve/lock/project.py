@@ -13,6 +13,8 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from cudaresolve.index.settings import IndexSetting
+
 __all__ = ["ProjectSettings", "load_project", "parse_gpu_source", "project_from_dict"]
 
 
@@ -25,6 +27,7 @@ class ProjectSettings:
     mirrors: Mapping[str, str] = field(default_factory=dict)
     package_indexes: Mapping[str, str] = field(default_factory=dict)  # name -> the one index it comes from
     gpu_source: str | None = None  # [tool.cudaresolve] gpu-source: "auto", "pytorch" or "pypi" (None: not set)
+    index_url: IndexSetting | None = None  # [tool.cudaresolve] index-url: the default index (a PyPI mirror)
     source: str = ""
 
 
@@ -57,11 +60,17 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
     gpu_source = tool.get("gpu-source")
     if gpu_source is not None:
         gpu_source = parse_gpu_source(gpu_source, f"{source} [tool.cudaresolve] gpu-source")
+    index_url = None
+    if "index-url" in tool:
+        from cudaresolve.index.settings import check_index_url
+
+        index_url = check_index_url(tool["index-url"], f"{source} [tool.cudaresolve] index-url")
     return ProjectSettings(
         requirements=tuple(reqs),
         mirrors=parse_mirrors(mirror),
         package_indexes=parse_package_indexes(indexes),
         gpu_source=gpu_source,
+        index_url=index_url,
         source=origin,
     )
 

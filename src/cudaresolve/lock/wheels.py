@@ -17,15 +17,31 @@ from cudaresolve.errors import InvalidInput
 from cudaresolve.text.findings import Notice, warning
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from packaging.tags import Tag
 
     from cudaresolve.index.client import IndexFile, Listings
-    from cudaresolve.resolve.model import Solution
+    from cudaresolve.resolve.model import LockedPackage, Solution
     from cudaresolve.target.model import Target
 
-__all__ = ["attach_files", "pick_file", "tag_fits"]
+__all__ = ["attach_files", "not_listed", "pick_file", "tag_fits"]
+
+
+def not_listed(package: LockedPackage, target: Target, mirrors: Mapping[str, str]) -> Notice:
+    """The ``wheel-not-listed`` warning for a package locked without a file; when its index is fetched
+    through a mirror, the warning names the mirror and its URL (the mirror lacks it, or is laid out
+    in a way we do not read), not the original index."""
+    from cudaresolve.index.simple import apply_mirror
+
+    if package.url and not package.sha256:  # listed, but the page gave no sha256 (a flat directory of wheels)
+        return warning("wheel-not-listed", "lock.wheel-not-hashed", url=package.url, package=package.name)
+    served = apply_mirror(package.index.rstrip("/"), mirrors)
+    fields = {"package": package.name, "version": package.version, "python": target.python,
+              "platform": target.platform}
+    if served != package.index.rstrip("/"):
+        return warning("wheel-not-listed", "lock.wheel-not-on-mirror", mirror=served, index=package.index, **fields)
+    return warning("wheel-not-listed", "lock.wheel-not-listed", index=package.index, **fields)
 
 
 def tag_fits(tag: Tag, target: Target) -> bool:
@@ -65,12 +81,9 @@ def attach_files(solution: Solution, listings: Listings) -> tuple[Solution, list
             continue
         found = pick_file(files, package.version, solution.target)
         if found is None:
-            notices.append(
-                warning(
-                    "wheel-not-listed", "lock.wheel-not-listed", index=package.index, package=package.name,
-                    version=package.version, python=solution.target.python, platform=solution.target.platform,
-                )
-            )
+            page = listings.page(package.index, package.name)
+            mirrors = {package.index: page.served_from} if page is not None and page.mirrored else {}
+            notices.append(not_listed(package, solution.target, mirrors))
             packages.append(package)
             continue
         packages.append(

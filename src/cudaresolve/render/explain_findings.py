@@ -19,6 +19,7 @@ def render_solution(solution: Solution, console: Console, *, lang: str = "en") -
 
     from cudaresolve.text.catalogue import format_text
     from cudaresolve.text.model import Text
+    from cudaresolve.text.redact import redact_text
 
     console.print(escape(format_text(Text.of("render.solution.variant", variant=solution.variant,
                                              index=solution.index_url), lang)))
@@ -32,7 +33,7 @@ def render_solution(solution: Solution, console: Console, *, lang: str = "en") -
     versions = max((len(p.version) for p in solution.packages), default=0)
     room = max(20, console.width - max(names, 7) - max(versions, 7) - 4)
     for p in solution.packages:
-        table.add_row(p.name, p.version, escape(fold_path(p.index, room)))
+        table.add_row(p.name, p.version, escape(fold_path(redact_text(p.index), room)))
     print_fitted(console, table)
     render_warnings(solution, console, lang=lang)
 

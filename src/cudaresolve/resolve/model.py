@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cudaresolve.core.urls import strip_credentials
+
 if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Notice
@@ -26,7 +28,9 @@ class LockedPackage:
     size: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "version": self.version, "index": self.index, "url": self.url, "sha256": self.sha256}
+        url = strip_credentials(self.url) if self.url else self.url  # a private mirror's token stays out of output
+        index = strip_credentials(self.index)
+        return {"name": self.name, "version": self.version, "index": index, "url": url, "sha256": self.sha256}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

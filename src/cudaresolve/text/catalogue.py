@@ -14,6 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.text.model import LANGS, Lang, Text
+from cudaresolve.text.redact import redact_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -97,7 +98,7 @@ def _format_field(value: Field, lang: str) -> str:
         return format_text(value, lang)
     if isinstance(value, tuple):
         return join_items((_format_field(v, lang) for v in value), lang)
-    return str(value)
+    return redact_text(str(value))  # a mirror's credentials are never shown
 
 
 def _joined(sep: Mapping[str, str]) -> Callable[[Text, str], str]:

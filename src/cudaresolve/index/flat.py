@@ -1,0 +1,59 @@
+"""Mirrors laid out as flat directories: one listing of every wheel file of a variant. Does I/O through the client.
+
+Some mirrors of the PyTorch index do not copy its per-project pages (``/whl/cu128/torch/``); they
+keep one directory per variant holding every wheel file, with the directory's listing as the only
+page (what ``pip --find-links`` reads). When a mirror of such an index answers 404 for a project
+page, the client asks for the variant's directory (``/whl/cu128/``); when that page links wheel
+files, it is a flat listing and the project's wheels are the ones whose file names carry its
+name. A page linking no wheel at all is not a listing: the 404 stands, and the lock reports the
+mirror (``lock.wheel-not-on-mirror``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from packaging.utils import NormalizedName
+
+    from cudaresolve.index.http_cache import CachedResponse
+    from cudaresolve.index.pages import ProjectPage
+
+__all__ = ["flat_page"]
+
+
+class PageReader(Protocol):
+    """What the flat reader needs of the index client (kept as a protocol: the client imports this module)."""
+
+    offline: bool
+
+    def entry(self, url: str, *, fresh_only: bool = False) -> tuple[CachedResponse, str] | None: ...
+
+    def page_of(
+        self, index: str, served_from: str, project: NormalizedName, entry: CachedResponse, source: str
+    ) -> ProjectPage: ...
+
+
+def flat_page(client: PageReader, page: ProjectPage, *, fresh_only: bool) -> ProjectPage | None:
+    """``page`` (a mirror's 404) answered from the mirror's flat directory of its variant.
+
+    Returns the project's wheels from the listing (``found`` False when the listing has none of
+    them), ``page`` itself when the directory is not a listing of wheels, and None only when
+    ``fresh_only`` and the directory would need a request."""
+    from cudaresolve.errors import IndexUnavailable
+
+    url = page.served_from.rstrip("/") + "/"
+    try:
+        got = client.entry(url, fresh_only=fresh_only)
+    except IndexUnavailable:
+        if client.offline:
+            return page
+        raise
+    if got is None:
+        return None
+    entry, source = got
+    if entry.status == 404 or ".whl" not in entry.body:  # no wheel linked: not a listing
+        return page
+    listed = client.page_of(page.index_url, page.served_from, page.project, entry, source)
+    return replace(listed, found=bool(listed.files))

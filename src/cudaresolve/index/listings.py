@@ -1,0 +1,116 @@
+"""Many project pages at once, never raising: what the embedded answer needs to add hashes. Does I/O.
+
+``fetch_listings`` fetches every (index, project) page through one ``IndexClient``: fresh cached
+copies first, the rest in parallel; when the network fails, a ``Notice`` says so instead of an
+error, so the caller can use the embedded data.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.client import IndexClient
+from cudaresolve.index.limits import DEFAULT_DEADLINE, MAX_PAGE_BYTES, Deadline, deadline_from_env
+from cudaresolve.index.notices import listing_notices
+from cudaresolve.index.pages import Listings, ProjectPage
+from cudaresolve.index.simple import canonical_project, version_filter
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    import httpx
+    from packaging.utils import NormalizedName
+
+    from cudaresolve.index.http_cache import HttpCache
+    from cudaresolve.index.transport import LazyClient
+
+__all__ = ["fetch_listings"]
+
+
+def fetch_listings(
+    client: httpx.Client | LazyClient | None,
+    requests: Sequence[tuple[str, str]],
+    *,
+    offline: bool,
+    cache: HttpCache | None,
+    mirrors: Mapping[str, str] | None = None,
+    retries: int = 3,
+    sleep: Callable[[float], None] = time.sleep,
+    versions: Mapping[str, Iterable[str]] | None = None,
+    allowed_hosts: Iterable[str] | None = None,
+    deadline: float | None = None,
+    max_page_bytes: int = MAX_PAGE_BYTES,
+    flat_roots: Iterable[str] = (),
+) -> Listings:
+    """Fetch every (index_url, project) page; never raises ``IndexUnavailable``.
+
+    ``versions`` (project -> versions) limits which files of a page are parsed, when the caller
+    needs only those (a lock adding hashes to its pins); other files are skipped unparsed.
+
+    A page that cannot be fetched is left out (listed in ``unavailable``) and one
+    ``index-unavailable-fallback`` notice per index says the embedded data is used instead and
+    hashes could not be added. A stale cached copy served because the network failed gives one
+    ``index-stale-cache`` notice per index. Offline, cache misses are silent: the user asked.
+
+    ``allowed_hosts`` (the database's ``[index] allowed-hosts``) are the hosts besides the page's
+    own that file links may point to; links elsewhere, or with a scheme other than https (http on
+    127.0.0.1 or a named mirror), are dropped with one ``index-file-refused`` notice per index.
+    ``deadline`` bounds all the fetching in seconds (default: ``CUDARESOLVE_NETWORK_TIMEOUT``, else
+    60); ``max_page_bytes`` caps each page.
+    """
+    # offline there is nothing to bound: a bad CUDARESOLVE_NETWORK_TIMEOUT only matters online
+    seconds = deadline if deadline is not None else DEFAULT_DEADLINE if offline else deadline_from_env()
+    index_client = IndexClient(
+        client, cache=cache, offline=offline, mirrors=mirrors, retries=retries, sleep=sleep,
+        deadline=Deadline(seconds), max_page_bytes=max_page_bytes, allowed_hosts=allowed_hosts,
+        flat_roots=flat_roots,
+    )
+    for project, wanted in (versions or {}).items():
+        index_client.keep[canonical_project(project)] = version_filter(project, wanted)
+    pages: list[ProjectPage] = []
+    unavailable: list[tuple[str, NormalizedName]] = []
+    failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
+    stale: dict[str, tuple[Text, float | None, list[str]]] = {}
+    refused: dict[str, list[tuple[str, str]]] = {}  # index -> (file, why)
+    seen: set[tuple[str, NormalizedName]] = set()
+    keys: list[tuple[str, NormalizedName]] = []
+    for index_url, name in requests:
+        key = (index_url.strip().rstrip("/"), canonical_project(name))
+        if key not in seen:
+            seen.add(key)
+            keys.append(key)
+
+    def fetch(key: tuple[str, NormalizedName], fresh_only: bool = False) -> ProjectPage | IndexUnavailable | None:
+        try:
+            return index_client.fresh_page(*key) if fresh_only else index_client.fetch_page(*key)
+        except IndexUnavailable as e:
+            return e
+
+    found = {key: fetch(key, fresh_only=True) for key in keys}  # fresh copies first: no request, no thread
+    todo = [key for key in keys if found[key] is None]
+    if client is not None and len(todo) > 1:  # pages are independent: ask for them at once
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
+            found.update(zip(todo, pool.map(fetch, todo), strict=True))
+    else:
+        found.update((key, fetch(key)) for key in todo)
+    results = [r for r in (found[key] for key in keys) if r is not None]  # none is None any more
+    for key, page in zip(keys, results, strict=True):
+        if isinstance(page, IndexUnavailable):
+            e = page
+            unavailable.append(key)
+            if not offline:
+                failed.setdefault(key[0], (e.text, []))[1].append(key[1])
+            continue
+        pages.append(page)
+        if page.refused:
+            refused.setdefault(key[0], []).extend(page.refused)
+        if page.source == "stale-cache":
+            reason = page.error or Text("index.network-error")
+            stale.setdefault(key[0], (reason, page.fetched_at, []))[2].append(key[1])
+    notices = listing_notices(failed, stale, refused)
+    return Listings(pages=tuple(pages), unavailable=tuple(unavailable), notices=tuple(notices))
