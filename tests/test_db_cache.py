@@ -1,71 +1,142 @@
-"""The parse cache of the shipped database (db/cache.py): in the cache dir only, bounded, old entries removed."""
+"""The cache of the built shipped database (db/cache.py): in the cache dir only, bounded, old entries
+removed, and a pickle loaded only when this user alone could have written it."""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+import pickle
+from pathlib import Path
+
+import pytest
 
 from cudaresolve.db import cache
-from cudaresolve.db.database import load_compat, shipped_path
+from cudaresolve.db.database import CompatDB, load_compat, shipped_path
 
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
+CODE = "c0de"
 
 
-def _parse_counting(calls: list[str]) -> Callable[[str], dict[str, object]]:
-    def parse(text: str) -> dict[str, object]:
-        calls.append(text)
-        return {"text": text}
+def _build_counting(source: Path, calls: list[str]) -> dict[str, str]:
+    text = source.read_text()
+    calls.append(text)
+    return {"text": text}
 
-    return parse
+
+def _cached(source: Path, folder: Path, calls: list[str], code: str = CODE) -> dict[str, str]:
+    return cache.cached_build(source, folder, lambda: _build_counting(source, calls), expect=dict, code=code)
 
 
 def test_entry_is_written_once_then_read(tmp_path: Path) -> None:
     source = tmp_path / "compat.toml"
     source.write_text("a = 1\n")
     calls: list[str] = []
-    first = cache.cached_parse(source, tmp_path / "c", _parse_counting(calls))
-    second = cache.cached_parse(source, tmp_path / "c", _parse_counting(calls))
+    first = _cached(source, tmp_path / "c", calls)
+    second = _cached(source, tmp_path / "c", calls)
     assert first == second == {"text": "a = 1\n"}
     assert calls == ["a = 1\n"]  # the second read came from the entry
-    assert [p.name for p in (tmp_path / "c" / cache.SUBDIR).iterdir()] == [cache.entry_name(source)]
+    assert [p.name for p in (tmp_path / "c" / cache.SUBDIR).iterdir()] == [cache.entry_name(source, CODE)]
 
 
-def test_an_edited_file_is_parsed_anew(tmp_path: Path) -> None:
+def test_an_edited_file_or_other_code_is_built_anew(tmp_path: Path) -> None:
     source = tmp_path / "compat.toml"
     source.write_text("a = 1\n")
     calls: list[str] = []
-    cache.cached_parse(source, tmp_path, _parse_counting(calls))
+    _cached(source, tmp_path, calls)
     source.write_text("a = 22\n")
-    assert cache.cached_parse(source, tmp_path, _parse_counting(calls)) == {"text": "a = 22\n"}
-    assert calls == ["a = 1\n", "a = 22\n"]
+    assert _cached(source, tmp_path, calls) == {"text": "a = 22\n"}
+    assert _cached(source, tmp_path, calls, code="other") == {"text": "a = 22\n"}
+    assert calls == ["a = 1\n", "a = 22\n", "a = 22\n"]
+
+
+def test_the_code_key_follows_the_modules(tmp_path: Path) -> None:
+    (tmp_path / "rows.py").write_text("x = 1\n")
+    before = cache.code_key([tmp_path])
+    assert cache.code_key([tmp_path]) == before
+    (tmp_path / "rows.py").write_text("x = 22\n")  # another size
+    assert cache.code_key([tmp_path]) != before
 
 
 def test_the_folder_keeps_only_the_newest_entries(tmp_path: Path) -> None:
     folder = tmp_path / cache.SUBDIR
     folder.mkdir()
     for age in range(6):  # six stale entries, the oldest first
-        stale = folder / f"stale{age}.json"
-        stale.write_text("{}")
+        stale = folder / f"stale{age}.pickle"
+        stale.write_bytes(b"")
         os.utime(stale, ns=(1_000_000_000 * age, 1_000_000_000 * age))
     source = tmp_path / "compat.toml"
     source.write_text("a = 1\n")
-    cache.cached_parse(source, tmp_path, _parse_counting([]))
+    _cached(source, tmp_path, [])
     kept = sorted(p.name for p in folder.iterdir())
     assert len(kept) == cache.KEEP
-    assert kept == sorted([cache.entry_name(source), "stale5.json", "stale4.json"])
+    assert kept == sorted([cache.entry_name(source, CODE), "stale5.pickle", "stale4.pickle"])
 
 
-def test_an_unreadable_entry_is_parsed_and_replaced(tmp_path: Path) -> None:
+@pytest.mark.parametrize("content", [b"not a pickle", pickle.dumps(["a", "list"]), b""])
+def test_a_damaged_or_foreign_entry_is_rebuilt_and_replaced(tmp_path: Path, content: bytes) -> None:
     source = tmp_path / "compat.toml"
     source.write_text("a = 1\n")
-    entry = tmp_path / cache.SUBDIR / cache.entry_name(source)
-    entry.parent.mkdir()
-    entry.write_text("{not json")
+    entry = tmp_path / cache.SUBDIR / cache.entry_name(source, CODE)
+    entry.parent.mkdir(mode=0o700)
+    entry.write_bytes(content)
     calls: list[str] = []
-    assert cache.cached_parse(source, tmp_path, _parse_counting(calls)) == {"text": "a = 1\n"}
-    assert calls == ["a = 1\n"] and entry.read_text() == '{"text": "a = 1\\n"}'
+    assert _cached(source, tmp_path, calls) == {"text": "a = 1\n"}
+    assert calls == ["a = 1\n"] and pickle.loads(entry.read_bytes()) == {"text": "a = 1\n"}
+
+
+def _plant(tmp_path: Path, source: Path) -> Path:
+    """An entry whose loading would run code: it records that it ran."""
+    entry = tmp_path / cache.SUBDIR / cache.entry_name(source, CODE)
+    entry.parent.mkdir(mode=0o700, exist_ok=True)
+    marker = tmp_path / "ran"
+    entry.write_bytes(pickle.dumps(_Ran(str(marker))))
+    os.chmod(entry, 0o600)
+    return marker
+
+
+class _Ran:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (_touch, (self.path, "ran"))
+
+
+def _touch(path: str, text: str) -> dict[str, str]:
+    Path(path).write_text(text)
+    return {"text": "planted"}
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
+@pytest.mark.parametrize("where", ["entry", "folder"])
+def test_an_entry_others_could_write_is_never_loaded(tmp_path: Path, where: str) -> None:
+    source = tmp_path / "compat.toml"
+    source.write_text("a = 1\n")
+    marker = _plant(tmp_path, source)
+    target = tmp_path / cache.SUBDIR if where == "folder" else tmp_path / cache.SUBDIR / cache.entry_name(source, CODE)
+    os.chmod(target, (0o777 if where == "folder" else 0o666))
+    calls: list[str] = []
+    assert _cached(source, tmp_path, calls) == {"text": "a = 1\n"}
+    assert not marker.exists() and calls == ["a = 1\n"]
+    # rebuilt and stored safely: the folder and entry are the user's alone again
+    assert (tmp_path / cache.SUBDIR).stat().st_mode & 0o077 == 0
+    assert (tmp_path / cache.SUBDIR / cache.entry_name(source, CODE)).stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
+def test_a_private_entry_is_loaded(tmp_path: Path) -> None:
+    """The counterpart of the test above: the same planted entry, private, is what the cache returns."""
+    source = tmp_path / "compat.toml"
+    source.write_text("a = 1\n")
+    marker = _plant(tmp_path, source)
+    assert _cached(source, tmp_path, []) == {"text": "planted"} and marker.exists()
+
+
+def test_an_oversized_entry_is_not_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "compat.toml"
+    source.write_text("a = 1\n")
+    _cached(source, tmp_path, [])
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 4)
+    calls: list[str] = []
+    assert _cached(source, tmp_path, calls) == {"text": "a = 1\n"} and calls == ["a = 1\n"]
 
 
 def test_an_unwritable_cache_is_skipped(tmp_path: Path) -> None:
@@ -73,13 +144,18 @@ def test_an_unwritable_cache_is_skipped(tmp_path: Path) -> None:
     source.write_text("a = 1\n")
     blocked = tmp_path / "file-not-dir"
     blocked.write_text("")
-    assert cache.cached_parse(source, blocked, _parse_counting([])) == {"text": "a = 1\n"}
+    assert _cached(source, blocked, []) == {"text": "a = 1\n"}
 
 
 def test_loading_the_shipped_file_writes_only_under_the_cache_dir(tmp_path: Path) -> None:
     before = {p.name for p in shipped_path().parent.iterdir()}
-    load_compat(cache_dir=tmp_path / "cache")
-    assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()] == [
-        f"cache/{cache.SUBDIR}/{cache.entry_name(shipped_path())}"
-    ]
+    built = load_compat(cache_dir=tmp_path / "cache")
+    written = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) == 1 and written[0].startswith(f"cache/{cache.SUBDIR}/")
     assert {p.name for p in shipped_path().parent.iterdir()} == before
+    again = load_compat(cache_dir=tmp_path / "cache")  # from the entry: the same database
+    assert isinstance(again, CompatDB) and again == built and again is not built
+    # the derived lookups (fields kept out of equality) came back too
+    assert again.find_gpu("RTX 4090") == built.find_gpu("RTX 4090") is not None
+    assert again.packages("torch") == built.packages("torch") != ()
+    assert again.summary() == built.summary()

@@ -136,3 +136,50 @@ def test_gpu_package_met_only_through_metadata_keeps_database_rules() -> None:
     versions = ("2.8.0+cu118", "2.8.0+cu121", "2.7.1+cu118", "2.7.1+cu121")
     projects = {**PROJECTS, "torch": [(v, [], False) for v in versions], "needs-torch": [("1.0", ["torch>=2"], False)]}
     assert pins(["needs-torch"], DictSource(projects)) == {"needs-torch": "1.0", "torch": "2.8.0+cu121"}
+
+
+class _Uncached(DictSource):
+    """Offline with a partial cache: the builds of one index are listed, every other index's page is missing
+    (``NotCached``) or its host is down (plain ``IndexUnavailable``)."""
+
+    def __init__(self, cached_index: str, error: type[IndexUnavailable]) -> None:
+        super().__init__({})
+        self.cached_index, self.error, self.asked = cached_index, error, []
+
+    def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
+        self.asked.append(index_url)
+        if index_url.rstrip("/") != self.cached_index:
+            raise self.error(Text.of("index.not-cached", url=f"{index_url}/{name}/"))
+        return self._release(name, version, False)
+
+
+def _best_and_runner_up() -> tuple[str, str]:
+    """The index of the best torch build for ``target()`` and that of a build from another index."""
+    db = load_compat(MINI)
+    best = solve(["torch"], db, target()).solution.packages[0]
+    other = next(
+        b.index_url
+        for b in solve(["torch"], db, target()).catalog.for_name("torch")
+        if b.index_url.rstrip("/") != best.index.rstrip("/")
+    )
+    return best.index.rstrip("/"), other.rstrip("/")
+
+
+def test_offline_a_missing_page_stops_the_search() -> None:
+    """Offline, a set from the pages that happen to be cached is not the answer: the page the best set needs is
+    missing, so the search stops there (the lock flow then says the lock is incomplete and names it)."""
+    from cudaresolve.errors import NotCached
+
+    best, other = _best_and_runner_up()
+    source = _Uncached(other, NotCached)
+    with pytest.raises(NotCached) as info:
+        solve(["torch"], load_compat(MINI), target(), source=source)
+    assert best in info.value.message and set(source.asked) == {best}  # stopped at the first missing page
+
+
+def test_an_index_that_is_down_is_passed_over_for_one_that_answers() -> None:
+    """Online, the counterpart: a host that cannot be reached does not stop the search; another index's build is
+    taken (the flow warns about the better set it could not fetch)."""
+    _, other = _best_and_runner_up()
+    solution = solve(["torch"], load_compat(MINI), target(), source=_Uncached(other, IndexUnavailable)).solution
+    assert solution.packages[0].index.rstrip("/") == other

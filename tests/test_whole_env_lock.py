@@ -226,6 +226,10 @@ def test_offline_cold_cache_gpu_stack_is_incomplete(tmp_path: Path) -> None:
     assert out["complete"] is False and out["output"] is None
     assert {"torch", "torchrec"} <= {p["name"] for p in out["packages"]}
     assert any(w["code"] == "incomplete-lock" for w in out["warnings"])
+    # the page named missing is the chosen torch's, on the index it was chosen from
+    torch = next(p for p in out["packages"] if p["name"] == "torch")
+    missing = next(w["message"] for w in out["warnings"] if w["code"] == "incomplete-lock")
+    assert f"torch: {torch['index'].rstrip('/')}/torch/ is not in the cache" in missing
     assert not (tmp_path / "pylock.toml").exists()
     req = run_cli(
         ["lock", "torch", *TARGET, "--offline", "--format", "requirements", "-o", "r.txt"], tmp_path, tmp_path / "cache"

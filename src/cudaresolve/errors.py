@@ -11,6 +11,7 @@
     ├── InvalidBinary(ValueError)        "invalid-binary"       corrupt ELF or fatbin
     ├── DetectionError                   "nvml-failed"          NVML present but failing
     ├── IndexUnavailable                 "index-unavailable"    network or index failure
+    │   └── NotCached                    "index-unavailable"    offline, and the cache lacks a page
     ├── NoSolution                       "no-solution"          .findings
     ├── InternalError                    "internal-error"       an unexpected exception (a bug)
     ├── NoKnownError                     "no-known-error"       explain-error found no known message
@@ -43,6 +44,7 @@ __all__ = [
     "InvalidLockfile",
     "NoKnownError",
     "NoSolution",
+    "NotCached",
     "PipFailed",
     "UnknownGpu",
     "UsageError",
@@ -142,6 +144,11 @@ class DetectionError(CudaResolveError):
 class IndexUnavailable(CudaResolveError):
     code = "index-unavailable"
     exit_code = 2
+
+
+class NotCached(IndexUnavailable):
+    """Offline, and the cache lacks a page or file the answer needs: no complete lock can come from this
+    run, so the search stops at once rather than trying sets it could not complete either."""
 
 
 class NoSolution(CudaResolveError):

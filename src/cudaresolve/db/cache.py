@@ -1,56 +1,107 @@
-"""The parse cache of the shipped compat.toml: tomllib's result kept as JSON. Does I/O: files under the cache dir.
+"""The cache of the shipped database, built: the ``CompatDB`` pickled. Does I/O: files under the cache dir.
 
-json reads the parsed data about ten times faster than tomllib reads the TOML, which keeps
-start-up fast. An entry is named after the file's path, size and modification time, so an
-edited or upgraded file is parsed anew without reading or hashing it first. The folder holds at
-most ``KEEP`` entries: after each write the oldest others are removed. An unreadable or
-unwritable cache is skipped: it is only an optimisation.
+Reading the TOML and typing some 1,100 build rows costs about 60 ms on every run; unpickling the
+built value costs about 10. An entry is named after the file's path, size and modification time
+and after the code that built it (``code_key``: the size and modification time of every module
+whose classes the value holds, the versions of Python and packaging), so an edited file or an
+upgraded or edited cudaresolve builds anew without reading or hashing anything first.
+
+A pickle runs code when loaded, so an entry is loaded only when it is what this user wrote: a
+regular file owned by the user, in a folder owned by the user, neither writable by anyone else,
+and no larger than ``MAX_ENTRY_BYTES``; and the loaded value must be of the expected type. Anything
+else (another user's file, a damaged or foreign entry, an unreadable or unwritable cache) means
+the database is built from the TOML: the cache is only an optimisation. The folder holds at most
+``KEEP`` entries: after each write the oldest others are removed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import os
+import stat
+import sys
 import zlib
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
-from cudaresolve.core.files import write_text_atomic
+from cudaresolve.core.files import write_bytes_atomic
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable
     from pathlib import Path
 
-__all__ = ["FORMAT", "KEEP", "SUBDIR", "cached_parse", "entry_name"]
+__all__ = ["FORMAT", "KEEP", "MAX_ENTRY_BYTES", "SUBDIR", "cached_build", "code_key", "entry_name"]
 
-FORMAT: Final = 1  # bump when the cached JSON's meaning changes
+FORMAT: Final = 2  # bump when the entry's meaning changes (1 was tomllib's result as JSON)
 KEEP: Final = 3  # entries kept: the current file's, and a couple for other installs or checkouts
 SUBDIR: Final = "compat"
+MAX_ENTRY_BYTES: Final = 64 * 1024 * 1024  # the shipped database pickles to about 0.3 MB
+
+T = TypeVar("T")
 
 
-def entry_name(path: Path) -> str:
-    """The cache entry of ``path`` as it is now: ``<crc32 of the path>-<size>-<mtime_ns>-v<FORMAT>.json``."""
-    stat = path.stat()
-    return f"{zlib.crc32(str(path).encode()):08x}-{stat.st_size}-{stat.st_mtime_ns}-v{FORMAT}.json"
+def code_key(folders: Iterable[Path]) -> str:
+    """A short digest of the code a cached value depends on: every ``.py`` file's name, size and
+    modification time in ``folders``, and the versions of Python and packaging."""
+    import packaging
+
+    parts = [sys.version, packaging.__version__]
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+                if entry.name.endswith(".py"):
+                    st = entry.stat()
+                    parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    return f"{zlib.crc32(chr(0).join(parts).encode()):08x}"
 
 
-def cached_parse(path: Path, cache_dir: Path, parse: Callable[[str], Mapping[str, Any]]) -> Mapping[str, Any]:
-    """``parse(path's text)``, read from the cache entry when there is one, else stored there."""
-    entry = cache_dir / SUBDIR / entry_name(path)
-    with contextlib.suppress(OSError, ValueError):
-        cached = json.loads(entry.read_text(encoding="utf-8"))
-        if isinstance(cached, dict):
-            return cached
-    data = parse(path.read_text(encoding="utf-8"))
-    with contextlib.suppress(OSError):
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(entry, json.dumps(data))
+def entry_name(path: Path, code: str) -> str:
+    """The cache entry of ``path`` as it is now: ``<crc32 of the path>-<size>-<mtime_ns>-<code>-v<FORMAT>.pickle``."""
+    st = path.stat()
+    return f"{zlib.crc32(str(path).encode()):08x}-{st.st_size}-{st.st_mtime_ns}-{code}-v{FORMAT}.pickle"
+
+
+def cached_build(path: Path, cache_dir: Path, build: Callable[[], T], *, expect: type[T], code: str) -> T:
+    """``build()`` (the value made from ``path``), loaded from the cache entry when a safe one exists,
+    else built and stored there."""
+    import pickle
+
+    entry = cache_dir / SUBDIR / entry_name(path, code)
+    if _safe_to_load(entry):
+        with contextlib.suppress(Exception):  # a damaged or foreign entry is rebuilt, whatever it raises
+            value = pickle.loads(entry.read_bytes())
+            if isinstance(value, expect):
+                return value
+    value = build()
+    with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError):
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(entry.parent, 0o700)  # whatever the umask: a folder others may write to is never read
+        write_bytes_atomic(entry, data)
+        os.chmod(entry, 0o600)
         prune(entry.parent, keep=entry.name)
-    return data
+    return value
+
+
+def _safe_to_load(entry: Path) -> bool:
+    """Whether ``entry`` is a regular file of bounded size that only this user could have written."""
+    try:
+        st = entry.stat()
+        folder = entry.parent.stat()
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+        return False
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # no POSIX owners (Windows): the user's own profile holds the cache
+        return True
+    uid = getuid()
+    others = stat.S_IWGRP | stat.S_IWOTH
+    return st.st_uid == folder.st_uid == uid and not (st.st_mode & others) and not (folder.st_mode & others)
 
 
 def prune(folder: Path, *, keep: str) -> None:
     """Remove all but the ``KEEP`` newest entries of ``folder``; ``keep`` (just written) always stays."""
-    entries = [p for p in folder.glob("*.json") if p.name != keep]
+    entries = [p for p in folder.iterdir() if p.name != keep and p.suffix in (".pickle", ".json")]
     entries.sort(key=_mtime, reverse=True)
     for old in entries[KEEP - 1 :]:
         with contextlib.suppress(OSError):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.paths import default_cache_dir
-from cudaresolve.db.cache import cached_parse
+from cudaresolve.db.cache import cached_build, code_key
 from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
 from cudaresolve.db.gpudriver import GpuDriverCheck, check_gpu, gpu_arch, match_row
 from cudaresolve.db.read import SCHEMA_MAJOR, read_database
@@ -339,6 +339,8 @@ class CompatDB:
 
 
 MAX_COMPAT_BYTES: Final = 16 * 1024 * 1024
+#: The package's folders whose classes the built database holds (``db.cache.code_key`` watches them).
+_BUILT_FROM: Final = ("db", "core")
 """A ``--compat`` file is read up to this many bytes (the shipped one is about 0.4 MB); a longer one is refused."""
 
 
@@ -380,13 +382,23 @@ def load_compat(
     """Read ``path`` (always fully validated), or the database shipped inside the package.
 
     The shipped file is trusted (CI validates it): the checks across rows run only with
-    ``validate``. Its parsed form is cached under ``cache_dir`` (default: the user cache).
+    ``validate``. The built value is cached under ``cache_dir`` (default: the user cache; ``db.cache``).
     """
     if path is None:
         shipped = shipped_path()
         if shipped.is_file():  # an ordinary install or checkout
+
+            def build() -> CompatDB:
+                text = _read_bounded(shipped, SHIPPED_LABEL)
+                return CompatDB.from_dict(_parse_toml(text, SHIPPED_LABEL), source=SHIPPED_LABEL, trusted=not validate)
+
+            if validate:
+                return build()
+            package = Path(__file__).parent.parent  # the built value holds classes of these folders' modules
             cache = default_cache_dir() if cache_dir is None else cache_dir
-            data = cached_parse(shipped, cache, lambda text: _parse_toml(text, SHIPPED_LABEL))
+            return cached_build(
+                shipped, cache, build, expect=CompatDB, code=code_key(package / d for d in _BUILT_FROM)
+            )
         else:  # a zipped or otherwise unusual install: ask importlib.resources
             from importlib.resources import files
 

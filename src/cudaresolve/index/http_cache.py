@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -31,7 +32,6 @@ from cudaresolve.core.paths import CACHE_DIR_ENV, default_cache_dir
 from cudaresolve.index.freshness import CacheControl, current_age, freshness_lifetime, parse_cache_control
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Mapping
 
 __all__ = ["CACHE_DIR_ENV", "CachedResponse", "HttpCache", "default_cache_dir"]
@@ -189,6 +189,14 @@ class HttpCache:
         if self.refresh:
             return False
         return entry.is_fresh(now) or (max_age > 0 and entry.age(now) < max_age)
+
+    def has_entries(self) -> bool:
+        """Whether any response is stored at all (False on a fresh machine or an unreadable cache)."""
+        try:
+            with os.scandir(self.root / _SUBDIR) as found:
+                return any(True for _ in found)
+        except OSError:
+            return False
 
     def path_for(self, url: str) -> Path:
         """Where the entry for ``url`` lives (two-level fan-out on the URL's SHA-256)."""

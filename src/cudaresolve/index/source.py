@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from cudaresolve.errors import IndexUnavailable
+from cudaresolve.errors import IndexUnavailable, NotCached
 from cudaresolve.index.metadata import fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
 from cudaresolve.resolve.source import Artifact, IndexRelease, applies
@@ -178,11 +178,12 @@ class IndexSource:
                 return page
             failed = self._errors.get(key)
             if failed is not None:
-                raise IndexUnavailable(failed.text, hint=failed.hint_text)
+                raise type(failed)(failed.text, hint=failed.hint_text)
             try:
                 page = self._client.fetch_page(*key)
             except IndexUnavailable as e:
-                error = IndexUnavailable(
+                kind = NotCached if self._client.offline else IndexUnavailable
+                error = kind(
                     Text.of("index.package-unavailable", package=key[1], reason=e.text), hint=e.hint_text or HINT
                 )
                 with self._lock:

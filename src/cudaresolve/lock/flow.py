@@ -103,8 +103,8 @@ def all_mirrors(request: LockRequest, project: ProjectSettings, db: CompatDB) ->
     table, under the ``--index-mirror`` flags."""
     import os
 
-    from cudaresolve.index.client import parse_mirrors
     from cudaresolve.index.settings import default_index
+    from cudaresolve.index.simple import parse_mirrors
 
     try:
         home = Path.home()
@@ -158,23 +158,47 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
 
     heard: list[Notice] = []  # the listings' notices, kept when the whole-environment pass fails
     catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source=inputs.gpu_source)  # both passes
-    try:
-        return _solve_whole(inputs, heard, catalog)
-    except IndexUnavailable as e:
-        missing = e.text
+    missing: Text | None = None
+    if not (inputs.offline and _no_pages_cached()):  # offline on an empty cache it cannot succeed: skip it
+        try:
+            return _solve_whole(inputs, heard, catalog)
+        except IndexUnavailable as e:
+            missing = e.text
     unknown = _unknown_requests(inputs)
     if unknown:
+        index = inputs.package_indexes.get(unknown[0], inputs.db.default_index)
+        reason = missing or _not_cached(inputs, unknown[0], index)
         raise NoSolution(
-            Text.of("resolve.unknown-package", package=unknown[0], reason=missing),
+            Text.of("resolve.unknown-package", package=unknown[0], reason=reason),
             hint=Text("resolve.unknown-package.hint"),
         )
     solution = solve(
         inputs.requirements, inputs.db, inputs.target, catalog=catalog, constraints=inputs.constraints
     ).solution
+    if missing is None:  # the pass was skipped: name the first page the chosen set needs
+        named = sorted(solution.packages, key=lambda p: p.name != inputs.db.anchor)  # torch first, if there
+        first = named[0] if named else None
+        missing = _not_cached(inputs, first.name, first.index) if first else Text("index.network-error")
     solution = _hashes_from_cache(solution, inputs)  # what the first pass fetched is in the cache now
     notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
     solution = _with_notices(solution, heard)
     return replace(solution, complete=False, warnings=(*solution.warnings, notice))
+
+
+def _no_pages_cached() -> bool:
+    """Whether the page cache holds nothing at all (a fresh machine): an offline whole-environment pass
+    would fail at its first page, after building its search for nothing."""
+    from cudaresolve.index.http_cache import HttpCache, default_cache_dir
+
+    return not HttpCache(default_cache_dir()).has_entries()
+
+
+def _not_cached(inputs: LockInputs, name: str, index: str) -> Text:
+    """What an offline pass would have said of ``name``'s page on ``index`` (mirrors applied)."""
+    from cudaresolve.index.simple import apply_mirror, canonical_project
+
+    url = f"{apply_mirror(index.rstrip('/'), inputs.mirrors)}/{canonical_project(name)}/"
+    return Text.of("index.package-unavailable", package=name, reason=Text.of("index.not-cached", url=url))
 
 
 def _unknown_requests(inputs: LockInputs) -> list[str]:

@@ -35,7 +35,7 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
     """``pytorch_root`` (the database's PyTorch index root) is what a bare ``index-mirror`` URL replaces.
     Every shape is checked (``tool = "x"``, ``project = [1]`` ...): a wrong one is ``InvalidInput``,
     and ``index-mirror`` is validated exactly like the ``--index-mirror`` flag."""
-    from cudaresolve.index.client import parse_mirrors
+    from cudaresolve.index.simple import parse_mirrors
 
     tool = _table(_table(data, "tool", source, "tool"), "cudaresolve", source, "tool.cudaresolve")
     reqs = tool.get("requirements")
