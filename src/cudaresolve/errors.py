@@ -5,12 +5,15 @@
     │   ├── InvalidArch                  "invalid-arch"         "sm_9x", "8.z"
     │   ├── InvalidDriver                "invalid-driver"       "abc"
     │   ├── UnknownGpu                   "unknown-gpu"          a name the database lacks
+    │   ├── UnsupportedReference         "unsupported-reference" a direct URL that is no wheel (sdist, VCS, dir)
     │   └── UsageError                   "usage"                flags argparse refuses (exit 2)
     ├── InvalidCompatData(ValueError)    "invalid-compat-data"  .problems: [(path, message)]
     ├── InvalidLockfile(ValueError)      "invalid-lockfile"
     ├── InvalidBinary(ValueError)        "invalid-binary"       corrupt ELF or fatbin
     ├── DetectionError                   "nvml-failed"          NVML present but failing
     ├── IndexUnavailable                 "index-unavailable"    network or index failure
+    ├── HashMismatch                     "hash-mismatch"        a file's bytes differ from the hash given
+    ├── DynamicMetadata                  "dynamic-metadata"     an sdist's dependencies known only by building it
     ├── NoSolution                       "no-solution"          .findings
     ├── InternalError                    "internal-error"       an unexpected exception (a bug)
     ├── NoKnownError                     "no-known-error"       explain-error found no known message
@@ -33,6 +36,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CudaResolveError",
     "DetectionError",
+    "DynamicMetadata",
+    "HashMismatch",
     "IndexUnavailable",
     "InternalError",
     "InvalidArch",
@@ -45,6 +50,7 @@ __all__ = [
     "NoSolution",
     "PipFailed",
     "UnknownGpu",
+    "UnsupportedReference",
     "UsageError",
 ]
 
@@ -98,6 +104,12 @@ class UnknownGpu(InvalidInput):
     code = "unknown-gpu"
 
 
+class UnsupportedReference(InvalidInput):
+    """A direct reference cudaresolve cannot lock: an sdist, a VCS or directory URL, another scheme."""
+
+    code = "unsupported-reference"
+
+
 class UsageError(InvalidInput):
     """Flags the parser refuses: exit 2, as argparse, pip and uv exit on a usage error."""
 
@@ -142,6 +154,18 @@ class DetectionError(CudaResolveError):
 class IndexUnavailable(CudaResolveError):
     code = "index-unavailable"
     exit_code = 2
+
+
+class HashMismatch(CudaResolveError):
+    """A downloaded file whose hash differs from the one its URL or index gave: never locked or installed."""
+
+    code = "hash-mismatch"
+
+
+class DynamicMetadata(CudaResolveError):
+    """A release with only an sdist whose PKG-INFO does not promise its dependencies (PEP 643)."""
+
+    code = "dynamic-metadata"
 
 
 class NoSolution(CudaResolveError):

@@ -162,7 +162,12 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
         return _solve_whole(inputs, heard, catalog)
     except IndexUnavailable as e:
         missing = e.text
-    unknown = _unknown_requests(inputs)
+    unknown, direct = _unknown_requests(inputs)
+    if direct:  # a file named by URL is known only by reading it
+        raise NoSolution(
+            Text.of("resolve.direct-unavailable", package=direct[0], reason=missing),
+            hint=Text("resolve.unknown-package.hint"),
+        )
     if unknown:
         raise NoSolution(
             Text.of("resolve.unknown-package", package=unknown[0], reason=missing),
@@ -177,13 +182,15 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
     return replace(solution, complete=False, warnings=(*solution.warnings, notice))
 
 
-def _unknown_requests(inputs: LockInputs) -> list[str]:
-    """The requested packages the database does not know (only index metadata can resolve them)."""
+def _unknown_requests(inputs: LockInputs) -> tuple[list[str], list[str]]:
+    """The requested packages the database does not know (only index metadata can resolve them), and those
+    a direct reference names (only their file can)."""
     from cudaresolve.resolve.solve import parse_requests
     from cudaresolve.target.environment import marker_environment
 
-    needs = parse_requests(inputs.requirements, marker_environment(inputs.target))
-    return [n.name for n in needs if n.name not in inputs.db.package_names]
+    needs = parse_requests(inputs.requirements, marker_environment(inputs.target), direct=True)
+    unknown = [n.name for n in needs if n.name not in inputs.db.package_names]
+    return unknown, [n.name for n in needs if n.url]
 
 
 def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> Solution:
@@ -218,6 +225,7 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
             cache=cache,
             environment=marker_environment(target),
             skip=db.package_names,
+            platform=target.platform,
         )
         try:
             solution = solve(

@@ -65,6 +65,8 @@ def explain_need(
         releases = index[need.name]
         if any(satisfies(need, c) for c in releases):
             return []
+        if need.parent is not None and releases and all(c.channel == "direct" for c in releases):
+            return []  # a URL the user gave pins it: this requirement conflicts with that pin (pin-conflict)
         newest = max((c.version for c in releases), default=None)
         target = catalog.target
         seen = (
