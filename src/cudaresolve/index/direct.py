@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Final
 from packaging.utils import canonicalize_name
 
 from cudaresolve.core.progress import Event, report
-from cudaresolve.errors import HashMismatch, IndexUnavailable, InvalidInput
+from cudaresolve.errors import IndexUnavailable, InvalidInput
+from cudaresolve.index.digests import check_hashes
 from cudaresolve.index.lazy_wheel import wheel_metadata
 from cudaresolve.index.limits import MAX_DIRECT_BYTES, too_large
 from cudaresolve.index.metadata import parse_core_metadata
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.metadata import CoreMetadata
     from cudaresolve.resolve.direct import DirectRef
 
-__all__ = ["DirectWheel", "check_hashes", "fetch_direct"]
+__all__ = ["DirectWheel", "fetch_direct"]
 
 _CHUNK: Final = 1024 * 1024
 
@@ -86,16 +87,6 @@ def fetch_direct(
     if key is not None and cache is not None:
         _store(cache, key, wheel, text)
     return wheel
-
-
-def check_hashes(url: str, wanted: tuple[tuple[str, str], ...], found: dict[str, str]) -> None:
-    """``HashMismatch`` naming ``url`` when a digest in ``wanted`` differs from the one the bytes gave."""
-    for algorithm, digest in wanted:
-        if found[algorithm] != digest:
-            raise HashMismatch(
-                Text.of("index.hash-mismatch", url=url, algorithm=algorithm, expected=digest, found=found[algorithm]),
-                hint=Text("index.hash-mismatch.hint"),
-            )
 
 
 def _checked(text: str, ref: DirectRef) -> CoreMetadata:

@@ -34,7 +34,10 @@ __all__ = [
     "FILE_DEADLINE",
     "MAX_DIRECT_BYTES",
     "MAX_PAGE_BYTES",
+    "MAX_PKG_INFO_BYTES",
     "MAX_SDIST_BYTES",
+    "MAX_SDIST_MEMBERS",
+    "MAX_SDIST_UNPACKED",
     "READ_TIMEOUT",
     "Deadline",
     "deadline_from_env",
@@ -57,6 +60,11 @@ MAX_PAGE_BYTES: Final = 64 * 1024 * 1024
 MAX_DIRECT_BYTES: Final = 4 * 1024 * 1024 * 1024
 #: The largest sdist downloaded to read its PKG-INFO, when its index offers no metadata file (256 MiB).
 MAX_SDIST_BYTES: Final = 256 * 1024 * 1024
+#: In that sdist: archive members looked at, bytes unpacked on the way to ``PKG-INFO`` (a .tar.gz is read in
+#: order), and the largest ``PKG-INFO`` read (its long description included).
+MAX_SDIST_MEMBERS: Final = 50_000
+MAX_SDIST_UNPACKED: Final = 512 * 1024 * 1024
+MAX_PKG_INFO_BYTES: Final = 16 * 1024 * 1024
 #: Seconds one such file download may take in all, redirects included; each read still waits at most
 #: ``READ_TIMEOUT``. Its own bound: the run's deadline is sized for index pages, not a 1 GiB wheel.
 FILE_DEADLINE: Final = 900.0

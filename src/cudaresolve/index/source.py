@@ -4,9 +4,11 @@ One index per package: a package the database places (a variant build) is read f
 index; every other package from the default index, or from the index ``[tool.cudaresolve]``
 maps it to. A listing is fetched when the solver first meets a package and kept for the run;
 metadata only for the releases the solver pins. Releases are filtered for the target: wheels
-whose tags install there (best tag first), whose ``Requires-Python`` admits the target's Python.
+whose tags install there (best tag first), else the release's sdist (its PKG-INFO is its metadata
+when static, PEP 643: ``index.sdist``), whose ``Requires-Python`` admits the target's Python.
 Any failure (offline cache miss, index down, bad metadata) is ``IndexUnavailable`` naming the
-package, which the lock flow turns into an incomplete answer.
+package, which the lock flow turns into an incomplete answer; an sdist whose dependencies are
+dynamic is ``DynamicMetadata``, an error, never a release quietly passed over.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ __all__ = ["IndexSource"]
 #: Threads that fetch ahead of the solver, and how many names they may walk (bounds on work, not facts).
 _PREFETCH_THREADS: Final = 16
 _PREFETCH_LIMIT: Final = 500
+#: Ranks of files within one release, after any wheel tag's (``_fits``): an sdist, then anything yanked.
+_SDIST_RANK: Final = 10**5
+_YANKED_RANK: Final = 10**6
 
 
 class IndexSource:
@@ -207,16 +212,21 @@ class IndexSource:
         return page
 
     def _fits(self, file: IndexFile) -> int | None:
+        """The file's rank for the target (lower is better), None when it does not install there: a wheel by its
+        best tag, an sdist after every wheel (pip and uv prefer a wheel of the same release)."""
         if file.requires_python:
             try:
                 if not SpecifierSet(file.requires_python).contains(self._python, prereleases=True):
                     return None
             except InvalidSpecifier:
                 return None
+        if file.sdist:
+            return _SDIST_RANK
         return tag_priority(file.tags, self._tags)
 
     def _best_files(self, page: ProjectPage) -> dict[Version, tuple[IndexFile, bool]]:
-        """Per version: the best-tagged fitting wheel, and whether every fitting file is yanked (once per page)."""
+        """Per version: the best fitting file (a wheel, else the sdist), and whether every fitting file is yanked
+        (once per page)."""
         key = (page.index_url, str(page.project))
         found = self._best.get(key)
         if found is None:
@@ -233,7 +243,7 @@ class IndexSource:
             if not file.yanked:
                 live.add(file.version)
             seen = best.get(file.version)
-            key = (rank + (10**6 if file.yanked else 0), file.filename)
+            key = (rank + (_YANKED_RANK if file.yanked else 0), file.filename)
             if seen is None or key < (seen[0], seen[1].filename):
                 best[file.version] = (key[0], file)
         return {v: (f, v not in live) for v, (_, f) in best.items()}
@@ -338,5 +348,6 @@ def _release(project: str, version: Version, index: str, file: IndexFile, *, yan
         size=file.size,
         requires_python=file.requires_python,
         upload_time=file.upload_time.isoformat() if file.upload_time else None,
+        kind=FileKind.SDIST if file.sdist else FileKind.WHEEL,
     )
     return IndexRelease(name=str(project), version=version, index_url=index, artifact=artifact, yanked=yanked)

@@ -246,9 +246,10 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
         for text in skipped_requests(inputs.requirements, marker_environment(target))
     ]
     unlisted = [p for p in solution.packages if not p.url or not p.sha256]
-    from cudaresolve.lock.wheels import not_listed
+    from cudaresolve.lock.wheels import not_listed, sdist_notices
 
     notices += [not_listed(p, target, inputs.mirrors) for p in unlisted]
+    notices += sdist_notices(solution)
     solution = _with_notices(solution, notices)
     return replace(solution, complete=False) if unlisted else solution
 

@@ -72,7 +72,7 @@ def explain_need(
         seen = (
             f"{newest} (CPython {target.python}, {target.platform})"
             if newest is not None
-            else f"none: no wheel for CPython {target.python} on {target.platform} (sdists are not built)"
+            else f"none: no wheel or sdist for CPython {target.python} on {target.platform}"
         )
         return [reason("no-such-version", package=need.name, required=spec, found=seen)]
     if any(satisfies(need, c) for c in catalog.for_name(need.name)):
