@@ -116,6 +116,13 @@ def test_a_direct_reference_pins_its_package_for_the_dependencies_too() -> None:
                              "kind": "archive"}
 
 
+def test_extras_of_a_direct_reference_select_from_its_own_metadata() -> None:
+    source = DictSource(PROJECTS, direct={"app": ["winonly; extra == 'win'", "lib>=1"]})
+    url = f"{FILES}/app-2.0-py3-none-any.whl"
+    assert _pins(_solve([f"app[win] @ {url}"], source)) == {"app": "2.0", "winonly": "1.0", "lib": "1.0"}
+    assert _pins(_solve([f"app @ {url}"], source)) == {"app": "2.0", "lib": "1.0"}
+
+
 def test_another_requirement_on_the_name_must_be_met_by_the_file() -> None:
     with pytest.raises(NoSolution) as info:
         _solve([f"lib @ {LIB}", "lib>=2"], DictSource(PROJECTS))

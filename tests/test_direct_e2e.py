@@ -60,6 +60,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
     demo = build_wheel(root / "direct", "demo-pkg", "1.0", "py3-none-any", requires=["idna>=3"], origin="direct")
     windows = build_wheel(root / "direct", "winonly", "1.0", "cp311-cp311-win_amd64")
     (root / "direct" / "demo_pkg-1.0.tar.gz").write_bytes(b"not really")
+    (root / "direct" / "broken-1.0-py3-none-any.whl").write_bytes(b"PK\x03\x04 not really a zip")
     with index.serve() as base:
         yield Served(root, base, index, demo, windows)
 
@@ -125,6 +126,10 @@ def test_a_hash_that_differs_is_a_coded_error_naming_the_url(served: Served, tmp
         ("demo-pkg @ {base}/direct/demo_pkg-1.0.tar.gz", "error: unsupported-reference: a direct reference to a"
                                                          " source distribution is not supported"),
         ("demo-pkg @ git+https://github.com/example/demo", "error: unsupported-reference: VCS URLs are not supported"),
+        ("broken @ {base}/direct/broken-1.0-py3-none-any.whl", "error: no-solution: broken is given by URL, and its"
+                                                               " file could not be read: the core metadata at"),
+        ("broken @ {base}/direct/broken-2.0-py3-none-any.whl", "error: no-solution: broken is given by URL, and its"
+                                                               " file could not be read: {base}/direct/broken-2.0"),
         ("demo-pkg @ {base}/direct/", "error: unsupported-reference: a direct reference to a directory"),
         ("demo-pkg @ {demo}\ndemo-pkg @ {base}/elsewhere/demo_pkg-1.0-py3-none-any.whl",
          "error: invalid-input: demo-pkg is given two different URLs"),
@@ -137,7 +142,7 @@ def test_what_cannot_be_locked_is_a_coded_error(served: Served, tmp_path: Path, 
     (tmp_path / "req.txt").write_text(lines + "\n")
     result = served.lock(["-r", "req.txt"], tmp_path)
     assert result.returncode == 1, result.stdout
-    assert result.stderr.startswith(start), result.stderr
+    assert result.stderr.startswith(start.format(base=served.base)), result.stderr
     assert "Traceback" not in result.stderr and not (tmp_path / "pylock.toml").exists()
 
 

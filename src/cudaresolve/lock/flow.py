@@ -166,7 +166,7 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
     if direct:  # a file named by URL is known only by reading it
         raise NoSolution(
             Text.of("resolve.direct-unavailable", package=direct[0], reason=missing),
-            hint=Text("resolve.unknown-package.hint"),
+            hint=Text("resolve.direct-unavailable.hint"),
         )
     if unknown:
         raise NoSolution(
