@@ -12,7 +12,9 @@ Cases:
     --report``) resolve the same names against the tiny-wheel index that ``bench_lock.py`` builds
     from the database (every build of the newest releases, the database's pairings as
     ``Requires-Dist``). cudaresolve runs the command as given, on an empty cache (the embedded
-    data only); ``--warm-offline`` adds a row with a page cache warmed from that same index (the
+    data only: a first run, which also builds and stores its database cache), and again as a
+    user's second run (the same cache, one untimed run first: the database cache warm, still no
+    index page, since an offline run fetches none); ``--warm-offline`` adds a row with a page cache warmed from that same index (the
     whole environment from index metadata, no HTTP; over a minute a run today).
 (b) the same plus ``torch>=2.12``: a conflict for the database (fbgemm-gpu/torchrec pin older
     torch); the exit status is part of the answer. Rounds default to 1 (``--repeat-conflict``).
@@ -210,6 +212,15 @@ def gpu_rows(case: str, reqs: tuple[str, ...], tools: Tools, work: Path, base: s
             ["--offline"],
             work / f"{case}-cr-empty",
             cold=True,
+            baseline=uv_label,
+        ),
+        cr_row(  # what a user's second offline run pays: its own database cache warm, still no index page
+            case,
+            "second cudaresolve lock --offline (embedded data; database cache warm, no pages)",
+            work,
+            reqs,
+            ["--offline"],
+            work / f"{case}-cr-second",
             baseline=uv_label,
         ),
     ]

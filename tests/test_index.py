@@ -97,6 +97,8 @@ def test_parse_html_manage_v2_shape_absolute_r2_urls_and_metadata() -> None:
 def test_parse_html_attributes_base_and_non_wheels() -> None:
     page = """<!DOCTYPE html><html><head>
     <meta name="pypi:repository-version" content="1.4"><base href="https://files.example.org/pkgs/"></head><body>
+    <a href="demo-0.9.tar.bz2">demo-0.9.tar.bz2</a>
+    <a href="demo-0.9.egg">demo-0.9.egg</a>
     <a href="demo-1.0.tar.gz#sha256=aa">demo-1.0.tar.gz</a>
     <a href="demo-1.0-py3-none-any.whl#md5=0123" data-requires-python="&gt;=3.9,&lt;4" data-yanked>x</a>
     <a href="../other/demo-1.1-py3-none-any.whl" data-yanked="broken METADATA" data-dist-info-metadata="true">y</a>
@@ -104,7 +106,8 @@ def test_parse_html_attributes_base_and_non_wheels() -> None:
     <a href="not-a-valid-wheel.whl">bad</a>
     <a>no href</a>
     </body></html>"""
-    files = parse_simple_html(page, "https://index.example.org/simple/demo/")
+    sdist, *files = parse_simple_html(page, "https://index.example.org/simple/demo/")
+    assert (sdist.url, sdist.sdist, sdist.sha256) == ("https://files.example.org/pkgs/demo-1.0.tar.gz", True, None)
     assert [(f.url, f.sha256, f.requires_python, f.yanked, f.yanked_reason) for f in files] == [
         ("https://files.example.org/pkgs/demo-1.0-py3-none-any.whl", None, ">=3.9,<4", True, None),
         ("https://files.example.org/other/demo-1.1-py3-none-any.whl", None, None, True, "broken METADATA"),
@@ -170,7 +173,8 @@ def test_parse_json_fields_build_tag_metadata_yanked_relative_url() -> None:
             "size": True,
         },
     )
-    build3, plain = parse_simple_json(page, "https://index.example.org/simple/torch/")
+    sdist, build3, plain = parse_simple_json(page, "https://index.example.org/simple/torch/")
+    assert (sdist.sdist, sdist.project, str(sdist.version), sdist.tags) == (True, "demo", "1.0", frozenset())
     assert build3.build == (3, "")
     assert build3.url == "https://index.example.org/files/torch-2.10.0-3-cp311-cp311-manylinux_2_28_x86_64.whl"
     assert (build3.sha256, build3.core_metadata_sha256) == ("a" * 64, "b" * 64)

@@ -290,9 +290,17 @@ def test_loads_pylock_rejects(text: str, message: str) -> None:
             {
                 "lock-version": "1.0",
                 "created-by": "x",
-                "packages": [{"name": "t", "version": "1", "index": PYPI, "sdist": {}}],
+                "packages": [{"name": "t", "version": "1", "index": PYPI, "vcs": {}}],
             },
-            "packages[0] (t) has 'sdist'; cudaresolve installs one wheel per package from an index",
+            "packages[0] (t) has 'vcs'; cudaresolve installs a wheel or an sdist from an index, or a wheel by URL",
+        ),
+        (
+            {
+                "lock-version": "1.0",
+                "created-by": "x",
+                "packages": [{"name": "t", "archive": {"url": "https://x/t-1.tar.gz", "hashes": {}}}],
+            },
+            "packages[0].archive (t) is not a wheel by URL; an archive entry cudaresolve installs is a .whl URL",
         ),
     ],
 )

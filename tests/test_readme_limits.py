@@ -7,7 +7,19 @@ from pathlib import Path
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
 from cudaresolve.index import client
-from cudaresolve.index.limits import CONNECT_TIMEOUT, DEADLINE_ENV, DEFAULT_DEADLINE, MAX_PAGE_BYTES, READ_TIMEOUT
+from cudaresolve.index.limits import (
+    CONNECT_TIMEOUT,
+    DEADLINE_ENV,
+    DEFAULT_DEADLINE,
+    FILE_DEADLINE,
+    MAX_DIRECT_BYTES,
+    MAX_PAGE_BYTES,
+    MAX_PKG_INFO_BYTES,
+    MAX_SDIST_BYTES,
+    MAX_SDIST_MEMBERS,
+    MAX_SDIST_UNPACKED,
+    READ_TIMEOUT,
+)
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -27,6 +39,13 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"within {CONNECT_TIMEOUT:g} s" in network and f"within {READ_TIMEOUT:g} s" in network
     page = rows["one index page"]
     assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {client._MAX_REDIRECTS}" in page
+    direct = rows["a direct reference's wheel (`pkg @ URL`)"]
+    assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s" in direct
+    assert f"redirects {client._MAX_REDIRECTS}" in direct
+    sdist = rows["an sdist read for its PKG-INFO (no PEP 658 file)"]
+    assert f"{MAX_SDIST_BYTES // MIB} MiB downloaded, within {FILE_DEADLINE:g} s" in sdist
+    assert f"{MAX_SDIST_MEMBERS:,} members and {MAX_SDIST_UNPACKED // MIB} MiB unpacked" in sdist
+    assert f"`PKG-INFO` {MAX_PKG_INFO_BYTES // MIB} MiB" in sdist
     host = rows["a host file (`--host FILE`)"]
     assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
     explain = rows["`explain-error` text"]

@@ -17,6 +17,8 @@ from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import load_compat
 from cudaresolve.errors import IndexUnavailable, NoSolution
+from cudaresolve.resolve.direct import parse_direct
+from cudaresolve.resolve.model import FileKind
 from cudaresolve.resolve.solve import solve
 from cudaresolve.resolve.source import Artifact, IndexRelease
 from cudaresolve.target.model import Gpu, Target
@@ -32,8 +34,11 @@ PYPI = "https://pypi.org/simple"
 class DictSource:
     """Releases as ``{name: [(version, requires, yanked)]}``; counts metadata reads."""
 
-    def __init__(self, projects: dict[str, list[tuple[str, list[str], bool]]]) -> None:
+    def __init__(
+        self, projects: dict[str, list[tuple[str, list[str], bool]]], direct: dict[str, list[str]] | None = None
+    ) -> None:
         self.projects = projects
+        self.direct = direct or {}  # name -> Requires-Dist of the wheel a direct reference names
         self.metadata_reads: list[str] = []
 
     def index_for(self, name: str) -> str:
@@ -53,8 +58,15 @@ class DictSource:
     def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
         return self._release(name, version, False)  # every database build is listed, with no requirements
 
+    def direct_release(self, name: str, url: str) -> IndexRelease:
+        ref = parse_direct(name, url)
+        artifact = Artifact(filename=ref.filename, url=ref.url, sha256="1" * 64, kind=FileKind.ARCHIVE)
+        return IndexRelease(name=ref.name, version=ref.version, index_url="", artifact=artifact)
+
     def requires(self, release: IndexRelease) -> Sequence[Requirement]:
         self.metadata_reads.append(f"{release.name} {release.version}")
+        if release.artifact.kind is FileKind.ARCHIVE:
+            return [Requirement(r) for r in self.direct.get(release.name, [])]
         for version, reqs, _ in self.projects.get(release.name, []):
             if Version(version) == release.version:
                 return [Requirement(r) for r in reqs]

@@ -3,6 +3,7 @@
     index = LocalIndex(tmp)
     index.add("pypi", "numpy", "1.26.4", requires_python=">=3.9")
     index.add("whl/cu128", "torch", "2.9.1+cu128", tag="cp311-cp311-manylinux_2_28_x86_64", requires=["filelock"])
+    index.add_sdist("pypi", "only-sdist", "1.0", requires=["numpy"])  # no wheel: its PKG-INFO is its metadata
     with index.serve() as base:  # http://127.0.0.1:PORT
         ...  # base + "/pypi/simple" and base + "/whl/cu128" are indexes
 
@@ -15,6 +16,7 @@ what the server answered, per path.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import http.server
 import re
@@ -23,9 +25,9 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from tiny_wheels import TinyWheel, build_wheel
+from tiny_wheels import TinySdist, TinyWheel, build_sdist, build_wheel
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -36,10 +38,17 @@ __all__ = ["LocalIndex", "serving"]
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    wheel: TinyWheel
+    wheel: TinyWheel | TinySdist
     requires_python: str | None
     yanked: str | None
     metadata: bool
+
+    @property
+    def metadata_sha256(self) -> str:
+        wheel = self.wheel
+        if isinstance(wheel, TinyWheel):
+            return wheel.metadata_sha256
+        return hashlib.sha256(wheel.pkg_info.encode()).hexdigest()
 
 
 @dataclass
@@ -79,6 +88,27 @@ class LocalIndex:
         )
         return wheel
 
+    def add_sdist(
+        self,
+        index: str,
+        name: str,
+        version: str,
+        *,
+        requires: Sequence[str] = (),
+        requires_python: str | None = None,
+        metadata: bool = False,
+        **options: Any,
+    ) -> TinySdist:
+        """An sdist (``tiny_wheels.build_sdist``; ``options`` go to it), listed without a PEP 658 file unless
+        ``metadata``: a client must read its PKG-INFO out of the archive."""
+        sdist = build_sdist(self.root / "files", name, version, requires=requires, metadata_file=True,
+                            origin=options.pop("origin", index), **options)
+        project = re.sub(r"[-_.]+", "-", name).lower()
+        self.entries.setdefault(index, {}).setdefault(project, []).append(
+            _Entry(sdist, requires_python, None, metadata)
+        )
+        return sdist
+
     def write(self) -> None:
         for index, projects in self.entries.items():
             base = self.root / ("pypi/simple" if index == "pypi" else index)
@@ -87,7 +117,7 @@ class LocalIndex:
                 for e in entries:
                     attrs = ""
                     if e.metadata:
-                        attrs += f' data-core-metadata="sha256={e.wheel.metadata_sha256}"'
+                        attrs += f' data-core-metadata="sha256={e.metadata_sha256}"'
                     if e.requires_python:
                         attrs += f' data-requires-python="{html.escape(e.requires_python)}"'
                     if e.yanked is not None:

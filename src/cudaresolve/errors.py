@@ -5,6 +5,7 @@
     │   ├── InvalidArch                  "invalid-arch"         "sm_9x", "8.z"
     │   ├── InvalidDriver                "invalid-driver"       "abc"
     │   ├── UnknownGpu                   "unknown-gpu"          a name the database lacks
+    │   ├── UnsupportedReference         "unsupported-reference" a direct URL that is no wheel (sdist, VCS, dir)
     │   └── UsageError                   "usage"                flags argparse refuses (exit 2)
     ├── InvalidCompatData(ValueError)    "invalid-compat-data"  .problems: [(path, message)]
     ├── InvalidLockfile(ValueError)      "invalid-lockfile"
@@ -12,6 +13,8 @@
     ├── DetectionError                   "nvml-failed"          NVML present but failing
     ├── IndexUnavailable                 "index-unavailable"    network or index failure
     │   └── NotCached                    "index-unavailable"    offline, and the cache lacks a page
+    ├── HashMismatch                     "hash-mismatch"        a file's bytes differ from the hash given
+    ├── DynamicMetadata                  "dynamic-metadata"     an sdist's dependencies known only by building it
     ├── NoSolution                       "no-solution"          .findings
     ├── InternalError                    "internal-error"       an unexpected exception (a bug)
     ├── NoKnownError                     "no-known-error"       explain-error found no known message
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CudaResolveError",
     "DetectionError",
+    "DynamicMetadata",
+    "HashMismatch",
     "IndexUnavailable",
     "InternalError",
     "InvalidArch",
@@ -47,6 +52,7 @@ __all__ = [
     "NotCached",
     "PipFailed",
     "UnknownGpu",
+    "UnsupportedReference",
     "UsageError",
 ]
 
@@ -100,6 +106,12 @@ class UnknownGpu(InvalidInput):
     code = "unknown-gpu"
 
 
+class UnsupportedReference(InvalidInput):
+    """A direct reference cudaresolve cannot lock: an sdist, a VCS or directory URL, another scheme."""
+
+    code = "unsupported-reference"
+
+
 class UsageError(InvalidInput):
     """Flags the parser refuses: exit 2, as argparse, pip and uv exit on a usage error."""
 
@@ -149,6 +161,18 @@ class IndexUnavailable(CudaResolveError):
 class NotCached(IndexUnavailable):
     """Offline, and the cache lacks a page or file the answer needs: no complete lock can come from this
     run, so the search stops at once rather than trying sets it could not complete either."""
+
+
+class HashMismatch(CudaResolveError):
+    """A downloaded file whose hash differs from the one its URL or index gave: never locked or installed."""
+
+    code = "hash-mismatch"
+
+
+class DynamicMetadata(CudaResolveError):
+    """A release with only an sdist whose PKG-INFO does not promise its dependencies (PEP 643)."""
+
+    code = "dynamic-metadata"
 
 
 class NoSolution(CudaResolveError):

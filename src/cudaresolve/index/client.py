@@ -18,6 +18,7 @@ from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
+    FILE_DEADLINE,
     MAX_PAGE_BYTES,
     READ_TIMEOUT,
     Deadline,
@@ -203,6 +204,54 @@ class IndexClient:
             raise IndexUnavailable(
                 Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
             ) from e
+
+    def download(self, url: str, write: Callable[[bytes], object], *, cap: int, any_host: bool = False) -> None:
+        """GET one whole file (a direct reference's wheel, an sdist) into ``write``, chunk by chunk, as sent
+        (no content decoding: the bytes are hashed); at most ``cap`` bytes within ``FILE_DEADLINE`` seconds.
+        Redirects are followed as for pages (same host only), or with ``any_host`` to any https URL (a URL
+        the user named: its hash is what is trusted). No retries; raises ``IndexUnavailable``."""
+        import httpx
+
+        if self.offline or self._http is None:
+            raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
+        deadline = Deadline(FILE_DEADLINE)
+        headers = {"Accept-Encoding": "identity"}
+        current = url
+        for _hop in range(_MAX_REDIRECTS + 1):
+            deadline.check(url)
+            rest = deadline.remaining()
+            timeout = httpx.Timeout(min(self._timeout, rest), connect=min(self._connect_timeout, rest))
+            try:
+                with self._http.stream("GET", current, headers=headers, timeout=timeout, follow_redirects=False) as r:
+                    location = r.headers.get("Location") if r.status_code in _REDIRECTS else None
+                    if location is None:
+                        if r.status_code != 200:
+                            status = Text.of("index.http-status", url=url, status=r.status_code)
+                            raise IndexUnavailable(status, hint=HINT)
+                        length = r.headers.get("Content-Length", "")
+                        if length.strip().isdigit() and int(length) > cap:
+                            raise too_large(url, cap)
+                        total = 0
+                        for chunk in r.iter_raw():
+                            total += len(chunk)
+                            if total > cap:
+                                raise too_large(url, cap)
+                            write(chunk)
+                            report(Event(kind="bytes", label=url, amount=len(chunk)))
+                            deadline.check(url)
+                        return
+            except (httpx.HTTPError, httpx.InvalidURL) as e:
+                raise IndexUnavailable(
+                    Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
+                ) from e
+            target = urljoin(current, location.strip())
+            if not (is_same_host_redirect(current, target) or (any_host and urlsplit(target).scheme == "https")):
+                raise IndexUnavailable(
+                    Text.of("index.redirect-refused", url=current, target=target[:300]),
+                    hint=Text("index.redirect-refused.hint"),
+                )
+            current = target
+        raise IndexUnavailable(Text.of("index.too-many-redirects", url=url, limit=_MAX_REDIRECTS), hint=HINT)
 
     def fresh_page(self, index_url: str, name: str) -> ProjectPage | None:
         """The page if it needs no request (offline, or fresh in the cache), else None; raises as ``fetch_page``."""

@@ -14,7 +14,7 @@ import re
 import struct
 import zipfile
 import zlib
-from typing import TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Final
 
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.simple import HINT
@@ -23,7 +23,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from cudaresolve.index.client import IndexClient
 
-__all__ = ["read_remote_metadata"]
+__all__ = ["read_remote_metadata", "wheel_metadata"]
 
 _TAIL: Final = 64 * 1024  # the first request: the end of the file, where the central directory usually is
 _MAX_REQUEST: Final = 64 * 1024 * 1024  # one ranged read; and the whole wheel when the server ignores Range
@@ -99,9 +99,14 @@ def _bad(url: str, why: str) -> IndexUnavailable:
 
 def read_remote_metadata(client: IndexClient, url: str, project: str, version: str) -> str:
     """The text of ``<name>-<version>.dist-info/METADATA`` inside the remote wheel at ``url``."""
-    remote = _RangeFile(client, url)
+    return wheel_metadata(_RangeFile(client, url), url)  # type: ignore[arg-type]  # a RawIOBase, read as IO
+
+
+def wheel_metadata(file: IO[bytes], url: str) -> str:
+    """The text of the one ``*.dist-info/METADATA`` in the wheel read from ``file`` (seekable), under the same
+    bounds; a file that is no readable wheel is ``IndexUnavailable`` naming ``url``."""
     try:
-        with zipfile.ZipFile(remote) as wheel:
+        with zipfile.ZipFile(file) as wheel:
             names = [n for n in wheel.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
             if len(names) != 1:
                 raise _bad(url, f"{len(names)} .dist-info/METADATA files in the wheel")
@@ -122,4 +127,6 @@ def read_remote_metadata(client: IndexClient, url: str, project: str, version: s
         struct.error,
     ) as e:
         raise _bad(url, f"not a readable wheel ({type(e).__name__})") from e
+    if len(data) > _MAX_METADATA:
+        raise _bad(url, f"METADATA of more than {_MAX_METADATA} bytes")
     return data.decode("utf-8", errors="replace")

@@ -9,7 +9,9 @@ plus one read timeout. ``CUDARESOLVE_NETWORK_TIMEOUT`` (seconds) sets it; the de
 
 A page is streamed and dropped once it passes ``MAX_PAGE_BYTES`` (64 MiB; PyPI's largest simple
 pages are a few MiB, the PyTorch index's torch page about 1 MiB), so memory stays bounded and an
-over-cap body never reaches the cache.
+over-cap body never reaches the cache. Whole files (a direct reference's wheel, an sdist read for
+its PKG-INFO) are streamed to a temporary file under ``MAX_DIRECT_BYTES`` or ``MAX_SDIST_BYTES``,
+each within ``FILE_DEADLINE``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "DEADLINE_ENV",
     "DEFAULT_DEADLINE",
+    "FILE_DEADLINE",
+    "MAX_DIRECT_BYTES",
     "MAX_PAGE_BYTES",
+    "MAX_PKG_INFO_BYTES",
+    "MAX_SDIST_BYTES",
+    "MAX_SDIST_MEMBERS",
+    "MAX_SDIST_UNPACKED",
     "READ_TIMEOUT",
     "Deadline",
     "deadline_from_env",
@@ -47,6 +55,19 @@ CONNECT_TIMEOUT: Final = 5.0
 READ_TIMEOUT: Final = 20.0
 #: The largest index page read, decoded bytes (64 MiB).
 MAX_PAGE_BYTES: Final = 64 * 1024 * 1024
+#: The largest wheel a direct reference may name (4 GiB): it is downloaded once, to check or compute its
+#: hash and read its METADATA (torch's CUDA wheels are about 1 GiB).
+MAX_DIRECT_BYTES: Final = 4 * 1024 * 1024 * 1024
+#: The largest sdist downloaded to read its PKG-INFO, when its index offers no metadata file (256 MiB).
+MAX_SDIST_BYTES: Final = 256 * 1024 * 1024
+#: In that sdist: archive members looked at, bytes unpacked on the way to ``PKG-INFO`` (a .tar.gz is read in
+#: order), and the largest ``PKG-INFO`` read (its long description included).
+MAX_SDIST_MEMBERS: Final = 50_000
+MAX_SDIST_UNPACKED: Final = 512 * 1024 * 1024
+MAX_PKG_INFO_BYTES: Final = 16 * 1024 * 1024
+#: Seconds one such file download may take in all, redirects included; each read still waits at most
+#: ``READ_TIMEOUT``. Its own bound: the run's deadline is sized for index pages, not a 1 GiB wheel.
+FILE_DEADLINE: Final = 900.0
 
 
 class Deadline:

@@ -1,12 +1,15 @@
-"""A wheel's core metadata: fetched once (PEP 658/714 ``.metadata`` file), cached, parsed. Does I/O through IndexClient.
+"""A release's core metadata: fetched once (PEP 658/714 ``.metadata`` file), cached, parsed. Does I/O via IndexClient.
 
-Only the fields the solver needs are read: ``Name``, ``Version``, ``Requires-Python`` and every
-``Requires-Dist``. The file is checked against the hash the listing gives for it
-(``core-metadata: {"sha256": ...}``) and against the wheel's own name and version, so a listing
-cannot slip another package's dependencies in. Metadata files are immutable (a release never
-changes), so a cached copy is used without asking the index again.
+Only the fields the solver needs are read: ``Name``, ``Version``, ``Requires-Python``, every
+``Requires-Dist``, and for an sdist ``Metadata-Version`` and ``Dynamic``. The file is checked
+against the hash the listing gives for it (``core-metadata: {"sha256": ...}``) and against the
+file's own name and version, so a listing cannot slip another package's dependencies in.
+Metadata files are immutable (a release never changes), so a cached copy is used without asking
+the index again. Without a ``.metadata`` file, a wheel's METADATA is read with range requests
+(``lazy_wheel``) and an sdist's PKG-INFO from the downloaded sdist (``sdist``); an sdist's
+metadata counts only when static (``static_problem``, PEP 643), else ``DynamicMetadata``.
 
-Specs: https://packaging.python.org/en/latest/specifications/core-metadata/ and PEP 658/714.
+Specs: https://packaging.python.org/en/latest/specifications/core-metadata/, PEP 643 and PEP 658/714.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.progress import Event, report
-from cudaresolve.errors import IndexUnavailable
+from cudaresolve.errors import DynamicMetadata, IndexUnavailable
 from cudaresolve.index.simple import HINT
 from cudaresolve.text.model import Text
 
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.http_cache import HttpCache
     from cudaresolve.index.simple import IndexFile
 
-__all__ = ["CoreMetadata", "fetch_core_metadata", "parse_core_metadata"]
+__all__ = ["CoreMetadata", "fetch_core_metadata", "parse_core_metadata", "static_problem"]
 
 #: More Requires-Dist lines than any real package has (torch: ~25); a bound on work, not a fact.
 _MAX_REQUIREMENTS: Final = 2000
@@ -43,6 +46,8 @@ class CoreMetadata:
     version: Version
     requires_python: str | None
     requires_dist: tuple[Requirement, ...]
+    metadata_version: str | None = None
+    dynamic: tuple[str, ...] = ()  # the fields ``Dynamic`` names, lower case (PEP 643)
 
 
 def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
@@ -65,12 +70,34 @@ def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
         except InvalidRequirement as exc:
             raise _bad(source, f"bad Requires-Dist {line.strip()[:80]!r}") from exc
     rp = headers.get("Requires-Python")
+    mv = headers.get("Metadata-Version")
     return CoreMetadata(
         name=str(canonicalize_name(name.strip())),
         version=parsed,
         requires_python=rp.strip() if rp else None,
         requires_dist=tuple(requires),
+        metadata_version=mv.strip() if mv else None,
+        dynamic=tuple(d.strip().lower() for d in headers.get_all("Dynamic") or ()),
     )
+
+
+#: The fields whose being static lets an sdist's PKG-INFO stand for the wheel it builds (PEP 643).
+_STATIC_FIELDS: Final = {"requires-dist": "Requires-Dist", "requires-python": "Requires-Python"}
+
+
+def static_problem(meta: CoreMetadata) -> Text | None:
+    """Why ``meta`` (an sdist's PKG-INFO) does not promise the built wheel's dependencies, or None when it does:
+    Metadata-Version 2.2 or newer, neither ``Requires-Dist`` nor ``Requires-Python`` in ``Dynamic`` (PEP 643)."""
+    try:
+        version = Version(meta.metadata_version or "0")
+    except InvalidVersion:
+        version = Version("0")
+    if version < Version("2.2"):
+        return Text.of("index.sdist-old-metadata", found=meta.metadata_version or "none")
+    dynamic = [shown for field, shown in _STATIC_FIELDS.items() if field in meta.dynamic]
+    if dynamic:
+        return Text.of("index.sdist-dynamic-fields", fields=", ".join(dynamic))
+    return None
 
 
 def _bad(source: str, why: str) -> IndexUnavailable:
@@ -89,6 +116,10 @@ def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: Inde
     elif file.core_metadata:
         text = client.fetch_text(url)
         _check_hash(text, file, url)
+    elif file.sdist:  # no PEP 658 file: PKG-INFO out of the downloaded sdist
+        from cudaresolve.index.sdist import read_sdist_metadata
+
+        text = read_sdist_metadata(client, file)
     else:  # no PEP 658 file: read METADATA out of the wheel with range requests
         from cudaresolve.index.lazy_wheel import read_remote_metadata
 
@@ -100,6 +131,13 @@ def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: Inde
         raise _bad(url, f"it describes {meta.name} {meta.version}, not {file.project} {file.version}")
     if cached is None and cache is not None:
         cache.store(CachedResponse(url=url, status=200, body=text, content_type="text/plain", fetched_at=time.time()))
+    problem = static_problem(meta) if file.sdist else None
+    if problem is not None:
+        raise DynamicMetadata(
+            Text.of("index.sdist-dynamic", package=meta.name, version=str(meta.version), file=file.filename,
+                    why=problem),
+            hint=Text.of("index.sdist-dynamic.hint", package=meta.name),
+        )
     return meta
 
 

@@ -2,7 +2,7 @@
 
 A warm run would otherwise parse every page again (PyPI's torch page is megabytes of JSON, the
 PyTorch index's pages have thousands of anchors, and Python's HTML parser is slow).
-``parse_files`` stores, beside a cached page, the wheels parsed from it as compact rows, with the
+``parse_files`` stores, beside a cached page, the files parsed from it as compact rows, with the
 key of what they were parsed from: the body's SHA-256, its Content-Type, the URL links resolved
 against, this module's row format and the cudaresolve version (so a new parser never reads an
 older one's rows). There is one stored form per page URL; one whose key differs (the page
@@ -14,7 +14,7 @@ pass, which needs only the pinned versions: a filtered parse is cheap, a whole o
 form holding every wheel serves any filter, applied to the rows' file names, which gives what a
 filtered parse gives (both filters look at the file name only); a filtered form serves only the
 same filter. A filter with no ``key`` attribute is parsed for, never stored. Rows go back through
-``simple.wheel_file``, the constructor the parsers use, so a row gives the ``IndexFile`` a parse gives.
+``simple.dist_file``, the constructor the parsers use, so a row gives the ``IndexFile`` a parse gives.
 
 The first line of each file is the SHA-256 of the rest: a file edited or cut short is parsed
 again, never trusted. Unreadable or unwritable files are skipped silently, as in ``http_cache``.
@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.files import write_text_atomic
-from cudaresolve.index.simple import parse_body, wheel_file
+from cudaresolve.index.simple import dist_file, parse_body
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["parse_files", "parsed_key", "parsed_path"]
 
-_FORMAT: Final = 1  # bump when the row layout changes
+_FORMAT: Final = 2  # bump when the row layout or what is parsed changes (2: sdists too)
 _SUBDIR: Final = "parsed-v1"
 _ALL: Final = "all"  # what a form parsed with no filter says it kept
 
@@ -100,7 +100,7 @@ def _file(row: object) -> IndexFile | None:
         upload_time = datetime.fromisoformat(upload) if upload is not None else None
     except ValueError:
         return None
-    return wheel_file(
+    return dist_file(
         filename, url, sha256=sha256, requires_python=requires_python, yanked=yanked, yanked_reason=yanked_reason,
         core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size, upload_time=upload_time,
     )  # fmt: skip

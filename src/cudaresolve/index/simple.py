@@ -1,4 +1,4 @@
-"""The simple repository API, parsed: wheels on PEP 503 HTML and PEP 691 JSON pages, and mirrors. Pure.
+"""The simple repository API, parsed: wheels and sdists on PEP 503 HTML and PEP 691 JSON pages, and mirrors. Pure.
 
 ``parse_simple_json`` reads PEP 691 JSON (PyPI), ``parse_simple_html`` reads PEP 503 HTML
 (download.pytorch.org, which serves only static HTML; pytorch/test-infra
@@ -36,6 +36,7 @@ __all__ = [
     "Keep",
     "apply_mirror",
     "canonical_project",
+    "dist_file",
     "mirrored_file",
     "parse_body",
     "parse_mirrors",
@@ -62,7 +63,8 @@ HINT: Final = Text("index.hint")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IndexFile:
-    """One wheel on an index page. ``url`` is absolute, without the ``#sha256=`` fragment."""
+    """One wheel or sdist on an index page. ``url`` is absolute, without the ``#sha256=`` fragment; an sdist
+    has no tags."""
 
     project: NormalizedName
     filename: str
@@ -78,6 +80,7 @@ class IndexFile:
     core_metadata_sha256: str | None = None  # hash of that .metadata file, not of the wheel
     size: int | None = None  # JSON only (PEP 700)
     upload_time: datetime | None = None  # JSON, or the PyTorch index's data-upload-time
+    sdist: bool = False  # a source distribution (.tar.gz, .zip): its PKG-INFO, not tags, says what it is
 
     @property
     def local(self) -> str | None:
@@ -163,6 +166,24 @@ def _join(base: str, href: str) -> str | None:
     return joined
 
 
+def dist_file(filename: str, url: str, **fields: Any) -> IndexFile | None:
+    """An ``IndexFile`` for a wheel (``wheel_file``) or an sdist (``.tar.gz``, ``.zip``, the formats pip and uv
+    read); None for other files and unparseable names. The parsers and the parsed cache build files here."""
+    if filename.endswith(".whl"):
+        return wheel_file(filename, url, **fields)
+    if not filename.endswith((".tar.gz", ".zip")):
+        return None
+    from packaging.utils import InvalidSdistFilename, parse_sdist_filename
+
+    try:
+        name, version = parse_sdist_filename(filename)
+    except (InvalidSdistFilename, InvalidVersion):
+        return None
+    return IndexFile(
+        project=name, filename=filename, url=url, version=version, build=(), tags=frozenset(), sdist=True, **fields
+    )
+
+
 def wheel_file(filename: str, url: str, **fields: Any) -> IndexFile | None:
     """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names."""
     if not filename.endswith(".whl"):
@@ -238,7 +259,7 @@ class _AnchorParser(HTMLParser):
 
 
 def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> list[IndexFile]:
-    """The wheels on a PEP 503 project page, in page order.
+    """The wheels and sdists on a PEP 503 project page, in page order.
 
     ``href`` resolves against ``<base href>`` or ``page_url``; the filename is the percent-decoded
     last path segment (the PyTorch index writes ``+`` as ``%2B`` in hrefs), else the anchor text.
@@ -262,7 +283,7 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
         metadata = attrs.get("data-core-metadata", attrs.get("data-dist-info-metadata"))  # PEP 714 order
         has_metadata, metadata_sha = _metadata_flag(metadata)
         yanked = "data-yanked" in attrs
-        wheel = wheel_file(
+        wheel = dist_file(
             filename,
             url,
             sha256=_sha256(digest) if algo.lower() == "sha256" else None,
@@ -281,7 +302,7 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
 def parse_simple_json(
     payload: Mapping[str, Any] | str | bytes, page_url: str, *, keep: Keep | None = None
 ) -> list[IndexFile]:
-    """The wheels in a PEP 691 project detail response (API 1.x), in listed order."""
+    """The wheels and sdists in a PEP 691 project detail response (API 1.x), in listed order."""
     if isinstance(payload, str | bytes):
         try:
             payload = json.loads(payload)
@@ -309,7 +330,7 @@ def parse_simple_json(
         joined = _join(page_url, url)
         if joined is None:
             continue
-        wheel = wheel_file(
+        wheel = dist_file(
             filename,
             urldefrag(joined)[0],
             sha256=_sha256(hashes.get("sha256")) if isinstance(hashes, Mapping) else None,

@@ -4,9 +4,11 @@ One index per package: a package the database places (a variant build) is read f
 index; every other package from the default index, or from the index ``[tool.cudaresolve]``
 maps it to. A listing is fetched when the solver first meets a package and kept for the run;
 metadata only for the releases the solver pins. Releases are filtered for the target: wheels
-whose tags install there (best tag first), whose ``Requires-Python`` admits the target's Python.
+whose tags install there (best tag first), else the release's sdist (its PKG-INFO is its metadata
+when static, PEP 643: ``index.sdist``), whose ``Requires-Python`` admits the target's Python.
 Any failure (offline cache miss, index down, bad metadata) is ``IndexUnavailable`` naming the
-package, which the lock flow turns into an incomplete answer.
+package, which the lock flow turns into an incomplete answer; an sdist whose dependencies are
+dynamic is ``DynamicMetadata``, an error, never a release quietly passed over.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from cudaresolve.errors import IndexUnavailable, NotCached
+from cudaresolve.errors import CudaResolveError, IndexUnavailable, NoSolution, NotCached
 from cudaresolve.index.metadata import fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
+from cudaresolve.resolve.model import FileKind
 from cudaresolve.resolve.source import Artifact, IndexRelease, applies
 from cudaresolve.target.environment import tag_priority
+from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -40,6 +44,9 @@ __all__ = ["IndexSource"]
 #: Threads that fetch ahead of the solver, and how many names they may walk (bounds on work, not facts).
 _PREFETCH_THREADS: Final = 16
 _PREFETCH_LIMIT: Final = 500
+#: Ranks of files within one release, after any wheel tag's (``_fits``): an sdist, then anything yanked.
+_SDIST_RANK: Final = 10**5
+_YANKED_RANK: Final = 10**6
 
 
 class IndexSource:
@@ -56,9 +63,11 @@ class IndexSource:
         cache: HttpCache | None = None,
         environment: Mapping[str, str] | None = None,
         skip: Iterable[str] = (),
+        platform: str = "",
     ) -> None:
         """``environment``: the target's markers (for ``prefetch``); ``skip``: names ``prefetch`` leaves
-        alone (the database's packages, whose builds come from their variants' indexes)."""
+        alone (the database's packages, whose builds come from their variants' indexes); ``platform``: the
+        target's platform key, for messages."""
         self._client = client
         self._environment = dict(environment or {})
         self._skip = frozenset(skip)
@@ -78,6 +87,9 @@ class IndexSource:
         self._failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
         self._stale: dict[str, tuple[Text, float | None, list[str]]] = {}
         self._refused: dict[str, list[tuple[str, str]]] = {}
+        self._platform = platform
+        self._direct: dict[str, IndexRelease] = {}  # URL -> the release a direct reference pins
+        self._direct_notices: list[Notice] = []
 
     def notices(self, *, passed_over: Iterable[str] = ()) -> list[Notice]:
         """What the user must hear about the listings: failures, stale copies, refused links (one per index).
@@ -86,7 +98,7 @@ class IndexSource:
 
         skip = {i.rstrip("/") for i in passed_over}
         failed = {index: why for index, why in self._failed.items() if index not in skip}
-        return listing_notices(failed, self._stale, self._refused)
+        return [*listing_notices(failed, self._stale, self._refused), *self._direct_notices]
 
     def failures(self) -> dict[str, Text]:
         """The indexes a page of which could not be fetched in this run, each with the first reason."""
@@ -119,7 +131,7 @@ class IndexSource:
                 if newest is None:
                     return []
                 return [r for r in self.requires(newest) if applies(r, self._environment)]
-            except IndexUnavailable:
+            except CudaResolveError:  # a guess that failed: the solver asks again, and then it counts
                 return []
 
         with ThreadPoolExecutor(max_workers=_PREFETCH_THREADS) as pool:
@@ -156,7 +168,7 @@ class IndexSource:
                 if release is None:
                     return []
                 return [r for r in self.requires(release) if applies(r, self._environment)]
-            except IndexUnavailable:
+            except CudaResolveError:
                 return []
 
         with ThreadPoolExecutor(max_workers=min(_PREFETCH_THREADS, len(wanted))) as pool:
@@ -201,16 +213,21 @@ class IndexSource:
         return page
 
     def _fits(self, file: IndexFile) -> int | None:
+        """The file's rank for the target (lower is better), None when it does not install there: a wheel by its
+        best tag, an sdist after every wheel (pip and uv prefer a wheel of the same release)."""
         if file.requires_python:
             try:
                 if not SpecifierSet(file.requires_python).contains(self._python, prereleases=True):
                     return None
             except InvalidSpecifier:
                 return None
+        if file.sdist:
+            return _SDIST_RANK
         return tag_priority(file.tags, self._tags)
 
     def _best_files(self, page: ProjectPage) -> dict[Version, tuple[IndexFile, bool]]:
-        """Per version: the best-tagged fitting wheel, and whether every fitting file is yanked (once per page)."""
+        """Per version: the best fitting file (a wheel, else the sdist), and whether every fitting file is yanked
+        (once per page)."""
         key = (page.index_url, str(page.project))
         found = self._best.get(key)
         if found is None:
@@ -227,7 +244,7 @@ class IndexSource:
             if not file.yanked:
                 live.add(file.version)
             seen = best.get(file.version)
-            key = (rank + (10**6 if file.yanked else 0), file.filename)
+            key = (rank + (_YANKED_RANK if file.yanked else 0), file.filename)
             if seen is None or key < (seen[0], seen[1].filename):
                 best[file.version] = (key[0], file)
         return {v: (f, v not in live) for v, (_, f) in best.items()}
@@ -255,16 +272,64 @@ class IndexSource:
             return None
         return _release(page.project, file.version, index, file, yanked=file.yanked)
 
-    def requires(self, release: IndexRelease) -> Sequence[Requirement]:
-        file = self._files.get((release.index_url, release.name, str(release.version)))
-        if file is None:  # releases()/build_release() always record it first
-            raise IndexUnavailable(
-                Text.of("index.package-unavailable", package=release.name, reason=release.artifact.url), hint=HINT
+    def direct_release(self, name: str, url: str) -> IndexRelease:
+        """The wheel ``name @ url`` names (``index.direct``): its tags must install on the target and its
+        ``Requires-Python`` admit it, else ``NoSolution`` naming the file. Read once per run."""
+        from cudaresolve.index.direct import fetch_direct
+        from cudaresolve.resolve.direct import parse_direct
+
+        found = self._direct.get(url)
+        if found is not None:
+            return found
+        ref = parse_direct(name, url)
+        target = {"python": self._python.rsplit(".", 1)[0], "platform": self._platform or "?"}
+        if tag_priority(ref.tags, self._tags) is None:
+            tags = ", ".join(sorted(str(t) for t in ref.tags))[:300]
+            raise NoSolution(
+                Text.of("resolve.direct-wrong-tags", file=ref.filename, url=ref.shown, tags=tags, **target),
+                hint=Text("resolve.direct-wrong-tags.hint"),
             )
+        wheel = fetch_direct(self._client, self._cache, ref)
+        requires_python = wheel.metadata.requires_python
+        if requires_python and self._fits_python(requires_python) is False:
+            raise NoSolution(
+                Text.of("resolve.direct-requires-python", file=ref.filename, required=requires_python, **target),
+                hint=Text("resolve.direct-wrong-tags.hint"),
+            )
+        artifact = Artifact(
+            filename=ref.filename,
+            url=ref.url,
+            sha256=wheel.sha256,
+            size=wheel.size,
+            requires_python=requires_python,
+            kind=FileKind.ARCHIVE,
+        )
+        release = IndexRelease(name=ref.name, version=ref.version, index_url="", artifact=artifact)
+        self._requires[("", ref.name, str(ref.version))] = wheel.metadata.requires_dist
+        if wheel.computed:
+            notice = warning("direct-unhashed", "lock.direct-unhashed", package=ref.name, url=ref.shown,
+                             sha256=wheel.sha256)
+            self._direct_notices.append(notice)
+        self._direct[url] = release
+        return release
+
+    def _fits_python(self, requires_python: str) -> bool | None:
+        """Whether ``Requires-Python`` admits the target's Python; None when it cannot be read."""
+        try:
+            return SpecifierSet(requires_python).contains(self._python, prereleases=True)
+        except InvalidSpecifier:
+            return None
+
+    def requires(self, release: IndexRelease) -> Sequence[Requirement]:
         key = (release.index_url, release.name, str(release.version))
         found = self._requires.get(key)
         if found is not None:
             return found
+        file = self._files.get(key)
+        if file is None:  # releases()/build_release() always record it first
+            raise IndexUnavailable(
+                Text.of("index.package-unavailable", package=release.name, reason=release.artifact.url), hint=HINT
+            )
         try:
             found = fetch_core_metadata(self._client, self._cache, file).requires_dist
             self._requires[key] = found
@@ -284,5 +349,6 @@ def _release(project: str, version: Version, index: str, file: IndexFile, *, yan
         size=file.size,
         requires_python=file.requires_python,
         upload_time=file.upload_time.isoformat() if file.upload_time else None,
+        kind=FileKind.SDIST if file.sdist else FileKind.WHEEL,
     )
     return IndexRelease(name=str(project), version=version, index_url=index, artifact=artifact, yanked=yanked)

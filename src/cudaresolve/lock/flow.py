@@ -159,12 +159,17 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
     heard: list[Notice] = []  # the listings' notices, kept when the whole-environment pass fails
     catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source=inputs.gpu_source)  # both passes
     missing: Text | None = None
-    if not (inputs.offline and _no_pages_cached()):  # offline on an empty cache it cannot succeed: skip it
+    unknown, direct = _unknown_requests(inputs)
+    if direct or not (inputs.offline and _no_pages_cached()):  # offline on an empty cache it cannot succeed
         try:
             return _solve_whole(inputs, heard, catalog)
         except IndexUnavailable as e:
             missing = e.text
-    unknown = _unknown_requests(inputs)
+            if direct:  # a file named by URL is known only by reading it
+                raise NoSolution(
+                    Text.of("resolve.direct-unavailable", package=direct[0], reason=missing),
+                    hint=Text("resolve.direct-unavailable.hint"),
+                ) from e
     if unknown:
         index = inputs.package_indexes.get(unknown[0], inputs.db.default_index)
         reason = missing or _not_cached(inputs, unknown[0], index)
@@ -201,13 +206,15 @@ def _not_cached(inputs: LockInputs, name: str, index: str) -> Text:
     return Text.of("index.package-unavailable", package=name, reason=Text.of("index.not-cached", url=url))
 
 
-def _unknown_requests(inputs: LockInputs) -> list[str]:
-    """The requested packages the database does not know (only index metadata can resolve them)."""
+def _unknown_requests(inputs: LockInputs) -> tuple[list[str], list[str]]:
+    """The requested packages the database does not know (only index metadata can resolve them), and those
+    a direct reference names (only their file can)."""
     from cudaresolve.resolve.solve import parse_requests
     from cudaresolve.target.environment import marker_environment
 
-    needs = parse_requests(inputs.requirements, marker_environment(inputs.target))
-    return [n.name for n in needs if n.name not in inputs.db.package_names]
+    needs = parse_requests(inputs.requirements, marker_environment(inputs.target), direct=True)
+    unknown = [n.name for n in needs if n.name not in inputs.db.package_names]
+    return unknown, [n.name for n in needs if n.url]
 
 
 def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> Solution:
@@ -242,6 +249,7 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
             cache=cache,
             environment=marker_environment(target),
             skip=db.package_names,
+            platform=target.platform,
         )
         try:
             solution = solve(
@@ -262,9 +270,10 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
         for text in skipped_requests(inputs.requirements, marker_environment(target))
     ]
     unlisted = [p for p in solution.packages if not p.url or not p.sha256]
-    from cudaresolve.lock.wheels import not_listed
+    from cudaresolve.lock.wheels import not_listed, sdist_notices
 
     notices += [not_listed(p, target, inputs.mirrors) for p in unlisted]
+    notices += sdist_notices(solution)
     solution = _with_notices(solution, notices)
     return replace(solution, complete=False) if unlisted else solution
 

@@ -67,12 +67,18 @@ class InstallResult:
 
 
 def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
-    """The lock with each package's index fetched through the configured mirror, if any."""
+    """The lock with each package's index fetched through the configured mirror, if any; a direct
+    reference's URL too (its hash is checked wherever the file comes from)."""
     from cudaresolve.index.client import apply_mirror
+    from cudaresolve.resolve.model import FileKind
 
     if not mirrors:
         return lock
-    packages = tuple(replace(p, index=apply_mirror(p.index, mirrors)) for p in lock.packages)
+    packages = tuple(
+        replace(p, url=apply_mirror(p.url, mirrors)) if p.kind is FileKind.ARCHIVE and p.url
+        else replace(p, index=apply_mirror(p.index, mirrors))
+        for p in lock.packages
+    )
     index_url = apply_mirror(lock.index_url, mirrors) if lock.index_url else None
     return replace(lock, packages=packages, index_url=index_url)
 

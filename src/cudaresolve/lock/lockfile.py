@@ -3,7 +3,9 @@ plus one reader (``read_lock``) and one atomic writer (``write_lock``).
 
 pylock.toml (PEP 751, https://packaging.python.org/en/latest/specifications/pylock-toml/): one
 ``[[packages]]`` entry per package with ``index`` and a single ``[[packages.wheels]]`` (name, url,
-``hashes.sha256``); ``requires-python`` and ``environments`` describe the target; the target,
+``hashes.sha256``) or ``[packages.sdist]`` (also ``size``), or, for a direct reference,
+``[packages.archive]`` (url, size, hashes) and no index, as uv writes it; ``requires-python`` and
+``environments`` describe the target; the target,
 variant and warnings live under ``[tool.cudaresolve]`` (``model.Lock.to_dict``). The spec requires
 a hash for every file, so ``pylock_problem`` says when a lock cannot be written as pylock (offline:
 the PyTorch index gives no hashes without the network) and the lock flow then writes no pylock.toml.
@@ -38,7 +40,7 @@ _PYLOCK_NAME: Final = re.compile(r"^pylock\.([^.]+\.)?toml$")
 
 
 def pylock_problem(lock: Lock) -> Text | None:
-    """Why this lock cannot be a valid pylock.toml (PEP 751 needs a URL and a hash per wheel), or None."""
+    """Why this lock cannot be a valid pylock.toml (PEP 751 needs a URL and a hash per file), or None."""
     for what, missing in (
         ("sha256", lock.missing_hashes()),
         ("URL", tuple(p.name for p in lock.packages if not p.url)),
@@ -68,7 +70,12 @@ def dumps_pylock(lock: Lock) -> str:
     for entry in data["packages"]:
         table = tomlkit.table()
         for key, value in entry.items():
-            if key != "wheels":
+            if key in ("sdist", "archive"):  # [packages.sdist] / [packages.archive], hashes inline
+                file = tomlkit.table()
+                for field, item in value.items():
+                    file.add(field, _inline(item))
+                table.add(key, file)
+            elif key != "wheels":
                 table.add(key, value)
         wheels = tomlkit.aot()
         for wheel in entry.get("wheels", ()):

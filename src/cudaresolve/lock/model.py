@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.core.urls import strip_credentials
 from cudaresolve.errors import InvalidLockfile
-from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
 
@@ -26,6 +26,7 @@ __all__ = [
     "LOCK_VERSION",
     "REGENERATE_HINT",
     "Lock",
+    "archives",
     "drop_none",
     "index_groups",
     "is_sha256",
@@ -93,8 +94,8 @@ class Lock:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Lock:
         """A pylock mapping -> ``Lock``. Hashes may be missing here (``lockfile.pylock_problem`` judges
-        that); anything cudaresolve cannot install exactly (no index, no version, sdists, several
-        wheels) is ``InvalidLockfile`` naming the dotted path."""
+        that); anything cudaresolve cannot install exactly (no index, no version, a VCS or directory
+        source, an archive that is no wheel, several wheels) is ``InvalidLockfile`` naming the dotted path."""
         version = _get(data, "lock-version", str, required=True)
         if not re.match(r"^1(\.\d+)?$", version):
             raise InvalidLockfile(
@@ -131,6 +132,7 @@ def lock_from_solution(solution: Solution) -> Lock:
                 filename=p.filename or _url_filename(p.url),
                 requires_python=p.requires_python,
                 size=p.size,
+                kind=p.kind,
             )
             for p in solution.packages
         ),
@@ -152,13 +154,20 @@ def lock_from_solution(solution: Solution) -> Lock:
 
 def index_groups(lock: Lock) -> list[tuple[str, tuple[LockedPackage, ...]]]:
     """Packages grouped by index (trailing ``/`` ignored): the lock's own index first, then the others
-    in the order their first package appears."""
+    in the order their first package appears. Direct references (``archives``) come from no index and
+    are in no group."""
     groups: dict[str, tuple[str, list[LockedPackage]]] = {}
-    if lock.index_url and any(_same_index(p.index, lock.index_url) for p in lock.packages):
+    indexed = [p for p in lock.packages if p.kind is not FileKind.ARCHIVE]
+    if lock.index_url and any(_same_index(p.index, lock.index_url) for p in indexed):
         groups[lock.index_url.rstrip("/")] = (lock.index_url, [])
-    for package in lock.packages:
+    for package in indexed:
         groups.setdefault(package.index.rstrip("/"), (package.index, []))[1].append(package)
     return [(index, tuple(members)) for index, members in groups.values()]
+
+
+def archives(lock: Lock) -> tuple[LockedPackage, ...]:
+    """The packages a direct reference pins (``name @ URL``), in lock order."""
+    return tuple(p for p in lock.packages if p.kind is FileKind.ARCHIVE)
 
 
 def is_sha256(text: str) -> bool:
@@ -186,19 +195,26 @@ def drop_none(value: Any) -> Any:
 
 
 def _package_to_dict(package: LockedPackage) -> dict[str, Any]:
+    """One ``[[packages]]`` entry: ``index`` and one ``[[packages.wheels]]`` or ``[packages.sdist]``, or for a
+    direct reference ``[packages.archive]`` and no index (as uv writes one; PEP 751)."""
     entry: dict[str, Any] = {"name": package.name, "version": package.version}
     if package.requires_python:
         entry["requires-python"] = package.requires_python
-    entry["index"] = package.index
-    wheel: dict[str, Any] = {}
-    if package.filename:
-        wheel["name"] = package.filename
+    if package.kind is not FileKind.ARCHIVE:
+        entry["index"] = package.index
+    file: dict[str, Any] = {}
+    if package.filename and package.kind is not FileKind.ARCHIVE:
+        file["name"] = package.filename
     if package.url:
-        wheel["url"] = package.url
+        file["url"] = package.url
+    if package.size is not None and package.kind is not FileKind.WHEEL:
+        file["size"] = package.size
     if package.sha256:
-        wheel["hashes"] = {"sha256": package.sha256}
-    if wheel:
-        entry["wheels"] = [wheel]
+        file["hashes"] = {"sha256": package.sha256}
+    if package.kind is FileKind.WHEEL and file:
+        entry["wheels"] = [file]
+    elif package.kind is not FileKind.WHEEL:
+        entry[package.kind.value] = file
     return entry
 
 
@@ -206,12 +222,14 @@ def _package_from_dict(entry: Any, path: str) -> LockedPackage:
     if not isinstance(entry, Mapping):
         raise InvalidLockfile(Text.of("lock.not-a-table", path=path), hint=REGENERATE_HINT)
     name = _get(entry, "name", str, required=True, path=path)
-    for key in ("vcs", "directory", "archive", "sdist", "marker"):
+    for key in ("vcs", "directory", "marker"):
         if key in entry:
             raise InvalidLockfile(
                 Text.of("lock.unsupported-source", path=path, name=name, key=repr(key)),
                 hint=Text("lock.lock-it.hint"),
             )
+    if "archive" in entry:
+        return _archive_from_dict(entry, name, path)
     index = _get(entry, "index", str, path=path)
     if not index:
         raise InvalidLockfile(Text.of("lock.no-index", path=path, name=name), hint=Text("lock.no-index.hint"))
@@ -221,22 +239,74 @@ def _package_from_dict(entry: Any, path: str) -> LockedPackage:
             Text.of("lock.several-wheels", path=path, name=name, count=len(wheels)),
             hint=Text("lock.several-wheels.hint"),
         )
-    wheel = wheels[0] if wheels else {}
-    if not isinstance(wheel, Mapping):
-        raise InvalidLockfile(Text.of("lock.not-a-table", path=f"{path}.wheels[0]"), hint=REGENERATE_HINT)
-    hashes = _get(wheel, "hashes", dict, path=f"{path}.wheels[0]") or {}
-    sha256 = hashes.get("sha256")
-    if sha256 is not None and not (isinstance(sha256, str) and is_sha256(sha256.lower())):
-        raise InvalidLockfile(Text.of("lock.bad-sha256", path=f"{path}.wheels[0].hashes.sha256"))
+    kind, where = FileKind.WHEEL, f"{path}.wheels[0]"
+    file = wheels[0] if wheels else {}
+    if not wheels and "sdist" in entry:  # PEP 751: wheels before the sdist; a lock of ours has one or the other
+        kind, where, file = FileKind.SDIST, f"{path}.sdist", entry["sdist"]
+    if not isinstance(file, Mapping):
+        raise InvalidLockfile(Text.of("lock.not-a-table", path=where), hint=REGENERATE_HINT)
     return LockedPackage(
         name=name,
         version=_get(entry, "version", str, required=True, path=path),
         index=index,
-        url=_get(wheel, "url", str, path=f"{path}.wheels[0]"),
-        sha256=sha256.lower() if sha256 else None,
-        filename=_get(wheel, "name", str, path=f"{path}.wheels[0]"),
+        url=_get(file, "url", str, path=where),
+        sha256=_sha256(file, where),
+        filename=_get(file, "name", str, path=where),
         requires_python=_get(entry, "requires-python", str, path=path),
+        size=_size(file, where),
+        kind=kind,
     )
+
+
+def _archive_from_dict(entry: Mapping[str, Any], name: str, path: str) -> LockedPackage:
+    """A direct reference's ``[packages.archive]``: a wheel by URL (its version from the entry, else from the
+    wheel's file name, which pip's locks leave out); a local ``path`` or anything but a wheel is refused."""
+    where = f"{path}.archive"
+    archive = _get(entry, "archive", dict, path=path)
+    url = _get(archive, "url", str, path=where)
+    filename = _url_filename(url)
+    if not url or not filename or not filename.endswith(".whl"):
+        raise InvalidLockfile(
+            Text.of("lock.archive-not-wheel", path=where, name=name), hint=Text("lock.lock-it.hint")
+        )
+    version = _get(entry, "version", str, path=path) or _wheel_version(filename, where)
+    return LockedPackage(
+        name=name,
+        version=version,
+        index="",
+        url=url,
+        sha256=_sha256(archive, where),
+        filename=filename,
+        requires_python=_get(entry, "requires-python", str, path=path),
+        size=_size(archive, where),
+        kind=FileKind.ARCHIVE,
+    )
+
+
+def _sha256(file: Mapping[str, Any], where: str) -> str | None:
+    hashes = _get(file, "hashes", dict, path=where) or {}
+    sha256 = hashes.get("sha256")
+    if sha256 is not None and not (isinstance(sha256, str) and is_sha256(sha256.lower())):
+        raise InvalidLockfile(Text.of("lock.bad-sha256", path=f"{where}.hashes.sha256"))
+    return sha256.lower() if sha256 else None
+
+
+def _size(file: Mapping[str, Any], where: str) -> int | None:
+    size = file.get("size")
+    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+        raise InvalidLockfile(Text.of("lock.should-be-size", path=f"{where}.size"), hint=REGENERATE_HINT)
+    return size
+
+
+def _wheel_version(filename: str, where: str) -> str:
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    try:
+        return str(parse_wheel_filename(filename)[1])
+    except (InvalidWheelFilename, ValueError):
+        raise InvalidLockfile(
+            Text.of("lock.archive-not-wheel", path=where, name=filename), hint=REGENERATE_HINT
+        ) from None
 
 
 _KINDS: Final[dict[type, str]] = {dict: "lock.should-be-table", list: "lock.should-be-array"}

@@ -9,9 +9,15 @@ The builders here are pure; they turn a lock into pip runs of the target interpr
    -r FILE`` for the packages whose sha256 is known (pip reads ``--hash`` only from a requirements
    file, and hash checking is all-or-nothing per run, so the packages without a hash get a second
    run with their pins on the command line). Nothing is resolved: ``--no-deps``, exact pins.
+   A package locked as an sdist is built there instead, hash-checked, with the build tools its
+   ``pyproject.toml`` asks for from the same index: ``pip wheel --no-deps --no-binary NAME
+   --index-url INDEX -w DIR --require-hashes -r FILE``. Direct references are fetched from their
+   URLs with no index at all: ``pip download --no-deps --only-binary :all: --no-index -d DIR
+   --require-hashes -r FILE`` (lines ``name @ URL --hash=...``).
 2. ``install_commands``: the packages that are not installed as locked, from those verified
    files only, in one run (no index): ``pip install --no-deps --force-reinstall --no-index --find-links DIR``
-   (with ``--require-hashes -r FILE`` again). ``--force-reinstall`` because pip keeps an installed
+   (with ``--require-hashes -r FILE`` again; a wheel built from an sdist has no locked hash, its sdist
+   was checked in step 1). ``--force-reinstall`` because pip keeps an installed
    distribution of the same version ("Requirement already satisfied") without looking at its files.
 3. ``dependency_commands``: then their dependencies, per index: ``--index-url INDEX -c LOCKED PINS...``.
 4. ``uninstall_command``: ``pip uninstall -y`` for ``install --exact``.
@@ -42,13 +48,14 @@ import os
 import shlex
 import subprocess
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
 from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.model import index_groups
+from cudaresolve.lock.model import archives, index_groups
+from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -104,12 +111,26 @@ def wheel_dir(workdir: str) -> str:
 
 
 def download_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
-    """Step 1: every locked wheel, per index, into ``wheel_dir``: exact pins, no dependencies, hashes checked."""
+    """Step 1: every locked wheel, per index, into ``wheel_dir``: exact pins, no dependencies, hashes checked;
+    an sdist built into a wheel there; the direct references from their URLs."""
     commands: list[PipCommand] = []
     for number, (index, members) in enumerate(index_groups(lock), 1):
         env = (("PIP_EXTRA_INDEX_URL", index), ("PIP_FIND_LINKS", workdir))
-        head = (python, "-m", "pip", "download", *_EXACT, "--index-url", index, "-d", wheel_dir(workdir))
-        commands += _hashed_and_plain(members, head, env, index, os.path.join(workdir, f"index-{number}-hashed.txt"))
+        wheels = [p for p in members if p.kind is not FileKind.SDIST]
+        sdists = [p for p in members if p.kind is FileKind.SDIST]
+        head: tuple[str, ...] = (python, "-m", "pip", "download", *_EXACT, "--index-url", index)
+        head = (*head, "-d", wheel_dir(workdir))
+        commands += _hashed_and_plain(wheels, head, env, index, os.path.join(workdir, f"index-{number}-hashed.txt"))
+        if sdists:
+            names = ",".join(p.name for p in sdists)
+            head = (python, "-m", "pip", "wheel", "--no-deps", "--no-binary", names, "--index-url", index)
+            head = (*head, "-w", wheel_dir(workdir))
+            commands += _hashed_and_plain(sdists, head, env, index, os.path.join(workdir, f"index-{number}-sdists.txt"))
+    direct = archives(lock)
+    if direct:
+        head = (python, "-m", "pip", "download", *_EXACT, "--no-index", "-d", wheel_dir(workdir))
+        local = (("PIP_FIND_LINKS", workdir),)
+        commands += _hashed_and_plain(direct, head, local, "", os.path.join(workdir, "direct-hashed.txt"))
     return commands
 
 
@@ -121,6 +142,8 @@ def install_commands(lock: Lock, *, python: str, workdir: str, only: Collection[
         return []
     files = wheel_dir(workdir)
     head = (python, "-m", "pip", "install", *_EXACT, "--force-reinstall", "--no-index", "--find-links", files)
+    # a wheel built from an sdist is not the locked file, so it has no locked hash (the sdist's was checked)
+    chosen = [replace(p, sha256=None) if p.kind is FileKind.SDIST else _by_pin(p) for p in chosen]
     return _hashed_and_plain(chosen, head, (("PIP_FIND_LINKS", files),), "", os.path.join(workdir, "install.txt"))
 
 
@@ -129,7 +152,7 @@ def dependency_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCom
     constraints = os.path.join(workdir, CONSTRAINTS_FILE)
     locked = "".join(f"{_pin(p)}\n" for p in lock.packages)
     commands: list[PipCommand] = []
-    for index, members in index_groups(lock):
+    for index, members in index_groups(lock):  # a direct reference's dependencies are locked packages too
         env = (("PIP_EXTRA_INDEX_URL", index), ("PIP_FIND_LINKS", workdir))
         argv = (python, "-m", "pip", "install", "--index-url", index, "-c", constraints, *(_pin(p) for p in members))
         commands.append(PipCommand(argv=argv, index=index, env=env, files=((constraints, locked),)))
@@ -156,11 +179,11 @@ def _hashed_and_plain(
     hashed = [p for p in members if p.sha256]
     plain = [p for p in members if not p.sha256]
     if hashed:
-        text = "".join(f"{_pin(p)} --hash=sha256:{p.sha256}\n" for p in hashed)
+        text = "".join(f"{_requirement(p)} --hash=sha256:{p.sha256}\n" for p in hashed)
         argv = (*head, "--require-hashes", "-r", path)
         commands.append(PipCommand(argv=argv, index=index, env=env, files=((path, text),)))
     if plain:
-        commands.append(PipCommand(argv=(*head, *(_pin(p) for p in plain)), index=index, env=env))
+        commands.append(PipCommand(argv=(*head, *(_requirement(p) for p in plain)), index=index, env=env))
     return commands
 
 
@@ -234,3 +257,13 @@ def _verb(command: PipCommand) -> str:
 
 def _pin(package: LockedPackage) -> str:
     return f"{package.name}=={package.version}"
+
+
+def _requirement(package: LockedPackage) -> str:
+    """What pip is given for one package: ``name @ URL`` for a direct reference, else the exact pin."""
+    return f"{package.name} @ {package.url}" if package.kind is FileKind.ARCHIVE else _pin(package)
+
+
+def _by_pin(package: LockedPackage) -> LockedPackage:
+    """A direct reference installed from the downloaded file, found by its exact pin like any other."""
+    return replace(package, kind=FileKind.WHEEL) if package.kind is FileKind.ARCHIVE else package

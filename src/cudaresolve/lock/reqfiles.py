@@ -2,7 +2,9 @@
 
 What a line may hold (https://pip.pypa.io/en/stable/reference/requirements-file-format/):
 
-- a PEP 508 requirement (``torch>=2.4``, ``xformers; sys_platform == "linux"``);
+- a PEP 508 requirement (``torch>=2.4``, ``xformers; sys_platform == "linux"``), a direct
+  reference among them (``pkg @ https://host/pkg-1.0-py3-none-any.whl#sha256=...``: judged
+  later, with those on the command line; never in a constraint file);
 - ``-r FILE`` / ``--requirement FILE`` and ``-c FILE`` / ``--constraint FILE`` (also with ``=``),
   a path relative to the file that names it; everything read through a constraint file is a
   constraint;
@@ -11,8 +13,8 @@ What a line may hold (https://pip.pypa.io/en/stable/reference/requirements-file-
 
 Any other option (``--index-url``, ``-e``, ``--hash``, ``-f`` ...) is refused with a coded error
 naming ``file:line``, never ignored: cudaresolve chooses each package's index and hash itself
-(``--index-mirror`` and ``[tool.cudaresolve] package-index`` say where), and a URL or an editable
-path is not a requirement it can lock. A URL as FILE is refused too.
+(``--index-mirror`` and ``[tool.cudaresolve] package-index`` say where), and an editable path is
+not a requirement it can lock. A URL as FILE is refused too.
 
 Bounds: a file of at most ``MAX_FILE_BYTES``, files nested at most ``MAX_DEPTH`` deep, at most
 ``MAX_FILES`` files in all; a file that includes itself (directly or through others) is an error.
@@ -117,15 +119,15 @@ def _local(text: str) -> Path:
 
 
 def _check_requirement(line: str, where: str, *, constraint: bool) -> None:
-    """A PEP 508 requirement without a URL; in a constraint file also without extras (as pip says)."""
+    """A PEP 508 requirement; in a constraint file without a URL and without extras (as pip says)."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
         req = Requirement(line)
     except InvalidRequirement as exc:
         raise InvalidInput(Text.of("lock.reqfile.bad-line", where=where, text=repr(line[:120])), hint=_HINT) from exc
-    if req.url:
-        raise InvalidInput(Text.of("lock.reqfile.bad-line", where=where, text=repr(line[:120])), hint=_HINT)
+    if constraint and req.url:
+        raise InvalidInput(Text.of("lock.reqfile.constraint-url", where=where, text=repr(line[:120])), hint=_HINT)
     if constraint and req.extras:
         raise InvalidInput(Text.of("lock.reqfile.constraint-extras", where=where, text=repr(line[:120])), hint=_HINT)
 

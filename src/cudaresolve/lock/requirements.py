@@ -5,16 +5,21 @@ lets the highest version on any index win (the torchtriton dependency-confusion 
 https://pytorch.org/blog/compromised-nightly-dependency/). So the file holds exactly one active
 ``--index-url`` group (the variant's index); packages from other indexes follow as ``#> `` lines
 that pip skips as comments and ``loads_requirements`` reads back (``cudaresolve install`` runs
-one pip per index). Hashes are ``--hash=sha256:`` only where every package of the group has one,
-because pip's hash checking is all-or-nothing; otherwise a known hash is kept as a
-``# sha256:`` comment. Lock-wide facts are ``# cudaresolve: key = <json>``.
+one pip per index). Direct references are ``name @ URL --hash=sha256:...`` lines in the active
+group (pip fetches them from their URL, whatever the index). Hashes are ``--hash=sha256:`` only
+where every package of the group has one, because pip's hash checking is all-or-nothing;
+otherwise a known hash is kept as a ``# sha256:`` comment. Lock-wide facts are ``# cudaresolve:
+key = <json>``, among them ``sdists``: the packages locked as source distributions (an sdist's
+hash is what ``--hash`` holds for them; pip builds them when installing).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -23,13 +28,14 @@ from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.model import (
     REGENERATE_HINT,
     Lock,
+    archives,
     drop_none,
     index_groups,
     is_sha256,
     lock_from_solution,
     notice_from_dict,
 )
-from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -68,26 +74,33 @@ def dumps_requirements(lock: Lock | Solution) -> str:
         "environments": list(lock.environments) or None,
         "target": drop_none(lock.target) or None,
         "warnings": [{"code": w.code, "message": w.message} for w in lock.warnings] or None,
+        "sdists": [p.name for p in lock.packages if p.kind is FileKind.SDIST] or None,
     }
     lines += [f"{_META} {key} = {json.dumps(value)}" for key, value in meta.items() if value is not None]
-    for number, (index, members) in enumerate(index_groups(lock)):
+    groups: list[tuple[str | None, tuple[LockedPackage, ...]]] = list(index_groups(lock)) or [(None, ())]
+    for number, (index, members) in enumerate(groups):
         prefix = "" if number == 0 else _INACTIVE
+        direct = archives(lock) if number == 0 else ()  # pip reads them in the active group, by URL
+        if index is None and not direct:
+            continue
         lines.append("")
         if number:
             lines += [
                 "# pip takes one --index-url per run, so these packages from another index are",
                 "# comments to pip; `cudaresolve install --from FILE` installs them in their own run.",
             ]
-        hashed = sum(1 for p in members if p.sha256)
-        if 0 < hashed < len(members):
+        total = len(members) + len(direct)
+        hashed = sum(1 for p in (*members, *direct) if p.sha256)
+        if 0 < hashed < total:
             lines.append(
-                f"# sha256 as comments: pip checks hashes all-or-nothing and {len(members) - hashed} of "
-                f"{len(members)} packages here have none"
+                f"# sha256 as comments: pip checks hashes all-or-nothing and {total - hashed} of "
+                f"{total} packages here have none"
             )
-        lines.append(f"{prefix}--index-url {index}")
-        for p in members:
-            pin = f"{prefix}{p.name}=={p.version}"
-            if p.sha256 and hashed == len(members):
+        if index is not None:
+            lines.append(f"{prefix}--index-url {index}")
+        for p in (*members, *direct):
+            pin = f"{prefix}{p.name} @ {p.url}" if p.kind is FileKind.ARCHIVE else f"{prefix}{p.name}=={p.version}"
+            if p.sha256 and hashed == total:
                 pin += f" --hash=sha256:{p.sha256}"
             elif p.sha256:
                 pin += f"  # sha256:{p.sha256}"
@@ -118,7 +131,9 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
             if not tokens:
                 continue
             option, _, value = tokens[0].partition("=")
-            if option in ("--index-url", "-i"):
+            if len(tokens) > 2 and tokens[1] == "@":  # a direct reference: from its URL, whatever the index
+                packages.append(_parse_direct_line(tokens, comment))
+            elif option in ("--index-url", "-i"):
                 urls = [value] if value else tokens[1:]
                 if len(urls) != 1:
                     raise _LineError(Text.of("lock.req.one-url", option=option))
@@ -136,6 +151,8 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
                 Text.of("lock.req.at-line", source=source, line=lineno, message=exc.text),
                 hint=exc.hint or REGENERATE_HINT,
             ) from None
+    sdists = {canonical_name(str(n)) for n in meta.get("sdists") or ()}
+    packages = [replace(p, kind=FileKind.SDIST) if p.name in sdists else p for p in packages]
     return Lock(
         packages=tuple(sorted(packages, key=lambda p: p.name)),
         variant=meta.get("variant"),
@@ -191,6 +208,30 @@ def _parse_pin(text: str) -> tuple[str, str]:
     if req.url or req.marker or req.extras or len(specs) != 1 or specs[0].operator != "==" or "*" in specs[0].version:
         raise _LineError(Text.of("lock.req.not-a-pin", text=repr(text)))
     return canonical_name(req.name), specs[0].version
+
+
+def _parse_direct_line(tokens: Sequence[str], comment: str) -> LockedPackage:
+    """``name @ URL [--hash=sha256:HEX]`` -> an archive package; its version from the wheel's file name."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    text = " ".join(tokens[:3])
+    try:
+        req = Requirement(text)
+        filename = unquote(urlsplit(req.url or "").path.rsplit("/", 1)[-1])
+        wheel_name, version, _, _ = parse_wheel_filename(filename)
+    except (InvalidRequirement, InvalidWheelFilename, ValueError):
+        raise _LineError(Text.of("lock.req.not-a-pin", text=repr(text))) from None
+    if req.marker or req.extras or req.specifier or canonical_name(wheel_name) != canonical_name(req.name):
+        raise _LineError(Text.of("lock.req.not-a-pin", text=repr(text)))
+    return LockedPackage(
+        name=canonical_name(req.name),
+        version=str(version),
+        index="",
+        url=req.url,
+        sha256=_parse_hashes(tokens[3:], comment),
+        filename=filename,
+        kind=FileKind.ARCHIVE,
+    )
 
 
 def _parse_hashes(options: Sequence[str], comment: str) -> str | None:

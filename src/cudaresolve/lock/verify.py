@@ -1,7 +1,8 @@
 """What ``install --from`` refuses before pip runs. Pure, plus one probe of the target interpreter.
 
 A lock is installed only when: it locks at least one package, each package once; every index and
-wheel URL is https (http only on 127.0.0.1/localhost, or under a mirror the user named); a
+file URL is https (http only on 127.0.0.1/localhost, or under a mirror the user named; a direct
+reference may also be a ``file://`` wheel on this machine, as pip and uv take it); a
 requirements lock has a hash on every pin (a file with every ``--hash`` removed, or only some,
 would install those pins unchecked), one index only (a second one sits on ``#> `` lines that pip
 and reviewers read as comments; several indexes need a pylock.toml, where each package names its
@@ -20,6 +21,7 @@ from urllib.parse import urlsplit
 
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT
+from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -89,14 +91,16 @@ def check_installable(
     named = tuple(mirrors.values())
     for p in lock.packages:
         for url in (p.index, p.url):
-            if url and not url_allowed(url, named):
+            local = p.kind is FileKind.ARCHIVE and url == p.url and (url or "").startswith("file:///")
+            if url and not local and not url_allowed(url, named):
                 raise InvalidLockfile(
                     Text.of("lock.install.bad-url", source=source, name=p.name, url=url[:200]),
                     hint=Text("lock.install.bad-url.hint"),
                 )
     if requirements:  # pip reads one --index-url; any other index sits on '#> ' comment lines
-        first = lock.packages and _first_index(lock)
-        hidden = next((p for p in lock.packages if p.index != first), None)
+        indexed = [p for p in lock.packages if p.kind is not FileKind.ARCHIVE]  # a direct reference has its URL
+        first = indexed and _first_index(lock)
+        hidden = next((p for p in indexed if p.index != first), None)
         if hidden is not None:
             raise InvalidLockfile(
                 Text.of("lock.install.hidden-index", source=source, name=hidden.name, index=hidden.index[:200]),
@@ -152,7 +156,7 @@ def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) 
 
 def _first_index(lock: Lock) -> str:
     """The active ``--index-url`` of a requirements lock: the lock's own index, else its first package's."""
-    indexes = [p.index for p in lock.packages]
+    indexes = [p.index for p in lock.packages if p.kind is not FileKind.ARCHIVE]
     return lock.index_url if lock.index_url in indexes else indexes[0]
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.model import LockedPackage, Solution
     from cudaresolve.target.model import Target
 
-__all__ = ["attach_files", "not_listed", "pick_file", "tag_fits"]
+__all__ = ["attach_files", "not_listed", "pick_file", "sdist_notices", "tag_fits"]
 
 
 def not_listed(package: LockedPackage, target: Target, mirrors: Mapping[str, str]) -> Notice:
@@ -42,6 +42,17 @@ def not_listed(package: LockedPackage, target: Target, mirrors: Mapping[str, str
     if served != package.index.rstrip("/"):
         return warning("wheel-not-listed", "lock.wheel-not-on-mirror", mirror=served, index=package.index, **fields)
     return warning("wheel-not-listed", "lock.wheel-not-listed", index=package.index, **fields)
+
+
+def sdist_notices(solution: Solution) -> list[Notice]:
+    """One ``sdist-build`` warning per package locked as a source distribution: installing it runs its build."""
+    from cudaresolve.resolve.model import FileKind
+
+    return [
+        warning("sdist-build", "lock.sdist-build", package=p.name, version=p.version, file=p.filename or p.url or "")
+        for p in solution.packages
+        if p.kind is FileKind.SDIST
+    ]
 
 
 def tag_fits(tag: Tag, target: Target) -> bool:

@@ -33,7 +33,8 @@ def render_solution(solution: Solution, console: Console, *, lang: str = "en") -
     versions = max((len(p.version) for p in solution.packages), default=0)
     room = max(20, console.width - max(names, 7) - max(versions, 7) - 4)
     for p in solution.packages:
-        table.add_row(p.name, p.version, escape(fold_path(redact_text(p.index), room)))
+        where = p.url if not p.index and p.url else p.index  # a direct reference: its URL, from no index
+        table.add_row(p.name, p.version, escape(fold_path(redact_text(where), room)))
     print_fitted(console, table)
     render_warnings(solution, console, lang=lang)
 

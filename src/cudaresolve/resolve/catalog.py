@@ -57,6 +57,7 @@ class Need:
     variant: str | None = None
     parent: str | None = None  # "torchrec 1.2.0", for explanations; None for the user's own request
     extras: frozenset[str] = frozenset()
+    url: str | None = None  # a direct reference's URL (``name @ URL``): the one file the name is pinned to
 
     def __str__(self) -> str:
         if self.name == CUDA:

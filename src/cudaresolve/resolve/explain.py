@@ -65,12 +65,14 @@ def explain_need(
         releases = index[need.name]
         if any(satisfies(need, c) for c in releases):
             return []
+        if need.parent is not None and releases and all(c.channel == "direct" for c in releases):
+            return []  # a URL the user gave pins it: this requirement conflicts with that pin (pin-conflict)
         newest = max((c.version for c in releases), default=None)
         target = catalog.target
         seen = (
             f"{newest} (CPython {target.python}, {target.platform})"
             if newest is not None
-            else f"none: no wheel for CPython {target.python} on {target.platform} (sdists are not built)"
+            else f"none: no wheel or sdist for CPython {target.python} on {target.platform}"
         )
         return [reason("no-such-version", package=need.name, required=spec, found=seen)]
     if any(satisfies(need, c) for c in catalog.for_name(need.name)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -11,12 +12,21 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Notice
 
-__all__ = ["LockedPackage", "Solution"]
+__all__ = ["FileKind", "LockedPackage", "Solution"]
+
+
+class FileKind(enum.Enum):
+    """What file a locked package installs from: the PEP 751 table it is written as."""
+
+    WHEEL = "wheel"  # ``[[packages.wheels]]``: a wheel its index lists
+    SDIST = "sdist"  # ``[packages.sdist]``: a source distribution its index lists (built when installed)
+    ARCHIVE = "archive"  # ``[packages.archive]``: a wheel named by URL (``name @ URL``), from no index
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LockedPackage:
-    """One pinned wheel of a solution: its full local version and the one index it comes from."""
+    """One pinned file of a solution: its full local version and the one index it comes from (a wheel or an
+    sdist), or the URL the user named (an archive: ``index`` is "")."""
 
     name: str
     version: str  # full local version, e.g. "2.7.1+cu118"
@@ -26,11 +36,19 @@ class LockedPackage:
     filename: str | None = None
     requires_python: str | None = None
     size: int | None = None
+    kind: FileKind = FileKind.WHEEL
 
     def to_dict(self) -> dict[str, Any]:
         url = strip_credentials(self.url) if self.url else self.url  # a private mirror's token stays out of output
-        index = strip_credentials(self.index)
-        return {"name": self.name, "version": self.version, "index": index, "url": url, "sha256": self.sha256}
+        index = strip_credentials(self.index) if self.index else None
+        return {
+            "name": self.name,
+            "version": self.version,
+            "index": index,
+            "url": url,
+            "sha256": self.sha256,
+            "kind": self.kind.value,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,6 +9,8 @@ does not know come from the ``PackageSource`` (their index's listing and metadat
 a listing when a package first appears, a metadata file only for a candidate being pinned. An
 identifier with extras (``transformers[torch]``) is pinned with its base (pip's scheme): its
 candidate depends on exactly the base release plus the optional requirements its extras select.
+A package a direct reference pins (``direct``) has that one candidate, whoever requires it; a
+dependency that names a URL itself must name the user's (uv's rule), else it is an error.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from packaging.specifiers import SpecifierSet
 from resolvelib import AbstractProvider
 
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.errors import IndexUnavailable, NotCached
+from cudaresolve.errors import IndexUnavailable, NoSolution, NotCached
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
+from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.source import applies, split_key
 from cudaresolve.resolve.sources import on_variant_index
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -93,8 +97,10 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         source: PackageSource | None = None,
         environment: Mapping[str, str] | None = None,
         constraints: Mapping[str, SpecifierSet] | None = None,
+        direct: Mapping[str, Candidate] | None = None,
     ):
         self.catalog = catalog
+        self.direct = dict(direct or {})  # name -> the one candidate a direct reference leaves it
         self.anchor = anchor
         self.user_pinned = frozenset(user_pinned)
         self.user_requested = frozenset(user_requested)
@@ -202,8 +208,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         limit = self.constraints.get(name)
         if limit is not None and name != CUDA:
             found = [c for c in found if limit.contains(c.version, prereleases=True)]
-        if self.source is None or name == CUDA:
-            return found
+        if self.source is None or name == CUDA or name in self.direct:
+            return found  # a direct reference's file was read and judged already: no listing, no pre-release rule
         if name not in self.catalog.known:
             exact = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
             pre = any(n.specifier.prereleases for n in needs)
@@ -273,6 +279,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         return found
 
     def _candidates(self, name: str) -> tuple[Candidate, ...]:
+        pinned = self.direct.get(name)
+        if pinned is not None:
+            if name not in self.catalog.known:
+                self._index_candidates[name] = (pinned,)  # what explanations say the index offered
+            return (pinned,)
         if name == CUDA or name in self.catalog.known or self.source is None:
             return self.catalog.for_name(name)
         found = self._index_candidates.get(name)
@@ -339,11 +350,26 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             if _selected(req, self.environment, extras, only_extras=only_extras)
         ]
         needs = [Need.from_requirement(req, parent=parent) for req in selected]
+        for req in selected:
+            if req.url:
+                self._check_url(req, parent)
         seen = (self.catalog.known, self._index_candidates)
-        fresh = [req for req in selected if all(canonical_name(req.name) not in s for s in seen)]
+        fresh = [req for req in selected if all(canonical_name(req.name) not in s for s in seen) and not req.url]
         if len(fresh) > 1:
             self.source.prefetch(fresh)
         return needs
+
+    def _check_url(self, req: Requirement, parent: str) -> None:
+        """A dependency given as ``name @ URL`` (allowed only in a direct reference's own metadata) is met
+        only by the same file given by the user; else ``NoSolution``, never a silently dropped URL."""
+        pinned = self.direct.get(canonical_name(req.name))
+        given = pinned.source.artifact.url if pinned is not None and pinned.source is not None else None
+        if given is not None and req.url is not None and same_reference(given, req.url):
+            return
+        raise NoSolution(
+            Text.of("resolve.dependency-url", parent=parent, requirement=str(req)[:300]),
+            hint=Text.of("resolve.dependency-url.hint", name=canonical_name(req.name)),
+        )
 
 
 def _selected(req: Requirement, environment: Mapping[str, str], extras: frozenset[str], *, only_extras: bool) -> bool:

@@ -13,16 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import Version
+from packaging.specifiers import SpecifierSet
 
 from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import CompatDB, DriverSupport
-from cudaresolve.errors import IndexUnavailable, InvalidInput, NoSolution
+from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, satisfies
+from cudaresolve.resolve.direct import direct_candidate
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
-from cudaresolve.resolve.model import LockedPackage, Solution
+from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
+from cudaresolve.resolve.needs import parse_constraints, parse_requests, skipped_requests
 from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key, unverified
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.target.environment import marker_environment
@@ -31,8 +32,6 @@ from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-
-    from packaging.specifiers import SpecifierSet
 
     from cudaresolve.resolve.source import IndexRelease, PackageSource
     from cudaresolve.target.model import Target
@@ -49,74 +48,6 @@ class Resolved:
     solution: Solution
     pins: Mapping[str, Candidate]
     catalog: Catalog
-
-
-def parse_requests(texts: Sequence[str], environment: Mapping[str, str] | None = None) -> list[Need]:
-    """PEP 508 strings -> one ``Need`` per package and extras, in first-seen order; a malformed one is
-    ``InvalidInput``. A package named again is merged (its specifiers intersected), so the solver's
-    work does not grow with repetition (``torch`` given 2,000 times is one Need).
-
-    With the target's marker ``environment``, a requirement whose marker is false there is left out
-    (``skipped_requests`` says which, for a notice); a direct URL reference is refused with a coded
-    error, never dropped silently."""
-    merged: dict[str, Need] = {}
-    for text in texts:
-        try:
-            req = Requirement(text)
-            for spec in req.specifier:  # a version packaging parses but int() cannot (5,000 digits)
-                if spec.operator != "===":
-                    Version(spec.version.removesuffix(".*"))
-        except (InvalidRequirement, ValueError) as exc:
-            raise InvalidInput(
-                Text.of("resolve.not-a-requirement", text=_short(text)), hint=Text("resolve.not-a-requirement.hint")
-            ) from exc
-        if req.url:
-            raise InvalidInput(
-                Text.of("resolve.direct-reference", text=_short(text)), hint=Text("resolve.direct-reference.hint")
-            )
-        if environment is not None and req.marker is not None and not req.marker.evaluate({**environment}):
-            continue
-        need = Need.from_requirement(req)
-        seen = merged.get(need.key)
-        merged[need.key] = need if seen is None else replace(seen, specifier=seen.specifier & need.specifier)
-    if not merged:
-        raise InvalidInput(Text("resolve.nothing-to-resolve"), hint=Text("resolve.nothing-to-resolve.hint"))
-    return list(merged.values())
-
-
-def parse_constraints(texts: Sequence[str], environment: Mapping[str, str] | None = None) -> dict[str, SpecifierSet]:
-    """``-c`` lines -> one specifier per package (intersected when a name comes again); a line whose
-    marker is false on the target is left out. Constraints narrow versions and add no package."""
-    found: dict[str, SpecifierSet] = {}
-    for text in texts:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement as exc:
-            raise InvalidInput(
-                Text.of("resolve.not-a-requirement", text=_short(text)), hint=Text("resolve.not-a-requirement.hint")
-            ) from exc
-        if environment is not None and req.marker is not None and not req.marker.evaluate({**environment}):
-            continue
-        name = canonical_name(req.name)
-        found[name] = found[name] & req.specifier if name in found else req.specifier
-    return found
-
-
-def skipped_requests(texts: Sequence[str], environment: Mapping[str, str]) -> list[str]:
-    """The requests whose marker is false on the target (``parse_requests`` leaves them out)."""
-    out = []
-    for text in texts:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if req.marker is not None and not req.marker.evaluate({**environment}):
-            out.append(text)
-    return out
-
-
-def _short(text: str) -> str:
-    return repr(text) if len(text) <= 120 else repr(f"{text[:60]}…{text[-20:]}")
 
 
 def solve(
@@ -136,18 +67,33 @@ def solve(
     ``IndexUnavailable`` passes through when some listing or metadata cannot be had. ``catalog``:
     one built for ``target`` before (``build_catalog(..., lazy=True)``), shared by several solves; else one is
     built with ``gpu_source`` (``sources.GPU_SOURCES``). ``constraints``: ``-c`` lines, which narrow the
-    versions of packages the set needs anyway."""
+    versions of packages the set needs anyway.
+
+    A direct reference (``name @ URL``, only with a ``source``: its file is read) pins ``name`` to that file
+    for every requirement on it, the user's and the dependencies' (``direct.direct_candidate``)."""
     environment = marker_environment(target)
-    needs = parse_requests(requests, environment)
+    needs = parse_requests(requests, environment, direct=source is not None)
     limits = parse_constraints(constraints, environment)
     if catalog is None:
         names = None if source is not None else reachable(db, [n.name for n in needs])
         catalog = build_catalog(db, target, names, lazy=source is not None, gpu_source=gpu_source)
     if source is None:
         return solve_catalog(needs, db, catalog, constraints=limits)
+    direct: dict[str, Candidate] = {}
+    for need in needs:
+        if need.url and need.name not in direct:
+            direct[need.name] = direct_candidate(catalog, source.direct_release(need.name, need.url))
+    needs = [_pinned(n, direct[n.name]) if n.name in direct else n for n in needs]
     source.prefetch_builds(_first_builds(catalog, needs))
-    source.prefetch([n.name for n in needs if n.name not in db.package_names])
-    return solve_catalog(needs, db, catalog, source=source, environment=environment, constraints=limits)
+    source.prefetch([n.name for n in needs if n.name not in db.package_names and not n.url])
+    return solve_catalog(
+        needs, db, catalog, source=source, environment=environment, constraints=limits, direct=direct
+    )
+
+
+def _pinned(need: Need, candidate: Candidate) -> Need:
+    """``need`` narrowed to the direct reference's version (a ``pkg>=2`` given too still has its say)."""
+    return replace(need, specifier=need.specifier & SpecifierSet(f"=={candidate.version}"))
 
 
 def _first_builds(catalog: Catalog, needs: Sequence[Need]) -> list[tuple[str, str, str]]:
@@ -156,7 +102,7 @@ def _first_builds(catalog: Catalog, needs: Sequence[Need]) -> list[tuple[str, st
     runnable = catalog.runnable
     out = []
     for need in needs:
-        if need.name not in catalog.known or need.name == CUDA:
+        if need.name not in catalog.known or need.name == CUDA or need.url:
             continue
         first = next(
             (c for c in catalog.for_name(need.name) if c.variant in runnable and satisfies(need, c) and c.build),
@@ -190,8 +136,10 @@ def solve_catalog(
     source: PackageSource | None = None,
     environment: Mapping[str, str] | None = None,
     constraints: Mapping[str, SpecifierSet] | None = None,
+    direct: Mapping[str, Candidate] | None = None,
 ) -> Resolved:
-    """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries).
+    """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries); ``direct``:
+    the one candidate of each package a direct reference pins.
 
     A requested package every release of which conflicts with another request fails before the
     search (``request_conflicts``: it stops at the first release that fits, so a good request costs
@@ -202,7 +150,13 @@ def solve_catalog(
     if request_conflicts(catalog, needs):  # no search can succeed: say why at once (cheap when none)
         raise _no_solution(explain_resolution(catalog, needs))
     search = _Search(
-        needs=needs, db=db, catalog=catalog, source=source, environment=environment, constraints=constraints or {}
+        needs=needs,
+        db=db,
+        catalog=catalog,
+        source=source,
+        environment=environment,
+        constraints=constraints or {},
+        direct=direct or {},
     )
     unreadable: IndexUnavailable | None = None
     pins: dict[str, Candidate] | None = None
@@ -237,6 +191,7 @@ class _Search:
     source: PackageSource | None
     environment: Mapping[str, str] | None
     constraints: Mapping[str, SpecifierSet] = field(default_factory=dict)
+    direct: Mapping[str, Candidate] = field(default_factory=dict)
     index_candidates: Mapping[str, tuple[Candidate, ...]] = field(default_factory=dict)
     unreadable: list[IndexUnavailable] = field(default_factory=list)  # the provider's, for the last run
 
@@ -253,6 +208,7 @@ class _Search:
             source=self.source,
             environment=self.environment,
             constraints=self.constraints,
+            direct=self.direct,
         )
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
@@ -371,12 +327,13 @@ def _locked(name: str, version: str, index: str, release: IndexRelease | None) -
     return LockedPackage(
         name=name,
         version=version,
-        index=index,
+        index="" if file.kind is FileKind.ARCHIVE else index,  # a direct reference comes from no index
         url=file.url,
         sha256=file.sha256,
         filename=file.filename,
         requires_python=file.requires_python,
         size=file.size,
+        kind=file.kind,
     )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from cudaresolve.core.platforms import canonical_name
+from cudaresolve.resolve.model import FileKind
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -29,7 +30,8 @@ __all__ = ["Artifact", "IndexRelease", "PackageSource", "applies", "extras_key",
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Artifact:
-    """The one wheel file a pinned release installs from, as its index lists it."""
+    """The one file a pinned release installs from: a wheel or sdist as its index lists it, or the wheel
+    a direct reference names (``kind``)."""
 
     filename: str
     url: str
@@ -37,6 +39,7 @@ class Artifact:
     size: int | None = None
     requires_python: str | None = None
     upload_time: str | None = None
+    kind: FileKind = FileKind.WHEEL
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +61,13 @@ class PackageSource(Protocol):
         ...
 
     def releases(self, name: str) -> Sequence[IndexRelease]:
-        """Every version of ``name`` with a wheel for the target, newest first; () when the index lacks it."""
+        """Every version of ``name`` with a file for the target (a wheel, else an sdist), newest first; () when
+        the index lacks it."""
+        ...
+
+    def direct_release(self, name: str, url: str) -> IndexRelease:
+        """The wheel a direct reference (``name @ url``) names, its hash checked and its metadata read
+        (``requires`` then answers for it); raises for a file that does not fit the target."""
         ...
 
     def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:

@@ -1,0 +1,155 @@
+"""A direct reference's wheel, read once: hash checked (or computed), METADATA read. Does I/O through IndexClient.
+
+The file is streamed into a temporary file (``IndexClient.download``, mirrors applied; a
+``file://`` URL is read where it is), hashed on the way with each algorithm the URL's fragment
+names and with sha256, which the lock records; then its ``*.dist-info/METADATA`` is read out of
+the temporary file (``lazy_wheel.wheel_metadata``, the same bounds as a remote wheel). Range
+requests are not used: the hash has to be checked against the whole file anyway, as pip does.
+
+A URL with a hash whose file was read and verified before is answered from the cache (its
+sha256, size and METADATA, stored under the URL and that hash), without a request. A URL without
+a hash is read again on every run: only a hash says the file is still the same one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from packaging.utils import canonicalize_name
+
+from cudaresolve.core.progress import Event, report
+from cudaresolve.errors import IndexUnavailable, InvalidInput
+from cudaresolve.index.digests import check_hashes
+from cudaresolve.index.lazy_wheel import wheel_metadata
+from cudaresolve.index.limits import MAX_DIRECT_BYTES, too_large
+from cudaresolve.index.metadata import parse_core_metadata
+from cudaresolve.index.simple import HINT, apply_mirror
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cudaresolve.index.client import IndexClient
+    from cudaresolve.index.http_cache import HttpCache
+    from cudaresolve.index.metadata import CoreMetadata
+    from cudaresolve.resolve.direct import DirectRef
+
+__all__ = ["DirectWheel", "fetch_direct"]
+
+_CHUNK: Final = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectWheel:
+    """What the lock needs of a direct reference's file."""
+
+    sha256: str
+    size: int
+    metadata: CoreMetadata
+    computed: bool  # the URL gave no hash: ``sha256`` is what this run's download hashed to
+
+
+def fetch_direct(
+    client: IndexClient, cache: HttpCache | None, ref: DirectRef, *, cap: int = MAX_DIRECT_BYTES
+) -> DirectWheel:
+    """The file ``ref`` names, verified (module docstring). A hash that differs is ``HashMismatch``; a file
+    that cannot be had, or is no wheel of ``ref``'s name and version, is ``IndexUnavailable``."""
+    key = _cache_key(ref)
+    found = _cached(cache, key, ref) if key is not None else None
+    if found is not None:
+        return found
+    hashers = {algorithm: hashlib.new(algorithm) for algorithm in {"sha256", *(a for a, _ in ref.hashes)}}
+    with tempfile.TemporaryFile(prefix="cudaresolve-") as spool:
+
+        def write(chunk: bytes) -> None:
+            spool.write(chunk)
+            for hasher in hashers.values():
+                hasher.update(chunk)
+
+        if ref.path is not None:
+            _read_local(ref.path, write, cap=cap, url=ref.shown)
+        else:
+            client.download(apply_mirror(ref.url, client.mirrors), write, cap=cap, any_host=True)
+        check_hashes(ref.shown, ref.hashes, {a: h.hexdigest() for a, h in hashers.items()})
+        size = spool.tell()
+        spool.seek(0)
+        text = wheel_metadata(spool, ref.shown)
+    report(Event(kind="metadata", label=ref.shown))
+    meta = _checked(text, ref)
+    wheel = DirectWheel(sha256=hashers["sha256"].hexdigest(), size=size, metadata=meta, computed=not ref.hashes)
+    if key is not None and cache is not None:
+        _store(cache, key, wheel, text)
+    return wheel
+
+
+def _checked(text: str, ref: DirectRef) -> CoreMetadata:
+    meta = parse_core_metadata(text, source=ref.shown)
+    if meta.name != str(canonicalize_name(ref.name)) or meta.version != ref.version:
+        why = f"it describes {meta.name} {meta.version}, not {ref.name} {ref.version}"
+        raise IndexUnavailable(Text.of("index.bad-metadata", url=ref.shown, reason=why), hint=HINT)
+    return meta
+
+
+def _read_local(path: str, write: Callable[[bytes], None], *, cap: int, url: str) -> None:
+    """A ``file://`` wheel: a regular file of at most ``cap`` bytes (a FIFO or device is refused unread)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise InvalidInput(
+            Text.of("index.direct-cannot-read", path=path, reason=str(exc.strerror or exc)),
+            hint=Text("index.direct-cannot-read.hint"),
+        ) from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidInput(
+                Text.of("index.direct-cannot-read", path=path, reason="not a regular file"),
+                hint=Text("index.direct-cannot-read.hint"),
+            )
+        if info.st_size > cap:
+            raise too_large(url, cap)
+        total = 0
+        while chunk := os.read(fd, _CHUNK):
+            total += len(chunk)
+            if total > cap:
+                raise too_large(url, cap)
+            write(chunk)
+    finally:
+        os.close(fd)
+
+
+def _cache_key(ref: DirectRef) -> str | None:
+    """Where a verified read of ``ref`` is kept: the URL (no credentials) and its strongest hash; None for a
+    URL without a hash, or a local file (read again each time)."""
+    if not ref.hashes or ref.path is not None:
+        return None
+    algorithm, digest = ref.hashes[0]
+    return f"{ref.shown}#{algorithm}={digest}"
+
+
+def _cached(cache: HttpCache | None, key: str, ref: DirectRef) -> DirectWheel | None:
+    entry = cache.get(key) if cache is not None else None
+    if entry is None or entry.status != 200:
+        return None
+    try:
+        data = json.loads(entry.body)
+        sha256, size, text = data["sha256"], data["size"], data["metadata"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not (isinstance(sha256, str) and isinstance(size, int) and isinstance(text, str)):
+        return None
+    return DirectWheel(sha256=sha256, size=size, metadata=_checked(text, ref), computed=False)
+
+
+def _store(cache: HttpCache, key: str, wheel: DirectWheel, text: str) -> None:
+    from cudaresolve.index.http_cache import CachedResponse
+
+    body = json.dumps({"sha256": wheel.sha256, "size": wheel.size, "metadata": text})
+    cache.store(CachedResponse(url=key, status=200, body=body, content_type="application/json", fetched_at=time.time()))

@@ -1,0 +1,128 @@
+"""The user's requirement strings read into the solver's ``Need`` values: requests and constraints. Pure.
+
+Markers are evaluated for the target (a false one leaves its line out, and ``skipped_requests``
+says which for a notice), extras kept, and a direct reference (``name @ URL``) kept with its URL
+(checked by ``direct.parse_direct``) when the caller can fetch it; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import Version
+
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.urls import strip_credentials
+from cudaresolve.errors import InvalidInput
+from cudaresolve.resolve.catalog import Need
+from cudaresolve.resolve.direct import parse_direct, same_reference
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from packaging.specifiers import SpecifierSet
+
+__all__ = ["parse_constraints", "parse_requests", "skipped_requests"]
+
+
+def parse_requests(
+    texts: Sequence[str], environment: Mapping[str, str] | None = None, *, direct: bool = False
+) -> list[Need]:
+    """PEP 508 strings -> one ``Need`` per package and extras, in first-seen order; a malformed one is
+    ``InvalidInput``. A package named again is merged (its specifiers intersected), so the solver's
+    work does not grow with repetition (``torch`` given 2,000 times is one Need).
+
+    With the target's marker ``environment``, a requirement whose marker is false there is left out
+    (``skipped_requests`` says which, for a notice). A direct URL reference is checked
+    (``direct.parse_direct``) and kept in ``Need.url`` when ``direct`` (the caller reads files from the
+    network: ``lock``, ``install``); otherwise it is refused with a coded error, never dropped. One
+    name given two different URLs is an error."""
+    merged: dict[str, Need] = {}
+    urls: dict[str, str] = {}
+    for text in texts:
+        req = _parse(text)
+        if req.url:
+            if not direct:
+                raise InvalidInput(
+                    Text.of("resolve.direct-reference", text=_short(text)), hint=Text("resolve.direct-reference.hint")
+                )
+            parse_direct(req.name, req.url)
+        if environment is not None and req.marker is not None and not req.marker.evaluate({**environment}):
+            continue
+        need = Need.from_requirement(req)
+        if req.url:
+            first = urls.setdefault(need.name, req.url)
+            if not same_reference(first, req.url):
+                raise InvalidInput(
+                    Text.of(
+                        "resolve.conflicting-urls",
+                        name=need.name,
+                        first=strip_credentials(first)[:300],
+                        second=strip_credentials(req.url)[:300],
+                    ),
+                    hint=Text("resolve.conflicting-urls.hint"),
+                )
+            need = replace(need, url=first)
+        seen = merged.get(need.key)
+        if seen is not None:
+            need = replace(seen, specifier=seen.specifier & need.specifier, url=seen.url or need.url)
+        merged[need.key] = need
+    if not merged:
+        raise InvalidInput(Text("resolve.nothing-to-resolve"), hint=Text("resolve.nothing-to-resolve.hint"))
+    return [replace(n, url=urls.get(n.name)) for n in merged.values()]
+
+
+def _parse(text: str) -> Requirement:
+    try:
+        req = Requirement(text)
+        for spec in req.specifier:  # a version packaging parses but int() cannot (5,000 digits)
+            if spec.operator != "===":
+                Version(spec.version.removesuffix(".*"))
+    except (InvalidRequirement, ValueError) as exc:
+        raise InvalidInput(
+            Text.of("resolve.not-a-requirement", text=_short(text)), hint=Text("resolve.not-a-requirement.hint")
+        ) from exc
+    return req
+
+
+def parse_constraints(texts: Sequence[str], environment: Mapping[str, str] | None = None) -> dict[str, SpecifierSet]:
+    """``-c`` lines -> one specifier per package (intersected when a name comes again); a line whose
+    marker is false on the target is left out. Constraints narrow versions and add no package; a URL
+    in one is refused (it would pin a file, which only a requirement may)."""
+    found: dict[str, SpecifierSet] = {}
+    for text in texts:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise InvalidInput(
+                Text.of("resolve.not-a-requirement", text=_short(text)), hint=Text("resolve.not-a-requirement.hint")
+            ) from exc
+        if req.url:
+            raise InvalidInput(
+                Text.of("resolve.constraint-url", text=_short(text)), hint=Text("resolve.constraint-url.hint")
+            )
+        if environment is not None and req.marker is not None and not req.marker.evaluate({**environment}):
+            continue
+        name = canonical_name(req.name)
+        found[name] = found[name] & req.specifier if name in found else req.specifier
+    return found
+
+
+def skipped_requests(texts: Sequence[str], environment: Mapping[str, str]) -> list[str]:
+    """The requests whose marker is false on the target (``parse_requests`` leaves them out)."""
+    out = []
+    for text in texts:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and not req.marker.evaluate({**environment}):
+            out.append(text)
+    return out
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 120 else repr(f"{text[:60]}…{text[-20:]}")

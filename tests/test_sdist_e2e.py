@@ -1,0 +1,165 @@
+"""Releases with only an sdist, end to end: served on 127.0.0.1, locked from PKG-INFO, built by real pip and uv.
+
+The PyPI stand-in (``tools/local_index.py``) holds ``app`` (a wheel) that requires ``only-sdist``,
+whose one release is an sdist with static metadata (PEP 643) requiring idna; sdists whose
+dependencies are dynamic; one whose PKG-INFO the index serves as a PEP 658 file; a newer
+sdist-only release beside an older one with a wheel; and broken archives. The sdists build
+themselves (``tiny_wheels.build_sdist``: a backend inside, no build dependencies), so pip and uv
+build them with nothing but 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import replace
+from hashlib import sha256
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from local_index import LocalIndex
+
+from test_direct_e2e import run_cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TARGET = ["--cpu", "--python-version", "3.11", "--platform", "linux_x86_64"]
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX venv layout")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    root = tmp_path_factory.mktemp("sdists")
+    index = LocalIndex(root)
+    index.add("pypi", "idna", "3.10")
+    index.add("pypi", "app", "1.0", requires=["only-sdist"])
+    index.add_sdist("pypi", "only-sdist", "1.0", requires=["idna>=3"], origin="sdist")
+    index.add_sdist("pypi", "dynamic-deps", "1.0", dynamic=["Requires-Dist"])
+    index.add_sdist("pypi", "old-metadata", "2.0", metadata_version="2.1")
+    index.add_sdist("pypi", "zipped", "1.0", zip_format=True, requires=["idna"])
+    index.add_sdist("pypi", "listed-metadata", "1.0", metadata=True)
+    index.add("pypi", "mixed", "1.0")
+    index.add_sdist("pypi", "mixed", "1.0")  # the wheel of the same release wins
+    index.add_sdist("pypi", "mixed", "2.0")  # a newer release with only an sdist: taken, as pip and uv do
+    broken = index.add_sdist("pypi", "broken", "1.0")
+    truncated = index.add_sdist("pypi", "truncated", "1.0")
+    garbage = b"\x1f\x8b\x08 truncated"
+    (root / "files" / truncated.filename).write_bytes(garbage)  # listed with the garbage's own hash
+    entry = index.entries["pypi"]["truncated"][0]
+    index.entries["pypi"]["truncated"][0] = replace(entry, wheel=replace(truncated, sha256=sha256(garbage).hexdigest()))
+    with index.serve() as base:
+        (root / "files" / broken.filename).write_bytes(garbage)  # after its hash was listed
+        yield root, base, index
+
+
+def _lock(served: Any, args: list[str], cwd: Path, cache: Path | None = None) -> subprocess.CompletedProcess[str]:
+    _, base, _ = served
+    mirror = f"--index-mirror=https://pypi.org/simple={base}/pypi/simple"
+    return run_cli(["lock", *args, *TARGET, mirror], cwd, cache or cwd / "cache")
+
+
+def test_an_sdist_only_dependency_is_locked_from_its_pkg_info(served: Any, tmp_path: Path) -> None:
+    result = _lock(served, ["app", "zipped", "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["complete"] is True
+    assert {p["name"]: (p["version"], p["kind"]) for p in out["packages"]} == {
+        "app": ("1.0", "wheel"), "only-sdist": ("1.0", "sdist"), "idna": ("3.10", "wheel"),
+        "zipped": ("1.0", "sdist"),
+    }  # fmt: skip  # idna: a Requires-Dist read from the sdists' PKG-INFO
+    assert sorted(w["code"] for w in out["warnings"]) == ["sdist-build", "sdist-build"]
+    assert "only-sdist 1.0 has no wheel for this target" in out["warnings"][0]["message"]
+    entry = next(p for p in tomllib.loads((tmp_path / "pylock.toml").read_text())["packages"]
+                 if p["name"] == "only-sdist")  # fmt: skip
+    assert set(entry) == {"name", "version", "index", "sdist"}
+    assert entry["sdist"]["name"] == "only_sdist-1.0.tar.gz" and len(entry["sdist"]["hashes"]["sha256"]) == 64
+
+
+def test_the_wheel_wins_within_a_release_and_a_pep_658_file_spares_the_download(served: Any, tmp_path: Path) -> None:
+    _, _, index = served
+    result = _lock(served, ["mixed<2", "listed-metadata", "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    kinds = {p["name"]: (p["version"], p["kind"]) for p in json.loads(result.stdout)["packages"]}
+    assert kinds == {"mixed": ("1.0", "wheel"), "listed-metadata": ("1.0", "sdist")}
+    assert index.requests["/files/listed_metadata-1.0.tar.gz"] == 0
+    assert index.requests["/files/listed_metadata-1.0.tar.gz.metadata"] == 1
+    newer = _lock(served, ["mixed", "--json"], tmp_path)
+    assert [(p["version"], p["kind"]) for p in json.loads(newer.stdout)["packages"]] == [("2.0", "sdist")]
+
+
+@pytest.mark.parametrize(
+    ("package", "why"),
+    [
+        ("dynamic-deps", "dynamic-deps 1.0 has only an sdist (dynamic_deps-1.0.tar.gz) for this target, and its"
+                         " dependencies cannot be read without building it: its PKG-INFO marks Requires-Dist as"
+                         " dynamic"),
+        ("old-metadata", "old-metadata 2.0 has only an sdist (old_metadata-2.0.tar.gz) for this target, and its"
+                         " dependencies cannot be read without building it: its PKG-INFO is Metadata-Version 2.1"),
+    ],
+)
+def test_dynamic_metadata_is_an_error_naming_the_package(served: Any, tmp_path: Path, package: str, why: str) -> None:
+    result = _lock(served, ["idna", package], tmp_path)
+    assert result.returncode == 1 and not (tmp_path / "pylock.toml").exists()
+    assert result.stderr.startswith(f"error: dynamic-metadata: {why}"), result.stderr
+    assert f"(hint: pin a version of {package} that has a wheel for the target" in result.stderr
+
+
+def test_a_broken_sdist_is_a_coded_error_not_a_crash(served: Any, tmp_path: Path) -> None:
+    result = _lock(served, ["broken"], tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: hash-mismatch: the file at "), result.stderr  # the index's hash first
+    result = _lock(served, ["truncated"], tmp_path)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    start = "error: no-solution: truncated is not in the compatibility database, and its index metadata is not"
+    assert result.stderr.startswith(f"{start} available: truncated 1.0: the core metadata at "), result.stderr
+    assert "cannot be used: not a readable sdist (" in result.stderr
+
+
+def test_offline_after_online_is_the_same_lock(served: Any, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    assert _lock(served, ["app", "-o", "pylock.online.toml"], tmp_path, cache).returncode == 0
+    offline = _lock(served, ["app", "--offline", "-o", "pylock.offline.toml"], tmp_path, cache)
+    assert offline.returncode == 0, offline.stderr
+    assert (tmp_path / "pylock.online.toml").read_text() == (tmp_path / "pylock.offline.toml").read_text()
+
+
+def _venv(path: Path) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
+    return path / "bin" / "python"
+
+
+def _imports(python: Path) -> str:
+    script = "import app, idna, only_sdist; print(only_sdist.ORIGIN, only_sdist.__version__)"
+    result = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_the_sdist_is_built_and_installed_by_pip_and_by_uv(served: Any, tmp_path: Path) -> None:
+    _, base, _ = served
+    mirror = f"--index-mirror=https://pypi.org/simple={base}/pypi/simple"
+    assert _lock(served, ["app"], tmp_path).returncode == 0
+    assert _lock(served, ["app", "--format", "requirements", "-o", "r.txt"], tmp_path).returncode == 0
+    for lock in ("pylock.toml", "r.txt"):
+        python = _venv(tmp_path / f"pip-{lock}")
+        installed = run_cli(["install", "--from", lock, "--python", str(python), mirror], tmp_path, tmp_path / "c")
+        assert installed.returncode == 0, installed.stderr + installed.stdout
+        assert _imports(python) == "sdist 1.0"
+        again = run_cli(["install", "--from", lock, "--python", str(python), mirror, "--json"], tmp_path,
+                        tmp_path / "c")  # fmt: skip
+        assert again.returncode == 0 and json.loads(again.stdout)["installed"] == []  # kept as locked
+    uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
+    if not os.path.exists(uv):
+        pytest.skip("uv is not installed")
+    python = _venv(tmp_path / "uv-venv")
+    synced = subprocess.run(
+        [uv, "pip", "sync", "pylock.toml", "--python", str(python), "--no-cache"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "UV_NO_CONFIG": "1"},
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    assert _imports(python) == "sdist 1.0"
