@@ -17,7 +17,7 @@ import tomllib
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from local_index import LocalIndex
+from local_index import LocalIndex, fresh_venv, printed_by
 from tiny_wheels import TinyWheel, build_wheel
 
 if TYPE_CHECKING:
@@ -167,16 +167,8 @@ def test_pyproject_dependencies_take_a_direct_reference(served: Served, tmp_path
     }  # fmt: skip
 
 
-def _venv(path: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
-    return path / "bin" / "python"
-
-
 def _origin(python: Path) -> str:
-    script = "import demo_pkg, idna; print(demo_pkg.ORIGIN, demo_pkg.__version__)"
-    result = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
+    return printed_by(python, "import demo_pkg, idna; print(demo_pkg.ORIGIN, demo_pkg.__version__)")
 
 
 def test_the_lock_installs_with_pip_and_with_uv(served: Served, tmp_path: Path) -> None:
@@ -185,14 +177,14 @@ def test_the_lock_installs_with_pip_and_with_uv(served: Served, tmp_path: Path) 
     assert served.lock([f"demo-pkg @ {served.url(served.demo)}", "--format", "requirements", "-o", "r.txt"],
                        tmp_path).returncode == 0
     for lock in ("pylock.toml", "r.txt"):
-        python = _venv(tmp_path / f"pip-{lock}")
+        python = fresh_venv(tmp_path / f"pip-{lock}")
         installed = run_cli(["install", "--from", lock, "--python", str(python), mirror], tmp_path, tmp_path / "c")
         assert installed.returncode == 0, installed.stderr + installed.stdout
         assert _origin(python) == "direct 1.0"
     uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
     if not os.path.exists(uv):
         pytest.skip("uv is not installed")
-    python = _venv(tmp_path / "uv-venv")
+    python = fresh_venv(tmp_path / "uv-venv")
     synced = subprocess.run(
         [uv, "pip", "sync", "pylock.toml", "--python", str(python), "--no-cache"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "UV_NO_CONFIG": "1"},
@@ -208,7 +200,7 @@ def test_a_local_wheel_by_file_url_locks_and_installs(served: Served, tmp_path: 
     assert result.returncode == 0, result.stderr
     demo = next(p for p in json.loads(result.stdout)["packages"] if p["name"] == "demo-pkg")
     assert (demo["url"], demo["sha256"]) == (url, served.demo.sha256)
-    python = _venv(tmp_path / "venv")
+    python = fresh_venv(tmp_path / "venv")
     mirror = f"--index-mirror=https://pypi.org/simple={served.base}/pypi/simple"
     installed = run_cli(["install", "--from", "pylock.toml", "--python", str(python), mirror], tmp_path, tmp_path / "c")
     assert installed.returncode == 0, installed.stderr + installed.stdout

@@ -21,7 +21,7 @@ from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from local_index import LocalIndex
+from local_index import LocalIndex, fresh_venv, printed_by
 
 from test_direct_e2e import run_cli
 
@@ -128,16 +128,8 @@ def test_offline_after_online_is_the_same_lock(served: Any, tmp_path: Path) -> N
     assert (tmp_path / "pylock.online.toml").read_text() == (tmp_path / "pylock.offline.toml").read_text()
 
 
-def _venv(path: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
-    return path / "bin" / "python"
-
-
 def _imports(python: Path) -> str:
-    script = "import app, idna, only_sdist; print(only_sdist.ORIGIN, only_sdist.__version__)"
-    result = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
+    return printed_by(python, "import app, idna, only_sdist; print(only_sdist.ORIGIN, only_sdist.__version__)")
 
 
 def test_the_sdist_is_built_and_installed_by_pip_and_by_uv(served: Any, tmp_path: Path) -> None:
@@ -146,7 +138,7 @@ def test_the_sdist_is_built_and_installed_by_pip_and_by_uv(served: Any, tmp_path
     assert _lock(served, ["app"], tmp_path).returncode == 0
     assert _lock(served, ["app", "--format", "requirements", "-o", "r.txt"], tmp_path).returncode == 0
     for lock in ("pylock.toml", "r.txt"):
-        python = _venv(tmp_path / f"pip-{lock}")
+        python = fresh_venv(tmp_path / f"pip-{lock}")
         installed = run_cli(["install", "--from", lock, "--python", str(python), mirror], tmp_path, tmp_path / "c")
         assert installed.returncode == 0, installed.stderr + installed.stdout
         assert _imports(python) == "sdist 1.0"
@@ -156,7 +148,7 @@ def test_the_sdist_is_built_and_installed_by_pip_and_by_uv(served: Any, tmp_path
     uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
     if not os.path.exists(uv):
         pytest.skip("uv is not installed")
-    python = _venv(tmp_path / "uv-venv")
+    python = fresh_venv(tmp_path / "uv-venv")
     synced = subprocess.run(
         [uv, "pip", "sync", "pylock.toml", "--python", str(python), "--no-cache"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "UV_NO_CONFIG": "1"},

@@ -21,7 +21,7 @@ import zipfile
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from local_index import LocalIndex
+from local_index import LocalIndex, fresh_venv
 from packaging.requirements import Requirement
 from packaging.version import Version
 
@@ -248,11 +248,6 @@ def test_marker_false_request_is_skipped_with_a_notice(served: Any, tmp_path: Pa
     assert any(w["code"] == "requirement-skipped" for w in out["warnings"])
 
 
-def _venv(path: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
-    return path / "bin" / "python"
-
-
 def _imports_torch(python: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(python), "-c", "import torch, torchrec, transformers, numpy; print(torch.ORIGIN, torch.__version__)"],
@@ -270,7 +265,7 @@ def test_lock_installs_with_pip_and_uv(served: Any, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     locked = run_cli(["lock", *TARGET, *mirrors(base)], tmp_path, cache)
     assert locked.returncode == 0, locked.stderr
-    pip_python = _venv(tmp_path / "pip-venv")
+    pip_python = fresh_venv(tmp_path / "pip-venv")
     before = _imports_torch(pip_python)
     assert before.returncode != 0
     env_args = ["install", "--from", "pylock.toml", "--python", str(pip_python), *mirrors(base)]
@@ -283,7 +278,7 @@ def test_lock_installs_with_pip_and_uv(served: Any, tmp_path: Path) -> None:
     uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
     if not os.path.exists(uv):
         pytest.skip("uv is not installed")
-    uv_python = _venv(tmp_path / "uv-venv")
+    uv_python = fresh_venv(tmp_path / "uv-venv")
     synced = subprocess.run(
         [uv, "pip", "sync", "pylock.toml", "--python", str(uv_python), "--no-cache"],
         cwd=tmp_path,

@@ -20,6 +20,8 @@ import hashlib
 import html
 import http.server
 import re
+import subprocess
+import sys
 import threading
 from collections import Counter
 from contextlib import contextmanager
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
-__all__ = ["LocalIndex", "serving"]
+__all__ = ["LocalIndex", "fresh_venv", "printed_by", "serving"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,3 +170,16 @@ def serving(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> Itera
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def fresh_venv(path: Path) -> Path:
+    """A new virtual environment at ``path`` (this interpreter's version) -> its python."""
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
+    return path / "bin" / "python"
+
+
+def printed_by(python: Path, script: str) -> str:
+    """What ``script`` prints when ``python`` runs it; an AssertionError with its stderr when it fails."""
+    result = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
