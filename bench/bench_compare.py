@@ -14,8 +14,8 @@ Cases:
     ``Requires-Dist``). cudaresolve runs the command as given, on an empty cache (the embedded
     data only: a first run, which also builds and stores its database cache), and again as a
     user's second run (the same cache, one untimed run first: the database cache warm, still no
-    index page, since an offline run fetches none); ``--warm-offline`` adds a row with a page cache warmed from that same index (the
-    whole environment from index metadata, no HTTP; over a minute a run today).
+    index page, since an offline run fetches none); ``--warm-offline`` adds a row with a page cache
+    warmed from that same index (the whole environment from index metadata, no HTTP).
 (b) the same plus ``torch>=2.12``: a conflict for the database (fbgemm-gpu/torchrec pin older
     torch); the exit status is part of the answer. Rounds default to 1 (``--repeat-conflict``).
 (c) a realistic project, ``torch torchvision torchaudio transformers accelerate datasets numpy
