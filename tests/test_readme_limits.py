@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
+from cudaresolve.db.cache import MAX_ENTRY_BYTES
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
 from cudaresolve.index import client
 from cudaresolve.index.limits import (
@@ -20,6 +21,7 @@ from cudaresolve.index.limits import (
     MAX_SDIST_UNPACKED,
     READ_TIMEOUT,
 )
+from cudaresolve.index.settings import MAX_CONFIG_BYTES
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -48,6 +50,9 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"`PKG-INFO` {MAX_PKG_INFO_BYTES // MIB} MiB" in sdist
     host = rows["a host file (`--host FILE`)"]
     assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
+    settings = rows["a pip or uv settings file read for the default index (`pip.conf`, `uv.toml`, ...)"]
+    assert MAX_CONFIG_BYTES == MIB and f"({MAX_CONFIG_BYTES:,} bytes)" in settings
+    assert f"{MAX_ENTRY_BYTES // MIB} MiB" in rows["the database cache entry (`<cache>/compat/*.pickle`)"]
     explain = rows["`explain-error` text"]
     assert MAX_TEXT_CHARS == MIB and f"({MAX_TEXT_CHARS:,} characters)" in explain
     binary = rows["one binary read by `inspect`"]
