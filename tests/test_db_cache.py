@@ -122,6 +122,24 @@ def test_an_entry_others_could_write_is_never_loaded(tmp_path: Path, where: str)
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
+def test_a_symbolic_link_is_never_loaded(tmp_path: Path) -> None:
+    """A link in the cache folder to a file elsewhere (private or not) is not followed; the rebuilt entry
+    replaces the link, and the file it pointed to is left as it was."""
+    source = tmp_path / "compat.toml"
+    source.write_text("a = 1\n")
+    marker = _plant(tmp_path, source)
+    entry = tmp_path / cache.SUBDIR / cache.entry_name(source, CODE)
+    elsewhere = tmp_path / "elsewhere.pickle"
+    entry.rename(elsewhere)
+    entry.symlink_to(elsewhere)
+    planted = elsewhere.read_bytes()
+    calls: list[str] = []
+    assert _cached(source, tmp_path, calls) == {"text": "a = 1\n"}
+    assert not marker.exists() and calls == ["a = 1\n"]
+    assert not entry.is_symlink() and elsewhere.read_bytes() == planted
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
 def test_a_private_entry_is_loaded(tmp_path: Path) -> None:
     """The counterpart of the test above: the same planted entry, private, is what the cache returns."""
     source = tmp_path / "compat.toml"

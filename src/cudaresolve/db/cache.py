@@ -85,11 +85,11 @@ def cached_build(path: Path, cache_dir: Path, build: Callable[[], T], *, expect:
 def _safe_to_load(entry: Path) -> bool:
     """Whether ``entry`` is a regular file of bounded size that only this user could have written."""
     try:
-        st = entry.stat()
-        folder = entry.parent.stat()
+        st = entry.lstat()  # a symbolic link is not followed: it is not a regular file
+        folder = entry.parent.lstat()
     except OSError:
         return False
-    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+    if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(folder.st_mode) or st.st_size > MAX_ENTRY_BYTES:
         return False
     getuid = getattr(os, "getuid", None)
     if getuid is None:  # no POSIX owners (Windows): the user's own profile holds the cache
