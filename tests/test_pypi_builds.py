@@ -183,6 +183,14 @@ def test_unreachable_pytorch_index_gives_a_complete_lock_from_pypi(served: Any, 
     best_torch = next(p.version for p in sets["old-best"].packages if p.name == "torch")
     assert f"torch {best_torch}" in better[0] and f"{PYTORCH}/cu126" in better[0]
     assert closed in better[0] and "ConnectError" in better[0]  # the URL asked and the error
+    # offline afterwards: the same lock from the cache, and the same warning, now naming the missing page
+    offline = _run(["lock", *REQUEST, *_args(OLD), *_mirrors(base, closed), "--offline", "--json", "-o",
+                    "pylock.offline.toml"], tmp_path)  # fmt: skip
+    assert offline.returncode == 0, offline.stderr
+    again = json.loads(offline.stdout)
+    assert again["complete"] is True and again["packages"] == out["packages"]
+    later = [w["message"] for w in again["warnings"] if w["code"] == "index-unreachable-pypi-set"]
+    assert len(later) == 1 and f"torch {best_torch}" in later[0] and "is not in the cache" in later[0]
     uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
     if not os.path.exists(uv):
         pytest.skip("uv is not installed")

@@ -151,8 +151,7 @@ def test_gpu_package_met_only_through_metadata_keeps_database_rules() -> None:
 
 
 class _Uncached(DictSource):
-    """Offline with a partial cache: the builds of one index are listed, every other index's page is missing
-    (``NotCached``) or its host is down (plain ``IndexUnavailable``)."""
+    """The builds of one index are listed; every other index's page cannot be read (host down, not cached)."""
 
     def __init__(self, cached_index: str, error: type[IndexUnavailable]) -> None:
         super().__init__({})
@@ -177,21 +176,9 @@ def _best_and_runner_up() -> tuple[str, str]:
     return best.index.rstrip("/"), other.rstrip("/")
 
 
-def test_offline_a_missing_page_stops_the_search() -> None:
-    """Offline, a set from the pages that happen to be cached is not the answer: the page the best set needs is
-    missing, so the search stops there (the lock flow then says the lock is incomplete and names it)."""
-    from cudaresolve.errors import NotCached
-
-    best, other = _best_and_runner_up()
-    source = _Uncached(other, NotCached)
-    with pytest.raises(NotCached) as info:
-        solve(["torch"], load_compat(MINI), target(), source=source)
-    assert best in info.value.message and set(source.asked) == {best}  # stopped at the first missing page
-
-
-def test_an_index_that_is_down_is_passed_over_for_one_that_answers() -> None:
-    """Online, the counterpart: a host that cannot be reached does not stop the search; another index's build is
-    taken (the flow warns about the better set it could not fetch)."""
+def test_an_index_that_cannot_be_read_is_passed_over_for_one_that_answers() -> None:
+    """A host that cannot be reached (or, offline, a page the cache lacks) does not stop the search: another
+    index's build is taken, and the flow warns about the better set it could not fetch."""
     _, other = _best_and_runner_up()
     solution = solve(["torch"], load_compat(MINI), target(), source=_Uncached(other, IndexUnavailable)).solution
     assert solution.packages[0].index.rstrip("/") == other

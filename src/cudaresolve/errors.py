@@ -12,7 +12,6 @@
     ├── InvalidBinary(ValueError)        "invalid-binary"       corrupt ELF or fatbin
     ├── DetectionError                   "nvml-failed"          NVML present but failing
     ├── IndexUnavailable                 "index-unavailable"    network or index failure
-    │   └── NotCached                    "index-unavailable"    offline, and the cache lacks a page
     ├── HashMismatch                     "hash-mismatch"        a file's bytes differ from the hash given
     ├── DynamicMetadata                  "dynamic-metadata"     an sdist's dependencies known only by building it
     ├── NoSolution                       "no-solution"          .findings
@@ -49,7 +48,6 @@ __all__ = [
     "InvalidLockfile",
     "NoKnownError",
     "NoSolution",
-    "NotCached",
     "PipFailed",
     "UnknownGpu",
     "UnsupportedReference",
@@ -156,11 +154,6 @@ class DetectionError(CudaResolveError):
 class IndexUnavailable(CudaResolveError):
     code = "index-unavailable"
     exit_code = 2
-
-
-class NotCached(IndexUnavailable):
-    """Offline, and the cache lacks a page or file the answer needs: no complete lock can come from this
-    run, so the search stops at once rather than trying sets it could not complete either."""
 
 
 class HashMismatch(CudaResolveError):

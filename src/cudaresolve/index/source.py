@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from cudaresolve.errors import CudaResolveError, IndexUnavailable, NoSolution, NotCached
+from cudaresolve.errors import CudaResolveError, IndexUnavailable, NoSolution
 from cudaresolve.index.metadata import fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
 from cudaresolve.resolve.model import FileKind
@@ -85,6 +85,7 @@ class IndexSource:
         self._gates: dict[tuple[str, str], threading.Lock] = {}  # one fetch per page, whatever the threads
         self._errors: dict[tuple[str, str], IndexUnavailable] = {}
         self._failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
+        self._missing: dict[str, tuple[Text, list[str]]] = {}  # the same, offline: pages the cache lacks
         self._stale: dict[str, tuple[Text, float | None, list[str]]] = {}
         self._refused: dict[str, list[tuple[str, str]]] = {}
         self._platform = platform
@@ -101,9 +102,10 @@ class IndexSource:
         return [*listing_notices(failed, self._stale, self._refused), *self._direct_notices]
 
     def failures(self) -> dict[str, Text]:
-        """The indexes a page of which could not be fetched in this run, each with the first reason."""
+        """The indexes a page of which could not be fetched in this run (offline: was not in the cache), each
+        with the first reason."""
         with self._lock:
-            return {index: why for index, (why, _) in self._failed.items()}
+            return {index: why for index, (why, _) in (*self._missing.items(), *self._failed.items())}
 
     def index_for(self, name: str) -> str:
         return self._indexes.get(canonical_project(name), self._default)
@@ -190,18 +192,19 @@ class IndexSource:
                 return page
             failed = self._errors.get(key)
             if failed is not None:
-                raise type(failed)(failed.text, hint=failed.hint_text)
+                raise IndexUnavailable(failed.text, hint=failed.hint_text)
             try:
                 page = self._client.fetch_page(*key)
             except IndexUnavailable as e:
-                kind = NotCached if self._client.offline else IndexUnavailable
-                error = kind(
+                error = IndexUnavailable(
                     Text.of("index.package-unavailable", package=key[1], reason=e.text), hint=e.hint_text or HINT
                 )
                 with self._lock:
                     self._errors[key] = error
-                    if not self._client.offline:  # offline, a cache miss is what the user asked for
-                        self._failed.setdefault(key[0], (e.text, []))[1].append(key[1])
+                    # offline, a cache miss is what the user asked for: no notice of a failing index, but it may
+                    # have cost a better set, which the lock must say (``failures``)
+                    where = self._missing if self._client.offline else self._failed
+                    where.setdefault(key[0], (e.text, []))[1].append(key[1])
                 raise error from e
             with self._lock:
                 self._pages[key] = page

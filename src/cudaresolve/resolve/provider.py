@@ -23,7 +23,7 @@ from packaging.specifiers import SpecifierSet
 from resolvelib import AbstractProvider
 
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.errors import IndexUnavailable, NoSolution, NotCached
+from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
@@ -238,8 +238,6 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
                 continue
             try:
                 found = self._on_variant_index(candidate) or self._build(candidate) is not None
-            except NotCached:
-                raise  # offline, a page the cache lacks: no set this run finds could be complete
             except IndexUnavailable as e:
                 failure = failure or e
                 continue
