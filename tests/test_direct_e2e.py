@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tomllib
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from local_index import LocalIndex, fresh_venv, printed_by
+from local_index import LocalIndex, find_uv, fresh_venv, printed_by, uv_synced_venv
 from tiny_wheels import TinyWheel, build_wheel
 
 if TYPE_CHECKING:
@@ -181,15 +180,10 @@ def test_the_lock_installs_with_pip_and_with_uv(served: Served, tmp_path: Path) 
         installed = run_cli(["install", "--from", lock, "--python", str(python), mirror], tmp_path, tmp_path / "c")
         assert installed.returncode == 0, installed.stderr + installed.stdout
         assert _origin(python) == "direct 1.0"
-    uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
-    if not os.path.exists(uv):
+    uv = find_uv()
+    if uv is None:
         pytest.skip("uv is not installed")
-    python = fresh_venv(tmp_path / "uv-venv")
-    synced = subprocess.run(
-        [uv, "pip", "sync", "pylock.toml", "--python", str(python), "--no-cache"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "UV_NO_CONFIG": "1"},
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
+    python = uv_synced_venv(uv, tmp_path, tmp_path / "uv-venv")
     assert _origin(python) == "direct 1.0"
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import tomllib
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from local_index import LocalIndex
+from local_index import LocalIndex, find_uv, uv_synced_venv
 from packaging.version import Version
 
 from cudaresolve.db.database import load_compat
@@ -191,16 +190,10 @@ def test_unreachable_pytorch_index_gives_a_complete_lock_from_pypi(served: Any, 
     assert again["complete"] is True and again["packages"] == out["packages"]
     later = [w["message"] for w in again["warnings"] if w["code"] == "index-unreachable-pypi-set"]
     assert len(later) == 1 and f"torch {best_torch}" in later[0] and "is not in the cache" in later[0]
-    uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
-    if not os.path.exists(uv):
+    uv = find_uv()
+    if uv is None:
         pytest.skip("uv is not installed")
-    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True, timeout=120)
-    python = tmp_path / "venv" / "bin" / "python"
-    synced = subprocess.run(
-        [uv, "pip", "sync", "pylock.toml", "--python", str(python), "--no-cache"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "UV_NO_CONFIG": "1"},
-    )
-    assert synced.returncode == 0, synced.stderr
+    python = uv_synced_venv(uv, tmp_path, tmp_path / "venv")
     imported = subprocess.run([str(python), "-c", "import torch, numpy; print(torch.ORIGIN, torch.__version__)"],
                               capture_output=True, text=True, timeout=60)
     assert imported.stdout.split() == ["pypi", pypi_set["torch"]]

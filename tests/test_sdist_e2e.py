@@ -11,9 +11,6 @@ build them with nothing but 127.0.0.1.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 import tomllib
 from dataclasses import replace
@@ -21,11 +18,12 @@ from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from local_index import LocalIndex, fresh_venv, printed_by
+from local_index import LocalIndex, find_uv, fresh_venv, printed_by, uv_synced_venv
 
 from test_direct_e2e import run_cli
 
 if TYPE_CHECKING:
+    import subprocess
     from pathlib import Path
 
 TARGET = ["--cpu", "--python-version", "3.11", "--platform", "linux_x86_64"]
@@ -145,13 +143,8 @@ def test_the_sdist_is_built_and_installed_by_pip_and_by_uv(served: Any, tmp_path
         again = run_cli(["install", "--from", lock, "--python", str(python), mirror, "--json"], tmp_path,
                         tmp_path / "c")  # fmt: skip
         assert again.returncode == 0 and json.loads(again.stdout)["installed"] == []  # kept as locked
-    uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
-    if not os.path.exists(uv):
+    uv = find_uv()
+    if uv is None:
         pytest.skip("uv is not installed")
-    python = fresh_venv(tmp_path / "uv-venv")
-    synced = subprocess.run(
-        [uv, "pip", "sync", "pylock.toml", "--python", str(python), "--no-cache"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120, env={**os.environ, "UV_NO_CONFIG": "1"},
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
+    python = uv_synced_venv(uv, tmp_path, tmp_path / "uv-venv")
     assert _imports(python) == "sdist 1.0"

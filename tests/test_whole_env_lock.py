@@ -21,7 +21,7 @@ import zipfile
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from local_index import LocalIndex, fresh_venv
+from local_index import LocalIndex, find_uv, fresh_venv, uv_synced_venv
 from packaging.requirements import Requirement
 from packaging.version import Version
 
@@ -275,19 +275,10 @@ def test_lock_installs_with_pip_and_uv(served: Any, tmp_path: Path) -> None:
     assert after.returncode == 0, after.stderr
     origin, version = after.stdout.split()
     assert origin == "pypi" and version == pins["torch"]  # the chosen variant's build, as PyPI carries it
-    uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
-    if not os.path.exists(uv):
+    uv = find_uv()
+    if uv is None:
         pytest.skip("uv is not installed")
-    uv_python = fresh_venv(tmp_path / "uv-venv")
-    synced = subprocess.run(
-        [uv, "pip", "sync", "pylock.toml", "--python", str(uv_python), "--no-cache"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "UV_NO_CONFIG": "1"},
-    )
-    assert synced.returncode == 0, synced.stderr
+    uv_python = uv_synced_venv(uv, tmp_path, tmp_path / "uv-venv")
     assert _imports_torch(uv_python).stdout == after.stdout
 
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 import hashlib
 import html
 import http.server
+import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
-__all__ = ["LocalIndex", "fresh_venv", "printed_by", "serving"]
+__all__ = ["LocalIndex", "find_uv", "fresh_venv", "printed_by", "serving", "uv_synced_venv"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,3 +185,21 @@ def printed_by(python: Path, script: str) -> str:
     result = subprocess.run([str(python), "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
+
+
+def find_uv() -> str | None:
+    """uv on PATH, else beside this interpreter (a test dependency in the venv); None when there is none."""
+    uv = shutil.which("uv") or os.path.join(os.path.dirname(sys.executable), "uv")
+    return uv if os.path.exists(uv) else None
+
+
+def uv_synced_venv(uv: str, lock_dir: Path, venv: Path) -> Path:
+    """A fresh venv at ``venv`` made equal to ``lock_dir``'s pylock.toml by ``uv pip sync`` (no user config,
+    no cache) -> its python; an AssertionError with uv's stderr when the sync fails."""
+    python = fresh_venv(venv)
+    synced = subprocess.run(
+        [uv, "pip", "sync", "pylock.toml", "--python", str(python), "--no-cache"],
+        cwd=lock_dir, capture_output=True, text=True, timeout=120, env={**os.environ, "UV_NO_CONFIG": "1"},
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    return python
