@@ -128,6 +128,19 @@ def test_a_broken_or_huge_config_file_is_one_coded_error(tmp_path: Path, body: s
     assert str(conf) in format_text(info.value.text)
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+@pytest.mark.parametrize("variable", ["PIP_CONFIG_FILE", "UV_CONFIG_FILE"])
+def test_a_fifo_as_a_config_file_is_refused_unread(tmp_path: Path, variable: str) -> None:
+    """A FIFO would block the read for ever (no writer): it is refused before anything is read, as host files and
+    requirement files are."""
+    fifo = tmp_path / "conf"
+    os.mkfifo(fifo)
+    with pytest.raises(InvalidInput) as info:
+        _find(tmp_path, {variable: str(fifo), "XDG_CONFIG_DIRS": str(tmp_path / "none")})
+    shown = format_text(info.value.text)
+    assert str(fifo) in shown and "not a regular file" in shown
+
+
 def test_credentials_are_stripped_from_output_and_hidden_in_messages() -> None:
     url = "https://bob:s3cret@mirror.example/simple/torch/"
     assert strip_credentials(url) == "https://mirror.example/simple/torch/"

@@ -1,4 +1,5 @@
-"""Atomic file writes: a reader never sees half a file, a failed write leaves the old one. Does I/O: writes files."""
+"""Atomic file writes (a reader never sees half a file, a failed write leaves the old one) and bounded reads of
+regular files (a FIFO or device never blocks a read). Does I/O: reads and writes files."""
 
 from __future__ import annotations
 
@@ -7,7 +8,30 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["write_bytes_atomic", "write_text_atomic"]
+__all__ = ["NotRegularFile", "read_regular_bounded", "write_bytes_atomic", "write_text_atomic"]
+
+
+class NotRegularFile(OSError):
+    """The path names a FIFO, a device, a directory or a socket: refused before anything is read."""
+
+
+def read_regular_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of a regular file, never blocking: the caller refuses a longer result.
+
+    Opened non-blocking and checked with ``fstat`` on the open descriptor (no window between a check and
+    the open): a FIFO, a device such as ``/dev/zero`` or a directory raises ``NotRegularFile`` before
+    anything is read. Any other failure is the ``OSError`` the system gave."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile("not a regular file")
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:

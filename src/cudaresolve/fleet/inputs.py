@@ -23,10 +23,10 @@ import io
 import json
 import os
 import re
-import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
@@ -336,22 +336,15 @@ def _files(path: str) -> list[str]:
 def read_text_file(path: str, limit: int = MAX_INVENTORY_BYTES) -> str:
     """A regular file's text, at most ``limit`` bytes; a FIFO or device is refused before reading."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data = read_regular_bounded(path, limit)
+    except NotRegularFile as exc:
+        raise _bad(path, Text("fleet.input.not-regular")) from exc
     except OSError as exc:
         raise _bad(path, Text.of("fleet.input.cannot-read", error=str(exc.strerror or exc))) from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _bad(path, Text("fleet.input.not-regular"))
-        chunks, size = [], 0
-        while size <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - size))):
-            chunks.append(chunk)
-            size += len(chunk)
-    finally:
-        os.close(fd)
-    if size > limit:
+    if len(data) > limit:
         raise _bad(path, Text.of("fleet.input.too-large", limit=limit))
     try:
-        return b"".join(chunks).decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise _bad(path, Text.of("fleet.input.bad-json", error=str(exc))) from exc
 

@@ -25,12 +25,14 @@ error naming where it was set. Files are read up to ``MAX_CONFIG_BYTES``.
 from __future__ import annotations
 
 import configparser
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
+from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.core.urls import redact
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
@@ -78,23 +80,25 @@ def check_index_url(value: object, origin: str) -> IndexSetting:
 
 
 def _read(path: Path) -> str | None:
-    """The file's text, None when it does not exist; too large or unreadable is ``InvalidInput``."""
-    try:
-        with path.open("rb") as f:
-            data = f.read(MAX_CONFIG_BYTES + 1)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+    """The file's text, None when it does not exist (or is ``os.devnull``, pip's way to turn its files off, or a
+    directory); too large, unreadable or not a regular file (a FIFO would block the read) is ``InvalidInput``."""
+    if str(path) == os.devnull or path.is_dir():
         return None
+    reason: Text | str
+    try:
+        data = read_regular_bounded(path, MAX_CONFIG_BYTES)
+        if len(data) <= MAX_CONFIG_BYTES:
+            return data.decode("utf-8", errors="replace")
+        reason = Text.of("index.config-too-large", limit=MAX_CONFIG_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except NotRegularFile:
+        reason = Text("index.config-not-regular")
     except OSError as e:
-        raise InvalidInput(
-            Text.of("index.config-unreadable", path=str(path), error=e.strerror or type(e).__name__),
-            hint=Text("index.config-unreadable.hint"),
-        ) from e
-    if len(data) > MAX_CONFIG_BYTES:
-        raise InvalidInput(
-            Text.of("index.config-unreadable", path=str(path), error=f"larger than {MAX_CONFIG_BYTES} bytes"),
-            hint=Text("index.config-unreadable.hint"),
-        )
-    return data.decode("utf-8", errors="replace")
+        reason = e.strerror or type(e).__name__
+    raise InvalidInput(
+        Text.of("index.config-unreadable", path=str(path), error=reason), hint=Text("index.config-unreadable.hint")
+    )
 
 
 def pip_index(text: str, path: str) -> IndexSetting | None:

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
@@ -152,19 +152,13 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
 def _read_bounded(path: Path) -> str:
     """The text of a regular file of at most ``MAX_FILE_BYTES``; a FIFO or device is refused unread."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        data = read_regular_bounded(path, MAX_FILE_BYTES)
+    except NotRegularFile as exc:
+        raise InvalidInput(Text.of("lock.reqfile.not-regular", path=str(path)), hint=_HINT) from exc
     except OSError as exc:
         raise InvalidInput(
             Text.of("lock.reqfile.cannot-read", path=str(path), reason=str(exc.strerror or exc)), hint=_HINT
         ) from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InvalidInput(Text.of("lock.reqfile.not-regular", path=str(path)), hint=_HINT)
-        data = b""
-        while len(data) <= MAX_FILE_BYTES and (chunk := os.read(fd, MAX_FILE_BYTES + 1 - len(data))):
-            data += chunk
-    finally:
-        os.close(fd)
     if len(data) > MAX_FILE_BYTES:
         raise InvalidInput(Text.of("lock.reqfile.too-large", path=str(path), limit=MAX_FILE_BYTES), hint=_HINT)
     try:

@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.archs import ComputeCapability, parse_cc
+from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import parse_driver, parse_python_version
 from cudaresolve.db.gpu_names import MatchKind
@@ -292,34 +292,21 @@ def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> T
 
 
 def _read_host_bytes(path: str) -> bytes:
-    """At most ``HOST_FILE_MAX_BYTES`` of a regular file, never blocking.
-
-    Opened non-blocking and checked with ``fstat`` on the open descriptor (no window between a
-    check and the open): a FIFO, a device such as ``/dev/zero`` or a directory is refused
-    before anything is read, and a file over the cap is refused after reading one byte past it.
-    """
+    """At most ``HOST_FILE_MAX_BYTES`` of a regular file, never blocking (``core.files.read_regular_bounded``):
+    a FIFO, a device such as ``/dev/zero`` or a directory is refused before anything is read, and a file
+    over the cap is refused after reading one byte past it."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        data = read_regular_bounded(path, HOST_FILE_MAX_BYTES)
+    except NotRegularFile as exc:
+        raise InvalidInput(Text.of("target.host-file.not-regular", path=path), hint=_HOST_HINT) from exc
     except OSError as exc:
         reason = str(exc.strerror or exc)
         raise InvalidInput(Text.of("target.host-file.cannot-read", path=path, reason=reason), hint=_HOST_HINT) from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InvalidInput(Text.of("target.host-file.not-regular", path=path), hint=_HOST_HINT)
-        chunks, size = [], 0
-        while size <= HOST_FILE_MAX_BYTES and (chunk := os.read(fd, HOST_FILE_MAX_BYTES + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        reason = str(exc.strerror or exc)
-        raise InvalidInput(Text.of("target.host-file.cannot-read", path=path, reason=reason), hint=_HOST_HINT) from exc
-    finally:
-        os.close(fd)
-    if size > HOST_FILE_MAX_BYTES:
+    if len(data) > HOST_FILE_MAX_BYTES:
         raise InvalidInput(
             Text.of("target.host-file.too-large", path=path, limit=HOST_FILE_MAX_BYTES), hint=_HOST_HINT
         )
-    return b"".join(chunks)
+    return data
 
 
 def load_host_file(path: str, db: CompatDB) -> Target:
