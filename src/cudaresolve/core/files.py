@@ -60,7 +60,7 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         raise
     if os.name == "posix":  # make the rename itself durable
         with contextlib.suppress(OSError):
-            dir_fd = os.open(target.parent, os.O_RDONLY)
+            dir_fd = os.open(target.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
             try:
                 os.fsync(dir_fd)
             finally:

@@ -14,6 +14,7 @@ import time
 from typing import TYPE_CHECKING, Final, TypeGuard
 from urllib.parse import urljoin, urlsplit
 
+from cudaresolve.core import journal
 from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.limits import (
@@ -143,12 +144,14 @@ class IndexClient:
         ``fresh_only`` and a request would be needed. Raises ``IndexUnavailable``."""
         cached = self._cached(url)
         if self._usable(cached, url):
+            self._note_fresh(cached)
             return cached, "cache"
         if fresh_only:
             return None
         entry, source = self._download(url, cached)
         if self.cache is not None:
             self.cache.store(entry)
+        self._note_fresh(entry)
         return entry, source
 
     def _flat_ok(self, page: ProjectPage) -> bool:
@@ -159,18 +162,30 @@ class IndexClient:
         cached = self._cached(url)
         if self._usable(cached, url):
             report(Event(kind="page-cached", label=url))
+            self._note_fresh(cached)
             return self.page_of(index, served_from, project, cached, "cache")
         try:
             entry, source = self._download(url, cached)
         except IndexUnavailable as e:
             if cached is None or not cached.may_serve_stale:  # must-revalidate / no-cache: never stale
                 raise
+            journal.volatile("stale page")
             return self.page_of(index, served_from, project, cached, "stale-cache", error=e.text)
         page = self.page_of(index, served_from, project, entry, source)  # parse first: junk never gets cached
         report(Event(kind="page", label=url))
         if self.cache is not None:
             self.cache.store(entry)
+        self._note_fresh(entry)
         return page
+
+    def _note_fresh(self, entry: CachedResponse) -> None:
+        """Tell the run's journal until when this page may be used without asking (offline: for ever)."""
+        if self.offline:
+            return
+        if self.cache is None or entry.no_store:
+            journal.fresh_until(-math.inf)
+        else:
+            journal.fresh_until(self.cache.fresh_until(entry, max_age=self._max_age))
 
     def fetch_text(self, url: str) -> str:
         """GET one file as text (a PEP 658 ``.metadata`` file), with the retries, caps and redirect rules of
@@ -214,6 +229,7 @@ class IndexClient:
 
         if self.offline or self._http is None:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
+        journal.volatile("file downloaded")  # a whole file each run: not replayed from a record
         deadline = Deadline(FILE_DEADLINE)
         headers = {"Accept-Encoding": "identity"}
         current = url
@@ -258,6 +274,7 @@ class IndexClient:
         project, index, served_from, url = self._where(index_url, name)
         cached = self._cached(url)
         if self._usable(cached, url):
+            self._note_fresh(cached)
             page = self.page_of(index, served_from, project, cached, "cache")
             if page.found or not self._flat_ok(page):
                 return page
@@ -343,6 +360,7 @@ class IndexClient:
         """One page, retried; same-host redirects followed, others refused; bounded in time and size."""
         host = urlsplit(url).netloc
         if host in self._down:
+            journal.volatile("host down")
             raise IndexUnavailable(Text.of("index.host-down", host=host, reason=self._down[host]), hint=HINT)
         for attempt in range(self._retries + 1):
             if self._deadline is not None:
@@ -351,6 +369,7 @@ class IndexClient:
                 reply = self._attempt(url, conditional)
             except TransientError as e:
                 if attempt == self._retries or e.connect:  # a refused or timed-out connect is not retried
+                    journal.volatile("host unreachable")
                     self._down[host] = e.reason
                     error = IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=e.reason), hint=HINT)
                     raise error from e.__cause__

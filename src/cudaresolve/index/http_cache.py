@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,10 +35,12 @@ from cudaresolve.index.freshness import CacheControl, current_age, freshness_lif
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["CACHE_DIR_ENV", "CachedResponse", "HttpCache", "default_cache_dir"]
+__all__ = ["CACHE_DIR_ENV", "NOT_FOUND_LIFETIME", "CachedResponse", "HttpCache", "default_cache_dir"]
 
 _FORMAT: Final = 2  # bump when the entry layout changes; older entries then read as missing
 _SUBDIR: Final = "http-v1"
+#: Seconds a bare 404 stays fresh (see ``CachedResponse.freshness_lifetime``); as long as PyPI keeps a page.
+NOT_FOUND_LIFETIME: Final = 600.0
 #: The stored header fields besides the body, each a string or None; (attribute, header name).
 _HEADERS: Final = (
     ("content_type", "Content-Type"),
@@ -102,11 +105,24 @@ class CachedResponse:
         return not (directives.no_cache or directives.must_revalidate)
 
     def freshness_lifetime(self) -> float:
-        """Seconds this response stays fresh (RFC 9111 section 4.2.1); 0 for ``no-cache``."""
+        """Seconds this response stays fresh (RFC 9111 section 4.2.1); 0 for ``no-cache``.
+
+        A 404 ("this index does not carry the project") that states no lifetime of its own gets
+        ``NOT_FOUND_LIFETIME`` (heuristic freshness, section 4.2.2; 404 is heuristically cacheable,
+        RFC 9110 section 15.1). A 404 often comes bare; without this every warm run asked again for every
+        variant page a package is missing from. ``--no-cache`` (or a 200 with its own lifetime) ends it.
+        """
         directives = self.directives
         if directives.no_cache:
             return 0.0
+        if self.status == 404 and directives.max_age is None and self.expires is None and not directives.conflict:
+            return NOT_FOUND_LIFETIME
         return freshness_lifetime(directives, expires=self.expires, date=self.date, response_time=self.fetched_at)
+
+    def fresh_until(self) -> float:
+        """The POSIX time at which this copy stops being fresh (``is_fresh`` is false from then on)."""
+        initial = self.age(self.fetched_at)  # the Age it arrived with
+        return self.fetched_at - initial + self.freshness_lifetime()
 
     def is_fresh(self, now: float) -> bool:
         """True when this copy may be used without asking the server (RFC 9111 section 4.2)."""
@@ -189,6 +205,15 @@ class HttpCache:
         if self.refresh:
             return False
         return entry.is_fresh(now) or (max_age > 0 and entry.age(now) < max_age)
+
+    def fresh_until(self, entry: CachedResponse, *, max_age: float = 0.0) -> float:
+        """When ``is_fresh`` turns false for ``entry`` (POSIX time); -inf under ``refresh``."""
+        if self.refresh:
+            return -math.inf
+        until = entry.fresh_until()
+        if max_age > 0:
+            until = max(until, entry.fetched_at - entry.age(entry.fetched_at) + max_age)
+        return until
 
     def has_entries(self) -> bool:
         """Whether any response is stored at all (False on a fresh machine or an unreadable cache)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from cudaresolve.core import journal
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text
@@ -164,6 +165,8 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
         try:
             return _solve_whole(inputs, heard, catalog)
         except IndexUnavailable as e:
+            if not inputs.offline:  # the answer now depends on what the network did: never replayed
+                journal.volatile("index unavailable")
             missing = e.text
             if direct:  # a file named by URL is known only by reading it
                 raise NoSolution(
@@ -261,6 +264,8 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
     from cudaresolve.lock.fallback_set import passed_over, unreachable_set_notice
 
     failures = source.failures()
+    if failures and not inputs.offline:
+        journal.volatile("index failures")
     skipped = passed_over(solution, failures)  # indexes that failed but served nothing this lock holds
     notices = source.notices(passed_over=skipped)
     better = unreachable_set_notice(solution, inputs.requirements, db, catalog, {i: failures[i] for i in skipped})

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from cudaresolve.core import journal
 from cudaresolve.core.files import write_text_atomic
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
@@ -40,6 +41,7 @@ def is_stream(path: str) -> bool:
 def check_default_free(path: str) -> None:
     """Refuse a default output path that holds a file cudaresolve did not generate."""
     file = Path(path)
+    journal.probed(file)
     if not file.exists() and not file.is_symlink():
         return
     try:
@@ -60,10 +62,12 @@ def write_output(path: str, text: str) -> None:
             sys.stdout.write(text)
             sys.stdout.flush()
         elif is_stream(path):
+            journal.volatile("wrote to a stream")  # what a reader of the stream saw cannot be checked later
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
         else:
             write_text_atomic(os.path.realpath(path), text)
+            journal.wrote(path)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
         raise InvalidInput(

@@ -1,0 +1,187 @@
+"""What a run read, and until when its answer holds: the record behind a replayed lock. Does I/O: an audit hook.
+
+A lock is a function of its inputs: the command line, the environment, the files it reads (the
+database, ``pyproject.toml``, requirement and settings files, the cached index pages and
+metadata, its own code) and, online, the index pages, which the cache may use without asking
+until their HTTP freshness runs out. ``lock.replay`` stores a run's answer with this record and
+gives it again, without solving, while every recorded file is unchanged and every page it used
+is still fresh.
+
+While ``recording()`` is active:
+
+* every file opened for reading, and every folder listed, anywhere in the process is noted (a
+  ``sys.addaudithook`` hook, so a reader nobody thought of is not missed);
+* ``probed(path)`` notes a path whose mere existence the run looked at (``Path.is_file``), which
+  no audit event reports;
+* ``fresh_until(t)`` notes that an index page used without asking the server stays fresh until
+  ``t`` (a POSIX time); the record holds the earliest;
+* ``volatile(why)`` marks the answer as depending on something no file holds (the GPU, an index
+  that failed, a stale page served in place of a failed request, a stream written to): such a
+  run is not stored.
+
+By default nothing records, and each call costs one list lookup. The record is a plain global,
+not a ContextVar, so that the index client's worker threads feed it too.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["Journal", "Signature", "fresh_until", "probed", "recording", "signature", "volatile", "wrote"]
+
+#: A file's identity and state as ``os.stat`` gives it: (mtime_ns, ctime_ns, size, inode, device, mode);
+#: None for a path that does not exist (or cannot be looked at).
+Signature = tuple[int, int, int, int, int, int] | None
+
+#: Audit events that name a folder the run listed.
+_LISTING_EVENTS: Final = frozenset({"os.listdir", "os.scandir"})
+#: Audit events of a file put in place (``os.replace`` raises ``os.rename``).
+_RENAME_EVENTS: Final = frozenset({"os.rename"})
+#: ``open`` flags that write.
+_WRITE_FLAGS: Final = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+
+
+class Journal:
+    """One run's record (see the module docstring); filled by the hook and the calls below.
+
+    ``read`` maps each path read or probed to its ``signature`` when it was first looked at;
+    ``replaced`` holds the paths the run itself put in place (``os.replace``/``os.rename``: the
+    cache's atomic writes), whose state at the end is the one a later run sees; ``written`` holds
+    the lock files the run wrote (``wrote``).
+    """
+
+    def __init__(self) -> None:
+        self.read: dict[str, Signature] = {}
+        self.replaced: set[str] = set()
+        self.written: set[str] = set()
+        self.fresh_until = math.inf
+        self.volatile: list[str] = []
+        self._lock = threading.Lock()
+
+    def note_read(self, path: str) -> None:
+        if path and path not in self.read:
+            self.read.setdefault(path, signature(path))  # dict.setdefault is atomic under the GIL
+
+    def note_fresh_until(self, when: float) -> None:
+        with self._lock:
+            self.fresh_until = min(self.fresh_until, when)
+
+    def note_volatile(self, why: str) -> None:
+        with self._lock:
+            self.volatile.append(why)
+
+    def inputs(self) -> list[tuple[str, Signature]] | None:
+        """Every path the answer depends on with its state now: what was read or probed, and every module's
+        file (the code); None when a file read changed while the run went on (not one the run replaced itself),
+        since the answer then belongs to neither state."""
+        found: dict[str, Signature] = {}
+        for path, then in list(self.read.items()):
+            now = signature(path)
+            if now != then and path not in self.replaced:
+                return None
+            found[path] = now
+        for module in list(sys.modules.values()):
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str) and file not in found:
+                found[file] = signature(file)
+        return sorted((p, sig) for p, sig in found.items() if os.path.isabs(p) and p not in self.written)
+
+
+_ACTIVE: list[Journal | None] = [None]
+_HOOKED: list[bool] = [False]
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    """The audit hook: reads and listings go to the active journal, if any."""
+    active = _ACTIVE[0]
+    if active is None:
+        return
+    if event == "open":
+        path, mode, flags = args
+        if isinstance(path, int) or path is None:
+            return
+        if mode is not None and any(c in str(mode) for c in "wax+"):
+            return
+        if mode is None and isinstance(flags, int) and flags & (_WRITE_FLAGS | _DIRECTORY):
+            return  # a write, or a folder opened to sync a rename: listings come as their own events
+        active.note_read(_absolute(path))
+    elif event in _LISTING_EVENTS and args and args[0] is not None and not isinstance(args[0], int):
+        active.note_read(_absolute(args[0]))
+    elif event in _RENAME_EVENTS and len(args) >= 2 and isinstance(args[1], str | bytes | os.PathLike):
+        _put_in_place(active, _absolute(args[1]))
+    elif event == "os.mkdir" and args and isinstance(args[0], str | bytes | os.PathLike):
+        _put_in_place(active, _absolute(args[0]))
+
+
+def _put_in_place(active: Journal, path: str) -> None:
+    """The run made ``path``, which changes its folder's listing too: both are the run's own doing."""
+    active.replaced.add(path)
+    active.replaced.add(os.path.dirname(path))
+
+
+def _absolute(path: Any) -> str:
+    try:
+        return os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return ""
+
+
+@contextmanager
+def recording() -> Iterator[Journal]:
+    """Within the block, the process's reads and the calls below go to the returned journal."""
+    if not _HOOKED[0]:
+        sys.addaudithook(_hook)  # cannot be removed; it does nothing while no journal is active
+        _HOOKED[0] = True
+    journal = Journal()
+    before, _ACTIVE[0] = _ACTIVE[0], journal
+    try:
+        yield journal
+    finally:
+        _ACTIVE[0] = before
+
+
+def probed(path: str | os.PathLike[str]) -> None:
+    """The run looked at whether ``path`` exists (or is a file): its state is an input."""
+    active = _ACTIVE[0]
+    if active is not None:
+        active.note_read(_absolute(path))
+
+
+def fresh_until(when: float) -> None:
+    """An index page was used without a request; it stays fresh until ``when`` (POSIX time)."""
+    active = _ACTIVE[0]
+    if active is not None:
+        active.note_fresh_until(when)
+
+
+def volatile(why: str) -> None:
+    """The answer depends on something no file holds; the run must not be replayed."""
+    active = _ACTIVE[0]
+    if active is not None:
+        active.note_volatile(why)
+
+
+def wrote(path: str | os.PathLike[str]) -> None:
+    """The run wrote its output to ``path`` (a regular file, after the write)."""
+    active = _ACTIVE[0]
+    if active is not None:
+        active.written.add(_absolute(path))
+
+
+def signature(path: str) -> Signature:
+    """``path``'s identity and state now (symlinks followed); None when absent."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode)
+
