@@ -78,6 +78,9 @@ class DictSource:
     def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
         pass
 
+    def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
+        pass
+
 
 def target(platform: str = "linux_x86_64") -> Target:
     gpu = Gpu(name="GPU", cc=parse_cc("8.0"))

@@ -13,6 +13,7 @@ dynamic is ``DynamicMetadata``, an error, never a release quietly passed over.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING, Final
 
@@ -71,7 +72,7 @@ class IndexSource:
         self._client = client
         self._environment = dict(environment or {})
         self._skip = frozenset(skip)
-        self._walked: set[str] = set()
+        self._walked: set[tuple[str, str]] = set()  # (project, specifier) walked ahead already
         self._default = default_index.rstrip("/")
         self._tags = tags
         self._python = python if python.count(".") >= 2 else f"{python}.0"
@@ -143,11 +144,12 @@ class IndexSource:
                 for item in found:
                     name = item if isinstance(item, str) else item.name
                     spec = SpecifierSet() if isinstance(item, str) else item.specifier
-                    key = str(canonical_project(name))
-                    if key in self._walked or key in self._skip or len(self._walked) >= _PREFETCH_LIMIT:
+                    project = str(canonical_project(name))
+                    key = (project, str(spec))  # another pin of a name walked before is another release to read
+                    if key in self._walked or project in self._skip or len(self._walked) >= _PREFETCH_LIMIT:
                         continue
                     self._walked.add(key)
-                    running.add(pool.submit(one, key, spec))
+                    running.add(pool.submit(one, project, spec))
 
             start(names)
             while running:
@@ -176,6 +178,24 @@ class IndexSource:
         with ThreadPoolExecutor(max_workers=min(_PREFETCH_THREADS, len(wanted))) as pool:
             found = [name for names in pool.map(one, wanted) for name in names]
         self.prefetch(found)
+
+    def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
+        """Fetch these listings ((index, name) each) in threads, those not fetched yet; a failure waits for the
+        solver to ask (it is kept, as any page's)."""
+        wanted = [
+            p for p in dict.fromkeys((i.rstrip("/"), str(canonical_project(n))) for i, n in pages)
+            if p not in self._pages and p not in self._errors
+        ]  # fmt: skip
+        if self._client.offline or len(wanted) < 2:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(page: tuple[str, str]) -> None:
+            with contextlib.suppress(CudaResolveError):
+                self._page(*page)
+
+        with ThreadPoolExecutor(max_workers=min(_PREFETCH_THREADS, len(wanted))) as pool:
+            list(pool.map(one, wanted))
 
     def _page(self, index: str, name: str) -> ProjectPage:
         """One listing per run: fetched once even when threads ask together, and a failure is kept, so

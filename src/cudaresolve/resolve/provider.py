@@ -15,9 +15,11 @@ dependency that names a URL itself must name the user's (uv's rule), else it is 
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING
+from itertools import islice
+from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import SpecifierSet
 from resolvelib import AbstractProvider
@@ -41,6 +43,9 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.source import IndexRelease, PackageSource
 
 __all__ = ["CatalogProvider", "Preference", "cause_names", "cause_parents"]
+
+#: How many builds' listings are read together when the solver asks for one (``_look_ahead``).
+_LOOK_AHEAD: Final = 4
 
 #: Each field False sorts first; see ``CatalogProvider.get_preference``.
 Preference = tuple[bool, bool, bool, bool, bool, bool, str]
@@ -232,10 +237,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         unlisted = []
         listed = 0
         failure: IndexUnavailable | None = None
-        for candidate in matches:
+        for candidate, coming in _with_next(matches, _LOOK_AHEAD):
             if candidate.variant is not None and candidate.variant not in runnable:
                 yield candidate  # fails on its ``<cuda>`` need without any page fetched
                 continue
+            self._look_ahead((candidate, *coming))
             try:
                 found = self._on_variant_index(candidate) or self._build(candidate) is not None
             except IndexUnavailable as e:
@@ -251,6 +257,19 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return
         if not listed:
             yield from unlisted
+
+    def _look_ahead(self, candidates: Sequence[Candidate]) -> None:
+        """Before the page of ``candidates[0]`` is read, have the source read the pages of the next few builds
+        with it, in parallel: when the solver passes over a build, the next one's page is there already."""
+        assert self.source is not None
+        runnable = self.catalog.runnable
+        pages = [
+            (c.index_url, c.name)
+            for c in candidates
+            if (c.variant is None or c.variant in runnable) and not self._on_variant_index(c)
+        ]
+        if len(pages) > 1:
+            self.source.prefetch_pages(pages)
 
     def _on_variant_index(self, candidate: Candidate) -> bool:
         """A pure wheel taken from the pinned variant's index (``catalog.on_variant_index``)."""
@@ -351,9 +370,10 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         for req in selected:
             if req.url:
                 self._check_url(req, parent)
-        seen = (self.catalog.known, self._index_candidates)
-        fresh = [req for req in selected if all(canonical_name(req.name) not in s for s in seen) and not req.url]
-        if len(fresh) > 1:
+        # the walk ahead skips what it walked before (by name and specifier): a release pinning other versions
+        # of names already seen (torch 2.11's nvidia-* pins after 2.15's) gets those read in parallel too
+        fresh = [req for req in selected if canonical_name(req.name) not in self.catalog.known and not req.url]
+        if fresh:
             self.source.prefetch(fresh)
         return needs
 
@@ -368,6 +388,16 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             Text.of("resolve.dependency-url", parent=parent, requirement=str(req)[:300]),
             hint=Text.of("resolve.dependency-url.hint", name=canonical_name(req.name)),
         )
+
+
+def _with_next(items: Iterable[Candidate], size: int) -> Iterator[tuple[Candidate, tuple[Candidate, ...]]]:
+    """Each item with the ``size - 1`` after it, reading ``items`` only that far ahead (a lazy sequence stays lazy)."""
+    it = iter(items)
+    window = deque(islice(it, size))
+    while window:
+        current = window.popleft()
+        window.extend(islice(it, size - 1 - len(window)))
+        yield current, tuple(window)
 
 
 def _selected(req: Requirement, environment: Mapping[str, str], extras: frozenset[str], *, only_extras: bool) -> bool:

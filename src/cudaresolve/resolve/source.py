@@ -87,6 +87,10 @@ class PackageSource(Protocol):
         """A hint: the solver will soon try these database builds ((name, version, index) each)."""
         ...
 
+    def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
+        """A hint: the solver may soon look for builds on these listings ((index, name) each)."""
+        ...
+
 
 def split_key(identifier: str) -> tuple[str, frozenset[str]]:
     """``"transformers[torch]"`` -> ``("transformers", {"torch"})``."""
