@@ -31,6 +31,7 @@ DESIGN_REASON_CODES = (
     "sm-below-minimum",
     "ptx-jit-only",
     "no-wheel-for-python",
+    "requires-python",
     "no-wheel-for-platform",
     "variant-not-published",
     "pin-conflict",
@@ -149,6 +150,13 @@ REASONS = [
         {"package": "torch", "version": "2.4.1", "required": "3.8, 3.9, 3.10, 3.11, 3.12", "found": "3.13"},
         "torch 2.4.1 has no wheel for Python 3.13; it has wheels for Python 3.8, 3.9, 3.10, 3.11, 3.12",
         "torch 2.4.1 没有适用于 Python 3.13 的 wheel；它只为 Python 3.8, 3.9, 3.10, 3.11, 3.12 提供 wheel",
+    ),
+    (
+        "requires-python",
+        {"package": "demo", "version": "2.0", "required": ">=3.12", "found": "3.11"},
+        "demo 2.0 declares Requires-Python >=3.12, which leaves out the target's Python 3.11;"
+        " pip and uv would not install it",
+        "demo 2.0 声明了 Requires-Python >=3.12，不包括目标的 Python 3.11；pip 和 uv 不会安装它",
     ),
     (
         "no-wheel-for-platform",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudaresolve.core.archs import parse_cc
@@ -40,6 +41,7 @@ class DictSource:
         self.projects = projects
         self.direct = direct or {}  # name -> Requires-Dist of the wheel a direct reference names
         self.metadata_reads: list[str] = []
+        self.requires_python: dict[str, str] = {}  # "name version" -> the Requires-Python its metadata states
 
     def index_for(self, name: str) -> str:
         return PYPI
@@ -71,6 +73,10 @@ class DictSource:
             if Version(version) == release.version:
                 return [Requirement(r) for r in reqs]
         return []
+
+    def python_excluded(self, release: IndexRelease) -> str | None:
+        required = self.requires_python.get(f"{release.name} {release.version}")
+        return required if required is not None and not SpecifierSet(required).contains("3.11.0") else None
 
     def prefetch(self, names: Iterable[str | Requirement]) -> None:
         pass
@@ -131,6 +137,26 @@ def test_metadata_is_read_only_for_pinned_releases() -> None:
     source = DictSource(PROJECTS)
     pins(["app"], source)
     assert sorted(source.metadata_reads) == ["app 1.0", "lib 1.0"]
+
+
+def test_a_release_whose_metadata_excludes_the_target_python_is_passed_over_for_an_older_one() -> None:
+    """pip's and uv's rule: the metadata's Requires-Python rules a release out, and the search goes on."""
+    projects = {**PROJECTS, "newpy": [("1.0", [], False), ("2.0", ["lib"], False)], "uses": [("1.0", ["newpy"], False)]}
+    source = DictSource(projects)
+    source.requires_python = {"newpy 2.0": ">=3.12", "newpy 1.0": ">=3.8"}
+    assert pins(["newpy"], source) == {"newpy": "1.0"}  # no lib: 2.0's Requires-Dist never counted
+    assert pins(["uses"], source) == {"uses": "1.0", "newpy": "1.0"}
+    assert pins(["newpy[any]"], source) == {"newpy": "1.0"}
+
+
+def test_when_requires_python_excludes_every_release_the_finding_says_so() -> None:
+    source = DictSource({"newpy": [("1.0", [], False), ("2.0", [], False)]})
+    source.requires_python = {"newpy 2.0": ">=3.12", "newpy 1.0": ">=3.12"}
+    with pytest.raises(NoSolution) as info:
+        pins(["newpy"], source)
+    assert [(f.code, f.package, f.required, f.found) for f in info.value.findings] == [
+        ("requires-python", "newpy", ">=3.12", "3.11")
+    ]
 
 
 def test_an_unavailable_listing_passes_through_for_the_caller_to_fall_back() -> None:

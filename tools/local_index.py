@@ -74,7 +74,10 @@ class LocalIndex:
         metadata: bool = True,
         imports: Sequence[str] = (),
         origin: str | None = None,
+        listed_requires_python: bool = True,
     ) -> TinyWheel:
+        """A wheel; ``requires_python`` goes into its METADATA and, unless ``listed_requires_python`` is False
+        (a mirror that drops it), into the page's ``data-requires-python``."""
         wheel = build_wheel(
             self.root / "files",
             name,
@@ -88,7 +91,7 @@ class LocalIndex:
         )
         project = re.sub(r"[-_.]+", "-", name).lower()
         self.entries.setdefault(index, {}).setdefault(project, []).append(
-            _Entry(wheel, requires_python, yanked, metadata)
+            _Entry(wheel, requires_python if listed_requires_python else None, yanked, metadata)
         )
         return wheel
 
@@ -101,15 +104,16 @@ class LocalIndex:
         requires: Sequence[str] = (),
         requires_python: str | None = None,
         metadata: bool = False,
+        listed_requires_python: bool = True,
         **options: Any,
     ) -> TinySdist:
         """An sdist (``tiny_wheels.build_sdist``; ``options`` go to it), listed without a PEP 658 file unless
-        ``metadata``: a client must read its PKG-INFO out of the archive."""
+        ``metadata``: a client must read its PKG-INFO out of the archive. ``requires_python`` as for ``add``."""
         sdist = build_sdist(self.root / "files", name, version, requires=requires, metadata_file=True,
-                            origin=options.pop("origin", index), **options)
+                            origin=options.pop("origin", index), requires_python=requires_python, **options)
         project = re.sub(r"[-_.]+", "-", name).lower()
         self.entries.setdefault(index, {}).setdefault(project, []).append(
-            _Entry(sdist, requires_python, None, metadata)
+            _Entry(sdist, requires_python if listed_requires_python else None, None, metadata)
         )
         return sdist
 

@@ -166,11 +166,13 @@ def build_sdist(
     origin: str | None = None,
     zip_format: bool = False,
     metadata_file: bool = False,
+    requires_python: str | None = None,
 ) -> TinySdist:
     """Write ``dest/<dist>-<version>.tar.gz`` (or ``.zip``): a pure-Python sdist whose PKG-INFO says
     ``metadata_version`` and ``Dynamic: <field>`` for each of ``dynamic``, and which pip and uv build into
     a wheel with the same ``requires`` (its own backend, no build dependencies). The module defines
-    ``__version__`` and ``ORIGIN``; ``metadata_file`` also writes the PEP 658 ``<sdist>.metadata`` file."""
+    ``__version__`` and ``ORIGIN``; ``metadata_file`` also writes the PEP 658 ``<sdist>.metadata`` file;
+    ``requires_python`` is PKG-INFO's ``Requires-Python`` (the built wheel's METADATA does not repeat it)."""
     import io
     import tarfile
 
@@ -178,6 +180,7 @@ def build_sdist(
     top = f"{dist}-{version}"
     pkg_info = f"Metadata-Version: {metadata_version}\nName: {name}\nVersion: {version}\n"
     pkg_info += "".join(f"Dynamic: {field}\n" for field in dynamic)
+    pkg_info += f"Requires-Python: {requires_python}\n" if requires_python else ""
     pkg_info += "".join(f"Requires-Dist: {req}\n" for req in requires)
     module = f'__version__ = "{version}"\n' + (f'ORIGIN = "{origin}"\n' if origin is not None else "")
     files = {

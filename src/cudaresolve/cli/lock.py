@@ -106,9 +106,22 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.lock.flow import lock
     from cudaresolve.render.explain_findings import render_lock_result
 
+    if args.json and args.output is not None:
+        _refuse_stdout(args.output)
     result = lock(request_from_args(args), output=args.output, fmt=args.format)
     if args.json:
         render.emit_json(result.to_dict(), lang=language(args))
     else:
         render_lock_result(result, render.make_console(), lang=language(args))
     return 0
+
+
+def _refuse_stdout(output: str) -> None:
+    """``--json`` promises exactly one JSON object on stdout (README), so the lock cannot go there too."""
+    from cudaresolve.errors import UsageError
+    from cudaresolve.lock.output import is_stdout
+    from cudaresolve.text.model import Text
+
+    if is_stdout(output):
+        raise UsageError(Text.of("lock.output.stdout-with-json", path=output[:200]),
+                         hint=Text("lock.output.stdout-with-json.hint"))

@@ -5,7 +5,9 @@ index; every other package from the default index, or from the index ``[tool.cud
 maps it to. A listing is fetched when the solver first meets a package and kept for the run;
 metadata only for the releases the solver pins. Releases are filtered for the target: wheels
 whose tags install there (best tag first), else the release's sdist (its PKG-INFO is its metadata
-when static, PEP 643: ``index.sdist``), whose ``Requires-Python`` admits the target's Python.
+when static, PEP 643: ``index.sdist``), whose ``Requires-Python`` admits the target's Python. The
+page's ``Requires-Python`` may be missing (a mirror that drops it), so the core metadata's, read for
+a release the solver pins, has the last word (``python_excluded``), as in pip and uv.
 Any failure (offline cache miss, index down, bad metadata) is ``IndexUnavailable`` naming the
 package, which the lock flow turns into an incomplete answer; an sdist whose dependencies are
 dynamic is ``DynamicMetadata``, an error, never a release quietly passed over.
@@ -81,6 +83,7 @@ class IndexSource:
         self._pages: dict[tuple[str, str], ProjectPage] = {}
         self._files: dict[tuple[str, str, str], IndexFile] = {}  # (index, name, version) -> chosen file
         self._requires: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
+        self._requires_python: dict[tuple[str, str, str], str] = {}  # the metadata's, where it states one
         self._best: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}
         self._lock = threading.Lock()
         self._gates: dict[tuple[str, str], threading.Lock] = {}  # one fetch per page, whatever the threads
@@ -92,6 +95,7 @@ class IndexSource:
         self._platform = platform
         self._direct: dict[str, IndexRelease] = {}  # URL -> the release a direct reference pins
         self._direct_notices: list[Notice] = []
+        self._metadata_notices: dict[tuple[str, str, str], Notice] = {}  # one per release, in the solver's order
 
     def notices(self, *, passed_over: Iterable[str] = ()) -> list[Notice]:
         """What the user must hear about the listings: failures, stale copies, refused links (one per index).
@@ -100,7 +104,8 @@ class IndexSource:
 
         skip = {i.rstrip("/") for i in passed_over}
         failed = {index: why for index, why in self._failed.items() if index not in skip}
-        return [*listing_notices(failed, self._stale, self._refused), *self._direct_notices]
+        metadata = list(self._metadata_notices.values())
+        return [*listing_notices(failed, self._stale, self._refused), *self._direct_notices, *metadata]
 
     def failures(self) -> dict[str, Text]:
         """The indexes a page of which could not be fetched in this run (offline: was not in the cache), each
@@ -343,6 +348,23 @@ class IndexSource:
         except InvalidSpecifier:
             return None
 
+    def python_excluded(self, release: IndexRelease) -> str | None:
+        """The ``Requires-Python`` of ``release``'s core metadata when it leaves the target's Python out, else
+        None (reads the metadata, as ``requires`` does). One that is no specifier is ignored with a warning, as
+        pip does and as a direct reference's is (``_fits_python``). A direct reference was judged when read."""
+        self.requires(release)
+        key = (release.index_url, release.name, str(release.version))
+        required = self._requires_python.get(key)
+        if required is None:
+            return None
+        fits = self._fits_python(required)
+        if fits is None and key not in self._metadata_notices:
+            self._metadata_notices[key] = warning(
+                "invalid-requires-python", "lock.invalid-requires-python", package=release.name,
+                version=str(release.version), file=release.artifact.filename, required=required[:200],
+            )  # fmt: skip
+        return required if fits is False else None
+
     def requires(self, release: IndexRelease) -> Sequence[Requirement]:
         key = (release.index_url, release.name, str(release.version))
         found = self._requires.get(key)
@@ -354,9 +376,11 @@ class IndexSource:
                 Text.of("index.package-unavailable", package=release.name, reason=release.artifact.url), hint=HINT
             )
         try:
-            found = fetch_core_metadata(self._client, self._cache, file).requires_dist
-            self._requires[key] = found
-            return found
+            meta = fetch_core_metadata(self._client, self._cache, file)
+            if meta.requires_python:
+                self._requires_python[key] = meta.requires_python
+            self._requires[key] = meta.requires_dist
+            return meta.requires_dist
         except IndexUnavailable as e:
             raise IndexUnavailable(
                 Text.of("index.package-unavailable", package=f"{release.name} {release.version}", reason=e.text),

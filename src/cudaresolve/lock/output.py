@@ -8,6 +8,7 @@ is ``InvalidInput`` naming the path and the reason, never a traceback.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import sys
@@ -19,7 +20,7 @@ from cudaresolve.core.files import write_text_atomic
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
-__all__ = ["GENERATED_MARK", "STDOUT", "check_default_free", "is_stream", "write_output"]
+__all__ = ["GENERATED_MARK", "STDOUT", "check_default_free", "is_stdout", "is_stream", "write_output"]
 
 STDOUT: Final = "-"
 #: Every file cudaresolve writes carries this in its header; a default path without it is the user's.
@@ -36,6 +37,17 @@ def is_stream(path: str) -> bool:
     except (OSError, ValueError):
         return False
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def is_stdout(path: str) -> bool:
+    """``-``, or a path that is this process's standard output (``/dev/stdout``, ``/dev/fd/1``, the file or pipe
+    stdout is redirected to): what is written there lands between whatever else is printed."""
+    if path == STDOUT:
+        return True
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # no such file, or no real stdout
+        return False
 
 
 def check_default_free(path: str) -> None:

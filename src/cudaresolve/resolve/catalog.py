@@ -5,8 +5,9 @@ target rules it out; each rule-out is kept as a ``Rejection`` with a stable reas
 ``reason.*`` keys of ``text/en/reason.toml``), so that failures and ``why-not`` can cite the
 numbers. Two virtual identifiers join the real packages: ``<cuda>``, whose candidates are the
 variants this target's driver can run, and on which every GPU build depends (one variant for
-the whole set falls out of the solver), and ``<python>``'s role is played by filtering on the
-target's Python here.
+the whole set falls out of the solver), and ``<python>``, which has no candidate: the target's
+Python is filtered on here, and a release whose core metadata's ``Requires-Python`` leaves it out
+depends on ``<python>`` (``provider``), so that the solver passes that release over, as pip does.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CUDA",
+    "PYTHON",
     "Candidate",
     "Catalog",
     "Need",
@@ -46,6 +48,9 @@ __all__ = [
 
 #: The virtual identifier whose candidates are the variants the target can run.
 CUDA: Final = "<cuda>"
+#: The virtual identifier a release depends on when its metadata's Requires-Python excludes the target (no
+#: candidate: pip's ``RequiresPythonRequirement`` against a Python that does not fit).
+PYTHON: Final = "<python>"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

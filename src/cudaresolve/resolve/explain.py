@@ -8,14 +8,15 @@ conflicts with another request, named by its newest release and the requirement 
 e.g. "torchaudio 2.11.0 requires torch==2.11.0, but torch>=2.12 was requested"
 (``request_conflicts``: the real cause, whichever package the search tried last); (4) conflicting
 pairs from the resolver's causes, e.g. "torchrec 1.2.0 requires fbgemm-gpu==1.2.*; every
-fbgemm-gpu 1.2 build is ruled out", only when (3) found nothing.
+fbgemm-gpu 1.2 build is ruled out", only when (3) found nothing; among them, a release passed over
+because its metadata's ``Requires-Python`` leaves the target's Python out (a ``<python>`` need).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.resolve.catalog import CUDA, Catalog, Need, Rejection, satisfies
+from cudaresolve.resolve.catalog import CUDA, PYTHON, Catalog, Need, Rejection, satisfies
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -37,7 +38,9 @@ HOST_CODES: Final = (
     "sm-below-minimum",
 )
 _BOX_CODES: Final = ("driver-unsupported-gpu",)
-_REQUEST_CODES: Final = ("no-wheel-for-python", "no-wheel-for-platform", "variant-not-published", "no-such-version")
+_REQUEST_CODES: Final = (
+    "no-wheel-for-python", "requires-python", "no-wheel-for-platform", "variant-not-published", "no-such-version"
+)
 _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "request-conflict", "pin-conflict"))}
 
 
@@ -160,6 +163,18 @@ def explain_resolution(
     findings.extend(blamed)
     for cause in () if blamed else causes:
         need, parent = cause.requirement, cause.parent
+        if need.name == PYTHON:  # the release's metadata leaves the target's Python out (``provider``)
+            if parent is not None:
+                findings.append(
+                    reason(
+                        "requires-python",
+                        package=parent.name,
+                        version=str(parent.version),
+                        required=str(need.specifier),
+                        found=catalog.target.python,
+                    )
+                )
+            continue
         direct = explain_need(catalog, need, index)
         if direct:
             findings.extend(direct)

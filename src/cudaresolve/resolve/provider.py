@@ -10,7 +10,9 @@ a listing when a package first appears, a metadata file only for a candidate bei
 identifier with extras (``transformers[torch]``) is pinned with its base (pip's scheme): its
 candidate depends on exactly the base release plus the optional requirements its extras select.
 A package a direct reference pins (``direct``) has that one candidate, whoever requires it; a
-dependency that names a URL itself must name the user's (uv's rule), else it is an error.
+dependency that names a URL itself must name the user's (uv's rule), else it is an error. A release
+whose metadata's ``Requires-Python`` leaves the target out depends on ``<python>``, which has no
+candidate (pip's ``RequiresPythonRequirement``): the solver moves on to an older release.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from resolvelib import AbstractProvider
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
+from cudaresolve.resolve.catalog import CUDA, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.source import applies, split_key
@@ -213,7 +215,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         limit = self.constraints.get(name)
         if limit is not None and name != CUDA:
             found = [c for c in found if limit.contains(c.version, prereleases=True)]
-        if self.source is None or name == CUDA or name in self.direct:
+        if self.source is None or name in (CUDA, PYTHON) or name in self.direct:
             return found  # a direct reference's file was read and judged already: no listing, no pre-release rule
         if name not in self.catalog.known:
             exact = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
@@ -301,7 +303,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             if name not in self.catalog.known:
                 self._index_candidates[name] = (pinned,)  # what explanations say the index offered
             return (pinned,)
-        if name == CUDA or name in self.catalog.known or self.source is None:
+        if name in (CUDA, PYTHON) or name in self.catalog.known or self.source is None:
             return self.catalog.for_name(name)
         found = self._index_candidates.get(name)
         if found is None:
@@ -361,6 +363,9 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if release is None:
             return []
         parent = f"{candidate.name} {candidate.version}"
+        required = self.source.python_excluded(release)
+        if required is not None:  # a need nothing meets: resolvelib passes this release over for an older one
+            return [Need(name=PYTHON, specifier=SpecifierSet(required), parent=parent)]
         selected = [
             req
             for req in self.source.requires(release)

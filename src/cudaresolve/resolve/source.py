@@ -2,7 +2,8 @@
 
 The solver (``provider``) asks a ``PackageSource`` for the releases of a package the database does not
 know, and for the ``Requires-Dist`` of any release it pins, the database's builds included (torch's
-``nvidia-*`` libraries, triton, sympy ...). The index layer implements it over HTTP and the cache
+``nvidia-*`` libraries, triton, sympy ...), and whether that release's ``Requires-Python`` leaves the
+target's Python out (``python_excluded``). The index layer implements it over HTTP and the cache
 (``index.source``); tests pass a dict-backed one. A source that cannot answer (offline with a cold
 cache, an index down) raises ``IndexUnavailable`` naming the package: the lock flow then falls back
 to the database's answer and says the lock is incomplete.
@@ -76,6 +77,11 @@ class PackageSource(Protocol):
 
     def requires(self, release: IndexRelease) -> Sequence[Requirement]:
         """The ``Requires-Dist`` of ``release``'s core metadata (PEP 658 file, range read or download)."""
+        ...
+
+    def python_excluded(self, release: IndexRelease) -> str | None:
+        """The ``Requires-Python`` of ``release``'s core metadata when it leaves the target's Python out (the
+        solver then passes the release over, as pip and uv do); None when it admits it or states none."""
         ...
 
     def prefetch(self, names: Iterable[str | Requirement]) -> None:
