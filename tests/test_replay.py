@@ -289,3 +289,12 @@ def test_a_bare_404_is_fresh_for_a_while_and_an_explicit_lifetime_wins() -> None
         assert not told.is_fresh(now + 1)
     page = CachedResponse(url=bare.url, status=200, body="x", fetched_at=now)  # a bare 200: revalidated as before
     assert not page.is_fresh(now + 1)
+
+
+def test_a_usage_error_is_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["lock", "torch", *TARGET, "--offline", "--format", "requirements", "--json", "-o", "-"]
+    assert _run(argv, capsys)[0] == 2  # --json and the lock both on stdout: refused
+    assert _records() == []

@@ -15,7 +15,8 @@ gives that answer again without solving when, and only when:
 
 Not recorded: a run that detected the GPU, met an index that failed, served a stale page, wrote
 to a stream or downloaded a whole file (``journal.volatile``); a run with ``--no-cache`` or ``-v``,
-or one that drew live progress; an unexpected error. ``--no-cache`` never reads a record either.
+or one that drew live progress; a usage error (exit 2) or an unexpected one. ``--no-cache`` never
+reads a record either.
 
 Records live in ``<cache>/answers-v1/<key>.json``, the key being the SHA-256 of the command line,
 working folder, environment, terminal and interpreter.
@@ -47,6 +48,9 @@ _SUBDIR: Final = "answers-v1"
 MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
 #: Environment variables that change between identical commands and say nothing to a lock.
 _SHELL_NOISE: Final = frozenset({"_", "OLDPWD", "PWD", "SHLVL"})
+#: The exit statuses recorded: an answer (0) or a coded refusal of the request (1). A usage error (2) may
+#: turn on where stdout goes (``--json -o -``), which no key holds; it is cheap to find again anyway.
+_RECORDED_CODES: Final = frozenset({0, 1})
 #: A record is not worth writing when its pages go stale sooner than this (seconds).
 _MIN_LIFETIME: Final = 1.0
 
@@ -214,7 +218,7 @@ def store_record(target: Path, record: journal.Journal, capture: Capture, code: 
     """Write the record of a finished run to ``target`` (``record_path``, taken before the run) when it may be
     replayed (module docstring); True when written."""
     now = time.time()
-    if record.volatile or record.fresh_until < now + _MIN_LIFETIME:
+    if code not in _RECORDED_CODES or record.volatile or record.fresh_until < now + _MIN_LIFETIME:
         return False
     wrote = []
     for path in sorted(record.written):
