@@ -192,3 +192,67 @@ def test_human_answer_groups_reasons_and_ways_out(db: CompatDB, lang: str, expec
     stream = io.StringIO()
     render_why_not(why_not("cu121", [], db, A800_R470), Console(file=stream, width=300, color_system=None), lang=lang)
     assert stream.getvalue().splitlines() == expected
+
+
+# --- ways out are offered only when they would work (the shipped database) -----------------------
+
+
+@pytest.fixture(scope="module")
+def shipped() -> CompatDB:
+    return load_compat()
+
+
+def _on(shipped: CompatDB, gpu: str, driver: str) -> Target:
+    found = shipped.find_gpu(gpu)
+    assert found is not None
+    return Target(gpus=(Gpu(name=found.name, cc=found.cc, datacenter=found.datacenter),),
+                  driver=parse_driver(driver), python="3.11", platform="linux_x86_64")  # fmt: skip
+
+
+def _full_driver(shipped: CompatDB, variant: str) -> str:
+    info = shipped.variant(variant)
+    assert info is not None and info.cuda is not None
+    release = shipped.cuda_release(info.cuda)
+    assert release is not None
+    return str(release.min_driver("linux_x86_64"))
+
+
+def test_no_driver_makes_a_variant_without_code_for_the_gpu_possible(shipped: CompatDB) -> None:
+    answer = why_not("cu130", [], shipped, _on(shipped, "V100", "535.104.05"))  # cu130 starts at sm_75
+    assert not answer.possible
+    assert "sm-not-covered" in {r.code for r in answer.reasons}
+    specs = [a.spec for a in answer.alternatives]
+    assert not any(s.startswith(("driver", "cuda-compat")) for s in specs), specs
+    assert any(s.startswith("cu12") for s in specs)  # an older variant that has sm_70 still works
+
+
+def test_a_new_gpu_on_an_old_driver_gets_the_driver_the_cuda_needs_not_only_the_gpu(shipped: CompatDB) -> None:
+    answer = why_not("cu130", [], shipped, _on(shipped, "H100", "450.80.02"))
+    assert "driver-unsupported-gpu" in {r.code for r in answer.reasons}
+    assert [a.spec for a in answer.alternatives] == [f"driver>={_full_driver(shipped, 'cu130')}"]
+    older = why_not("cu118", [], shipped, _on(shipped, "H100", "450.80.02"))  # Hopper's own minimum is then enough
+    (way,) = older.alternatives
+    assert way.code == "driver-unsupported-gpu" and way.spec != f"driver>={_full_driver(shipped, 'cu130')}"
+
+
+def test_an_old_gpu_past_its_last_branch_gets_a_driver_range_only_where_a_build_has_its_code(
+    shipped: CompatDB,
+) -> None:
+    p100 = _on(shipped, "P100", "590.44.01")  # Pascal's last branch is R580
+    assert not [a for a in why_not("cu130", [], shipped, p100).alternatives if a.spec.startswith("driver")]
+    (way,) = [a for a in why_not("cu126", [], shipped, p100).alternatives if a.spec.startswith("driver")]
+    words = format_text(way.text, "en")
+    assert way.spec == "driver R580" and f"from {_full_driver(shipped, 'cu126')} up to" in words
+
+
+def test_the_variant_advice_of_explain_error_has_code_for_the_gpu(shipped: CompatDB) -> None:
+    from cudaresolve.advice.variants import best_variant
+
+    v100 = _on(shipped, "V100", "590.44.01")
+    cuda_max = shipped.max_cuda_for_driver(v100.driver, "linux_x86_64")  # type: ignore[arg-type]
+    blind = best_variant(shipped, cuda_max=cuda_max, driver=v100.driver)
+    seeing = best_variant(shipped, cuda_max=cuda_max, driver=v100.driver, ccs=v100.ccs)
+    assert blind is not None and seeing is not None
+    assert blind.variant.name == "cu130" and seeing.variant.name != "cu130"
+    assert seeing.variant.cuda is not None and blind.variant.cuda is not None
+    assert seeing.variant.cuda < blind.variant.cuda

@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
+    from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.core.versions import CudaVersion, DriverVersion
     from cudaresolve.db.database import CompatDB, VariantInfo
     from cudaresolve.target.model import Target
@@ -40,16 +42,25 @@ def newest_variant(variants: Iterable[VariantInfo]) -> VariantInfo | None:
 
 
 def best_variant(
-    db: CompatDB, *, cuda_max: CudaVersion | None, driver: DriverVersion | None, platform: str = _DEFAULT_PLATFORM
+    db: CompatDB,
+    *,
+    cuda_max: CudaVersion | None,
+    driver: DriverVersion | None,
+    platform: str = _DEFAULT_PLATFORM,
+    ccs: Sequence[ComputeCapability] = (),
+    tegra: bool = False,
 ) -> VariantFit | None:
     """The newest variant whose CUDA is at most ``cuda_max`` (run fully), else the newest the driver runs
-    through minor-version compatibility; ``None`` when neither exists.
+    through minor-version compatibility; ``None`` when neither exists. With the GPUs' ``ccs``, only a
+    variant with some build of the anchor (torch) on ``platform`` that has code for every one of them counts
+    (cu130 is no advice for a V100: its builds start at sm_75).
 
     Without the driver's version, a driver that runs CUDA ``cuda_max`` fully is at least that
     toolkit's minimum, which is enough to judge minor-version compatibility.
     """
+    usable = [v for v in db.variants if v.cuda is not None and _has_code_for(db, v.name, ccs, platform, tegra)]
     if cuda_max is not None:
-        full = newest_variant(v for v in db.variants if v.cuda is not None and v.cuda <= cuda_max)
+        full = newest_variant(v for v in usable if v.cuda is not None and v.cuda <= cuda_max)
         if full is not None:
             return VariantFit(variant=full, support=DriverSupport.FULL)
     floor = driver
@@ -58,9 +69,26 @@ def best_variant(
     if floor is None:
         return None
     minor = newest_variant(
-        v for v in db.variants if v.cuda and db.driver_support(v.cuda, floor, platform) is DriverSupport.MINOR
+        v for v in usable if v.cuda and db.driver_support(v.cuda, floor, platform) is DriverSupport.MINOR
     )
     return VariantFit(variant=minor, support=DriverSupport.MINOR) if minor is not None else None
+
+
+def _has_code_for(
+    db: CompatDB, variant: str, ccs: Sequence[ComputeCapability], platform: str, tegra: bool
+) -> bool:
+    """Whether some anchor build of ``variant`` on ``platform`` runs on every GPU (SASS or PTX); True with no GPUs."""
+    if not ccs:
+        return True
+    for release in db.packages(db.anchor):
+        for build in release.builds:
+            if build.variant != variant or build.withdrawn or not (
+                "any" in build.platforms or platform in build.platforms
+            ):
+                continue
+            if all(coverage(build.archs, cc, tegra=tegra) is not Coverage.NONE for cc in ccs):
+                return True
+    return False
 
 
 def variant_fix(fit: VariantFit) -> Text:
@@ -84,15 +112,22 @@ def driver_cuda_max(
 
 
 def variant_fixes(
-    db: CompatDB | None, cuda_max: CudaVersion | None, driver: DriverVersion | None, platform: str = _DEFAULT_PLATFORM
+    db: CompatDB | None,
+    cuda_max: CudaVersion | None,
+    driver: DriverVersion | None,
+    platform: str = _DEFAULT_PLATFORM,
+    ccs: Sequence[ComputeCapability] = (),
+    tegra: bool = False,
 ) -> list[Text]:
-    """The best variant as a fix; without a database, the newest CUDA to look for; with a driver no variant
-    runs, say so; nothing when neither the driver nor its CUDA is known."""
+    """The best variant as a fix (with code for the GPUs' ``ccs``); without a database, the newest CUDA to look
+    for; with a driver no variant runs, say so; nothing when neither the driver nor its CUDA is known."""
     if db is None:
         return [Text.of("fix.use-cuda-max", cuda=str(cuda_max))] if cuda_max is not None else []
-    fit = best_variant(db, cuda_max=cuda_max, driver=driver, platform=platform)
+    fit = best_variant(db, cuda_max=cuda_max, driver=driver, platform=platform, ccs=ccs, tegra=tegra)
     if fit is not None:
         return [variant_fix(fit)]
+    if driver is not None and ccs and best_variant(db, cuda_max=cuda_max, driver=driver, platform=platform):
+        return [Text.of("fix.no-variant-for-gpus", driver=str(driver), sms=tuple(dict.fromkeys(c.sm for c in ccs)))]
     if driver is not None:
         return [Text.of("fix.no-variant", driver=str(driver))]
     return [Text.of("fix.use-cuda-max", cuda=str(cuda_max))] if cuda_max is not None else []

@@ -386,7 +386,9 @@ def _driver_fixes(target: Target, db: CompatDB) -> tuple[Text, ...]:
     """The best variant this driver runs (``advice.variants``), else say that none does."""
     assert target.driver is not None
     cuda_max = db.max_cuda_for_driver(target.driver, target.platform)
-    fit = best_variant(db, cuda_max=cuda_max, driver=target.driver, platform=target.platform)
+    tegra = any(g.tegra for g in target.gpus)
+    fit = best_variant(db, cuda_max=cuda_max, driver=target.driver, platform=target.platform, ccs=target.ccs,
+                       tegra=tegra)
     if fit is None:
         return (Text.of("fix.no-variant", driver=target.driver),)
     return (variant_fix(fit), Text.of("fix.upgrade-driver"))

@@ -88,7 +88,8 @@ class _Ctx:
 
     def variant_fixes(self, found: CudaVersion | None = None) -> list[Text]:
         cuda_max, driver = driver_cuda_max(self.target, self.db, found)
-        return variant_fixes(self.db, cuda_max, driver, self.platform)
+        ccs = self.target.ccs if self.target is not None else ()
+        return variant_fixes(self.db, cuda_max, driver, self.platform, ccs=ccs, tegra=self.tegra)
 
 
 def _sms(ccs: Sequence[ComputeCapability]) -> tuple[str, ...]:

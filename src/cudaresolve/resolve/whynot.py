@@ -30,6 +30,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from cudaresolve.core.versions import DriverVersion
     from cudaresolve.resolve.model import Solution
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Finding
@@ -209,16 +210,77 @@ def _alternatives(
     if "jetson-not-served" in codes:
         url = db.jetson_wheels or "JetPack"
         out = [Alternative.make("jetson-wheels", "resolve.jetson-not-served.hint", code="jetson-not-served", url=url)]
-    verdict = unsupported_gpus(db, target) if "driver-unsupported-gpu" in codes else None
-    if verdict is not None:
-        spec, words = way_out(verdict)
-        out.append(Alternative(spec=spec, text=words, code="driver-unsupported-gpu"))
-    if "driver-too-old" in codes and target.driver is not None:
-        out.extend(_driver_ways_out(variant, real, db, catalog))
+    out.extend(_driver_alternatives(needs, variant, codes, db, catalog, limits))
     if "sm-not-covered" in codes and target.gpus:
         arch_list = format_arch_list(target.ccs)
         out.append(Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list))
     return out
+
+
+def _driver_alternatives(
+    needs: Sequence[Need], variant: str | None, codes: set[str], db: CompatDB, catalog: Catalog,
+    limits: Mapping[str, SpecifierSet],
+) -> list[Alternative]:
+    """A driver for the GPUs and the CUDA asked for, and the cuda-compat package, each offered only when that
+    driver would really make the request resolve: a variant none of whose builds has code for a GPU here is
+    not made possible by any driver (cu130 for a V100), and a GPU's own minimum is not enough for a CUDA that
+    needs more (cu130 on an H100 wants 580, not the 520 Hopper needs)."""
+    target = catalog.target
+    if target.driver is None:
+        return []
+    real = [n for n in needs if n.name != CUDA]
+    verdict = unsupported_gpus(db, target) if "driver-unsupported-gpu" in codes else None
+    cuda_ways = _driver_ways_out(variant, real, db, catalog) if "driver-too-old" in codes or verdict else []
+    cuda_floor = _cuda_floor(variant, real, db, catalog)
+    if verdict is None:
+        if not cuda_ways or cuda_floor is None or not _runs_with(cuda_floor, needs, db, catalog, limits):
+            return []
+        return cuda_ways
+    if not verdict.common:
+        spec, words = way_out(verdict)
+        return [Alternative(spec=spec, text=words, code="driver-unsupported-gpu")]
+    if verdict.ceiling is not None:  # an old GPU: a driver no newer than its last branch
+        if cuda_floor is not None and cuda_floor.branch > verdict.ceiling:
+            return []  # the CUDA asked for needs a newer branch than the old GPU's last
+        if cuda_floor is not None and (verdict.floor is None or cuda_floor > verdict.floor):
+            verdict = replace(verdict, floor=cuda_floor)  # from the CUDA's driver up to the GPU's last branch
+        if verdict.floor is not None and not _runs_with(verdict.floor, needs, db, catalog, limits):
+            return []
+        spec, words = way_out(verdict)
+        return [Alternative(spec=spec, text=words, code="driver-unsupported-gpu")]
+    needed = verdict.floor
+    if cuda_floor is not None and (needed is None or cuda_floor > needed):
+        if not _runs_with(cuda_floor, needs, db, catalog, limits):
+            return []
+        return [w for w in cuda_ways if w.code != "forward-compat-available"]  # no GPU-unknown driver runs compat
+    if needed is None or not _runs_with(needed, needs, db, catalog, limits):
+        return []
+    spec, words = way_out(verdict)
+    return [Alternative(spec=spec, text=words, code="driver-unsupported-gpu")]
+
+
+def _cuda_floor(variant: str | None, real: Sequence[Need], db: CompatDB, catalog: Catalog) -> DriverVersion | None:
+    """The driver the CUDA asked for needs (the variant's; for a requirement, its lowest CUDA's) to run fully."""
+    info = db.variant(variant) if variant else None
+    release = db.cuda_release(info.cuda) if info is not None and info.cuda else None
+    if release is None and variant is None:
+        release = _lowest_cuda(real, db, catalog)
+    return release.min_driver(catalog.target.platform) if release is not None else None
+
+
+def _runs_with(
+    driver: DriverVersion, needs: Sequence[Need], db: CompatDB, catalog: Catalog, limits: Mapping[str, SpecifierSet]
+) -> bool:
+    """Whether ``needs`` resolve for this target with ``driver`` in place of its own (every GPU on it)."""
+    target = catalog.target
+    upgraded = replace(
+        target, driver=driver, cuda_driver_max=None, gpus=tuple(replace(g, driver=None) for g in target.gpus)
+    )
+    try:
+        solve_catalog(needs, db, build_catalog(db, upgraded, gpu_source=catalog.gpu_source), constraints=limits)
+    except NoSolution:
+        return False
+    return True
 
 
 def _working(
