@@ -11,11 +11,13 @@ Each index ``NAME`` has pages at ``/NAME/<project>/`` (``pypi`` is served as ``/
 ``#sha256=`` fragments, ``data-requires-python``, ``data-yanked`` and PEP 658/714 metadata
 attributes; the wheels and their ``.metadata`` files are under ``/files/``. Pages say
 ``Cache-Control: max-age=0`` (revalidate), files ``immutable``, as PyPI does. ``requests`` counts
-what the server answered, per path.
+what the server answered, per path. ``serve(auth="user:password")`` makes a private index: a request
+without that HTTP Basic ``Authorization`` is answered 401 and counted in ``refused``.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import html
 import http.server
@@ -60,6 +62,7 @@ class LocalIndex:
     root: Path
     entries: dict[str, dict[str, list[_Entry]]] = field(default_factory=dict)  # index -> project -> wheels
     requests: Counter[str] = field(default_factory=Counter)
+    refused: Counter[str] = field(default_factory=Counter)  # path -> requests without the right credentials
 
     def add(
         self,
@@ -143,12 +146,24 @@ class LocalIndex:
                 (self.root / "files" / f"{e.wheel.filename}.metadata").unlink(missing_ok=True)
 
     @contextmanager
-    def serve(self) -> Iterator[str]:
+    def serve(self, *, auth: str | None = None) -> Iterator[str]:
+        """Serve the indexes; with ``auth`` (``"user:password"``), only to requests that send it (HTTP Basic)."""
         self.write()
-        counter = self.requests
+        counter, refused = self.requests, self.refused
+        wanted = None if auth is None else "Basic " + base64.b64encode(auth.encode()).decode()
 
         class Handler(http.server.SimpleHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def send_head(self) -> Any:
+                if wanted is not None and self.headers.get("Authorization") != wanted:
+                    refused[self.path] += 1
+                    self.send_response(401)
+                    self.send_header("WWW-Authenticate", 'Basic realm="private index"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return None
+                return super().send_head()
 
             def end_headers(self) -> None:
                 immutable = self.path.startswith("/files/")

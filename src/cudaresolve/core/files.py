@@ -8,7 +8,14 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["NotRegularFile", "read_regular_bounded", "write_bytes_atomic", "write_text_atomic"]
+__all__ = [
+    "NotRegularFile",
+    "make_private_dirs",
+    "read_regular_bounded",
+    "write_bytes_atomic",
+    "write_private_atomic",
+    "write_text_atomic",
+]
 
 
 class NotRegularFile(OSError):
@@ -39,20 +46,50 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+def make_private_dirs(path: str | os.PathLike[str]) -> None:
+    """Create ``path`` and its missing parents, each new folder 0700 whatever the umask (folders that
+    exist are left as they are: the user may have chosen their modes)."""
+    missing: list[Path] = []
+    folder = Path(path)
+    while not folder.is_dir() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for new in reversed(missing):
+        try:
+            os.mkdir(new, 0o700)
+        except FileExistsError:
+            if not new.is_dir():
+                raise
+            continue  # another process made it in between
+        os.chmod(new, 0o700)
+
+
+def write_private_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """``write_bytes_atomic`` of a file only its owner may read (0600, also over an older 0644 file), its
+    missing folders made 0700 (``make_private_dirs``): a cache entry may hold what a private index served."""
+    make_private_dirs(Path(path).parent)
+    write_bytes_atomic(path, data, mode=0o600)
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
     """Write ``data`` through a temporary file in the same directory,
     fsync it, then ``os.replace`` it over ``path``. On any failure the old file is untouched and the
-    temporary file is removed. An existing file's permission bits are kept."""
+    temporary file is removed. An existing file's permission bits are kept, unless ``mode`` is given: the
+    file then has exactly that mode (the temporary file is created with it, so it is never wider)."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")  # os, not secrets: no extra import
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    created = 0o666 if mode is None else mode
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), created)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -1,31 +1,95 @@
-"""Credentials in URLs: kept to fetch, never written or shown. Pure.
+"""URLs as users give them: split without crashing, credentials kept to fetch, never written or shown. Pure.
 
-A private mirror is often given as ``https://user:token@mirror.example/simple``. The lock file and
-the JSON output carry URLs without the ``user:token@`` part (an installer finds the credentials
-where pip and uv keep them: netrc, a keyring, the same setting); messages show ``user:****@``.
+A private mirror is often given as ``https://user:token@mirror.example/simple``. The lock file, the
+JSON output and the on-disk cache carry URLs without the ``user:token@`` part (an installer finds the
+credentials where pip and uv keep them: netrc, a keyring, the same setting); messages show
+``user:****@``. A URL read back from the cache gets the credentials of the configured index again
+(``with_credentials_of``), for its host only, as pip's ``MultiDomainBasicAuth`` keys them by host.
+
+``urllib.parse.urlsplit`` raises ``ValueError`` on some text a user may type (``http://[::1``: an
+unclosed IPv6 bracket; ``.port`` on ``host:abc``). ``split_url`` is the one place that turns that
+into None, so each caller refuses the URL with its own coded ``InvalidInput``; ``strip_credentials``
+and ``redact`` work on the text and never raise, so a message about a malformed URL can still be shown.
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+import re
+from typing import Final
+from urllib.parse import SplitResult, urlsplit
 
-__all__ = ["redact", "strip_credentials"]
+__all__ = ["redact", "split_url", "strip_credentials", "strip_credentials_in", "with_credentials_of"]
+
+#: ``scheme://`` then the authority (RFC 3986 section 3.2: up to the first ``/``, ``?`` or ``#``).
+_AUTHORITY: Final = re.compile(r"^(?P<head>\s*[A-Za-z][A-Za-z0-9+.\-]*:)?//(?P<authority>[^/?#]*)")
+#: Userinfo of any absolute URL inside a text (an index page), also with JSON's escaped ``\/\/``.
+_USERINFO_IN_TEXT: Final = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2})[^/\\?#\s\"'<>@]*@")
+
+
+def split_url(url: str) -> SplitResult | None:
+    """``url``'s parts, or None when urllib refuses it (an unclosed ``[``, a port that is not a number)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a malformed host or port
+    except ValueError:
+        return None
+    return parts
+
+
+def _authority(url: str) -> tuple[int, int, str] | None:
+    """(start, end, text) of ``url``'s authority (``user:pass@host:port``); None when it has none."""
+    found = _AUTHORITY.match(url)
+    if found is None:
+        return None
+    return found.start("authority"), found.end("authority"), found["authority"]
+
+
+def _userinfo(url: str) -> str:
+    """The ``user:password`` part of ``url`` ("" when there is none)."""
+    span = _authority(url)
+    return span[2].rpartition("@")[0] if span is not None else ""
 
 
 def strip_credentials(url: str) -> str:
-    """``url`` without its ``user:password@`` part (what a lock file and the JSON output carry)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
+    """``url`` without its ``user:password@`` part (what a lock file, the JSON output and the cache carry)."""
+    span = _authority(url)
+    if span is None or "@" not in span[2]:
         return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    start, end, authority = span
+    return url[:start] + authority.rpartition("@")[2] + url[end:]
+
+
+def strip_credentials_in(text: str) -> str:
+    """``text`` (an index page's body) with the ``user:password@`` of every absolute URL in it removed."""
+    if "@" not in text:
+        return text
+    return _USERINFO_IN_TEXT.sub(r"\g<head>", text)
+
+
+def with_credentials_of(url: str, index_url: str) -> str:
+    """``url`` with ``index_url``'s credentials when it has none of its own and is on the same host and port.
+
+    ``with_credentials_of("http://h/files/a.whl", "http://u:p@h/simple/a/")`` gives ``"http://u:p@h/files/a.whl"``;
+    a URL on another host, or one already carrying credentials, comes back as is."""
+    userinfo = _userinfo(index_url)
+    span = _authority(url)
+    if not userinfo or span is None or "@" in span[2]:
+        return url
+    start, end, authority = span
+    index_span = _authority(index_url)
+    index_host = index_span[2].rpartition("@")[2] if index_span is not None else ""
+    if authority.lower() != index_host.lower():
+        return url
+    return f"{url[:start]}{userinfo}@{authority}{url[end:]}"
 
 
 def redact(url: str) -> str:
     """``url`` with its password (or a lone token) shown as ``****``, as pip prints it."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
+    span = _authority(url)
+    if span is None or "@" not in span[2]:
         return url
-    userinfo, _, host = parts.netloc.rpartition("@")
+    start, end, authority = span
+    userinfo, _, host = authority.rpartition("@")
     user, sep, _ = userinfo.partition(":")
     shown = f"{user}:****" if sep else "****"
-    return urlunsplit(parts._replace(netloc=f"{shown}@{host}"))
+    return f"{url[:start]}{shown}@{host}{url[end:]}"

@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 import time
 from typing import TYPE_CHECKING, Final, TypeGuard
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from cudaresolve.core import journal
 from cudaresolve.core.progress import Event, report
+from cudaresolve.core.urls import split_url
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
@@ -260,8 +261,9 @@ class IndexClient:
                 raise IndexUnavailable(
                     Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
                 ) from e
-            target = urljoin(current, location.strip())
-            if not (is_same_host_redirect(current, target) or (any_host and urlsplit(target).scheme == "https")):
+            target = _redirect_target(current, location)
+            https = (parts := split_url(target)) is not None and parts.scheme == "https"
+            if not (is_same_host_redirect(current, target) or (any_host and https)):
                 raise IndexUnavailable(
                     Text.of("index.redirect-refused", url=current, target=target[:300]),
                     hint=Text("index.redirect-refused.hint"),
@@ -358,7 +360,7 @@ class IndexClient:
 
     def _get(self, url: str, conditional: Mapping[str, str]) -> Reply:
         """One page, retried; same-host redirects followed, others refused; bounded in time and size."""
-        host = urlsplit(url).netloc
+        host = parts.netloc if (parts := split_url(url)) is not None else url
         if host in self._down:
             journal.volatile("host down")
             raise IndexUnavailable(Text.of("index.host-down", host=host, reason=self._down[host]), hint=HINT)
@@ -411,7 +413,7 @@ class IndexClient:
                 raise IndexUnavailable(
                     Text.of("index.could-not-fetch", url=current, error=f"{type(e).__name__}: {e}"), hint=HINT
                 ) from e
-            target = urljoin(current, location.strip())
+            target = _redirect_target(current, location)
             if not is_same_host_redirect(current, target):
                 raise IndexUnavailable(
                     Text.of("index.redirect-refused", url=current, target=target[:300]),
@@ -440,6 +442,15 @@ def _retry_after(value: str | None) -> float | None:
     return float(value.strip())
 
 
+
+
+def _redirect_target(current: str, location: str) -> str:
+    """``Location`` made absolute against ``current``; as sent when urllib cannot join it (``http://[::1``),
+    so that the same-host check refuses it with the server's words."""
+    try:
+        return urljoin(current, location.strip())
+    except ValueError:
+        return location.strip()
 
 
 def _under(url: str, root: str) -> bool:

@@ -9,6 +9,13 @@ edited by hand) is treated as missing, offline and before a 304 alike. Writes go
 or decoded is treated as missing: the page is fetched again, never a crash. A cache that cannot
 be written (read-only home, full disk) is skipped silently; it is only an optimisation.
 
+Credentials never reach the disk. An index URL may carry ``user:token@`` (``PIP_INDEX_URL``, ``-i``,
+a mirror); the request URL keeps them (they are needed to fetch), but entries are keyed and stored
+by the URL without them (``core.urls.strip_credentials``), a page's body has the userinfo of every
+URL in it removed when it arrives (``strip_credentials_in``), and an entry read back gets the
+credentials of the URL asked for again (its final URL too, same host only). Files are 0600 and new
+folders 0700 (``core.files.write_private_atomic``): a private index's pages are the user's alone.
+
 Freshness follows RFC 9111 (``index.freshness`` says which parts): a *fresh* entry (age below
 its ``max-age``) is used with no request at all, as pip and uv do; a stale one, or one marked
 ``no-cache``, is revalidated (RFC 9110 section 13.1: ``If-None-Match`` / ``If-Modified-Since``),
@@ -28,8 +35,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core.files import write_text_atomic
+from cudaresolve.core.files import write_private_atomic
 from cudaresolve.core.paths import CACHE_DIR_ENV, default_cache_dir
+from cudaresolve.core.urls import strip_credentials, strip_credentials_in, with_credentials_of
 from cudaresolve.index.freshness import CacheControl, current_age, freshness_lifetime, parse_cache_control
 
 if TYPE_CHECKING:
@@ -74,8 +82,12 @@ class CachedResponse:
     def from_headers(
         cls, *, url: str, status: int, body: str, headers: Mapping[str, str], final_url: str | None, fetched_at: float
     ) -> CachedResponse:
-        """An entry for a response just received; ``headers`` is case-insensitive (httpx ``Headers``)."""
+        """An entry for a response just received; ``headers`` is case-insensitive (httpx ``Headers``).
+
+        The body loses the ``user:password@`` of the URLs in it here, not only on disk, so that a page
+        parses alike from the network and from the cache (its parsed form is keyed by the body's hash)."""
         stored = {attribute: headers.get(name) for attribute, name in _HEADERS}
+        body = strip_credentials_in(body)
         return cls(url=url, status=status, body=body, final_url=final_url, fetched_at=fetched_at, **stored)
 
     def refreshed(self, headers: Mapping[str, str], now: float) -> CachedResponse:
@@ -152,15 +164,17 @@ class CachedResponse:
         return current_age(self.age_header, response_time=self.fetched_at, now=now)
 
     def to_dict(self) -> dict[str, Any]:
+        """The entry as stored: every URL, and the body's, without credentials (module docstring)."""
+        body = strip_credentials_in(self.body)
         return {
             "format": _FORMAT,
-            "url": self.url,
+            "url": strip_credentials(self.url),
             "status": self.status,
             **{attribute: getattr(self, attribute) for attribute, _ in _HEADERS},
-            "final_url": self.final_url,
+            "final_url": strip_credentials(self.final_url) if self.final_url is not None else None,
             "fetched_at": self.fetched_at,
-            "sha256": self.body_sha256,
-            "body": self.body,
+            "sha256": _digest(body),
+            "body": body,
         }
 
     @classmethod
@@ -224,21 +238,27 @@ class HttpCache:
             return False
 
     def path_for(self, url: str) -> Path:
-        """Where the entry for ``url`` lives (two-level fan-out on the URL's SHA-256)."""
+        """Where the entry for ``url`` lives (two-level fan-out on the SHA-256 of the URL without credentials)."""
         import hashlib
 
-        digest = hashlib.sha256(url.encode("utf-8")).hexdigest()
+        digest = hashlib.sha256(strip_credentials(url).encode("utf-8")).hexdigest()
         return self.root / _SUBDIR / digest[:2] / f"{digest}.json"
 
     def get(self, url: str) -> CachedResponse | None:
-        """The stored response for ``url``; None when absent, unreadable, corrupt or for another URL."""
+        """The stored response for ``url``; None when absent, unreadable, corrupt or for another URL.
+
+        The entry comes back with ``url`` as asked (credentials included) and its final URL given the
+        same credentials, so that the links on its page are fetched as the page was."""
         try:
             raw = self.path_for(url).read_text(encoding="utf-8")
             entry = CachedResponse.from_dict(json.loads(raw))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         # A digest collision (or a copied file) must not serve another URL's page.
-        return entry if entry.url == url else None
+        if entry.url != strip_credentials(url):
+            return None
+        final_url = with_credentials_of(entry.final_url, url) if entry.final_url is not None else None
+        return replace(entry, url=url, final_url=final_url)
 
     def store(self, entry: CachedResponse) -> None:
         """Write ``entry`` atomically; a failed write leaves the cache as it was and raises nothing.
@@ -251,7 +271,6 @@ class HttpCache:
                 target.unlink(missing_ok=True)
             return
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(target, json.dumps(entry.to_dict(), ensure_ascii=False))
+            write_private_atomic(target, json.dumps(entry.to_dict(), ensure_ascii=False).encode("utf-8"))
         except OSError:
             pass  # the cache is an optimisation; a read-only or full disk must not stop a resolve

@@ -18,6 +18,12 @@ same filter. A filter with no ``key`` attribute is parsed for, never stored. Row
 
 The first line of each file is the SHA-256 of the rest: a file edited or cut short is parsed
 again, never trusted. Unreadable or unwritable files are skipped silently, as in ``http_cache``.
+
+No credentials are stored, as in ``http_cache``: a page is parsed against its URL without them, so
+every row's URL has none (the body has none either), and the files are keyed by that URL. Files on
+the page's own host then get the page URL's credentials back (``core.urls.with_credentials_of``),
+from the cache and from the network alike, so the metadata and the wheels are fetched as the page
+was. Files are 0600 and new folders 0700 (``core.files.write_private_atomic``).
 """
 
 from __future__ import annotations
@@ -25,10 +31,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core.files import write_text_atomic
+from cudaresolve.core.files import write_private_atomic
+from cudaresolve.core.urls import strip_credentials, with_credentials_of
 from cudaresolve.index.simple import dist_file, parse_body
 
 if TYPE_CHECKING:
@@ -48,13 +56,14 @@ def parsed_key(entry: CachedResponse) -> str:
     """What a stored form must have been parsed from to stand for ``entry``'s body."""
     from cudaresolve import __version__
 
-    parts = (str(_FORMAT), __version__, entry.body_sha256, entry.content_type or "", entry.page_url)
+    page_url = strip_credentials(entry.page_url)
+    parts = (str(_FORMAT), __version__, entry.body_sha256, entry.content_type or "", page_url)
     return hashlib.sha256("\0".join(parts).encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def parsed_path(cache: HttpCache, url: str) -> Path:
-    """Where the parsed form of the page at ``url`` lives."""
-    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()
+    """Where the parsed form of the page at ``url`` lives (keyed by the URL without credentials)."""
+    digest = hashlib.sha256(strip_credentials(url).encode("utf-8")).hexdigest()
     return cache.root / _SUBDIR / digest[:2] / f"{digest}.json"
 
 
@@ -65,14 +74,24 @@ def parse_files(cache: HttpCache | None, entry: CachedResponse, keep: Keep | Non
     parsed (filtered) and stored. Raises what the parsers raise (``IndexUnavailable``).
     """
     kept = _ALL if keep is None else getattr(keep, "key", None)
+    base = strip_credentials(entry.page_url)  # relative links resolve to URLs without credentials
     if cache is None or not isinstance(kept, str):
-        return parse_body(entry.body, entry.content_type, entry.page_url, keep)
+        return _credentialed(parse_body(entry.body, entry.content_type, base, keep), entry.page_url)
     key, path = parsed_key(entry), parsed_path(cache, entry.url)
     files = _load(path, key, kept, keep)
     if files is None:
-        files = parse_body(entry.body, entry.content_type, entry.page_url, keep)
+        files = parse_body(entry.body, entry.content_type, base, keep)
+        # an entry made by hand (not ``CachedResponse.from_headers``) may link URLs with credentials
+        files = [f if "@" not in f.url else replace(f, url=strip_credentials(f.url)) for f in files]
         _store(path, key, kept, files)
-    return files
+    return _credentialed(files, entry.page_url)
+
+
+def _credentialed(files: list[IndexFile], page_url: str) -> list[IndexFile]:
+    """``files`` with the credentials of ``page_url`` on those of its host (none: ``files`` as they are)."""
+    if strip_credentials(page_url) == page_url:
+        return files
+    return [replace(f, url=url) if (url := with_credentials_of(f.url, page_url)) != f.url else f for f in files]
 
 
 def _row(file: IndexFile) -> list[Any]:
@@ -139,5 +158,4 @@ def _store(path: Path, key: str, kept: str, files: list[IndexFile]) -> None:
     payload = json.dumps({"key": key, "kept": kept, "files": rows}, separators=(",", ":"))  # ASCII only
     digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     with contextlib.suppress(OSError):  # an optimisation: a read-only or full disk must not stop a resolve
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, f"{digest}\n{payload}")
+        write_private_atomic(path, f"{digest}\n{payload}".encode())

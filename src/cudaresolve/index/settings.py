@@ -30,11 +30,10 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import urlsplit
 
 from cudaresolve.core import journal
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
-from cudaresolve.core.urls import redact
+from cudaresolve.core.urls import redact, split_url
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
@@ -67,12 +66,8 @@ class IndexSetting:
 
 def check_index_url(value: object, origin: str) -> IndexSetting:
     text = value.strip() if isinstance(value, str) else ""
-    parts = urlsplit(text)
-    try:
-        parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
-        parts = urlsplit("")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    parts = split_url(text)  # None: malformed (``http://[::1``, a port that is not a number)
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         shown = redact(text) if text else repr(value)[:80]
         raise InvalidInput(
             Text.of("index.bad-default-index", origin=origin, url=shown), hint=Text("index.bad-default-index.hint")

@@ -22,6 +22,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.urls import split_url
 from cudaresolve.errors import IndexUnavailable, InvalidInput
 from cudaresolve.text.model import Text
 
@@ -160,10 +161,9 @@ def _join(base: str, href: str) -> str | None:
     """``href`` made absolute against ``base``; None when it is not a URL at all (``https://[``)."""
     try:
         joined = urljoin(base, href.strip())
-        urlsplit(joined).port  # noqa: B018 - raises on a malformed host or port
     except ValueError:
         return None
-    return joined
+    return joined if split_url(joined) is not None else None
 
 
 def dist_file(filename: str, url: str, **fields: Any) -> IndexFile | None:
@@ -377,12 +377,8 @@ def apply_mirror(url: str, mirrors: Mapping[str, str]) -> str:
 
 
 def _check_http_url(url: str, key: str) -> str:
-    try:
-        parts = urlsplit(url.strip())
-        parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
-        parts = urlsplit("")
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    parts = split_url(url.strip())  # None: malformed (``http://[::1``, a port that is not a number)
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidInput(Text.of(key, url=repr(url)), hint=Text("index.not-http-url.hint"))
     return url.strip().rstrip("/")
 

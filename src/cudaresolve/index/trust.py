@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit
+
+from cudaresolve.core.urls import split_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -34,10 +35,8 @@ LOCAL_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 
 def host_of(url: str) -> str:
     """The lower-case host of ``url`` without port or user info; "" when there is none or it is malformed."""
-    try:
-        return (urlsplit(url.strip()).hostname or "").lower()
-    except ValueError:
-        return ""
+    parts = split_url(url.strip())
+    return (parts.hostname or "").lower() if parts is not None else ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,11 +65,10 @@ class FileTrust:
 
     def check(self, url: str) -> str | None:
         """None when ``url`` may be used; else a short reason ("scheme file:", "host evil.example")."""
-        try:
-            parts = urlsplit(url)
-            host = (parts.hostname or "").lower()
-        except ValueError:
+        parts = split_url(url)
+        if parts is None:
             return "malformed URL"
+        host = (parts.hostname or "").lower()
         scheme = parts.scheme.lower()
         if scheme not in ("https", "http"):
             return f"scheme {scheme or '(none)'}:"
@@ -97,10 +95,9 @@ class FileTrust:
 
 def is_same_host_redirect(source: str, target: str) -> bool:
     """A redirect we follow: same host and port, and never from https down to http."""
-    try:
-        a, b = urlsplit(source), urlsplit(target)
-        same = (a.hostname or "").lower() == (b.hostname or "").lower() and a.port == b.port
-    except ValueError:
+    a, b = split_url(source), split_url(target)
+    if a is None or b is None:
         return False
+    same = (a.hostname or "").lower() == (b.hostname or "").lower() and a.port == b.port
     schemes = (a.scheme.lower(), b.scheme.lower())
     return bool(a.hostname) and same and schemes in (("https", "https"), ("http", "http"), ("http", "https"))

@@ -12,10 +12,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.core.urls import strip_credentials
+from cudaresolve.core.urls import split_url, strip_credentials
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.text.findings import Notice
@@ -331,6 +331,7 @@ def _same_index(a: str, b: str) -> bool:
 
 def _url_filename(url: str | None) -> str | None:
     """The file name at the end of a wheel URL, percent-decoded (``%2B`` is the ``+`` of a local version)."""
-    if not url:
+    parts = split_url(url) if url else None
+    if parts is None:  # no URL, or one urllib cannot split (``http://[::1/x.whl``)
         return None
-    return unquote(urlsplit(url).path.rsplit("/", 1)[-1]) or None
+    return unquote(parts.path.rsplit("/", 1)[-1]) or None

@@ -17,8 +17,8 @@ import json
 import subprocess
 from collections import Counter
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urlsplit
 
+from cudaresolve.core.urls import split_url
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT
 from cudaresolve.resolve.model import FileKind
@@ -49,11 +49,10 @@ def url_allowed(url: str, mirrors: Iterable[str] = ()) -> bool:
     """https anywhere; http only on a loopback host or under a mirror the user named."""
     if any(m and url.startswith(m) for m in mirrors):
         return True
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError:
+    parts = split_url(url)
+    if parts is None:
         return False
+    host = parts.hostname
     if parts.scheme == "https" and host:
         return True
     return parts.scheme == "http" and host in _LOCAL_HOSTS

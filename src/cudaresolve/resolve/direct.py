@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
-from urllib.parse import unquote, urldefrag, urlsplit
+from urllib.parse import unquote
 
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.core.urls import strip_credentials
+from cudaresolve.core.urls import split_url, strip_credentials
 from cudaresolve.errors import InvalidInput, NoSolution, UnsupportedReference
 from cudaresolve.resolve.catalog import Candidate
 from cudaresolve.text.model import Text
@@ -68,12 +68,11 @@ def parse_direct(name: str, url: str) -> DirectRef:
     text = url.strip()
     if text.startswith(_VCS):
         raise _unsupported("resolve.direct-vcs", text)
-    location, fragment = urldefrag(text)
-    try:
-        parts = urlsplit(location)
-        parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
-        raise _unsupported("resolve.direct-scheme", text) from None
+    location, _, fragment = text.partition("#")  # as urldefrag does, without its urlparse (which may raise)
+    parts = split_url(location)
+    if parts is None:  # ``http://[::1/x.whl``: an unclosed bracket, a port that is not a number
+        shown = Text.of("resolve.direct-malformed", url=strip_credentials(text)[:300])
+        raise UnsupportedReference(shown, hint=Text("resolve.direct-malformed.hint"))
     scheme = parts.scheme.lower()
     if scheme == "file":
         if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
@@ -112,7 +111,7 @@ def parse_direct(name: str, url: str) -> DirectRef:
 
 def same_reference(a: str, b: str) -> bool:
     """Whether two URLs name the same file: equal but for credentials and the fragment."""
-    return strip_credentials(urldefrag(a.strip())[0]) == strip_credentials(urldefrag(b.strip())[0])
+    return strip_credentials(a.strip().partition("#")[0]) == strip_credentials(b.strip().partition("#")[0])
 
 
 def _hashes(fragment: str, location: str) -> tuple[tuple[str, str], ...]:
