@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from cudaresolve.core import journal
-from cudaresolve.core.files import write_text_atomic
+from cudaresolve.core.files import write_private_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -242,9 +242,7 @@ def store_record(target: Path, record: journal.Journal, capture: Capture, code: 
     if len(text.encode("utf-8")) > MAX_RECORD_BYTES:
         return False
     try:
-        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        write_text_atomic(target, text)
-        os.chmod(target, 0o600)
+        write_private_atomic(target, text.encode("utf-8"))
     except OSError:
         return False  # the record is only an optimisation
     return True
