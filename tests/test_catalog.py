@@ -93,7 +93,11 @@ def test_cpu_target_gets_cpu_builds_and_pure_packages(db: CompatDB) -> None:
     assert listed(catalog, CUDA) == [("cpu", "cpu", DriverSupport.FULL, Coverage.SASS)]
     assert [str(c.version) for c in catalog.for_name("torch")] == ["2.7.1+cpu"]
     assert [(str(c.version), c.variant, c.channel) for c in catalog.for_name("torchrec")] == [("1.2.0", None, "pypi")]
-    assert [(n, v, var, code, msg) for n, v, var, code, msg in rejected(catalog)] == [
+    gpu_only = [v.name for v in db.variants if v.cuda is not None]
+    assert [(n, var, code) for n, _, var, code, _ in rejected(catalog) if n == CUDA] == [
+        (CUDA, v, "no-gpu") for v in gpu_only  # a CUDA variant on a CPU target: said, not left unknown
+    ]
+    assert [(n, v, var, code, msg) for n, v, var, code, msg in rejected(catalog) if n != CUDA] == [
         (
             "torch",
             "2.8.0",

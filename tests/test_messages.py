@@ -24,6 +24,7 @@ from cudaresolve.text.model import Text
 
 # The reason codes listed in the README, plus the minor-version-compatibility warning.
 DESIGN_REASON_CODES = (
+    "no-gpu",
     "jetson-not-served",
     "driver-unsupported-gpu",
     "driver-too-old",
@@ -84,6 +85,12 @@ def test_every_key_is_used_in_the_source_and_every_used_key_exists() -> None:
 
 
 REASONS = [
+    (
+        "no-gpu",
+        {"variant": "cu121", "cuda": "12.1"},
+        "CUDA 12.1 wheels (cu121) need an NVIDIA GPU; the target has none (a CPU target runs the cpu variant)",
+        "CUDA 12.1 的 wheel（cu121）需要 NVIDIA GPU；目标机器没有 GPU（CPU 目标使用 cpu 变体）",
+    ),
     (
         "jetson-not-served",
         {"package": "torch", "version": "2.9.0", "variant": "cu126", "found": "NVIDIA Jetson Orin"},

@@ -256,3 +256,11 @@ def test_the_variant_advice_of_explain_error_has_code_for_the_gpu(shipped: Compa
     assert blind.variant.name == "cu130" and seeing.variant.name != "cu130"
     assert seeing.variant.cuda is not None and blind.variant.cuda is not None
     assert seeing.variant.cuda < blind.variant.cuda
+
+
+def test_a_cuda_variant_on_a_cpu_target_says_there_is_no_gpu(db: CompatDB) -> None:
+    answer = why_not("cu121", [], db, Target(python="3.11"))
+    assert not answer.possible
+    assert [r.code for r in answer.reasons] == ["no-gpu"]
+    assert "<cuda>" not in format_text(answer.reasons[0].text, "en")
+    assert [a.spec for a in answer.alternatives] == ["cpu"]

@@ -1,4 +1,4 @@
-"""A bad ``--compat`` file: binary bytes, deep nesting, a directory, an endless device, a huge file.
+"""A bad ``--compat`` file: binary bytes, deep nesting, a directory, a FIFO, an endless device, a huge file.
 
 Each runs both as ``db check PATH`` and as ``lock --compat PATH``; every one must end in a coded
 error (``invalid-compat-data`` or ``invalid-input``), never a traceback. The bound on work: the
@@ -8,6 +8,7 @@ file end with the message naming that limit rather than a read to the end.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from hostile.case import Case, Result
@@ -31,6 +32,10 @@ def _directory(tmp: Path) -> None:
     (tmp / "bad.toml").mkdir()
 
 
+def _fifo(tmp: Path) -> None:
+    os.mkfifo(tmp / "bad.toml")  # nobody ever writes to it: a blocking read would wait for ever
+
+
 def _huge(tmp: Path) -> None:
     with (tmp / "bad.toml").open("wb") as f:  # sparse: no real disk use
         f.truncate(_LIMIT * 4)
@@ -49,6 +54,7 @@ _FILES = [
     ("binary", _binary, "{tmp}/bad.toml", "invalid-compat-data", False),
     ("deep-nesting", _deep, "{tmp}/bad.toml", "invalid-compat-data", False),
     ("directory", _directory, "{tmp}/bad.toml", "invalid-input", False),
+    ("fifo", _fifo, "{tmp}/bad.toml", "invalid-input", False),
     ("dev-zero", None, "/dev/zero", "invalid-compat-data", True),
     ("sparse-64mib", _huge, "{tmp}/bad.toml", "invalid-compat-data", True),
 ]

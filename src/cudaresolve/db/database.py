@@ -9,6 +9,9 @@ the user cache directory (``cache.py``), and each call returns a new database.
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -356,8 +359,11 @@ def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
 
 def _read_bounded(path: str | Path, label: str) -> str:
     """The text of ``path``: at most ``MAX_COMPAT_BYTES`` read (a device such as /dev/zero never ends), UTF-8."""
-    try:
-        with Path(path).open("rb") as handle:
+    try:  # non-blocking: a FIFO is refused at once instead of waiting for a writer (a device is read up to the cap)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if stat.S_ISFIFO(os.fstat(handle.fileno()).st_mode):
+                raise OSError(errno.EINVAL, "a FIFO, not a regular file")
             raw = handle.read(MAX_COMPAT_BYTES + 1)
     except OSError as exc:
         raise InvalidInput(

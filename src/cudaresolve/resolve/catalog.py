@@ -171,7 +171,10 @@ def _cuda_candidates(db: CompatDB, target: Target, rejections: list[Rejection]) 
             if target.is_cpu and info.name == "cpu":
                 out.append(Candidate(name=CUDA, version=Version("0"), variant="cpu", index_url=info.index_url))
             continue
-        if target.is_cpu:
+        if target.is_cpu:  # a CUDA build has nothing to run on: say so, rather than leave the variant unknown
+            version = Version(str(info.cuda))
+            finding = reason("no-gpu", variant=info.name, cuda=str(info.cuda))
+            rejections.append(Rejection(name=CUDA, version=version, variant=info.name, finding=finding))
             continue
         if blocked is not None:
             version = Version(str(info.cuda))

@@ -31,6 +31,7 @@ __all__ = ["HOST_CODES", "explain_need", "explain_resolution", "request_conflict
 
 #: Reason codes that describe the machine rather than the request; they are reported first.
 HOST_CODES: Final = (
+    "no-gpu",
     "jetson-not-served",
     "driver-unsupported-gpu",
     "driver-too-old",
