@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import time
 from typing import TYPE_CHECKING, Final, TypeGuard
-from urllib.parse import urljoin
 
 from cudaresolve.core import journal
 from cudaresolve.core.progress import Event, report
@@ -43,8 +42,8 @@ from cudaresolve.index.simple import (
     parse_simple_json,
     version_filter,
 )
-from cudaresolve.index.transport import LazyClient, Reply, TransientError, make_http_client
-from cudaresolve.index.trust import FileTrust, is_same_host_redirect
+from cudaresolve.index.transport import LazyClient, Reply, TransientError, make_http_client, retry_after
+from cudaresolve.index.trust import FileTrust, is_same_host_redirect, redirect_target
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -261,7 +260,7 @@ class IndexClient:
                 raise IndexUnavailable(
                     Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
                 ) from e
-            target = _redirect_target(current, location)
+            target = redirect_target(current, location)
             https = (parts := split_url(target)) is not None and parts.scheme == "https"
             if not (is_same_host_redirect(current, target) or (any_host and https)):
                 raise IndexUnavailable(
@@ -375,12 +374,12 @@ class IndexClient:
                     self._down[host] = e.reason
                     error = IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=e.reason), hint=HINT)
                     raise error from e.__cause__
-                retry_after = None
+                asked = None
             else:
                 if reply.status not in _RETRY_STATUS or attempt == self._retries:
                     return reply
-                retry_after = _retry_after(reply.headers.get("Retry-After"))
-            delay = min(self._max_backoff, self._backoff * 2**attempt if retry_after is None else retry_after)
+                asked = retry_after(reply.headers.get("Retry-After"))
+            delay = min(self._max_backoff, self._backoff * 2**attempt if asked is None else asked)
             if self._deadline is not None and delay >= self._deadline.remaining():
                 self._sleep(self._deadline.remaining())
                 self._deadline.check(url)
@@ -413,7 +412,7 @@ class IndexClient:
                 raise IndexUnavailable(
                     Text.of("index.could-not-fetch", url=current, error=f"{type(e).__name__}: {e}"), hint=HINT
                 ) from e
-            target = _redirect_target(current, location)
+            target = redirect_target(current, location)
             if not is_same_host_redirect(current, target):
                 raise IndexUnavailable(
                     Text.of("index.redirect-refused", url=current, target=target[:300]),
@@ -433,24 +432,6 @@ class IndexClient:
             report(Event(kind="bytes", label=url, amount=len(raw)))
             body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
         return Reply(status=response.status_code, headers=response.headers, url=url, body=body)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds (RFC 9110 section 10.2.3); the HTTP-date form is ignored."""
-    if value is None or not value.strip().isdigit():
-        return None
-    return float(value.strip())
-
-
-
-
-def _redirect_target(current: str, location: str) -> str:
-    """``Location`` made absolute against ``current``; as sent when urllib cannot join it (``http://[::1``),
-    so that the same-host check refuses it with the server's words."""
-    try:
-        return urljoin(current, location.strip())
-    except ValueError:
-        return location.strip()
 
 
 def _under(url: str, root: str) -> bool:

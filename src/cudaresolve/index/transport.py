@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     import httpx
 
-__all__ = ["LazyClient", "Reply", "TransientError", "make_http_client"]
+__all__ = ["LazyClient", "Reply", "TransientError", "make_http_client", "retry_after"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,3 +117,10 @@ class LazyClient:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds (RFC 9110 section 10.2.3); the HTTP-date form is ignored."""
+    if value is None or not value.strip().isdigit():
+        return None
+    return float(value.strip())

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
+from urllib.parse import urljoin
 
 from cudaresolve.core.urls import split_url
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.index.simple import IndexFile
 
-__all__ = ["LOCAL_HOSTS", "FileTrust", "host_of", "is_same_host_redirect"]
+__all__ = ["LOCAL_HOSTS", "FileTrust", "host_of", "is_same_host_redirect", "redirect_target"]
 
 #: Hosts where plain http is acceptable: nothing leaves this machine.
 LOCAL_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -101,3 +102,12 @@ def is_same_host_redirect(source: str, target: str) -> bool:
     same = (a.hostname or "").lower() == (b.hostname or "").lower() and a.port == b.port
     schemes = (a.scheme.lower(), b.scheme.lower())
     return bool(a.hostname) and same and schemes in (("https", "https"), ("http", "http"), ("http", "https"))
+
+
+def redirect_target(current: str, location: str) -> str:
+    """``Location`` made absolute against ``current``; as sent when urllib cannot join it (``http://[::1``),
+    so that the same-host check refuses it with the server's words."""
+    try:
+        return urljoin(current, location.strip())
+    except ValueError:
+        return location.strip()
