@@ -257,3 +257,19 @@ def test_human_table_names_every_pool_and_fits_80_columns(capsys: pytest.Capture
     table = out.split("\n\n")[0].splitlines()
     assert all(len(line) <= 80 for line in table)
     assert "TORCH_CUDA_ARCH_LIST" in out
+
+
+def test_a_slurm_gres_count_without_a_type_is_no_gpu_name_and_is_named_in_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = "NodeName=n1 Arch=x86_64 Gres=gpu:4 State=IDLE\nNodeName=n2 Arch=x86_64 Gres=gpu:a100:8 State=IDLE\n"
+    inventory = parse_inventory(lines, "inv")
+    assert [(h.name, h.gpus, h.count) for h in inventory.hosts] == [("n2", ("a100",), 8)]
+    assert inventory.untyped == ("n1",)
+    (tmp_path / "nodes.txt").write_text(lines)
+    code = main(["plan", "torch", "--from", str(tmp_path / "nodes.txt"), "--driver", "580.65.06",
+                 "--python-version", "3.11", "--offline", "--json"])  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and len(out["pools"]) == 1
+    (untyped,) = [w for w in out["warnings"] if w["code"] == "fleet-gres-untyped"]
+    assert "n1" in untyped["message"] and "invalid-arch" not in json.dumps(out)

@@ -76,10 +76,12 @@ class FleetHost:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Inventory:
-    """Hosts read from every ``--from``, and what was left out (nodes without GPU labels)."""
+    """Hosts read from every ``--from``, and what was left out: nodes without GPU labels (``skipped``), Slurm
+    nodes whose ``Gres=gpu:N`` names no GPU type (``untyped``, their names)."""
 
     hosts: tuple[FleetHost, ...]
     skipped: int = 0
+    untyped: tuple[str, ...] = ()
 
 
 def gfd_product(nvml_name: str) -> str:
@@ -109,7 +111,8 @@ def parse_inventory(text: str, path: str, *, drivers: Mapping[str, str] | None =
         return _from_json(data, path)
     lines = [line for line in stripped.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if lines and lines[0].lstrip().startswith("NodeName="):
-        return Inventory(hosts=tuple(_slurm(lines, path, drivers or {})))
+        untyped: list[str] = []
+        return Inventory(hosts=tuple(_slurm(lines, path, drivers or {}, untyped)), untyped=tuple(untyped))
     if lines:
         return Inventory(hosts=tuple(_csv(stripped, path)))
     raise _bad(path, Text("fleet.input.empty"))
@@ -212,16 +215,21 @@ def _node_platform(labels: Mapping[str, str], node: Mapping[str, Any]) -> str | 
     return f"{system}_{machine}" if machine and system == "linux" else None
 
 
-def _slurm(lines: list[str], path: str, drivers: Mapping[str, str]) -> list[FleetHost]:
+def _slurm(lines: list[str], path: str, drivers: Mapping[str, str], untyped: list[str]) -> list[FleetHost]:
+    """The GPU nodes; a node whose gres gives a count but no type (``gpu:4``) goes to ``untyped``: its GPU is
+    unknown, and a count is no GPU name."""
     hosts = []
     for number, line in enumerate(lines, 1):
         fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
         name = fields.get("NodeName")
         if not name:
             raise _bad(path, Text.of("fleet.input.slurm-line", line=number))
-        gres = [m for g in fields.get("Gres", "").split(",") if (m := _GRES.match(g.strip()))]
+        found = [m for g in fields.get("Gres", "").split(",") if (m := _GRES.match(g.strip()))]
+        gres = [m for m in found if not (m["type"].isdigit() and m["count"] is None)]
+        if found and not gres:
+            untyped.append(name)
         if not gres:
-            continue  # a node without GPUs: nothing to plan for it
+            continue  # a node without GPUs (or of no known type): nothing to plan for it
         models = tuple(dict.fromkeys(m["type"] for m in gres))
         arch = fields.get("Arch", "")
         features = fields.get("AvailableFeatures") or fields.get("ActiveFeatures") or ""
@@ -313,14 +321,16 @@ def read_inventory(paths: Iterable[str], *, drivers: Mapping[str, str] | None = 
     """Every host of every path (a directory means each regular file in it, sorted), bounded."""
     hosts: list[FleetHost] = []
     skipped = 0
+    untyped: list[str] = []
     for path in paths:
         for file in _files(path):
             part = parse_inventory(_read_text(file), file, drivers=drivers)
             hosts += part.hosts
             skipped += part.skipped
+            untyped += part.untyped
             if len(hosts) > MAX_HOSTS:
                 raise InvalidInput(Text.of("fleet.input.too-many-hosts", limit=MAX_HOSTS), hint=_HINT)
-    return Inventory(hosts=tuple(hosts), skipped=skipped)
+    return Inventory(hosts=tuple(hosts), skipped=skipped, untyped=tuple(untyped))
 
 
 def _files(path: str) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.findings import warning
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
 
 __all__ = ["PlanRequest", "run_plan"]
+
+#: Node names a warning lists before it stops (the count is always given).
+_SHOWN_NODES: Final = 10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +64,9 @@ def run_plan(request: PlanRequest) -> Plan:
     notices = []
     if inventory.skipped:
         notices.append(warning("fleet-nodes-skipped", "fleet.nodes-skipped", count=inventory.skipped))
+    if inventory.untyped:
+        shown = inventory.untyped[:_SHOWN_NODES]
+        notices.append(warning("fleet-gres-untyped", "fleet.gres-untyped", count=len(inventory.untyped), nodes=shown))
     kubectl = sum(1 for h in inventory.hosts if h.origin == "kubectl")
     if kubectl:
         notices.append(warning("gfd-one-model", "fleet.gfd-one-model", count=kubectl))
