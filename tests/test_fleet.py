@@ -273,3 +273,8 @@ def test_a_slurm_gres_count_without_a_type_is_no_gpu_name_and_is_named_in_a_warn
     assert code == 0 and len(out["pools"]) == 1
     (untyped,) = [w for w in out["warnings"] if w["code"] == "fleet-gres-untyped"]
     assert "n1" in untyped["message"] and "invalid-arch" not in json.dumps(out)
+
+
+def test_a_csv_platform_given_as_a_bare_machine_means_linux_on_it() -> None:
+    text = "host,gpu,count,driver,platform\na,A100,8,580.65.06,x86_64\nb,GH200,1,580.65.06,aarch64\n"
+    assert [h.platform for h in parse_inventory(text, "inv.csv").hosts] == ["linux_x86_64", "linux_aarch64"]

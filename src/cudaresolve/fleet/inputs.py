@@ -266,6 +266,15 @@ _CSV_COLUMNS: Final = {
 }
 
 
+def _machine_platform(value: str | None) -> str | None:
+    """A platform cell as given, except a bare machine (``uname -m``: ``x86_64``, ``aarch64``; or Docker's
+    ``amd64``, ``arm64``), which means Linux on that machine, as for kubectl nodes."""
+    if value is None:
+        return None
+    return {"x86_64": "linux_x86_64", "amd64": "linux_x86_64", "aarch64": "linux_aarch64",
+            "arm64": "linux_aarch64"}.get(value.strip().lower(), value)  # fmt: skip
+
+
 def _csv(text: str, path: str) -> list[FleetHost]:
     rows = csv.reader(io.StringIO(text))
     header = [h.strip().lower().replace(" ", "_").replace("-", "_") for h in next(rows, [])]
@@ -291,7 +300,7 @@ def _csv(text: str, path: str) -> list[FleetHost]:
                 gpus=tuple(dict.fromkeys(g.strip() for g in re.split(r"[;+]", gpus) if g.strip())),
                 count=int(count) if count and count.isdigit() else 0,
                 driver=cell("driver"),
-                platform=cell("platform"),
+                platform=_machine_platform(cell("platform")),
                 python=cell("python"),
                 origin="csv",
             )
