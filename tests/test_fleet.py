@@ -213,9 +213,14 @@ def test_slurm_groups_carry_a_nodelist_and_gres_line(capsys: pytest.CaptureFixtu
 
     lines = [slurm_line(g) for g in made.groups]
     assert any(line and "--nodelist=gh001" in line and "--gres=gpu:gh200:1" in line for line in lines)
-    for group in made.groups:
+    for group in made.groups:  # Slurm nodes carry no Kubernetes labels: no affinity selects them
         terms = node_affinity(group)["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-        assert len(terms["nodeSelectorTerms"]) == len(group.pools)
+        assert terms["nodeSelectorTerms"] == []
+    capsys.readouterr()
+    assert main(["plan", "torch", "--from", str(FLEET / "scontrol.txt"), "--driver-map", str(FLEET / "drivers.map"),
+                 "--python-version", "3.11", "--offline"]) == 0  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "--nodelist=" in printed and "nodeAffinity" not in printed
 
 
 def test_affinity_keeps_the_nodes_own_product_labels(capsys: pytest.CaptureFixture[str]) -> None:

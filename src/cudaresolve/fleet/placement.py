@@ -1,10 +1,11 @@
 """Where each group's workload may run: a Kubernetes ``nodeAffinity`` on GFD labels and a Slurm line. Pure.
 
-The affinity has one ``nodeSelectorTerm`` per pool (terms are ORed, the expressions inside one are
-ANDed), each naming the pool's GPU product labels and its driver, so no node outside the group's
-pools matches. Products come from the nodes' own ``nvidia.com/gpu.product`` labels where the
-inventory was ``kubectl`` (``-SHARED`` and ``-MIG-...`` spellings kept), else from the GPU's name
-as GFD would label it. The Slurm line names the group's nodes and their GPU gres.
+The affinity has one ``nodeSelectorTerm`` per pool that may be Kubernetes nodes (terms are ORed,
+the expressions inside one are ANDed), each naming the pool's GPU product labels and its driver,
+so no node outside the group's pools matches. Products come from the nodes' own
+``nvidia.com/gpu.product`` labels where the inventory was ``kubectl`` (``-SHARED`` and
+``-MIG-...`` spellings kept), else from the GPU's name as GFD would label it. The Slurm line names
+the group's nodes and their GPU gres.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from cudaresolve.fleet.plan import Group
     from cudaresolve.fleet.pools import Pool
 
-__all__ = ["node_affinity", "node_affinity_yaml", "slurm_line"]
+__all__ = ["has_affinity", "node_affinity", "node_affinity_yaml", "slurm_line"]
 
 PRODUCT: Final = "nvidia.com/gpu.product"
 DRIVER: Final = "nvidia.com/cuda.driver-version.full"
@@ -42,9 +43,12 @@ def _named(spelled: str) -> bool:
 
 
 def node_affinity(group: Group) -> dict[str, Any]:
-    """The ``affinity`` object of a pod spec that keeps the pod on ``group``'s pools."""
+    """The ``affinity`` object of a pod spec that keeps the pod on ``group``'s pools: those that may be
+    Kubernetes nodes (a pool of Slurm nodes alone has no node labels to select on: it gets no term)."""
     terms = []
     for pool in group.pools:
+        if all(h.origin == "slurm" for h in pool.hosts):
+            continue
         expressions: list[dict[str, Any]] = []
         products = _products(pool)
         if products:
@@ -54,6 +58,13 @@ def node_affinity(group: Group) -> dict[str, Any]:
         if expressions:
             terms.append({"matchExpressions": expressions})
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+
+
+def has_affinity(group: Group) -> bool:
+    """Whether ``node_affinity`` selects any node (False for a group of Slurm nodes alone)."""
+    return bool(node_affinity(group)["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ])
 
 
 def node_affinity_yaml(group: Group) -> str:

@@ -40,7 +40,7 @@ def render_plan(plan: Plan, console: Console, *, lang: str = "en") -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from cudaresolve.fleet.placement import node_affinity_yaml, slurm_line
+    from cudaresolve.fleet.placement import has_affinity, node_affinity_yaml, slurm_line
 
     def say(text: Text) -> None:
         console.print(escape(format_text(text, lang)), width=min(console.width, _WIDTH))
@@ -74,7 +74,8 @@ def render_plan(plan: Plan, console: Console, *, lang: str = "en") -> None:
             say(Text.of("fleet.render.packages", packages=shown))
         for notice in group.solution.warnings:
             say(Text.of("fleet.render.warning", code=notice.code, message=notice.text))
-        console.print(escape(node_affinity_yaml(group)), soft_wrap=True)
+        if has_affinity(group):
+            console.print(escape(node_affinity_yaml(group)), soft_wrap=True)
         line = slurm_line(group)
         if line is not None:
             say(Text.of("fleet.render.slurm", line=line))
