@@ -283,3 +283,10 @@ def test_a_slurm_gres_count_without_a_type_is_no_gpu_name_and_is_named_in_a_warn
 def test_a_csv_platform_given_as_a_bare_machine_means_linux_on_it() -> None:
     text = "host,gpu,count,driver,platform\na,A100,8,580.65.06,x86_64\nb,GH200,1,580.65.06,aarch64\n"
     assert [h.platform for h in parse_inventory(text, "inv.csv").hosts] == ["linux_x86_64", "linux_aarch64"]
+
+
+def test_driver_and_driver_map_fill_in_any_host_without_a_driver(tmp_path: Path) -> None:
+    (tmp_path / "inv.csv").write_text("host,gpu,count,driver\na,A100,8,\nb,H100,8,\nc,L4,1,550.54.15\n")
+    inventory = read_inventory([str(tmp_path / "inv.csv")], drivers={"b": "570.86.15", "*": "580.65.06"})
+    assert [(h.name, h.driver) for h in inventory.hosts] == [
+        ("a", "580.65.06"), ("b", "570.86.15"), ("c", "550.54.15")]  # the inventory's own driver wins

@@ -29,10 +29,11 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--driver-map", metavar="FILE",
-        help="drivers of Slurm nodes: 'PATTERN DRIVER' per line, PATTERN a glob on node name or gres type",
+        help="drivers of nodes whose inventory names none (Slurm's never does): 'PATTERN DRIVER' per line, "
+        "PATTERN a glob on node name or GPU (gres type, product label)",
     )
     parser.add_argument("--driver", dest="default_driver", metavar="VERSION",
-                        help="the driver of nodes whose inventory names none (Slurm nodes the map leaves out)")
+                        help="the driver of nodes whose inventory names none and the map leaves out")
     parser.add_argument("--python-version", metavar="X.Y", help="the nodes' Python (default: this interpreter)")
     parser.add_argument("--platform", metavar="TAG", help="the nodes' platform where the inventory does not say")
     parser.add_argument("--offline", action="store_true", help="use only the embedded data and the cache")

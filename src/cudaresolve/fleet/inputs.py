@@ -23,7 +23,7 @@ import io
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
@@ -248,6 +248,14 @@ def _slurm(lines: list[str], path: str, drivers: Mapping[str, str], untyped: lis
     return hosts
 
 
+def _with_driver(host: FleetHost, drivers: Mapping[str, str]) -> FleetHost:
+    """A host whose inventory names no driver (a CSV row without one, a node without GFD's driver label) gets
+    the user's ``--driver-map``/``--driver`` entry, as Slurm nodes do."""
+    if host.driver or not drivers:
+        return host
+    return replace(host, driver=_driver_for(host.name, host.gpus, drivers))
+
+
 def _driver_for(name: str, models: tuple[str, ...], drivers: Mapping[str, str]) -> str | None:
     """The first entry of the user's map whose pattern (a glob) matches the node name or a gres type."""
     for pattern, driver in drivers.items():
@@ -334,7 +342,7 @@ def read_inventory(paths: Iterable[str], *, drivers: Mapping[str, str] | None = 
     for path in paths:
         for file in _files(path):
             part = parse_inventory(_read_text(file), file, drivers=drivers)
-            hosts += part.hosts
+            hosts += [_with_driver(h, drivers or {}) for h in part.hosts]
             skipped += part.skipped
             untyped += part.untyped
             if len(hosts) > MAX_HOSTS:

@@ -253,5 +253,5 @@ def make_plan(
 
 
 def parse_default_driver(text: str | None) -> Mapping[str, str]:
-    """``--driver`` on ``plan``: the driver of every Slurm node the map does not name."""
+    """``--driver`` on ``plan``: the driver of every node whose inventory and ``--driver-map`` name none."""
     return {"*": str(parse_driver(text))} if text else {}
