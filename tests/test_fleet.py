@@ -290,3 +290,11 @@ def test_driver_and_driver_map_fill_in_any_host_without_a_driver(tmp_path: Path)
     inventory = read_inventory([str(tmp_path / "inv.csv")], drivers={"b": "570.86.15", "*": "580.65.06"})
     assert [(h.name, h.driver) for h in inventory.hosts] == [
         ("a", "580.65.06"), ("b", "570.86.15"), ("c", "550.54.15")]  # the inventory's own driver wins
+
+
+def test_a_windows_kubectl_node_is_planned_for_windows() -> None:
+    node = {"metadata": {"name": "win-01", "labels": {
+        "kubernetes.io/os": "windows", "kubernetes.io/arch": "amd64", "nvidia.com/gpu.product": "NVIDIA-L4",
+        "nvidia.com/gpu.count": "1", "nvidia.com/cuda.driver-version.full": "580.88"}}}  # fmt: skip
+    (host,) = parse_inventory(json.dumps({"kind": "List", "items": [node]}), "nodes.json").hosts
+    assert host.platform == "win_amd64"

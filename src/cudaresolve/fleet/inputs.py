@@ -212,6 +212,8 @@ def _node_platform(labels: Mapping[str, str], node: Mapping[str, Any]) -> str | 
     arch = labels.get("kubernetes.io/arch") or info.get("architecture")
     system = labels.get("kubernetes.io/os") or info.get("operatingSystem") or "linux"
     machine = {"amd64": "x86_64", "arm64": "aarch64", "x86_64": "x86_64", "aarch64": "aarch64"}.get(str(arch))
+    if str(system).lower() == "windows" and machine == "x86_64":
+        return "win_amd64"  # a Windows node: never planned as Linux
     return f"{system}_{machine}" if machine and system == "linux" else None
 
 
