@@ -298,3 +298,29 @@ def test_a_usage_error_is_not_recorded(
     argv = ["lock", "torch", *TARGET, "--offline", "--format", "requirements", "--json", "-o", "-"]
     assert _run(argv, capsys)[0] == 2  # --json and the lock both on stdout: refused
     assert _records() == []
+
+
+def test_new_files_beside_the_lock_keep_the_record_but_a_module_that_could_shadow_one_does_not(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root / "src"), "CUDARESOLVE_CACHE_DIR": str(tmp_path / "cache")}
+    argv = [sys.executable, "-m", "cudaresolve", "lock", "torch", *TARGET, "--offline", "--format", "requirements",
+            "-o", "out.txt"]  # fmt: skip
+    work = tmp_path / "project"
+    work.mkdir()
+
+    def run() -> tuple[int, int]:
+        done = subprocess.run(argv, cwd=work, env=env, capture_output=True, timeout=120, check=False)
+        (record,) = (tmp_path / "cache" / "answers-v1").glob("*.json")
+        return done.returncode, record.stat().st_mtime_ns  # a full run writes the record anew; a replay leaves it
+
+    first = run()
+    assert first[0] == 0
+    (work / "notes.txt").write_text("x")  # python -m imports from the working folder: only importable names count
+    (work / "build-output").mkdir()
+    assert run() == first
+    (work / "rich.py").write_text("")  # shadows rich: the full run it forces fails, as it would with no record
+    assert run()[0] != 0

@@ -25,8 +25,10 @@ not a ContextVar, so that the index client's worker threads feed it too.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import stat
 import sys
 import threading
 from contextlib import contextmanager
@@ -37,9 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Journal", "Signature", "fresh_until", "probed", "recording", "signature", "volatile", "wrote"]
 
-#: A file's identity and state as ``os.stat`` gives it: (mtime_ns, ctime_ns, size, inode, device, mode);
-#: None for a path that does not exist (or cannot be looked at).
-Signature = tuple[int, int, int, int, int, int] | None
+#: A file's identity and state as ``os.stat`` gives it: (mtime_ns, ctime_ns, size, inode, device, mode); a
+#: folder's: ("folder", digest of its names); None for a path that does not exist (or cannot be looked at).
+Signature = tuple[int, int, int, int, int, int] | tuple[str, str] | None
 
 #: Audit events that name a folder the run listed.
 _LISTING_EVENTS: Final = frozenset({"os.listdir", "os.scandir"})
@@ -93,17 +95,22 @@ class Journal:
             file = getattr(module, "__file__", None)
             if isinstance(file, str) and file not in found:
                 found[file] = signature(file)
+        for folder in {os.path.abspath(p or os.curdir) for p in sys.path}:  # a new foo.py there shadows a module
+            if folder not in found:
+                found[folder] = signature(folder)
         return sorted((p, sig) for p, sig in found.items() if os.path.isabs(p) and p not in self.written)
 
 
 _ACTIVE: list[Journal | None] = [None]
+#: Set while the journal lists a folder itself (``_listing``), so that its own listing is not noted.
+_GUARD = threading.local()
 _HOOKED: list[bool] = [False]
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     """The audit hook: reads and listings go to the active journal, if any."""
     active = _ACTIVE[0]
-    if active is None:
+    if active is None or getattr(_GUARD, "active", False):
         return
     if event == "open":
         path, mode, flags = args
@@ -178,10 +185,38 @@ def wrote(path: str | os.PathLike[str]) -> None:
 
 
 def signature(path: str) -> Signature:
-    """``path``'s identity and state now (symlinks followed); None when absent."""
+    """``path``'s identity and state now (symlinks followed); None when absent. A folder's state is the
+    digest of the names in it (``_listing``), not its mtime: a lock file written beside it is no change."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
+    if stat.S_ISDIR(st.st_mode):
+        return ("folder", _listing(path))
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_dev, st.st_mode)
+
+
+def _listing(path: str) -> str:
+    """The SHA-256 of the sorted names in ``path``; for a folder Python imports from (``sys.path``, the
+    working folder under ``python -m``) only the names an import could find (``foo.py``, ``foo/``,
+    ``foo.cpython-311-x86_64-linux-gnu.so``, ``foo.pth``), so new lock files and caches beside them are
+    no change, a ``rich.py`` that would shadow a module is."""
+    _GUARD.active = True  # this listing is the journal's own, not the run's
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        names = []
+    finally:
+        _GUARD.active = False
+    if os.path.abspath(path) in {os.path.abspath(p or os.curdir) for p in sys.path}:
+        names = [n for n in names if _importable(n)]
+    return hashlib.sha256("\0".join(names).encode("utf-8", errors="surrogateescape")).hexdigest()
+
+
+def _importable(name: str) -> bool:
+    stem, dot, rest = name.partition(".")
+    if not stem.isidentifier():
+        return False
+    suffix = dot + rest
+    return suffix in ("", ".py", ".pyc", ".pyw", ".pth") or suffix.endswith((".so", ".pyd"))
 

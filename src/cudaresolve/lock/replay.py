@@ -7,7 +7,9 @@ later run with the same command line, folder, environment and terminal, on the s
 gives that answer again without solving when, and only when:
 
 * every recorded file is as it was (``os.stat``: mtime and ctime in ns, size, inode, device,
-  mode; a file that was absent is still absent);
+  mode; a file that was absent is still absent), every folder it listed holds the same names, and
+  every folder Python imports from holds the same importable names (a new ``foo.py`` beside the
+  project could shadow a module; a new lock file or cache folder cannot);
 * every page is still fresh (so the full run would not have asked the index either);
 * the lock file it wrote is still the file it wrote (its own stat), so nothing is rewritten;
 * the record is the user's own (owned by this user, writable by no one else, a regular file of at
@@ -175,7 +177,7 @@ def _still_holds(record: Mapping[str, Any]) -> bool:
     return True
 
 
-def _sig(signature: journal.Signature) -> list[int] | None:
+def _sig(signature: journal.Signature) -> list[int | str] | None:
     return None if signature is None else list(signature)
 
 
