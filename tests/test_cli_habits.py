@@ -75,10 +75,10 @@ def test_a_path_that_is_stdout_counts_as_stdout(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["output"] == str(target) and "torch==" in target.read_text()
 
 
-@pytest.mark.parametrize("flag", ["-V", "--version"])
-def test_version(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("argv", [["-V"], ["--version"], ["lock", "-V"], ["db", "check", "--version"]])
+def test_version_before_or_after_the_command(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
-        main([flag])
+        main(argv)
     assert (info.value.code, capsys.readouterr().out) == (0, f"cudaresolve {__version__}\n")
 
 

@@ -133,6 +133,8 @@ def test_a_hostile_sdist_is_a_coded_error_naming_it(
         ("", "its PKG-INFO is Metadata-Version none"),
         ("Metadata-Version: 2.2\nDynamic: Requires-Dist\n", "its PKG-INFO marks Requires-Dist as dynamic"),
         ("Metadata-Version: 2.3\ndynamic: requires-python\n", "its PKG-INFO marks Requires-Python as dynamic"),
+        ("Metadata-Version: 2.2\nDynamic: Version\n", "its PKG-INFO marks Version as dynamic, which PEP 643 forbids"),
+        ("Metadata-Version: 2.4\nDynamic: name\n", "its PKG-INFO marks Name as dynamic, which PEP 643 forbids"),
     ],
 )
 def test_static_means_metadata_2_2_and_dependencies_not_dynamic(headers: str, problem: str | None) -> None:

@@ -38,7 +38,6 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="cudaresolve", description="Resolve a GPU Python stack that runs on this machine.")
-    parser.add_argument("-V", "--version", action="version", version=f"cudaresolve {__version__}")
     _add_global_options(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     import importlib
@@ -69,6 +68,8 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
         parser.add_argument("--lang", choices=LANGS, default=None if default is False else default,
                             help="message language (default: from LC_ALL/LC_MESSAGES/LANG)")
     unset = None if default is False else default
+    if "-V" not in known:  # pip and uv take --version after the command too
+        parser.add_argument("-V", "--version", action="version", version=f"cudaresolve {__version__}")
     parser.add_argument("-q", "--quiet", action="count", default=0 if default is False else default,
                         help="say less: -q no progress or summaries, -qq errors only (stderr)")
     parser.add_argument("-v", "--verbose", action="count", default=0 if default is False else default,

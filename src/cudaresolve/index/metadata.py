@@ -94,6 +94,9 @@ def static_problem(meta: CoreMetadata) -> Text | None:
         version = Version("0")
     if version < Version("2.2"):
         return Text.of("index.sdist-old-metadata", found=meta.metadata_version or "none")
+    identity = [shown for field, shown in (("name", "Name"), ("version", "Version")) if field in meta.dynamic]
+    if identity:  # PEP 643: Name and Version MUST NOT be dynamic; such a PKG-INFO promises nothing
+        return Text.of("index.sdist-dynamic-identity", fields=", ".join(identity))
     dynamic = [shown for field, shown in _STATIC_FIELDS.items() if field in meta.dynamic]
     if dynamic:
         return Text.of("index.sdist-dynamic-fields", fields=", ".join(dynamic))
