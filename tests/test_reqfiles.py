@@ -160,3 +160,10 @@ def test_install_from_a_lock_refuses_c(tmp_path: Path, capsys: pytest.CaptureFix
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("error: usage: -c/--constraint and -r/--requirement resolve; --from installs a lock")
+
+
+def test_install_from_a_lock_refuses_requirements_beside_it(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["install", "--from", "pylock.toml", "torch", "numpy"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("error: usage: requirements given beside --from (torch, numpy) would not be installed")

@@ -42,6 +42,12 @@ def _run(args: argparse.Namespace) -> int:
 
         hint = Text("lock.reqfile.constraints-with-lock.hint")
         raise UsageError(Text("lock.reqfile.constraints-with-lock"), hint=hint)
+    if args.lockfile and args.requirements:  # never silently left out: the lock is installed as it is
+        from cudaresolve.errors import UsageError
+        from cudaresolve.text.model import Text
+
+        raise UsageError(Text.of("lock.requirements-with-lock", requirements=tuple(args.requirements[:5])),
+                         hint=Text("lock.requirements-with-lock.hint"))
     lang = language(args)
     console = render.make_console()
     out = console if not args.dry_run or args.json else render.make_console(stderr=False)
