@@ -17,8 +17,8 @@ Cases:
     index page, since an offline run fetches none); ``--warm-offline`` adds a row with a page cache
     warmed from that same index (the whole environment from index metadata, no HTTP). A lock records
     its answer (``lock.replay``) and the same command again is answered from that record; so that
-    these rows measure a lock that solves, the lock file is touched before each run (the record is
-    then void). The ``repeat`` row does not touch it: the same command again, nothing changed.
+    these rows measure a lock that solves, the row's answer records are removed before each run
+    (everything else in its cache stays). The ``repeat`` row keeps them: the same command again.
 (b) the same plus ``torch>=2.12``: a conflict for the database (fbgemm-gpu/torchrec pin older
     torch); the exit status is part of the answer. Rounds default to 1 (``--repeat-conflict``).
 (c) a realistic project, ``torch torchvision torchaudio transformers accelerate datasets numpy
@@ -28,8 +28,8 @@ Cases:
     reads PyPI through ``--index-mirror`` and the PyTorch index through the ``/whl/<variant>/``
     pages the server makes from PyPI's own torch files (see ``pypi_frozen.py``); the target is
     H100, driver 580.65.06, whose variant (cu130) is the one PyPI carries for torch 2.11. As in (a),
-    the ``warm`` row solves (its lock file touched before each run) and the ``repeat`` row is the same
-    command again, answered from its record.
+    the ``warm`` row solves (its answer records removed before each run) and the ``repeat`` row is the
+    same command again, answered from its record.
 
 Every peer at its best: uv gets the real interpreter (``--python`` = the realpath of
 ``sys.executable``, never a shim) and ``--python-platform``; pip is a throwaway venv's, upgraded
@@ -96,7 +96,7 @@ class Row:
     warm_argv: list[str] | None = None  # the untimed warm-up (default: argv); None with cold
     stdout_to: Path | None = None
     baseline: str | None = None  # label of the uv row its ratio is to
-    touch: Path | None = None  # a file touched before each run (cudaresolve: its lock, so the answer's record is void)
+    forget: Path | None = None  # a folder removed before each run (cudaresolve's answer records: it must solve)
     times: list[float] = field(default_factory=list)
     codes: list[str] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)  # HTTP requests the local index answered, per run
@@ -109,8 +109,8 @@ class Row:
     def run(self, cwd: Path, timeout: float, served: Callable[[], int]) -> None:
         if self.cold and self.cache is not None:
             shutil.rmtree(self.cache, ignore_errors=True)
-        if self.touch is not None and self.touch.exists():
-            os.utime(self.touch)  # the lock file looks edited: cudaresolve must solve again (lock.replay)
+        if self.forget is not None:
+            shutil.rmtree(self.forget, ignore_errors=True)  # no record of the run before: cudaresolve solves
         before = served()
         elapsed, code = self._run(self.argv, cwd, timeout)
         self.times.append(elapsed)
@@ -177,16 +177,15 @@ def cr_row(
     case: str, label: str, work: Path, reqs: tuple[str, ...], extra: list[str], cache: Path, *, solve: bool = True,
     **kw: Any,
 ) -> Row:
-    """A cudaresolve row; ``solve``: touch the lock file before each run, so that no run is answered from the
-    record the run before left (``lock.replay``); False: a repeat, answered from it."""
+    """A cudaresolve row; ``solve``: remove the answer records (``<cache>/answers-v1``) before each run, so
+    that no run is answered from the record the run before left (``lock.replay``); False: a repeat."""
     tag = label.split()[0]
     out = work / f"{case}-{tag}-cr.json"
-    lock = work / f"{case}-{tag}-cr.txt"
     argv = [sys.executable, "-m", "cudaresolve", "lock", *reqs, *TARGET, "--json", "--format", "requirements"]
-    argv += ["-o", str(lock), *extra]
+    argv += ["-o", str(work / f"{case}-{tag}-cr.txt"), *extra]
     return Row(
         case, "cudaresolve", label, argv, cudaresolve_env(cache), cr_picks(out), cache=cache, stdout_to=out,
-        touch=lock if solve else None, **kw,
+        forget=cache / "answers-v1" if solve else None, **kw,
     )  # fmt: skip
 
 
