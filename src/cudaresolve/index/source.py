@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -31,7 +31,8 @@ from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from concurrent.futures import ThreadPoolExecutor
 
     from packaging.requirements import Requirement
     from packaging.tags import Tag
@@ -75,6 +76,9 @@ class IndexSource:
         self._environment = dict(environment or {})
         self._skip = frozenset(skip)
         self._walked: set[tuple[str, str]] = set()  # (project, specifier) walked ahead already
+        self._pool: ThreadPoolExecutor | None = None  # the walk's threads, made on first use
+        self._pending = 0  # walk tasks submitted and not finished
+        self._closing = False
         self._default = default_index.rstrip("/")
         self._tags = tags
         self._python = python if python.count(".") >= 2 else f"{python}.0"
@@ -86,7 +90,8 @@ class IndexSource:
         self._requires_python: dict[tuple[str, str, str], str] = {}  # the metadata's, where it states one
         self._best: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}
         self._lock = threading.Lock()
-        self._gates: dict[tuple[str, str], threading.Lock] = {}  # one fetch per page, whatever the threads
+        self._idle = threading.Condition(self._lock)  # notified when the walk has nothing left to do
+        self._gates: dict[tuple[str, ...], threading.Lock] = {}  # one fetch per page or metadata file
         self._errors: dict[tuple[str, str], IndexUnavailable] = {}
         self._failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
         self._missing: dict[str, tuple[Text, list[str]]] = {}  # the same, offline: pages the cache lacks
@@ -117,72 +122,86 @@ class IndexSource:
         return self._indexes.get(canonical_project(name), self._default)
 
     def prefetch(self, names: Iterable[str | Requirement]) -> None:
-        """Walk ahead of the solver, in threads: the listing of each name and the metadata of its newest
-        release (the newest a requirement allows, when a requirement is given), then the same for what
-        that release requires on the target (markers evaluated, as far as ``_PREFETCH_LIMIT`` names), as
-        uv does. The solver then finds most of what it asks for already fetched; a guess that was wrong
-        costs one request, a failure surfaces later, when really asked."""
-        if self._client.offline:
+        """Walk ahead of the solver, in threads, without waiting: the listing of each name and the metadata of
+        its newest release (the newest a requirement allows, when a requirement is given), then the same for
+        what that release requires on the target (markers evaluated, as far as ``_PREFETCH_LIMIT`` walks), as
+        uv does. The solver goes on meanwhile and waits only for the page or metadata file it asks for (one
+        fetch each, whoever asks first). A guess that was wrong costs one request, a failure surfaces later,
+        when really asked; ``close`` waits for the walk to end."""
+        if not self._client.offline:
+            self._walk(names)
+
+    def _walk(self, found: Iterable[str | Requirement]) -> None:
+        for item in found:
+            name = item if isinstance(item, str) else item.name
+            spec = SpecifierSet() if isinstance(item, str) else item.specifier
+            project = str(canonical_project(name))
+            key = (project, str(spec))  # another pin of a name walked before is another release to read
+            with self._lock:
+                if key in self._walked or project in self._skip or len(self._walked) >= _PREFETCH_LIMIT:
+                    continue
+                self._walked.add(key)
+            self._submit(self._walk_one, project, spec)
+
+    def _walk_one(self, name: str, spec: SpecifierSet) -> None:
+        try:
+            newest = next(
+                (r for r in self.releases(name)
+                 if not r.yanked and not r.version.is_prerelease and spec.contains(r.version)),
+                None,
+            )  # fmt: skip
+            found = [r for r in self.requires(newest) if applies(r, self._environment)] if newest else []
+        except CudaResolveError:  # a guess that failed: the solver asks again, and then it counts
             return
-        from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+        self._walk(found)
 
-        def one(name: str, spec: SpecifierSet) -> list[Requirement]:
-            try:
-                newest = next(
-                    (
-                        r
-                        for r in self.releases(name)
-                        if not r.yanked and not r.version.is_prerelease and spec.contains(r.version)
-                    ),
-                    None,
-                )
-                if newest is None:
-                    return []
-                return [r for r in self.requires(newest) if applies(r, self._environment)]
-            except CudaResolveError:  # a guess that failed: the solver asks again, and then it counts
-                return []
-
-        with ThreadPoolExecutor(max_workers=_PREFETCH_THREADS) as pool:
-            running: set[Future[list[Requirement]]] = set()
-
-            def start(found: Iterable[str | Requirement]) -> None:
-                for item in found:
-                    name = item if isinstance(item, str) else item.name
-                    spec = SpecifierSet() if isinstance(item, str) else item.specifier
-                    project = str(canonical_project(name))
-                    key = (project, str(spec))  # another pin of a name walked before is another release to read
-                    if key in self._walked or project in self._skip or len(self._walked) >= _PREFETCH_LIMIT:
-                        continue
-                    self._walked.add(key)
-                    running.add(pool.submit(one, project, spec))
-
-            start(names)
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    running.discard(future)
-                    start(future.result())
-
-    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
-        """Fetch, in threads, the listing and metadata of database builds the solver will try first
-        ((name, version, index) each), then walk their dependencies (``prefetch``)."""
-        wanted = list(dict.fromkeys(builds))
-        if self._client.offline or not wanted:
-            return
+    def _submit(self, task: Callable[..., None], *args: Any) -> None:
+        """Run ``task`` on the walk's threads (made on first use); nothing once ``close`` has begun."""
         from concurrent.futures import ThreadPoolExecutor
 
-        def one(build: tuple[str, str, str]) -> list[Requirement]:
-            try:
-                release = self.build_release(*build)
-                if release is None:
-                    return []
-                return [r for r in self.requires(release) if applies(r, self._environment)]
-            except CudaResolveError:
-                return []
+        with self._lock:
+            if self._closing:
+                return
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=_PREFETCH_THREADS, thread_name_prefix="walk")
+            self._pending += 1
+            self._pool.submit(self._run_task, task, *args)
 
-        with ThreadPoolExecutor(max_workers=min(_PREFETCH_THREADS, len(wanted))) as pool:
-            found = [name for names in pool.map(one, wanted) for name in names]
-        self.prefetch(found)
+    def _run_task(self, task: Callable[..., None], *args: Any) -> None:
+        try:
+            task(*args)
+        finally:
+            with self._lock:
+                self._pending -= 1
+                if self._pending == 0:
+                    self._idle.notify_all()
+
+    def close(self) -> None:
+        """Wait for the walk ahead to end (every request it started; the set it reads does not depend on
+        timing), then stop its threads."""
+        with self._lock:
+            while self._pending:
+                self._idle.wait()
+            self._closing = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
+        """Fetch, in threads and without waiting, the listing and metadata of database builds the solver will
+        try first ((name, version, index) each), then walk their dependencies (``prefetch``)."""
+        if self._client.offline:
+            return
+        for build in dict.fromkeys(builds):
+            self._submit(self._walk_build, build)
+
+    def _walk_build(self, build: tuple[str, str, str]) -> None:
+        try:
+            release = self.build_release(*build)
+            found = [r for r in self.requires(release) if applies(r, self._environment)] if release else []
+        except CudaResolveError:
+            return
+        self._walk(found)
 
     def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
         """Fetch these listings ((index, name) each) in threads, those not fetched yet; a failure waits for the
@@ -367,6 +386,15 @@ class IndexSource:
 
     def requires(self, release: IndexRelease) -> Sequence[Requirement]:
         key = (release.index_url, release.name, str(release.version))
+        found = self._requires.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            gate = self._gates.setdefault(("metadata", *key), threading.Lock())
+        with gate:  # one read per release, whether the walk or the solver asks first
+            return self._read_requires(key, release)
+
+    def _read_requires(self, key: tuple[str, str, str], release: IndexRelease) -> Sequence[Requirement]:
         found = self._requires.get(key)
         if found is not None:
             return found

@@ -259,8 +259,10 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
                 inputs.requirements, db, target, source=source, catalog=catalog, constraints=inputs.constraints
             ).solution
         except BaseException:
+            source.close()
             heard.extend(source.notices())
             raise
+        source.close()  # the walk ahead ends before the client does, and before its failures are read
     from cudaresolve.lock.fallback_set import passed_over, unreachable_set_notice
 
     failures = source.failures()
