@@ -422,6 +422,12 @@ def main() -> int:
     parser.add_argument(
         "--warm-offline", action="store_true", help="(a): also cudaresolve --offline on a warm page cache (slow today)"
     )
+    parser.add_argument(
+        "--nodelay", action="store_true",
+        help="(c): the frozen PyPI answers with TCP_NODELAY (no ~40 ms delayed-ACK wait per reply: a loopback index "
+        "with no latency at all); default: plain http.server, whose every kept-alive reply waits about 40 ms, "
+        "like a network round trip",
+    )
     parser.add_argument("--write-results", action="store_true", help=f"write the report to {RESULTS}")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args()
@@ -457,7 +463,7 @@ def main() -> int:
                     run_rounds(rows, work, rounds, args.timeout, lambda: bench_lock._Handler.requests_seen)
                     by_case[case] = rows
         if "c" in cases:
-            with FrozenPyPI(args.frozen) as frozen:
+            with FrozenPyPI(args.frozen, nodelay=args.nodelay) as frozen:
                 print("case (c)", flush=True)
                 rows = project_rows(tools, work, frozen.base)
                 run_rounds(rows, work, args.repeat, args.timeout, lambda: sum(frozen.requests.values()))
@@ -474,7 +480,9 @@ def main() -> int:
         if manifest:
             header.append(
                 f"Frozen PyPI: {len(manifest['projects'])} projects, {manifest['releases']} newest releases each, "
-                f"frozen {manifest['frozen-at']}."
+                f"frozen {manifest['frozen-at']}; served "
+                + ("with TCP_NODELAY (no wait per reply)." if args.nodelay else
+                   "by plain http.server (each kept-alive reply waits ~40 ms for the client's delayed ACK).")
             )
         text = report(by_case, header)
         print("\n" + text)

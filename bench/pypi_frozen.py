@@ -108,6 +108,7 @@ class FrozenPyPI:
 
     root: Path
     alias: bool = True
+    nodelay: bool = False  # TCP_NODELAY: no ~40 ms delayed-ACK wait per kept-alive reply (``local_index.serving``)
     base: str = ""
     requests: Counter[str] = field(default_factory=Counter)
     paths: Counter[tuple[str, int]] = field(default_factory=Counter)  # (path, status) answered
@@ -173,7 +174,7 @@ class FrozenPyPI:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self.base = self._stack.enter_context(serving(Handler))
+        self.base = self._stack.enter_context(serving(Handler, nodelay=self.nodelay))
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -24,6 +24,7 @@ import http.server
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -177,11 +178,24 @@ class LocalIndex:
             yield base
 
 
+class _NoDelayServer(http.server.ThreadingHTTPServer):
+    """Sends each reply at once (TCP_NODELAY), as production web servers do: http.server writes the headers
+    and the body in two sends, and with Nagle's algorithm the body then waits for the client's delayed ACK
+    (about 40 ms on Linux) on every kept-alive request."""
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = super().get_request()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn, addr
+
+
 @contextmanager
-def serving(handler: Callable[..., http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+def serving(handler: Callable[..., http.server.BaseHTTPRequestHandler], *, nodelay: bool = True) -> Iterator[str]:
     """A threading HTTP server for ``handler`` on 127.0.0.1 (a free port), in a daemon thread; yields its base URL
-    and stops it on exit. Shared by the tests' indexes and the benchmarks' servers."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    and stops it on exit. Shared by the tests' indexes and the benchmarks' servers. ``nodelay=False``: plain
+    ``http.server``, whose kept-alive replies wait about 40 ms each for the client's delayed ACK."""
+    server_class = _NoDelayServer if nodelay else http.server.ThreadingHTTPServer
+    server = server_class(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
