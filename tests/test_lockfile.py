@@ -508,3 +508,16 @@ def test_write_text_atomic_failure_keeps_the_old_file_and_removes_the_temp(
 def test_write_text_atomic_creates_a_new_file(tmp_path: Path) -> None:
     write_text_atomic(tmp_path / "new.txt", "x\n")
     assert (tmp_path / "new.txt").read_text() == "x\n"
+
+
+def test_a_cache_entry_is_written_atomically_without_fsync_and_a_lock_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cudaresolve.core.files import write_private_atomic
+
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    write_private_atomic(tmp_path / "cache" / "entry.json", b"{}")  # a cache entry: lost in a crash is fine
+    assert (tmp_path / "cache" / "entry.json").read_bytes() == b"{}" and synced == []
+    write_text_atomic(tmp_path / "pylock.toml", "lock\n")  # the user's file: the data and the rename synced
+    assert len(synced) == 2

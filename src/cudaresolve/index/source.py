@@ -204,22 +204,20 @@ class IndexSource:
         self._walk(found)
 
     def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
-        """Fetch these listings ((index, name) each) in threads, those not fetched yet; a failure waits for the
-        solver to ask (it is kept, as any page's)."""
+        """Fetch these listings ((index, name) each) on the walk's threads, those not fetched yet, without
+        waiting; a failure waits for the solver to ask (it is kept, as any page's)."""
         wanted = [
             p for p in dict.fromkeys((i.rstrip("/"), str(canonical_project(n))) for i, n in pages)
             if p not in self._pages and p not in self._errors
         ]  # fmt: skip
         if self._client.offline or len(wanted) < 2:
             return
-        from concurrent.futures import ThreadPoolExecutor
+        for page in wanted:
+            self._submit(self._quiet_page, *page)
 
-        def one(page: tuple[str, str]) -> None:
-            with contextlib.suppress(CudaResolveError):
-                self._page(*page)
-
-        with ThreadPoolExecutor(max_workers=min(_PREFETCH_THREADS, len(wanted))) as pool:
-            list(pool.map(one, wanted))
+    def _quiet_page(self, index: str, name: str) -> None:
+        with contextlib.suppress(CudaResolveError):
+            self._page(index, name)
 
     def _page(self, index: str, name: str) -> ProjectPage:
         """One listing per run: fetched once even when threads ask together, and a failure is kept, so

@@ -149,14 +149,18 @@ class Catalog:
     rejections: Sequence[Rejection]  # grows as a lazy catalog builds packages
     known: frozenset[str]
     gpu_source: str = "auto"  # one of GPU_SOURCES
+    _runnable: list[frozenset[str | None]] = field(default_factory=list, repr=False, compare=False)  # memo
 
     def for_name(self, name: str) -> tuple[Candidate, ...]:
         return self.candidates.get(name, ())
 
     @property
     def runnable(self) -> frozenset[str | None]:
-        """The variants the target's driver can run (the ``<cuda>`` candidates)."""
-        return frozenset(c.variant for c in self.for_name(CUDA))
+        """The variants the target's driver can run (the ``<cuda>`` candidates, fixed when the catalog is
+        built); computed once, since the solver asks for every build it looks at."""
+        if not self._runnable:
+            self._runnable.append(frozenset(c.variant for c in self.for_name(CUDA)))
+        return self._runnable[0]
 
     def rejected(self, name: str) -> tuple[Rejection, ...]:
         return tuple(r for r in self.rejections if r.name == name)
