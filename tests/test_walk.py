@@ -49,3 +49,23 @@ def test_the_walk_returns_at_once_reads_everything_once_and_close_waits_for_it()
         assert [r.call_count for r in routes] == [1, 1, 1, 1]
         source.prefetch(["c"])  # after close nothing more is started (respx would refuse a request for c)
         assert [r.call_count for r in routes] == [1, 1, 1, 1]
+
+
+def test_close_on_ctrl_c_does_not_wait_for_the_walk() -> None:
+    import time
+
+    release_page = threading.Event()
+    with respx.mock(assert_all_called=False) as router, httpx.Client() as http:
+
+        def slow(request: httpx.Request) -> httpx.Response:
+            release_page.wait(10)
+            return httpx.Response(200, text=_page("a"), headers={"Content-Type": "text/html"})
+
+        router.get(f"{PYPI}/a/").mock(side_effect=slow)
+        source = IndexSource(IndexClient(http, sleep=lambda _: None), default_index=PYPI,
+                             tags=tuple(parse_tag("py3-none-any")), python="3.11")  # fmt: skip
+        source.prefetch(["a"])
+        started = time.monotonic()
+        source.close(abandon=True)  # the page is still on its way
+        assert time.monotonic() - started < 1
+        release_page.set()

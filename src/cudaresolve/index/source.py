@@ -176,16 +176,17 @@ class IndexSource:
                 if self._pending == 0:
                     self._idle.notify_all()
 
-    def close(self) -> None:
+    def close(self, *, abandon: bool = False) -> None:
         """Wait for the walk ahead to end (every request it started; the set it reads does not depend on
-        timing), then stop its threads."""
+        timing), then stop its threads. ``abandon`` (Ctrl-C): start nothing more, drop what waits in the
+        queue and return at once."""
         with self._lock:
-            while self._pending:
+            while self._pending and not abandon:
                 self._idle.wait()
             self._closing = True
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=not abandon, cancel_futures=abandon)
 
     def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
         """Fetch, in threads and without waiting, the listing and metadata of database builds the solver will

@@ -258,8 +258,8 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
             solution = solve(
                 inputs.requirements, db, target, source=source, catalog=catalog, constraints=inputs.constraints
             ).solution
-        except BaseException:
-            source.close()
+        except BaseException as e:
+            source.close(abandon=not isinstance(e, Exception))  # Ctrl-C: do not wait for the walk ahead
             heard.extend(source.notices())
             raise
         source.close()  # the walk ahead ends before the client does, and before its failures are read
