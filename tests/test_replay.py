@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import sys
-import threading
 import time
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from tiny_wheels import build_wheel
+from local_index import CountingHandler, cpu_torch_index
 
 import cudaresolve.lock.flow as flow
 from cudaresolve.cli import main
 from cudaresolve.core import journal
-from cudaresolve.db.database import load_compat
 from cudaresolve.index.http_cache import NOT_FOUND_LIFETIME, CachedResponse
 from cudaresolve.target.detect import NvmlUnavailable, Sources, detect_host
 
@@ -212,48 +208,10 @@ def test_a_file_changed_while_the_run_read_it_leaves_no_inputs_unless_the_run_pu
 # --- online: a record lives as long as the pages it used ----------------------------------------------
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    max_age: ClassVar[int] = 600
-    seen: ClassVar[list[str]] = []
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", f"max-age={type(self).max_age}")
-        super().end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:
-        type(self).seen.append(self.path)
-
-
 @pytest.fixture
 def cpu_index(tmp_path: Path) -> Iterator[str]:
-    from packaging.tags import sys_tags
-
-    tag = next(iter(sys_tags()))
-    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    version = next(
-        f"{r.version}+cpu"
-        for r in load_compat().packages("torch")
-        if python in r.python and any(b.variant == "cpu" for b in r.builds)
-    )
-    root = tmp_path / "site"
-    wheel = build_wheel(
-        root / "whl" / "files", "torch", version, f"{tag.interpreter}-{tag.abi}-{tag.platform}", metadata_file=True
-    )
-    page = root / "whl" / "cpu" / "torch" / "index.html"
-    page.parent.mkdir(parents=True)
-    href = f"/whl/files/{wheel.filename.replace('+', '%2B')}"
-    page.write_text(
-        f'<a href="{href}#sha256={wheel.sha256}" data-core-metadata="sha256={wheel.metadata_sha256}">'
-        f"{wheel.filename}</a>\n"
-    )
-    _Handler.seen = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_Handler, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/whl"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with cpu_torch_index(tmp_path / "site") as base:
+        yield base
 
 
 @pytest.mark.parametrize(("max_age", "recorded"), [(600, True), (0, False)])
@@ -265,7 +223,7 @@ def test_an_online_record_lasts_as_long_as_its_pages(
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     argv = ["lock", "torch", "--cpu", "--python-version", python, "--platform", "linux_x86_64",
             "--index-mirror", f"https://download.pytorch.org/whl={cpu_index}", "--format", "requirements"]  # fmt: skip
-    _Handler.max_age = max_age
+    CountingHandler.max_age = max_age
     before = time.time()
     first = _run(argv, capsys)
     assert first[0] == 0 and "--hash=sha256:" in (tmp_path / "requirements.txt").read_text()
@@ -273,10 +231,10 @@ def test_an_online_record_lasts_as_long_as_its_pages(
     if recorded:
         until = json.loads(_records()[0].read_text())["fresh_until"]
         assert before + max_age - 5 < until <= time.time() + max_age
-    _Handler.seen = []
+    CountingHandler.seen = []
     assert _run(argv, capsys) == first
     assert len(solves) == (1 if recorded else 2)
-    assert len(_Handler.seen) == (0 if recorded else 1)  # max-age=0: the full run revalidates the page
+    assert len(CountingHandler.seen) == (0 if recorded else 1)  # max-age=0: the full run revalidates the page
 
 
 def test_a_bare_404_is_fresh_for_a_while_and_an_explicit_lifetime_wins() -> None:

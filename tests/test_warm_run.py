@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
 import respx
-from tiny_wheels import build_wheel
+from local_index import CountingHandler, cpu_torch_index
 
-from cudaresolve.db.database import load_compat
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
 from cudaresolve.index.listings import fetch_listings
 from cudaresolve.index.transport import LazyClient
@@ -122,54 +119,11 @@ def test_a_fetch_of_fresh_pages_does_not_import_httpx(tmp_path: Path) -> None:
 # --- the whole command against a local index -------------------------------------------------------
 
 
-class _CountingHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves a directory with ``Cache-Control: max-age=<max_age>`` and counts the requests."""
-
-    max_age: ClassVar[int] = 600
-    seen: ClassVar[list[str]] = []
-
-    def end_headers(self) -> None:
-        self.send_header("Cache-Control", f"max-age={type(self).max_age}")
-        super().end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:
-        type(self).seen.append(self.path)
-
-
-def _this_tag() -> str:
-    from packaging.tags import sys_tags
-
-    tag = next(iter(sys_tags()))
-    return f"{tag.interpreter}-{tag.abi}-{tag.platform}"
-
-
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[str]:
     """A /whl/cpu/torch/ page on 127.0.0.1 holding the torch the solver picks for this Python."""
-    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    version = next(
-        f"{r.version}+cpu"
-        for r in load_compat().packages("torch")
-        if python in r.python and any(b.variant == "cpu" for b in r.builds)
-    )
-    root = tmp_path / "site"
-    wheel = build_wheel(root / "whl" / "files", "torch", version, _this_tag(), metadata_file=True)
-    page = root / "whl" / "cpu" / "torch" / "index.html"
-    page.parent.mkdir(parents=True)
-    href = f"/whl/files/{wheel.filename.replace('+', '%2B')}"
-    page.write_text(
-        f'<a href="{href}#sha256={wheel.sha256}" data-core-metadata="sha256={wheel.metadata_sha256}">'
-        f"{wheel.filename}</a>\n"
-    )
-    _CountingHandler.seen = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_CountingHandler, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/whl"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with cpu_torch_index(tmp_path / "site") as base:
+        yield base
 
 
 _LOCK = """
@@ -188,18 +142,18 @@ def test_a_warm_lock_sends_nothing_inside_max_age_and_one_conditional_get_after(
     cache = tmp_path / "cache"
     argv = ["lock", "torch", "--cpu", "--python-version", python, "--platform", "linux_x86_64",
             "--index-mirror", f"https://download.pytorch.org/whl={index}", "--format", "requirements"]  # fmt: skip
-    _CountingHandler.max_age = max_age
+    CountingHandler.max_age = max_age
     env = {**os.environ, "CUDARESOLVE_CACHE_DIR": str(cache)}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), str(ROOT / "tools")])
     cold = subprocess.run([sys.executable, "-c", _LOCK, json.dumps([*argv, "-o", str(tmp_path / "cold.txt")])],
                           capture_output=True, text=True, env=env, timeout=120, check=False)  # fmt: skip
     assert json.loads(cold.stderr.strip().splitlines()[-1]) == {"code": 0, "httpx": True}
-    assert _CountingHandler.seen[0] == "/whl/cpu/torch/"  # then the build's PEP 658 metadata, once: immutable
-    assert len(_CountingHandler.seen) == 2 and _CountingHandler.seen[1].endswith(".whl.metadata")
-    _CountingHandler.seen = []
+    assert CountingHandler.seen[0] == "/whl/cpu/torch/"  # then the build's PEP 658 metadata, once: immutable
+    assert len(CountingHandler.seen) == 2 and CountingHandler.seen[1].endswith(".whl.metadata")
+    CountingHandler.seen = []
     warm = subprocess.run([sys.executable, "-c", _LOCK, json.dumps([*argv, "-o", str(tmp_path / "warm.txt")])],
                           capture_output=True, text=True, env=env, timeout=120, check=False)  # fmt: skip
     assert json.loads(warm.stderr.strip().splitlines()[-1]) == {"code": 0, "httpx": imports_httpx}
-    assert len(_CountingHandler.seen) == requests
+    assert len(CountingHandler.seen) == requests
     assert (tmp_path / "warm.txt").read_text() == (tmp_path / "cold.txt").read_text()
     assert "--hash=sha256:" in (tmp_path / "warm.txt").read_text()

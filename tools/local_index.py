@@ -32,7 +32,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tiny_wheels import TinySdist, TinyWheel, build_sdist, build_wheel
 
@@ -236,3 +236,48 @@ def uv_synced_venv(uv: str, lock_dir: Path, venv: Path) -> Path:
     )  # fmt: skip
     assert synced.returncode == 0, synced.stderr
     return python
+
+
+class CountingHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves a folder with ``Cache-Control: max-age=<max_age>`` and keeps the paths asked for (``seen``);
+    the tests set both on the class before a run."""
+
+    max_age: ClassVar[int] = 600
+    seen: ClassVar[list[str]] = []
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", f"max-age={type(self).max_age}")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        type(self).seen.append(self.path)
+
+
+@contextmanager
+def cpu_torch_index(root: Path) -> Iterator[str]:
+    """A ``/whl/cpu/torch/`` page on 127.0.0.1 (``CountingHandler``) holding one tiny wheel of the CPU torch
+    the shipped database offers this interpreter's Python, with its PEP 658 metadata; yields the ``.../whl``
+    root to mirror ``https://download.pytorch.org/whl`` to."""
+    from packaging.tags import sys_tags
+
+    from cudaresolve.db.database import load_compat
+
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    torch_version = next(
+        f"{r.version}+cpu"
+        for r in load_compat().packages("torch")
+        if python in r.python and any(b.variant == "cpu" for b in r.builds)
+    )
+    tag = next(iter(sys_tags()))
+    wheel = build_wheel(root / "whl" / "files", "torch", torch_version, f"{tag.interpreter}-{tag.abi}-{tag.platform}",
+                        metadata_file=True)  # fmt: skip
+    page = root / "whl" / "cpu" / "torch" / "index.html"
+    page.parent.mkdir(parents=True)
+    href = f"/whl/files/{wheel.filename.replace('+', '%2B')}"
+    page.write_text(
+        f'<a href="{href}#sha256={wheel.sha256}" data-core-metadata="sha256={wheel.metadata_sha256}">'
+        f"{wheel.filename}</a>\n"
+    )
+    CountingHandler.seen = []
+    with serving(partial(CountingHandler, directory=str(root))) as base:
+        yield f"{base}/whl"
