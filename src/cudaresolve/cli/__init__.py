@@ -97,7 +97,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "lock" in args_list:  # a repeated lock may be answered from its record, before anything heavy is imported
         from cudaresolve.lock.replay import answer_from_record
 
-        replayed = answer_from_record(args_list, out=sys.stdout, err=sys.stderr)
+        try:
+            replayed = answer_from_record(args_list, out=sys.stdout, err=sys.stderr)
+        except Exception:  # no home folder, an odd environment: the full run says what is wrong, if anything
+            replayed = None
         if replayed is not None:
             return replayed
     wants_json = "--json" in args_list
@@ -186,8 +189,11 @@ def _recorded(args: argparse.Namespace, argv: list[str], *, wants_json: bool) ->
     from cudaresolve.core.paths import default_cache_dir
     from cudaresolve.lock.replay import capturing, record_path, store_record
 
-    cache_dir = Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else default_cache_dir()
-    target = record_path(cache_dir, argv, os.environ)
+    try:
+        cache_dir = Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else default_cache_dir()
+        target = record_path(cache_dir, argv, os.environ)
+    except (OSError, RuntimeError, KeyError, ValueError):  # no home folder to keep a record in: just run
+        return _run(args)
     with recording() as journal, capturing() as printed:
         try:
             code = _run(args)
