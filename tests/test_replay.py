@@ -282,3 +282,19 @@ def test_new_files_beside_the_lock_keep_the_record_but_a_module_that_could_shado
     assert run() == first
     (work / "rich.py").write_text("")  # shadows rich: the full run it forces fails, as it would with no record
     assert run()[0] != 0
+
+
+def test_an_input_written_just_before_the_run_is_also_checked_by_content(
+    offline_lock: list[str], solves: list[int], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _run(offline_lock, capsys)  # reqs.txt was written a moment ago: recorded with its SHA-256 too
+    (record,) = _records()
+    data = json.loads(record.read_text())
+    (entry,) = [e for e in data["read"] if e[0] == str(tmp_path / "reqs.txt")]
+    assert len(entry) == 3
+    (tmp_path / "reqs.txt").write_text("numpy\n")  # the same size: on coarse timestamps the same signature
+    entry[1] = list(journal.signature(str(tmp_path / "reqs.txt")) or ())  # as such a file system would show it
+    record.write_text(json.dumps(data))
+    record.chmod(0o600)
+    _run(offline_lock, capsys)
+    assert len(solves) == 2  # the content told: a full run

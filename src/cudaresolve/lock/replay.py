@@ -9,7 +9,9 @@ gives that answer again without solving when, and only when:
 * every recorded file is as it was (``os.stat``: mtime and ctime in ns, size, inode, device,
   mode; a file that was absent is still absent), every folder it listed holds the same names, and
   every folder Python imports from holds the same importable names (a new ``foo.py`` beside the
-  project could shadow a module; a new lock file or cache folder cannot);
+  project could shadow a module; a new lock file or cache folder cannot); a file that had changed
+  less than three seconds before the record was written is also checked by content, as git checks
+  its "racily clean" files (a file system with coarse timestamps could hide an edit);
 * every page is still fresh (so the full run would not have asked the index either);
 * the lock file it wrote is still the file it wrote (its own stat), so nothing is rewritten;
 * the record is the user's own (owned by this user, writable by no one else, a regular file of at
@@ -53,6 +55,10 @@ _SHELL_NOISE: Final = frozenset({"_", "OLDPWD", "PWD", "SHLVL"})
 #: The exit statuses recorded: an answer (0) or a coded refusal of the request (1). A usage error (2) may
 #: turn on where stdout goes (``--json -o -``), which no key holds; it is cheap to find again anyway.
 _RECORDED_CODES: Final = frozenset({0, 1})
+#: An input changed this recently (seconds) when the record is written is also recorded by content, and a
+#: file of at most ``_RACY_MAX_BYTES`` is hashed (``_entry``).
+_RACY_SECONDS: Final = 3.0
+_RACY_MAX_BYTES: Final = 4 * 1024 * 1024
 #: A record is not worth writing when its pages go stale sooner than this (seconds).
 _MIN_LIFETIME: Final = 1.0
 
@@ -159,14 +165,39 @@ def _well_formed(data: Any) -> bool:
     return all(isinstance(data.get(name), kind) for name, kind in types.items())
 
 
+def _entry(path: str, signature: journal.Signature, replaced: set[str], now: float) -> list[Any]:
+    """``[path, signature]``, plus the file's SHA-256 when it changed less than ``_RACY_SECONDS`` ago and
+    the run did not write it: on a file system with coarse timestamps an edit within the same tick could keep
+    its signature (git's "racily clean" files are checked the same way)."""
+    entry: list[Any] = [path, _sig(signature)]
+    if (
+        isinstance(signature, tuple) and isinstance(signature[0], int) and path not in replaced
+        and signature[0] > (now - _RACY_SECONDS) * 1e9 and signature[2] <= _RACY_MAX_BYTES
+    ):  # fmt: skip
+        digest = _content(path)
+        if digest is not None:
+            entry.append(digest)
+    return entry
+
+
+def _content(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read(_RACY_MAX_BYTES + 1)).hexdigest()
+    except OSError:
+        return None
+
+
 def _still_holds(record: Mapping[str, Any]) -> bool:
     """Every page still fresh, every file read unchanged, every file written still as written."""
     if not time.time() < record["fresh_until"]:
         return False
     for entry in record["read"]:
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
+        if not (isinstance(entry, list) and len(entry) in (2, 3) and isinstance(entry[0], str)):
             return False
         if _sig(journal.signature(entry[0])) != entry[1]:
+            return False
+        if len(entry) == 3 and _content(entry[0]) != entry[2]:
             return False
     for entry in record["wrote"]:
         if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(e, str) for e in entry[:2])):
@@ -229,7 +260,7 @@ def store_record(target: Path, record: journal.Journal, capture: Capture, code: 
     inputs = record.inputs()
     if inputs is None:  # an input changed while the run read it
         return False
-    read = [[p, _sig(s)] for p, s in inputs]
+    read = [_entry(p, s, record.replaced, now) for p, s in inputs]
     data = {
         "format": _FORMAT,
         "created": now,
