@@ -298,3 +298,19 @@ def test_a_windows_kubectl_node_is_planned_for_windows() -> None:
         "nvidia.com/gpu.count": "1", "nvidia.com/cuda.driver-version.full": "580.88"}}}  # fmt: skip
     (host,) = parse_inventory(json.dumps({"kind": "List", "items": [node]}), "nodes.json").hosts
     assert host.platform == "win_amd64"
+
+
+def test_a_csv_pool_is_selected_by_compute_capability_not_by_the_users_spelling(tmp_path: Path) -> None:
+    from cudaresolve.fleet.placement import node_affinity
+
+    (tmp_path / "inv.csv").write_text("host,gpu,count,driver\na,H100,8,580.65.06\n")
+    pools = make_pools(read_inventory([str(tmp_path / "inv.csv")]).hosts, load_compat(),
+                       platform="linux_x86_64", python="3.11")  # fmt: skip
+    made = make_plan(pools, ["torch"], load_compat())
+    (term,) = node_affinity(made.groups[0])["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert term["matchExpressions"] == [
+        {"key": "nvidia.com/gpu.compute.major", "operator": "In", "values": ["9"]},
+        {"key": "nvidia.com/gpu.compute.minor", "operator": "In", "values": ["0"]},
+        {"key": "nvidia.com/cuda.driver-version.full", "operator": "In", "values": ["580.65.06"]},
+    ]  # no gpu.product "H100": GFD labels the node NVIDIA-H100-80GB-HBM3 or the like

@@ -1,11 +1,13 @@
 """Where each group's workload may run: a Kubernetes ``nodeAffinity`` on GFD labels and a Slurm line. Pure.
 
-The affinity has one ``nodeSelectorTerm`` per pool that may be Kubernetes nodes (terms are ORed,
+The affinity has a ``nodeSelectorTerm`` for each pool that may be Kubernetes nodes (terms are ORed,
 the expressions inside one are ANDed), each naming the pool's GPU product labels and its driver,
 so no node outside the group's pools matches. Products come from the nodes' own
 ``nvidia.com/gpu.product`` labels where the inventory was ``kubectl`` (``-SHARED`` and
-``-MIG-...`` spellings kept), else from the GPU's name as GFD would label it. The Slurm line names
-the group's nodes and their GPU gres.
+``-MIG-...`` spellings kept), else from the exact NVML name a host file gives, as GFD would label
+it; a CSV names GPUs in the user's spelling, so its pools are selected by GFD's
+``gpu.compute.major``/``.minor`` labels instead, one term per compute capability. The Slurm line
+names the group's nodes and their GPU gres.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["has_affinity", "node_affinity", "node_affinity_yaml", "slurm_line"]
 
 PRODUCT: Final = "nvidia.com/gpu.product"
+COMPUTE_MAJOR: Final = "nvidia.com/gpu.compute.major"
+COMPUTE_MINOR: Final = "nvidia.com/gpu.compute.minor"
 DRIVER: Final = "nvidia.com/cuda.driver-version.full"
 #: Nodes named one by one on a Slurm line; a larger group is named by its gres types alone.
 MAX_NODELIST: Final = 200
@@ -29,12 +33,25 @@ MAX_NODELIST: Final = 200
 
 def _products(pool: Pool) -> list[str]:
     """The product labels of the pool's nodes: kubectl's own; else GFD's spelling of the NVML names a host
-    file or CSV gives; else (Slurm gres types, capabilities) of the database's names."""
+    file gives (``cudaresolve detect`` writes the exact NVML name). A CSV's GPU names are the user's
+    spelling (``H100``), which no node's label matches: none, and the pool is selected by compute
+    capability instead (``_capability_terms``)."""
     labels = {h.label for h in pool.hosts if h.origin == "kubectl" and h.label}
-    labels |= {gfd_product(g) for h in pool.hosts if h.origin in ("hosts", "csv") for g in h.gpus if _named(g)}
-    if labels or pool.target is None:
-        return sorted(labels)
-    return sorted({gfd_product(g.name) for g in pool.target.gpus})
+    labels |= {gfd_product(g) for h in pool.hosts if h.origin == "hosts" for g in h.gpus if _named(g)}
+    return sorted(labels)
+
+
+def _capability_terms(pool: Pool) -> list[list[dict[str, Any]]]:
+    """One term per compute capability of the pool's GPUs (GFD labels every node with
+    ``gpu.compute.major``/``.minor``); [] when the target is unknown."""
+    if pool.target is None:
+        return []
+    ccs = sorted({g.cc for g in pool.target.gpus}, key=lambda cc: (cc.major, cc.minor))
+    return [
+        [{"key": COMPUTE_MAJOR, "operator": "In", "values": [str(cc.major)]},
+         {"key": COMPUTE_MINOR, "operator": "In", "values": [str(cc.minor)]}]
+        for cc in ccs
+    ]  # fmt: skip
 
 
 def _named(spelled: str) -> bool:
@@ -49,14 +66,12 @@ def node_affinity(group: Group) -> dict[str, Any]:
     for pool in group.pools:
         if all(h.origin == "slurm" for h in pool.hosts):
             continue
-        expressions: list[dict[str, Any]] = []
+        driver = [{"key": DRIVER, "operator": "In", "values": [pool.driver]}] if pool.driver else []
         products = _products(pool)
-        if products:
-            expressions.append({"key": PRODUCT, "operator": "In", "values": products})
-        if pool.driver:
-            expressions.append({"key": DRIVER, "operator": "In", "values": [pool.driver]})
-        if expressions:
-            terms.append({"matchExpressions": expressions})
+        selectors = [[{"key": PRODUCT, "operator": "In", "values": products}]] if products else _capability_terms(pool)
+        for selector in selectors or [[]]:
+            if selector or driver:
+                terms.append({"matchExpressions": [*selector, *driver]})
     return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
 
 
