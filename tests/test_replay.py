@@ -126,7 +126,7 @@ def test_no_cache_neither_reads_nor_writes_records(
     assert len(solves) == 3 and len(_records()) == 1
 
 
-@pytest.mark.parametrize("damage", ["junk", "group-writable", "stale", "wrong-shape"])
+@pytest.mark.parametrize("damage", ["junk", "group-writable", "stale", "wrong-shape", "exit-2", "other-key", "folder"])
 def test_a_damaged_planted_or_expired_record_is_ignored(
     offline_lock: list[str], solves: list[int], capsys: pytest.CaptureFixture[str], damage: str
 ) -> None:
@@ -142,6 +142,14 @@ def test_a_damaged_planted_or_expired_record_is_ignored(
     elif damage == "stale":
         data["fresh_until"] = time.time() - 1
         record.write_text(json.dumps(data))
+    elif damage == "exit-2":  # a record only ever holds 0 or 1
+        data["code"] = 2
+        record.write_text(json.dumps(data))
+    elif damage == "other-key":  # another command's record renamed to this one's key
+        data["key"] = "0" * 64
+        record.write_text(json.dumps(data))
+    elif damage == "folder":  # a records folder others may write into: a record there proves nothing
+        record.parent.chmod(0o777)
     else:
         data["read"] = "everything"
         record.write_text(json.dumps(data))
@@ -298,3 +306,38 @@ def test_an_input_written_just_before_the_run_is_also_checked_by_content(
     record.chmod(0o600)
     _run(offline_lock, capsys)
     assert len(solves) == 2  # the content told: a full run
+
+
+def test_a_lock_written_over_its_own_requirement_file_is_not_replayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reqs.txt").write_text("torch\n")
+    argv = ["lock", "-r", "reqs.txt", *TARGET, "--offline", "--format", "requirements", "-o", "reqs.txt"]
+    assert _run(argv, capsys)[0] == 0
+    assert _records() == []  # it read what it then wrote: the next run reads the lock, so must run in full
+    code, _, err = _run(argv, capsys)
+    assert code == 1 and "reqs.txt" in err  # the full run reads its own lock as requirements, and says so
+
+
+def test_output_appended_to_the_lock_file_is_never_replayed(tmp_path: Path) -> None:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root / "src"), "CUDARESOLVE_CACHE_DIR": str(tmp_path / "cache")}
+    argv = [sys.executable, "-m", "cudaresolve", "lock", "torch", *TARGET, "--offline", "--format", "requirements",
+            "-o", "out.txt"]  # fmt: skip
+    subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, timeout=120, check=True)
+    with (tmp_path / "out.txt").open("a") as lock_file:  # 2>> out.txt: a full run replaces the lock first
+        done = subprocess.run(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=lock_file,
+                              timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0
+    assert "wrote out.txt" not in (tmp_path / "out.txt").read_text()  # the summary went to the old file
+
+
+def test_a_link_to_nothing_and_an_unreadable_path_are_not_absent(tmp_path: Path) -> None:
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    assert journal.signature(str(tmp_path / "absent")) is None
+    assert journal.signature(str(tmp_path / "dangling")) == ("link", str(tmp_path / "nowhere"))
+    assert journal.signature(str(tmp_path / "loop"))[0] == "error"  # type: ignore[index]

@@ -94,6 +94,11 @@ def _output(args: argparse.Namespace) -> Output:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    for name in ("stdout", "stderr"):  # a stream closed by the caller (>&-): what would go there goes nowhere
+        if getattr(sys, name) is None:
+            import os
+
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # kept open for the process
     if "lock" in args_list:  # a repeated lock may be answered from its record, before anything heavy is imported
         from cudaresolve.lock.replay import answer_from_record
 

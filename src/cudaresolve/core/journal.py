@@ -37,10 +37,11 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["Journal", "Signature", "fresh_until", "probed", "recording", "signature", "volatile", "wrote"]
+__all__ = ["Journal", "Signature", "fresh_until", "probed", "recording", "signature", "unnoted", "volatile", "wrote"]
 
 #: A file's identity and state as ``os.stat`` gives it: (mtime_ns, ctime_ns, size, inode, device, mode); a
-#: folder's: ("folder", digest of its names); None for a path that does not exist (or cannot be looked at).
+#: folder's: ("folder", digest of its names); a link to nothing: ("link", its target); a path that cannot be
+#: looked at: ("error", errno); None for a path that does not exist.
 Signature = tuple[int, int, int, int, int, int] | tuple[str, str] | None
 
 #: Audit events that name a folder the run listed.
@@ -55,16 +56,18 @@ _DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
 class Journal:
     """One run's record (see the module docstring); filled by the hook and the calls below.
 
-    ``read`` maps each path read or probed to its ``signature`` when it was first looked at;
-    ``replaced`` holds the paths the run itself put in place (``os.replace``/``os.rename``: the
-    cache's atomic writes), whose state at the end is the one a later run sees; ``written`` holds
-    the lock files the run wrote (``wrote``).
+    ``read`` maps each path read or probed to its ``signature`` when it was first looked at, and
+    ``opened`` holds the paths whose content was read (not only looked at); ``replaced`` holds the
+    paths the run itself put in place (``os.replace``/``os.rename``: the cache's atomic writes), whose
+    state at the end is the one a later run sees; ``written`` maps the lock files the run wrote
+    (``wrote``) to their signature right after the write.
     """
 
     def __init__(self) -> None:
         self.read: dict[str, Signature] = {}
+        self.opened: set[str] = set()
         self.replaced: set[str] = set()
-        self.written: set[str] = set()
+        self.written: dict[str, Signature] = {}
         self.fresh_until = math.inf
         self.volatile: list[str] = []
         self._lock = threading.Lock()
@@ -85,6 +88,9 @@ class Journal:
         """Every path the answer depends on with its state now: what was read or probed, and every module's
         file (the code); None when a file read changed while the run went on (not one the run replaced itself),
         since the answer then belongs to neither state."""
+        written = {os.path.realpath(p) for p in self.written}
+        if any(os.path.realpath(p) in written for p in list(self.opened)):
+            return None  # it read what it then wrote (-r reqs.txt -o reqs.txt): a full run now reads the new file
         found: dict[str, Signature] = {}
         for path, then in list(self.read.items()):
             now = signature(path)
@@ -120,7 +126,9 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
             return
         if mode is None and isinstance(flags, int) and flags & (_WRITE_FLAGS | _DIRECTORY):
             return  # a write, or a folder opened to sync a rename: listings come as their own events
-        active.note_read(_absolute(path))
+        opened = _absolute(path)
+        active.note_read(opened)
+        active.opened.add(opened)
     elif event in _LISTING_EVENTS and args and args[0] is not None and not isinstance(args[0], int):
         active.note_read(_absolute(args[0]))
     elif event in _RENAME_EVENTS and len(args) >= 2 and isinstance(args[1], str | bytes | os.PathLike):
@@ -178,10 +186,21 @@ def volatile(why: str) -> None:
 
 
 def wrote(path: str | os.PathLike[str]) -> None:
-    """The run wrote its output to ``path`` (a regular file, after the write)."""
+    """The run wrote its output to ``path`` (a regular file, right after the write: its signature then is
+    the one a record may vouch for, whatever another process writes there later)."""
     active = _ACTIVE[0]
     if active is not None:
-        active.written.add(_absolute(path))
+        active.written[_absolute(path)] = signature(os.path.realpath(path))
+
+
+@contextmanager
+def unnoted() -> Iterator[None]:
+    """Within the block, this thread's reads are not noted (a look the run itself accounts for otherwise)."""
+    _GUARD.active = True
+    try:
+        yield
+    finally:
+        _GUARD.active = False
 
 
 def signature(path: str) -> Signature:
@@ -189,7 +208,14 @@ def signature(path: str) -> Signature:
     digest of the names in it (``_listing``), not its mtime: a lock file written beside it is no change."""
     try:
         st = os.stat(path)
-    except (OSError, ValueError):
+    except FileNotFoundError:
+        try:  # absent, or a link to nothing, which the default-output check tells apart
+            return ("link", os.readlink(path))
+        except (OSError, ValueError):
+            return None
+    except OSError as e:  # a link loop, no permission: not "absent", which a reader treats otherwise
+        return ("error", str(e.errno))
+    except ValueError:
         return None
     if stat.S_ISDIR(st.st_mode):
         return ("folder", _listing(path))

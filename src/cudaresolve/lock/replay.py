@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from cudaresolve.core import journal
-from cudaresolve.core.files import write_private_atomic
+from cudaresolve.core.files import read_regular_bounded, write_private_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -121,8 +121,11 @@ def answer_from_record(argv: Sequence[str], *, out: IO[str], err: IO[str]) -> in
     cache_dir = _cache_dir_of(argv)
     if cache_dir is None:
         return None
-    record = _read_record(record_path(cache_dir, argv, os.environ))
-    if record is None or not _still_holds(record):
+    path = record_path(cache_dir, argv, os.environ)
+    record = _read_record(path)
+    if record is None or record.get("key") != path.stem or not _still_holds(record):
+        return None
+    if not (_encodes(record["stdout"], out) and _encodes(record["stderr"], err)):
         return None
     try:
         out.write(record["stdout"])
@@ -134,8 +137,33 @@ def answer_from_record(argv: Sequence[str], *, out: IO[str], err: IO[str]) -> in
     return int(record["code"])
 
 
+def _encodes(text: str, stream: IO[str]) -> bool:
+    """Whether ``stream`` can print ``text`` (a record's own words always can; a planted one may not)."""
+    try:
+        text.encode(getattr(stream, "encoding", None) or "utf-8")
+    except (UnicodeError, LookupError):
+        return False
+    return True
+
+
+def _is_stdio(signature: journal.Signature) -> bool:
+    """Whether standard output or error is the file of ``signature`` (``>> out.txt`` beside ``-o out.txt``)."""
+    if not (isinstance(signature, tuple) and isinstance(signature[0], int)):
+        return False
+    for fd in (1, 2):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if (st.st_ino, st.st_dev) == (signature[3], signature[4]):
+            return True
+    return False
+
+
 def _read_record(path: Path) -> dict[str, Any] | None:
     """The record at ``path`` when it is the user's own, regular and small enough; else None."""
+    if not _private_folder(path.parent):
+        return None
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -156,13 +184,24 @@ def _read_record(path: Path) -> dict[str, Any] | None:
     return data if _well_formed(data) else None
 
 
+def _private_folder(folder: Path) -> bool:
+    """The records' folder is a real folder of this user's that no one else may write into (else another
+    user could rename one record over another's key)."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    owner_ok = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+    return stat.S_ISDIR(st.st_mode) and owner_ok and not st.st_mode & 0o022
+
+
 def _well_formed(data: Any) -> bool:
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         return False
     types: dict[str, type | tuple[type, ...]] = {
         "stdout": str, "stderr": str, "code": int, "fresh_until": (int, float), "read": list, "wrote": list,
     }
-    return all(isinstance(data.get(name), kind) for name, kind in types.items())
+    return all(isinstance(data.get(name), kind) for name, kind in types.items()) and data["code"] in _RECORDED_CODES
 
 
 def _entry(path: str, signature: journal.Signature, replaced: set[str], now: float) -> list[Any]:
@@ -171,8 +210,8 @@ def _entry(path: str, signature: journal.Signature, replaced: set[str], now: flo
     its signature (git's "racily clean" files are checked the same way)."""
     entry: list[Any] = [path, _sig(signature)]
     if (
-        isinstance(signature, tuple) and isinstance(signature[0], int) and path not in replaced
-        and signature[0] > (now - _RACY_SECONDS) * 1e9 and signature[2] <= _RACY_MAX_BYTES
+        isinstance(signature, tuple) and isinstance(signature[0], int) and stat.S_ISREG(int(signature[5]))
+        and path not in replaced and signature[0] > (now - _RACY_SECONDS) * 1e9 and signature[2] <= _RACY_MAX_BYTES
     ):  # fmt: skip
         digest = _content(path)
         if digest is not None:
@@ -181,9 +220,9 @@ def _entry(path: str, signature: journal.Signature, replaced: set[str], now: flo
 
 
 def _content(path: str) -> str | None:
+    """The SHA-256 of a regular file (opened non-blocking: a FIFO is never waited on); None for anything else."""
     try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read(_RACY_MAX_BYTES + 1)).hexdigest()
+        return hashlib.sha256(read_regular_bounded(path, _RACY_MAX_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -203,7 +242,8 @@ def _still_holds(record: Mapping[str, Any]) -> bool:
         if not (isinstance(entry, list) and len(entry) == 3 and all(isinstance(e, str) for e in entry[:2])):
             return False
         given, real, sig = entry
-        if os.path.realpath(given) != real or _sig(journal.signature(real)) != sig:
+        now = journal.signature(real)
+        if os.path.realpath(given) != real or _sig(now) != sig or _is_stdio(now):
             return False
     return True
 
@@ -254,15 +294,19 @@ def store_record(target: Path, record: journal.Journal, capture: Capture, code: 
     if code not in _RECORDED_CODES or record.volatile or record.fresh_until < now + _MIN_LIFETIME:
         return False
     wrote = []
-    for path in sorted(record.written):
+    for path, written in sorted(record.written.items()):
         real = os.path.realpath(path)
-        wrote.append([path, real, _sig(journal.signature(real))])
+        now_sig = journal.signature(real)
+        if now_sig != written or _is_stdio(now_sig):  # another process wrote there since, or stdout goes there
+            return False
+        wrote.append([path, real, _sig(now_sig)])
     inputs = record.inputs()
     if inputs is None:  # an input changed while the run read it
         return False
     read = [_entry(p, s, record.replaced, now) for p, s in inputs]
     data = {
         "format": _FORMAT,
+        "key": target.stem,
         "created": now,
         "fresh_until": record.fresh_until if record.fresh_until != float("inf") else 1e300,
         "code": code,
