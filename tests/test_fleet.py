@@ -314,3 +314,14 @@ def test_a_csv_pool_is_selected_by_compute_capability_not_by_the_users_spelling(
         {"key": "nvidia.com/gpu.compute.minor", "operator": "In", "values": ["0"]},
         {"key": "nvidia.com/cuda.driver-version.full", "operator": "In", "values": ["580.65.06"]},
     ]  # no gpu.product "H100": GFD labels the node NVIDIA-H100-80GB-HBM3 or the like
+
+
+def test_a_plan_written_into_its_own_inventory_folder_is_not_read_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "inv.csv").write_text("host,gpu,count,driver\na,A100,8,580.65.06\n")
+    argv = ["plan", "torch", "--from", str(tmp_path), "--python-version", "3.11", "--offline", "-o", str(tmp_path)]
+    assert main(argv) == 0 and (tmp_path / "group-1.requirements.txt").exists()
+    capsys.readouterr()
+    assert main(argv) == 0  # its own group-1 lock is in the folder now: passed over, not read as a CSV
+    assert "invalid-input" not in capsys.readouterr().err

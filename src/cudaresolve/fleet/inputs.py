@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.errors import InvalidInput
+from cudaresolve.lock.output import GENERATED_MARK
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ _GFD: Final = "nvidia.com/"
 _PRODUCT_SUFFIX = re.compile(r"(-SHARED|-MIG-[A-Za-z0-9.+-]*)$")
 _GRES = re.compile(r"^gpu:(?P<type>[^:(,]+)(?::(?P<count>\d+))?")
 _HINT: Final = Text("fleet.input.hint")
+#: How far into a file the generated-by mark is looked for (lock files carry it in their header).
+_HEADER_CHARS: Final = 4096
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -343,7 +346,10 @@ def read_inventory(paths: Iterable[str], *, drivers: Mapping[str, str] | None = 
     untyped: list[str] = []
     for path in paths:
         for file in _files(path):
-            part = parse_inventory(_read_text(file), file, drivers=drivers)
+            text = _read_text(file)
+            if file != path and GENERATED_MARK in text[:_HEADER_CHARS]:
+                continue  # a lock this command wrote into the folder (-o DIR beside --from DIR): no inventory
+            part = parse_inventory(text, file, drivers=drivers)
             hosts += [_with_driver(h, drivers or {}) for h in part.hosts]
             skipped += part.skipped
             untyped += part.untyped
