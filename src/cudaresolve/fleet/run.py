@@ -99,13 +99,14 @@ def _write_groups(plan: Plan, folder: str) -> tuple[str, ...]:
             Text.of("lock.output.cannot-write", path=folder, reason=str(exc.strerror or exc)),
             hint=Text("lock.output.cannot-write.hint"),
         ) from exc
-    written = []
-    for group in plan.groups:
+    rendered = []
+    for group in plan.groups:  # every file rendered and every path checked before the first is written
         frozen = lock_from_solution(group.solution)
         whole = group.solution.complete and pylock_problem(frozen) is None
         name = f"group-{group.number}.pylock.toml" if whole else f"group-{group.number}.requirements.txt"
         path = os.path.join(folder, name)
         check_default_free(path)
-        write_output(path, render_lock(path, frozen, fmt="pylock" if whole else "requirements"))
-        written.append(path)
-    return tuple(written)
+        rendered.append((path, render_lock(path, frozen, fmt="pylock" if whole else "requirements")))
+    for path, text in rendered:
+        write_output(path, text)
+    return tuple(path for path, _ in rendered)
