@@ -86,3 +86,18 @@ def test_corrupted_wheels_never_escape_as_other_errors(junk: bytes, where: int) 
         except IndexUnavailable:
             pass
     assert len(seen) <= 16  # bounded requests whatever the bytes say
+
+
+def test_a_range_read_wheel_whose_metadata_names_another_release_is_named_by_its_own_url(tmp_path: Path) -> None:
+    from cudaresolve.index.metadata import fetch_core_metadata
+    from cudaresolve.index.simple import wheel_file
+
+    body = _wheel(tmp_path)  # METADATA says demo 1.0
+    listed = wheel_file("demo-2.0-py3-none-any.whl", URL.replace("1.0", "2.0"))  # the page lists it as 2.0
+    assert listed is not None and not listed.core_metadata
+    with respx.mock() as router, httpx.Client() as http:
+        router.get(listed.url).mock(return_value=httpx.Response(200, content=body))
+        with pytest.raises(IndexUnavailable) as info:
+            fetch_core_metadata(IndexClient(http), None, listed)
+    assert f"the core metadata at {listed.url} cannot be used" in info.value.message
+    assert ".metadata" not in info.value.message  # no PEP 658 file was offered or read

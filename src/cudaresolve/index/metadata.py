@@ -113,6 +113,7 @@ def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: Inde
     from cudaresolve.index.http_cache import CachedResponse
 
     url = f"{file.url}.metadata"  # also the cache key of METADATA read from the wheel itself
+    source = url if file.core_metadata else file.url  # what messages name: the file really read
     cached = cache.get(url) if cache is not None else None
     if cached is not None and cached.status == 200:
         text = cached.body
@@ -129,9 +130,9 @@ def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: Inde
         text = read_remote_metadata(client, file.url, file.project, str(file.version))
     if cached is None or cached.status != 200:
         report(Event(kind="metadata", label=url))
-    meta = parse_core_metadata(text, source=url)
+    meta = parse_core_metadata(text, source=source)
     if meta.name != str(canonicalize_name(file.project)) or meta.version != file.version:
-        raise _bad(url, f"it describes {meta.name} {meta.version}, not {file.project} {file.version}")
+        raise _bad(source, f"it describes {meta.name} {meta.version}, not {file.project} {file.version}")
     if cached is None and cache is not None:
         cache.store(CachedResponse(url=url, status=200, body=text, content_type="text/plain", fetched_at=time.time()))
     problem = static_problem(meta) if file.sdist else None
