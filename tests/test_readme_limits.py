@@ -22,7 +22,7 @@ from cudaresolve.index.limits import (
     READ_TIMEOUT,
 )
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
-from cudaresolve.lock.replay import MAX_RECORD_BYTES
+from cudaresolve.lock.replay import MAX_RECORD_BYTES, MAX_RECORDS
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -54,7 +54,8 @@ def test_the_limits_table_matches_the_code() -> None:
     settings = rows["a pip or uv settings file read for the default index (`pip.conf`, `uv.toml`, ...)"]
     assert MAX_CONFIG_BYTES == MIB and f"({MAX_CONFIG_BYTES:,} bytes)" in settings
     assert f"{MAX_ENTRY_BYTES // MIB} MiB" in rows["the database cache entry (`<cache>/compat/*.pickle`)"]
-    assert f"{MAX_RECORD_BYTES // MIB} MiB" in rows["a lock's answer record (`<cache>/answers-v1/*.json`)"]
+    record = rows["a lock's answer record (`<cache>/answers-v1/*.json`)"]
+    assert f"{MAX_RECORD_BYTES // MIB} MiB" in record and f"the {MAX_RECORDS} newest are kept" in record
     explain = rows["`explain-error` text"]
     assert MAX_TEXT_CHARS == MIB and f"({MAX_TEXT_CHARS:,} characters)" in explain
     binary = rows["one binary read by `inspect`"]

@@ -341,3 +341,17 @@ def test_a_link_to_nothing_and_an_unreadable_path_are_not_absent(tmp_path: Path)
     assert journal.signature(str(tmp_path / "absent")) is None
     assert journal.signature(str(tmp_path / "dangling")) == ("link", str(tmp_path / "nowhere"))
     assert journal.signature(str(tmp_path / "loop"))[0] == "error"  # type: ignore[index]
+
+
+def test_only_the_newest_records_are_kept(
+    offline_lock: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cudaresolve.lock.replay as replay
+
+    monkeypatch.setattr(replay, "MAX_RECORDS", 2)
+    for quiet in ([], ["-q"], ["-qq"]):  # three commands, three records
+        _run([*offline_lock, *quiet], capsys)
+        time.sleep(0.01)
+    cache = Path(os.environ["CUDARESOLVE_CACHE_DIR"])
+    kept = [replay.record_path(cache, [*offline_lock, *q], os.environ).exists() for q in ([], ["-q"], ["-qq"])]
+    assert kept == [False, True, True]  # the oldest went

@@ -28,6 +28,7 @@ working folder, environment, terminal and interpreter.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -44,12 +45,16 @@ from cudaresolve.core.files import read_regular_bounded, write_private_atomic
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-__all__ = ["MAX_RECORD_BYTES", "Capture", "answer_from_record", "capturing", "record_path", "store_record"]
+__all__ = [
+    "MAX_RECORDS", "MAX_RECORD_BYTES", "Capture", "answer_from_record", "capturing", "record_path", "store_record",
+]
 
 _FORMAT: Final = 1
 _SUBDIR: Final = "answers-v1"
 #: The largest record read back; a record is mostly paths and the printed answer.
 MAX_RECORD_BYTES: Final = 16 * 1024 * 1024
+#: The records kept; writing one more removes the oldest.
+MAX_RECORDS: Final = 256
 #: Environment variables that change between identical commands and say nothing to a lock.
 _SHELL_NOISE: Final = frozenset({"_", "OLDPWD", "PWD", "SHLVL"})
 #: The exit statuses recorded: an answer (0) or a coded refusal of the request (1). A usage error (2) may
@@ -322,4 +327,19 @@ def store_record(target: Path, record: journal.Journal, capture: Capture, code: 
         write_private_atomic(target, text.encode("utf-8"))
     except OSError:
         return False  # the record is only an optimisation
+    _prune(target.parent)
     return True
+
+
+def _prune(folder: Path) -> None:
+    """Keep the ``MAX_RECORDS`` newest records: one per distinct command and environment would otherwise
+    pile up for ever on a machine that locks many things (a CI runner)."""
+    try:
+        with os.scandir(folder) as found:
+            records = [(e.stat(follow_symlinks=False).st_mtime_ns, e.path) for e in found if e.name.endswith(".json")]
+    except OSError:
+        return
+    records.sort(reverse=True)
+    for _, path in records[MAX_RECORDS:]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
