@@ -195,12 +195,13 @@ def wrote(path: str | os.PathLike[str]) -> None:
 
 @contextmanager
 def unnoted() -> Iterator[None]:
-    """Within the block, this thread's reads are not noted (a look the run itself accounts for otherwise)."""
-    _GUARD.active = True
+    """Within the block, this thread's reads are not noted (a look the run itself accounts for otherwise, or
+    the journal's own listing of a folder)."""
+    before, _GUARD.active = getattr(_GUARD, "active", False), True
     try:
         yield
     finally:
-        _GUARD.active = False
+        _GUARD.active = before
 
 
 def signature(path: str) -> Signature:
@@ -227,13 +228,11 @@ def _listing(path: str) -> str:
     working folder under ``python -m``) only the names an import could find (``foo.py``, ``foo/``,
     ``foo.cpython-311-x86_64-linux-gnu.so``, ``foo.pth``), so new lock files and caches beside them are
     no change, a ``rich.py`` that would shadow a module is."""
-    _GUARD.active = True  # this listing is the journal's own, not the run's
     try:
-        names = sorted(os.listdir(path))
+        with unnoted():  # this listing is the journal's own, not the run's
+            names = sorted(os.listdir(path))
     except OSError:
         names = []
-    finally:
-        _GUARD.active = False
     if os.path.abspath(path) in {os.path.abspath(p or os.curdir) for p in sys.path}:
         names = [n for n in names if _importable(n)]
     return hashlib.sha256("\0".join(names).encode("utf-8", errors="surrogateescape")).hexdigest()
