@@ -56,6 +56,8 @@ _GFD: Final = "nvidia.com/"
 _PRODUCT_SUFFIX = re.compile(r"(-SHARED|-MIG-[A-Za-z0-9.+-]*)$")
 _GRES = re.compile(r"^gpu:(?P<type>[^:(,]+)(?::(?P<count>\d+))?")
 _HINT: Final = Text("fleet.input.hint")
+#: A node's machine as ``uname -m`` or Docker/Kubernetes spell it -> the wheel platform's machine.
+_MACHINES: Final = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
 #: How far into a file the generated-by mark is looked for (lock files carry it in their header).
 _HEADER_CHARS: Final = 4096
 
@@ -214,7 +216,7 @@ def _node_platform(labels: Mapping[str, str], node: Mapping[str, Any]) -> str | 
     info = _mapping(_mapping(node.get("status")).get("nodeInfo"))
     arch = labels.get("kubernetes.io/arch") or info.get("architecture")
     system = labels.get("kubernetes.io/os") or info.get("operatingSystem") or "linux"
-    machine = {"amd64": "x86_64", "arm64": "aarch64", "x86_64": "x86_64", "aarch64": "aarch64"}.get(str(arch))
+    machine = _MACHINES.get(str(arch))
     if str(system).lower() == "windows" and machine == "x86_64":
         return "win_amd64"  # a Windows node: never planned as Linux
     return f"{system}_{machine}" if machine and system == "linux" else None
@@ -244,7 +246,7 @@ def _slurm(lines: list[str], path: str, drivers: Mapping[str, str], untyped: lis
                 gpus=models,
                 count=sum(int(m["count"] or 1) for m in gres),
                 driver=_driver_for(name, models, drivers),
-                platform={"x86_64": "linux_x86_64", "aarch64": "linux_aarch64"}.get(arch),
+                platform=_linux_on(arch),
                 origin="slurm",
                 label=",".join(models),
                 features=tuple(f for f in features.split(",") if f and f != "(null)"),
@@ -279,13 +281,16 @@ _CSV_COLUMNS: Final = {
 }
 
 
+def _linux_on(machine: str | None) -> str | None:
+    """The Linux platform key of a bare machine name (``uname -m`` or Docker's spelling); None for others."""
+    found = _MACHINES.get((machine or "").strip().lower())
+    return f"linux_{found}" if found else None
+
+
 def _machine_platform(value: str | None) -> str | None:
-    """A platform cell as given, except a bare machine (``uname -m``: ``x86_64``, ``aarch64``; or Docker's
-    ``amd64``, ``arm64``), which means Linux on that machine, as for kubectl nodes."""
-    if value is None:
-        return None
-    return {"x86_64": "linux_x86_64", "amd64": "linux_x86_64", "aarch64": "linux_aarch64",
-            "arm64": "linux_aarch64"}.get(value.strip().lower(), value)  # fmt: skip
+    """A platform cell as given, except a bare machine (``x86_64``, ``aarch64``, ``amd64``, ``arm64``), which
+    means Linux on that machine, as for kubectl and Slurm nodes."""
+    return None if value is None else (_linux_on(value) or value)
 
 
 def _csv(text: str, path: str) -> list[FleetHost]:
