@@ -10,6 +10,7 @@ from pathlib import Path
 
 __all__ = [
     "NotRegularFile",
+    "keep_newest",
     "make_private_dirs",
     "read_regular_bounded",
     "write_bytes_atomic",
@@ -109,3 +110,24 @@ def write_bytes_atomic(
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
+
+
+def keep_newest(folder: str | os.PathLike[str], count: int, suffixes: tuple[str, ...], *, spare: str = "") -> None:
+    """Remove all but the ``count`` newest files of ``folder`` (by mtime, links not followed) whose names end in
+    one of ``suffixes``; ``spare`` (a name just written) always stays and counts as one. A cache's bound:
+    nothing here is the user's, and a file that cannot be looked at or removed is left."""
+    entries = []
+    try:
+        with os.scandir(folder) as found:
+            for entry in found:
+                if entry.name != spare and entry.name.endswith(suffixes):
+                    try:
+                        entries.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
+                    except OSError:
+                        entries.append((0, entry.path))
+    except OSError:
+        return
+    entries.sort(reverse=True)
+    for _, path in entries[count - 1 if spare else count :]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)

@@ -23,7 +23,7 @@ import sys
 import zlib
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from cudaresolve.core.files import write_bytes_atomic
+from cudaresolve.core.files import keep_newest, write_bytes_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -78,7 +78,7 @@ def cached_build(path: Path, cache_dir: Path, build: Callable[[], T], *, expect:
         os.chmod(entry.parent, 0o700)  # whatever the umask: a folder others may write to is never read
         write_bytes_atomic(entry, data)
         os.chmod(entry, 0o600)
-        prune(entry.parent, keep=entry.name)
+        keep_newest(entry.parent, KEEP, (".pickle", ".json"), spare=entry.name)
     return value
 
 
@@ -97,19 +97,3 @@ def _safe_to_load(entry: Path) -> bool:
     uid = getuid()
     others = stat.S_IWGRP | stat.S_IWOTH
     return st.st_uid == folder.st_uid == uid and not (st.st_mode & others) and not (folder.st_mode & others)
-
-
-def prune(folder: Path, *, keep: str) -> None:
-    """Remove all but the ``KEEP`` newest entries of ``folder``; ``keep`` (just written) always stays."""
-    entries = [p for p in folder.iterdir() if p.name != keep and p.suffix in (".pickle", ".json")]
-    entries.sort(key=_mtime, reverse=True)
-    for old in entries[KEEP - 1 :]:
-        with contextlib.suppress(OSError):
-            old.unlink()
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return 0

@@ -28,7 +28,6 @@ working folder, environment, terminal and interpreter.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -40,7 +39,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from cudaresolve.core import journal
-from cudaresolve.core.files import read_regular_bounded, write_private_atomic
+from cudaresolve.core.files import keep_newest, read_regular_bounded, write_private_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -327,19 +326,5 @@ def store_record(target: Path, record: journal.Journal, capture: Capture, code: 
         write_private_atomic(target, text.encode("utf-8"))
     except OSError:
         return False  # the record is only an optimisation
-    _prune(target.parent)
+    keep_newest(target.parent, MAX_RECORDS, (".json",), spare=target.name)  # one per command would pile up
     return True
-
-
-def _prune(folder: Path) -> None:
-    """Keep the ``MAX_RECORDS`` newest records: one per distinct command and environment would otherwise
-    pile up for ever on a machine that locks many things (a CI runner)."""
-    try:
-        with os.scandir(folder) as found:
-            records = [(e.stat(follow_symlinks=False).st_mtime_ns, e.path) for e in found if e.name.endswith(".json")]
-    except OSError:
-        return
-    records.sort(reverse=True)
-    for _, path in records[MAX_RECORDS:]:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
