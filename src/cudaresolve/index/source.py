@@ -144,13 +144,20 @@ class IndexSource:
             self._submit(self._walk_one, project, spec)
 
     def _walk_one(self, name: str, spec: SpecifierSet) -> None:
-        try:
-            newest = next(
+        def newest() -> IndexRelease | None:
+            return next(
                 (r for r in self.releases(name)
                  if not r.yanked and not r.version.is_prerelease and spec.contains(r.version)),
                 None,
             )  # fmt: skip
-            found = [r for r in self.requires(newest) if applies(r, self._environment)] if newest else []
+
+        self._walk_from(newest)
+
+    def _walk_from(self, find: Callable[[], IndexRelease | None]) -> None:
+        """Walk on from what the release ``find`` gives requires on the target."""
+        try:
+            release = find()
+            found = [r for r in self.requires(release) if applies(r, self._environment)] if release else []
         except CudaResolveError:  # a guess that failed: the solver asks again, and then it counts
             return
         self._walk(found)
@@ -197,12 +204,7 @@ class IndexSource:
             self._submit(self._walk_build, build)
 
     def _walk_build(self, build: tuple[str, str, str]) -> None:
-        try:
-            release = self.build_release(*build)
-            found = [r for r in self.requires(release) if applies(r, self._environment)] if release else []
-        except CudaResolveError:
-            return
-        self._walk(found)
+        self._walk_from(lambda: self.build_release(*build))
 
     def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
         """Fetch these listings ((index, name) each) on the walk's threads, those not fetched yet, without
