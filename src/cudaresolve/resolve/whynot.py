@@ -23,7 +23,7 @@ from cudaresolve.core.variants import is_variant
 from cudaresolve.db.database import CompatDB, CudaRelease, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog, satisfies
-from cudaresolve.resolve.gpudriver import unsupported_gpus, way_out
+from cudaresolve.resolve.gpudriver import GpuDriverVerdict, unsupported_gpus, way_out
 from cudaresolve.resolve.solve import parse_constraints, parse_requests, solve_catalog
 from cudaresolve.text.model import Text
 
@@ -237,8 +237,7 @@ def _driver_alternatives(
             return []
         return cuda_ways
     if not verdict.common:
-        spec, words = way_out(verdict)
-        return [Alternative(spec=spec, text=words, code="driver-unsupported-gpu")]
+        return [_gpu_driver_way(verdict)]
     if verdict.ceiling is not None:  # an old GPU: a driver no newer than its last branch
         if cuda_floor is not None and cuda_floor.branch > verdict.ceiling:
             return []  # the CUDA asked for needs a newer branch than the old GPU's last
@@ -246,8 +245,7 @@ def _driver_alternatives(
             verdict = replace(verdict, floor=cuda_floor)  # from the CUDA's driver up to the GPU's last branch
         if verdict.floor is not None and not _runs_with(verdict.floor, needs, db, catalog, limits):
             return []
-        spec, words = way_out(verdict)
-        return [Alternative(spec=spec, text=words, code="driver-unsupported-gpu")]
+        return [_gpu_driver_way(verdict)]
     needed = verdict.floor
     if cuda_floor is not None and (needed is None or cuda_floor > needed):
         if not _runs_with(cuda_floor, needs, db, catalog, limits):
@@ -255,8 +253,13 @@ def _driver_alternatives(
         return [w for w in cuda_ways if w.code != "forward-compat-available"]  # no GPU-unknown driver runs compat
     if needed is None or not _runs_with(needed, needs, db, catalog, limits):
         return []
+    return [_gpu_driver_way(verdict)]
+
+
+def _gpu_driver_way(verdict: GpuDriverVerdict) -> Alternative:
+    """The drivers that support every GPU here (``gpudriver.way_out``) as a way out."""
     spec, words = way_out(verdict)
-    return [Alternative(spec=spec, text=words, code="driver-unsupported-gpu")]
+    return Alternative(spec=spec, text=words, code="driver-unsupported-gpu")
 
 
 def _cuda_floor(variant: str | None, real: Sequence[Need], db: CompatDB, catalog: Catalog) -> DriverVersion | None:
