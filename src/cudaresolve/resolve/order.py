@@ -24,9 +24,12 @@ from packaging.version import Version
 from cudaresolve.core.archs import Coverage
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need
+from cudaresolve.resolve.pairing import paired
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
+
+    from cudaresolve.resolve.pairing import Companions
 
 __all__ = ["SetKey", "best_case", "ranked_names", "release_of", "set_key", "unverified"]
 
@@ -75,22 +78,41 @@ def best_case(
     requested: Sequence[str],
     *,
     has_anchor: bool,
-) -> SetKey:
-    """An upper bound of ``set_key`` over every set on ``variant`` (a ``<cuda>`` candidate), from the catalog alone.
+    companions: Companions | None = None,
+) -> SetKey | None:
+    """An upper bound of ``set_key`` over every set on ``variant`` (a ``<cuda>`` candidate), from the catalog alone;
+    None when no set on it can hold every requested database package.
+
+    With ``companions`` (the requested packages' pairings, ``pairing``) a candidate counts only when every
+    other requested package has a build it can stand beside; a requested package is then counted only at a
+    release that pairs with the bound's anchor release (every set with an older anchor ranks below the bound
+    anyway). Without, each package's newest release on the variant counts on its own.
 
     Cost: one pass over the candidates of the anchor and of each requested package."""
 
-    def newest(name: str) -> Version:
+    def usable(name: str) -> Iterator[Candidate]:  # newest release first
         wanted = [n for n in needs if n.name == name and n.name != CUDA]
-        for candidate in catalog.for_name(name):  # newest release first
+        for candidate in catalog.for_name(name):
             if candidate.variant not in (variant.variant, None):
                 continue
-            if all(n.specifier.contains(candidate.version, prereleases=True) for n in wanted):
+            if not all(n.specifier.contains(candidate.version, prereleases=True) for n in wanted):
+                continue
+            if companions is None or companions.fits(candidate):
+                yield candidate
+
+    if companions is not None and any(next(usable(name), None) is None for name in companions.names):
+        return None
+    top = next(usable(anchor), None) if has_anchor else None
+    tops = [] if top is None else [c for c in usable(anchor) if release_of(c) == release_of(top)]
+
+    def newest(name: str) -> Version:
+        for candidate in usable(name):
+            if companions is None or not tops or any(paired(candidate, a) for a in tops):
                 return release_of(candidate)
         return _ABSENT
 
     return (
-        newest(anchor) if has_anchor else _ABSENT,
+        release_of(top) if top is not None else _ABSENT,
         variant.driver_support is DriverSupport.FULL,
         0,
         tuple(newest(name) for name in requested),

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from resolvelib.resolvers import RequirementInformation
     from resolvelib.structs import Matches
 
+    from cudaresolve.resolve.pairing import Companions
     from cudaresolve.resolve.source import IndexRelease, PackageSource
 
 __all__ = ["CatalogProvider", "Preference", "cause_names", "cause_parents"]
@@ -105,8 +106,12 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         environment: Mapping[str, str] | None = None,
         constraints: Mapping[str, SpecifierSet] | None = None,
         direct: Mapping[str, Candidate] | None = None,
+        companions: Companions | None = None,
     ):
+        """``companions``: the requested database packages, whose pairings leave out the database's builds that
+        no set holding them can use (``pairing``)."""
         self.catalog = catalog
+        self.companions = companions
         self.direct = dict(direct or {})  # name -> the one candidate a direct reference leaves it
         self.anchor = anchor
         self.user_pinned = frozenset(user_pinned)
@@ -117,6 +122,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self.matches = MatchCache(catalog, base=self._base)
         self._index_candidates: dict[str, tuple[Candidate, ...]] = {}
         self._extras_bases: dict[str, tuple[Candidate, ...]] = {}
+        self._paired: dict[str, tuple[Candidate, ...]] = {}
         self._dependencies: dict[Candidate, tuple[Need, ...]] = {}
         self._builds: dict[tuple[str, str, str], IndexRelease | None] = {}
         self._variant_index: str | None = None  # the pinned ``<cuda>``'s index, seen in get_preference
@@ -303,7 +309,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             if name not in self.catalog.known:
                 self._index_candidates[name] = (pinned,)  # what explanations say the index offered
             return (pinned,)
-        if name in (CUDA, PYTHON) or name in self.catalog.known or self.source is None:
+        if name in (CUDA, PYTHON):
+            return self.catalog.for_name(name)
+        if name in self.catalog.known:
+            return self._with_companions(name) if self.companions is not None else self.catalog.for_name(name)
+        if self.source is None:
             return self.catalog.for_name(name)
         found = self._index_candidates.get(name)
         if found is None:
@@ -312,6 +322,16 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
                 for r in self.source.releases(name)
             )
             self._index_candidates[name] = found
+        return found
+
+    def _with_companions(self, name: str) -> tuple[Candidate, ...]:
+        """The database's candidates of ``name`` that every requested database package leaves room for
+        (``Companions.fits``); all of them when none is left, so that a failure is explained as before."""
+        found = self._paired.get(name)
+        if found is None:
+            every = self.catalog.for_name(name)
+            assert self.companions is not None
+            found = self._paired[name] = tuple(c for c in every if self.companions.fits(c)) or every
         return found
 
     @property

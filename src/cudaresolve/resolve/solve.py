@@ -25,6 +25,7 @@ from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.resolve.needs import parse_constraints, parse_requests, skipped_requests
 from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key, unverified
+from cudaresolve.resolve.pairing import Companions
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.target.environment import marker_environment
 from cudaresolve.text.findings import Finding, Notice, reason, warning
@@ -84,8 +85,8 @@ def solve(
         if need.url and need.name not in direct:
             direct[need.name] = direct_candidate(catalog, source.direct_release(need.name, need.url))
     needs = [_pinned(n, direct[n.name]) if n.name in direct else n for n in needs]
-    source.prefetch_builds(_first_builds(catalog, needs))
     source.prefetch([n.name for n in needs if n.name not in db.package_names and not n.url])
+    source.prefetch_builds([*_first_builds(catalog, needs), *_likely_builds(db, catalog, needs, limits)])
     return solve_catalog(
         needs, db, catalog, source=source, environment=environment, constraints=limits, direct=direct
     )
@@ -111,6 +112,26 @@ def _first_builds(catalog: Catalog, needs: Sequence[Need]) -> list[tuple[str, st
         if first is not None:
             out.append((first.name, str(first.version), first.index_url))
     return out
+
+
+def _likely_builds(
+    db: CompatDB, catalog: Catalog, needs: Sequence[Need], constraints: Mapping[str, SpecifierSet]
+) -> list[tuple[str, str, str]]:
+    """The builds of the database's answer for the requested database packages alone (the embedded solve, no
+    index read): the index's metadata can only narrow that set, so it is usually the set the whole-environment
+    solve ends on, and its dependencies are worth reading ahead (``prefetch_builds``). None when it fails."""
+    known = [n for n in needs if n.name in catalog.known and not n.url]
+    if not known:
+        return []
+    try:
+        pins = solve_catalog(known, db, catalog, constraints=constraints).pins
+    except NoSolution:  # no guess: the whole-environment solve says why, if it fails too
+        return []
+    return [
+        (c.name, str(c.version), c.index_url)
+        for name, c in pins.items()
+        if name != CUDA and not c.extras and c.build is not None
+    ]
 
 
 def reachable(db: CompatDB, names: Sequence[str]) -> list[str]:
@@ -194,6 +215,10 @@ class _Search:
     direct: Mapping[str, Candidate] = field(default_factory=dict)
     index_candidates: Mapping[str, tuple[Candidate, ...]] = field(default_factory=dict)
     unreadable: list[IndexUnavailable] = field(default_factory=list)  # the provider's, for the last run
+    companions: Companions | None = None  # made from ``needs`` on the first run, shared by the later ones
+
+    def __post_init__(self) -> None:
+        self.companions = Companions(self.catalog, self.needs)
 
     def run(self, needs: Sequence[Need]) -> dict[str, Candidate]:
         from resolvelib import BaseReporter, Resolver
@@ -209,6 +234,7 @@ class _Search:
             environment=self.environment,
             constraints=self.constraints,
             direct=self.direct,
+            companions=self.companions,
         )
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
@@ -233,11 +259,13 @@ def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> 
     best_key = set_key(first, anchor, requested) if first is not None else None
     has_anchor = first is None or anchor in first
     tried = first[CUDA].variant if first is not None else None
-    bounds = [
-        (best_case(v, needs, catalog, anchor, requested, has_anchor=has_anchor), v)
-        for v in catalog.for_name(CUDA)
-        if v.variant != tried
-    ]
+    bounds = []
+    for v in catalog.for_name(CUDA):
+        if v.variant == tried:
+            continue
+        bound = best_case(v, needs, catalog, anchor, requested, has_anchor=has_anchor, companions=search.companions)
+        if bound is not None:  # None: no set on ``v`` holds every requested package
+            bounds.append((bound, v))
     bounds.sort(key=lambda b: b[0], reverse=True)  # stable: equal bounds keep the catalog's order
     for bound, variant in bounds:
         if best_key is not None and bound <= best_key:

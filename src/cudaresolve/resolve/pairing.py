@@ -1,0 +1,83 @@
+"""Which database candidates can stand beside every database package the user asked for. Pure.
+
+The database pairs releases exactly (torchaudio 2.11.0 needs torch 2.11.0, each build needs its
+variant). A torch build that no requested torchaudio build accepts cannot be in any answer that
+holds torchaudio, yet resolvelib, which decides torch first, would pin it, read its metadata and
+walk every torchaudio build of every variant before it learns that. ``Companions`` answers, from
+the catalog alone, whether a candidate has, for each other requested database package, at least
+one candidate of it (meeting the user's requirements, on a variant the target runs) that both
+sides' database needs allow: no set is lost by leaving out a candidate that fails this.
+
+Cost: per (candidate, requested package), one pass over that package's candidates of the same
+variant, memoised.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, satisfies
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["Companions"]
+
+
+class Companions:
+    """The requested database packages of one solve, and which candidates they leave room for."""
+
+    def __init__(self, catalog: Catalog, needs: Sequence[Need]) -> None:
+        self._catalog = catalog
+        wanted: dict[str, list[Need]] = {}
+        for need in needs:
+            if need.name in catalog.known and need.name != CUDA:
+                wanted.setdefault(need.name, []).append(need)
+        self._direct = frozenset(n.name for n in needs if n.url)  # a direct reference's one file: not judged
+        self._wanted = {k: v for k, v in wanted.items() if k not in self._direct}
+        self._members: dict[str, dict[str | None, tuple[Candidate, ...]]] = {}
+        self._memo: dict[tuple[Candidate, str], bool] = {}
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self._wanted)
+
+    def members(self, name: str, variant: str | None) -> tuple[Candidate, ...]:
+        """The candidates of the requested package ``name`` that meet the user's needs on it and run on the
+        target, on ``variant`` or on none (pure wheels); every variant's when ``variant`` is None."""
+        by_variant = self._members.get(name)
+        if by_variant is None:
+            runnable = self._catalog.runnable
+            needs = self._wanted.get(name, [])
+            grouped: dict[str | None, list[Candidate]] = {}
+            for candidate in self._catalog.for_name(name):
+                if candidate.variant is not None and candidate.variant not in runnable:
+                    continue
+                if all(satisfies(n, candidate) for n in needs):
+                    grouped.setdefault(candidate.variant, []).append(candidate)
+            by_variant = self._members[name] = {k: tuple(v) for k, v in grouped.items()}
+        if variant is None:
+            return tuple(c for group in by_variant.values() for c in group)
+        return (*by_variant.get(variant, ()), *by_variant.get(None, ()))
+
+    def fits(self, candidate: Candidate) -> bool:
+        """Whether every other requested database package has a candidate that can stand beside ``candidate``."""
+        return all(self.meets(candidate, name) for name in self._wanted if name != candidate.name)
+
+    def meets(self, candidate: Candidate, name: str) -> bool:
+        """Whether some requested candidate of ``name`` and ``candidate`` accept each other."""
+        key = (candidate, name)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = any(paired(candidate, m) for m in self.members(name, candidate.variant))
+        return found
+
+
+def paired(one: Candidate, other: Candidate) -> bool:
+    """Whether two candidates of different packages may be in one set, by the database alone: one variant at
+    most, and each one's needs on the other met."""
+    if one.variant is not None and other.variant is not None and one.variant != other.variant:
+        return False
+    if any(n.name == other.name and not satisfies(n, other) for n in one.dependencies):
+        return False
+    return not any(n.name == one.name and not satisfies(n, one) for n in other.dependencies)
