@@ -1,0 +1,208 @@
+"""The requested packages' pairings (``resolve.pairing``): the same answers, with less searched and read.
+
+``Companions`` leaves out database builds that no set holding every requested database package can
+use, and tightens the bound that decides which other variants are searched. It is an optimisation
+only: every test compares a solve with it against the same solve without it (``Companions``
+replaced by nothing), on the shipped database.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from packaging.version import Version
+
+import cudaresolve.resolve.solve as solve_module
+from cudaresolve.core.versions import parse_driver
+from cudaresolve.db.database import load_compat
+from cudaresolve.errors import NoSolution
+from cudaresolve.resolve.catalog import CUDA, build_catalog
+from cudaresolve.resolve.needs import parse_requests
+from cudaresolve.resolve.order import best_case, ranked_names, release_of
+from cudaresolve.resolve.pairing import Companions, paired
+from cudaresolve.resolve.solve import solve
+from cudaresolve.resolve.source import Artifact, IndexRelease
+from cudaresolve.target.environment import marker_environment
+from cudaresolve.target.model import Gpu, Target
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
+    from packaging.requirements import Requirement
+
+DB = load_compat()
+GPU_PACKAGES = ("torch", "torchvision", "torchaudio", "fbgemm-gpu", "torchrec", "xformers", "flashinfer-python")
+PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
+
+
+def gpu(name: str) -> Gpu:
+    model = next(g for g in DB.gpus if g.name == name)
+    return Gpu(name=model.name, cc=model.cc, datacenter=model.datacenter, tegra=model.tegra)
+
+
+def h100(driver: str = "580.65.06") -> Target:
+    return Target(gpus=(gpu("NVIDIA H100"),), driver=parse_driver(driver), python="3.11", platform="linux_x86_64")
+
+
+@contextmanager
+def without_pairing() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(solve_module, "Companions", lambda catalog, needs: None)
+        yield
+
+
+def answer(requests: Sequence[str], target: Target, **kw: Any) -> object:
+    """The pins (name -> version, variant, index), or the failure's finding codes."""
+    try:
+        pins = solve(requests, DB, target, **kw).pins
+    except NoSolution as e:
+        return ("no-solution", [f.code for f in e.findings])
+    return {name: (str(c.version), c.variant, c.index_url) for name, c in pins.items()}
+
+
+def drivers(platform: str) -> list[str]:
+    found = {str(r.min_driver(platform)) for r in DB.cuda} | {str(r.minor_compat_driver(platform)) for r in DB.cuda}
+    found |= {str(r.min_driver) for r in DB.driver_gpus}
+    found.discard("None")
+    return sorted(found)
+
+
+@st.composite
+def requests_and_targets(draw: st.DrawFn) -> tuple[list[str], Target]:
+    platform = draw(st.sampled_from(PLATFORMS))
+    models = draw(st.lists(st.sampled_from([g for g in DB.gpus if not g.tegra]), min_size=1, max_size=2))
+    gpus = tuple(Gpu(name=m.name, cc=m.cc, datacenter=m.datacenter, tegra=m.tegra) for m in models)
+    driver = parse_driver(draw(st.sampled_from(drivers(platform)[-12:])))  # the newer branches: most cases solve
+    python = draw(st.sampled_from(("3.10", "3.11", "3.12")))
+    names = draw(st.lists(st.sampled_from(GPU_PACKAGES), min_size=1, max_size=4, unique=True))
+    requests = list(names)
+    if draw(st.booleans()):  # one of them capped or pinned at a release the database knows
+        index = draw(st.integers(0, len(names) - 1))
+        releases = [str(r.version) for r in DB.packages(names[index])]
+        operator = draw(st.sampled_from(("==", "<=", "<")))
+        requests[index] = f"{names[index]}{operator}{draw(st.sampled_from(releases))}"
+    return requests, Target(gpus=gpus, driver=driver, python=python, platform=platform)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(case=requests_and_targets())
+def test_the_pairings_never_change_an_answer_or_a_failure(case: tuple[list[str], Target]) -> None:
+    requests, target = case
+    found = answer(requests, target)
+    with without_pairing():
+        assert answer(requests, target) == found
+
+
+class ListedSource:
+    """Every database build is listed, with no requirements of its own; records what the solver reads."""
+
+    def __init__(self) -> None:
+        self.metadata: list[tuple[str, Version]] = []
+        self.listed: list[tuple[str, str, str]] = []
+
+    def index_for(self, name: str) -> str:
+        return DB.default_index
+
+    def releases(self, name: str) -> Sequence[IndexRelease]:
+        return []
+
+    def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
+        self.listed.append((name, version, index_url))
+        url = f"https://files.example.org/{name}-{version}-py3-none-any.whl"
+        artifact = Artifact(filename=url.rsplit("/", 1)[1], url=url, sha256="0" * 64)
+        return IndexRelease(name=name, version=Version(version), index_url=index_url, artifact=artifact)
+
+    def direct_release(self, name: str, url: str) -> IndexRelease:
+        raise AssertionError(url)
+
+    def requires(self, release: IndexRelease) -> Sequence[Requirement]:
+        self.metadata.append((release.name, release.version))
+        return []
+
+    def python_excluded(self, release: IndexRelease) -> str | None:
+        return None
+
+    def prefetch(self, names: Iterable[str | Requirement]) -> None:
+        pass
+
+    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
+        pass
+
+    def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
+        pass
+
+
+def test_a_release_no_requested_companion_pairs_with_is_never_read() -> None:
+    """torch and torchaudio for an H100: the newest torch releases pair with no torchaudio release. Without the
+    pairings the search pins them first (and reads their metadata) and lists torchaudio's builds of other
+    variants; with them, no torch newer than the answer is read, and fewer builds are listed."""
+    requests = ["torch", "torchaudio"]
+    with_pairs, plain = ListedSource(), ListedSource()
+    picked = solve(requests, DB, h100(), source=with_pairs).pins
+    with without_pairing():
+        assert solve(requests, DB, h100(), source=plain).pins == picked
+    torch = release_of(picked["torch"])
+    newest_torch = max(r.version for r in DB.packages("torch"))
+    assert newest_torch > torch  # the case has newer torch releases to pass over
+    assert [v for n, v in with_pairs.metadata if n == "torch" and Version(v.public) > torch] == []
+    assert [v for n, v in plain.metadata if n == "torch" and Version(v.public) > torch] != []
+    assert len(with_pairs.listed) < len(plain.listed)
+
+
+def test_the_variant_bound_counts_a_companion_only_at_a_release_that_pairs_with_the_anchor() -> None:
+    """After the first answer, a variant is searched only when its bound beats that answer. Each requested
+    package's newest release on a variant, on its own, beats torch 2.11's companions; paired with the bound's
+    torch release it does not: the first search's answer stands, with no other variant searched."""
+    requests = ["torch", "torchvision", "torchaudio"]
+    runs: list[int] = []
+    original = solve_module._Search.run
+
+    def counted(self: Any, needs: Any) -> Any:
+        runs.append(1)
+        return original(self, needs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(solve_module._Search, "run", counted)
+        picked = solve(requests, DB, h100()).pins
+        with_pairs, runs[:] = len(runs), []
+        with without_pairing():
+            assert solve(requests, DB, h100()).pins == picked
+        plain = len(runs)
+    assert with_pairs == 1 < plain
+
+
+def test_a_variant_where_a_requested_package_has_no_build_has_no_bound() -> None:
+    target = h100()
+    catalog = build_catalog(DB, target)
+    needs = parse_requests(["torch", "torchaudio"], marker_environment(target))
+    companions = Companions(catalog, needs)
+    requested = ranked_names(needs, catalog, DB.anchor)
+    for variant in catalog.for_name(CUDA):
+        bound = best_case(variant, needs, catalog, DB.anchor, requested, has_anchor=True, companions=companions)
+        room = all(any(map(companions.fits, companions.members(n, variant.variant))) for n in ("torch", "torchaudio"))
+        assert (bound is None) == (not room), variant.variant
+        if bound is not None:  # the bound's torchaudio release pairs with a torch build of the bound's release
+            audio = next(
+                c for c in companions.members("torchaudio", variant.variant) if release_of(c) == bound[3][0]
+            )
+            tops = [c for c in companions.members("torch", variant.variant) if release_of(c) == bound[0]]
+            assert any(paired(audio, t) for t in tops)
+
+
+def test_a_build_fits_only_beside_a_build_of_its_own_variant() -> None:
+    target = h100()
+    catalog = build_catalog(DB, target)
+    companions = Companions(catalog, parse_requests(["torch", "torchaudio"], marker_environment(target)))
+    for torch in catalog.for_name("torch"):
+        if torch.variant is None or torch.variant not in catalog.runnable:
+            continue
+        expected = any(
+            a.variant == torch.variant and all(n.specifier.contains(torch.version, prereleases=True)
+                                               for n in a.dependencies if n.name == "torch")
+            for a in catalog.for_name("torchaudio")
+        )  # fmt: skip
+        assert companions.fits(torch) == expected, (str(torch.version), torch.variant)
