@@ -85,10 +85,18 @@ def solve(
         if need.url and need.name not in direct:
             direct[need.name] = direct_candidate(catalog, source.direct_release(need.name, need.url))
     needs = [_pinned(n, direct[n.name]) if n.name in direct else n for n in needs]
+    companions = Companions(catalog, needs)
     source.prefetch([n.name for n in needs if n.name not in db.package_names and not n.url])
-    source.prefetch_builds([*_first_builds(catalog, needs), *_likely_builds(db, catalog, needs, limits)])
+    source.prefetch_builds(_first_builds(catalog, needs, companions))
     return solve_catalog(
-        needs, db, catalog, source=source, environment=environment, constraints=limits, direct=direct
+        needs,
+        db,
+        catalog,
+        source=source,
+        environment=environment,
+        constraints=limits,
+        direct=direct,
+        companions=companions,
     )
 
 
@@ -97,41 +105,29 @@ def _pinned(need: Need, candidate: Candidate) -> Need:
     return replace(need, specifier=need.specifier & SpecifierSet(f"=={candidate.version}"))
 
 
-def _first_builds(catalog: Catalog, needs: Sequence[Need]) -> list[tuple[str, str, str]]:
-    """The build the solver will try first for each requested database package (newest that fits the request
-    on a variant the driver runs), for the source to fetch ahead in parallel."""
+def _first_builds(
+    catalog: Catalog, needs: Sequence[Need], companions: Companions | None
+) -> list[tuple[str, str, str]]:
+    """The build the solver will try first for each requested database package (the newest that meets the
+    request, on a variant the driver runs, that the other requested packages leave room for), for the source
+    to fetch ahead in parallel."""
     runnable = catalog.runnable
+    fits = companions.fits if companions is not None else bool
     out = []
     for need in needs:
         if need.name not in catalog.known or need.name == CUDA or need.url:
             continue
         first = next(
-            (c for c in catalog.for_name(need.name) if c.variant in runnable and satisfies(need, c) and c.build),
+            (
+                c
+                for c in catalog.for_name(need.name)
+                if c.variant in runnable and satisfies(need, c) and c.build and fits(c)
+            ),
             None,
         )
         if first is not None:
             out.append((first.name, str(first.version), first.index_url))
     return out
-
-
-def _likely_builds(
-    db: CompatDB, catalog: Catalog, needs: Sequence[Need], constraints: Mapping[str, SpecifierSet]
-) -> list[tuple[str, str, str]]:
-    """The builds of the database's answer for the requested database packages alone (the embedded solve, no
-    index read): the index's metadata can only narrow that set, so it is usually the set the whole-environment
-    solve ends on, and its dependencies are worth reading ahead (``prefetch_builds``). None when it fails."""
-    known = [n for n in needs if n.name in catalog.known and not n.url]
-    if not known:
-        return []
-    try:
-        pins = solve_catalog(known, db, catalog, constraints=constraints).pins
-    except NoSolution:  # no guess: the whole-environment solve says why, if it fails too
-        return []
-    return [
-        (c.name, str(c.version), c.index_url)
-        for name, c in pins.items()
-        if name != CUDA and not c.extras and c.build is not None
-    ]
 
 
 def reachable(db: CompatDB, names: Sequence[str]) -> list[str]:
@@ -158,9 +154,11 @@ def solve_catalog(
     environment: Mapping[str, str] | None = None,
     constraints: Mapping[str, SpecifierSet] | None = None,
     direct: Mapping[str, Candidate] | None = None,
+    companions: Companions | None = None,
 ) -> Resolved:
     """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries); ``direct``:
-    the one candidate of each package a direct reference pins.
+    the one candidate of each package a direct reference pins; ``companions``: ``Companions(catalog, needs)``,
+    when the caller made it already.
 
     A requested package every release of which conflicts with another request fails before the
     search (``request_conflicts``: it stops at the first release that fits, so a good request costs
@@ -178,6 +176,7 @@ def solve_catalog(
         environment=environment,
         constraints=constraints or {},
         direct=direct or {},
+        companions=companions,
     )
     unreadable: IndexUnavailable | None = None
     pins: dict[str, Candidate] | None = None
@@ -218,7 +217,8 @@ class _Search:
     companions: Companions | None = None  # made from ``needs`` on the first run, shared by the later ones
 
     def __post_init__(self) -> None:
-        self.companions = Companions(self.catalog, self.needs)
+        if self.companions is None:
+            self.companions = Companions(self.catalog, self.needs)
 
     def run(self, needs: Sequence[Need]) -> dict[str, Candidate]:
         from resolvelib import BaseReporter, Resolver
