@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from typing import TYPE_CHECKING
 
 import httpx
 import respx
@@ -12,6 +13,9 @@ from packaging.tags import parse_tag
 
 from cudaresolve.index.client import IndexClient
 from cudaresolve.index.source import IndexSource
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PYPI = "https://pypi.org/simple"
 FILES = "https://files.example.org"
@@ -69,3 +73,45 @@ def test_close_on_ctrl_c_does_not_wait_for_the_walk() -> None:
         source.close(abandon=True)  # the page is still on its way
         assert time.monotonic() - started < 1
         release_page.set()
+
+
+def _walk_threads() -> int:
+    return sum(t.name.startswith("walk") for t in threading.enumerate())
+
+
+def test_a_warm_cache_starts_no_walk_and_a_page_the_cache_lacks_is_walked_again(tmp_path: Path) -> None:
+    """What the cache holds fresh (listing and metadata) is left to the solver: no thread, no request. Where
+    the cache lacks a page, the walk ahead comes back, from the solver's own pins."""
+    from cudaresolve.index.http_cache import HttpCache
+
+    cache = HttpCache(tmp_path)
+    fresh = {"Content-Type": "text/html", "Cache-Control": "max-age=600"}
+    tags = tuple(parse_tag("py3-none-any"))
+    with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
+        pages = [router.get(f"{PYPI}/{n}/").respond(200, text=_page(n), headers=fresh) for n in "ab"]
+        files = [router.get(f"{FILES}/{n}-1.0-py3-none-any.whl.metadata").respond(200, text=METADATA[n]) for n in "ab"]
+        cold = IndexSource(IndexClient(http, cache=cache, sleep=lambda _: None), default_index=PYPI, tags=tags,
+                           python="3.11", cache=cache)  # fmt: skip
+        cold.prefetch(["a"])
+        cold.close()
+        assert [r.call_count for r in (*pages, *files)] == [1, 1, 1, 1]  # the walk read a, then b
+
+        before = _walk_threads()
+        warm = IndexSource(IndexClient(http, cache=cache, sleep=lambda _: None), default_index=PYPI, tags=tags,
+                           python="3.11", cache=cache)  # fmt: skip
+        warm.prefetch(["a"])
+        assert _walk_threads() == before  # nothing to wait for: no thread
+        (a,) = warm.releases("a")
+        warm.prefetch(warm.requires(a))  # as the solver does for what a pinned release requires
+        assert _walk_threads() == before
+        warm.close()
+        assert [r.call_count for r in (*pages, *files)] == [1, 1, 1, 1]  # no request at all
+
+        cache.path_for(f"{PYPI}/b/").unlink()  # the cache lacks b's page now
+        partial = IndexSource(IndexClient(http, cache=cache, sleep=lambda _: None), default_index=PYPI, tags=tags,
+                              python="3.11", cache=cache)  # fmt: skip
+        partial.prefetch(["a"])
+        (a,) = partial.releases("a")
+        partial.prefetch(partial.requires(a))  # b's page must be fetched: the walk does it on its thread
+        partial.close()
+        assert [r.call_count for r in (*pages, *files)] == [1, 2, 1, 1]

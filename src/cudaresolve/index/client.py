@@ -120,7 +120,7 @@ class IndexClient:
         self._allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self._down: dict[str, str] = {}  # host -> why it failed
         self.keep: dict[str, Keep] = {}  # project -> which file names to parse (all when absent)
-        self._peeked: dict[str, CachedResponse | None] = {}  # url -> entry fresh_page read, not fresh
+        self._peeked: dict[str, tuple[CachedResponse | None]] = {}  # url -> (entry read ahead by fresh_page and co.)
 
     def fetch_project(self, index_url: str, name: str) -> list[IndexFile]:
         """The wheels of ``name`` on ``index_url``; [] when the index does not carry it (404)."""
@@ -282,12 +282,23 @@ class IndexClient:
             from cudaresolve.index.flat import flat_page
 
             return flat_page(self, page, fresh_only=True)
-        self._peeked[url] = cached  # fetch_page comes next: spare it a second read
+        self._peeked[url] = (cached,)  # fetch_page comes next: spare it a second read
         return None
 
+    def needs_request(self, index_url: str, name: str) -> bool:
+        """Whether ``fetch_page`` would send a request (no fresh copy of a found page in the cache); the entry read
+        is kept for that ``fetch_page``. Offline: False (it would fail or use the cache, never ask)."""
+        if self.offline:
+            return False
+        _, _, _, url = self._where(index_url, name)
+        cached = self._cached(url)
+        self._peeked[url] = (cached,)
+        return not (self._usable(cached, url) and cached.status != 404)
+
     def _cached(self, url: str) -> CachedResponse | None:
-        if url in self._peeked:
-            return self._peeked.pop(url)
+        peeked = self._peeked.pop(url, None)  # one pop: another thread may take it between a test and a pop
+        if peeked is not None:
+            return peeked[0]
         return self.cache.get(url) if self.cache is not None else None
 
     def _where(self, index_url: str, name: str) -> tuple[NormalizedName, str, str, str]:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.http_cache import HttpCache
     from cudaresolve.index.simple import IndexFile
 
-__all__ = ["CoreMetadata", "fetch_core_metadata", "parse_core_metadata", "static_problem"]
+__all__ = ["CoreMetadata", "cached_core_metadata", "fetch_core_metadata", "parse_core_metadata", "static_problem"]
 
 #: More Requires-Dist lines than any real package has (torch: ~25); a bound on work, not a fact.
 _MAX_REQUIREMENTS: Final = 2000
@@ -130,11 +130,32 @@ def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: Inde
         text = read_remote_metadata(client, file.url, file.project, str(file.version))
     if cached is None or cached.status != 200:
         report(Event(kind="metadata", label=url))
+    meta = _describing(text, file, source)
+    if cached is None and cache is not None:
+        cache.store(CachedResponse(url=url, status=200, body=text, content_type="text/plain", fetched_at=time.time()))
+    return _static(meta, file)
+
+
+def cached_core_metadata(cache: HttpCache | None, file: IndexFile) -> CoreMetadata | None:
+    """The metadata of ``file`` when the cache holds it (no request), else None; raises as
+    ``fetch_core_metadata`` does for a cached file that does not describe ``file``."""
+    url = f"{file.url}.metadata"
+    cached = cache.get(url) if cache is not None else None
+    if cached is None or cached.status != 200:
+        return None
+    return _static(_describing(cached.body, file, url if file.core_metadata else file.url), file)
+
+
+def _describing(text: str, file: IndexFile, source: str) -> CoreMetadata:
+    """``text`` parsed, when it is the metadata of ``file``'s project and version."""
     meta = parse_core_metadata(text, source=source)
     if meta.name != str(canonicalize_name(file.project)) or meta.version != file.version:
         raise _bad(source, f"it describes {meta.name} {meta.version}, not {file.project} {file.version}")
-    if cached is None and cache is not None:
-        cache.store(CachedResponse(url=url, status=200, body=text, content_type="text/plain", fetched_at=time.time()))
+    return meta
+
+
+def _static(meta: CoreMetadata, file: IndexFile) -> CoreMetadata:
+    """``meta``, unless it comes from an sdist whose identity or dependencies are dynamic (PEP 643)."""
     problem = static_problem(meta) if file.sdist else None
     if problem is not None:
         raise DynamicMetadata(

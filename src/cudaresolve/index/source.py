@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from cudaresolve.errors import CudaResolveError, IndexUnavailable, NoSolution
-from cudaresolve.index.metadata import fetch_core_metadata
+from cudaresolve.index.fitting import best_files, index_release
+from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.resolve.source import Artifact, IndexRelease, applies
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.index.client import IndexClient, ProjectPage
     from cudaresolve.index.http_cache import HttpCache
+    from cudaresolve.index.metadata import CoreMetadata
     from cudaresolve.index.simple import IndexFile
     from cudaresolve.text.findings import Notice
 
@@ -48,9 +51,6 @@ __all__ = ["IndexSource"]
 #: Threads that fetch ahead of the solver, and how many names they may walk (bounds on work, not facts).
 _PREFETCH_THREADS: Final = 16
 _PREFETCH_LIMIT: Final = 500
-#: Ranks of files within one release, after any wheel tag's (``_fits``): an sdist, then anything yanked.
-_SDIST_RANK: Final = 10**5
-_YANKED_RANK: Final = 10**6
 
 
 class IndexSource:
@@ -141,17 +141,28 @@ class IndexSource:
                 if key in self._walked or project in self._skip or len(self._walked) >= _PREFETCH_LIMIT:
                     continue
                 self._walked.add(key)
-            self._submit(self._walk_one, project, spec)
+            if not self._cached_step(project, partial(self._newest, project, spec)):
+                self._submit(self._walk_one, project, spec)
+
+    def _newest(self, name: str, spec: SpecifierSet) -> IndexRelease | None:
+        found = (r for r in self.releases(name) if not (r.yanked or r.version.is_prerelease))
+        return next((r for r in found if spec.contains(r.version)), None)
 
     def _walk_one(self, name: str, spec: SpecifierSet) -> None:
-        def newest() -> IndexRelease | None:
-            return next(
-                (r for r in self.releases(name)
-                 if not r.yanked and not r.version.is_prerelease and spec.contains(r.version)),
-                None,
-            )  # fmt: skip
+        self._walk_from(lambda: self._newest(name, spec))
 
-        self._walk_from(newest)
+    def _cached_step(self, name: str, find: Callable[[], IndexRelease | None], index: str | None = None) -> bool:
+        """Whether a step of the walk would send no request: the listing of ``name`` (on ``index``, else its own)
+        is fresh in the cache, and so is the metadata of the release ``find`` picks there. The step is then left
+        to the solver, which reads both when it gets there and walks on from its own pins (``prefetch`` of what
+        each pinned release requires): a warm run starts no thread. In doubt (a fetch under way, a failure): False."""
+        try:
+            if self._client.needs_request(index or self.index_for(name), name):
+                return False
+            release = find()
+            return release is None or self._cached_requires(release)
+        except CudaResolveError:
+            return False
 
     def _walk_from(self, find: Callable[[], IndexRelease | None]) -> None:
         """Walk on from what the release ``find`` gives requires on the target."""
@@ -201,7 +212,8 @@ class IndexSource:
         if self._client.offline:
             return
         for build in dict.fromkeys(builds):
-            self._submit(self._walk_build, build)
+            if not self._cached_step(build[0], partial(self.build_release, *build), build[2]):
+                self._submit(self._walk_build, build)
 
     def _walk_build(self, build: tuple[str, str, str]) -> None:
         self._walk_from(lambda: self.build_release(*build))
@@ -211,7 +223,7 @@ class IndexSource:
         waiting; a failure waits for the solver to ask (it is kept, as any page's)."""
         wanted = [
             p for p in dict.fromkeys((i.rstrip("/"), str(canonical_project(n))) for i, n in pages)
-            if p not in self._pages and p not in self._errors
+            if p not in self._pages and p not in self._errors and self._client.needs_request(*p)
         ]  # fmt: skip
         if self._client.offline or len(wanted) < 2:
             return
@@ -260,42 +272,14 @@ class IndexSource:
                     self._stale.setdefault(key[0], (reason, page.fetched_at, []))[2].append(key[1])
         return page
 
-    def _fits(self, file: IndexFile) -> int | None:
-        """The file's rank for the target (lower is better), None when it does not install there: a wheel by its
-        best tag, an sdist after every wheel (pip and uv prefer a wheel of the same release)."""
-        if file.requires_python:
-            try:
-                if not SpecifierSet(file.requires_python).contains(self._python, prereleases=True):
-                    return None
-            except InvalidSpecifier:
-                return None
-        if file.sdist:
-            return _SDIST_RANK
-        return tag_priority(file.tags, self._tags)
-
     def _best_files(self, page: ProjectPage) -> dict[Version, tuple[IndexFile, bool]]:
         """Per version: the best fitting file (a wheel, else the sdist), and whether every fitting file is yanked
         (once per page)."""
         key = (page.index_url, str(page.project))
         found = self._best.get(key)
         if found is None:
-            found = self._best[key] = self._choose_files(page)
+            found = self._best[key] = best_files(page.files, self._tags, self._python)
         return found
-
-    def _choose_files(self, page: ProjectPage) -> dict[Version, tuple[IndexFile, bool]]:
-        best: dict[Version, tuple[int, IndexFile]] = {}
-        live: set[Version] = set()
-        for file in page.files:
-            rank = self._fits(file)
-            if rank is None:
-                continue
-            if not file.yanked:
-                live.add(file.version)
-            seen = best.get(file.version)
-            key = (rank + (_YANKED_RANK if file.yanked else 0), file.filename)
-            if seen is None or key < (seen[0], seen[1].filename):
-                best[file.version] = (key[0], file)
-        return {v: (f, v not in live) for v, (_, f) in best.items()}
 
     def releases(self, name: str) -> Sequence[IndexRelease]:
         index = self.index_for(name)
@@ -303,7 +287,7 @@ class IndexSource:
         out = []
         for version, (file, yanked) in sorted(self._best_files(page).items(), reverse=True):
             self._files[(index, str(page.project), str(version))] = file
-            out.append(_release(page.project, version, index, file, yanked=yanked))
+            out.append(index_release(page.project, version, index, file, yanked=yanked))
         return out
 
     def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
@@ -318,7 +302,7 @@ class IndexSource:
                     self._files[key] = file
         if file is None:
             return None
-        return _release(page.project, file.version, index, file, yanked=file.yanked)
+        return index_release(page.project, file.version, index, file, yanked=file.yanked)
 
     def direct_release(self, name: str, url: str) -> IndexRelease:
         """The wheel ``name @ url`` names (``index.direct``): its tags must install on the target and its
@@ -405,11 +389,7 @@ class IndexSource:
                 Text.of("index.package-unavailable", package=release.name, reason=release.artifact.url), hint=HINT
             )
         try:
-            meta = fetch_core_metadata(self._client, self._cache, file)
-            if meta.requires_python:
-                self._requires_python[key] = meta.requires_python
-            self._requires[key] = meta.requires_dist
-            return meta.requires_dist
+            return self._keep(key, fetch_core_metadata(self._client, self._cache, file))
         except IndexUnavailable as e:
             raise IndexUnavailable(
                 Text.of("index.package-unavailable", package=f"{release.name} {release.version}", reason=e.text),
@@ -417,14 +397,29 @@ class IndexSource:
             ) from e
 
 
-def _release(project: str, version: Version, index: str, file: IndexFile, *, yanked: bool) -> IndexRelease:
-    artifact = Artifact(
-        filename=file.filename,
-        url=file.url,
-        sha256=file.sha256,
-        size=file.size,
-        requires_python=file.requires_python,
-        upload_time=file.upload_time.isoformat() if file.upload_time else None,
-        kind=FileKind.SDIST if file.sdist else FileKind.WHEEL,
-    )
-    return IndexRelease(name=str(project), version=version, index_url=index, artifact=artifact, yanked=yanked)
+    def _keep(self, key: tuple[str, str, str], meta: CoreMetadata) -> Sequence[Requirement]:
+        if meta.requires_python:
+            self._requires_python[key] = meta.requires_python
+        self._requires[key] = meta.requires_dist
+        return meta.requires_dist
+
+    def _cached_requires(self, release: IndexRelease) -> bool:
+        """Whether ``release``'s metadata is at hand without a request (kept, or read now from the cache)."""
+        key = (release.index_url, release.name, str(release.version))
+        file = self._files.get(key)
+        if key in self._requires or file is None:
+            return key in self._requires
+        with self._lock:
+            gate = self._gates.setdefault(("metadata", *key), threading.Lock())
+        if not gate.acquire(blocking=False):  # a thread is reading it
+            return False
+        try:
+            if key not in self._requires:
+                meta = cached_core_metadata(self._cache, file)
+                if meta is None:
+                    return False
+                self._keep(key, meta)
+            return True
+        finally:
+            gate.release()
+

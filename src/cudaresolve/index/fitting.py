@@ -1,0 +1,76 @@
+"""Which file of each release installs on the target, and the release it makes. Pure.
+
+A wheel ranks by its best tag for the target (``target.environment.tag_priority``), an sdist after
+every wheel of its release (pip and uv prefer a wheel), a yanked file after everything else; a file
+whose ``Requires-Python`` leaves the target's Python out, or cannot be read, does not install.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from cudaresolve.resolve.model import FileKind
+from cudaresolve.resolve.source import Artifact, IndexRelease
+from cudaresolve.target.environment import tag_priority
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from packaging.tags import Tag
+    from packaging.version import Version
+
+    from cudaresolve.index.simple import IndexFile
+
+__all__ = ["best_files", "file_rank", "index_release"]
+
+#: Ranks of files within one release, after any wheel tag's (``file_rank``): an sdist, then anything yanked.
+_SDIST_RANK: Final = 10**5
+_YANKED_RANK: Final = 10**6
+
+
+def file_rank(file: IndexFile, tags: tuple[Tag, ...], python: str) -> int | None:
+    """The file's rank for the target (lower is better), None when it does not install there: a wheel by its
+    best tag, an sdist after every wheel. ``python``: the target's full version (``3.11.0``)."""
+    if file.requires_python:
+        try:
+            if not SpecifierSet(file.requires_python).contains(python, prereleases=True):
+                return None
+        except InvalidSpecifier:
+            return None
+    if file.sdist:
+        return _SDIST_RANK
+    return tag_priority(file.tags, tags)
+
+
+def best_files(files: Iterable[IndexFile], tags: tuple[Tag, ...], python: str) -> dict[Version, tuple[IndexFile, bool]]:
+    """Per version: the best file that installs on the target (a wheel, else the sdist), and whether every such
+    file is yanked. Equal ranks: the first file name in sort order."""
+    best: dict[Version, tuple[int, IndexFile]] = {}
+    live: set[Version] = set()
+    for file in files:
+        rank = file_rank(file, tags, python)
+        if rank is None:
+            continue
+        if not file.yanked:
+            live.add(file.version)
+        seen = best.get(file.version)
+        key = (rank + (_YANKED_RANK if file.yanked else 0), file.filename)
+        if seen is None or key < (seen[0], seen[1].filename):
+            best[file.version] = (key[0], file)
+    return {v: (f, v not in live) for v, (_, f) in best.items()}
+
+
+def index_release(project: str, version: Version, index: str, file: IndexFile, *, yanked: bool) -> IndexRelease:
+    """The solver's view of ``file`` as the release ``version`` of ``project`` on ``index``."""
+    artifact = Artifact(
+        filename=file.filename,
+        url=file.url,
+        sha256=file.sha256,
+        size=file.size,
+        requires_python=file.requires_python,
+        upload_time=file.upload_time.isoformat() if file.upload_time else None,
+        kind=FileKind.SDIST if file.sdist else FileKind.WHEEL,
+    )
+    return IndexRelease(name=str(project), version=version, index_url=index, artifact=artifact, yanked=yanked)
