@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from email.parser import HeaderParser
 from typing import TYPE_CHECKING, Final
 
+from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -38,6 +39,9 @@ __all__ = ["CoreMetadata", "cached_core_metadata", "fetch_core_metadata", "parse
 
 #: More Requires-Dist lines than any real package has (torch: ~25); a bound on work, not a fact.
 _MAX_REQUIREMENTS: Final = 2000
+#: Parsed markers kept for reuse (``_requirement``), at most this many: a bound on memory, not a fact.
+_MAX_MARKERS: Final = 4096
+_MARKERS: dict[str, Marker] = {}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,8 +70,8 @@ def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
     requires = []
     for line in lines:
         try:
-            requires.append(Requirement(" ".join(line.split())))
-        except InvalidRequirement as exc:
+            requires.append(_requirement(" ".join(line.split())))
+        except (InvalidRequirement, InvalidMarker) as exc:
             raise _bad(source, f"bad Requires-Dist {line.strip()[:80]!r}") from exc
     rp = headers.get("Requires-Python")
     mv = headers.get("Metadata-Version")
@@ -79,6 +83,24 @@ def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
         metadata_version=mv.strip() if mv else None,
         dynamic=tuple(d.strip().lower() for d in headers.get_all("Dynamic") or ()),
     )
+
+
+def _requirement(line: str) -> Requirement:
+    """``Requirement(line)``, its marker parsed once per process for every line that has the same one (a few
+    hundred distinct markers stand behind thousands of lines: ``extra == "dev"``, ``python_version < "3.11"``).
+    A line with a URL, or more than one ``;``, is parsed whole."""
+    if "@" in line or line.count(";") != 1:
+        return Requirement(line)
+    head, _, tail = line.partition(";")
+    requirement = Requirement(head)
+    tail = tail.strip()
+    marker = _MARKERS.get(tail)
+    if marker is None:
+        marker = Marker(tail)
+        if len(_MARKERS) < _MAX_MARKERS:
+            _MARKERS[tail] = marker
+    requirement.marker = marker
+    return requirement
 
 
 #: The fields whose being static lets an sdist's PKG-INFO stand for the wheel it builds (PEP 643).
