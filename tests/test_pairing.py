@@ -206,3 +206,26 @@ def test_a_build_fits_only_beside_a_build_of_its_own_variant() -> None:
             for a in catalog.for_name("torchaudio")
         )  # fmt: skip
         assert companions.fits(torch) == expected, (str(torch.version), torch.variant)
+
+
+def test_variants_that_rank_equal_are_searched_in_the_same_order() -> None:
+    """fbgemm-gpu on a GeForce MX450 under minor-version compatibility: cu128 and cu126 give sets that rank equal.
+    Without the pairings cu126's bound is the higher (torch 2.14.1, which pairs with no fbgemm-gpu), so cu126 is
+    searched first and kept; the pairings' tighter bound must not reorder the search, only skip variants."""
+    target = Target(gpus=(gpu("NVIDIA GeForce MX450"),), driver=parse_driver("545.23.06"), python="3.13",
+                    platform="linux_x86_64")  # fmt: skip
+    found = answer(["fbgemm-gpu"], target)
+    with without_pairing():
+        assert answer(["fbgemm-gpu"], target) == found
+    assert isinstance(found, dict) and found[CUDA][1] == "cu126"
+
+
+def test_a_failure_is_explained_by_the_search_without_the_pairings() -> None:
+    """torchrec and torch on a GB10, PyPI builds only: no set. The pairings leave fewer torch builds, so the failing
+    search ends on other causes; the failure is explained from the search without them, with the same findings."""
+    target = Target(gpus=(gpu("NVIDIA GB10"),), driver=parse_driver("580.65.06"), python="3.11",
+                    platform="linux_x86_64")  # fmt: skip
+    found = answer(["torchrec", "torch"], target, gpu_source="pypi")
+    with without_pairing():
+        assert answer(["torchrec", "torch"], target, gpu_source="pypi") == found
+    assert found == ("no-solution", ["sm-not-covered", "no-wheel-for-python"])

@@ -181,7 +181,14 @@ def solve_catalog(
     unreadable: IndexUnavailable | None = None
     pins: dict[str, Candidate] | None = None
     try:
-        pins = search.run(needs)
+        try:
+            pins = search.run(needs)
+        except ResolutionImpossible:
+            if search.companions is None:
+                raise
+            # The pairings leave no set out, but they change the path of a failing search and so its causes:
+            # the failure is searched again without them, to be explained (and fallen back from) as before.
+            pins = search.run(needs, paired=False)
     except ResolutionImpossible as exc:
         if not search.unreadable:
             findings = explain_resolution(catalog, needs, list(exc.causes), index=search.index_candidates)
@@ -220,7 +227,8 @@ class _Search:
         if self.companions is None:
             self.companions = Companions(self.catalog, self.needs)
 
-    def run(self, needs: Sequence[Need]) -> dict[str, Candidate]:
+    def run(self, needs: Sequence[Need], *, paired: bool = True) -> dict[str, Candidate]:
+        """One search for ``needs``; with ``paired``, over the builds the requested packages' pairings leave."""
         from resolvelib import BaseReporter, Resolver
 
         from cudaresolve.resolve.provider import CatalogProvider
@@ -234,7 +242,7 @@ class _Search:
             environment=self.environment,
             constraints=self.constraints,
             direct=self.direct,
-            companions=self.companions,
+            companions=self.companions if paired else None,
         )
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
@@ -259,17 +267,25 @@ def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> 
     best_key = set_key(first, anchor, requested) if first is not None else None
     has_anchor = first is None or anchor in first
     tried = first[CUDA].variant if first is not None else None
+    # Variants are searched in the order of their bound without the pairings, so that of two variants whose best
+    # sets rank equal the same one is found first (and kept); the pairings' tighter bound only skips a variant
+    # that cannot beat the best set found so far (None: no set on it holds every requested package).
     bounds = []
     for v in catalog.for_name(CUDA):
         if v.variant == tried:
             continue
-        bound = best_case(v, needs, catalog, anchor, requested, has_anchor=has_anchor, companions=search.companions)
-        if bound is not None:  # None: no set on ``v`` holds every requested package
-            bounds.append((bound, v))
+        bound = best_case(v, needs, catalog, anchor, requested, has_anchor=has_anchor)
+        tight = bound
+        if search.companions is not None:
+            tight = best_case(v, needs, catalog, anchor, requested, has_anchor=has_anchor, companions=search.companions)
+        assert bound is not None
+        bounds.append((bound, tight, v))
     bounds.sort(key=lambda b: b[0], reverse=True)  # stable: equal bounds keep the catalog's order
-    for bound, variant in bounds:
+    for bound, tight, variant in bounds:
         if best_key is not None and bound <= best_key:
             break  # sorted: no later variant can beat the best set either
+        if tight is None or (best_key is not None and tight <= best_key):
+            continue
         try:
             pins = search.run([*needs, Need(name=CUDA, variant=variant.variant)])
         except (ResolutionImpossible, ResolutionTooDeep, IndexUnavailable):
