@@ -20,11 +20,11 @@ import cudaresolve.resolve.solve as solve_module
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import load_compat
 from cudaresolve.errors import NoSolution
-from cudaresolve.resolve.catalog import CUDA, build_catalog
+from cudaresolve.resolve.catalog import CUDA, Need, build_catalog
 from cudaresolve.resolve.needs import parse_requests
-from cudaresolve.resolve.order import best_case, ranked_names, release_of
+from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key
 from cudaresolve.resolve.pairing import Companions, paired
-from cudaresolve.resolve.solve import solve
+from cudaresolve.resolve.solve import solve, solve_catalog
 from cudaresolve.resolve.source import Artifact, IndexRelease
 from cudaresolve.target.environment import marker_environment
 from cudaresolve.target.model import Gpu, Target
@@ -208,16 +208,51 @@ def test_a_build_fits_only_beside_a_build_of_its_own_variant() -> None:
         assert companions.fits(torch) == expected, (str(torch.version), torch.variant)
 
 
-def test_variants_that_rank_equal_are_searched_in_the_same_order() -> None:
+def best_by_brute_force(requests: list[str], target: Target) -> tuple[object, str | None]:
+    """The rule's best set, found by solving on every variant the target runs: (its key, its variant), the
+    catalog's first variant among equal keys; (None, None) when no variant has a set."""
+    catalog = build_catalog(DB, target)
+    needs = parse_requests(requests, marker_environment(target))
+    requested = ranked_names(needs, catalog, DB.anchor)
+    best: tuple[object, str | None] = (None, None)
+    for variant in catalog.for_name(CUDA):  # the catalog's order: the first of equal keys stays
+        try:
+            pins = solve_catalog([*needs, Need(name=CUDA, variant=variant.variant)], DB, catalog).pins
+        except NoSolution:
+            continue
+        key = set_key(pins, DB.anchor, requested)
+        if best[0] is None or key > best[0]:  # type: ignore[operator]
+            best = (key, variant.variant)
+    return best
+
+
+def test_sets_that_rank_equal_go_to_the_catalogs_first_variant_whatever_the_search_path() -> None:
     """fbgemm-gpu on a GeForce MX450 under minor-version compatibility: cu128 and cu126 give sets that rank equal.
-    Without the pairings cu126's bound is the higher (torch 2.14.1, which pairs with no fbgemm-gpu), so cu126 is
-    searched first and kept; the pairings' tighter bound must not reorder the search, only skip variants."""
+    Which variant resolvelib's first search lands on depends on its path (and the pairings change the path): the
+    set kept is the one on the catalog's first variant (the newer CUDA), with or without them."""
     target = Target(gpus=(gpu("NVIDIA GeForce MX450"),), driver=parse_driver("545.23.06"), python="3.13",
                     platform="linux_x86_64")  # fmt: skip
+    _, variant = best_by_brute_force(["fbgemm-gpu"], target)
     found = answer(["fbgemm-gpu"], target)
     with without_pairing():
         assert answer(["fbgemm-gpu"], target) == found
-    assert isinstance(found, dict) and found[CUDA][1] == "cu126"
+    assert isinstance(found, dict) and found[CUDA][1] == variant
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(case=requests_and_targets())
+def test_the_answer_is_the_rules_best_set_on_the_catalogs_first_variant(case: tuple[list[str], Target]) -> None:
+    requests, target = case
+    key, variant = best_by_brute_force(requests, target)
+    try:
+        resolved = solve(requests, DB, target)
+    except NoSolution:
+        assert key is None
+        return
+    pins = resolved.pins
+    needs = parse_requests(requests, marker_environment(target))
+    assert set_key(pins, DB.anchor, ranked_names(needs, resolved.catalog, DB.anchor)) == key
+    assert pins[CUDA].variant == variant
 
 
 def test_a_failure_is_explained_by_the_search_without_the_pairings() -> None:

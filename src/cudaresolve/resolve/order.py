@@ -12,7 +12,9 @@ no search), and keeps the best set by this rule:
 4. the user's stated preferences: the newest releases of the packages they asked for, in order;
 5. fewer builds from rows marked ``verified = false``.
 
-Equal sets keep the first found: resolvelib's own answer, then variants in the catalog's order.
+Of sets equal by this rule, the one on the variant that comes first in the catalog's order (full driver
+support first, then the newer CUDA) is kept, whichever search found it: the answer does not depend on the
+path resolvelib took.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from cudaresolve.resolve.direct import direct_candidate
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.resolve.needs import parse_constraints, parse_requests, skipped_requests
-from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key, unverified
+from cudaresolve.resolve.order import SetKey, best_case, ranked_names, release_of, set_key, unverified
 from cudaresolve.resolve.pairing import Companions
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.target.environment import marker_environment
@@ -255,46 +255,45 @@ def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> 
     """The best set over every variant the target runs (``order``'s rule), starting from resolvelib's ``first``
     answer (None when its set broke a ``constrains`` row).
 
-    Cost: one more search per variant whose best case (``best_case``, read from the catalog) beats the best
-    set found so far; usually none. A variant named by the request is never searched past."""
+    Of sets that rank equal, the one on the variant that comes first in the catalog's order is kept, whichever
+    search found it. Cost: one more search per variant whose best case (``best_case``, read from the catalog)
+    beats the best set found so far, or equals it on an earlier variant; usually none. A variant named by the
+    request is never searched past."""
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
     needs, catalog, anchor = search.needs, search.catalog, search.db.anchor
     if any(n.name == CUDA for n in needs) or (first is not None and CUDA not in first):
         return first
     requested = ranked_names(needs, catalog, anchor)
+    order = {v.variant: i for i, v in enumerate(catalog.for_name(CUDA))}
+
+    def rank(key: SetKey, variant: str | None) -> tuple[SetKey, int]:  # equal keys: the catalog's earlier variant
+        return key, -order.get(variant, len(order))
+
     best = first
-    best_key = set_key(first, anchor, requested) if first is not None else None
+    best_rank = rank(set_key(first, anchor, requested), first[CUDA].variant) if first is not None else None
     has_anchor = first is None or anchor in first
     tried = first[CUDA].variant if first is not None else None
-    # Variants are searched in the order of their bound without the pairings, so that of two variants whose best
-    # sets rank equal the same one is found first (and kept); the pairings' tighter bound only skips a variant
-    # that cannot beat the best set found so far (None: no set on it holds every requested package).
     bounds = []
     for v in catalog.for_name(CUDA):
         if v.variant == tried:
             continue
-        bound = best_case(v, needs, catalog, anchor, requested, has_anchor=has_anchor)
-        tight = bound
-        if search.companions is not None:
-            tight = best_case(v, needs, catalog, anchor, requested, has_anchor=has_anchor, companions=search.companions)
-        assert bound is not None
-        bounds.append((bound, tight, v))
-    bounds.sort(key=lambda b: b[0], reverse=True)  # stable: equal bounds keep the catalog's order
-    for bound, tight, variant in bounds:
-        if best_key is not None and bound <= best_key:
+        bound = best_case(v, needs, catalog, anchor, requested, has_anchor=has_anchor, companions=search.companions)
+        if bound is not None:  # None: no set on ``v`` holds every requested package
+            bounds.append((rank(bound, v.variant), v))
+    bounds.sort(key=lambda b: b[0], reverse=True)
+    for ceiling, variant in bounds:
+        if best_rank is not None and ceiling <= best_rank:
             break  # sorted: no later variant can beat the best set either
-        if tight is None or (best_key is not None and tight <= best_key):
-            continue
         try:
             pins = search.run([*needs, Need(name=CUDA, variant=variant.variant)])
         except (ResolutionImpossible, ResolutionTooDeep, IndexUnavailable):
             continue  # IndexUnavailable: this variant's index cannot be read; the sets found stand
         if _constraint_conflicts(pins):
             continue
-        key = set_key(pins, anchor, requested)
-        if best_key is None or key > best_key:
-            best, best_key = pins, key
+        found = rank(set_key(pins, anchor, requested), variant.variant)
+        if best_rank is None or found > best_rank:
+            best, best_rank = pins, found
     return best
 
 
