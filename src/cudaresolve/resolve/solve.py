@@ -229,8 +229,10 @@ class _Search:
 
     def run(self, needs: Sequence[Need], *, paired: bool = True) -> dict[str, Candidate]:
         """One search for ``needs``; with ``paired``, over the builds the requested packages' pairings leave."""
-        from resolvelib import BaseReporter, Resolver
+        from resolvelib import BaseReporter
+        from resolvelib.resolvers import Resolution
 
+        from cudaresolve.resolve.connected import connected_pins
         from cudaresolve.resolve.provider import CatalogProvider
 
         provider = CatalogProvider(
@@ -246,9 +248,8 @@ class _Search:
         )
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
-        resolver: Resolver[Need, Candidate, str] = Resolver(provider, BaseReporter())
-        result = resolver.resolve(needs, max_rounds=_MAX_ROUNDS)
-        return dict(result.mapping)
+        resolution: Resolution[Need, Candidate, str] = Resolution(provider, BaseReporter())
+        return connected_pins(resolution.resolve(needs, max_rounds=_MAX_ROUNDS))  # not Resolver: see ``connected``
 
 
 def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> dict[str, Candidate] | None:
