@@ -141,15 +141,13 @@ class IndexSource:
                 if key in self._walked or project in self._skip or len(self._walked) >= _PREFETCH_LIMIT:
                     continue
                 self._walked.add(key)
-            if not self._cached_step(project, partial(self._newest, project, spec)):
-                self._submit(self._walk_one, project, spec)
+            find = partial(self._newest, project, spec)
+            if not self._cached_step(project, find):
+                self._submit(self._walk_from, find)
 
     def _newest(self, name: str, spec: SpecifierSet) -> IndexRelease | None:
         found = (r for r in self.releases(name) if not (r.yanked or r.version.is_prerelease))
         return next((r for r in found if spec.contains(r.version)), None)
-
-    def _walk_one(self, name: str, spec: SpecifierSet) -> None:
-        self._walk_from(lambda: self._newest(name, spec))
 
     def _cached_step(self, name: str, find: Callable[[], IndexRelease | None], index: str | None = None) -> bool:
         """Whether a step of the walk would send no request: the listing of ``name`` (on ``index``, else its own)
@@ -212,11 +210,9 @@ class IndexSource:
         if self._client.offline:
             return
         for build in dict.fromkeys(builds):
-            if not self._cached_step(build[0], partial(self.build_release, *build), build[2]):
-                self._submit(self._walk_build, build)
-
-    def _walk_build(self, build: tuple[str, str, str]) -> None:
-        self._walk_from(lambda: self.build_release(*build))
+            find = partial(self.build_release, *build)
+            if not self._cached_step(build[0], find, build[2]):
+                self._submit(self._walk_from, find)
 
     def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
         """Fetch these listings ((index, name) each) on the walk's threads, those not fetched yet, without
