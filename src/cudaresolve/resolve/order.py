@@ -19,6 +19,7 @@ path resolvelib took.
 
 from __future__ import annotations
 
+from itertools import takewhile
 from typing import TYPE_CHECKING
 
 from packaging.version import Version
@@ -104,8 +105,9 @@ def best_case(
 
     if companions is not None and any(next(usable(name), None) is None for name in companions.names):
         return None
-    top = next(usable(anchor), None) if has_anchor else None
-    tops = [] if top is None else [c for c in usable(anchor) if release_of(c) == release_of(top)]
+    anchors = usable(anchor) if has_anchor else iter(())
+    top = next(anchors, None)
+    tops = [] if top is None else [top, *takewhile(lambda c: release_of(c) == release_of(top), anchors)]
 
     def newest(name: str) -> Version:
         for candidate in usable(name):
