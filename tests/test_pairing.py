@@ -9,6 +9,7 @@ replaced by nothing), on the shipped database.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -25,14 +26,16 @@ from cudaresolve.resolve.needs import parse_requests
 from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key
 from cudaresolve.resolve.pairing import Companions, paired
 from cudaresolve.resolve.solve import solve, solve_catalog
-from cudaresolve.resolve.source import Artifact, IndexRelease
 from cudaresolve.target.environment import marker_environment
 from cudaresolve.target.model import Gpu, Target
+from test_source_solve import DictSource
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterator, Sequence
 
     from packaging.requirements import Requirement
+
+    from cudaresolve.resolve.source import IndexRelease
 
 DB = load_compat()
 GPU_PACKAGES = ("torch", "torchvision", "torchaudio", "fbgemm-gpu", "torchrec", "xformers", "flashinfer-python")
@@ -97,43 +100,22 @@ def test_the_pairings_never_change_an_answer_or_a_failure(case: tuple[list[str],
         assert answer(requests, target) == found
 
 
-class ListedSource:
-    """Every database build is listed, with no requirements of its own; records what the solver reads."""
+class ListedSource(DictSource):
+    """No project of its own: every database build is listed (on the index asked), with no requirements; records
+    the builds listed and the metadata read."""
 
     def __init__(self) -> None:
+        super().__init__({})
         self.metadata: list[tuple[str, Version]] = []
         self.listed: list[tuple[str, str, str]] = []
 
-    def index_for(self, name: str) -> str:
-        return DB.default_index
-
-    def releases(self, name: str) -> Sequence[IndexRelease]:
-        return []
-
     def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
         self.listed.append((name, version, index_url))
-        url = f"https://files.example.org/{name}-{version}-py3-none-any.whl"
-        artifact = Artifact(filename=url.rsplit("/", 1)[1], url=url, sha256="0" * 64)
-        return IndexRelease(name=name, version=Version(version), index_url=index_url, artifact=artifact)
-
-    def direct_release(self, name: str, url: str) -> IndexRelease:
-        raise AssertionError(url)
+        return replace(self._release(name, version, False), index_url=index_url)
 
     def requires(self, release: IndexRelease) -> Sequence[Requirement]:
         self.metadata.append((release.name, release.version))
         return []
-
-    def python_excluded(self, release: IndexRelease) -> str | None:
-        return None
-
-    def prefetch(self, names: Iterable[str | Requirement]) -> None:
-        pass
-
-    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
-        pass
-
-    def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
-        pass
 
 
 def test_a_release_no_requested_companion_pairs_with_is_never_read() -> None:
