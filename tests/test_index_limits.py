@@ -151,7 +151,8 @@ def test_an_expired_deadline_fails_at_once() -> None:
     now = [0.0]
     deadline = Deadline(5.0, clock=lambda: now[0])
     deadline.check("u")
-    now[0] = 5.0
+    with deadline.busy():
+        now[0] = 5.0
     with pytest.raises(IndexUnavailable) as info:
         deadline.check("https://pypi.org/simple/torch/")
     assert info.value.message.startswith("gave up on https://pypi.org/simple/torch/: the network deadline of 5 s")
@@ -171,3 +172,23 @@ def test_a_bad_deadline_is_invalid_input(value: str) -> None:
     with pytest.raises(InvalidInput) as info:
         deadline_from_env({"CUDARESOLVE_NETWORK_TIMEOUT": value})
     assert "CUDARESOLVE_NETWORK_TIMEOUT must be a positive number of seconds" in info.value.message
+
+
+def test_the_deadline_counts_network_time_only() -> None:
+    # solving, building or a busy CPU between requests never spends it; overlapping requests count once
+    now = [0.0]
+    deadline = Deadline(10.0, clock=lambda: now[0])
+    now[0] = 100.0  # a long CPU-bound stretch with nothing in flight
+    assert deadline.remaining() == 10.0
+    with deadline.busy():
+        now[0] += 3.0
+        with deadline.busy():  # a second request on another thread, at the same time
+            now[0] += 2.0
+        assert deadline.remaining() == 5.0
+    now[0] += 50.0
+    assert deadline.remaining() == 5.0
+    with deadline.busy():
+        now[0] += 6.0
+        assert deadline.remaining() == 0.0
+        with pytest.raises(IndexUnavailable):
+            deadline.check("https://pypi.org/simple/x/")

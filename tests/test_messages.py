@@ -33,6 +33,7 @@ DESIGN_REASON_CODES = (
     "ptx-jit-only",
     "no-wheel-for-python",
     "requires-python",
+    "sdist-unusable",
     "no-wheel-for-platform",
     "variant-not-published",
     "pin-conflict",
@@ -164,6 +165,13 @@ REASONS = [
         "demo 2.0 declares Requires-Python >=3.12, which leaves out the target's Python 3.11;"
         " pip and uv would not install it",
         "demo 2.0 声明了 Requires-Python >=3.12，不包括目标的 Python 3.11；pip 和 uv 不会安装它",
+    ),
+    (
+        "sdist-unusable",
+        {"package": "iopath", "version": "0.1.10"},
+        "iopath 0.1.10 has only an sdist for this target, whose dependencies are known only by building it,"
+        " and it was not built (--no-build) or its build failed",
+        "iopath 0.1.10 在该目标上只有源码包，其依赖只有构建后才能知道，而它未被构建（--no-build）或构建失败",
     ),
     (
         "no-wheel-for-platform",

@@ -21,8 +21,9 @@ from cudaresolve.index.limits import (
     MAX_SDIST_UNPACKED,
     READ_TIMEOUT,
 )
+from cudaresolve.index.build_metadata import BUILD_TIMEOUT, BUILD_TIMEOUT_ENV
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
-from cudaresolve.lock.replay import MAX_RECORD_BYTES, MAX_RECORDS
+from cudaresolve.lock.previous import MAX_PREVIOUS_BYTES
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -49,13 +50,15 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{MAX_SDIST_BYTES // MIB} MiB downloaded, within {FILE_DEADLINE:g} s" in sdist
     assert f"{MAX_SDIST_MEMBERS:,} members and {MAX_SDIST_UNPACKED // MIB} MiB unpacked" in sdist
     assert f"`PKG-INFO` {MAX_PKG_INFO_BYTES // MIB} MiB" in sdist
+    build = rows["an sdist built for its metadata (dynamic `Requires-Dist`)"]
+    assert f"{BUILD_TIMEOUT:g} s for its build" in build and f"`{BUILD_TIMEOUT_ENV}=SECONDS` sets the 300" in build
+    previous = rows["the lock already at the output path, read for its pins"]
+    assert f"{MAX_PREVIOUS_BYTES // MIB} MiB, a regular file" in previous
     host = rows["a host file (`--host FILE`)"]
     assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
     settings = rows["a pip or uv settings file read for the default index (`pip.conf`, `uv.toml`, ...)"]
     assert MAX_CONFIG_BYTES == MIB and f"({MAX_CONFIG_BYTES:,} bytes)" in settings
     assert f"{MAX_ENTRY_BYTES // MIB} MiB" in rows["the database cache entry (`<cache>/compat/*.pickle`)"]
-    record = rows["a lock's answer record (`<cache>/answers-v1/*.json`)"]
-    assert f"{MAX_RECORD_BYTES // MIB} MiB" in record and f"the {MAX_RECORDS} newest are kept" in record
     explain = rows["`explain-error` text"]
     assert MAX_TEXT_CHARS == MIB and f"({MAX_TEXT_CHARS:,} characters)" in explain
     binary = rows["one binary read by `inspect`"]

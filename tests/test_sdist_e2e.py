@@ -37,8 +37,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
     index.add("pypi", "idna", "3.10")
     index.add("pypi", "app", "1.0", requires=["only-sdist"])
     index.add_sdist("pypi", "only-sdist", "1.0", requires=["idna>=3"], origin="sdist")
-    index.add_sdist("pypi", "dynamic-deps", "1.0", dynamic=["Requires-Dist"])
+    index.add_sdist("pypi", "dynamic-deps", "1.0", dynamic=["Requires-Dist"], built_requires=["idna>=3"])
     index.add_sdist("pypi", "old-metadata", "2.0", metadata_version="2.1")
+    index.add("pypi", "fails-to-build", "1.0")
+    index.add_sdist("pypi", "fails-to-build", "2.0", dynamic=["Requires-Dist"], backend_error="needs nvcc 99")
+    index.add("pypi", "newer-dynamic", "1.0")
+    index.add_sdist("pypi", "newer-dynamic", "2.0", metadata_version="2.1", built_requires=["idna"])
     index.add_sdist("pypi", "zipped", "1.0", zip_format=True, requires=["idna"])
     index.add_sdist("pypi", "listed-metadata", "1.0", metadata=True)
     index.add("pypi", "mixed", "1.0")
@@ -86,25 +90,68 @@ def test_the_wheel_wins_within_a_release_and_a_pep_658_file_spares_the_download(
     assert kinds == {"mixed": ("1.0", "wheel"), "listed-metadata": ("1.0", "sdist")}
     assert index.requests["/files/listed_metadata-1.0.tar.gz"] == 0
     assert index.requests["/files/listed_metadata-1.0.tar.gz.metadata"] == 1
-    newer = _lock(served, ["mixed", "--json"], tmp_path)
+    newer = _lock(served, ["mixed", "--json", "-o", "pylock.newer.toml"], tmp_path)  # not the kept pin of pylock.toml
     assert [(p["version"], p["kind"]) for p in json.loads(newer.stdout)["packages"]] == [("2.0", "sdist")]
 
 
-@pytest.mark.parametrize(
-    ("package", "why"),
-    [
-        ("dynamic-deps", "dynamic-deps 1.0 has only an sdist (dynamic_deps-1.0.tar.gz) for this target, and its"
-                         " dependencies cannot be read without building it: its PKG-INFO marks Requires-Dist as"
-                         " dynamic"),
-        ("old-metadata", "old-metadata 2.0 has only an sdist (old_metadata-2.0.tar.gz) for this target, and its"
-                         " dependencies cannot be read without building it: its PKG-INFO is Metadata-Version 2.1"),
-    ],
-)
-def test_dynamic_metadata_is_an_error_naming_the_package(served: Any, tmp_path: Path, package: str, why: str) -> None:
-    result = _lock(served, ["idna", package], tmp_path)
+def test_dynamic_metadata_is_prepared_by_the_sdists_build_backend(served: Any, tmp_path: Path) -> None:
+    # PKG-INFO lists no dependency and marks Requires-Dist dynamic; the backend's metadata requires idna
+    _, _, index = served
+    before = index.requests["/files/dynamic_deps-1.0.tar.gz"]
+    result = _lock(served, ["dynamic-deps", "old-metadata", "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert {p["name"]: p["version"] for p in out["packages"]} == {
+        "dynamic-deps": "1.0", "idna": "3.10", "old-metadata": "2.0"
+    }  # fmt: skip
+    built = [w["message"] for w in out["warnings"] if w["code"] == "sdist-metadata-built"]
+    assert len(built) == 2 and built[0].startswith("dynamic-deps 1.0: its sdist (dynamic_deps-1.0.tar.gz) declares")
+    # at most two downloads: the walk ahead reads PKG-INFO (it never builds), the solver's pin builds
+    downloads = index.requests["/files/dynamic_deps-1.0.tar.gz"]
+    assert before < downloads <= before + 2
+    again = _lock(served, ["dynamic-deps", "-o", "pylock.again.toml"], tmp_path)  # the same cache: built metadata kept
+    assert again.returncode == 0 and "sdist-metadata-built" in again.stderr
+    assert index.requests["/files/dynamic_deps-1.0.tar.gz"] == downloads
+
+
+def test_no_build_passes_a_dynamic_sdist_over_for_an_older_release_with_a_wheel(served: Any, tmp_path: Path) -> None:
+    newest = _lock(served, ["newer-dynamic", "--json"], tmp_path)
+    assert [(p["name"], p["version"]) for p in json.loads(newest.stdout)["packages"]] == [
+        ("idna", "3.10"), ("newer-dynamic", "2.0")
+    ]  # fmt: skip
+    result = _lock(served, ["newer-dynamic", "--no-build", "--json", "-o", "pylock.nb.toml"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [(p["name"], p["version"], p["kind"]) for p in out["packages"]] == [("newer-dynamic", "1.0", "wheel")]
+    passed = [w["message"] for w in out["warnings"] if w["code"] == "sdist-unusable"]
+    assert passed == [
+        "newer-dynamic 2.0 was passed over for another release: newer-dynamic 2.0 has only an sdist"
+        " (newer_dynamic-2.0.tar.gz) for this target, and its dependencies cannot be read without building it:"
+        " its PKG-INFO is Metadata-Version 2.1, which does not promise static metadata (PEP 643 needs 2.2 or newer)"
+    ]
+
+
+def test_a_failing_build_passes_the_release_over_and_says_why(served: Any, tmp_path: Path) -> None:
+    result = _lock(served, ["fails-to-build", "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert [(p["name"], p["version"]) for p in out["packages"]] == [("fails-to-build", "1.0")]
+    (passed,) = [w["message"] for w in out["warnings"] if w["code"] == "sdist-unusable"]
+    assert passed.startswith("fails-to-build 2.0 was passed over for another release: the metadata of"
+                             " fails_to_build-2.0.tar.gz could not be prepared by its build backend: its build"
+                             " backend failed (exit 1): ")
+    assert "RuntimeError: needs nvcc 99" in passed
+
+
+@pytest.mark.parametrize("package", ["dynamic-deps", "old-metadata"])
+def test_with_no_build_and_no_other_release_the_failure_names_the_sdist(
+    served: Any, tmp_path: Path, package: str
+) -> None:
+    result = _lock(served, ["idna", package, "--no-build"], tmp_path)
     assert result.returncode == 1 and not (tmp_path / "pylock.toml").exists()
-    assert result.stderr.startswith(f"error: dynamic-metadata: {why}"), result.stderr
-    assert f"(hint: pin a version of {package} that has a wheel for the target" in result.stderr
+    assert result.stderr.startswith("error: no-solution: "), result.stderr
+    assert f"sdist-unusable: {package} " in result.stderr
+    assert "has only an sdist for this target, whose dependencies are known only by building it" in result.stderr
 
 
 def test_a_broken_sdist_is_a_coded_error_not_a_crash(served: Any, tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from cudaresolve.resolve.model import FileKind
 from cudaresolve.resolve.solve import solve
 from cudaresolve.resolve.source import Artifact, IndexRelease
 from cudaresolve.target.model import Gpu, Target
+from cudaresolve.text.catalogue import format_text
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ class DictSource:
         self.direct = direct or {}  # name -> Requires-Dist of the wheel a direct reference names
         self.metadata_reads: list[str] = []
         self.requires_python: dict[str, str] = {}  # "name version" -> the Requires-Python its metadata states
+        self.unbuildable: set[str] = set()  # "name version": an sdist whose metadata cannot be had
 
     def index_for(self, name: str) -> str:
         return PYPI
@@ -73,6 +75,10 @@ class DictSource:
             if Version(version) == release.version:
                 return [Requirement(r) for r in reqs]
         return []
+
+    def unusable(self, release: IndexRelease) -> Text | None:
+        key = f"{release.name} {release.version}"
+        return Text.of("index.not-cached", url=key) if key in self.unbuildable else None
 
     def python_excluded(self, release: IndexRelease) -> str | None:
         required = self.requires_python.get(f"{release.name} {release.version}")
@@ -157,6 +163,23 @@ def test_when_requires_python_excludes_every_release_the_finding_says_so() -> No
     assert [(f.code, f.package, f.required, f.found) for f in info.value.findings] == [
         ("requires-python", "newpy", ">=3.12", "3.11")
     ]
+
+
+def test_a_release_whose_sdist_cannot_be_built_is_passed_over_for_an_older_one() -> None:
+    # iopath 0.1.10 has only an sdist with dynamic metadata; under --no-build (or a failed build) the solver
+    # takes the newest release whose metadata can be had, as it does for a Requires-Python that does not fit
+    source = DictSource({"app": [("1.0", ["dep"], False)], "dep": [("0.9", [], False), ("0.10", ["x"], False)]})
+    source.unbuildable = {"dep 0.10"}
+    assert pins(["app"], source) == {"app": "1.0", "dep": "0.9"}
+
+
+def test_when_no_release_can_be_used_without_a_build_the_finding_names_the_sdist() -> None:
+    source = DictSource({"dep": [("0.9", [], False), ("0.10", [], False)]})
+    source.unbuildable = {"dep 0.10", "dep 0.9"}
+    with pytest.raises(NoSolution) as info:
+        pins(["dep"], source)
+    assert [(f.code, f.package) for f in info.value.findings] == [("sdist-unusable", "dep")]
+    assert format_text(info.value.findings[0].text).startswith("dep 0.10 has only an sdist for this target")
 
 
 def test_an_unavailable_listing_passes_through_for_the_caller_to_fall_back() -> None:

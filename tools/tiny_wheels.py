@@ -112,12 +112,14 @@ class TinySdist:
 _BACKEND = '''"""Builds this tiny package's wheel with the standard library only."""
 import base64, hashlib, os, zipfile
 
-NAME, VERSION, REQUIRES = {name!r}, {version!r}, {requires!r}
+NAME, VERSION, REQUIRES, FAIL = {name!r}, {version!r}, {requires!r}, {fail!r}
 DIST = NAME.replace("-", "_").replace(".", "_").lower()
 INFO = DIST + "-" + VERSION + ".dist-info"
 
 
 def _files():
+    if FAIL:
+        raise RuntimeError(FAIL)
     meta = "Metadata-Version: 2.1\\nName: " + NAME + "\\nVersion: " + VERSION + "\\n"
     meta += "".join("Requires-Dist: " + r + "\\n" for r in REQUIRES)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -167,12 +169,16 @@ def build_sdist(
     zip_format: bool = False,
     metadata_file: bool = False,
     requires_python: str | None = None,
+    built_requires: Sequence[str] | None = None,
+    backend_error: str | None = None,
 ) -> TinySdist:
     """Write ``dest/<dist>-<version>.tar.gz`` (or ``.zip``): a pure-Python sdist whose PKG-INFO says
     ``metadata_version`` and ``Dynamic: <field>`` for each of ``dynamic``, and which pip and uv build into
     a wheel with the same ``requires`` (its own backend, no build dependencies). The module defines
     ``__version__`` and ``ORIGIN``; ``metadata_file`` also writes the PEP 658 ``<sdist>.metadata`` file;
-    ``requires_python`` is PKG-INFO's ``Requires-Python`` (the built wheel's METADATA does not repeat it)."""
+    ``requires_python`` is PKG-INFO's ``Requires-Python`` (the built wheel's METADATA does not repeat it);
+    ``built_requires``: what the backend's METADATA requires instead (a PKG-INFO whose dynamic dependencies
+    differ from the built ones); ``backend_error``: the backend raises this instead of building."""
     import io
     import tarfile
 
@@ -188,7 +194,10 @@ def build_sdist(
         f"{top}/pyproject.toml": (
             '[build-system]\nrequires = []\nbuild-backend = "tiny_backend"\nbackend-path = ["."]\n'
         ),
-        f"{top}/tiny_backend.py": _BACKEND.format(name=name, version=version, requires=list(requires)),
+        f"{top}/tiny_backend.py": _BACKEND.format(
+            name=name, version=version, fail=backend_error,
+            requires=list(requires if built_requires is None else built_requires),
+        ),
         f"{top}/{dist}/__init__.py": module,
     }
     dest.mkdir(parents=True, exist_ok=True)

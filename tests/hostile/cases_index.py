@@ -152,7 +152,13 @@ def with_server(behaviour: Callable[[socket.socket, HostileServer], None]) -> Ca
     def setup(tmp: Path) -> None:
         server = HostileServer(behaviour)
         _SERVERS[str(tmp)] = server
-        mirror = f'{{"https://download.pytorch.org/whl" = {json.dumps(server.base + "/whl")}}}'
+        # PyPI on a closed loopback port: a CPU target whose PyTorch index fails falls back to PyPI's set, and the
+        # test stays off the network with the hostile server the only one that answers
+        with socket.socket() as closed:
+            closed.bind(("127.0.0.1", 0))
+            port = closed.getsockname()[1]
+        pypi = f'"https://pypi.org/simple" = "http://127.0.0.1:{port}/simple"'
+        mirror = f'{{"https://download.pytorch.org/whl" = {json.dumps(server.base + "/whl")}, {pypi}}}'
         (tmp / "pyproject.toml").write_text(f"[tool.cudaresolve]\nindex-mirror = {mirror}\n")
 
     return setup

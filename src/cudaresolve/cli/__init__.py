@@ -99,15 +99,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             import os
 
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # kept open for the process
-    if "lock" in args_list:  # a repeated lock may be answered from its record, before anything heavy is imported
-        from cudaresolve.lock.replay import answer_from_record
-
-        try:
-            replayed = answer_from_record(args_list, out=sys.stdout, err=sys.stderr)
-        except Exception:  # no home folder, an odd environment: the full run says what is wrong, if anything
-            replayed = None
-        if replayed is not None:
-            return replayed
     wants_json = "--json" in args_list
     args = None
     configure(Output(json=wants_json))
@@ -118,8 +109,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return 2
-        if _recordable(args):
-            return _recorded(args, args_list, wants_json=wants_json)
         return _run(args)
     except CudaResolveError as err:
         return _report(err, args, args_list, wants_json=wants_json)
@@ -162,50 +151,6 @@ def _run(args: argparse.Namespace) -> int:
             stack.callback(listener.close)
             stack.enter_context(listening(listener))
         return int(args.func(args))
-
-
-def _recordable(args: argparse.Namespace) -> bool:
-    """Whether this run's answer may be recorded for a repeat (``lock.replay``): a lock with the cache on, no
-    ``-v`` lines and no live progress, whose printed output is then all of its answer."""
-    from cudaresolve.render.output import current
-
-    return (
-        getattr(args, "command", None) == "lock"
-        and not getattr(args, "no_cache", False)
-        and not getattr(args, "debug", False)
-        and getattr(args, "verbose", 0) == 0
-        and not (current().shows_progress and _is_terminal(sys.stderr))  # a live display is no answer to replay
-    )
-
-
-def _is_terminal(stream: object) -> bool:
-    try:
-        return bool(stream.isatty())  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):
-        return False
-
-
-def _recorded(args: argparse.Namespace, argv: list[str], *, wants_json: bool) -> int:
-    """``_run`` (and a coded error's report) with what it read and printed recorded (``core.journal``)."""
-    import os
-    from pathlib import Path
-
-    from cudaresolve.core.journal import recording
-    from cudaresolve.core.paths import default_cache_dir
-    from cudaresolve.lock.replay import capturing, record_path, store_record
-
-    try:
-        cache_dir = Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else default_cache_dir()
-        target = record_path(cache_dir, argv, os.environ)
-    except (OSError, RuntimeError, KeyError, ValueError):  # no home folder to keep a record in: just run
-        return _run(args)
-    with recording() as journal, capturing() as printed:
-        try:
-            code = _run(args)
-        except CudaResolveError as err:
-            code = _report(err, args, argv, wants_json=wants_json)
-    store_record(target, journal, printed, code)
-    return code
 
 
 def _report(err: CudaResolveError, args: argparse.Namespace | None, argv: list[str], *, wants_json: bool) -> int:

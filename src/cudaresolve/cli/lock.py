@@ -41,6 +41,12 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
         "files, UV_DEFAULT_INDEX, uv.toml and [tool.cudaresolve] index-url are read as pip and uv read them",
     )
     parser.add_argument(
+        "--no-build",
+        action="store_true",
+        help="never run a build backend: a release that has only an sdist with dynamic metadata is passed over "
+        "for one whose metadata can be read (uv's --no-build)",
+    )
+    parser.add_argument(
         "--gpu-source",
         choices=("auto", "pytorch", "pypi"),
         default=None,
@@ -78,6 +84,10 @@ def register(sub: Any) -> None:
         "-o", "--output", metavar="PATH", help="where to write (default: pylock.toml or requirements.txt)"
     )
     parser.add_argument("--format", choices=("pylock", "requirements"), default="pylock", help="lock format")
+    parser.add_argument("-U", "--upgrade", action="store_true",
+                        help="do not keep the versions the existing lock at the output path holds (uv's -U)")
+    parser.add_argument("-P", "--upgrade-package", dest="upgrade_packages", action="append", default=[],
+                        metavar="NAME", help="let this package move from the version the existing lock holds")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=_run)
 
@@ -97,6 +107,9 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         mirrors=tuple(args.index_mirror),
         gpu_source=args.gpu_source,
         index_url=args.index_url,
+        no_build=args.no_build,
+        upgrade=getattr(args, "upgrade", False),
+        upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),
     )
 
 

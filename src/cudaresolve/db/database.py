@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core import journal
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_build, code_key
 from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
@@ -393,7 +392,6 @@ def load_compat(
     """
     if path is None:
         shipped = shipped_path()
-        journal.probed(shipped)
         if shipped.is_file():  # an ordinary install or checkout
 
             def build() -> CompatDB:

@@ -46,7 +46,7 @@ _INDEX_KEYS: Final = {
     "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
     "source", "note",
 }
-_PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note"}
+_PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note", "runs-without-gpu", "runs-without-gpu-source"}
 _CUDA_KEYS: Final = {
     "version",
     "min-driver-linux",
@@ -168,7 +168,14 @@ def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
     anchor = c.get(row, "anchor", str, "packages", required=True) or ""
     if anchor and anchor not in tables:
         c.add("packages.anchor", Text.of("db.anchor-not-a-table", name=repr(anchor)))
-    return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"))
+    cpu = tuple(c.get(row, "runs-without-gpu", list, "packages") or ())
+    for i, name in enumerate(cpu):
+        if name not in tables:
+            c.add(f"packages.runs-without-gpu[{i}]", Text.of("db.anchor-not-a-table", name=repr(name)))
+    c.get(row, "runs-without-gpu-source", str, "packages", required=bool(cpu))  # the fact's own source
+    return PackageFacts(
+        tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), runs_without_gpu=frozenset(cpu)
+    )
 
 
 def _read_cuda(c: Collector, row: Mapping[str, Any], path: str) -> CudaRelease | None:

@@ -108,6 +108,9 @@ class PackageFacts:
     tables: tuple[str, ...]  # in the order ``db show`` lists them
     anchor: str  # pinned first by the solver; why-not's context when none is given
     source: str
+    #: Packages whose CUDA builds also run on a machine without a GPU (their CPU code is in the same wheel): a CPU
+    #: target may take PyPI's CUDA wheel of them when the PyTorch index's cpu build cannot be had.
+    runs_without_gpu: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,7 +13,6 @@ import math
 import time
 from typing import TYPE_CHECKING, Final, TypeGuard
 
-from cudaresolve.core import journal
 from cudaresolve.core.progress import Event, report
 from cudaresolve.core.urls import split_url
 from cudaresolve.errors import IndexUnavailable
@@ -23,6 +22,7 @@ from cudaresolve.index.limits import (
     MAX_PAGE_BYTES,
     READ_TIMEOUT,
     Deadline,
+    busy,
     read_capped,
     too_large,
 )
@@ -144,14 +144,12 @@ class IndexClient:
         ``fresh_only`` and a request would be needed. Raises ``IndexUnavailable``."""
         cached = self._cached(url)
         if self._usable(cached, url):
-            self._note_fresh(cached)
             return cached, "cache"
         if fresh_only:
             return None
         entry, source = self._download(url, cached)
         if self.cache is not None:
             self.cache.store(entry)
-        self._note_fresh(entry)
         return entry, source
 
     def _flat_ok(self, page: ProjectPage) -> bool:
@@ -162,30 +160,18 @@ class IndexClient:
         cached = self._cached(url)
         if self._usable(cached, url):
             report(Event(kind="page-cached", label=url))
-            self._note_fresh(cached)
             return self.page_of(index, served_from, project, cached, "cache")
         try:
             entry, source = self._download(url, cached)
         except IndexUnavailable as e:
             if cached is None or not cached.may_serve_stale:  # must-revalidate / no-cache: never stale
                 raise
-            journal.volatile("stale page")
             return self.page_of(index, served_from, project, cached, "stale-cache", error=e.text)
         page = self.page_of(index, served_from, project, entry, source)  # parse first: junk never gets cached
         report(Event(kind="page", label=url))
         if self.cache is not None:
             self.cache.store(entry)
-        self._note_fresh(entry)
         return page
-
-    def _note_fresh(self, entry: CachedResponse) -> None:
-        """Tell the run's journal until when this page may be used without asking (offline: for ever)."""
-        if self.offline:
-            return
-        if self.cache is None or entry.no_store:
-            journal.fresh_until(-math.inf)
-        else:
-            journal.fresh_until(self.cache.fresh_until(entry, max_age=self._max_age))
 
     def fetch_text(self, url: str) -> str:
         """GET one file as text (a PEP 658 ``.metadata`` file), with the retries, caps and redirect rules of
@@ -198,6 +184,11 @@ class IndexClient:
         return reply.body
 
     def fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:
+        """``_fetch_range``, its time counted as the run's network time (``Deadline.busy``)."""
+        with busy(self._deadline):
+            return self._fetch_range(url, first, last, cap=cap)
+
+    def _fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:
         """One ranged GET (RFC 9110 section 14): ``bytes=first-last``, or the last ``last`` bytes when ``first``
         is None -> (status, Content-Range, body). The body is capped at ``cap``; no retries, no redirects."""
         import httpx
@@ -225,12 +216,18 @@ class IndexClient:
         (no content decoding: the bytes are hashed); at most ``cap`` bytes within ``FILE_DEADLINE`` seconds.
         Redirects are followed as for pages (same host only), or with ``any_host`` to any https URL (a URL
         the user named: its hash is what is trusted). No retries; raises ``IndexUnavailable``."""
-        import httpx
-
         if self.offline or self._http is None:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
-        journal.volatile("file downloaded")  # a whole file each run: not replayed from a record
         deadline = Deadline(FILE_DEADLINE)
+        with deadline.busy():  # the whole download is network time
+            self._download_within(url, write, cap=cap, any_host=any_host, deadline=deadline)
+
+    def _download_within(
+        self, url: str, write: Callable[[bytes], object], *, cap: int, any_host: bool, deadline: Deadline
+    ) -> None:
+        import httpx
+
+        assert self._http is not None
         headers = {"Accept-Encoding": "identity"}
         current = url
         for _hop in range(_MAX_REDIRECTS + 1):
@@ -275,7 +272,6 @@ class IndexClient:
         project, index, served_from, url = self._where(index_url, name)
         cached = self._cached(url)
         if self._usable(cached, url):
-            self._note_fresh(cached)
             page = self.page_of(index, served_from, project, cached, "cache")
             if page.found or not self._flat_ok(page):
                 return page
@@ -369,10 +365,14 @@ class IndexClient:
         return entry, "network"
 
     def _get(self, url: str, conditional: Mapping[str, str]) -> Reply:
+        """``_get_retried``, its time counted as the run's network time (``Deadline.busy``)."""
+        with busy(self._deadline):
+            return self._get_retried(url, conditional)
+
+    def _get_retried(self, url: str, conditional: Mapping[str, str]) -> Reply:
         """One page, retried; same-host redirects followed, others refused; bounded in time and size."""
         host = parts.netloc if (parts := split_url(url)) is not None else url
         if host in self._down:
-            journal.volatile("host down")
             raise IndexUnavailable(Text.of("index.host-down", host=host, reason=self._down[host]), hint=HINT)
         for attempt in range(self._retries + 1):
             if self._deadline is not None:
@@ -381,7 +381,6 @@ class IndexClient:
                 reply = self._attempt(url, conditional)
             except TransientError as e:
                 if attempt == self._retries or e.connect:  # a refused or timed-out connect is not retried
-                    journal.volatile("host unreachable")
                     self._down[host] = e.reason
                     error = IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=e.reason), hint=HINT)
                     raise error from e.__cause__

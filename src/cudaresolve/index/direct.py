@@ -36,12 +36,17 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from packaging.requirements import Requirement
+    from packaging.tags import Tag
+
     from cudaresolve.index.client import IndexClient
     from cudaresolve.index.http_cache import HttpCache
     from cudaresolve.index.metadata import CoreMetadata
     from cudaresolve.resolve.direct import DirectRef
+    from cudaresolve.resolve.source import IndexRelease
+    from cudaresolve.text.findings import Notice
 
-__all__ = ["DirectWheel", "fetch_direct"]
+__all__ = ["DirectWheel", "direct_release", "fetch_direct"]
 
 _CHUNK: Final = 1024 * 1024
 
@@ -153,3 +158,50 @@ def _store(cache: HttpCache, key: str, wheel: DirectWheel, text: str) -> None:
 
     body = json.dumps({"sha256": wheel.sha256, "size": wheel.size, "metadata": text})
     cache.store(CachedResponse(url=key, status=200, body=body, content_type="application/json", fetched_at=time.time()))
+
+
+def direct_release(
+    client: IndexClient, cache: HttpCache | None, name: str, url: str, *, tags: tuple[Tag, ...], python: str,
+    platform: str,
+) -> tuple[IndexRelease, tuple[Requirement, ...], Notice | None]:
+    """The wheel ``name @ url`` names, its requirements, and a warning when its hash was only computed: its tags
+    must install on the target and its ``Requires-Python`` admit ``python`` (X.Y.Z), else ``NoSolution``
+    naming the file."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    from cudaresolve.errors import NoSolution
+    from cudaresolve.resolve.direct import parse_direct
+    from cudaresolve.resolve.model import FileKind
+    from cudaresolve.resolve.source import Artifact, IndexRelease
+    from cudaresolve.target.environment import tag_priority
+    from cudaresolve.text.findings import warning
+
+    ref = parse_direct(name, url)
+    target = {"python": python.rsplit(".", 1)[0], "platform": platform or "?"}
+    if tag_priority(ref.tags, tags) is None:
+        shown = ", ".join(sorted(str(t) for t in ref.tags))[:300]
+        raise NoSolution(
+            Text.of("resolve.direct-wrong-tags", file=ref.filename, url=ref.shown, tags=shown, **target),
+            hint=Text("resolve.direct-wrong-tags.hint"),
+        )
+    wheel = fetch_direct(client, cache, ref)
+    requires_python = wheel.metadata.requires_python
+    try:
+        fits = not requires_python or SpecifierSet(requires_python).contains(python, prereleases=True)
+    except InvalidSpecifier:
+        fits = True  # ignored, as pip does
+    if not fits:
+        raise NoSolution(
+            Text.of("resolve.direct-requires-python", file=ref.filename, required=requires_python, **target),
+            hint=Text("resolve.direct-wrong-tags.hint"),
+        )
+    artifact = Artifact(
+        filename=ref.filename, url=ref.url, sha256=wheel.sha256, size=wheel.size, requires_python=requires_python,
+        kind=FileKind.ARCHIVE,
+    )  # fmt: skip
+    release = IndexRelease(name=ref.name, version=ref.version, index_url="", artifact=artifact)
+    notice = None
+    if wheel.computed:
+        notice = warning("direct-unhashed", "lock.direct-unhashed", package=ref.name, url=ref.shown,
+                         sha256=wheel.sha256)  # fmt: skip
+    return release, wheel.metadata.requires_dist, notice

@@ -7,6 +7,7 @@ whose ``Requires-Python`` leaves the target's Python out, or cannot be read, doe
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -23,22 +24,28 @@ if TYPE_CHECKING:
 
     from cudaresolve.index.simple import IndexFile
 
-__all__ = ["best_files", "file_rank", "index_release"]
+__all__ = ["best_files", "file_rank", "index_release", "python_fits"]
 
 #: Ranks of files within one release, after any wheel tag's (``file_rank``): an sdist, then anything yanked.
 _SDIST_RANK: Final = 10**5
 _YANKED_RANK: Final = 10**6
 
 
+@lru_cache(maxsize=4096)
+def python_fits(requires_python: str, python: str) -> bool | None:
+    """Whether ``Requires-Python`` admits ``python`` (X.Y.Z); None when it is no specifier. Parsed once per
+    distinct string: a few hundred strings stand behind the files of a large lock's every page."""
+    try:
+        return SpecifierSet(requires_python).contains(python, prereleases=True)
+    except InvalidSpecifier:
+        return None
+
+
 def file_rank(file: IndexFile, tags: tuple[Tag, ...], python: str) -> int | None:
     """The file's rank for the target (lower is better), None when it does not install there: a wheel by its
     best tag, an sdist after every wheel. ``python``: the target's full version (``3.11.0``)."""
-    if file.requires_python:
-        try:
-            if not SpecifierSet(file.requires_python).contains(python, prereleases=True):
-                return None
-        except InvalidSpecifier:
-            return None
+    if file.requires_python and not python_fits(file.requires_python, python):
+        return None
     if file.sdist:
         return _SDIST_RANK
     return tag_priority(file.tags, tags)

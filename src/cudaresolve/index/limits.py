@@ -1,6 +1,7 @@
 """Bounds on one run's network work: a deadline and a page-size cap. Does I/O: reads one environment variable.
 
-One ``Deadline`` is shared by every page a run fetches (``fetch_listings`` makes one): each
+One ``Deadline`` is shared by every page a run fetches (``fetch_listings`` makes one); it counts only the time
+during which a request is in flight (``Deadline.busy``), so the solver's own time never spends it. Each
 request's connect and read timeouts are cut to what is left of it, retries and back-off sleeps
 stop when it is spent, and a body is read in chunks with the deadline checked after each, so a
 server that trickles one byte every few seconds cannot hold a run for longer than the deadline
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import time
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.errors import IndexUnavailable, InvalidInput
@@ -40,6 +43,7 @@ __all__ = [
     "MAX_SDIST_UNPACKED",
     "READ_TIMEOUT",
     "Deadline",
+    "busy",
     "deadline_from_env",
     "read_capped",
     "too_large",
@@ -71,15 +75,37 @@ FILE_DEADLINE: Final = 900.0
 
 
 class Deadline:
-    """A point in time, ``seconds`` from now on a monotonic clock; thread-safe to read."""
+    """A budget of network time: ``seconds`` of wall-clock time during which at least one request of the run is
+    in flight (``busy``), on a monotonic clock; thread-safe. Time the run spends without a request under way
+    (solving, building an sdist's metadata, a busy CPU) does not count: a CPU-bound run never fails for it."""
 
     def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.seconds = seconds
         self._clock = clock
-        self._end = clock() + seconds
+        self._lock = threading.Lock()
+        self._spent = 0.0  # network time of the intervals that ended
+        self._active = 0  # requests in flight
+        self._since = 0.0  # when the current interval began (``_active`` > 0)
 
     def remaining(self) -> float:
-        return max(0.0, self._end - self._clock())
+        with self._lock:
+            spent = self._spent + (self._clock() - self._since if self._active else 0.0)
+        return max(0.0, self.seconds - spent)
+
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """One request in flight (its retries and waits included): the budget runs down while any is."""
+        with self._lock:
+            if self._active == 0:
+                self._since = self._clock()
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active -= 1
+                if self._active == 0:
+                    self._spent += self._clock() - self._since
 
     def check(self, url: str) -> None:
         """Raise ``IndexUnavailable`` once the deadline has passed."""
@@ -88,6 +114,11 @@ class Deadline:
                 Text.of("index.deadline", url=url, seconds=f"{self.seconds:g}"),
                 hint=Text.of("index.deadline.hint", env=DEADLINE_ENV),
             )
+
+
+def busy(deadline: Deadline | None) -> AbstractContextManager[None]:
+    """``deadline.busy()``, or nothing for a run without a deadline (offline)."""
+    return deadline.busy() if deadline is not None else nullcontext()
 
 
 def deadline_from_env(environ: dict[str, str] | None = None) -> float:

@@ -31,6 +31,9 @@ from cudaresolve.index.simple import HINT
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
+    from typing import IO
+
+    from cudaresolve.index.build_metadata import BuildPolicy
     from cudaresolve.index.client import IndexClient
     from cudaresolve.index.http_cache import HttpCache
     from cudaresolve.index.simple import IndexFile
@@ -52,6 +55,7 @@ class CoreMetadata:
     requires_dist: tuple[Requirement, ...]
     metadata_version: str | None = None
     dynamic: tuple[str, ...] = ()  # the fields ``Dynamic`` names, lower case (PEP 643)
+    built: bool = False  # prepared by the sdist's build backend on this host (``build_metadata``)
 
 
 def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
@@ -129,11 +133,12 @@ def _bad(source: str, why: str) -> IndexUnavailable:
     return IndexUnavailable(Text.of("index.bad-metadata", url=source, reason=why), hint=HINT)
 
 
-def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: IndexFile) -> CoreMetadata:
+def fetch_core_metadata(
+    client: IndexClient, cache: HttpCache | None, file: IndexFile, *, build: BuildPolicy | None = None
+) -> CoreMetadata:
     """The metadata of ``file``: the cache, else its PEP 658 file, else range reads of the wheel
-    (``lazy_wheel``); raises ``IndexUnavailable``."""
-    from cudaresolve.index.http_cache import CachedResponse
-
+    (``lazy_wheel``) or the sdist's PKG-INFO; raises ``IndexUnavailable``. An sdist whose PKG-INFO is not
+    static is built for its metadata when ``build`` allows it (``build_metadata``), else ``DynamicMetadata``."""
     url = f"{file.url}.metadata"  # also the cache key of METADATA read from the wheel itself
     source = url if file.core_metadata else file.url  # what messages name: the file really read
     cached = cache.get(url) if cache is not None else None
@@ -142,10 +147,17 @@ def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: Inde
     elif file.core_metadata:
         text = client.fetch_text(url)
         _check_hash(text, file, url)
-    elif file.sdist:  # no PEP 658 file: PKG-INFO out of the downloaded sdist
-        from cudaresolve.index.sdist import read_sdist_metadata
+    elif file.sdist:  # no PEP 658 file: PKG-INFO out of the downloaded sdist, which may then be built
+        from cudaresolve.index.sdist import fetch_sdist, pkg_info
 
-        text = read_sdist_metadata(client, file)
+        with fetch_sdist(client, file) as archive:
+            text = pkg_info(archive, file.filename, file.url)
+            meta = _describing(text, file, source)
+            _store(cache, url, text, cached)
+            report(Event(kind="metadata", label=url))
+            if static_problem(meta) is not None and build is not None and build.allowed:
+                return _built(client, cache, file, build, archive)
+            return _static(meta, file)
     else:  # no PEP 658 file: read METADATA out of the wheel with range requests
         from cudaresolve.index.lazy_wheel import read_remote_metadata
 
@@ -153,19 +165,61 @@ def fetch_core_metadata(client: IndexClient, cache: HttpCache | None, file: Inde
     if cached is None or cached.status != 200:
         report(Event(kind="metadata", label=url))
     meta = _describing(text, file, source)
-    if cached is None and cache is not None:
-        cache.store(CachedResponse(url=url, status=200, body=text, content_type="text/plain", fetched_at=time.time()))
+    _store(cache, url, text, cached)
+    if file.sdist and static_problem(meta) is not None and build is not None and build.allowed:
+        return _built(client, cache, file, build, None)
     return _static(meta, file)
 
 
-def cached_core_metadata(cache: HttpCache | None, file: IndexFile) -> CoreMetadata | None:
+def _store(cache: HttpCache | None, url: str, text: str, cached: object) -> None:
+    from cudaresolve.index.http_cache import CachedResponse
+
+    if cached is None and cache is not None:
+        cache.store(CachedResponse(url=url, status=200, body=text, content_type="text/plain", fetched_at=time.time()))
+
+
+def _built(
+    client: IndexClient, cache: HttpCache | None, file: IndexFile, build: BuildPolicy, archive: IO[bytes] | None
+) -> CoreMetadata:
+    """The metadata the sdist's build backend gives (cached under the sdist's URL, whose hash was checked)."""
+    from dataclasses import replace
+
+    from cudaresolve.index.build_metadata import prepare_metadata
+    from cudaresolve.index.sdist import fetch_sdist
+
+    key = f"{file.url}.built-metadata"
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None and cached.status == 200:
+        text = cached.body
+    else:
+        if archive is None:
+            with fetch_sdist(client, file) as fetched:
+                text = prepare_metadata(fetched, file, build)
+        else:
+            text = prepare_metadata(archive, file, build)
+        report(Event(kind="metadata", label=key))
+        _store(cache, key, text, None)
+    return replace(_describing(text, file, file.url), built=True)
+
+
+def cached_core_metadata(
+    cache: HttpCache | None, file: IndexFile, *, build: BuildPolicy | None = None
+) -> CoreMetadata | None:
     """The metadata of ``file`` when the cache holds it (no request), else None; raises as
     ``fetch_core_metadata`` does for a cached file that does not describe ``file``."""
     url = f"{file.url}.metadata"
     cached = cache.get(url) if cache is not None else None
     if cached is None or cached.status != 200:
         return None
-    return _static(_describing(cached.body, file, url if file.core_metadata else file.url), file)
+    meta = _describing(cached.body, file, url if file.core_metadata else file.url)
+    if file.sdist and static_problem(meta) is not None and build is not None and build.allowed:
+        built = cache.get(f"{file.url}.built-metadata") if cache is not None else None
+        if built is None or built.status != 200:
+            return None  # the build is ``fetch_core_metadata``'s
+        from dataclasses import replace
+
+        return replace(_describing(built.body, file, file.url), built=True)
+    return _static(meta, file)
 
 
 def _describing(text: str, file: IndexFile, source: str) -> CoreMetadata:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.client import IndexClient
     from cudaresolve.index.simple import IndexFile
 
-__all__ = ["pkg_info", "read_sdist_metadata"]
+__all__ = ["fetch_sdist", "pkg_info", "read_sdist_metadata"]
 
 _SPOOL: Final = 8 * 1024 * 1024  # kept in memory up to this size, then in a temporary file
 _END_RECORD: Final = b"PK\x05\x06"
@@ -48,18 +48,29 @@ _READ_ERRORS: Final = (tarfile.TarError, zipfile.BadZipFile, zipfile.LargeZipFil
 def read_sdist_metadata(client: IndexClient, file: IndexFile, *, cap: int = MAX_SDIST_BYTES) -> str:
     """The PKG-INFO text of the sdist ``file`` (module docstring); a hash that differs from the index's is
     ``HashMismatch``."""
+    with fetch_sdist(client, file, cap=cap) as spool:
+        return pkg_info(spool, file.filename, file.url)
+
+
+def fetch_sdist(client: IndexClient, file: IndexFile, *, cap: int = MAX_SDIST_BYTES) -> IO[bytes]:
+    """The sdist ``file`` downloaded into a spooled temporary file (the caller closes it), its sha256 checked
+    against the index's and the file positioned at its start."""
     hasher = hashlib.sha256()
-    with tempfile.SpooledTemporaryFile(max_size=_SPOOL, prefix="cudaresolve-") as spool:
+    spool = tempfile.SpooledTemporaryFile(max_size=_SPOOL, prefix="cudaresolve-")
 
-        def write(chunk: bytes) -> None:
-            spool.write(chunk)
-            hasher.update(chunk)
+    def write(chunk: bytes) -> None:
+        spool.write(chunk)
+        hasher.update(chunk)
 
+    try:
         client.download(file.url, write, cap=cap)
         if file.sha256:
             check_hashes(file.url, (("sha256", file.sha256),), {"sha256": hasher.hexdigest()})
-        spool.seek(0)
-        return pkg_info(spool, file.filename, file.url)
+    except BaseException:
+        spool.close()
+        raise
+    spool.seek(0)
+    return spool
 
 
 def pkg_info(

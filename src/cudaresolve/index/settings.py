@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core import journal
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.core.urls import redact, split_url
 from cudaresolve.errors import InvalidInput
@@ -78,7 +77,6 @@ def check_index_url(value: object, origin: str) -> IndexSetting:
 def _read(path: Path) -> str | None:
     """The file's text, None when it does not exist (or is ``os.devnull``, pip's way to turn its files off, or a
     directory); too large, unreadable or not a regular file (a FIFO would block the read) is ``InvalidInput``."""
-    journal.probed(path)
     if str(path) == os.devnull or path.is_dir():
         return None
     reason: Text | str
@@ -154,8 +152,6 @@ def _project_uv(cwd: Path) -> Iterator[tuple[Path, str]]:
     for depth, directory in enumerate((cwd, *cwd.parents)):
         if depth >= _MAX_PARENTS:
             return
-        journal.probed(directory / "uv.toml")
-        journal.probed(directory / "pyproject.toml")
         if (directory / "uv.toml").is_file():
             yield directory / "uv.toml", ""
             return
@@ -172,8 +168,6 @@ def uv_config_files(environ: Mapping[str, str], home: Path, cwd: Path) -> list[t
     if environ.get("UV_CONFIG_FILE"):
         return [(Path(environ["UV_CONFIG_FILE"]), "")]
     system = [d / "uv" / "uv.toml" for d in _split_dirs(environ.get("XDG_CONFIG_DIRS"), "/etc/xdg")]
-    for candidate in system:
-        journal.probed(candidate)
     first_system = next((p for p in system if p.is_file()), Path("/etc/uv/uv.toml"))
     user = Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "uv" / "uv.toml"
     return [(first_system, ""), (user, ""), *_project_uv(cwd)]

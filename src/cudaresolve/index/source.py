@@ -10,7 +10,10 @@ page's ``Requires-Python`` may be missing (a mirror that drops it), so the core 
 a release the solver pins, has the last word (``python_excluded``), as in pip and uv.
 Any failure (offline cache miss, index down, bad metadata) is ``IndexUnavailable`` naming the
 package, which the lock flow turns into an incomplete answer; an sdist whose dependencies are
-dynamic is ``DynamicMetadata``, an error, never a release quietly passed over.
+dynamic is built for its metadata through its build backend (``build_metadata``), as pip and uv do, when
+the run allows builds; when it may not be built (``--no-build``) or its build fails, the release is unusable
+(``unusable``): the solver passes it over for another, as it does a release whose Python does not fit, and a
+warning names it. The walk ahead never builds: only a release the solver really tries is built.
 """
 
 from __future__ import annotations
@@ -20,15 +23,13 @@ import threading
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 
-from cudaresolve.errors import CudaResolveError, IndexUnavailable, NoSolution
-from cudaresolve.index.fitting import best_files, index_release
+from cudaresolve.errors import CudaResolveError, DynamicMetadata, IndexUnavailable
+from cudaresolve.index.fitting import best_files, index_release, python_fits
 from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
-from cudaresolve.resolve.model import FileKind
-from cudaresolve.resolve.source import Artifact, IndexRelease, applies
-from cudaresolve.target.environment import tag_priority
+from cudaresolve.resolve.source import IndexRelease, applies
 from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from packaging.tags import Tag
     from packaging.version import Version
 
+    from cudaresolve.index.build_metadata import BuildPolicy
     from cudaresolve.index.client import IndexClient, ProjectPage
     from cudaresolve.index.http_cache import HttpCache
     from cudaresolve.index.metadata import CoreMetadata
@@ -68,10 +70,14 @@ class IndexSource:
         environment: Mapping[str, str] | None = None,
         skip: Iterable[str] = (),
         platform: str = "",
+        build: BuildPolicy | None = None,
     ) -> None:
         """``environment``: the target's markers (for ``prefetch``); ``skip``: names ``prefetch`` leaves
         alone (the database's packages, whose builds come from their variants' indexes); ``platform``: the
-        target's platform key, for messages."""
+        target's platform key, for messages; ``build``: whether and how an sdist with dynamic metadata is
+        built for it (None: never)."""
+        self._build = build
+        self._unusable: dict[tuple[str, str, str], Text] = {}  # releases whose metadata cannot be had
         self._client = client
         self._environment = dict(environment or {})
         self._skip = frozenset(skip)
@@ -102,14 +108,19 @@ class IndexSource:
         self._direct_notices: list[Notice] = []
         self._metadata_notices: dict[tuple[str, str, str], Notice] = {}  # one per release, in the solver's order
 
-    def notices(self, *, passed_over: Iterable[str] = ()) -> list[Notice]:
+    def notices(self, *, passed_over: Iterable[str] = (), pinned: Mapping[str, str] | None = None) -> list[Notice]:
         """What the user must hear about the listings: failures, stale copies, refused links (one per index).
-        ``passed_over``: indexes whose failure the caller reports another way (nothing locked came from them)."""
+        ``passed_over``: indexes whose failure the caller reports another way (nothing locked came from them);
+        ``pinned``: name -> version of the set chosen, when there is one: a release's metadata notice counts
+        only for a pinned release (a passed-over sdist, for a package the set holds)."""
         from cudaresolve.index.client import listing_notices
 
         skip = {i.rstrip("/") for i in passed_over}
         failed = {index: why for index, why in self._failed.items() if index not in skip}
-        metadata = list(self._metadata_notices.values())
+        metadata = [
+            notice for (_, name, version), notice in self._metadata_notices.items()
+            if pinned is None or pinned.get(name) == version or (notice.code == "sdist-unusable" and name in pinned)
+        ]  # fmt: skip
         return [*listing_notices(failed, self._stale, self._refused), *self._direct_notices, *metadata]
 
     def failures(self) -> dict[str, Text]:
@@ -166,7 +177,7 @@ class IndexSource:
         """Walk on from what the release ``find`` gives requires on the target."""
         try:
             release = find()
-            found = [r for r in self.requires(release) if applies(r, self._environment)] if release else []
+            found = [r for r in self._requires_of(release, None) if applies(r, self._environment)] if release else []
         except CudaResolveError:  # a guess that failed: the solver asks again, and then it counts
             return
         self._walk(found)
@@ -301,52 +312,23 @@ class IndexSource:
         return index_release(page.project, file.version, index, file, yanked=file.yanked)
 
     def direct_release(self, name: str, url: str) -> IndexRelease:
-        """The wheel ``name @ url`` names (``index.direct``): its tags must install on the target and its
-        ``Requires-Python`` admit it, else ``NoSolution`` naming the file. Read once per run."""
-        from cudaresolve.index.direct import fetch_direct
-        from cudaresolve.resolve.direct import parse_direct
+        """The wheel ``name @ url`` names (``index.direct.direct_release``), read once per run."""
+        from cudaresolve.index.direct import direct_release
 
         found = self._direct.get(url)
         if found is not None:
             return found
-        ref = parse_direct(name, url)
-        target = {"python": self._python.rsplit(".", 1)[0], "platform": self._platform or "?"}
-        if tag_priority(ref.tags, self._tags) is None:
-            tags = ", ".join(sorted(str(t) for t in ref.tags))[:300]
-            raise NoSolution(
-                Text.of("resolve.direct-wrong-tags", file=ref.filename, url=ref.shown, tags=tags, **target),
-                hint=Text("resolve.direct-wrong-tags.hint"),
-            )
-        wheel = fetch_direct(self._client, self._cache, ref)
-        requires_python = wheel.metadata.requires_python
-        if requires_python and self._fits_python(requires_python) is False:
-            raise NoSolution(
-                Text.of("resolve.direct-requires-python", file=ref.filename, required=requires_python, **target),
-                hint=Text("resolve.direct-wrong-tags.hint"),
-            )
-        artifact = Artifact(
-            filename=ref.filename,
-            url=ref.url,
-            sha256=wheel.sha256,
-            size=wheel.size,
-            requires_python=requires_python,
-            kind=FileKind.ARCHIVE,
+        release, requires, notice = direct_release(
+            self._client, self._cache, name, url, tags=self._tags, python=self._python, platform=self._platform
         )
-        release = IndexRelease(name=ref.name, version=ref.version, index_url="", artifact=artifact)
-        self._requires[("", ref.name, str(ref.version))] = wheel.metadata.requires_dist
-        if wheel.computed:
-            notice = warning("direct-unhashed", "lock.direct-unhashed", package=ref.name, url=ref.shown,
-                             sha256=wheel.sha256)
-            self._direct_notices.append(notice)
+        self._requires[("", release.name, str(release.version))] = requires
+        self._direct_notices.extend([notice] if notice is not None else [])
         self._direct[url] = release
         return release
 
     def _fits_python(self, requires_python: str) -> bool | None:
         """Whether ``Requires-Python`` admits the target's Python; None when it cannot be read."""
-        try:
-            return SpecifierSet(requires_python).contains(self._python, prereleases=True)
-        except InvalidSpecifier:
-            return None
+        return python_fits(requires_python, self._python)
 
     def python_excluded(self, release: IndexRelease) -> str | None:
         """The ``Requires-Python`` of ``release``'s core metadata when it leaves the target's Python out, else
@@ -366,6 +348,16 @@ class IndexSource:
         return required if fits is False else None
 
     def requires(self, release: IndexRelease) -> Sequence[Requirement]:
+        return self._requires_of(release, self._build)
+
+    def unusable(self, release: IndexRelease) -> Text | None:
+        """Why ``release``'s metadata cannot be had (an sdist that may not or could not be built), else None."""
+        self.requires(release)
+        return self._unusable.get((release.index_url, release.name, str(release.version)))
+
+    def _requires_of(self, release: IndexRelease, build: BuildPolicy | None) -> Sequence[Requirement]:
+        """The requirements, read once per release whoever asks first; ``build``: None for the walk ahead, which
+        never builds (a dynamic sdist raises there, and the solver asks again)."""
         key = (release.index_url, release.name, str(release.version))
         found = self._requires.get(key)
         if found is not None:
@@ -373,27 +365,44 @@ class IndexSource:
         with self._lock:
             gate = self._gates.setdefault(("metadata", *key), threading.Lock())
         with gate:  # one read per release, whether the walk or the solver asks first
-            return self._read_requires(key, release)
+            return self._read_requires(key, release, build)
 
-    def _read_requires(self, key: tuple[str, str, str], release: IndexRelease) -> Sequence[Requirement]:
+    def _read_requires(
+        self, key: tuple[str, str, str], release: IndexRelease, build: BuildPolicy | None
+    ) -> Sequence[Requirement]:
         found = self._requires.get(key)
         if found is not None:
             return found
+        if key in self._unusable:
+            return ()
         file = self._files.get(key)
         if file is None:  # releases()/build_release() always record it first
             raise IndexUnavailable(
                 Text.of("index.package-unavailable", package=release.name, reason=release.artifact.url), hint=HINT
             )
         try:
-            return self._keep(key, fetch_core_metadata(self._client, self._cache, file))
+            return self._keep(key, fetch_core_metadata(self._client, self._cache, file, build=build))
+        except DynamicMetadata as e:
+            if build is None and self._build is not None:
+                raise  # the walk's guess: the solver asks again, and may build it
+            self._unusable[key] = e.text
+            self._metadata_notices[key] = warning(
+                "sdist-unusable", "lock.sdist-unusable", package=release.name, version=str(release.version),
+                reason=e.text,
+            )  # fmt: skip
+            return ()
         except IndexUnavailable as e:
             raise IndexUnavailable(
                 Text.of("index.package-unavailable", package=f"{release.name} {release.version}", reason=e.text),
                 hint=e.hint_text or HINT,
             ) from e
 
-
     def _keep(self, key: tuple[str, str, str], meta: CoreMetadata) -> Sequence[Requirement]:
+        if meta.built:
+            self._metadata_notices[key] = warning(
+                "sdist-metadata-built", "lock.sdist-metadata-built", package=key[1], version=key[2],
+                file=self._files[key].filename, python=self._python,
+            )  # fmt: skip
         if meta.requires_python:
             self._requires_python[key] = meta.requires_python
         self._requires[key] = meta.requires_dist
@@ -411,7 +420,7 @@ class IndexSource:
             return False
         try:
             if key not in self._requires:
-                meta = cached_core_metadata(self._cache, file)
+                meta = cached_core_metadata(self._cache, file, build=self._build)
                 if meta is None:
                     return False
                 self._keep(key, meta)

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from cudaresolve.core import journal
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text
@@ -25,7 +24,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.errors import IndexUnavailable
+    from cudaresolve.index.limits import Deadline
     from cudaresolve.lock.model import Lock
+    from cudaresolve.lock.previous import Change
     from cudaresolve.lock.project import ProjectSettings
     from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.model import Solution
@@ -62,6 +64,9 @@ class LockRequest:
     gpu_source: str | None = None  # --gpu-source; None: the project's gpu-source, else "auto"
     index_url: str | None = None  # --index-url: the default index (a PyPI mirror); None: the user's settings
     environ: Mapping[str, str] | None = field(default=None, repr=False)  # None: os.environ (pip/uv settings)
+    no_build: bool = False  # --no-build: an sdist with dynamic metadata is never built; its release is passed over
+    upgrade: bool = False  # -U/--upgrade: the previous lock's pins are not kept
+    upgrade_packages: tuple[str, ...] = ()  # --upgrade-package: these names' pins are not kept
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,6 +81,7 @@ class LockInputs:
     mirrors: Mapping[str, str] = field(default_factory=dict)
     package_indexes: Mapping[str, str] = field(default_factory=dict)  # [tool.cudaresolve] package-index
     gpu_source: str = "auto"  # where GPU builds come from (``resolve.sources.GPU_SOURCES``)
+    no_build: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,9 +90,14 @@ class LockResult:
     path: str | None  # None: nothing was written (see ``lock``)
     format: str
     complete: bool = True
+    changes: tuple[Change, ...] = ()  # how the pins moved from the lock that was there before
+    unchanged: bool = False  # the lock there already said exactly this: it was left as it was
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.solution.to_dict(), "complete": self.complete, "output": self.path, "format": self.format}
+        return {
+            **self.solution.to_dict(), "complete": self.complete, "output": self.path, "format": self.format,
+            "unchanged": self.unchanged, "changes": [c.to_dict() for c in self.changes],
+        }  # fmt: skip
 
 
 def project_mirrors(request: LockRequest) -> dict[str, str]:
@@ -145,29 +156,34 @@ def prepare(request: LockRequest) -> LockInputs:
         mirrors=mirrors,
         package_indexes=project.package_indexes,
         gpu_source=gpu_source,
+        no_build=request.no_build,
     )
 
 
-def resolve_inputs(inputs: LockInputs) -> Solution:
+def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None = None) -> Solution:
     """The whole environment from the indexes' metadata; else (offline cache miss, index down) the
     database's answer for its own packages, with hashes where the cache or index has them, marked
-    incomplete with a warning naming what was missing."""
+    incomplete with a warning naming what was missing. ``preferences``: a previous lock's pins, kept where they
+    still fit (``solve``)."""
     from cudaresolve.errors import IndexUnavailable
+    from cudaresolve.index.limits import Deadline, deadline_from_env
     from cudaresolve.resolve.catalog import build_catalog
     from cudaresolve.resolve.solve import solve
     from cudaresolve.text.findings import warning
 
     heard: list[Notice] = []  # the listings' notices, kept when the whole-environment pass fails
+    deadline = Deadline(deadline_from_env()) if not inputs.offline else None  # one for the run, every pass
     catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source=inputs.gpu_source)  # both passes
     missing: Text | None = None
     unknown, direct = _unknown_requests(inputs)
     if direct or not (inputs.offline and _no_pages_cached()):  # offline on an empty cache it cannot succeed
         try:
-            return _solve_whole(inputs, heard, catalog)
+            return _solve_whole(inputs, heard, catalog, deadline=deadline, preferences=preferences)
         except IndexUnavailable as e:
-            if not inputs.offline:  # the answer now depends on what the network did: never replayed
-                journal.volatile("index unavailable")
             missing = e.text
+            fallback = _cpu_from_pypi(inputs, catalog, e, deadline, preferences) if not direct else None
+            if fallback is not None:
+                return fallback
             if direct:  # a file named by URL is known only by reading it
                 raise NoSolution(
                     Text.of("resolve.direct-unavailable", package=direct[0], reason=missing),
@@ -181,7 +197,8 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
             hint=Text("resolve.unknown-package.hint"),
         )
     solution = solve(
-        inputs.requirements, inputs.db, inputs.target, catalog=catalog, constraints=inputs.constraints
+        inputs.requirements, inputs.db, inputs.target, catalog=catalog, constraints=inputs.constraints,
+        preferences=preferences,
     ).solution
     if missing is None:  # the pass was skipped: name the first page the chosen set needs
         named = sorted(solution.packages, key=lambda p: p.name != inputs.db.anchor)  # torch first, if there
@@ -191,6 +208,36 @@ def resolve_inputs(inputs: LockInputs) -> Solution:
     notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
     solution = _with_notices(solution, heard)
     return replace(solution, complete=False, warnings=(*solution.warnings, notice))
+
+
+def _cpu_from_pypi(
+    inputs: LockInputs,
+    catalog: Catalog,
+    failure: IndexUnavailable,
+    deadline: Deadline | None,
+    preferences: Mapping[str, str] | None,
+) -> Solution | None:
+    """A CPU target whose cpu builds could not be had (the PyTorch index down): the set PyPI supplies, its CUDA
+    wheels of the packages that run without a GPU (``catalog._cpu_from_pypi``), with the warning that names the
+    smaller cpu set that could not be reached; None when that is no way out (not a CPU target, ``--gpu-source``
+    set, or PyPI fails too)."""
+    from cudaresolve.errors import IndexUnavailable
+    from cudaresolve.resolve.catalog import build_catalog
+
+    cpu = inputs.db.variant("cpu")
+    if not inputs.target.is_cpu or inputs.gpu_source != "auto" or cpu is None:
+        return None
+    if not inputs.db.package_facts.runs_without_gpu:
+        return None
+    pypi = replace(inputs, gpu_source="pypi")
+    pypi_catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source="pypi")
+    try:
+        return _solve_whole(
+            pypi, [], pypi_catalog, deadline=deadline, down={cpu.index_url: failure.text}, ideal=catalog,
+            preferences=preferences,
+        )
+    except (IndexUnavailable, NoSolution):
+        return None
 
 
 def _no_pages_cached() -> bool:
@@ -220,11 +267,22 @@ def _unknown_requests(inputs: LockInputs) -> tuple[list[str], list[str]]:
     return unknown, [n.name for n in needs if n.url]
 
 
-def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> Solution:
-    """Every requirement and dependency resolved over the indexes (``index.source``), for the target."""
+def _solve_whole(
+    inputs: LockInputs,
+    heard: list[Notice],
+    catalog: Catalog,
+    *,
+    deadline: Deadline | None,
+    down: Mapping[str, Text] | None = None,
+    ideal: Catalog | None = None,
+    preferences: Mapping[str, str] | None = None,
+) -> Solution:
+    """Every requirement and dependency resolved over the indexes (``index.source``), for the target. ``down``:
+    indexes an earlier pass found failing; ``ideal``: the catalog whose best set the warning about a set from
+    PyPI compares with (default ``catalog``)."""
+    from cudaresolve.index.build_metadata import build_policy
     from cudaresolve.index.client import IndexClient
     from cudaresolve.index.http_cache import HttpCache, default_cache_dir
-    from cudaresolve.index.limits import Deadline, deadline_from_env
     from cudaresolve.index.source import IndexSource
     from cudaresolve.resolve.solve import skipped_requests, solve
     from cudaresolve.target.environment import marker_environment, wheel_tags
@@ -241,7 +299,7 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
             mirrors=inputs.mirrors,
             allowed_hosts=db.allowed_hosts,
             flat_roots=(db.pytorch_index_root,),  # a mirror of the PyTorch index may be flat directories
-            deadline=Deadline(deadline_from_env()) if not inputs.offline else None,
+            deadline=deadline,
         )
         source = IndexSource(
             client,
@@ -253,10 +311,12 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
             environment=marker_environment(target),
             skip=db.package_names,
             platform=target.platform,
+            build=build_policy(db.default_index, inputs.mirrors, no_build=inputs.no_build),
         )
         try:
             solution = solve(
-                inputs.requirements, db, target, source=source, catalog=catalog, constraints=inputs.constraints
+                inputs.requirements, db, target, source=source, catalog=catalog, constraints=inputs.constraints,
+                preferences=preferences,
             ).solution
         except BaseException as e:
             source.close(abandon=not isinstance(e, Exception))  # Ctrl-C: do not wait for the walk ahead
@@ -265,12 +325,11 @@ def _solve_whole(inputs: LockInputs, heard: list[Notice], catalog: Catalog) -> S
         source.close()  # the walk ahead ends before the client does, and before its failures are read
     from cudaresolve.lock.fallback_set import passed_over, unreachable_set_notice
 
-    failures = source.failures()
-    if failures and not inputs.offline:
-        journal.volatile("index failures")
+    failures = {**(down or {}), **source.failures()}
     skipped = passed_over(solution, failures)  # indexes that failed but served nothing this lock holds
-    notices = source.notices(passed_over=skipped)
-    better = unreachable_set_notice(solution, inputs.requirements, db, catalog, {i: failures[i] for i in skipped})
+    notices = source.notices(passed_over=skipped, pinned={p.name: p.version for p in solution.packages})
+    lost = {i: failures[i] for i in skipped}
+    better = unreachable_set_notice(solution, inputs.requirements, db, ideal or catalog, lost)
     notices += [better] if better is not None else []
     notices += [
         warning("requirement-skipped", "lock.requirement-skipped", requirement=text)
@@ -333,9 +392,18 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     and a ``no-lock-written`` warning; a named ``-o`` is an error with a hint. Requirements are
     written as asked, with a header saying they are not a complete lock when hashes are missing.
     """
+    from cudaresolve.lock.lockfile import check_output_name
     from cudaresolve.lock.model import lock_from_solution
+    from cudaresolve.lock.output import check_default_free, is_stream
+    from cudaresolve.lock.previous import changes, preferences, read_pins
 
-    solution = resolve_inputs(prepare(request))
+    path = output or ("pylock.toml" if fmt == "pylock" else "requirements.txt")
+    check_output_name(path, fmt)  # before any work: a wrong name fails at once
+    if output is None:
+        check_default_free(path)
+    previous = read_pins(path) if fmt == "pylock" and path != "-" and not is_stream(path) else None
+    wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
+    solution = resolve_inputs(prepare(request), preferences=wanted)
     frozen = lock_from_solution(solution)
     complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":
@@ -349,13 +417,14 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
             notice = Notice(code="no-lock-written", text=Text.of("lock.incomplete-not-written", reason=problem))
             return LockResult(solution=_with_notices(solution, [notice]), path=None, format=fmt, complete=False)
     from cudaresolve.lock.lockfile import render_lock  # tomlkit and packaging.pylock: only when a file is written
-    from cudaresolve.lock.output import check_default_free, write_output
+    from cudaresolve.lock.output import holds_text, write_output
 
-    path = output or ("pylock.toml" if fmt == "pylock" else "requirements.txt")
-    if output is None:
-        check_default_free(path)
-    write_output(path, render_lock(path, frozen, fmt=fmt))
-    return LockResult(solution=solution, path=path, format=fmt, complete=complete)
+    text = render_lock(path, frozen, fmt=fmt)
+    moved = changes(previous, frozen)
+    if previous is not None and not moved and holds_text(path, text):
+        return LockResult(solution=solution, path=path, format=fmt, complete=complete, unchanged=True)
+    write_output(path, text)
+    return LockResult(solution=solution, path=path, format=fmt, complete=complete, changes=moved)
 
 
 def _pylock_problem(frozen: Lock) -> Text | None:

@@ -30,7 +30,9 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     import os
 
-__all__ = ["dumps_pylock", "loads_pylock", "pylock_problem", "read_lock", "render_lock", "write_lock"]
+__all__ = [
+    "check_output_name", "dumps_pylock", "loads_pylock", "pylock_problem", "read_lock", "render_lock", "write_lock"
+]
 
 # PEP 751 file names: pylock.toml or pylock.<name>.toml with one name segment.
 _PYLOCK_NAME: Final = re.compile(r"^pylock\.([^.]+\.)?toml$")
@@ -148,14 +150,18 @@ def read_lock(path: str | os.PathLike[str]) -> Lock:
 
 def render_lock(path: str, lock: Lock, *, fmt: Literal["pylock", "requirements"] = "pylock") -> str:
     """``lock`` as ``fmt`` text for ``path``; a pylock goes only to a PEP 751 name, stdout or a stream."""
+    check_output_name(path, fmt)
+    return dumps_pylock(lock) if fmt == "pylock" else dumps_requirements(lock)
+
+
+def check_output_name(path: str, fmt: Literal["pylock", "requirements"]) -> None:
+    """A pylock goes only to a PEP 751 name (``pylock.toml``, ``pylock.NAME.toml``), stdout or a stream: checked
+    before any work, so a wrong name fails at once."""
     from cudaresolve.lock.output import is_stream
 
-    if fmt == "pylock":
-        name = Path(path).name
-        if not is_stream(path) and not _PYLOCK_NAME.match(name):
-            raise InvalidInput(Text.of("lock.pylock-name", name=repr(name)), hint=Text("lock.pylock-name.hint"))
-        return dumps_pylock(lock)
-    return dumps_requirements(lock)
+    name = Path(path).name
+    if fmt == "pylock" and not is_stream(path) and not _PYLOCK_NAME.match(name):
+        raise InvalidInput(Text.of("lock.pylock-name", name=repr(name)), hint=Text("lock.pylock-name.hint"))
 
 
 def write_lock(path: str | os.PathLike[str], lock: Lock, *, fmt: Literal["pylock", "requirements"] = "pylock") -> None:

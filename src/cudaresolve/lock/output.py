@@ -15,12 +15,11 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from cudaresolve.core import journal
 from cudaresolve.core.files import write_text_atomic
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
-__all__ = ["GENERATED_MARK", "STDOUT", "check_default_free", "is_stdout", "is_stream", "write_output"]
+__all__ = ["GENERATED_MARK", "STDOUT", "check_default_free", "holds_text", "is_stdout", "is_stream", "write_output"]
 
 STDOUT: Final = "-"
 #: Every file cudaresolve writes carries this in its header; a default path without it is the user's.
@@ -53,18 +52,28 @@ def is_stdout(path: str) -> bool:
 def check_default_free(path: str) -> None:
     """Refuse a default output path that holds a file cudaresolve did not generate."""
     file = Path(path)
-    journal.probed(file)
     if not file.exists() and not file.is_symlink():
         return
     try:
-        with journal.unnoted(), open(file, "rb") as handle:  # the probe above and the written file's record
-            head = handle.read(_HEADER_BYTES)  # vouch for this look: a replay needs the file still as written
+        with open(file, "rb") as handle:
+            head = handle.read(_HEADER_BYTES)
     except OSError:
         head = b""
     if GENERATED_MARK.encode() not in head:
         raise InvalidInput(
             Text.of("lock.output.not-ours", path=path), hint=Text.of("lock.output.not-ours.hint", path=path)
         )
+
+
+def holds_text(path: str, text: str) -> bool:
+    """Whether the regular file at ``path`` already holds exactly ``text`` (a lock that need not be written again)."""
+    from cudaresolve.core.files import NotRegularFile, read_regular_bounded
+
+    data = text.encode("utf-8")
+    try:
+        return read_regular_bounded(path, len(data)) == data
+    except (OSError, NotRegularFile):
+        return False
 
 
 def write_output(path: str, text: str) -> None:
@@ -74,12 +83,10 @@ def write_output(path: str, text: str) -> None:
             sys.stdout.write(text)
             sys.stdout.flush()
         elif is_stream(path):
-            journal.volatile("wrote to a stream")  # what a reader of the stream saw cannot be checked later
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
         else:
             write_text_atomic(os.path.realpath(path), text)
-            journal.wrote(path)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
         raise InvalidInput(

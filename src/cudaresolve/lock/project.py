@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cudaresolve.core import journal
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
@@ -98,7 +97,6 @@ def _table(data: Mapping[str, Any], key: str, source: str, dotted: str) -> Mappi
 
 def load_project(path: Path, *, pytorch_root: str) -> ProjectSettings:
     """Read ``path`` if it exists; a missing file gives empty settings."""
-    journal.probed(path)
     if not path.is_file():
         return ProjectSettings()
     try:

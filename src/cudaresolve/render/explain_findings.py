@@ -90,5 +90,13 @@ def render_lock_result(result: object, console: Console, *, lang: str = "en") ->
     path = result.path  # type: ignore[attr-defined]
     if path is None or path == "-":  # nothing written (its warning says why), or the lock went to stdout
         return
+    if result.unchanged:  # type: ignore[attr-defined]
+        same = Text.of("render.lock.unchanged", path=str(path), count=len(solution.packages))
+        console.print(escape(format_text(same, lang)))
+        return
+    for change in result.changes:  # type: ignore[attr-defined]
+        moved, added = "render.lock.moved", "render.lock.added"
+        key = moved if change.old and change.new else added if change.new else "render.lock.removed"
+        console.print(escape(format_text(Text.of(key, name=change.name, old=change.old, new=change.new), lang)))
     wrote = Text.of("render.lock.wrote", path=str(path), format=result.format)  # type: ignore[attr-defined]
     console.print(escape(format_text(wrote, lang)))

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from cudaresolve.text.findings import Finding
 
 __all__ = [
+    "BUILD",
     "CUDA",
     "PYTHON",
     "Candidate",
@@ -51,6 +52,9 @@ CUDA: Final = "<cuda>"
 #: The virtual identifier a release depends on when its metadata's Requires-Python excludes the target (no
 #: candidate: pip's ``RequiresPythonRequirement`` against a Python that does not fit).
 PYTHON: Final = "<python>"
+#: The virtual identifier a release depends on when it has only an sdist whose metadata cannot be had (not to be
+#: built, or its build failed): it has no candidate, so the solver passes the release over for another.
+BUILD: Final = "<build>"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,8 +170,9 @@ class Catalog:
         return tuple(r for r in self.rejections if r.name == name)
 
 
-def _cuda_candidates(db: CompatDB, target: Target, rejections: list[Rejection]) -> list[Candidate]:
-    """The variants the target can run: ``cpu`` alone for a CPU target, else the CUDA variants its driver runs."""
+def _cuda_candidates(db: CompatDB, target: Target, rejections: list[Rejection], gpu_source: str) -> list[Candidate]:
+    """The variants the target can run: ``cpu`` for a CPU target (with PyPI as the only source, the CUDA variants of
+    PyPI's wheels that run without a GPU: ``_cpu_from_pypi``), else the CUDA variants its driver runs."""
     out: list[Candidate] = []
     blocked = unsupported_gpus(db, target)  # a driver that does not know a GPU runs no variant on it
     for info in db.variants:
@@ -177,6 +182,9 @@ def _cuda_candidates(db: CompatDB, target: Target, rejections: list[Rejection]) 
             continue
         if target.is_cpu:  # a CUDA build has nothing to run on: say so, rather than leave the variant unknown
             version = Version(str(info.cuda))
+            if gpu_source == "pypi" and db.package_facts.runs_without_gpu:
+                out.append(Candidate(name=CUDA, version=version, variant=info.name, index_url=db.default_index))
+                continue
             finding = reason("no-gpu", variant=info.name, cuda=str(info.cuda))
             rejections.append(Rejection(name=CUDA, version=version, variant=info.name, finding=finding))
             continue
@@ -312,7 +320,9 @@ def _release_candidates(
     if release.builds and not sourced:
         return  # every build is on a source the user excluded
     wanted = "cpu" if target.is_cpu else None
-    if sourced and not any((b.variant == "cpu") == target.is_cpu for b in sourced):
+    if target.is_cpu and _cpu_from_pypi(db, release, gpu_source):
+        sourced = [b for b in sourced if b.variant == "cpu" or b.channel == "pypi"]
+    if sourced and not any((b.variant == "cpu") == target.is_cpu or b.channel == "pypi" for b in sourced):
         published = ", ".join(dict.fromkeys(b.variant for b in sourced))
         rejections.append(
             Rejection(
@@ -329,9 +339,10 @@ def _release_candidates(
             )
         )
         return
+    cpu_pypi = target.is_cpu and _cpu_from_pypi(db, release, gpu_source)
     for build in builds:
-        if build is not None and (build.variant == "cpu") != target.is_cpu:
-            continue  # a GPU host gets CUDA builds, a CPU target the cpu build
+        if build is not None and (build.variant == "cpu") != target.is_cpu and not cpu_pypi:
+            continue  # a GPU host gets CUDA builds, a CPU target the cpu build (or PyPI's, ``_cpu_from_pypi``)
         finding, support, reach = _check_build(db, target, release, build)
         version = Version(f"{release.version}{build.local}" if build else str(release.version))
         if finding is not None:
@@ -351,6 +362,13 @@ def _release_candidates(
             driver_support=support,
             coverage=reach,
         )
+
+
+def _cpu_from_pypi(db: CompatDB, release: PackageRelease, gpu_source: str) -> bool:
+    """Whether a CPU target may take PyPI's CUDA wheel of ``release``: only when PyPI is the one source of GPU
+    builds (``--gpu-source pypi``, or the lock's retry when the PyTorch index cannot be read) and the database
+    says the package's CUDA builds run without a GPU (``[packages] runs-without-gpu``)."""
+    return gpu_source == "pypi" and release.name in db.package_facts.runs_without_gpu
 
 
 def _package_candidates(
@@ -413,7 +431,7 @@ def build_catalog(
     each package's candidates (and rejections) are built when first asked for. ``gpu_source`` (one of
     ``sources.GPU_SOURCES``) decides which channels' builds are candidates and which comes first."""
     rejections: list[Rejection] = []
-    candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections))}
+    candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections, gpu_source))}
     known = frozenset(n for n in db.package_names) | {CUDA}
     if lazy:
         built = _OnDemand(db, target, candidates, rejections, gpu_source)
@@ -421,9 +439,8 @@ def build_catalog(
     wanted = db.package_names if names is None else tuple(canonical_name(n) for n in names)
     for name in wanted:
         candidates[name] = _package_candidates(db, target, name, rejections, gpu_source)
-    return Catalog(
-        target=target, candidates=candidates, rejections=tuple(rejections), known=known, gpu_source=gpu_source
-    )
+    found = tuple(rejections)
+    return Catalog(target=target, candidates=candidates, rejections=found, known=known, gpu_source=gpu_source)
 
 
 def _variant_age(candidate: Candidate) -> tuple[int, str]:

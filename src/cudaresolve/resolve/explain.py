@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.resolve.catalog import CUDA, PYTHON, Catalog, Need, Rejection, satisfies
+from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Catalog, Need, Rejection, satisfies
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ HOST_CODES: Final = (
 )
 _BOX_CODES: Final = ("driver-unsupported-gpu",)
 _REQUEST_CODES: Final = (
-    "no-wheel-for-python", "requires-python", "no-wheel-for-platform", "variant-not-published", "no-such-version"
+    "no-wheel-for-python", "requires-python", "sdist-unusable", "no-wheel-for-platform", "variant-not-published",
+    "no-such-version",
 )
 _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "request-conflict", "pin-conflict"))}
 
@@ -175,6 +176,10 @@ def explain_resolution(
                         found=catalog.target.python,
                     )
                 )
+            continue
+        if need.name == BUILD:  # the release has only an sdist whose metadata cannot be had (``provider``)
+            if parent is not None:
+                findings.append(reason("sdist-unusable", package=parent.name, version=str(parent.version)))
             continue
         direct = explain_need(catalog, need, index)
         if direct:

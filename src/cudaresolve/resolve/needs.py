@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudaresolve.core.platforms import canonical_name
@@ -21,11 +22,9 @@ from cudaresolve.resolve.direct import parse_direct, same_reference
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
-    from packaging.specifiers import SpecifierSet
-
-__all__ = ["parse_constraints", "parse_requests", "skipped_requests"]
+__all__ = ["held_pins", "parse_constraints", "parse_requests", "skipped_requests"]
 
 
 def parse_requests(
@@ -126,3 +125,22 @@ def skipped_requests(texts: Sequence[str], environment: Mapping[str, str]) -> li
 
 def _short(text: str) -> str:
     return repr(text) if len(text) <= 120 else repr(f"{text[:60]}…{text[-20:]}")
+
+
+def held_pins(
+    preferences: Mapping[str, str], known: Iterable[str], needs: Iterable[Need], direct: Iterable[str]
+) -> dict[str, SpecifierSet]:
+    """A previous lock's builds of the database's packages (``known``) as exact pins (``==2.11.0+cu130``), for a
+    first search that keeps them; a package a direct reference pins keeps that instead."""
+    from packaging.specifiers import InvalidSpecifier
+
+    pinned = set(direct) | {n.name for n in needs if n.url}
+    names = set(known)
+    held: dict[str, SpecifierSet] = {}
+    for name, version in preferences.items():
+        if name in names and name not in pinned:
+            try:
+                held[name] = SpecifierSet(f"=={version}")
+            except InvalidSpecifier:
+                continue
+    return held

@@ -28,7 +28,7 @@ from resolvelib import AbstractProvider
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
-from cudaresolve.resolve.catalog import CUDA, PYTHON, Candidate, Catalog, Need
+from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.source import applies, split_key
@@ -107,9 +107,12 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         constraints: Mapping[str, SpecifierSet] | None = None,
         direct: Mapping[str, Candidate] | None = None,
         companions: Companions | None = None,
+        preferences: Mapping[str, str] | None = None,
     ):
         """``companions``: the requested database packages, whose pairings leave out the database's builds that
-        no set holding them can use (``pairing``)."""
+        no set holding them can use (``pairing``); ``preferences``: name -> version whose release is tried first
+        (a previous lock's pin, kept while it fits)."""
+        self.preferences = dict(preferences or {})
         self.catalog = catalog
         self.companions = companions
         self.direct = dict(direct or {})  # name -> the one candidate a direct reference leaves it
@@ -221,7 +224,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         limit = self.constraints.get(name)
         if limit is not None and name != CUDA:
             found = [c for c in found if limit.contains(c.version, prereleases=True)]
-        if self.source is None or name in (CUDA, PYTHON) or name in self.direct:
+        if self.source is None or name in (CUDA, PYTHON, BUILD) or name in self.direct:
             return found  # a direct reference's file was read and judged already: no listing, no pre-release rule
         if name not in self.catalog.known:
             exact = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
@@ -309,7 +312,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             if name not in self.catalog.known:
                 self._index_candidates[name] = (pinned,)  # what explanations say the index offered
             return (pinned,)
-        if name in (CUDA, PYTHON):
+        if name in (CUDA, PYTHON, BUILD):
             return self.catalog.for_name(name)
         if name in self.catalog.known:
             return self._with_companions(name) if self.companions is not None else self.catalog.for_name(name)
@@ -321,6 +324,9 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
                 Candidate(name=name, version=r.version, variant=None, index_url=r.index_url, channel="pypi", source=r)
                 for r in self.source.releases(name)
             )
+            preferred = self.preferences.get(name)
+            if preferred is not None:  # the previous lock's release first, the rest newest first (pip's order)
+                found = tuple(sorted(found, key=lambda c: str(c.version) != preferred))
             self._index_candidates[name] = found
         return found
 
@@ -386,6 +392,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         required = self.source.python_excluded(release)
         if required is not None:  # a need nothing meets: resolvelib passes this release over for an older one
             return [Need(name=PYTHON, specifier=SpecifierSet(required), parent=parent)]
+        if self.source.unusable(release) is not None:  # an sdist that may not or could not be built
+            return [Need(name=BUILD, specifier=SpecifierSet(), parent=parent)]
         selected = [
             req
             for req in self.source.requires(release)

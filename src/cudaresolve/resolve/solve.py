@@ -23,7 +23,7 @@ from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_ca
 from cudaresolve.resolve.direct import direct_candidate
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
-from cudaresolve.resolve.needs import parse_constraints, parse_requests, skipped_requests
+from cudaresolve.resolve.needs import held_pins, parse_constraints, parse_requests, skipped_requests
 from cudaresolve.resolve.order import SetKey, best_case, ranked_names, release_of, set_key, unverified
 from cudaresolve.resolve.pairing import Companions
 from cudaresolve.resolve.sources import on_variant_index
@@ -60,6 +60,7 @@ def solve(
     catalog: Catalog | None = None,
     constraints: Sequence[str] = (),
     gpu_source: str = "auto",
+    preferences: Mapping[str, str] | None = None,
 ) -> Resolved:
     """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings.
 
@@ -71,7 +72,12 @@ def solve(
     versions of packages the set needs anyway.
 
     A direct reference (``name @ URL``, only with a ``source``: its file is read) pins ``name`` to that file
-    for every requirement on it, the user's and the dependencies' (``direct.direct_candidate``)."""
+    for every requirement on it, the user's and the dependencies' (``direct.direct_candidate``).
+
+    ``preferences`` (name -> version, a previous lock's pins) are kept where they still fit, as uv keeps them:
+    a package beyond the database has its preferred release tried first; the database's packages (whose
+    best set is otherwise searched for over every variant) are first searched held to their preferred
+    builds, and only when that set fails are they searched freely."""
     environment = marker_environment(target)
     needs = parse_requests(requests, environment, direct=source is not None)
     limits = parse_constraints(constraints, environment)
@@ -79,6 +85,12 @@ def solve(
         names = None if source is not None else reachable(db, [n.name for n in needs])
         catalog = build_catalog(db, target, names, lazy=source is not None, gpu_source=gpu_source)
     if source is None:
+        held = held_pins(preferences or {}, db.package_names, needs, ())
+        if held:
+            try:
+                return solve_catalog(needs, db, catalog, constraints={**held, **limits})
+            except NoSolution:
+                pass  # the previous builds no longer fit: searched freely
         return solve_catalog(needs, db, catalog, constraints=limits)
     direct: dict[str, Candidate] = {}
     for need in needs:
@@ -88,6 +100,15 @@ def solve(
     companions = Companions(catalog, needs)
     source.prefetch([n.name for n in needs if n.name not in db.package_names and not n.url])
     source.prefetch_builds(_first_builds(catalog, needs, companions))
+    held = held_pins(preferences or {}, db.package_names, needs, direct)
+    if held:
+        try:
+            return solve_catalog(
+                needs, db, catalog, source=source, environment=environment, constraints={**held, **limits},
+                direct=direct, companions=companions, preferences=preferences,
+            )  # fmt: skip
+        except NoSolution:
+            pass  # the previous builds no longer fit: the database's packages are searched freely
     return solve_catalog(
         needs,
         db,
@@ -97,6 +118,7 @@ def solve(
         constraints=limits,
         direct=direct,
         companions=companions,
+        preferences=preferences,
     )
 
 
@@ -155,6 +177,7 @@ def solve_catalog(
     constraints: Mapping[str, SpecifierSet] | None = None,
     direct: Mapping[str, Candidate] | None = None,
     companions: Companions | None = None,
+    preferences: Mapping[str, str] | None = None,
 ) -> Resolved:
     """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries); ``direct``:
     the one candidate of each package a direct reference pins; ``companions``: ``Companions(catalog, needs)``,
@@ -177,6 +200,7 @@ def solve_catalog(
         constraints=constraints or {},
         direct=direct or {},
         companions=companions,
+        preferences=preferences or {},
     )
     unreadable: IndexUnavailable | None = None
     pins: dict[str, Candidate] | None = None
@@ -222,6 +246,7 @@ class _Search:
     index_candidates: Mapping[str, tuple[Candidate, ...]] = field(default_factory=dict)
     unreadable: list[IndexUnavailable] = field(default_factory=list)  # the provider's, for the last run
     companions: Companions | None = None  # made from ``needs`` on the first run, shared by the later ones
+    preferences: Mapping[str, str] = field(default_factory=dict)  # name -> version to try first (a previous lock)
 
     def __post_init__(self) -> None:
         if self.companions is None:
@@ -245,6 +270,7 @@ class _Search:
             constraints=self.constraints,
             direct=self.direct,
             companions=self.companions if paired else None,
+            preferences=self.preferences,
         )
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable

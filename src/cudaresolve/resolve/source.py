@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
     from packaging.version import Version
 
+    from cudaresolve.text.model import Text
+
 __all__ = ["Artifact", "IndexRelease", "PackageSource", "applies", "extras_key", "split_key"]
 
 
@@ -77,6 +79,11 @@ class PackageSource(Protocol):
 
     def requires(self, release: IndexRelease) -> Sequence[Requirement]:
         """The ``Requires-Dist`` of ``release``'s core metadata (PEP 658 file, range read or download)."""
+        ...
+
+    def unusable(self, release: IndexRelease) -> Text | None:
+        """Why ``release`` cannot be used although listed (an sdist whose metadata may not or could not be
+        built): the solver passes it over for another release; None when it can be used."""
         ...
 
     def python_excluded(self, release: IndexRelease) -> str | None:

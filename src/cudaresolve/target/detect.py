@@ -28,7 +28,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core import journal
 from cudaresolve.errors import DetectionError
 from cudaresolve.target.readings import (
     DETECT_HINT,
@@ -221,7 +220,6 @@ def detect_host(environ: Mapping[str, str] | None = None, *, sources: Sources | 
     answered. ``environ`` (default ``os.environ``) supplies ``CUDA_VISIBLE_DEVICES`` and
     ``CUDA_DEVICE_ORDER``.
     """
-    journal.volatile("hardware detected")  # the GPU and driver are no file's content: never replayed
     env = os.environ if environ is None else environ
     src = SYSTEM if sources is None else sources
     failures: list[DetectionError] = []

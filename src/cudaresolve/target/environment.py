@@ -96,13 +96,24 @@ def wheel_tags(target: Target, *, glibc: str | None = None, macos: str | None = 
     return _tags(target.python, target.platform, glibc, macos)
 
 
-@lru_cache(maxsize=16)
+#: Rank tables of the tag tuples seen, by identity: a tuple of ~700 tags rehashes every element each time it is
+#: a dict or cache key (CPython does not cache a tuple's hash), and every file of every page is ranked.
+_RANKS: dict[int, tuple[tuple[Tag, ...], dict[Tag, int]]] = {}
+_MAX_RANK_TABLES: Final = 16
+
+
 def _priority(tags: tuple[Tag, ...]) -> dict[Tag, int]:
-    return {tag: i for i, tag in enumerate(tags)}
+    found = _RANKS.get(id(tags))
+    if found is not None and found[0] is tags:
+        return found[1]
+    ranks = {tag: i for i, tag in enumerate(tags)}
+    if len(_RANKS) >= _MAX_RANK_TABLES:
+        _RANKS.clear()
+    _RANKS[id(tags)] = (tags, ranks)  # the tuple is kept, so its id is not reused while the entry lives
+    return ranks
 
 
 def tag_priority(file_tags: frozenset[Tag], supported: tuple[Tag, ...]) -> int | None:
     """The rank of a wheel's best tag among ``supported`` (lower is better); None: it does not install."""
     ranks = _priority(supported)
-    best = min((ranks[t] for t in file_tags if t in ranks), default=None)
-    return best
+    return min((ranks[t] for t in file_tags if t in ranks), default=None)

@@ -1,0 +1,80 @@
+"""The lock already where a new one goes: its pins as preferences, and what a new lock changes. Does I/O: reads it.
+
+uv's rule for a repeated lock: the versions an existing lock holds are kept while they still satisfy the
+requirements and the target, and move only when asked (``-U/--upgrade``, ``--upgrade-package NAME``). Any
+valid PEP 751 lock counts (ours, uv's, pip's): it is read as ``packaging.pylock`` reads it, bounded in size
+and never blocking. A file that is no such lock gives no preference (the new lock is a fresh resolve, and
+it is written only where the usual output rules allow).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.core.platforms import canonical_name
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from cudaresolve.lock.model import Lock
+
+__all__ = ["MAX_PREVIOUS_BYTES", "Change", "changes", "preferences", "read_pins"]
+
+#: The largest previous lock read for its pins; a larger one gives no preference.
+MAX_PREVIOUS_BYTES: Final = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """One package whose pin a new lock moved: ``old`` None for an added package, ``new`` None for a removed one."""
+
+    name: str
+    old: str | None
+    new: str | None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"name": self.name, "from": self.old, "to": self.new}
+
+
+def read_pins(path: str) -> dict[str, str] | None:
+    """name -> version of the PEP 751 lock at ``path``; None when there is none there, or it is not one (too
+    large, not a regular file, not TOML, not valid PEP 751, or a package without a version)."""
+    from packaging.pylock import Pylock, PylockValidationError
+
+    from cudaresolve.core.files import NotRegularFile, read_regular_bounded
+
+    try:
+        data = read_regular_bounded(path, MAX_PREVIOUS_BYTES)
+    except (OSError, NotRegularFile):
+        return None
+    if len(data) > MAX_PREVIOUS_BYTES:
+        return None
+    try:
+        lock = Pylock.from_dict(tomllib.loads(data.decode("utf-8")))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, PylockValidationError, RecursionError, ValueError):
+        return None
+    pins: dict[str, str] = {}
+    for package in lock.packages:
+        if package.version is None:
+            return None
+        pins[str(canonical_name(package.name))] = str(package.version)
+    return pins
+
+
+def preferences(pins: Mapping[str, str] | None, *, upgrade: bool, upgrade_packages: Iterable[str]) -> dict[str, str]:
+    """The pins to keep where they still fit: none under ``--upgrade``; all but ``--upgrade-package``'s names."""
+    if pins is None or upgrade:
+        return {}
+    moved = {str(canonical_name(n)) for n in upgrade_packages}
+    return {name: version for name, version in pins.items() if name not in moved}
+
+
+def changes(pins: Mapping[str, str] | None, lock: Lock) -> tuple[Change, ...]:
+    """How ``lock`` differs from the previous pins, by name; () when there was no previous lock."""
+    if pins is None:
+        return ()
+    new = {p.name: p.version for p in lock.packages}
+    out = [Change(name=n, old=pins.get(n), new=new.get(n)) for n in sorted({*pins, *new}) if pins.get(n) != new.get(n)]
+    return tuple(out)

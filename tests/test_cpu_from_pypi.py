@@ -1,0 +1,99 @@
+"""A CPU target whose cpu builds cannot be had: the set PyPI carries (issue 22, item 2).
+
+PyPI's Linux x86_64 torch, torchvision and torchaudio are CUDA builds whose CPU code runs without a GPU
+(``[packages] runs-without-gpu`` in compat.toml). A CPU target takes them only when PyPI is the one source
+(``--gpu-source pypi``), or when the PyTorch index's cpu builds cannot be read, with an
+``index-unreachable-pypi-set`` warning naming the smaller cpu set; packages without that fact (xformers) are
+never taken for a CPU target.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from local_index import LocalIndex
+
+from cudaresolve.db.database import load_compat
+from cudaresolve.errors import NoSolution
+from cudaresolve.resolve.catalog import CUDA, build_catalog
+from cudaresolve.resolve.solve import solve
+from cudaresolve.target.build import TargetOptions, build_target
+from test_pypi_builds import PYPI, PYTORCH, TAG, _closed_port, _mirrors, _run
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CPU = TargetOptions(cpu=True, python="3.11", platform="linux_x86_64")
+ARGS = ["--cpu", "--python-version", "3.11", "--platform", "linux_x86_64"]
+
+
+def test_only_pypi_as_source_gives_a_cpu_target_pypis_cuda_builds_of_packages_that_run_without_a_gpu() -> None:
+    db = load_compat(None)
+    target = build_target(CPU, db)
+    assert db.package_facts.runs_without_gpu >= {"torch", "torchvision"}
+    auto = solve(["torch", "torchvision"], db, target).solution
+    assert auto.variant == "cpu" and {p.version.split("+")[1] for p in auto.packages} == {"cpu"}
+    pypi = solve(["torch", "torchvision"], db, target, gpu_source="pypi").solution
+    assert pypi.variant != "cpu" and {p.index for p in pypi.packages} == {PYPI}
+    releases = {p.name: p.version for p in pypi.packages}
+    torch_row = next(r for r in db.packages("torch") if str(r.version) == releases["torch"])
+    assert pypi.variant == torch_row.pypi_variant  # the very wheel PyPI carries for that release
+    catalog = build_catalog(db, target, gpu_source="pypi")
+    assert next(c.variant for c in catalog.for_name(CUDA)) != "cpu"  # no cpu build is on PyPI for Linux
+
+
+def test_a_package_not_known_to_run_without_a_gpu_is_never_taken_for_a_cpu_target() -> None:
+    db = load_compat(None)
+    assert "xformers" not in db.package_facts.runs_without_gpu
+    with pytest.raises(NoSolution):
+        solve(["xformers"], db, build_target(CPU, db), gpu_source="pypi")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """PyPI carrying the twin set a CPU target falls back to, plus numpy; the PyTorch index is never served."""
+    db = load_compat(None)
+    pypi_set = solve(["torch", "torchvision"], db, build_target(CPU, db), gpu_source="pypi").solution
+    best = solve(["torch", "torchvision"], db, build_target(CPU, db)).solution
+    index = LocalIndex(tmp_path_factory.mktemp("indexes"))
+    torch = next(p.version for p in pypi_set.packages if p.name == "torch")
+    index.add("pypi", "torch", torch, tag=TAG, requires=["filelock"])
+    for p in pypi_set.packages:
+        if p.name != "torch":
+            index.add("pypi", p.name, p.version, tag=TAG, requires=[f"torch=={torch}"])
+    index.add("pypi", "filelock", "3.16.1")
+    index.add("pypi", "numpy", "1.26.4", tag=TAG)
+    with index.serve() as base:
+        yield base, pypi_set, best
+
+
+def test_a_cpu_target_with_the_pytorch_index_down_locks_pypis_set_and_names_the_cpu_one(
+    served: Any, tmp_path: Path
+) -> None:
+    base, pypi_set, best = served
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    result = _run(["lock", "torch", "torchvision", "numpy", *ARGS, *_mirrors(base, closed), "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["complete"] is True and out["variant"] == pypi_set.variant
+    locked = {p["name"]: p for p in tomllib.loads((tmp_path / "pylock.toml").read_text())["packages"]}
+    assert set(locked) == {"torch", "torchvision", "numpy", "filelock"}
+    assert {n: locked[n]["version"] for n in ("torch", "torchvision")} == {p.name: p.version for p in pypi_set.packages}
+    assert {p["index"] for p in locked.values()} == {PYPI}
+    (better,) = [w["message"] for w in out["warnings"] if w["code"] == "index-unreachable-pypi-set"]
+    best_torch = next(p.version for p in best.packages if p.name == "torch")
+    assert f"torch {best_torch}" in better and f"{PYTORCH}/cpu" in better and "ConnectError" in better
+    codes = [w["code"] for w in out["warnings"]]
+    assert "incomplete-lock" not in codes and "index-unavailable-fallback" not in codes
+
+
+def test_gpu_source_pypi_on_a_cpu_target_needs_no_pytorch_index_at_all(served: Any, tmp_path: Path) -> None:
+    base, _, _ = served
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    args = ["lock", "torch", *ARGS, *_mirrors(base, closed), "--gpu-source", "pypi", "--json"]
+    out = json.loads(_run(args, tmp_path).stdout)
+    assert out["complete"] is True and [w["code"] for w in out["warnings"]] == []
+    assert {p["name"] for p in out["packages"]} == {"torch", "filelock"}

@@ -1,0 +1,106 @@
+"""A repeated lock keeps the pins of the lock already at its output path (issue 22, item 4; uv's rule).
+
+Pins move only when they no longer fit or when asked (``-U/--upgrade``, ``-P/--upgrade-package``); a lock that
+would say exactly what the file says is not written again ("unchanged"); every moved pin is reported.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from local_index import LocalIndex
+
+from cudaresolve.db.database import load_compat
+from cudaresolve.lock.previous import changes, preferences, read_pins
+from cudaresolve.resolve.solve import solve
+from cudaresolve.target.build import TargetOptions, build_target
+from test_direct_e2e import run_cli
+
+if TYPE_CHECKING:
+    import subprocess
+    from pathlib import Path
+
+TARGET = ["--cpu", "--python-version", "3.11", "--platform", "linux_x86_64"]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    index = LocalIndex(tmp_path_factory.mktemp("stable"))
+    for version in ("1.0", "1.1", "2.0"):
+        index.add("pypi", "numpyish", version)
+    for version in ("3.0", "3.1"):
+        index.add("pypi", "helper", version)
+    index.add("pypi", "app", "1.0", requires=["helper"])
+    with index.serve() as base:
+        yield base
+
+
+def _lock(base: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    mirror = f"--index-mirror=https://pypi.org/simple={base}/pypi/simple"
+    return run_cli(["lock", *args, *TARGET, mirror], cwd, cwd / "cache")
+
+
+def _pins(cwd: Path) -> dict[str, str]:
+    found = read_pins(str(cwd / "pylock.toml"))
+    assert found is not None
+    return found
+
+
+def test_relaxing_a_pin_keeps_the_locked_version_until_asked(served: Any, tmp_path: Path) -> None:
+    assert _lock(served, ["numpyish==1.0", "app"], tmp_path).returncode == 0
+    assert _pins(tmp_path) == {"numpyish": "1.0", "app": "1.0", "helper": "3.1"}
+    relaxed = _lock(served, ["numpyish", "app", "--json"], tmp_path)
+    out = json.loads(relaxed.stdout)
+    assert out["unchanged"] is True and out["changes"] == [] and _pins(tmp_path)["numpyish"] == "1.0"
+    human = _lock(served, ["numpyish", "app"], tmp_path)
+    assert "pylock.toml is unchanged: the lock there already holds these 3 packages" in human.stderr + human.stdout
+    only = _lock(served, ["numpyish", "app", "--upgrade-package", "numpyish", "--json"], tmp_path)
+    assert json.loads(only.stdout)["changes"] == [{"name": "numpyish", "from": "1.0", "to": "2.0"}]
+    assert _pins(tmp_path) == {"numpyish": "2.0", "app": "1.0", "helper": "3.1"}  # helper was not moved
+
+
+def test_upgrade_moves_every_pin_and_a_pin_that_no_longer_fits_moves_anyway(served: Any, tmp_path: Path) -> None:
+    assert _lock(served, ["numpyish==1.0", "helper==3.0"], tmp_path).returncode == 0
+    bounded = _lock(served, ["numpyish>=1.1", "helper", "--json"], tmp_path)  # 1.0 no longer fits; 3.0 does
+    assert json.loads(bounded.stdout)["changes"] == [{"name": "numpyish", "from": "1.0", "to": "2.0"}]
+    everything = _lock(served, ["numpyish", "helper", "-U", "--json"], tmp_path)
+    assert json.loads(everything.stdout)["changes"] == [{"name": "helper", "from": "3.0", "to": "3.1"}]
+    dropped = _lock(served, ["helper", "--json"], tmp_path)
+    assert json.loads(dropped.stdout)["changes"] == [{"name": "numpyish", "from": "2.0", "to": None}]
+
+
+def test_a_file_that_is_no_pep_751_lock_gives_no_preference(tmp_path: Path) -> None:
+    (tmp_path / "pylock.toml").write_text("this is = not [a lock\n")
+    assert read_pins(str(tmp_path / "pylock.toml")) is None
+    (tmp_path / "pylock.toml").write_text('lock-version = "1.0"\ncreated-by = "x"\n[[packages]]\nname = "a"\n')
+    assert read_pins(str(tmp_path / "pylock.toml")) is None  # a package without a version pins nothing
+    assert read_pins(str(tmp_path / "absent.toml")) is None
+    assert preferences({"a": "1", "b": "2"}, upgrade=False, upgrade_packages=["A"]) == {"b": "2"}
+    assert preferences({"a": "1"}, upgrade=True, upgrade_packages=[]) == {}
+
+
+def test_the_gpu_stack_keeps_its_locked_build_while_it_fits() -> None:
+    db = load_compat(None)
+    target = build_target(TargetOptions(gpus=("H100",), driver="580.65.06", python="3.11"), db)
+    newest = solve(["torch"], db, target).solution
+    held = {"torch": "2.9.0+cu128"}  # an older build this target runs, from a previous lock
+    assert [p.version for p in newest.packages] != ["2.9.0+cu128"]
+    kept = solve(["torch"], db, target, preferences=held).solution
+    assert (kept.variant, [p.version for p in kept.packages]) == ("cu128", ["2.9.0+cu128"])
+    grown = solve(["torch", "xformers"], db, target, preferences=held).solution  # an unrelated addition
+    assert {p.name: p.version for p in grown.packages}["torch"] == "2.9.0+cu128"
+    assert solve(["torch>2.9"], db, target, preferences=held).solution == newest  # ruled out: it moves
+    assert solve(["torch"], db, target, preferences={"torch": "2.9.0+cu999"}).solution == newest
+
+
+def test_changes_are_reported_by_name() -> None:
+    from cudaresolve.lock.model import Lock, LockedPackage
+
+    lock = Lock(packages=(LockedPackage(name="a", version="2", index="i"), LockedPackage(name="c", version="1",
+                                                                                     index="i")))  # fmt: skip
+    assert [c.to_dict() for c in changes({"a": "1", "b": "1", "c": "1"}, lock)] == [
+        {"name": "a", "from": "1", "to": "2"}, {"name": "b", "from": "1", "to": None}
+    ]  # fmt: skip
+    assert changes(None, lock) == ()
