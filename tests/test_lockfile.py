@@ -521,3 +521,12 @@ def test_a_cache_entry_is_written_atomically_without_fsync_and_a_lock_with_it(
     assert (tmp_path / "cache" / "entry.json").read_bytes() == b"{}" and synced == []
     write_text_atomic(tmp_path / "pylock.toml", "lock\n")  # the user's file: the data and the rename synced
     assert len(synced) == 2
+
+
+def test_a_wheels_size_is_recorded_and_read_back(lock: Lock) -> None:
+    sized = replace(lock, packages=tuple(replace(p, size=1234 + i) for i, p in enumerate(lock.packages)))
+    text = dumps_pylock(sized)
+    data = tomllib.loads(text)
+    assert [p["wheels"][0]["size"] for p in data["packages"]] == [1234 + i for i in range(len(lock.packages))]
+    assert all(w.size is not None for p in Pylock.from_dict(data).packages for w in p.wheels or ())
+    assert [p.size for p in loads_pylock(text, source="x").packages] == [p.size for p in sized.packages]

@@ -35,8 +35,8 @@ _CONTENT_RANGE: Final = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 class _RangeFile(io.RawIOBase):
     """A seekable read-only view of a remote file; fetched blocks are kept."""
 
-    def __init__(self, client: IndexClient, url: str) -> None:
-        self._client, self._url = client, url
+    def __init__(self, client: IndexClient, url: str, cap: int = _MAX_REQUEST) -> None:
+        self._client, self._url, self._cap = client, url, cap
         self._pos = 0
         self._blocks: list[tuple[int, bytes]] = []
         self._requests = 0
@@ -53,7 +53,7 @@ class _RangeFile(io.RawIOBase):
         self._requests += 1
         if self._requests > _MAX_REQUESTS:
             raise _bad(self._url, f"more than {_MAX_REQUESTS} range requests")
-        return self._client.fetch_range(self._url, first, last, cap=_MAX_REQUEST)
+        return self._client.fetch_range(self._url, first, last, cap=self._cap)
 
     def seekable(self) -> bool:
         return True
@@ -97,9 +97,26 @@ def _bad(url: str, why: str) -> IndexUnavailable:
     return IndexUnavailable(Text.of("index.bad-metadata", url=url, reason=why), hint=HINT)
 
 
-def read_remote_metadata(client: IndexClient, url: str, project: str, version: str) -> str:
-    """The text of ``<name>-<version>.dist-info/METADATA`` inside the remote wheel at ``url``."""
-    return wheel_metadata(_RangeFile(client, url), url)  # type: ignore[arg-type]  # a RawIOBase, read as IO
+def read_remote_metadata(
+    client: IndexClient, url: str, project: str, version: str, *, request_cap: int = _MAX_REQUEST
+) -> str:
+    """The text of ``<name>-<version>.dist-info/METADATA`` inside the remote wheel at ``url``. A server that
+    ignores ``Range`` and sends a wheel over the one-request cap (a plain file server holding torch) has the
+    wheel downloaded whole instead, as pip and uv then do: streamed to a temporary file under
+    ``MAX_DIRECT_BYTES`` within its file deadline, METADATA read from there."""
+    try:
+        return wheel_metadata(_RangeFile(client, url, request_cap), url)  # type: ignore[arg-type]  # read as IO
+    except IndexUnavailable as e:
+        if e.text.key != "index.page-too-large":
+            raise
+    import tempfile
+
+    from cudaresolve.index.limits import MAX_DIRECT_BYTES
+
+    with tempfile.SpooledTemporaryFile(max_size=_MAX_REQUEST, prefix="cudaresolve-") as spool:
+        client.download(url, spool.write, cap=MAX_DIRECT_BYTES)
+        spool.seek(0)
+        return wheel_metadata(spool, url)
 
 
 def wheel_metadata(file: IO[bytes], url: str) -> str:

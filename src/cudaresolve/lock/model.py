@@ -207,7 +207,7 @@ def _package_to_dict(package: LockedPackage) -> dict[str, Any]:
         file["name"] = package.filename
     if package.url:
         file["url"] = package.url
-    if package.size is not None and package.kind is not FileKind.WHEEL:
+    if package.size is not None:  # PEP 751: recorded where the index (PEP 700) or the file gave it
         file["size"] = package.size
     if package.sha256:
         file["hashes"] = {"sha256": package.sha256}
