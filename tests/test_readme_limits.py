@@ -8,6 +8,7 @@ from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.db.cache import MAX_ENTRY_BYTES
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
 from cudaresolve.index import client
+from cudaresolve.index.build_metadata import BUILD_TIMEOUT, BUILD_TIMEOUT_ENV
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
     DEADLINE_ENV,
@@ -21,7 +22,6 @@ from cudaresolve.index.limits import (
     MAX_SDIST_UNPACKED,
     READ_TIMEOUT,
 )
-from cudaresolve.index.build_metadata import BUILD_TIMEOUT, BUILD_TIMEOUT_ENV
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
 from cudaresolve.lock.previous import MAX_PREVIOUS_BYTES
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
