@@ -84,6 +84,13 @@ def register(sub: Any) -> None:
         "-o", "--output", metavar="PATH", help="where to write (default: pylock.toml or requirements.txt)"
     )
     parser.add_argument("--format", choices=("pylock", "requirements"), default="pylock", help="lock format")
+    parser.add_argument("--extra", dest="extras", action="append", default=[], metavar="NAME",
+                        help="also lock this extra of the project ([project.optional-dependencies]; repeatable)")
+    parser.add_argument("--all-extras", action="store_true", help="also lock every extra of the project")
+    parser.add_argument("--group", dest="groups", action="append", default=[], metavar="NAME",
+                        help="also lock this dependency group ([dependency-groups], PEP 735; repeatable)")
+    parser.add_argument("--all-groups", action="store_true", help="also lock every dependency group")
+    parser.add_argument("--no-dev", action="store_true", help="leave out the dev group (locked by default, as uv)")
     parser.add_argument("-U", "--upgrade", action="store_true",
                         help="do not keep the versions the existing lock at the output path holds (uv's -U)")
     parser.add_argument("-P", "--upgrade-package", dest="upgrade_packages", action="append", default=[],
@@ -95,6 +102,7 @@ def register(sub: Any) -> None:
 def request_from_args(args: argparse.Namespace) -> LockRequest:
     """The lock request these flags describe (lock and install share it)."""
     from cudaresolve.cli._target import options_from_args
+    from cudaresolve.lock.features import Selection
     from cudaresolve.lock.flow import LockRequest
 
     requirements, constraints = requirements_from_args(args)
@@ -110,6 +118,11 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         no_build=args.no_build,
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),
+        features=Selection(
+            extras=tuple(getattr(args, "extras", ())), all_extras=getattr(args, "all_extras", False),
+            groups=tuple(getattr(args, "groups", ())), all_groups=getattr(args, "all_groups", False),
+            no_dev=getattr(args, "no_dev", False),
+        ),
     )
 
 

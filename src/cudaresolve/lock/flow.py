@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.lock.features import Selection
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text
 
@@ -67,6 +68,7 @@ class LockRequest:
     no_build: bool = False  # --no-build: an sdist with dynamic metadata is never built; its release is passed over
     upgrade: bool = False  # -U/--upgrade: the previous lock's pins are not kept
     upgrade_packages: tuple[str, ...] = ()  # --upgrade-package: these names' pins are not kept
+    features: Selection = field(default_factory=Selection)  # --extra/--all-extras/--group/--all-groups/--no-dev
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +84,8 @@ class LockInputs:
     package_indexes: Mapping[str, str] = field(default_factory=dict)  # [tool.cudaresolve] package-index
     gpu_source: str = "auto"  # where GPU builds come from (``resolve.sources.GPU_SOURCES``)
     no_build: bool = False
+    extras: tuple[str, ...] = ()  # the project's extras whose requirements are in the lock
+    groups: tuple[str, ...] = ()  # the project's dependency groups whose requirements are in the lock
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,6 +143,15 @@ def prepare(request: LockRequest) -> LockInputs:
     db = load_compat(request.compat)
     project = load_project(request.project, pytorch_root=db.pytorch_index_root)
     requirements = request.requirements or project.requirements
+    extras: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    if request.requirements and request.features.asked:
+        raise InvalidInput(Text("lock.feature.needs-project"), hint=Text("lock.feature.needs-project.hint"))
+    if not request.requirements:
+        from cudaresolve.lock.features import select
+
+        chosen, extras, groups = select(project.features, request.features)
+        requirements = tuple(dict.fromkeys((*requirements, *chosen)))
     if not requirements:
         raise InvalidInput(Text("lock.no-requirements"), hint=Text("lock.no-requirements.hint"))
     mirrors = all_mirrors(request, project, db)
@@ -157,6 +170,8 @@ def prepare(request: LockRequest) -> LockInputs:
         package_indexes=project.package_indexes,
         gpu_source=gpu_source,
         no_build=request.no_build,
+        extras=extras,
+        groups=groups,
     )
 
 
@@ -403,8 +418,9 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
         check_default_free(path)
     previous = read_pins(path) if fmt == "pylock" and path != "-" and not is_stream(path) else None
     wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
-    solution = resolve_inputs(prepare(request), preferences=wanted)
-    frozen = lock_from_solution(solution)
+    inputs = prepare(request)
+    solution = resolve_inputs(inputs, preferences=wanted)
+    frozen = lock_from_solution(solution, extras=inputs.extras, groups=inputs.groups)
     complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":
         problem = _pylock_problem(frozen) if solution.complete else Text("lock.not-whole-environment")

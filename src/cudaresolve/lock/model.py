@@ -64,6 +64,8 @@ class Lock:
     environments: tuple[str, ...] = ()
     lock_version: str = LOCK_VERSION
     created_by: str = CREATED_BY
+    extras: tuple[str, ...] = ()  # the project's extras whose requirements the lock holds (PEP 751 ``extras``)
+    groups: tuple[str, ...] = ()  # its dependency groups likewise (``dependency-groups``, all of them default)
 
     def missing_hashes(self) -> tuple[str, ...]:
         """Names of packages without a known sha256, in lock order."""
@@ -76,6 +78,11 @@ class Lock:
             data["environments"] = list(self.environments)
         if self.requires_python:
             data["requires-python"] = self.requires_python
+        if self.extras:
+            data["extras"] = list(self.extras)
+        if self.groups:  # every package is in every selection: each group is a default one
+            data["dependency-groups"] = list(self.groups)
+            data["default-groups"] = list(self.groups)
         data["created-by"] = self.created_by
         data["packages"] = [_package_to_dict(p) for p in self.packages]
         tool: dict[str, Any] = {}
@@ -115,12 +122,15 @@ class Lock:
             environments=tuple(_get(data, "environments", list) or ()),
             lock_version=version,
             created_by=_get(data, "created-by", str, required=True),
+            extras=tuple(_get(data, "extras", list) or ()),
+            groups=tuple(_get(data, "dependency-groups", list) or ()),
         )
 
 
-def lock_from_solution(solution: Solution) -> Lock:
+def lock_from_solution(solution: Solution, *, extras: tuple[str, ...] = (), groups: tuple[str, ...] = ()) -> Lock:
     """Freeze a solution: names normalized and sorted, file names taken from URLs when missing,
-    ``requires-python`` and ``environments`` from the target's Python and platform."""
+    ``requires-python`` and ``environments`` from the target's Python and platform; ``extras`` and ``groups``:
+    the project's features whose requirements it holds."""
     packages = sorted(
         (
             LockedPackage(
@@ -149,6 +159,8 @@ def lock_from_solution(solution: Solution) -> Lock:
         requires_python=f"=={target.python}.*" if target.python else None,
         environments=(marker,) if marker else (),
         complete=solution.complete,
+        extras=extras,
+        groups=groups,
     )
 
 

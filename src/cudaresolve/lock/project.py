@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cudaresolve.errors import InvalidInput
+from cudaresolve.lock.features import Features, features_from_dict
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ class ProjectSettings:
     gpu_source: str | None = None  # [tool.cudaresolve] gpu-source: "auto", "pytorch" or "pypi" (None: not set)
     index_url: IndexSetting | None = None  # [tool.cudaresolve] index-url: the default index (a PyPI mirror)
     source: str = ""
+    features: Features = field(default_factory=Features)  # extras and dependency groups (``features``)
 
 
 def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str = "pyproject.toml") -> ProjectSettings:
@@ -72,6 +74,7 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
         gpu_source=gpu_source,
         index_url=index_url,
         source=origin,
+        features=features_from_dict(data, source),
     )
 
 

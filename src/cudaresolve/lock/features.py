@@ -1,0 +1,136 @@
+"""A project's optional features: ``[project.optional-dependencies]`` (extras) and PEP 735 ``[dependency-groups]``,
+read from pyproject.toml and chosen as uv chooses them. Pure.
+
+The requirements a lock holds are the project's dependencies, plus those of each extra asked for
+(``--extra NAME``, ``--all-extras``), plus those of each dependency group: ``dev`` when the project has one
+(uv's default, ``--no-dev`` leaves it out), ``--group NAME``, ``--all-groups``. A group may include another
+(``{include-group = "test"}``); a cycle or an unknown name is ``InvalidInput``. Names are compared normalized
+(PEP 685 for extras, PEP 735 for groups), as pip and uv compare them.
+Specs: https://packaging.python.org/en/latest/specifications/dependency-groups/ and PEP 621.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.errors import InvalidInput
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["DEFAULT_GROUP", "Features", "Selection", "features_from_dict", "select"]
+
+#: The group uv installs unless told ``--no-dev``.
+DEFAULT_GROUP: Final = "dev"
+#: Include chains deeper than this are refused (a bound on work, not a fact).
+_MAX_DEPTH: Final = 64
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Features:
+    """The project's extras and dependency groups, each name (normalized) -> its requirement strings, includes
+    already resolved."""
+
+    extras: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """What the user asked for: extras and groups by name, or all of them, and whether ``dev`` is left out."""
+
+    extras: tuple[str, ...] = ()
+    all_extras: bool = False
+    groups: tuple[str, ...] = ()
+    all_groups: bool = False
+    no_dev: bool = False
+
+    @property
+    def asked(self) -> bool:
+        """Whether any extra or group was named (which needs the project's own requirements)."""
+        return bool(self.extras or self.all_extras or self.groups or self.all_groups)
+
+
+def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
+    """The extras and groups of a pyproject mapping; a wrong shape is ``InvalidInput`` naming the table."""
+    project = data.get("project", {})
+    extras_table = project.get("optional-dependencies", {}) if isinstance(project, Mapping) else {}
+    extras = {
+        str(canonical_name(name)): _strings(reqs, f"{source} [project.optional-dependencies] {name}")
+        for name, reqs in _mapping(extras_table, f"{source} [project.optional-dependencies]").items()
+    }
+    raw = _mapping(data.get("dependency-groups", {}), f"{source} [dependency-groups]")
+    normalized = {str(canonical_name(k)): v for k, v in raw.items()}
+    groups = {name: _group(name, normalized, source, ()) for name in normalized}
+    return Features(extras=extras, groups=groups)
+
+
+def select(features: Features, selection: Selection) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(requirement strings, extras chosen, groups chosen) for ``selection``; an unknown name is ``InvalidInput``
+    listing the names the project has."""
+    extras = sorted(features.extras) if selection.all_extras else _known(selection.extras, features.extras, "extra")
+    groups = sorted(features.groups) if selection.all_groups else _known(selection.groups, features.groups, "group")
+    if DEFAULT_GROUP in features.groups and DEFAULT_GROUP not in groups and not selection.no_dev:
+        groups.append(DEFAULT_GROUP)
+    if selection.no_dev and not selection.all_groups and DEFAULT_GROUP not in selection.groups:
+        groups = [g for g in groups if g != DEFAULT_GROUP]
+    chosen = [r for e in extras for r in features.extras[e]] + [r for g in groups for r in features.groups[g]]
+    return tuple(dict.fromkeys(chosen)), tuple(extras), tuple(sorted(groups))
+
+
+def _known(names: Sequence[str], table: Mapping[str, tuple[str, ...]], kind: str) -> list[str]:
+    out: list[str] = []
+    for name in names:
+        key = str(canonical_name(name))
+        if key not in table:
+            raise InvalidInput(
+                Text.of("lock.feature.unknown", kind=kind, name=name[:100], known=", ".join(sorted(table)) or "none"),
+                hint=Text.of("lock.feature.unknown.hint", kind=kind),
+            )
+        out.append(key)
+    return list(dict.fromkeys(out))
+
+
+def _group(name: str, groups: Mapping[str, Any], source: str, seen: tuple[str, ...]) -> tuple[str, ...]:
+    """A group's requirements, its includes expanded (PEP 735)."""
+    where = f"{source} [dependency-groups] {name}"
+    if name in seen or len(seen) > _MAX_DEPTH:
+        raise InvalidInput(Text.of("lock.feature.group-cycle", where=where, chain=" -> ".join((*seen, name))[:300]),
+                           hint=Text("lock.feature.group-cycle.hint"))  # fmt: skip
+    if name not in groups:
+        raise InvalidInput(
+            Text.of("lock.feature.unknown", kind="group", name=name[:100], known=", ".join(sorted(groups)) or "none"),
+            hint=Text.of("lock.feature.unknown.hint", kind="group"),
+        )
+    items = groups[name]
+    if not isinstance(items, list):
+        raise _bad(where)
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Mapping) and set(item) == {"include-group"} and isinstance(item["include-group"], str):
+            out.extend(_group(str(canonical_name(item["include-group"])), groups, source, (*seen, name)))
+        else:
+            raise _bad(where)
+    return tuple(out)
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _bad(where)
+    return value
+
+
+def _strings(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _bad(where)
+    return tuple(value)
+
+
+def _bad(where: str) -> InvalidInput:
+    return InvalidInput(Text.of("lock.feature.bad-shape", where=where[:300]), hint=Text("lock.project.readme.hint"))
