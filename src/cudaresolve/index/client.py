@@ -103,8 +103,12 @@ class IndexClient:
         max_page_bytes: int = MAX_PAGE_BYTES,
         allowed_hosts: Iterable[str] | None = None,
         flat_roots: Iterable[str] = (),
+        keep: Keep | None = None,
     ) -> None:
+        """``keep``: which file names of every page to parse (``fitting.tag_filter``: the target's wheels and every
+        sdist), where ``self.keep`` names none for the project; None: all."""
         self._http = http
+        self._keep_default = keep
         self._flat_roots = tuple(r.rstrip("/") for r in flat_roots)  # mirrors of these may be flat directories
         self.cache = cache
         self.offline = offline
@@ -321,7 +325,7 @@ class IndexClient:
         error: Text | None = None,
     ) -> ProjectPage:
         found = entry.status != 404
-        keep = self.keep.get(project)
+        keep = self.keep.get(project, self._keep_default)
         files = parse_files(self.cache, entry, keep) if found else []
         # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
         files = [mirrored_file(f, self.mirrors) for f in files if f.project == project]

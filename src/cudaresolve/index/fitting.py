@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from packaging.tags import Tag
     from packaging.version import Version
 
-    from cudaresolve.index.simple import IndexFile
+    from cudaresolve.index.simple import IndexFile, Keep
 
-__all__ = ["best_files", "file_rank", "index_release", "python_fits"]
+__all__ = ["best_files", "file_rank", "index_release", "python_fits", "tag_filter"]
 
 #: Ranks of files within one release, after any wheel tag's (``file_rank``): an sdist, then anything yanked.
 _SDIST_RANK: Final = 10**5
@@ -81,3 +81,26 @@ def index_release(project: str, version: Version, index: str, file: IndexFile, *
         kind=FileKind.SDIST if file.sdist else FileKind.WHEEL,
     )
     return IndexRelease(name=str(project), version=version, index_url=index, artifact=artifact, yanked=yanked)
+
+
+def tag_filter(tags: tuple[Tag, ...]) -> Keep:
+    """A test on file names, cheap enough for every file of every page: a wheel only when one of the tags its
+    name compresses (``cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64``) is among ``tags``; any other
+    file is kept for the page parser to judge. Parsing a wheel's name (its version and tag objects) costs far
+    more than the test, and most files of a large page (numpy's thousands) never fit one target."""
+    import hashlib
+
+    wanted = frozenset(str(t) for t in tags)
+
+    def keep(filename: str) -> bool:
+        if not filename.endswith(".whl"):
+            return True
+        parts = filename[:-4].lower().split("-")
+        if len(parts) < 5:
+            return True  # not a wheel name: the parser refuses it
+        py, abi, plat = parts[-3:]
+        return any(f"{x}-{y}-{z}" in wanted for x in py.split(".") for y in abi.split(".") for z in plat.split("."))
+
+    digest = hashlib.sha256("\n".join(sorted(wanted)).encode()).hexdigest()[:16]
+    keep.key = f"tags:{digest}"  # type: ignore[attr-defined]  # what it keeps (``parsed_cache``)
+    return keep

@@ -297,6 +297,7 @@ def _solve_whole(
     PyPI compares with (default ``catalog``)."""
     from cudaresolve.index.build_metadata import build_policy
     from cudaresolve.index.client import IndexClient
+    from cudaresolve.index.fitting import tag_filter
     from cudaresolve.index.http_cache import HttpCache, default_cache_dir
     from cudaresolve.index.source import IndexSource
     from cudaresolve.resolve.solve import skipped_requests, solve
@@ -315,6 +316,7 @@ def _solve_whole(
             allowed_hosts=db.allowed_hosts,
             flat_roots=(db.pytorch_index_root,),  # a mirror of the PyTorch index may be flat directories
             deadline=deadline,
+            keep=tag_filter(tags),  # only the target's wheels of each page are parsed
         )
         source = IndexSource(
             client,

@@ -1,0 +1,37 @@
+"""Which files of a page are parsed for a target (``index.fitting.tag_filter``): the name test agrees with
+packaging's parse of the wheel's tags, on every kind of name a page holds."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from packaging.tags import parse_tag
+from packaging.utils import parse_wheel_filename
+
+from cudaresolve.index.fitting import tag_filter
+from cudaresolve.target.environment import wheel_tags
+from cudaresolve.target.model import Target
+
+LINUX = wheel_tags(Target(gpus=(), driver=None, python="3.11", platform="linux_x86_64"), glibc="2.28")
+MAC = wheel_tags(Target(gpus=(), driver=None, python="3.12", platform="macosx_arm64"), macos="14.0")
+
+PYS = ["cp311", "cp312", "cp39", "py3", "py2.py3", "cp311.cp312", "pp310"]
+ABIS = ["cp311", "cp312", "abi3", "none", "cp311.abi3"]
+PLATS = ["manylinux_2_17_x86_64.manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_34_x86_64",
+         "musllinux_1_2_x86_64", "win_amd64", "macosx_11_0_arm64", "macosx_14_0_universal2", "any",
+         "manylinux_2_28_aarch64", "linux_x86_64"]  # fmt: skip
+
+
+@given(st.sampled_from(PYS), st.sampled_from(ABIS), st.sampled_from(PLATS), st.booleans(), st.booleans())
+def test_the_name_test_agrees_with_packagings_tags(py: str, abi: str, plat: str, build: bool, mac: bool) -> None:
+    tags = MAC if mac else LINUX
+    name = f"Demo_Pkg-1.0{'-1' if build else ''}-{py}-{abi}-{plat}.whl"
+    expected = bool(parse_wheel_filename(name)[3] & set(tags))
+    assert tag_filter(tags)(name) is expected
+    assert bool(set(parse_tag(f"{py}-{abi}-{plat}")) & set(tags)) is expected
+
+
+def test_sdists_and_odd_names_are_left_to_the_parser_and_the_key_names_the_tags() -> None:
+    keep = tag_filter(LINUX)
+    assert keep("demo-1.0.tar.gz") and keep("demo-1.0.zip") and keep("weird.whl")
+    assert keep.key == tag_filter(tuple(LINUX)).key != tag_filter(MAC).key  # type: ignore[attr-defined]
