@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from cudaresolve import __version__
 from cudaresolve.errors import CudaResolveError, UsageError
@@ -29,7 +29,12 @@ _COMMANDS = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises ``UsageError`` (one coded line, or the JSON error object; exit 2)."""
+    """argparse that raises ``UsageError`` (one coded line, or the JSON error object; exit 2), and takes options
+    only as spelled (no abbreviations, as uv: ``--python`` is no prefix of ``--python-version``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(Text.of("cli.usage", prog=self.prog, message=literal(message)),

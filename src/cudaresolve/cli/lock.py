@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     import argparse
 
     from cudaresolve.lock.flow import LockRequest
+    from cudaresolve.lock.reqfiles import RequirementFiles
 
 __all__ = ["add_file_arguments", "add_request_arguments", "register", "request_from_args", "requirements_from_args"]
 
@@ -41,6 +42,15 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
         "files, UV_DEFAULT_INDEX, uv.toml and [tool.cudaresolve] index-url are read as pip and uv read them",
     )
     parser.add_argument(
+        "--extra-index-url", dest="extra_index_urls", action="append", default=[], metavar="URL",
+        help="another index; each package comes from the first index that has it (uv's first-index rule), these "
+        "before the default index [env: PIP_EXTRA_INDEX_URL, UV_EXTRA_INDEX_URL]",
+    )
+    parser.add_argument(
+        "-f", "--find-links", dest="find_links", action="append", default=[], metavar="URL",
+        help="a page of links to wheel and sdist files, searched like an index after the --extra-index-url ones",
+    )
+    parser.add_argument(
         "--no-build",
         action="store_true",
         help="never run a build backend: a release that has only an sdist with dynamic metadata is passed over "
@@ -64,13 +74,16 @@ def add_file_arguments(parser: argparse.ArgumentParser, *, constraints: bool = T
                             metavar="FILE", help="narrow versions with this constraints file (adds no package)")
 
 
-def requirements_from_args(args: argparse.Namespace) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(requirements, constraints): the REQ arguments and what ``-r``/``-c`` files say."""
+def requirements_from_args(
+    args: argparse.Namespace, files: RequirementFiles | None = None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(requirements, constraints): the REQ arguments and what ``-r``/``-c`` files say (``files``: read already)."""
     from cudaresolve.errors import InvalidInput
     from cudaresolve.lock.reqfiles import read_requirement_files
     from cudaresolve.text.model import Text
 
-    files = read_requirement_files(args.requirement_files, getattr(args, "constraint_files", []))
+    if files is None:
+        files = read_requirement_files(args.requirement_files, getattr(args, "constraint_files", []))
     requirements = (*args.requirements, *files.requirements)
     if args.requirement_files and not requirements:  # never the project's list instead of an empty file
         raise InvalidInput(Text("lock.reqfile.empty"), hint=Text("lock.reqfile.empty.hint"))
@@ -104,8 +117,10 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
     from cudaresolve.cli._target import options_from_args
     from cudaresolve.lock.features import Selection
     from cudaresolve.lock.flow import LockRequest
+    from cudaresolve.lock.reqfiles import read_requirement_files
 
-    requirements, constraints = requirements_from_args(args)
+    files = read_requirement_files(args.requirement_files, getattr(args, "constraint_files", []))
+    requirements, constraints = requirements_from_args(args, files)
     return LockRequest(
         requirements=requirements,
         constraints=constraints,
@@ -114,7 +129,10 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         offline=args.offline,
         mirrors=tuple(args.index_mirror),
         gpu_source=args.gpu_source,
-        index_url=args.index_url,
+        index_url=args.index_url or files.index_url,
+        extra_index_urls=(*getattr(args, "extra_index_urls", ()), *files.extra_index_urls),
+        find_links=(*getattr(args, "find_links", ()), *files.find_links),
+        trusted_hosts=files.trusted_hosts,
         no_build=args.no_build,
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),

@@ -105,9 +105,7 @@ class IndexClient:
         flat_roots: Iterable[str] = (),
         keep: Keep | None = None,
     ) -> None:
-        """``keep``: which file names of every page to parse (``fitting.tag_filter``: the target's wheels and every
-        sdist), where ``self.keep`` names none for the project; None: all."""
-        self._http = http
+        self._http = http  # keep: the file names of every page to parse (``fitting.tag_filter``), None: all
         self._keep_default = keep
         self._flat_roots = tuple(r.rstrip("/") for r in flat_roots)  # mirrors of these may be flat directories
         self.cache = cache
@@ -188,8 +186,7 @@ class IndexClient:
         return reply.body
 
     def fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:
-        """``_fetch_range``, its time counted as the run's network time (``Deadline.busy``)."""
-        with busy(self._deadline):
+        with busy(self._deadline):  # the run's network time (``Deadline.busy``)
             return self._fetch_range(url, first, last, cap=cap)
 
     def _fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.http_cache import CachedResponse
     from cudaresolve.index.pages import ProjectPage
 
-__all__ = ["flat_page"]
+__all__ = ["flat_page", "links_page"]
 
 
 class PageReader(Protocol):
@@ -56,4 +56,17 @@ def flat_page(client: PageReader, page: ProjectPage, *, fresh_only: bool) -> Pro
     if entry.status == 404 or ".whl" not in entry.body:  # no wheel linked: not a listing
         return page
     listed = client.page_of(page.index_url, page.served_from, page.project, entry, source)
+    return replace(listed, found=bool(listed.files))
+
+
+def links_page(client: PageReader, url: str, project: str) -> ProjectPage:
+    """A ``--find-links`` page (one listing of files, any project's): ``project``'s files on it, ``found`` False
+    when it lists none of them. The page is fetched and cached once, whichever project asks first."""
+    from packaging.utils import canonicalize_name
+
+    got = client.entry(url.rstrip("/") + "/")
+    if got is None:  # only asked with fresh_only, which this never is
+        raise AssertionError("unreachable")
+    entry, source = got
+    listed = client.page_of(url, url, canonicalize_name(project), entry, source)
     return replace(listed, found=bool(listed.files))

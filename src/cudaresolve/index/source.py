@@ -27,6 +27,7 @@ from packaging.specifiers import SpecifierSet
 
 from cudaresolve.errors import CudaResolveError, DynamicMetadata, IndexUnavailable
 from cudaresolve.index.fitting import best_files, index_release, python_fits
+from cudaresolve.index.flat import links_page
 from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
 from cudaresolve.resolve.source import IndexRelease, applies
@@ -71,12 +72,17 @@ class IndexSource:
         skip: Iterable[str] = (),
         platform: str = "",
         build: BuildPolicy | None = None,
+        extra_indexes: Iterable[str] = (),
+        find_links: Iterable[str] = (),
     ) -> None:
         """``environment``: the target's markers (for ``prefetch``); ``skip``: names ``prefetch`` leaves
         alone (the database's packages, whose builds come from their variants' indexes); ``platform``: the
         target's platform key, for messages; ``build``: whether and how an sdist with dynamic metadata is
         built for it (None: never)."""
         self._build = build
+        self._extra = tuple(i.rstrip("/") for i in extra_indexes)  # asked in order before the default index
+        self._links = frozenset(i.rstrip("/") for i in find_links)  # of those, pages of links (``index.flat``)
+        self._first: dict[str, str] = {}  # project -> the index it comes from (first-index rule)
         self._unusable: dict[tuple[str, str, str], Text] = {}  # releases whose metadata cannot be had
         self._client = client
         self._environment = dict(environment or {})
@@ -130,7 +136,17 @@ class IndexSource:
             return {index: why for index, (why, _) in (*self._missing.items(), *self._failed.items())}
 
     def index_for(self, name: str) -> str:
-        return self._indexes.get(canonical_project(name), self._default)
+        """``package-index``'s entry, else the first extra index or find-links page listing ``name`` (uv's
+        ``first-index`` rule: a failing one raises, never falls through to the next), else the default."""
+        project = canonical_project(name)
+        pinned = self._indexes.get(project)
+        if pinned is not None or not self._extra:
+            return pinned or self._default
+        found = self._first.get(project)
+        if found is None:
+            listed = (i for i in self._extra if self._page(i, project).found)
+            found = self._first[project] = next(listed, self._default)
+        return found
 
     def prefetch(self, names: Iterable[str | Requirement]) -> None:
         """Walk ahead of the solver, in threads, without waiting: the listing of each name and the metadata of
@@ -258,7 +274,7 @@ class IndexSource:
             if failed is not None:
                 raise IndexUnavailable(failed.text, hint=failed.hint_text)
             try:
-                page = self._client.fetch_page(*key)
+                page = links_page(self._client, *key) if key[0] in self._links else self._client.fetch_page(*key)
             except IndexUnavailable as e:
                 error = IndexUnavailable(
                     Text.of("index.package-unavailable", package=key[1], reason=e.text), hint=e.hint_text or HINT

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.index.extra import ExtraSources
 from cudaresolve.lock.features import Selection
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text
@@ -68,6 +69,9 @@ class LockRequest:
     no_build: bool = False  # --no-build: an sdist with dynamic metadata is never built; its release is passed over
     upgrade: bool = False  # -U/--upgrade: the previous lock's pins are not kept
     upgrade_packages: tuple[str, ...] = ()  # --upgrade-package: these names' pins are not kept
+    extra_index_urls: tuple[str, ...] = ()  # --extra-index-url, then a requirement file's (``index.extra``)
+    find_links: tuple[str, ...] = ()  # -f/--find-links likewise
+    trusted_hosts: tuple[str, ...] = ()  # a requirement file's --trusted-host lines
     features: Selection = field(default_factory=Selection)  # --extra/--all-extras/--group/--all-groups/--no-dev
 
 
@@ -84,6 +88,7 @@ class LockInputs:
     package_indexes: Mapping[str, str] = field(default_factory=dict)  # [tool.cudaresolve] package-index
     gpu_source: str = "auto"  # where GPU builds come from (``resolve.sources.GPU_SOURCES``)
     no_build: bool = False
+    extra: ExtraSources = field(default_factory=ExtraSources)  # more indexes, first-index rule (``index.extra``)
     extras: tuple[str, ...] = ()  # the project's extras whose requirements are in the lock
     groups: tuple[str, ...] = ()  # the project's dependency groups whose requirements are in the lock
 
@@ -160,7 +165,16 @@ def prepare(request: LockRequest) -> LockInputs:
         from cudaresolve.lock.project import parse_gpu_source
 
         parse_gpu_source(request.gpu_source, "--gpu-source")
+    import os
+
+    from cudaresolve.index.extra import extra_sources
+
+    extra = extra_sources(
+        request.extra_index_urls, request.find_links, trusted_hosts=request.trusted_hosts,
+        environ=os.environ if request.environ is None else request.environ, pytorch_root=db.pytorch_index_root,
+    )  # fmt: skip
     return LockInputs(
+        extra=extra,
         requirements=requirements,
         constraints=request.constraints,
         target=build_target(request.target, db),
@@ -182,6 +196,7 @@ def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None 
     still fit (``solve``)."""
     from cudaresolve.errors import IndexUnavailable
     from cudaresolve.index.limits import Deadline, deadline_from_env
+    from cudaresolve.lock.cached import hashes_from_cache, no_pages_cached, not_cached
     from cudaresolve.resolve.catalog import build_catalog
     from cudaresolve.resolve.solve import solve
     from cudaresolve.text.findings import warning
@@ -191,7 +206,7 @@ def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None 
     catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source=inputs.gpu_source)  # both passes
     missing: Text | None = None
     unknown, direct = _unknown_requests(inputs)
-    if direct or not (inputs.offline and _no_pages_cached()):  # offline on an empty cache it cannot succeed
+    if direct or not (inputs.offline and no_pages_cached()):  # offline on an empty cache it cannot succeed
         try:
             return _solve_whole(inputs, heard, catalog, deadline=deadline, preferences=preferences)
         except IndexUnavailable as e:
@@ -206,7 +221,7 @@ def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None 
                 ) from e
     if unknown:
         index = inputs.package_indexes.get(unknown[0], inputs.db.default_index)
-        reason = missing or _not_cached(inputs, unknown[0], index)
+        reason = missing or not_cached(inputs.mirrors, unknown[0], index)
         raise NoSolution(
             Text.of("resolve.unknown-package", package=unknown[0], reason=reason),
             hint=Text("resolve.unknown-package.hint"),
@@ -218,8 +233,8 @@ def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None 
     if missing is None:  # the pass was skipped: name the first page the chosen set needs
         named = sorted(solution.packages, key=lambda p: p.name != inputs.db.anchor)  # torch first, if there
         first = named[0] if named else None
-        missing = _not_cached(inputs, first.name, first.index) if first else Text("index.network-error")
-    solution = _hashes_from_cache(solution, inputs)  # what the first pass fetched is in the cache now
+        missing = not_cached(inputs.mirrors, first.name, first.index) if first else Text("index.network-error")
+    solution = hashes_from_cache(solution, inputs.mirrors, inputs.db)  # what the first pass fetched is in the cache now
     notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
     solution = _with_notices(solution, heard)
     return replace(solution, complete=False, warnings=(*solution.warnings, notice))
@@ -253,22 +268,6 @@ def _cpu_from_pypi(
         )
     except (IndexUnavailable, NoSolution):
         return None
-
-
-def _no_pages_cached() -> bool:
-    """Whether the page cache holds nothing at all (a fresh machine): an offline whole-environment pass
-    would fail at its first page, after building its search for nothing."""
-    from cudaresolve.index.http_cache import HttpCache, default_cache_dir
-
-    return not HttpCache(default_cache_dir()).has_entries()
-
-
-def _not_cached(inputs: LockInputs, name: str, index: str) -> Text:
-    """What an offline pass would have said of ``name``'s page on ``index`` (mirrors applied)."""
-    from cudaresolve.index.simple import apply_mirror, canonical_project
-
-    url = f"{apply_mirror(index.rstrip('/'), inputs.mirrors)}/{canonical_project(name)}/"
-    return Text.of("index.package-unavailable", package=name, reason=Text.of("index.not-cached", url=url))
 
 
 def _unknown_requests(inputs: LockInputs) -> tuple[list[str], list[str]]:
@@ -329,6 +328,8 @@ def _solve_whole(
             skip=db.package_names,
             platform=target.platform,
             build=build_policy(db.default_index, inputs.mirrors, no_build=inputs.no_build),
+            extra_indexes=(*inputs.extra.indexes, *inputs.extra.find_links),
+            find_links=inputs.extra.find_links,
         )
         try:
             solution = solve(
@@ -357,7 +358,7 @@ def _solve_whole(
 
     notices += [not_listed(p, target, inputs.mirrors) for p in unlisted]
     notices += sdist_notices(solution)
-    solution = _with_notices(solution, notices)
+    solution = _with_notices(solution, [*inputs.extra.notices, *notices])
     return replace(solution, complete=False) if unlisted else solution
 
 
@@ -371,29 +372,6 @@ def _client(offline: bool) -> Any:
     from cudaresolve.index.transport import LazyClient
 
     return LazyClient()
-
-
-def _hashes_from_cache(solution: Solution, inputs: LockInputs) -> Solution:
-    """File names and sha256 for the database's answer from the page cache alone (what the whole-environment
-    pass managed to fetch): never a second network pass, so no HTTP client and no httpx import."""
-    from cudaresolve.index.http_cache import HttpCache, default_cache_dir
-    from cudaresolve.index.listings import fetch_listings
-    from cudaresolve.lock.wheels import attach_files
-
-    wanted = [(p.index, p.name) for p in solution.packages]
-    versions = {p.name: [p.version] for p in solution.packages}  # parse only the pinned files of each page
-    listings = fetch_listings(
-        None,
-        wanted,
-        offline=True,
-        cache=HttpCache(default_cache_dir()),
-        mirrors=inputs.mirrors,
-        versions=versions,
-        allowed_hosts=inputs.db.allowed_hosts,
-        flat_roots=(inputs.db.pytorch_index_root,),
-    )
-    solution, notices = attach_files(solution, listings)
-    return _with_notices(solution, notices)
 
 
 def _with_notices(solution: Solution, notices: list[Notice]) -> Solution:

@@ -11,10 +11,14 @@ What a line may hold (https://pip.pypa.io/en/stable/reference/requirements-file-
 - comments (``#`` at the start or after white space), blank lines, a ``\\`` joining the next line,
   and ``${VAR}`` replaced by the environment variable (left as written when it is not set, as pip does).
 
-Any other option (``--index-url``, ``-e``, ``--hash``, ``-f`` ...) is refused with a coded error
-naming ``file:line``, never ignored: cudaresolve chooses each package's index and hash itself
-(``--index-mirror`` and ``[tool.cudaresolve] package-index`` say where), and an editable path is
-not a requirement it can lock. A URL as FILE is refused too.
+- the index options files from the wild carry, as pip reads them: ``-i``/``--index-url URL`` (the default
+  index; two different ones are refused, as ambiguous), ``--extra-index-url URL`` and
+  ``-f``/``--find-links URL`` (more indexes, each package from the first that has it: uv's
+  ``first-index`` rule), ``--trusted-host HOST`` (plain http allowed to that host's indexes).
+
+Any other option (``-e``, ``--hash``, ``--no-binary`` ...) is refused with a coded error naming
+``file:line``, never ignored: cudaresolve chooses each file and hash itself, and an editable path is
+not a requirement it can lock yet. A URL as FILE is refused too.
 
 Bounds: a file of at most ``MAX_FILE_BYTES``, files nested at most ``MAX_DEPTH`` deep, at most
 ``MAX_FILES`` files in all; a file that includes itself (directly or through others) is an error.
@@ -43,15 +47,23 @@ MAX_FILES: Final = 100
 _ENV_VAR: Final = re.compile(r"\$\{([A-Z0-9_]+)\}")  # pip's form: ${NAME}, upper case, digits, _
 _COMMENT: Final = re.compile(r"(^|\s+)#.*$")
 _NESTED: Final = {"-r": False, "--requirement": False, "-c": True, "--constraint": True}
+#: Index options a line may hold, by their short names too (pip's requirements-file format).
+_INDEX_OPTIONS: Final = {"-i": "--index-url", "-f": "--find-links", "--extra-index-url": "--extra-index-url",
+                         "--find-links": "--find-links", "--trusted-host": "--trusted-host"}  # fmt: skip
 _HINT: Final = Text("lock.reqfile.hint")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequirementFiles:
-    """What the files said: requirements and constraints (PEP 508 strings), in the order read."""
+    """What the files said: requirements and constraints (PEP 508 strings), in the order read, and the index
+    options among their lines."""
 
     requirements: tuple[str, ...] = ()
     constraints: tuple[str, ...] = ()
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    trusted_hosts: tuple[str, ...] = ()
 
 
 def read_requirement_files(
@@ -63,7 +75,12 @@ def read_requirement_files(
         reader.read(_local(path), constraint=False, chain=())
     for path in constraints:
         reader.read(_local(path), constraint=True, chain=())
-    return RequirementFiles(requirements=tuple(reader.requirements), constraints=tuple(reader.constraints))
+    return RequirementFiles(
+        requirements=tuple(reader.requirements), constraints=tuple(reader.constraints), index_url=reader.index_url,
+        extra_index_urls=tuple(dict.fromkeys(reader.indexes["--extra-index-url"])),
+        find_links=tuple(dict.fromkeys(reader.indexes["--find-links"])),
+        trusted_hosts=tuple(dict.fromkeys(reader.indexes["--trusted-host"])),
+    )  # fmt: skip
 
 
 class _Reader:
@@ -72,6 +89,8 @@ class _Reader:
         self.requirements: list[str] = []
         self.constraints: list[str] = []
         self.files = 0
+        self.index_url: str | None = None
+        self.indexes: dict[str, list[str]] = {"--extra-index-url": [], "--find-links": [], "--trusted-host": []}
 
     def read(self, path: Path, *, constraint: bool, chain: tuple[Path, ...]) -> None:
         shown = str(path)
@@ -102,6 +121,16 @@ class _Reader:
                 if not nested.is_absolute():
                     nested = path.parent / nested
                 self.read(nested, constraint=constraint or _NESTED[option], chain=chain)
+                return
+            option = _INDEX_OPTIONS.get(option, option)
+            value = rest.strip()
+            if option in self.indexes and value and " " not in value:
+                self.indexes[option].append(value)
+                return
+            if option == "--index-url" and value and " " not in value:
+                if self.index_url not in (None, value):
+                    raise InvalidInput(Text.of("lock.reqfile.two-index-urls", where=where), hint=_HINT)
+                self.index_url = value
                 return
             raise InvalidInput(Text.of("lock.reqfile.option", where=where, option=option[:80]), hint=_HINT)
         if " -" in line:  # a per-requirement option: torch==2.7.1 --hash=sha256:...
