@@ -12,6 +12,9 @@ if TYPE_CHECKING:
 
 __all__ = ["add_file_arguments", "add_request_arguments", "register", "request_from_args", "requirements_from_args"]
 
+#: ``--prerelease`` as uv spells its modes.
+PRERELEASE_MODES = ("explicit", "allow", "disallow", "if-necessary", "if-necessary-or-explicit")
+
 
 def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     """REQ arguments plus the index options shared by lock and install."""
@@ -104,6 +107,11 @@ def register(sub: Any) -> None:
                         help="also lock this dependency group ([dependency-groups], PEP 735; repeatable)")
     parser.add_argument("--all-groups", action="store_true", help="also lock every dependency group")
     parser.add_argument("--no-dev", action="store_true", help="leave out the dev group (locked by default, as uv)")
+    parser.add_argument("--exclude-newer", metavar="DATE",
+                        help="leave out files uploaded after DATE (2025-06-01, or 2025-06-01T12:00:00Z), as uv does")
+    parser.add_argument("--prerelease", choices=PRERELEASE_MODES, default="explicit",
+                        help="pre-releases: only where a requirement names one (explicit, the default), allow, "
+                        "disallow, if-necessary (when no final release fits) or if-necessary-or-explicit (uv's)")
     parser.add_argument("-U", "--upgrade", action="store_true",
                         help="do not keep the versions the existing lock at the output path holds (uv's -U)")
     parser.add_argument("-P", "--upgrade-package", dest="upgrade_packages", action="append", default=[],
@@ -115,6 +123,7 @@ def register(sub: Any) -> None:
 def request_from_args(args: argparse.Namespace) -> LockRequest:
     """The lock request these flags describe (lock and install share it)."""
     from cudaresolve.cli._target import options_from_args
+    from cudaresolve.core.versions import parse_cutoff
     from cudaresolve.lock.features import Selection
     from cudaresolve.lock.flow import LockRequest
     from cudaresolve.lock.reqfiles import read_requirement_files
@@ -136,6 +145,8 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         no_build=args.no_build,
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),
+        exclude_newer=parse_cutoff(args.exclude_newer) if getattr(args, "exclude_newer", None) else None,
+        prerelease=getattr(args, "prerelease", "explicit"),
         features=Selection(
             extras=tuple(getattr(args, "extras", ())), all_extras=getattr(args, "all_extras", False),
             groups=tuple(getattr(args, "groups", ())), all_groups=getattr(args, "all_groups", False),

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 from cudaresolve.errors import InvalidDriver, InvalidInput
 from cudaresolve.text.model import Text
 
-__all__ = ["CudaVersion", "DriverVersion", "parse_cuda_version", "parse_driver", "parse_python_version"]
+__all__ = ["CudaVersion", "DriverVersion", "parse_cuda_version", "parse_cutoff", "parse_driver", "parse_python_version"]
 
 # ASCII digits only: Python's \d and int() also take other scripts' digits (Arabic-Indic "470").
 _DRIVER = re.compile(r"^[0-9]{2,4}(\.[0-9]{1,3}){0,2}$")
@@ -70,3 +71,21 @@ def parse_python_version(text: str) -> str:
     if not _PYTHON.match(short) or len(parts) > 3 or not all(_PYTHON_MICRO.match(p) for p in parts[1:]):
         raise InvalidInput(Text.of("core.bad-python", text=repr(text)), hint=Text("core.bad-python.hint"))
     return short
+
+
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+def parse_cutoff(text: str) -> datetime:
+    """``--exclude-newer``: an RFC 3339 timestamp with its offset (``2025-06-01T12:00:00Z``), or a date
+    (``2025-06-01``), which means the end of that day in UTC; the result carries its time zone."""
+    raw = text.strip()
+    try:
+        if _DATE.match(raw):
+            return datetime.fromisoformat(raw).replace(tzinfo=UTC) + timedelta(days=1)
+        found = datetime.fromisoformat(raw)
+    except ValueError:
+        found = None
+    if found is None or found.tzinfo is None or not raw[:4].isdigit():
+        raise InvalidInput(Text.of("core.bad-cutoff", text=repr(text[:60])), hint=Text("core.bad-cutoff.hint"))
+    return found

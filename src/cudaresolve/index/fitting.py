@@ -18,6 +18,7 @@ from cudaresolve.target.environment import tag_priority
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from datetime import datetime
 
     from packaging.tags import Tag
     from packaging.version import Version
@@ -51,12 +52,18 @@ def file_rank(file: IndexFile, tags: tuple[Tag, ...], python: str) -> int | None
     return tag_priority(file.tags, tags)
 
 
-def best_files(files: Iterable[IndexFile], tags: tuple[Tag, ...], python: str) -> dict[Version, tuple[IndexFile, bool]]:
+def best_files(
+    files: Iterable[IndexFile], tags: tuple[Tag, ...], python: str, *, exclude_newer: datetime | None = None
+) -> dict[Version, tuple[IndexFile, bool]]:
     """Per version: the best file that installs on the target (a wheel, else the sdist), and whether every such
-    file is yanked. Equal ranks: the first file name in sort order."""
+    file is yanked. Equal ranks: the first file name in sort order. ``exclude_newer`` (``--exclude-newer``, uv's
+    rule): a file uploaded after it is not seen; one whose index states no upload time is kept (PEP 700 makes
+    it optional)."""
     best: dict[Version, tuple[int, IndexFile]] = {}
     live: set[Version] = set()
     for file in files:
+        if exclude_newer is not None and file.upload_time is not None and file.upload_time > exclude_newer:
+            continue
         rank = file_rank(file, tags, python)
         if rank is None:
             continue

@@ -37,6 +37,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from concurrent.futures import ThreadPoolExecutor
+    from datetime import datetime
 
     from packaging.requirements import Requirement
     from packaging.tags import Tag
@@ -74,12 +75,14 @@ class IndexSource:
         build: BuildPolicy | None = None,
         extra_indexes: Iterable[str] = (),
         find_links: Iterable[str] = (),
+        exclude_newer: datetime | None = None,
     ) -> None:
         """``environment``: the target's markers (for ``prefetch``); ``skip``: names ``prefetch`` leaves
         alone (the database's packages, whose builds come from their variants' indexes); ``platform``: the
         target's platform key, for messages; ``build``: whether and how an sdist with dynamic metadata is
         built for it (None: never)."""
         self._build = build
+        self._newer = exclude_newer  # --exclude-newer: files uploaded after it are not seen (uv's rule)
         self._extra = tuple(i.rstrip("/") for i in extra_indexes)  # asked in order before the default index
         self._links = frozenset(i.rstrip("/") for i in find_links)  # of those, pages of links (``index.flat``)
         self._first: dict[str, str] = {}  # project -> the index it comes from (first-index rule)
@@ -301,7 +304,7 @@ class IndexSource:
         key = (page.index_url, str(page.project))
         found = self._best.get(key)
         if found is None:
-            found = self._best[key] = best_files(page.files, self._tags, self._python)
+            found = self._best[key] = best_files(page.files, self._tags, self._python, exclude_newer=self._newer)
         return found
 
     def releases(self, name: str) -> Sequence[IndexRelease]:
@@ -443,4 +446,5 @@ class IndexSource:
             return True
         finally:
             gate.release()
+
 

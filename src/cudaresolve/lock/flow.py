@@ -24,6 +24,7 @@ from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from datetime import datetime
 
     from cudaresolve.db.database import CompatDB
     from cudaresolve.errors import IndexUnavailable
@@ -73,6 +74,8 @@ class LockRequest:
     find_links: tuple[str, ...] = ()  # -f/--find-links likewise
     trusted_hosts: tuple[str, ...] = ()  # a requirement file's --trusted-host lines
     features: Selection = field(default_factory=Selection)  # --extra/--all-extras/--group/--all-groups/--no-dev
+    exclude_newer: datetime | None = None  # --exclude-newer: files uploaded after it are not seen
+    prerelease: str = "explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,6 +92,8 @@ class LockInputs:
     gpu_source: str = "auto"  # where GPU builds come from (``resolve.sources.GPU_SOURCES``)
     no_build: bool = False
     extra: ExtraSources = field(default_factory=ExtraSources)  # more indexes, first-index rule (``index.extra``)
+    exclude_newer: datetime | None = None
+    prerelease: str = "explicit"
     extras: tuple[str, ...] = ()  # the project's extras whose requirements are in the lock
     groups: tuple[str, ...] = ()  # the project's dependency groups whose requirements are in the lock
 
@@ -186,6 +191,8 @@ def prepare(request: LockRequest) -> LockInputs:
         no_build=request.no_build,
         extras=extras,
         groups=groups,
+        exclude_newer=request.exclude_newer,
+        prerelease=request.prerelease,
     )
 
 
@@ -330,11 +337,12 @@ def _solve_whole(
             build=build_policy(db.default_index, inputs.mirrors, no_build=inputs.no_build),
             extra_indexes=(*inputs.extra.indexes, *inputs.extra.find_links),
             find_links=inputs.extra.find_links,
+            exclude_newer=inputs.exclude_newer,
         )
         try:
             solution = solve(
                 inputs.requirements, db, target, source=source, catalog=catalog, constraints=inputs.constraints,
-                preferences=preferences,
+                preferences=preferences, prerelease=inputs.prerelease,
             ).solution
         except BaseException as e:
             source.close(abandon=not isinstance(e, Exception))  # Ctrl-C: do not wait for the walk ahead

@@ -29,6 +29,7 @@ from resolvelib import AbstractProvider
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Candidate, Catalog, Need
+from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.source import applies, split_key
@@ -54,40 +55,6 @@ _LOOK_AHEAD: Final = 4
 Preference = tuple[bool, bool, bool, bool, bool, bool, str]
 
 
-def _is_exact(need: Need) -> bool:
-    """An exact pin: ``==`` without a wildcard, or ``===`` (pip's "pinned"), or a named variant."""
-    if need.variant is not None:
-        return True
-    return any(s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*")) for s in need.specifier)
-
-
-def _restrictive(need: Need) -> bool:
-    """Whether ``need`` narrows its identifier at all (a bare ``torch`` from flashinfer never conflicts)."""
-    return need.variant is not None or bool(need.specifier)
-
-
-def _is_capped(need: Need) -> bool:
-    """An upper bound of any kind (pip's "upper bounded"): the newest release may be ruled out."""
-    return any(s.operator in ("<", "<=", "==", "~=", "===") for s in need.specifier)
-
-
-def cause_parents(causes: Iterable[RequirementInformation[Need, Candidate]]) -> frozenset[str]:
-    """The packages whose restrictive requirements a backtrack names (torchaudio for ``torch==2.11.0``)."""
-    return frozenset(i.parent.name for i in causes if i.parent is not None and _restrictive(i.requirement))
-
-
-def cause_names(causes: Iterable[RequirementInformation[Need, Candidate]]) -> frozenset[str]:
-    """The identifiers a backtrack involves: each restrictive requirement's name and its parent's name."""
-    names: set[str] = set()
-    for info in causes:
-        if not _restrictive(info.requirement):
-            continue
-        names.add(info.requirement.name)
-        if info.parent is not None:
-            names.add(info.parent.name)
-    return frozenset(names)
-
-
 class CatalogProvider(AbstractProvider[Need, Candidate, str]):
     """Answers resolvelib's questions from the catalog and the source; all I/O is the source's.
 
@@ -108,11 +75,13 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         direct: Mapping[str, Candidate] | None = None,
         companions: Companions | None = None,
         preferences: Mapping[str, str] | None = None,
+        prerelease: str = "explicit",
     ):
         """``companions``: the requested database packages, whose pairings leave out the database's builds that
         no set holding them can use (``pairing``); ``preferences``: name -> version whose release is tried first
         (a previous lock's pin, kept while it fits)."""
         self.preferences = dict(preferences or {})
+        self.prerelease = prerelease  # ``--prerelease``: one of ``needs.PRERELEASE_MODES``
         self.catalog = catalog
         self.companions = companions
         self.direct = dict(direct or {})  # name -> the one candidate a direct reference leaves it
@@ -192,8 +161,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if cuda is not None:
             self._variant_index = cuda.index_url
         infos = list(information[identifier]) if identifier in information else []
-        pinned = identifier in self.user_pinned or any(_is_exact(info.requirement) for info in infos)
-        capped = any(_is_capped(info.requirement) for info in infos if info.parent is None)
+        pinned = identifier in self.user_pinned or any(is_exact(info.requirement) for info in infos)
+        capped = any(is_capped(info.requirement) for info in infos if info.parent is None)
         return (
             identifier != CUDA,
             identifier not in cause_names(backtrack_causes),
@@ -228,13 +197,27 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return found  # a direct reference's file was read and judged already: no listing, no pre-release rule
         if name not in self.catalog.known:
             exact = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
-            pre = any(n.specifier.prereleases for n in needs)
-            return [
-                c
-                for c in found
-                if c.source is None or ((exact or not c.source.yanked) and (pre or not c.version.is_prerelease))
-            ]
+            named = any(n.specifier.prereleases for n in needs)  # a specifier that names a pre-release
+            pre = self.prerelease == "allow" or (named and self.prerelease in ("explicit", "if-necessary-or-explicit"))
+            return partial(self._allowed, found, exact=exact, pre=pre)  # lazy: read only as far as resolvelib goes
         return partial(self._listed, found)  # a factory: resolvelib would list a plain iterator at once
+
+    def _allowed(self, found: Iterable[Candidate], *, exact: bool, pre: bool) -> Iterator[Candidate]:
+        """Index releases as pip and uv take them: a yanked file only when pinned with ``==``/``===`` (PEP 592); a
+        pre-release when ``pre``, else, under ``--prerelease if-necessary(-or-explicit)``, only when no final
+        release is left."""
+        held: list[Candidate] = []
+        final = False
+        for c in found:
+            if c.source is not None and not exact and c.source.yanked:
+                continue
+            if c.source is not None and not pre and c.version.is_prerelease:
+                held.append(c)
+                continue
+            final = True
+            yield c
+        if not final and self.prerelease in ("if-necessary", "if-necessary-or-explicit"):
+            yield from held
 
     def _listed(self, matches: Iterable[Candidate]) -> Iterator[Candidate]:
         """The database's builds that the index really lists (a mirror may lack some), asked lazily:

@@ -32,7 +32,7 @@ from cudaresolve.text.findings import Finding, Notice, reason, warning
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from cudaresolve.resolve.source import IndexRelease, PackageSource
     from cudaresolve.target.model import Target
@@ -61,6 +61,7 @@ def solve(
     constraints: Sequence[str] = (),
     gpu_source: str = "auto",
     preferences: Mapping[str, str] | None = None,
+    prerelease: str = "explicit",
 ) -> Resolved:
     """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings.
 
@@ -74,10 +75,8 @@ def solve(
     A direct reference (``name @ URL``, only with a ``source``: its file is read) pins ``name`` to that file
     for every requirement on it, the user's and the dependencies' (``direct.direct_candidate``).
 
-    ``preferences`` (name -> version, a previous lock's pins) are kept where they still fit, as uv keeps them:
-    a package beyond the database has its preferred release tried first; the database's packages (whose
-    best set is otherwise searched for over every variant) are first searched held to their preferred
-    builds, and only when that set fails are they searched freely."""
+    ``preferences`` (a previous lock's pins) are kept where they fit, as uv keeps them: an index package's release
+    is tried first; the database's packages are first searched held to their builds (``_held_first``)."""
     environment = marker_environment(target)
     needs = parse_requests(requests, environment, direct=source is not None)
     limits = parse_constraints(constraints, environment)
@@ -86,12 +85,7 @@ def solve(
         catalog = build_catalog(db, target, names, lazy=source is not None, gpu_source=gpu_source)
     if source is None:
         held = held_pins(preferences or {}, db.package_names, needs, ())
-        if held:
-            try:
-                return solve_catalog(needs, db, catalog, constraints={**held, **limits})
-            except NoSolution:
-                pass  # the previous builds no longer fit: searched freely
-        return solve_catalog(needs, db, catalog, constraints=limits)
+        return _held_first(lambda limit: solve_catalog(needs, db, catalog, constraints=limit), held, limits)
     direct: dict[str, Candidate] = {}
     for need in needs:
         if need.url and need.name not in direct:
@@ -100,26 +94,28 @@ def solve(
     companions = Companions(catalog, needs)
     source.prefetch([n.name for n in needs if n.name not in db.package_names and not n.url])
     source.prefetch_builds(_first_builds(catalog, needs, companions))
-    held = held_pins(preferences or {}, db.package_names, needs, direct)
+    return _held_first(
+        lambda limit: solve_catalog(
+            needs, db, catalog, source=source, environment=environment, constraints=limit, direct=direct,
+            companions=companions, preferences=preferences, prerelease=prerelease,
+        ),
+        held_pins(preferences or {}, db.package_names, needs, direct),
+        limits,
+    )  # fmt: skip
+
+
+def _held_first(
+    run: Callable[[Mapping[str, SpecifierSet]], Resolved],
+    held: Mapping[str, SpecifierSet],
+    limits: Mapping[str, SpecifierSet],
+) -> Resolved:
+    """``run`` with the previous lock's builds held (``held``) first; when that set fails, searched freely."""
     if held:
         try:
-            return solve_catalog(
-                needs, db, catalog, source=source, environment=environment, constraints={**held, **limits},
-                direct=direct, companions=companions, preferences=preferences,
-            )  # fmt: skip
+            return run({**held, **limits})
         except NoSolution:
-            pass  # the previous builds no longer fit: the database's packages are searched freely
-    return solve_catalog(
-        needs,
-        db,
-        catalog,
-        source=source,
-        environment=environment,
-        constraints=limits,
-        direct=direct,
-        companions=companions,
-        preferences=preferences,
-    )
+            pass
+    return run(limits)
 
 
 def _pinned(need: Need, candidate: Candidate) -> Need:
@@ -178,6 +174,7 @@ def solve_catalog(
     direct: Mapping[str, Candidate] | None = None,
     companions: Companions | None = None,
     preferences: Mapping[str, str] | None = None,
+    prerelease: str = "explicit",
 ) -> Resolved:
     """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries); ``direct``:
     the one candidate of each package a direct reference pins; ``companions``: ``Companions(catalog, needs)``,
@@ -201,6 +198,7 @@ def solve_catalog(
         direct=direct or {},
         companions=companions,
         preferences=preferences or {},
+        prerelease=prerelease,
     )
     unreadable: IndexUnavailable | None = None
     pins: dict[str, Candidate] | None = None
@@ -247,6 +245,7 @@ class _Search:
     unreadable: list[IndexUnavailable] = field(default_factory=list)  # the provider's, for the last run
     companions: Companions | None = None  # made from ``needs`` on the first run, shared by the later ones
     preferences: Mapping[str, str] = field(default_factory=dict)  # name -> version to try first (a previous lock)
+    prerelease: str = "explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
 
     def __post_init__(self) -> None:
         if self.companions is None:
@@ -271,6 +270,7 @@ class _Search:
             direct=self.direct,
             companions=self.companions if paired else None,
             preferences=self.preferences,
+            prerelease=self.prerelease,
         )
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
