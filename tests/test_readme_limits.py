@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
-from cudaresolve.db.cache import MAX_ENTRY_BYTES
+from cudaresolve.core.files import CACHE_MARK
+from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
 from cudaresolve.index import client
 from cudaresolve.index.limits import (
@@ -53,7 +54,9 @@ def test_the_limits_table_matches_the_code() -> None:
     assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
     settings = rows["a pip or uv settings file read for the default index (`pip.conf`, `uv.toml`, ...)"]
     assert MAX_CONFIG_BYTES == MIB and f"({MAX_CONFIG_BYTES:,} bytes)" in settings
-    assert f"{MAX_ENTRY_BYTES // MIB} MiB" in rows["the database cache entry (`<cache>/compat/*.pickle`)"]
+    entry = rows[f"the database cache entry (`<cache>/{SUBDIR}/*.pickle`)"]
+    assert f"{MAX_ENTRY_BYTES // MIB} MiB" in entry and f"the {KEEP} newest are kept" in entry
+    assert f"(it holds `{CACHE_MARK}`), never through a link" in entry
     record = rows["a lock's answer record (`<cache>/answers-v1/*.json`)"]
     assert f"{MAX_RECORD_BYTES // MIB} MiB" in record and f"the {MAX_RECORDS} newest are kept" in record
     explain = rows["`explain-error` text"]

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
 import time
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from cudaresolve.core import journal
-from cudaresolve.core.files import keep_newest, read_regular_bounded, write_private_atomic
+from cudaresolve.core.files import keep_newest, make_cache_dir, read_regular_bounded, write_private_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -323,8 +324,10 @@ def store_record(target: Path, record: journal.Journal, capture: Capture, code: 
     if len(text.encode("utf-8")) > MAX_RECORD_BYTES:
         return False
     try:
+        make_cache_dir(target.parent)
         write_private_atomic(target, text.encode("utf-8"))
     except OSError:
         return False  # the record is only an optimisation
-    keep_newest(target.parent, MAX_RECORDS, (".json",), spare=target.name)  # one per command would pile up
+    # one per command would pile up
+    keep_newest(target.parent, MAX_RECORDS, re.compile("[0-9a-f]{64}[.]json"), spare=target.name)
     return True
