@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
+from cudaresolve.core.decode import nesting_limit
 from cudaresolve.core.files import CACHE_MARK
 from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
+from cudaresolve.fleet.inputs import MAX_GPU_COUNT
 from cudaresolve.index import client
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
@@ -59,6 +62,13 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"(it holds `{CACHE_MARK}`), never through a link" in entry
     record = rows["a lock's answer record (`<cache>/answers-v1/*.json`)"]
     assert f"{MAX_RECORD_BYTES // MIB} MiB" in record and f"the {MAX_RECORDS} newest are kept" in record
+    nesting = rows["TOML or JSON nesting (a lock, `pyproject.toml`, a settings file, an index page, an inventory, "
+                   "a host file, a cache entry)"]
+    assert f"{nesting_limit():,} levels (Python's recursion limit)" in nesting
+    count = rows["a GPU count in a `plan` inventory (kubectl `nvidia.com/gpu.count`, a CSV `count`, "
+                 "a Slurm gres count)"]
+    assert f"a whole number from 1 to {MAX_GPU_COUNT:,}" in count
+    assert f"{csv.field_size_limit():,} characters" in rows["one field of a CSV inventory"]
     explain = rows["`explain-error` text"]
     assert MAX_TEXT_CHARS == MIB and f"({MAX_TEXT_CHARS:,} characters)" in explain
     binary = rows["one binary read by `inspect`"]

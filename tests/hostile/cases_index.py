@@ -205,6 +205,12 @@ CASES = [
     case("retry-after-forever", answer("", "503 Service Unavailable", "Retry-After: 999999\r\n"),
          notice="index-unavailable-fallback"),
     case("bad-json", answer("{oops", media="application/vnd.pypi.simple.v1+json"), notice="returned invalid JSON"),
+    case("deep-json-arrays", answer("[" * 200_000 + "]" * 200_000, media="application/vnd.pypi.simple.v1+json"),
+         notice="nested deeper"),
+    case("deep-json-files", answer('{"meta": {"api-version": "1.0"}, "files": ' + '[{"a": ' * 50_000 + "1"
+         + "}]" * 50_000 + "}", media="application/vnd.pypi.simple.v1+json"), notice="nested deeper"),
+    case("deep-json-meta", answer('{"meta": ' + '{"m": ' * 100_000 + "0" + "}" * 100_000 + ', "files": []}',
+         media="application/json"), notice="nested deeper"),
     case("api-version-9", answer('{"meta": {"api-version": "9.0"}, "files": []}', media="application/json"),
          notice="simple API version 9.0"),
     Case("index-bad-deadline-env", ["lock", "torch==2.7.1", "--cpu", "--python-version", "3.11", "--platform",

@@ -21,7 +21,6 @@ Running a CUDA package on another GPU, or through a CPU runner, fails late with
 
 from __future__ import annotations
 
-import json
 import re
 import zipfile
 from dataclasses import replace
@@ -32,6 +31,7 @@ from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.binaries.fatbin import KIND_CUBIN, FatbinEntry, FatbinListing
 from cudaresolve.binaries.report import AotiModel, AotiPackage, BinaryReport, FileError
 from cudaresolve.binaries.scan import open_regular, report_stream
+from cudaresolve.core.decode import loads_json
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text, literal
 
@@ -136,8 +136,8 @@ def _read_metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[tup
         raise InvalidBinary(Text.of("binaries.metadata-too-deep", member=info.filename, limit=_MAX_METADATA_DEPTH),
                             hint=_HINT)
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        data = loads_json(raw.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError and decode.TooDeep too
         raise InvalidBinary(Text.of("binaries.metadata-not-json", member=info.filename, error=str(exc)),
                             hint=_HINT) from exc
     if not isinstance(data, dict):

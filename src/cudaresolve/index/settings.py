@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core import journal
+from cudaresolve.core.decode import loads_toml
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.core.urls import redact, split_url
 from cudaresolve.errors import InvalidInput
@@ -184,7 +185,7 @@ def _uv_file(path: Path, table: str) -> IndexSetting | None:
     if text is None:
         return None
     try:
-        data: Any = tomllib.loads(text)
+        data: Any = loads_toml(text)
     except tomllib.TOMLDecodeError as e:
         raise InvalidInput(
             Text.of("index.config-unreadable", path=str(path), error=str(e)[:200]),

@@ -10,7 +10,6 @@ Spec: https://packaging.python.org/en/latest/specifications/simple-repository-ap
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -21,6 +20,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from packaging.version import InvalidVersion, Version
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.core.urls import split_url
 from cudaresolve.errors import IndexUnavailable, InvalidInput
@@ -305,7 +305,7 @@ def parse_simple_json(
     """The wheels and sdists in a PEP 691 project detail response (API 1.x), in listed order."""
     if isinstance(payload, str | bytes):
         try:
-            payload = json.loads(payload)
+            payload = loads_json(payload)
         except ValueError as e:
             raise IndexUnavailable(Text.of("index.bad-json", url=page_url, error=str(e)), hint=HINT) from e
     if not isinstance(payload, Mapping) or not isinstance(payload.get("files"), list):

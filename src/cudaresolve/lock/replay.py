@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
 from cudaresolve.core import journal
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.files import keep_newest, make_cache_dir, read_regular_bounded, write_private_atomic
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ def _read_record(path: Path) -> dict[str, Any] | None:
             return None
         with os.fdopen(fd, "rb") as handle:
             fd = -1
-            data = json.loads(handle.read(MAX_RECORD_BYTES + 1))
+            data = loads_json(handle.read(MAX_RECORD_BYTES + 1))
     except (OSError, ValueError, UnicodeDecodeError):
         return None
     finally:

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.model import (
@@ -194,7 +195,7 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 
 def _json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return loads_json(text)
     except json.JSONDecodeError:
         raise _LineError(Text.of("lock.req.bad-metadata", text=repr(text.strip()))) from None
 

@@ -13,11 +13,11 @@ hold for the target interpreter.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections import Counter
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.urls import split_url
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT
@@ -66,7 +66,7 @@ def interpreter_environment(python: str | None) -> dict[str, str]:
         return {str(k): str(v) for k, v in default_environment().items()}
     try:
         out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=True).stdout
-        env = json.loads(out)
+        env = loads_json(out)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         from cudaresolve.errors import InvalidInput
 
