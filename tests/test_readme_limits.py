@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from cudaresolve.binaries import archive
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.core.decode import nesting_limit
 from cudaresolve.core.files import CACHE_MARK
@@ -71,6 +72,11 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{csv.field_size_limit():,} characters" in rows["one field of a CSV inventory"]
     explain = rows["`explain-error` text"]
     assert MAX_TEXT_CHARS == MIB and f"({MAX_TEXT_CHARS:,} characters)" in explain
+    zipped = rows["one archive read by `inspect` or `doctor` (a wheel, a `.pt2`)"]
+    assert f"{archive.MAX_ARCHIVE_MEMBERS:,} members" in zipped
+    assert f"at most {archive.ARCHIVE_INFLATE_RATIO} times the archive's size" in zipped
+    most = archive.MAX_ARCHIVE_INFLATED // 1024 // MIB
+    assert f"({archive.MIN_ARCHIVE_INFLATE // MIB} MiB at least, {most} GiB at most)" in zipped
     binary = rows["one binary read by `inspect`"]
     limits = DEFAULT_LIMITS
     assert f"{limits.max_read_bytes // MIB} MiB read" in binary

@@ -22,11 +22,10 @@ Running a CUDA package on another GPU, or through a CPU runner, fails late with
 from __future__ import annotations
 
 import re
-import zipfile
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_zip_member
+from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.binaries.fatbin import KIND_CUBIN, FatbinEntry, FatbinListing
 from cudaresolve.binaries.report import AotiModel, AotiPackage, BinaryReport, FileError
@@ -36,6 +35,7 @@ from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
+    import zipfile
     from pathlib import Path
 
     from cudaresolve.binaries.elf import Limits
@@ -54,7 +54,7 @@ def package_report(path: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Bina
     """A ``.pt2`` as one report: the union of its kernels' targets, with the package attached."""
     label = str(path)
     try:
-        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
+        with open_regular(path) as raw, open_archive(raw) as archive:
             package = read_package(archive, label, limits=limits)
     except InvalidBinary as err:
         return BinaryReport(path=label, error=FileError.from_exception(err))
