@@ -22,7 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.core.urls import split_url
+from cudaresolve.core.urls import shown_url, split_url
 from cudaresolve.errors import IndexUnavailable, InvalidInput
 from cudaresolve.text.model import Text
 
@@ -377,9 +377,11 @@ def apply_mirror(url: str, mirrors: Mapping[str, str]) -> str:
 
 
 def _check_http_url(url: str, key: str) -> str:
-    parts = split_url(url.strip())  # None: malformed (``http://[::1``, a port that is not a number)
+    parts = split_url(url.strip())  # None: malformed (``http://[::1``, a port that is not a number), or whitespace
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidInput(Text.of(key, url=repr(url)), hint=Text("index.not-http-url.hint"))
+        raise InvalidInput(Text.of(key, url=repr(shown_url(url))), hint=Text("index.not-http-url.hint"))
+    if parts.query or parts.fragment:
+        raise InvalidInput(Text.of("index.url-query", url=shown_url(url.strip())), hint=Text("index.url-query.hint"))
     return url.strip().rstrip("/")
 
 
