@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from cudaresolve import __version__
 from cudaresolve.errors import CudaResolveError, UsageError
@@ -29,11 +29,36 @@ _COMMANDS = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises ``UsageError`` (one coded line, or the JSON error object; exit 2)."""
+    """argparse that raises ``UsageError`` (one coded line, or the JSON error object; exit 2), and refuses an
+    option given an empty value (``--driver ""``): it is never taken to mean "the default"."""
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        if arg_string == "" and action.option_strings:
+            self.error(f"argument {'/'.join(action.option_strings)}: an empty value")
+        return super()._get_value(action, arg_string)
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(Text.of("cli.usage", prog=self.prog, message=literal(message)),
                            hint=Text.of("cli.usage.hint", prog=self.prog))
+
+
+class _Version(argparse.Action):
+    """``--version``: ``cudaresolve X.Y``, or with ``--json`` anywhere on the line one JSON object."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> NoReturn:
+        from cudaresolve.render.output import current
+
+        if current().json:  # main configures the output from the whole line before parsing
+            from cudaresolve.render import emit_json
+
+            emit_json({"name": "cudaresolve", "version": __version__})
+        else:
+            sys.stdout.write(f"cudaresolve {__version__}\n")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +94,7 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
                             help="message language (default: from LC_ALL/LC_MESSAGES/LANG)")
     unset = None if default is False else default
     if "-V" not in known:  # pip and uv take --version after the command too
-        parser.add_argument("-V", "--version", action="version", version=f"cudaresolve {__version__}")
+        parser.add_argument("-V", "--version", action=_Version, help="show the version (as JSON with --json) and exit")
     parser.add_argument("-q", "--quiet", action="count", default=0 if default is False else default,
                         help="say less: -q no progress or summaries, -qq errors only (stderr)")
     parser.add_argument("-v", "--verbose", action="count", default=0 if default is False else default,

@@ -25,6 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.urls import shown_url
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.model import (
     REGENERATE_HINT,
@@ -114,6 +115,7 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
     ``--index-url`` line before its ``name==version`` pins) -> ``Lock``."""
     meta: dict[str, Any] = {}
     index: str | None = None
+    active: str | None = None  # the one --index-url line pip reads (not a '#> ' group)
     packages: list[LockedPackage] = []
     for lineno, line in _logical_lines(text):
         try:
@@ -121,7 +123,8 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
                 key, _, value = line[len(_META) :].partition("=")
                 meta[key.strip()] = _json(value)
                 continue
-            if line.startswith(_INACTIVE):
+            inactive = line.startswith(_INACTIVE)
+            if inactive:
                 line = line[len(_INACTIVE) :].strip()
             elif line.lstrip("#> \t").startswith("-") and line.startswith("#"):  # e.g. '#>--index-url'
                 raise _LineError(Text.of("lock.req.comment-option", text=repr(line[:80])), _DEP_CONFUSION_HINT)
@@ -138,7 +141,11 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
                 urls = [value] if value else tokens[1:]
                 if len(urls) != 1:
                     raise _LineError(Text.of("lock.req.one-url", option=option))
+                if not inactive and active is not None:  # pip takes the last, a reader the first: refused
+                    second = Text.of("lock.req.second-index", first=shown_url(active), second=shown_url(urls[0]))
+                    raise _LineError(second, _DEP_CONFUSION_HINT)
                 index = urls[0]
+                active = index if not inactive else active
             elif option.startswith("-"):
                 raise _LineError(Text.of("lock.req.option-not-allowed", option=option), _DEP_CONFUSION_HINT)
             elif index is None:

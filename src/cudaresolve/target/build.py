@@ -272,6 +272,9 @@ def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> T
         cc = parse_cc(entry["cc"])
         name = _field(entry, "name", str, at) or cc.sm
         model = db.find_gpu(name)
+        if model is not None and model.cc != cc:  # a named GPU with another's capability: one of them is wrong
+            mismatch = Text.of("target.host-file.cc-mismatch", at=at, gpu=name, cc=str(cc), known=str(model.cc))
+            raise InvalidInput(mismatch, hint=_HOST_HINT)
         datacenter, tegra = (model.datacenter, model.tegra) if model else _same_cc_models(cc, db)
         datacenter = _field(entry, "datacenter", bool, at) if entry.get("datacenter") is not None else datacenter
         memory = _field(entry, "memory_mib", int, at)
