@@ -32,6 +32,13 @@ class _Parser(argparse.ArgumentParser):
     """argparse that raises ``UsageError`` (one coded line, or the JSON error object; exit 2), and refuses an
     option given an empty value (``--driver ""``): it is never taken to mean "the default"."""
 
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        # argparse marks a ``*`` positional without a default as required, and then names it among the
+        # missing ones ("the following arguments are required: SPEC, REQ"): it never is
+        if kwargs.get("nargs") == "*" and "default" not in kwargs and args and not str(args[0]).startswith("-"):
+            kwargs["default"] = []
+        return super().add_argument(*args, **kwargs)
+
     def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
         if arg_string == "" and action.option_strings:
             self.error(f"argument {'/'.join(action.option_strings)}: an empty value")

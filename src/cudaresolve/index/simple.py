@@ -376,10 +376,10 @@ def apply_mirror(url: str, mirrors: Mapping[str, str]) -> str:
     return url if best is None else best[1] + url[len(best[0]) :]
 
 
-def _check_http_url(url: str, key: str) -> str:
+def _check_http_url(url: str, key: str, hint: str = "index.not-http-url.hint") -> str:
     parts = split_url(url.strip())  # None: malformed (``http://[::1``, a port that is not a number), or whitespace
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidInput(Text.of(key, url=repr(shown_url(url))), hint=Text("index.not-http-url.hint"))
+        raise InvalidInput(Text.of(key, url=repr(shown_url(url))), hint=Text(hint))
     if parts.query or parts.fragment:
         raise InvalidInput(Text.of("index.url-query", url=shown_url(url.strip())), hint=Text("index.url-query.hint"))
     return url.strip().rstrip("/")
@@ -397,11 +397,12 @@ def parse_package_indexes(value: Mapping[str, str]) -> dict[str, str]:
             raise InvalidInput(
                 Text.of("index.bad-package-name", name=repr(name)[:80]), hint=Text("index.package-index.hint")
             )
-        checked = _check_http_url(str(url), "index.not-http-url.mirror")
+        checked = _check_http_url(str(url), "index.not-http-url.package-index", "index.package-index.hint")
         parts = urlsplit(checked)
         if parts.scheme != "https" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
-            raise InvalidInput(
-                Text.of("index.not-http-url.mirror", url=repr(url)), hint=Text("index.package-index.hint")
+            raise InvalidInput(  # an http(s) URL all right, but plain http to another machine
+                Text.of("index.package-index-plain-http", name=name, url=shown_url(checked)),
+                hint=Text("index.package-index.hint"),
             )
         out[canonical_name(name)] = checked
     return out

@@ -31,6 +31,7 @@ from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve.catalog import CUDA, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
+from cudaresolve.resolve.needs import passed_over
 from cudaresolve.resolve.source import applies, split_key
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.text.model import Text
@@ -224,13 +225,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if self.source is None or name in (CUDA, PYTHON) or name in self.direct:
             return found  # a direct reference's file was read and judged already: no listing, no pre-release rule
         if name not in self.catalog.known:
-            exact = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
-            pre = any(n.specifier.prereleases for n in needs)
-            return [
-                c
-                for c in found
-                if c.source is None or ((exact or not c.source.yanked) and (pre or not c.version.is_prerelease))
-            ]
+            return [c for c in found if passed_over(needs, c) is None]
         return partial(self._listed, found)  # a factory: resolvelib would list a plain iterator at once
 
     def _listed(self, matches: Iterable[Candidate]) -> Iterator[Candidate]:
