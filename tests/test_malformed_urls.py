@@ -59,7 +59,7 @@ CASES = [
     ("uv.toml [[index]]", "invalid-input", f"uv.toml [[index]] default sets the default index to {BAD}"),
     ("pyproject index-url", "invalid-input", f"[tool.cudaresolve] index-url sets the default index to {BAD}"),
     ("pyproject index-mirror", "invalid-input", f"mirror is not an http(s) URL: '{BAD}'"),
-    ("pyproject package-index", "invalid-input", f"mirror is not an http(s) URL: '{BAD}'"),
+    ("pyproject package-index", "invalid-input", f"package-index is not an http(s) URL: '{BAD}'"),
     ("direct reference", "unsupported-reference", f"a direct reference's URL cannot be read (an IPv6 host without "
      f"its closing ], or a port that is not a number): {BAD}/pkg-1.0-py3-none-any.whl"),
     ("direct reference with a hash", "unsupported-reference", f"a direct reference's URL cannot be read (an IPv6 "
