@@ -13,6 +13,7 @@ import pytest
 
 from cudaresolve import __version__
 from cudaresolve.cli import build_parser, main
+from cudaresolve.db.cache import SUBDIR
 from cudaresolve.db.database import load_compat
 from cudaresolve.render.output import wants_color
 from cudaresolve.target.build import TargetOptions, build_target
@@ -140,14 +141,14 @@ def test_cache_dir_and_no_cache(
     monkeypatch.setenv("CUDARESOLVE_CACHE_DIR", str(env_cache))
     flag_cache = tmp_path / "flag-cache"
     assert main(["db", "show", "--cache-dir", str(flag_cache)]) == 0
-    assert (flag_cache / "compat").is_dir() and not env_cache.exists()  # the flag beats the environment
+    assert (flag_cache / SUBDIR).is_dir() and not env_cache.exists()  # the flag beats the environment
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     assert main(["--no-cache", "db", "show"]) == 0
     assert not env_cache.exists() and list(scratch.iterdir()) == []  # a temporary cache, removed after
     assert main(["db", "show"]) == 0
-    assert (env_cache / "compat").is_dir()
+    assert (env_cache / SUBDIR).is_dir()
     capsys.readouterr()
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cudaresolve.core.files import CACHE_MARK, make_cache_dir
 from cudaresolve.db import cache
 from cudaresolve.db.database import CompatDB, load_compat, shipped_path
 
@@ -33,7 +34,8 @@ def test_entry_is_written_once_then_read(tmp_path: Path) -> None:
     second = _cached(source, tmp_path / "c", calls)
     assert first == second == {"text": "a = 1\n"}
     assert calls == ["a = 1\n"]  # the second read came from the entry
-    assert [p.name for p in (tmp_path / "c" / cache.SUBDIR).iterdir()] == [cache.entry_name(source, CODE)]
+    made = sorted(p.name for p in (tmp_path / "c" / cache.SUBDIR).iterdir())
+    assert made == sorted([cache.entry_name(source, CODE), CACHE_MARK])
 
 
 def test_an_edited_file_or_other_code_is_built_anew(tmp_path: Path) -> None:
@@ -57,17 +59,56 @@ def test_the_code_key_follows_the_modules(tmp_path: Path) -> None:
 
 def test_the_folder_keeps_only_the_newest_entries(tmp_path: Path) -> None:
     folder = tmp_path / cache.SUBDIR
-    folder.mkdir()
+    make_cache_dir(folder)
     for age in range(6):  # six stale entries, the oldest first
-        stale = folder / f"stale{age}.pickle"
+        stale = folder / _stale(age)
         stale.write_bytes(b"")
         os.utime(stale, ns=(1_000_000_000 * age, 1_000_000_000 * age))
     source = tmp_path / "compat.toml"
     source.write_text("a = 1\n")
     _cached(source, tmp_path, [])
-    kept = sorted(p.name for p in folder.iterdir())
+    kept = sorted(p.name for p in folder.iterdir() if p.name != CACHE_MARK)
     assert len(kept) == cache.KEEP
-    assert kept == sorted([cache.entry_name(source, CODE), "stale5.pickle", "stale4.pickle"])
+    assert kept == sorted([cache.entry_name(source, CODE), _stale(5), _stale(4)])
+
+
+def _stale(age: int) -> str:
+    """A name ``entry_name`` could have given, for another file (``age`` is its size)."""
+    return f"0badcafe-{age}-{age}000-c0de-v{cache.FORMAT}.pickle"
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["existing-folder", "link-to-user-folder", "user-names-in-marked-folder"],
+)
+def test_pruning_never_removes_the_users_files(tmp_path: Path, layout: str) -> None:
+    """Only names the tool gives, in a folder it made, not through a link: ``--cache-dir .`` over a folder of
+    the user's, a cache subfolder that is a link to one, and a user's own files beside the entries all stay."""
+    user = tmp_path / "mine"
+    user.mkdir(mode=0o755)
+    names = [_stale(age) for age in range(5)] + ["notes.json", "model.pickle"]
+    folder = tmp_path / "cache" / cache.SUBDIR
+    if layout == "existing-folder":
+        user = folder
+        user.mkdir(parents=True, mode=0o755)
+    elif layout == "link-to-user-folder":
+        folder.parent.mkdir()
+        folder.symlink_to(user)
+        (user / CACHE_MARK).write_text("planted mark: a link is still not followed\n")
+    else:
+        make_cache_dir(folder)
+        user = folder
+        names = ["notes.json", "model.pickle", "0badcafe.pickle", f"{_stale(1)}.bak"]
+    for name in names:
+        (user / name).write_bytes(b"user data")
+    mode = user.stat().st_mode
+    source = tmp_path / "compat.toml"
+    source.write_text("a = 1\n")
+    for _ in range(2):
+        source.write_text(source.read_text() + "b = 2\n")  # a new entry each time: each write prunes
+        _cached(source, tmp_path / "cache", [])
+    assert all((user / name).read_bytes() == b"user data" for name in names)
+    assert user.stat().st_mode == mode  # a folder it did not make is never chmod-ed
 
 
 @pytest.mark.parametrize("content", [b"not a pickle", pickle.dumps(["a", "list"]), b""])
@@ -116,9 +157,9 @@ def test_an_entry_others_could_write_is_never_loaded(tmp_path: Path, where: str)
     calls: list[str] = []
     assert _cached(source, tmp_path, calls) == {"text": "a = 1\n"}
     assert not marker.exists() and calls == ["a = 1\n"]
-    # rebuilt and stored safely: the folder and entry are the user's alone again
-    assert (tmp_path / cache.SUBDIR).stat().st_mode & 0o077 == 0
+    # rebuilt and the entry stored privately; the folder, not made by this call, keeps the mode it was given
     assert (tmp_path / cache.SUBDIR / cache.entry_name(source, CODE)).stat().st_mode & 0o077 == 0
+    assert (tmp_path / cache.SUBDIR).stat().st_mode & 0o777 == (0o777 if where == "folder" else 0o700)
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX owners and modes")
@@ -169,7 +210,8 @@ def test_loading_the_shipped_file_writes_only_under_the_cache_dir(tmp_path: Path
     before = {p.name for p in shipped_path().parent.iterdir()}
     built = load_compat(cache_dir=tmp_path / "cache")
     written = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()]
-    assert len(written) == 1 and written[0].startswith(f"cache/{cache.SUBDIR}/")
+    assert len(written) == 2 and all(w.startswith(f"cache/{cache.SUBDIR}/") for w in written)
+    assert f"cache/{cache.SUBDIR}/{CACHE_MARK}" in written
     assert {p.name for p in shipped_path().parent.iterdir()} == before
     again = load_compat(cache_dir=tmp_path / "cache")  # from the entry: the same database
     assert isinstance(again, CompatDB) and again == built and again is not built

@@ -124,7 +124,10 @@ def test_a_request_that_rules_out_every_release_is_named_not_the_search_path(db:
 def test_no_cause_found_still_gives_one_finding(db: CompatDB) -> None:
     catalog = catalog_for(db, "8.0", "535.104.05")
     (finding,) = explain_resolution(catalog, [need("torch")])
-    assert (finding.code, finding.package, finding.found) == ("pin-conflict", "torch", "no common set of versions")
+    assert (finding.code, finding.required) == ("no-common-set", "torch")
+    assert finding.message == "no set of versions satisfies all of torch together"  # no "torch  requires torch"
+    (limited,) = explain_resolution(catalog, [need("torch")], constraints={"torch": SpecifierSet("<2.5")})
+    assert limited.message == "no set of versions satisfies all of torch, torch<2.5 (-c) together"
 
 
 def test_explain_need(db: CompatDB) -> None:

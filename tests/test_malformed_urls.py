@@ -59,7 +59,7 @@ CASES = [
     ("uv.toml [[index]]", "invalid-input", f"uv.toml [[index]] default sets the default index to {BAD}"),
     ("pyproject index-url", "invalid-input", f"[tool.cudaresolve] index-url sets the default index to {BAD}"),
     ("pyproject index-mirror", "invalid-input", f"mirror is not an http(s) URL: '{BAD}'"),
-    ("pyproject package-index", "invalid-input", f"mirror is not an http(s) URL: '{BAD}'"),
+    ("pyproject package-index", "invalid-input", f"package-index is not an http(s) URL: '{BAD}'"),
     ("direct reference", "unsupported-reference", f"a direct reference's URL cannot be read (an IPv6 host without "
      f"its closing ], or a port that is not a number): {BAD}/pkg-1.0-py3-none-any.whl"),
     ("direct reference with a hash", "unsupported-reference", f"a direct reference's URL cannot be read (an IPv6 "
@@ -152,4 +152,21 @@ def test_a_redirect_to_a_url_that_cannot_be_split_is_refused() -> None:
 @pytest.mark.parametrize("url", [BAD, "http://[::1/x", "https://host:port/", "http://[zz]/", "https://h:99999/"])
 def test_split_url_is_none_where_urllib_raises(url: str) -> None:
     assert split_url(url) is None
-    assert split_url("http://[::1]:8000/x") is not None and split_url("not a url") is not None
+    assert split_url("http://[::1]:8000/x") is not None and split_url("not-a-url") is not None
+
+
+@pytest.mark.parametrize("inside", [" ", "\n", "\t", "\r", "\x00", "\x0b", "\x1f", "\x7f", "\x85", "\u00a0",
+                                    "\u2028", "\u3000", "\u200b", "\u202e", "\ufeff"])
+def test_split_url_refuses_whitespace_and_control_characters_anywhere(inside: str) -> None:
+    for url in (f"https://a.example{inside}/simple", f"https://a.example/simple{inside}https://b.example/simple",
+                f"https://a.example/simple{inside}"):
+        assert split_url(url) is None, repr(url)
+
+
+def test_shown_url_masks_password_and_query_and_escapes_control_characters() -> None:
+    from cudaresolve.core.urls import shown_url
+
+    shown = shown_url("https://u:pw@h.example/simple?token=abc#frag\nhttps://evil")
+    assert shown == "https://u:****@h.example/simple?****#frag\\nhttps://evil"
+    assert "\n" not in shown and "pw" not in shown and "abc" not in shown
+    assert len(shown_url("https://h.example/" + "x" * 1000)) == 200

@@ -43,6 +43,10 @@ DESIGN_REASON_CODES = (
     "abi-mismatch",
     "forward-compat-available",
     "minor-version-compat",
+    "constraint-excludes",
+    "yanked-only",
+    "pre-release-only",
+    "no-common-set",
 )
 _SRC = Path(__file__).resolve().parents[1] / "src" / "cudaresolve"
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
@@ -230,6 +234,33 @@ REASONS = [
         "code that the driver must JIT-compile from PTX may fail",
         "驱动 535.104.05 只能借助 CUDA 小版本兼容性运行 cu128（完全支持需要 570.26）；"
         "需要驱动从 PTX 即时编译的代码可能会失败",
+    ),
+    (
+        "constraint-excludes",
+        {"package": "demo", "constraint": "<1", "required": ">=0.5", "found": "1.0"},
+        "the constraint demo<1 (-c) rules out every demo release that fits >=0.5 (1.0)",
+        "约束 demo<1（-c）排除了 demo 所有符合 >=0.5 的版本（1.0）",
+    ),
+    (
+        "yanked-only",
+        {"package": "demo", "required": "any version", "found": "1.1, 1.0", "example": "1.1"},
+        "every demo release that fits any version is yanked (1.1, 1.0); pin one exactly (demo==1.1) to take it "
+        "anyway (PEP 592), or ask for another version",
+        "demo 所有符合 any version 的版本都已被撤回（1.1, 1.0）；如仍要使用，请精确固定其中一个（demo==1.1，PEP 592），"
+        "或改用其他版本",
+    ),
+    (
+        "pre-release-only",
+        {"package": "demo", "required": ">=1", "found": "2.0rc1", "example": "2.0rc1"},
+        "every demo release that fits >=1 is a pre-release (2.0rc1); name one in the requirement (demo>=2.0rc1) "
+        "to allow it",
+        "demo 所有符合 >=1 的版本都是预发布版本（2.0rc1）；请在需求中写明一个（demo>=2.0rc1）以允许它",
+    ),
+    (
+        "no-common-set",
+        {"required": "app, lib>=2"},
+        "no set of versions satisfies all of app, lib>=2 together",
+        "没有一组版本能同时满足 app, lib>=2",
     ),
 ]
 

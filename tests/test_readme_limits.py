@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
+from cudaresolve.binaries import archive
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
-from cudaresolve.db.cache import MAX_ENTRY_BYTES
+from cudaresolve.core.decode import nesting_limit
+from cudaresolve.core.files import CACHE_MARK
+from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
+from cudaresolve.fleet.inputs import MAX_GPU_COUNT
 from cudaresolve.index import client
 from cudaresolve.index.build_metadata import BUILD_TIMEOUT, BUILD_TIMEOUT_ENV
 from cudaresolve.index.limits import (
@@ -41,13 +46,15 @@ def test_the_limits_table_matches_the_code() -> None:
     network = rows["network time for one run's index pages (`lock` adding hashes)"]
     assert f"{DEFAULT_DEADLINE:g} s in all" in network and f"`{DEADLINE_ENV}=SECONDS` sets the 60" in network
     assert f"within {CONNECT_TIMEOUT:g} s" in network and f"within {READ_TIMEOUT:g} s" in network
+    assert "every byte of every request (status line and headers too)" in network
     page = rows["one index page"]
     assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {client._MAX_REDIRECTS}" in page
     direct = rows["a direct reference's wheel (`pkg @ URL`)"]
-    assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s" in direct
+    assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s (or `{DEADLINE_ENV}` when lower)" in direct
     assert f"redirects {client._MAX_REDIRECTS}" in direct
     sdist = rows["an sdist read for its PKG-INFO (no PEP 658 file)"]
-    assert f"{MAX_SDIST_BYTES // MIB} MiB downloaded, within {FILE_DEADLINE:g} s" in sdist
+    lower = f"(or `{DEADLINE_ENV}` when lower)"
+    assert f"{MAX_SDIST_BYTES // MIB} MiB downloaded, within {FILE_DEADLINE:g} s {lower}" in sdist
     assert f"{MAX_SDIST_MEMBERS:,} members and {MAX_SDIST_UNPACKED // MIB} MiB unpacked" in sdist
     assert f"`PKG-INFO` {MAX_PKG_INFO_BYTES // MIB} MiB" in sdist
     build = rows["an sdist built for its metadata (dynamic `Requires-Dist`)"]
@@ -58,9 +65,23 @@ def test_the_limits_table_matches_the_code() -> None:
     assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
     settings = rows["a pip or uv settings file read for the default index (`pip.conf`, `uv.toml`, ...)"]
     assert MAX_CONFIG_BYTES == MIB and f"({MAX_CONFIG_BYTES:,} bytes)" in settings
-    assert f"{MAX_ENTRY_BYTES // MIB} MiB" in rows["the database cache entry (`<cache>/compat/*.pickle`)"]
+    entry = rows[f"the database cache entry (`<cache>/{SUBDIR}/*.pickle`)"]
+    assert f"{MAX_ENTRY_BYTES // MIB} MiB" in entry and f"the {KEEP} newest are kept" in entry
+    assert f"(it holds `{CACHE_MARK}`), never through a link" in entry
+    nesting = rows["TOML or JSON nesting (a lock, `pyproject.toml`, a settings file, an index page, an inventory, "
+                   "a host file, a cache entry)"]
+    assert f"{nesting_limit():,} levels (Python's recursion limit)" in nesting
+    count = rows["a GPU count in a `plan` inventory (kubectl `nvidia.com/gpu.count`, a CSV `count`, "
+                 "a Slurm gres count)"]
+    assert f"a whole number from 1 to {MAX_GPU_COUNT:,}" in count
+    assert f"{csv.field_size_limit():,} characters" in rows["one field of a CSV inventory"]
     explain = rows["`explain-error` text"]
     assert MAX_TEXT_CHARS == MIB and f"({MAX_TEXT_CHARS:,} characters)" in explain
+    zipped = rows["one archive read by `inspect` or `doctor` (a wheel, a `.pt2`)"]
+    assert f"{archive.MAX_ARCHIVE_MEMBERS:,} members" in zipped
+    assert f"at most {archive.ARCHIVE_INFLATE_RATIO} times the archive's size" in zipped
+    most = archive.MAX_ARCHIVE_INFLATED // 1024 // MIB
+    assert f"({archive.MIN_ARCHIVE_INFLATE // MIB} MiB at least, {most} GiB at most)" in zipped
     binary = rows["one binary read by `inspect`"]
     limits = DEFAULT_LIMITS
     assert f"{limits.max_read_bytes // MIB} MiB read" in binary

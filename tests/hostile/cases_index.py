@@ -111,6 +111,31 @@ def trickle(conn: socket.socket, server: HostileServer) -> None:
             time.sleep(0.5)
 
 
+def slow_headers(conn: socket.socket, server: HostileServer) -> None:
+    """A status line, then one header line a second for as long as it lives: no read ever waits long."""
+    if server.send(conn, b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"):
+        for n in range(int(LIFETIME)):
+            if not server.send(conn, f"X-Slow-{n}: {n}\r\n".encode()):
+                return
+            time.sleep(1.0)
+
+
+def slow_status_line(conn: socket.socket, server: HostileServer) -> None:
+    """The status line itself, one byte every half second, then headers one byte at a time."""
+    for byte in b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"x" * int(LIFETIME * 2):
+        if not server.send(conn, bytes([byte])):
+            return
+        time.sleep(0.5)
+
+
+def redirect_to_slow_headers(conn: socket.socket, server: HostileServer) -> None:
+    """The first request is redirected (same host); the second gets ``slow_headers``."""
+    if len(server.requests) == 1:
+        server.send(conn, b"HTTP/1.1 302 Found\r\nLocation: /whl/cpu/torch/slow/\r\nContent-Length: 0\r\n\r\n")
+    else:
+        slow_headers(conn, server)
+
+
 def stall(conn: socket.socket, server: HostileServer) -> None:
     """Accepts the request and never answers."""
     while server.alive():
@@ -164,6 +189,16 @@ def with_server(behaviour: Callable[[socket.socket, HostileServer], None]) -> Ca
     return setup
 
 
+def direct_reference_to(behaviour: Callable[[socket.socket, HostileServer], None]) -> Callable[[Path], None]:
+    """A requirements file naming a wheel by URL on a server that behaves so (the port is known only now)."""
+    def setup(tmp: Path) -> None:
+        server = HostileServer(behaviour)
+        _SERVERS[str(tmp)] = server
+        (tmp / "req.txt").write_text(f"demo @ {server.base}/files/demo-1.0-py3-none-any.whl\n")
+
+    return setup
+
+
 def bounded(*, notice: str | None = None, max_sent: int | None = None) -> Callable[[Result, Path], None]:
     """The run ended within the deadline's margin, showed ``notice``, and the server sent at most ``max_sent``."""
 
@@ -199,6 +234,9 @@ def case(id: str, behaviour: Callable[[socket.socket, HostileServer], None], **c
 CASES = [
     case("trickle", trickle, notice="index-unavailable-fallback"),
     case("stall", stall, notice="index-unavailable-fallback"),
+    case("slow-headers", slow_headers, notice="index-unavailable-fallback"),
+    case("slow-status-line", slow_status_line, notice="index-unavailable-fallback"),
+    case("redirect-to-slow-headers", redirect_to_slow_headers, notice="index-unavailable-fallback"),
     case("endless-body", endless, notice="larger than 64 MiB", max_sent=CAP + BUFFERS),
     case("huge-content-length", huge_length, notice="larger than 64 MiB", max_sent=1024),
     case("redirect-other-host", answer("", "302 Found", "Location: http://localhost:9/whl/cpu/torch/\r\n"),
@@ -211,8 +249,19 @@ CASES = [
     case("retry-after-forever", answer("", "503 Service Unavailable", "Retry-After: 999999\r\n"),
          notice="index-unavailable-fallback"),
     case("bad-json", answer("{oops", media="application/vnd.pypi.simple.v1+json"), notice="returned invalid JSON"),
+    case("deep-json-arrays", answer("[" * 200_000 + "]" * 200_000, media="application/vnd.pypi.simple.v1+json"),
+         notice="nested deeper"),
+    case("deep-json-files", answer('{"meta": {"api-version": "1.0"}, "files": ' + '[{"a": ' * 50_000 + "1"
+         + "}]" * 50_000 + "}", media="application/vnd.pypi.simple.v1+json"), notice="nested deeper"),
+    case("deep-json-meta", answer('{"meta": ' + '{"m": ' * 100_000 + "0" + "}" * 100_000 + ', "files": []}',
+         media="application/json"), notice="nested deeper"),
     case("api-version-9", answer('{"meta": {"api-version": "9.0"}, "files": []}', media="application/json"),
          notice="simple API version 9.0"),
+    *(Case(f"index-direct-reference-{name}", ["lock", "-r", "{tmp}/req.txt", "--cpu", "--python-version", "3.11",
+           "-o", "{tmp}/pylock.toml"], setup=direct_reference_to(behaviour), codes=(1,),
+           check=bounded(notice="could not fetch"), env={"CUDARESOLVE_NETWORK_TIMEOUT": str(DEADLINE)})
+      for name, behaviour in (("slow-headers", slow_headers), ("slow-status-line", slow_status_line),
+                              ("trickled-body", trickle))),
     Case("index-bad-deadline-env", ["lock", "torch==2.7.1", "--cpu", "--python-version", "3.11", "--platform",
          "linux_x86_64", "--index-mirror", "https://download.pytorch.org/whl=http://127.0.0.1:9/whl"],
          codes=(1,), env={"CUDARESOLVE_NETWORK_TIMEOUT": "soon"},

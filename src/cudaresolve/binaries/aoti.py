@@ -21,21 +21,21 @@ Running a CUDA package on another GPU, or through a CPU runner, fails late with
 
 from __future__ import annotations
 
-import json
 import re
-import zipfile
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_zip_member
+from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.binaries.fatbin import KIND_CUBIN, FatbinEntry, FatbinListing
 from cudaresolve.binaries.report import AotiModel, AotiPackage, BinaryReport, FileError
 from cudaresolve.binaries.scan import open_regular, report_stream
+from cudaresolve.core.decode import loads_json
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
+    import zipfile
     from pathlib import Path
 
     from cudaresolve.binaries.elf import Limits
@@ -54,7 +54,7 @@ def package_report(path: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> Bina
     """A ``.pt2`` as one report: the union of its kernels' targets, with the package attached."""
     label = str(path)
     try:
-        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
+        with open_regular(path) as raw, open_archive(raw) as archive:
             package = read_package(archive, label, limits=limits)
     except InvalidBinary as err:
         return BinaryReport(path=label, error=FileError.from_exception(err))
@@ -136,8 +136,8 @@ def _read_metadata(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[tup
         raise InvalidBinary(Text.of("binaries.metadata-too-deep", member=info.filename, limit=_MAX_METADATA_DEPTH),
                             hint=_HINT)
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        data = loads_json(raw.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError and decode.TooDeep too
         raise InvalidBinary(Text.of("binaries.metadata-not-json", member=info.filename, error=str(exc)),
                             hint=_HINT) from exc
     if not isinstance(data, dict):

@@ -1,5 +1,11 @@
-"""Read one member of a zip archive (a wheel, a ``.pt2``) as a seekable stream, without extracting it.
-Does I/O: reads through the open ``zipfile.ZipFile`` passed in (it opens no file itself).
+"""Open a zip archive (a wheel, a ``.pt2``) within bounds on the whole archive, and read one member as a
+seekable stream without extracting it. Does I/O: reads through the open file passed in (it opens none).
+
+``open_archive`` is the one way an archive is opened for reading members, and bounds the archive as a
+whole before a member is read: at most ``MAX_ARCHIVE_MEMBERS`` entries (counted in the end record, before
+``zipfile`` builds one object per entry), no two entries sharing bytes (a directory whose entries all
+point at one member, or overlap, inflates the same data again and again), and all members together
+inflating to at most ``inflate_budget(size)`` (their declared sizes, which ``_Spool`` holds each to).
 
 A stored member is a window onto the archive file; a deflated one is inflated once, front to
 back, into memory (small) or a temporary file deleted at once (large), after its magic check.
@@ -8,6 +14,7 @@ back, into memory (small) or a temporary file deleted at once (large), after its
 from __future__ import annotations
 
 import io
+import itertools
 import struct
 import tempfile
 import zipfile
@@ -17,7 +24,10 @@ from typing import IO, Any, Final
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text
 
-__all__ = ["ARCHIVE_SEPARATOR", "DAMAGED_ARCHIVE", "READ_ERRORS", "open_zip_member"]
+__all__ = [
+    "ARCHIVE_INFLATE_RATIO", "ARCHIVE_SEPARATOR", "DAMAGED_ARCHIVE", "MAX_ARCHIVE_INFLATED", "MAX_ARCHIVE_MEMBERS",
+    "MIN_ARCHIVE_INFLATE", "READ_ERRORS", "inflate_budget", "open_archive", "open_zip_member",
+]
 
 ARCHIVE_SEPARATOR: Final = "!"  # "torch-2.7.1-...whl!torch/lib/libtorch_cuda.so"
 #: What reading a damaged archive or member can raise besides ``InvalidBinary``.
@@ -31,6 +41,79 @@ _ZEROS: Final = bytes(_SPOOL_CHUNK)
 # Deflate cannot do better than about 1032:1, so a member claiming more is lying about its size.
 _MAX_DEFLATE_RATIO: Final = 1100
 _MAX_MEMBER_SIZE: Final = 16 * 1024**3
+#: Entries one archive may list; torch's CUDA wheel has about 15,000 files.
+MAX_ARCHIVE_MEMBERS: Final = 100_000
+#: All members of one archive inflate to at most this many times the archive's own size (real wheels
+#: are 2 to 5 times, a ``.pt2`` stores its members), with ``MIN_ARCHIVE_INFLATE`` allowed to any archive
+#: and ``MAX_ARCHIVE_INFLATED`` to none (twice the largest CUDA wheels unpacked).
+ARCHIVE_INFLATE_RATIO: Final = 100
+MIN_ARCHIVE_INFLATE: Final = 512 * 1024 * 1024
+MAX_ARCHIVE_INFLATED: Final = 32 * 1024**3
+_EOCD: Final = b"PK\x05\x06"
+_EOCD64_LOCATOR: Final = b"PK\x06\x07"
+_EOCD64: Final = b"PK\x06\x06"
+_LOCAL_HEADER: Final = 30  # the fixed part of a local file header, before its name and extra field
+
+
+def inflate_budget(size: int) -> int:
+    """The bytes all members of an archive of ``size`` bytes may inflate to."""
+    return min(MAX_ARCHIVE_INFLATED, max(MIN_ARCHIVE_INFLATE, ARCHIVE_INFLATE_RATIO * size))
+
+
+def open_archive(raw: IO[bytes]) -> zipfile.ZipFile:
+    """``raw`` (an open, seekable archive file) as a ``ZipFile`` whose members keep the bounds of the module
+    docstring; one that breaks them is ``InvalidBinary`` for the archive as a whole, before any member is
+    read. A file that is no zip at all raises what ``zipfile`` raises (``READ_ERRORS``)."""
+    size = raw.seek(0, 2)
+    declared = _declared_entries(raw, size)
+    if declared > MAX_ARCHIVE_MEMBERS:
+        raise InvalidBinary(Text.of("binaries.archive-members", count=declared, limit=MAX_ARCHIVE_MEMBERS),
+                            hint=DAMAGED_ARCHIVE)
+    archive = zipfile.ZipFile(raw)
+    try:
+        _check_members(archive.infolist(), size)
+    except BaseException:
+        archive.close()
+        raise
+    return archive
+
+
+def _check_members(infos: list[zipfile.ZipInfo], size: int) -> None:
+    if len(infos) > MAX_ARCHIVE_MEMBERS:
+        raise InvalidBinary(Text.of("binaries.archive-members", count=len(infos), limit=MAX_ARCHIVE_MEMBERS),
+                            hint=DAMAGED_ARCHIVE)
+    ordered = sorted(infos, key=lambda i: i.header_offset)
+    for first, second in itertools.pairwise(ordered):
+        # a member's header and data end before the next header starts (its name and extra field only add)
+        if first.header_offset + _LOCAL_HEADER + first.compress_size > second.header_offset:
+            raise InvalidBinary(Text.of("binaries.archive-overlap", member=second.filename, other=first.filename),
+                                hint=DAMAGED_ARCHIVE)
+    inflated = sum(i.file_size for i in infos if i.compress_type != zipfile.ZIP_STORED)
+    if inflated > inflate_budget(size):
+        raise InvalidBinary(Text.of("binaries.archive-inflated", size=inflated, limit=inflate_budget(size)),
+                            hint=DAMAGED_ARCHIVE)
+
+
+def _declared_entries(raw: IO[bytes], size: int) -> int:
+    """The entry count the archive's end record declares (Zip64's when it defers to it); 0 when none is found
+    (``zipfile`` then says what is wrong). Read from the last 64 KiB and a few bytes, whatever the count."""
+    tail_start = max(0, size - (22 + 65535))
+    raw.seek(tail_start)
+    tail = raw.read(size - tail_start)
+    at = tail.rfind(_EOCD)
+    if at < 0 or len(tail) < at + 22:
+        return 0
+    (count,) = struct.unpack_from("<H", tail, at + 10)
+    if count != 0xFFFF or at < 20 or tail[at - 20 : at - 16] != _EOCD64_LOCATOR:
+        return int(count)
+    (record,) = struct.unpack_from("<Q", tail, at - 20 + 8)
+    if record + 40 > size:
+        return 0
+    raw.seek(record)
+    head = raw.read(40)
+    if len(head) < 40 or head[:4] != _EOCD64:
+        return 0
+    return int(struct.unpack_from("<Q", head, 32)[0])
 
 
 def open_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> _MemberStream:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Final
 
-from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_zip_member
+from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.binaries.elf import DEFAULT_LIMITS, invalid_binary
 from cudaresolve.binaries.fatbin import read_fatbin_archs
 from cudaresolve.binaries.report import BinaryReport, FileError
@@ -22,6 +21,8 @@ from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
+    import zipfile
+
     from cudaresolve.binaries.elf import Limits, SeekableReader
 
 __all__ = ["is_candidate", "open_regular", "read_binary", "read_wheel", "report_stream", "starts_like_binary"]
@@ -91,7 +92,7 @@ def read_wheel(
     """Every candidate member of a wheel, read straight from the archive."""
     path = Path(path)
     try:
-        with open_regular(path) as raw, zipfile.ZipFile(raw) as archive:
+        with open_regular(path) as raw, open_archive(raw) as archive:
             reports = []
             for info in sorted(archive.infolist(), key=lambda i: i.filename):
                 if info.filename.endswith("/") or not is_candidate(info.filename):  # is_dir() fails on an empty name

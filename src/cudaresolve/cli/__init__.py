@@ -29,16 +29,48 @@ _COMMANDS = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises ``UsageError`` (one coded line, or the JSON error object; exit 2), and takes options
-    only as spelled (no abbreviations, as uv: ``--python`` is no prefix of ``--python-version``)."""
+    """argparse that raises ``UsageError`` (one coded line, or the JSON error object; exit 2), refuses an option
+    given an empty value (``--driver ""``: it is never taken to mean "the default"), and takes options only as
+    spelled (no abbreviations, as uv: ``--python`` is no prefix of ``--python-version``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        # argparse marks a ``*`` positional without a default as required, and then names it among the
+        # missing ones ("the following arguments are required: SPEC, REQ"): it never is
+        if kwargs.get("nargs") == "*" and "default" not in kwargs and args and not str(args[0]).startswith("-"):
+            kwargs["default"] = []
+        return super().add_argument(*args, **kwargs)
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        if arg_string == "" and action.option_strings:
+            self.error(f"argument {'/'.join(action.option_strings)}: an empty value")
+        return super()._get_value(action, arg_string)
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(Text.of("cli.usage", prog=self.prog, message=literal(message)),
                            hint=Text.of("cli.usage.hint", prog=self.prog))
+
+
+class _Version(argparse.Action):
+    """``--version``: ``cudaresolve X.Y``, or with ``--json`` anywhere on the line one JSON object."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help"))
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> NoReturn:
+        from cudaresolve.render.output import current
+
+        if current().json:  # main configures the output from the whole line before parsing
+            from cudaresolve.render import emit_json
+
+            emit_json({"name": "cudaresolve", "version": __version__})
+        else:
+            sys.stdout.write(f"cudaresolve {__version__}\n")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,7 +106,7 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
                             help="message language (default: from LC_ALL/LC_MESSAGES/LANG)")
     unset = None if default is False else default
     if "-V" not in known:  # pip and uv take --version after the command too
-        parser.add_argument("-V", "--version", action="version", version=f"cudaresolve {__version__}")
+        parser.add_argument("-V", "--version", action=_Version, help="show the version (as JSON with --json) and exit")
     parser.add_argument("-q", "--quiet", action="count", default=0 if default is False else default,
                         help="say less: -q no progress or summaries, -qq errors only (stderr)")
     parser.add_argument("-v", "--verbose", action="count", default=0 if default is False else default,

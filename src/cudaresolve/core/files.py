@@ -1,5 +1,6 @@
-"""Atomic file writes (a reader never sees half a file, a failed write leaves the old one) and bounded reads of
-regular files (a FIFO or device never blocks a read). Does I/O: reads and writes files."""
+"""Atomic file writes (a reader never sees half a file, a failed write leaves the old one), bounded reads of
+regular files (a FIFO or device never blocks a read) and cache folders pruned only where this tool made them.
+Does I/O: reads and writes files."""
 
 from __future__ import annotations
 
@@ -7,16 +8,27 @@ import contextlib
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    import re
 
 __all__ = [
+    "CACHE_MARK",
     "NotRegularFile",
     "keep_newest",
+    "make_cache_dir",
     "make_private_dirs",
     "read_regular_bounded",
     "write_bytes_atomic",
     "write_private_atomic",
     "write_text_atomic",
 ]
+
+
+#: The file that a cache folder this tool created holds: ``keep_newest`` prunes no folder without it.
+CACHE_MARK: Final = ".cudaresolve-cache"
+_MARK_TEXT: Final = b"A cache folder made by cudaresolve: it removes its own old entries here.\n"
 
 
 class NotRegularFile(OSError):
@@ -47,10 +59,11 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def make_private_dirs(path: str | os.PathLike[str]) -> None:
+def make_private_dirs(path: str | os.PathLike[str]) -> list[Path]:
     """Create ``path`` and its missing parents, each new folder 0700 whatever the umask (folders that
-    exist are left as they are: the user may have chosen their modes)."""
+    exist are left as they are: the user may have chosen their modes); the folders this call made."""
     missing: list[Path] = []
+    made: list[Path] = []
     folder = Path(path)
     while not folder.is_dir() and folder != folder.parent:
         missing.append(folder)
@@ -63,6 +76,23 @@ def make_private_dirs(path: str | os.PathLike[str]) -> None:
                 raise
             continue  # another process made it in between
         os.chmod(new, 0o700)
+        made.append(new)
+    return made
+
+
+def make_cache_dir(path: str | os.PathLike[str]) -> None:
+    """``make_private_dirs(path)``; when this call made ``path`` itself, it also gets ``CACHE_MARK``, the sign
+    that its files are this tool's to remove. A folder that existed gets no mark: it may be the user's."""
+    folder = Path(path)
+    if folder not in make_private_dirs(folder):
+        return
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    with contextlib.suppress(FileExistsError):
+        fd = os.open(folder / CACHE_MARK, flags, 0o600)
+        try:
+            os.write(fd, _MARK_TEXT)
+        finally:
+            os.close(fd)
 
 
 def write_private_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> None:
@@ -112,22 +142,54 @@ def write_bytes_atomic(
                 os.close(dir_fd)
 
 
-def keep_newest(folder: str | os.PathLike[str], count: int, suffixes: tuple[str, ...], *, spare: str = "") -> None:
-    """Remove all but the ``count`` newest files of ``folder`` (by mtime, links not followed) whose names end in
-    one of ``suffixes``; ``spare`` (a name just written) always stays and counts as one. A cache's bound:
-    nothing here is the user's, and a file that cannot be looked at or removed is left."""
-    entries = []
+def keep_newest(folder: str | os.PathLike[str], count: int, names: re.Pattern[str], *, spare: str = "") -> None:
+    """Remove all but the ``count`` newest files of ``folder`` (by mtime) whose whole name matches ``names``,
+    the pattern of the names this tool gives its entries; ``spare`` (a name just written) always stays and
+    counts as one. A cache's bound, so it touches only what is surely the tool's own: nothing unless ``folder``
+    is a real folder (not a symbolic link) that ``make_cache_dir`` made (it holds ``CACHE_MARK``), owned by this
+    user; in it only regular files, never a link or a folder. A file that cannot be looked at or removed is
+    left. The folder is opened once and every look and removal goes through that descriptor where the system
+    allows, so a folder swapped for a link meanwhile is not followed."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
     try:
-        with os.scandir(folder) as found:
-            for entry in found:
-                if entry.name != spare and entry.name.endswith(suffixes):
-                    try:
-                        entries.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
-                    except OSError:
-                        entries.append((0, entry.path))
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | nofollow)
     except OSError:
         return
-    entries.sort(reverse=True)
-    for _, path in entries[count - 1 if spare else count :]:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+    try:
+        if not _owned_cache_folder(fd, folder):
+            return
+        at_fd = os.unlink in os.supports_dir_fd and os.scandir in os.supports_fd
+        entries = []
+        with os.scandir(fd if at_fd else folder) as found:
+            for entry in found:
+                if entry.name == spare or not names.fullmatch(entry.name):
+                    continue
+                with contextlib.suppress(OSError):
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode):
+                        entries.append((st.st_mtime_ns, entry.name))
+        entries.sort(reverse=True)
+        for _, name in entries[count - 1 if spare else count :]:
+            with contextlib.suppress(OSError):
+                if at_fd:
+                    os.unlink(name, dir_fd=fd)
+                else:
+                    os.unlink(os.path.join(folder, name))
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def _owned_cache_folder(fd: int, folder: str | os.PathLike[str]) -> bool:
+    """Whether the open ``fd`` is a folder of this user (POSIX) holding this tool's ``CACHE_MARK`` file."""
+    here = os.fstat(fd)
+    if not stat.S_ISDIR(here.st_mode) or os.path.islink(folder):
+        return False
+    if os.stat in os.supports_dir_fd:
+        mark = os.stat(CACHE_MARK, dir_fd=fd, follow_symlinks=False)
+    else:
+        mark = os.lstat(os.path.join(folder, CACHE_MARK))
+    getuid = getattr(os, "getuid", None)
+    mine = getuid is None or here.st_uid == mark.st_uid == getuid()
+    return stat.S_ISREG(mark.st_mode) and mine

@@ -10,6 +10,13 @@ credentials where pip and uv keep them: netrc, a keyring, the same setting); mes
 unclosed IPv6 bracket; ``.port`` on ``host:abc``). ``split_url`` is the one place that turns that
 into None, so each caller refuses the URL with its own coded ``InvalidInput``; ``strip_credentials``
 and ``redact`` work on the text and never raise, so a message about a malformed URL can still be shown.
+
+``split_url`` is also the one check against whitespace and control characters inside a URL: urllib
+quietly drops tabs and newlines, and pip splits an option's value at whitespace, so
+``https://good/simple https://evil/simple`` read from a lock would pass as one URL here and become two
+indexes there. Any whitespace, control or invisible format character makes it None (a caller that
+reads a setting strips the ends first, as pip does). ``shown_url`` is how a refused URL appears in a
+message: password masked, such characters escaped, cut to a length.
 """
 
 from __future__ import annotations
@@ -18,7 +25,10 @@ import re
 from typing import Final
 from urllib.parse import SplitResult, urlsplit
 
-__all__ = ["redact", "split_url", "strip_credentials", "strip_credentials_in", "with_credentials_of"]
+__all__ = [
+    "has_unsafe_characters", "redact", "shown_url", "split_url", "strip_credentials", "strip_credentials_in",
+    "with_credentials_of",
+]
 
 #: ``scheme://`` then the authority (RFC 3986 section 3.2: up to the first ``/``, ``?`` or ``#``).
 _AUTHORITY: Final = re.compile(r"^(?P<head>\s*[A-Za-z][A-Za-z0-9+.\-]*:)?//(?P<authority>[^/?#]*)")
@@ -26,8 +36,30 @@ _AUTHORITY: Final = re.compile(r"^(?P<head>\s*[A-Za-z][A-Za-z0-9+.\-]*:)?//(?P<a
 _USERINFO_IN_TEXT: Final = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2})[^/\\?#\s\"'<>@]*@")
 
 
+#: Whitespace (Unicode's too), C0/C1 controls, and the invisible format characters (zero widths, bidi
+#: overrides, the byte-order mark) that no URL holds unescaped (RFC 3986 section 2: they are percent-encoded).
+_UNSAFE: Final = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+
+def has_unsafe_characters(text: str) -> bool:
+    """Whether ``text`` holds whitespace, a control character or an invisible format character."""
+    return _UNSAFE.search(text) is not None
+
+
+def shown_url(url: str, limit: int = 200) -> str:
+    """``url`` as a message about a refused URL shows it: its password masked (``redact``) and its query too
+    (``?token=...`` is how some indexes take a token), whitespace and control characters escaped as Python
+    writes them (a newline cannot start a line of its own), cut to ``limit`` characters."""
+    shown = re.sub(r"\?[^#]*", "?****", redact(url), count=1)
+    shown = _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], shown)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
 def split_url(url: str) -> SplitResult | None:
-    """``url``'s parts, or None when urllib refuses it (an unclosed ``[``, a port that is not a number)."""
+    """``url``'s parts, or None when urllib refuses it (an unclosed ``[``, a port that is not a number) or it
+    holds whitespace, a control or an invisible format character anywhere (module docstring)."""
+    if _UNSAFE.search(url) is not None:
+        return None
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a malformed host or port

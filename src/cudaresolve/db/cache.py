@@ -11,29 +11,34 @@ regular file owned by the user, in a folder owned by the user, neither writable 
 and no larger than ``MAX_ENTRY_BYTES``; and the loaded value must be of the expected type. Anything
 else (another user's file, a damaged or foreign entry, an unreadable or unwritable cache) means
 the database is built from the TOML: the cache is only an optimisation. The folder holds at most
-``KEEP`` entries: after each write the oldest others are removed.
+``KEEP`` entries: after each write the oldest others are removed, but only names ``ENTRY_NAMES`` matches,
+and only in a folder this tool made (``core.files.keep_newest``): ``--cache-dir .`` in a folder of the
+user's, or a ``compat-v2`` that is a link to one, loses nothing. A folder that existed is never chmod-ed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import sys
 import zlib
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from cudaresolve.core.files import keep_newest, write_bytes_atomic
+from cudaresolve.core.files import keep_newest, make_cache_dir, write_bytes_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
-__all__ = ["FORMAT", "KEEP", "MAX_ENTRY_BYTES", "SUBDIR", "cached_build", "code_key", "entry_name"]
+__all__ = ["ENTRY_NAMES", "FORMAT", "KEEP", "MAX_ENTRY_BYTES", "SUBDIR", "cached_build", "code_key", "entry_name"]
 
 FORMAT: Final = 2  # bump when the entry's meaning changes (1 was tomllib's result as JSON)
 KEEP: Final = 3  # entries kept: the current file's, and a couple for other installs or checkouts
-SUBDIR: Final = "compat"
+SUBDIR: Final = "compat-v2"  # "compat" was made without ``make_cache_dir``'s mark: it is left alone
+#: Every name ``entry_name`` gives, and nothing else: the only files the folder's bound removes.
+ENTRY_NAMES: Final = re.compile(r"[0-9a-f]{8}-[0-9]+-[0-9]+-[0-9a-z]+-v[0-9]+\.pickle")
 MAX_ENTRY_BYTES: Final = 64 * 1024 * 1024  # the shipped database pickles to about 0.3 MB
 
 T = TypeVar("T")
@@ -74,11 +79,9 @@ def cached_build(path: Path, cache_dir: Path, build: Callable[[], T], *, expect:
     value = build()
     with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError):
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        entry.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(entry.parent, 0o700)  # whatever the umask: a folder others may write to is never read
-        write_bytes_atomic(entry, data)
-        os.chmod(entry, 0o600)
-        keep_newest(entry.parent, KEEP, (".pickle", ".json"), spare=entry.name)
+        make_cache_dir(entry.parent)  # 0700 when made here; one that existed keeps its mode
+        write_bytes_atomic(entry, data, mode=0o600)
+        keep_newest(entry.parent, KEEP, ENTRY_NAMES, spare=entry.name)
     return value
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.decode import TooDeep, loads_toml
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_build, code_key
 from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
@@ -349,11 +350,11 @@ _BUILT_FROM: Final = ("db", "core")
 
 def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
     try:
-        return tomllib.loads(text)
+        return loads_toml(text)
+    except TooDeep as exc:  # tomllib recurses once per nesting level
+        raise InvalidCompatData([("", Text("db.too-deep"))], source=label) from exc
     except tomllib.TOMLDecodeError as exc:
         raise InvalidCompatData([("", Text.of("db.bad-toml", detail=literal(str(exc))))], source=label) from exc
-    except RecursionError as exc:  # tomllib recurses once per nesting level
-        raise InvalidCompatData([("", Text("db.too-deep"))], source=label) from exc
 
 
 def _read_bounded(path: str | Path, label: str) -> str:

@@ -101,6 +101,8 @@ def diagnose(
     runtimes, problems, notes = _check_runtimes(env, target, db)
     problems += _check_arch_lists(environ or {}, groups, target)
     problems += [] if pt2 else _check_missing(env, db)
+    problems += [Problem(code="damaged-dist", text=Text.of("doctor.damaged-dist", path=path, error=error),
+                         fixes=(Text("doctor.damaged-dist.fix"),)) for path, error in env.damaged]
     return DoctorReport(
         target=target, paths=env.paths, packages=packages, runtimes=runtimes, cuda_packages=env.cuda_packages,
         pt2=tuple(_check_pt2(r, target) for r in pt2), problems=tuple(problems), notes=tuple(notes),
@@ -368,7 +370,7 @@ def _check_missing(env: Environment, db: CompatDB) -> list[Problem]:
 
     Both are warnings with their own code, so the verdict names them instead of a bare "ok".
     """
-    if not env.packages and not env.runtimes and not env.cuda_packages:
+    if not env.packages and not env.runtimes and not env.cuda_packages and not env.damaged:
         return [Problem(code="no-gpu-packages", severity="warning",
                         text=Text.of("doctor.no-gpu-packages", names=", ".join(db.package_kinds)))]
     torch = next((p for p in env.packages if p.name == "torch"), None)

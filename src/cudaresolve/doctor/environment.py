@@ -17,8 +17,8 @@ Pure helpers: ``parse_local_variant``, ``parse_torch_version_py``, ``parse_runti
 
 from __future__ import annotations
 
+import csv
 import importlib.metadata
-import json
 import os
 import re
 import subprocess
@@ -31,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudaresolve.binaries.aoti import package_report
 from cudaresolve.binaries.inspect import inspect_distribution
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.variants import variant_of_local
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.doctor.check import diagnose
@@ -132,7 +133,7 @@ def find_site_packages(python: str | None = None) -> tuple[tuple[str, ...], str 
         raise InvalidInput(Text.of("doctor.python-failed", python=python, code=done.returncode,
                                    output=lines[-1] if lines else ""), hint=_PYTHON_HINT)
     try:
-        data = json.loads(done.stdout.strip().splitlines()[-1])
+        data = loads_json(done.stdout.strip().splitlines()[-1])
         paths, version = [str(p) for p in data["paths"]], str(data["python"])
     except (ValueError, IndexError, KeyError, TypeError) as exc:
         raise InvalidInput(Text.of("doctor.python-no-paths", python=python, output=repr(done.stdout[:200])),
@@ -144,6 +145,11 @@ def _existing(paths: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in paths if p and os.path.isdir(p)))
 
 
+#: What ``importlib.metadata`` raises on a damaged dist's files: bytes that are not UTF-8, a blank or short
+#: RECORD row (``TypeError``), a RECORD ``csv`` cannot read, a file that cannot be opened.
+_DAMAGED: Final = (OSError, ValueError, TypeError, LookupError, csv.Error)
+
+
 def read_environment(paths: Sequence[str | Path], kinds: Sequence[str], *, python: str | None = None) -> Environment:
     """The packages ``doctor`` checks (``kinds``, the database's tables), their binaries, and the CUDA packages."""
     wanted = set(kinds)
@@ -151,14 +157,20 @@ def read_environment(paths: Sequence[str | Path], kinds: Sequence[str], *, pytho
     packages: list[InstalledPackage] = []
     runtimes: list[RuntimePackage] = []
     cuda_packages: list[tuple[str, str]] = []
+    damaged: list[tuple[str, str]] = []
     for dist in importlib.metadata.distributions(path=[str(p) for p in paths]):
-        name = canonicalize_name(dist.metadata["Name"] or "")
-        if not name or name in seen:
-            continue  # an earlier path shadows it, as for import
+        try:  # a damaged dist (METADATA not UTF-8, a RECORD row importlib cannot split) is named, not fatal
+            name = canonicalize_name(dist.metadata["Name"] or "")
+            if not name or name in seen:
+                continue  # an earlier path shadows it, as for import
+            version = dist.version
+            package = _read_package(dist, name, version) if name in wanted else None
+        except _DAMAGED as exc:
+            damaged.append((str(getattr(dist, "_path", "") or "?"), f"{type(exc).__name__}: {exc}"[:300]))
+            continue
         seen.add(name)
-        version = dist.version
-        if name in wanted:
-            packages.append(_read_package(dist, name, version))
+        if package is not None:
+            packages.append(package)
         elif name.startswith("nvidia-"):
             cuda_packages.append((name, version))
             cuda = parse_runtime_cuda(name, version)
@@ -169,6 +181,7 @@ def read_environment(paths: Sequence[str | Path], kinds: Sequence[str], *, pytho
         paths=tuple(str(p) for p in paths), python=python,
         packages=tuple(sorted(packages, key=lambda p: order[p.name])),
         runtimes=tuple(sorted(runtimes, key=lambda r: r.name)), cuda_packages=tuple(sorted(cuda_packages)),
+        damaged=tuple(damaged),
     )
 
 

@@ -64,6 +64,7 @@ class Environment:
     runtimes: tuple[RuntimePackage, ...] = ()
     cuda_packages: tuple[tuple[str, str], ...] = ()  # every nvidia-* distribution: (name, version)
     python: str | None = None  # "3.11", when the interpreter was asked
+    damaged: tuple[tuple[str, str], ...] = ()  # (dist-info folder, what could not be read) per damaged dist
 
 
 # -- the report -------------------------------------------------------------------------------

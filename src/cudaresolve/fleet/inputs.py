@@ -20,12 +20,12 @@ from __future__ import annotations
 import csv
 import fnmatch
 import io
-import json
 import os
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.decode import TooDeep, loads_json
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.errors import InvalidInput
 from cudaresolve.lock.output import GENERATED_MARK
@@ -35,11 +35,13 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "MAX_GPU_COUNT",
     "MAX_HOSTS",
     "MAX_INVENTORY_BYTES",
     "FleetHost",
     "Inventory",
     "gfd_product",
+    "gpu_count",
     "parse_driver_map",
     "parse_inventory",
     "read_inventory",
@@ -54,7 +56,7 @@ MAX_FILES_PER_DIR: Final = 10_000
 
 _GFD: Final = "nvidia.com/"
 _PRODUCT_SUFFIX = re.compile(r"(-SHARED|-MIG-[A-Za-z0-9.+-]*)$")
-_GRES = re.compile(r"^gpu:(?P<type>[^:(,]+)(?::(?P<count>\d+))?")
+_GRES = re.compile(r"^gpu:(?P<type>[^:(,]+)(?::(?P<count>[0-9]+))?")
 _HINT: Final = Text("fleet.input.hint")
 #: A node's machine as ``uname -m`` or Docker/Kubernetes spell it -> the wheel platform's machine.
 _MACHINES: Final = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
@@ -96,6 +98,24 @@ def gfd_product(nvml_name: str) -> str:
     return re.sub(r"\s+", "-", kept.strip())
 
 
+#: The most GPUs one host may say it has (GFD's ``gpu.count``, a CSV ``count``, a Slurm gres count); the
+#: largest single machines hold 8 to 16. A count of 0, a negative or non-ASCII one, or more is refused.
+MAX_GPU_COUNT: Final = 1024
+_COUNT: Final = re.compile(r"[0-9]{1,8}")
+
+
+def gpu_count(value: str | None, path: str, host: str) -> int:
+    """A host's GPU count as written: 0 when the inventory gives none, else 1 to ``MAX_GPU_COUNT``; anything
+    else (``-3``, ``0``, ``eight``, a billion, 5,000 digits) is ``InvalidInput`` naming the host."""
+    if value is None or not value.strip():
+        return 0
+    text = value.strip()
+    if _COUNT.fullmatch(text) and 1 <= int(text) <= MAX_GPU_COUNT:
+        return int(text)
+    shown = text if len(text) <= 24 else f"{text[:20]}... ({len(text):,} characters)"
+    raise _bad(path, Text.of("fleet.input.bad-count", host=host, count=shown, limit=MAX_GPU_COUNT))
+
+
 def _bad(path: str, what: Text) -> InvalidInput:
     return InvalidInput(Text.of("fleet.input.bad", path=path, reason=what), hint=_HINT)
 
@@ -108,8 +128,8 @@ def parse_inventory(text: str, path: str, *, drivers: Mapping[str, str] | None =
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            data = json.loads(stripped)
-        except RecursionError as exc:
+            data = loads_json(stripped)
+        except TooDeep as exc:
             raise _bad(path, Text("fleet.input.too-deep")) from exc
         except ValueError as exc:
             raise _bad(path, Text.of("fleet.input.bad-json", error=str(exc))) from exc
@@ -169,7 +189,7 @@ def _kubectl(nodes: list[Any], path: str) -> Inventory:
             raise _bad(path, Text("fleet.input.items-not-list"))
         meta = _mapping(node.get("metadata"))
         labels = {str(k): str(v) for k, v in _mapping(meta.get("labels")).items()}
-        host = _gfd_host(str(meta.get("name") or f"node-{len(hosts) + skipped}"), labels, node)
+        host = _gfd_host(str(meta.get("name") or f"node-{len(hosts) + skipped}"), labels, node, path)
         if host is None:
             skipped += 1
         else:
@@ -181,18 +201,17 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _gfd_host(name: str, labels: Mapping[str, str], node: Mapping[str, Any]) -> FleetHost | None:
+def _gfd_host(name: str, labels: Mapping[str, str], node: Mapping[str, Any], path: str) -> FleetHost | None:
     product = labels.get(_GFD + "gpu.product")
     major, minor = labels.get(_GFD + "gpu.compute.major"), labels.get(_GFD + "gpu.compute.minor")
     if not product and not (major and minor):
         return None
     model = _PRODUCT_SUFFIX.sub("", product) if product else ""
     cc = f"{major}.{minor}" if major and minor and major.isdigit() and minor.isdigit() else None
-    count = labels.get(_GFD + "gpu.count", "")
     return FleetHost(
         name=name,
         gpus=(model.replace("-", " ") if model else cc or "",),
-        count=int(count) if count.isdigit() else 0,
+        count=gpu_count(labels.get(_GFD + "gpu.count"), path, name),
         driver=_gfd_driver(labels),
         platform=_node_platform(labels, node),
         origin="kubectl",
@@ -244,7 +263,7 @@ def _slurm(lines: list[str], path: str, drivers: Mapping[str, str], untyped: lis
             FleetHost(
                 name=name,
                 gpus=models,
-                count=sum(int(m["count"] or 1) for m in gres),
+                count=sum(gpu_count(m["count"] or "1", path, name) for m in gres),
                 driver=_driver_for(name, models, drivers),
                 platform=_linux_on(arch),
                 origin="slurm",
@@ -294,7 +313,10 @@ def _machine_platform(value: str | None) -> str | None:
 
 
 def _csv(text: str, path: str) -> list[FleetHost]:
-    rows = csv.reader(io.StringIO(text))
+    try:  # a field over csv.field_size_limit() (131,072 characters) is csv.Error
+        rows = iter(list(csv.reader(io.StringIO(text))))
+    except csv.Error as exc:
+        raise _bad(path, Text.of("fleet.input.csv-unreadable", error=str(exc))) from exc
     header = [h.strip().lower().replace(" ", "_").replace("-", "_") for h in next(rows, [])]
     where = {key: next((header.index(a) for a in names if a in header), None) for key, names in _CSV_COLUMNS.items()}
     if where["host"] is None or where["gpu"] is None:
@@ -311,12 +333,11 @@ def _csv(text: str, path: str) -> list[FleetHost]:
         name, gpus = cell("host"), cell("gpu")
         if not name or not gpus:
             raise _bad(path, Text.of("fleet.input.csv-row", line=number))
-        count = cell("count")
         hosts.append(
             FleetHost(
                 name=name,
                 gpus=tuple(dict.fromkeys(g.strip() for g in re.split(r"[;+]", gpus) if g.strip())),
-                count=int(count) if count and count.isdigit() else 0,
+                count=gpu_count(cell("count"), path, name),
                 driver=cell("driver"),
                 platform=_machine_platform(cell("platform")),
                 python=cell("python"),

@@ -18,11 +18,11 @@ from cudaresolve.core.urls import split_url
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
-    FILE_DEADLINE,
     MAX_PAGE_BYTES,
     READ_TIMEOUT,
     Deadline,
     busy,
+    file_deadline,
     read_capped,
     too_large,
 )
@@ -42,7 +42,7 @@ from cudaresolve.index.simple import (
     parse_simple_json,
     version_filter,
 )
-from cudaresolve.index.transport import LazyClient, Reply, TransientError, make_http_client, retry_after
+from cudaresolve.index.transport import LazyClient, Reply, TransientError, make_http_client, retry_after, stream_within
 from cudaresolve.index.trust import FileTrust, is_same_host_redirect, redirect_target
 from cudaresolve.text.model import Text
 
@@ -201,7 +201,7 @@ class IndexClient:
         wanted = f"bytes=-{last}" if first is None else f"bytes={first}-{last}"
         headers = {"Range": wanted, "Accept-Encoding": "identity"}
         try:
-            with self._http.stream("GET", url, headers=headers, timeout=self._timeout, follow_redirects=False) as r:
+            with stream_within(self._http, url, headers=headers, timeout=self._timeout, deadline=self._deadline) as r:
                 if r.status_code not in (200, 206):
                     raise IndexUnavailable(Text.of("index.http-status", url=url, status=r.status_code), hint=HINT)
                 body = read_capped(r.iter_bytes(), url=url, cap=cap, deadline=self._deadline)
@@ -214,12 +214,12 @@ class IndexClient:
 
     def download(self, url: str, write: Callable[[bytes], object], *, cap: int, any_host: bool = False) -> None:
         """GET one whole file (a direct reference's wheel, an sdist) into ``write``, chunk by chunk, as sent
-        (no content decoding: the bytes are hashed); at most ``cap`` bytes within ``FILE_DEADLINE`` seconds.
+        (no content decoding: the bytes are hashed); at most ``cap`` bytes within ``file_deadline()`` seconds.
         Redirects are followed as for pages (same host only), or with ``any_host`` to any https URL (a URL
         the user named: its hash is what is trusted). No retries; raises ``IndexUnavailable``."""
         if self.offline or self._http is None:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
-        deadline = Deadline(FILE_DEADLINE)
+        deadline = Deadline(file_deadline())
         with deadline.busy():  # the whole download is network time
             self._download_within(url, write, cap=cap, any_host=any_host, deadline=deadline)
 
@@ -236,7 +236,7 @@ class IndexClient:
             rest = deadline.remaining()
             timeout = httpx.Timeout(min(self._timeout, rest), connect=min(self._connect_timeout, rest))
             try:
-                with self._http.stream("GET", current, headers=headers, timeout=timeout, follow_redirects=False) as r:
+                with stream_within(self._http, current, headers=headers, timeout=timeout, deadline=deadline) as r:
                     location = r.headers.get("Location") if r.status_code in _REDIRECTS else None
                     if location is None:
                         if r.status_code != 200:
@@ -411,7 +411,7 @@ class IndexClient:
             rest = self._deadline.remaining() if self._deadline is not None else math.inf
             timeout = httpx.Timeout(min(self._timeout, rest), connect=min(self._connect_timeout, rest))
             try:
-                with self._http.stream("GET", current, headers=headers, timeout=timeout, follow_redirects=False) as r:
+                with stream_within(self._http, current, headers=headers, timeout=timeout, deadline=self._deadline) as r:
                     location = r.headers.get("Location") if r.status_code in _REDIRECTS else None
                     if location is None:
                         return self._read(current, r)

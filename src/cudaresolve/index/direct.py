@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Final
 
 from packaging.utils import canonicalize_name
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import IndexUnavailable, InvalidInput
 from cudaresolve.index.digests import check_hashes
@@ -144,7 +145,7 @@ def _cached(cache: HttpCache | None, key: str, ref: DirectRef) -> DirectWheel | 
     if entry is None or entry.status != 200:
         return None
     try:
-        data = json.loads(entry.body)
+        data = loads_json(entry.body)
         sha256, size, text = data["sha256"], data["size"], data["metadata"]
     except (ValueError, KeyError, TypeError):
         return None

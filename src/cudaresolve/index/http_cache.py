@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.files import write_private_atomic
 from cudaresolve.core.paths import CACHE_DIR_ENV, default_cache_dir
 from cudaresolve.core.urls import strip_credentials, strip_credentials_in, with_credentials_of
@@ -251,7 +252,7 @@ class HttpCache:
         same credentials, so that the links on its page are fetched as the page was."""
         try:
             raw = self.path_for(url).read_text(encoding="utf-8")
-            entry = CachedResponse.from_dict(json.loads(raw))
+            entry = CachedResponse.from_dict(loads_json(raw))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
         # A digest collision (or a copied file) must not serve another URL's page.

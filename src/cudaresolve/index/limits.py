@@ -12,7 +12,8 @@ A page is streamed and dropped once it passes ``MAX_PAGE_BYTES`` (64 MiB; PyPI's
 pages are a few MiB, the PyTorch index's torch page about 1 MiB), so memory stays bounded and an
 over-cap body never reaches the cache. Whole files (a direct reference's wheel, an sdist read for
 its PKG-INFO) are streamed to a temporary file under ``MAX_DIRECT_BYTES`` or ``MAX_SDIST_BYTES``,
-each within ``FILE_DEADLINE``.
+each within ``file_deadline()`` (``FILE_DEADLINE``, or the environment's deadline when lower). Every
+deadline holds for every byte of a request, its status line and headers too (``transport.bounded_by``).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = [
     "Deadline",
     "busy",
     "deadline_from_env",
+    "file_deadline",
     "read_capped",
     "too_large",
 ]
@@ -136,6 +138,14 @@ def deadline_from_env(environ: dict[str, str] | None = None) -> float:
             hint=Text.of("index.bad-deadline.hint", env=DEADLINE_ENV),
         )
     return value
+
+
+def file_deadline(environ: dict[str, str] | None = None) -> float:
+    """Seconds one whole-file download may take: ``FILE_DEADLINE``, or ``CUDARESOLVE_NETWORK_TIMEOUT`` when that
+    is set lower (a user who bounds the run's network time bounds this too)."""
+    if not (os.environ if environ is None else environ).get(DEADLINE_ENV, "").strip():
+        return FILE_DEADLINE
+    return min(FILE_DEADLINE, deadline_from_env(environ))
 
 
 def read_capped(chunks: Iterator[bytes], *, url: str, cap: int, deadline: Deadline | None) -> bytes:

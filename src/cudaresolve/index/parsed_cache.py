@@ -35,6 +35,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.files import write_private_atomic
 from cudaresolve.core.urls import strip_credentials, with_credentials_of
 from cudaresolve.index.simple import dist_file, parse_body
@@ -132,7 +133,7 @@ def _load(path: Path, key: str, kept: str, keep: Keep | None) -> list[IndexFile]
         digest, _, payload = path.read_text(encoding="utf-8").partition("\n")
         if hashlib.sha256(payload.encode("utf-8")).hexdigest() != digest:
             return None
-        data = json.loads(payload)
+        data = loads_json(payload)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("files"), list):

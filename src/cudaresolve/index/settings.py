@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.decode import loads_toml
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
-from cudaresolve.core.urls import redact, split_url
+from cudaresolve.core.urls import shown_url, split_url
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
@@ -65,12 +66,15 @@ class IndexSetting:
 
 def check_index_url(value: object, origin: str) -> IndexSetting:
     text = value.strip() if isinstance(value, str) else ""
-    parts = split_url(text)  # None: malformed (``http://[::1``, a port that is not a number)
+    parts = split_url(text)  # None: malformed (``http://[::1``, a port that is not a number), or whitespace in it
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        shown = redact(text) if text else repr(value)[:80]
+        shown = shown_url(text) if text else repr(value)[:80]
         raise InvalidInput(
             Text.of("index.bad-default-index", origin=origin, url=shown), hint=Text("index.bad-default-index.hint")
         )
+    if parts.query or parts.fragment:
+        shown = f"{origin}: {shown_url(text)}"
+        raise InvalidInput(Text.of("index.url-query", url=shown), hint=Text("index.url-query.hint"))
     return IndexSetting(text.rstrip("/"), origin)
 
 
@@ -178,7 +182,7 @@ def _uv_file(path: Path, table: str) -> IndexSetting | None:
     if text is None:
         return None
     try:
-        data: Any = tomllib.loads(text)
+        data: Any = loads_toml(text)
     except tomllib.TOMLDecodeError as e:
         raise InvalidInput(
             Text.of("index.config-unreadable", path=str(path), error=str(e)[:200]),

@@ -10,7 +10,6 @@ Spec: https://packaging.python.org/en/latest/specifications/simple-repository-ap
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -21,8 +20,9 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from packaging.version import InvalidVersion, Version
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.core.urls import split_url
+from cudaresolve.core.urls import shown_url, split_url
 from cudaresolve.errors import IndexUnavailable, InvalidInput
 from cudaresolve.text.model import Text
 
@@ -305,7 +305,7 @@ def parse_simple_json(
     """The wheels and sdists in a PEP 691 project detail response (API 1.x), in listed order."""
     if isinstance(payload, str | bytes):
         try:
-            payload = json.loads(payload)
+            payload = loads_json(payload)
         except ValueError as e:
             raise IndexUnavailable(Text.of("index.bad-json", url=page_url, error=str(e)), hint=HINT) from e
     if not isinstance(payload, Mapping) or not isinstance(payload.get("files"), list):
@@ -376,10 +376,12 @@ def apply_mirror(url: str, mirrors: Mapping[str, str]) -> str:
     return url if best is None else best[1] + url[len(best[0]) :]
 
 
-def _check_http_url(url: str, key: str) -> str:
-    parts = split_url(url.strip())  # None: malformed (``http://[::1``, a port that is not a number)
+def _check_http_url(url: str, key: str, hint: str = "index.not-http-url.hint") -> str:
+    parts = split_url(url.strip())  # None: malformed (``http://[::1``, a port that is not a number), or whitespace
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidInput(Text.of(key, url=repr(url)), hint=Text("index.not-http-url.hint"))
+        raise InvalidInput(Text.of(key, url=repr(shown_url(url))), hint=Text(hint))
+    if parts.query or parts.fragment:
+        raise InvalidInput(Text.of("index.url-query", url=shown_url(url.strip())), hint=Text("index.url-query.hint"))
     return url.strip().rstrip("/")
 
 
@@ -395,11 +397,12 @@ def parse_package_indexes(value: Mapping[str, str]) -> dict[str, str]:
             raise InvalidInput(
                 Text.of("index.bad-package-name", name=repr(name)[:80]), hint=Text("index.package-index.hint")
             )
-        checked = _check_http_url(str(url), "index.not-http-url.mirror")
+        checked = _check_http_url(str(url), "index.not-http-url.package-index", "index.package-index.hint")
         parts = urlsplit(checked)
         if parts.scheme != "https" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
-            raise InvalidInput(
-                Text.of("index.not-http-url.mirror", url=repr(url)), hint=Text("index.package-index.hint")
+            raise InvalidInput(  # an http(s) URL all right, but plain http to another machine
+                Text.of("index.package-index-plain-http", name=name, url=shown_url(checked)),
+                hint=Text("index.package-index.hint"),
             )
         out[canonical_name(name)] = checked
     return out

@@ -3,22 +3,109 @@
 httpx is imported inside ``make_http_client`` only, so that importing this module stays cheap;
 ``LazyClient`` defers even that to the first request, so a run served wholly from fresh cache
 entries never imports httpx.
+
+A deadline bounds every byte of a request, the status line and headers included: httpx's timeouts
+are per read, so a server that sends one header line a second never trips them. ``bounded_by``
+names the deadline of the requests the calling thread makes within it, and the client's sockets
+(``_DeadlineBackend``) cut each connect, read and write to what is left of it, and fail at once
+(a ``ReadTimeout``, as httpx raises) once it has passed. Outside ``bounded_by`` nothing changes.
 """
 
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
     from contextlib import AbstractContextManager
     from types import TracebackType
 
     import httpx
 
-__all__ = ["LazyClient", "Reply", "TransientError", "make_http_client", "retry_after"]
+__all__ = ["LazyClient", "Reply", "TransientError", "bounded_by", "make_http_client", "retry_after", "stream_within"]
+
+
+class _Remaining(Protocol):
+    def remaining(self) -> float: ...
+
+
+_CURRENT = threading.local()  # .deadline: what bounds this thread's requests now (None: nothing)
+
+
+@contextmanager
+def bounded_by(deadline: _Remaining | None) -> Iterator[None]:
+    """Within the block, every request this thread makes through ``make_http_client``'s client ends by
+    ``deadline`` (an ``index.limits.Deadline``), every byte included; None leaves the timeouts as given."""
+    before = getattr(_CURRENT, "deadline", None)
+    _CURRENT.deadline = deadline
+    try:
+        yield
+    finally:
+        _CURRENT.deadline = before
+
+
+@contextmanager
+def stream_within(
+    http: Any, url: str, *, headers: Mapping[str, str], timeout: Any, deadline: _Remaining | None
+) -> Iterator[httpx.Response]:
+    """``http.stream("GET", url, ...)`` with no redirects followed, every byte of it (the status line and
+    headers too, and the body read inside the block) within ``deadline`` (``bounded_by``)."""
+    with bounded_by(deadline), http.stream("GET", url, headers=headers, timeout=timeout, follow_redirects=False) as r:
+        yield r
+
+
+def _cut(timeout: float | None, late: type[Exception]) -> float | None:
+    """``timeout`` cut to what is left of this thread's deadline; ``late`` raised once none is left."""
+    deadline = getattr(_CURRENT, "deadline", None)
+    if deadline is None:
+        return timeout
+    rest: float = deadline.remaining()
+    if rest <= 0:
+        raise late("the network deadline passed")
+    return rest if timeout is None else min(timeout, rest)
+
+
+def _deadline_backend(inner: Any) -> Any:
+    """``inner`` (httpcore's socket backend) with every connect, read and write cut by ``_cut``."""
+    import httpcore
+
+    class Stream(httpcore.NetworkStream):
+        def __init__(self, stream: Any) -> None:
+            self._stream = stream
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return bytes(self._stream.read(max_bytes, _cut(timeout, httpcore.ReadTimeout)))
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            self._stream.write(buffer, _cut(timeout, httpcore.WriteTimeout))
+
+        def close(self) -> None:
+            self._stream.close()
+
+        def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                      timeout: float | None = None) -> httpcore.NetworkStream:
+            return Stream(self._stream.start_tls(ssl_context, server_hostname, _cut(timeout, httpcore.ConnectTimeout)))
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._stream.get_extra_info(info)
+
+    class Backend(httpcore.NetworkBackend):
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                        socket_options: Any = None) -> httpcore.NetworkStream:
+            cut = _cut(timeout, httpcore.ConnectTimeout)
+            return Stream(inner.connect_tcp(host, port, cut, local_address, socket_options))
+
+        def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                socket_options: Any = None) -> httpcore.NetworkStream:
+            return Stream(inner.connect_unix_socket(path, _cut(timeout, httpcore.ConnectTimeout), socket_options))
+
+        def sleep(self, seconds: float) -> None:
+            inner.sleep(seconds)
+
+    return Backend()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,7 +148,11 @@ def make_http_client() -> httpx.Client:
             with self._lock:
                 if scheme not in self._transports:
                     # plain http never does TLS, so it needs no certificates; https verifies as usual
-                    self._transports[scheme] = httpx.HTTPTransport(verify=scheme == "https")
+                    transport = httpx.HTTPTransport(verify=scheme == "https")
+                    # httpx takes no network backend: its pool's is wrapped so that a deadline bounds headers too
+                    pool = transport._pool
+                    pool._network_backend = _deadline_backend(pool._network_backend)
+                    self._transports[scheme] = transport
                 transport = self._transports[scheme]
             return transport.handle_request(request)
 

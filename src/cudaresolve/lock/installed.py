@@ -6,7 +6,9 @@ JSON: each distribution's name, version, ``.dist-info`` directory, installer and
 pip). For the names asked for it also sends the installed RECORD and the RECORD paths whose file is
 missing on disk or has another size (a cheap check for files changed after the install; at most
 ``_MAX_DAMAGED`` named). The script needs nothing but the standard library and reads at most
-``record.MAX_RECORD_BYTES`` of RECORDs in all; what does not fit is sent as no RECORD.
+``record.MAX_RECORD_BYTES`` of RECORDs in all; what does not fit is sent as no RECORD. A distribution
+whose files cannot be read (METADATA not UTF-8, a RECORD csv cannot read) is sent as ``broken`` with its
+folder: ``read_installed`` refuses the environment naming it, since pip would trip on it too.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput
 from cudaresolve.lock.record import MAX_RECORD_BYTES
@@ -37,31 +40,34 @@ ask = json.loads(sys.stdin.read())
 want, budget, most = set(ask['record']), ask['limit'], ask['damaged']
 out, seen = [], set()
 for d in m.distributions():
-    name = d.metadata['Name'] or ''
-    key = re.sub(r'[-_.]+', '-', name).lower()
-    if not name or key in seen:
+    path = getattr(d, '_path', None)
+    try:
+        name = d.metadata['Name'] or ''
+        key = re.sub(r'[-_.]+', '-', name).lower()
+        if not name or key in seen:
+            continue
+        item = {'name': name, 'version': d.version, 'path': str(path) if path else None,
+                'installer': (d.read_text('INSTALLER') or '').strip() or None, 'requires': d.requires or []}
+        text = d.read_text('RECORD') if key in want else None
+    except Exception as e:
+        out.append({'broken': str(path), 'error': ('%s: %s' % (type(e).__name__, e))[:300]})
         continue
     seen.add(key)
-    path = getattr(d, '_path', None)
-    item = {'name': name, 'version': d.version, 'path': str(path) if path else None,
-            'installer': (d.read_text('INSTALLER') or '').strip() or None, 'requires': d.requires or []}
-    if key in want:
-        text = d.read_text('RECORD')
-        if text is not None and len(text) <= budget:
-            budget -= len(text)
-            bad = []
-            for row in csv.reader(text.splitlines()):
-                if len(bad) >= most:
-                    break
-                if len(row) < 3 or not row[2].isdigit():
-                    continue
-                try:
-                    size = os.stat(d.locate_file(row[0])).st_size
-                except OSError:
-                    size = -1
-                if size != int(row[2]):
-                    bad.append(row[0])
-            item['record'], item['damaged'] = text, bad
+    if text is not None and len(text) <= budget:
+        budget -= len(text)
+        bad = []
+        for row in csv.reader(text.splitlines()):
+            if len(bad) >= most:
+                break
+            if len(row) < 3 or not row[2].isdigit():
+                continue
+            try:
+                size = os.stat(d.locate_file(row[0])).st_size
+            except OSError:
+                size = -1
+            if size != int(row[2]):
+                bad.append(row[0])
+        item['record'], item['damaged'] = text, bad
     out.append(item)
 sys.stdout.write(json.dumps(out))
 """
@@ -96,16 +102,20 @@ def read_installed(python: str | None, *, records: Iterable[str] = ()) -> dict[s
             timeout=300,
             check=True,
         )
-        found = json.loads(done.stdout)
+        found = loads_json(done.stdout)
         if not isinstance(found, list):
             raise ValueError("not a list")
-        dists = [_dist(item) for item in found]
+        broken = next((item for item in found if isinstance(item, dict) and "broken" in item), None)
+        dists = [_dist(item) for item in found] if broken is None else []
     except (OSError, ValueError, TypeError, KeyError, subprocess.SubprocessError) as exc:
         reason = getattr(exc, "strerror", None) or getattr(exc, "stderr", None) or exc
         raise InvalidInput(
             Text.of("lock.cannot-run-python", python=interpreter, reason=str(reason).strip()[-500:]),
             hint=Text("lock.cannot-run-python.hint"),
         ) from exc
+    if broken is not None:
+        raise InvalidInput(Text.of("lock.installed.damaged-dist", python=interpreter, path=str(broken["broken"]),
+                                   error=str(broken.get("error"))), hint=Text("doctor.damaged-dist.fix"))
     return {d.name: d for d in dists}
 
 

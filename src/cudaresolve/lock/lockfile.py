@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from cudaresolve.core.decode import loads_toml
 from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT, Lock
 from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
@@ -97,7 +98,7 @@ def dumps_pylock(lock: Lock) -> str:
 def loads_pylock(text: str, *, source: str = "pylock.toml") -> Lock:
     """pylock.toml text -> ``Lock``, validated by ``packaging.pylock`` (hashes required) first."""
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidLockfile(Text.of("lock.not-toml", source=source, error=str(exc)), hint=REGENERATE_HINT) from exc
     _validate_pylock(data, source=source)

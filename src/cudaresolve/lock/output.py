@@ -2,7 +2,8 @@
 
 ``-`` is stdout. A symlink is followed and its target replaced atomically (the link stays a link).
 Character devices and FIFOs (``/dev/stdout``, a pipe) are written directly, never replaced. A
-default path that holds a file cudaresolve did not generate is never overwritten. Every OS error
+default path that holds a file cudaresolve did not generate is never overwritten. A path ending in
+``/`` names a folder and is refused. Every OS error
 is ``InvalidInput`` naming the path and the reason, never a traceback.
 """
 
@@ -77,7 +78,11 @@ def holds_text(path: str, text: str) -> bool:
 
 
 def write_output(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` as the module docstring says."""
+    """Write ``text`` to ``path`` as the module docstring says; a path ending in a separator (``newdir/``)
+    names a folder, never a file, and is refused rather than written as ``newdir``."""
+    if path != STDOUT and path.endswith(tuple(filter(None, ("/", os.sep, os.altsep)))):
+        raise InvalidInput(Text.of("lock.output.names-folder", path=_short(path)),
+                           hint=Text("lock.output.cannot-write.hint"))
     try:
         if path == STDOUT:
             sys.stdout.write(text)

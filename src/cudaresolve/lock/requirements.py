@@ -23,7 +23,9 @@ from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.urls import shown_url
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.model import (
     REGENERATE_HINT,
@@ -113,6 +115,7 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
     ``--index-url`` line before its ``name==version`` pins) -> ``Lock``."""
     meta: dict[str, Any] = {}
     index: str | None = None
+    active: str | None = None  # the one --index-url line pip reads (not a '#> ' group)
     packages: list[LockedPackage] = []
     for lineno, line in _logical_lines(text):
         try:
@@ -120,7 +123,8 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
                 key, _, value = line[len(_META) :].partition("=")
                 meta[key.strip()] = _json(value)
                 continue
-            if line.startswith(_INACTIVE):
+            inactive = line.startswith(_INACTIVE)
+            if inactive:
                 line = line[len(_INACTIVE) :].strip()
             elif line.lstrip("#> \t").startswith("-") and line.startswith("#"):  # e.g. '#>--index-url'
                 raise _LineError(Text.of("lock.req.comment-option", text=repr(line[:80])), _DEP_CONFUSION_HINT)
@@ -137,7 +141,11 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
                 urls = [value] if value else tokens[1:]
                 if len(urls) != 1:
                     raise _LineError(Text.of("lock.req.one-url", option=option))
+                if not inactive and active is not None:  # pip takes the last, a reader the first: refused
+                    second = Text.of("lock.req.second-index", first=shown_url(active), second=shown_url(urls[0]))
+                    raise _LineError(second, _DEP_CONFUSION_HINT)
                 index = urls[0]
+                active = index if not inactive else active
             elif option.startswith("-"):
                 raise _LineError(Text.of("lock.req.option-not-allowed", option=option), _DEP_CONFUSION_HINT)
             elif index is None:
@@ -194,7 +202,7 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 
 def _json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return loads_json(text)
     except json.JSONDecodeError:
         raise _LineError(Text.of("lock.req.bad-metadata", text=repr(text.strip()))) from None
 

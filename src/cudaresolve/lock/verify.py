@@ -13,12 +13,12 @@ hold for the target interpreter.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections import Counter
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.core.urls import split_url
+from cudaresolve.core.decode import loads_json
+from cudaresolve.core.urls import shown_url, split_url
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT
 from cudaresolve.resolve.model import FileKind
@@ -46,12 +46,13 @@ _PROBE: Final = (
 
 
 def url_allowed(url: str, mirrors: Iterable[str] = ()) -> bool:
-    """https anywhere; http only on a loopback host or under a mirror the user named."""
-    if any(m and url.startswith(m) for m in mirrors):
-        return True
+    """https anywhere; http only on a loopback host or under a mirror the user named; never a URL ``split_url``
+    refuses (whitespace or a control character in it would be several URLs to pip)."""
     parts = split_url(url)
     if parts is None:
         return False
+    if any(m and url.startswith(m) for m in mirrors):
+        return True
     host = parts.hostname
     if parts.scheme == "https" and host:
         return True
@@ -66,7 +67,7 @@ def interpreter_environment(python: str | None) -> dict[str, str]:
         return {str(k): str(v) for k, v in default_environment().items()}
     try:
         out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=True).stdout
-        env = json.loads(out)
+        env = loads_json(out)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         from cudaresolve.errors import InvalidInput
 
@@ -93,7 +94,7 @@ def check_installable(
             local = p.kind is FileKind.ARCHIVE and url == p.url and (url or "").startswith("file:///")
             if url and not local and not url_allowed(url, named):
                 raise InvalidLockfile(
-                    Text.of("lock.install.bad-url", source=source, name=p.name, url=url[:200]),
+                    Text.of("lock.install.bad-url", source=source, name=p.name, url=shown_url(url)),
                     hint=Text("lock.install.bad-url.hint"),
                 )
     if requirements:  # pip reads one --index-url; any other index sits on '#> ' comment lines

@@ -17,11 +17,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Catalog, Need, Rejection, satisfies
+from cudaresolve.resolve.needs import passed_over
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
+    from packaging.specifiers import SpecifierSet
     from resolvelib.resolvers import RequirementInformation
 
     from cudaresolve.resolve.catalog import Candidate
@@ -41,9 +43,10 @@ HOST_CODES: Final = (
 _BOX_CODES: Final = ("driver-unsupported-gpu",)
 _REQUEST_CODES: Final = (
     "no-wheel-for-python", "requires-python", "sdist-unusable", "no-wheel-for-platform", "variant-not-published",
-    "no-such-version",
+    "no-such-version", "constraint-excludes", "yanked-only", "pre-release-only",
 )
-_ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "request-conflict", "pin-conflict"))}
+_LAST_CODES: Final = ("request-conflict", "pin-conflict", "no-common-set")
+_ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, *_LAST_CODES))}
 
 
 def _matching_rejections(catalog: Catalog, need: Need) -> list[Rejection]:
@@ -61,15 +64,18 @@ def _summarise(rejections: Iterable[Rejection]) -> list[Finding]:
 
 
 def explain_need(
-    catalog: Catalog, need: Need, index: Mapping[str, Sequence[Candidate]] | None = None
+    catalog: Catalog, need: Need, index: Mapping[str, Sequence[Candidate]] | None = None,
+    constraints: Mapping[str, SpecifierSet] | None = None,
 ) -> list[Finding]:
     """Why nothing in the catalog (or, for packages beyond the database, the ``index`` releases the
-    solver saw for the target) satisfies ``need``; empty when something does."""
+    solver saw for the target, as pip takes them under the ``-c`` ``constraints``) satisfies ``need``;
+    empty when something does."""
     spec = str(need.specifier) or "any version"
     if need.name not in catalog.known and index is not None and need.name in index:
         releases = index[need.name]
-        if any(satisfies(need, c) for c in releases):
-            return []
+        fitting = [c for c in releases if satisfies(need, c)]
+        if fitting:
+            return _passed_over(need, fitting, (constraints or {}).get(need.name))
         if need.parent is not None and releases and all(c.channel == "direct" for c in releases):
             return []  # a URL the user gave pins it: this requirement conflicts with that pin (pin-conflict)
         newest = max((c.version for c in releases), default=None)
@@ -90,6 +96,25 @@ def explain_need(
         return found
     newest = max((c.version for c in catalog.for_name(need.name)), default=None)
     return [reason("no-such-version", package=need.name, required=spec, found=str(newest or "none"))]
+
+
+def _passed_over(need: Need, fitting: Sequence[Candidate], limit: SpecifierSet | None) -> list[Finding]:
+    """Why index releases that fit ``need`` by version are still not taken: a ``-c`` constraint rules them
+    all out, or pip's rules pass every one over (all yanked, all pre-releases); empty when one is taken."""
+    spec = str(need.specifier) or "any version"
+    shown = ", ".join(str(v) for v in sorted({c.version for c in fitting}, reverse=True)[:5])
+    if limit is not None:
+        allowed = [c for c in fitting if limit.contains(c.version, prereleases=True)]
+        if not allowed:
+            return [reason("constraint-excludes", package=need.name, required=spec, found=shown, constraint=str(limit))]
+        fitting = allowed
+    why = {passed_over([need], c) for c in fitting}
+    if None in why:
+        return []
+    kind = "yanked" if "yanked" in why else "pre-release"
+    versions = sorted({c.version for c in fitting if passed_over([need], c) == kind}, reverse=True)
+    found = ", ".join(str(v) for v in versions[:5])
+    return [reason(f"{kind}-only", package=need.name, required=spec, found=found, example=str(versions[0]))]
 
 
 def request_conflicts(catalog: Catalog, requests: Sequence[Need]) -> list[Finding]:
@@ -153,14 +178,16 @@ def explain_resolution(
     requests: Sequence[Need],
     causes: Sequence[RequirementInformation[Need, Candidate]] = (),
     index: Mapping[str, Sequence[Candidate]] | None = None,
+    constraints: Mapping[str, SpecifierSet] | None = None,
 ) -> list[Finding]:
     """Findings for a resolution that failed with ``causes`` (resolvelib's ResolutionImpossible);
-    ``index``: the releases of packages beyond the database that the solver saw."""
+    ``index``: the releases of packages beyond the database that the solver saw; ``constraints``: the
+    ``-c`` lines it narrowed them by."""
     findings: list[Finding] = []
     box = [r.finding for r in catalog.rejected(CUDA) if r.finding.code in _BOX_CODES][:1]
     findings.extend(box)  # a driver that does not know a GPU explains every failure, named or not
     for need in requests:
-        findings.extend(explain_need(catalog, need, index))
+        findings.extend(explain_need(catalog, need, index, constraints))
     blamed = request_conflicts(catalog, requests)
     findings.extend(blamed)
     for cause in () if blamed else causes:
@@ -181,7 +208,7 @@ def explain_resolution(
             if parent is not None:
                 findings.append(reason("sdist-unusable", package=parent.name, version=str(parent.version)))
             continue
-        direct = explain_need(catalog, need, index)
+        direct = explain_need(catalog, need, index, constraints)
         if direct:
             findings.extend(direct)
             continue
@@ -197,11 +224,10 @@ def explain_resolution(
                 found=", ".join(others) or "another requirement of the set",
             )
         )
-    if not findings:
-        names = ", ".join(str(n) for n in requests)
-        findings.append(
-            reason("pin-conflict", package=names, version="", required=names, found="no common set of versions")
-        )
+    if not findings:  # nothing above names a cause: say what was asked together, not a pin that is none
+        limits = sorted((constraints or {}).items())
+        asked = [str(n) for n in requests] + [f"{name}{spec} (-c)" for name, spec in limits]
+        findings.append(reason("no-common-set", required=", ".join(asked)))
     unique: dict[tuple[str, str | None, str | None], Finding] = {}
     for finding in findings:  # the newest release's finding stands for the older ones
         unique.setdefault((finding.code, finding.package, finding.required), finding)

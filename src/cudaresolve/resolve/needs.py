@@ -17,14 +17,28 @@ from packaging.version import Version
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.core.urls import strip_credentials
 from cudaresolve.errors import InvalidInput
-from cudaresolve.resolve.catalog import Need
+from cudaresolve.resolve.catalog import Candidate, Need
 from cudaresolve.resolve.direct import parse_direct, same_reference
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["held_pins", "parse_constraints", "parse_requests", "skipped_requests"]
+__all__ = ["held_pins", "parse_constraints", "parse_requests", "passed_over", "skipped_requests"]
+
+
+def passed_over(needs: Iterable[Need], candidate: Candidate) -> str | None:
+    """Why pip and uv pass ``candidate``, a release from an index, over for ``needs`` (None: they take it):
+    ``"yanked"``, a yanked file being taken only for an exact ``==``/``===`` pin (PEP 592), or
+    ``"pre-release"``, taken only when a specifier names one. The provider's rule and the explanation's."""
+    if candidate.source is None:
+        return None
+    needs = list(needs)
+    if candidate.source.yanked and not any(s.operator in ("==", "===") for n in needs for s in n.specifier):
+        return "yanked"
+    if candidate.version.is_prerelease and not any(n.specifier.prereleases for n in needs):
+        return "pre-release"
+    return None
 
 
 def parse_requests(

@@ -187,7 +187,7 @@ def solve_catalog(
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
     if request_conflicts(catalog, needs):  # no search can succeed: say why at once (cheap when none)
-        raise _no_solution(explain_resolution(catalog, needs))
+        raise _no_solution(explain_resolution(catalog, needs, constraints=constraints))
     search = _Search(
         needs=needs,
         db=db,
@@ -213,8 +213,8 @@ def solve_catalog(
             pins = search.run(needs, paired=False)
     except ResolutionImpossible as exc:
         if not search.unreadable:
-            findings = explain_resolution(catalog, needs, list(exc.causes), index=search.index_candidates)
-            raise _no_solution(findings) from exc
+            seen = search.index_candidates
+            raise _no_solution(explain_resolution(catalog, needs, list(exc.causes), seen, constraints)) from exc
         # Some builds' index could not be read (the PyTorch index down): the variants are searched one by
         # one below, so a set from the indexes that answered (PyPI's) can still be found.
         unreadable = search.unreadable[0]

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.archs import ComputeCapability, parse_cc
+from cudaresolve.core.decode import TooDeep, loads_json
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import parse_driver, parse_python_version
@@ -271,6 +272,9 @@ def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> T
         cc = parse_cc(entry["cc"])
         name = _field(entry, "name", str, at) or cc.sm
         model = db.find_gpu(name)
+        if model is not None and model.cc != cc:  # a named GPU with another's capability: one of them is wrong
+            mismatch = Text.of("target.host-file.cc-mismatch", at=at, gpu=name, cc=str(cc), known=str(model.cc))
+            raise InvalidInput(mismatch, hint=_HOST_HINT)
         datacenter, tegra = (model.datacenter, model.tegra) if model else _same_cc_models(cc, db)
         datacenter = _field(entry, "datacenter", bool, at) if entry.get("datacenter") is not None else datacenter
         memory = _field(entry, "memory_mib", int, at)
@@ -315,12 +319,11 @@ def load_host_file(path: str, db: CompatDB) -> Target:
     Only a regular file of at most ``HOST_FILE_MAX_BYTES`` (1 MiB; a real one is under 2 KB) is
     read; JSON nested deeper than Python's decoder can follow is ``target.host-file.too-deep``.
     """
-    import json
 
     raw = _read_host_bytes(path)
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except RecursionError as exc:
+        data = loads_json(raw.decode("utf-8"))
+    except TooDeep as exc:
         raise InvalidInput(Text.of("target.host-file.too-deep", path=path), hint=_HOST_HINT) from exc
     except ValueError as exc:  # also UnicodeDecodeError and ints over Python's digit limit
         raise InvalidInput(Text.of("target.host-file.bad-json", path=path, error=str(exc)), hint=_HOST_HINT) from exc

@@ -11,11 +11,11 @@ Bounded: ``PROBE_TIMEOUT`` seconds and ``MAX_OUTPUT`` bytes of answer.
 
 from __future__ import annotations
 
-import json
 import subprocess
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
@@ -68,7 +68,7 @@ def probe_interpreter(path: str) -> Interpreter:
 def parse_probe(path: str, text: str) -> Interpreter:
     """The probe's JSON as an ``Interpreter``; only CPython with the GIL is a target cudaresolve knows."""
     try:
-        data = json.loads(text)
+        data = loads_json(text)
         version, platform, libc = str(data["version"]), str(data["platform"]), data["libc"]
         markers = {str(k): str(v) for k, v in dict(data["markers"]).items()}
         free_threaded = bool(data["gil_disabled"])

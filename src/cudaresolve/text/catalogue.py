@@ -115,7 +115,7 @@ def _paren(text: Text, lang: str) -> str:
 
 
 _BUILTIN: Final[Mapping[str, Callable[[Text, str], str]]] = {
-    "text.literal": lambda text, lang: str(text.get("text")),
+    "text.literal": lambda text, lang: redact_text(str(text.get("text"))),  # argparse's words echo the argv
     "text.groups": _joined(_GROUP_SEP),
     "text.sentences": _joined(_SENTENCE_SEP),
     "text.paren": _paren,

@@ -1,0 +1,66 @@
+"""Why an index release that fits by version is still not taken (issue 26, item 7): every fitting release
+yanked, every one a pre-release, or a ``-c`` line ruling them out each get their own finding, never the
+bare "requires demo, but no common set of versions is chosen" that named none of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudaresolve.db.database import load_compat
+from cudaresolve.errors import NoSolution
+from cudaresolve.resolve.solve import solve
+from test_source_solve import MINI, DictSource, target
+
+Projects = dict[str, list[tuple[str, list[str], bool]]]
+
+
+def _findings(requests: list[str], projects: Projects, constraints: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    with pytest.raises(NoSolution) as info:
+        solve(requests, load_compat(MINI), target(), source=DictSource(projects), constraints=constraints)
+    return [(f.code, f.message) for f in info.value.findings]
+
+
+@pytest.mark.parametrize(("requests", "projects", "package"), [
+    (["demo"], {"demo": [("1.0", [], True), ("1.1", [], True)]}, "demo"),
+    (["demo>=1"], {"demo": [("0.9", [], False), ("1.0", [], True)]}, "demo"),  # the one that fits is yanked
+    (["app"], {"app": [("1.0", ["lib"], False)], "lib": [("1.0", [], True)]}, "lib"),  # a dependency's
+])
+def test_every_fitting_release_yanked(requests: list[str], projects: Projects, package: str) -> None:
+    ((code, message),) = _findings(requests, projects)
+    assert code == "yanked-only" and f"every {package} release" in message and f"{package}==" in message
+
+
+@pytest.mark.parametrize(("requests", "projects"), [
+    (["demo"], {"demo": [("1.0rc1", [], False), ("2.0b1", [], False)]}),
+    (["app"], {"app": [("1.0", ["demo>=0.9"], False)], "demo": [("1.0a1", [], False), ("0.5", [], False)]}),
+])
+def test_every_fitting_release_a_pre_release(requests: list[str], projects: Projects) -> None:
+    ((code, message),) = _findings(requests, projects)
+    assert code == "pre-release-only" and "is a pre-release" in message
+
+
+@pytest.mark.parametrize(("requests", "projects", "constraint"), [
+    (["demo"], {"demo": [("1.0", [], False)]}, "demo<1"),
+    (["app"], {"app": [("1.0", ["lib>=1"], False)], "lib": [("1.0", [], False), ("0.5", [], False)]}, "lib<1"),
+    (["demo>=2"], {"demo": [("2.0", [], False), ("3.0", [], False)]}, "demo==1.0"),
+])
+def test_a_constraint_that_rules_out_every_fitting_release(
+    requests: list[str], projects: Projects, constraint: str
+) -> None:
+    ((code, message),) = _findings(requests, projects, (constraint,))
+    assert code == "constraint-excludes" and f"the constraint {constraint} (-c)" in message
+
+
+def test_yanked_only_and_an_impossible_constraint_read_differently() -> None:
+    yanked = _findings(["demo"], {"demo": [("1.0", [], True)]})
+    constrained = _findings(["demo"], {"demo": [("1.0", [], False)]}, ("demo<1",))
+    assert yanked != constrained
+    assert all("no common set" not in m and "demo  requires" not in m for _, m in yanked + constrained)
+
+
+def test_what_pip_takes_is_still_taken() -> None:
+    source = DictSource({"demo": [("1.0", [], True), ("0.9", [], False), ("2.0rc1", [], False)]})
+    solution = solve(["demo"], load_compat(MINI), target(), source=source).solution
+    assert [(p.name, p.version) for p in solution.packages] == [("demo", "0.9")]
+    pinned = solve(["demo==1.0"], load_compat(MINI), target(), source=source).solution
+    assert [(p.name, p.version) for p in pinned.packages] == [("demo", "1.0")]  # PEP 592: an exact pin
