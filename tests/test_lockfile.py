@@ -530,3 +530,14 @@ def test_a_wheels_size_is_recorded_and_read_back(lock: Lock) -> None:
     assert [p["wheels"][0]["size"] for p in data["packages"]] == [1234 + i for i in range(len(lock.packages))]
     assert all(w.size is not None for p in Pylock.from_dict(data).packages for w in p.wheels or ())
     assert [p.size for p in loads_pylock(text, source="x").packages] == [p.size for p in sized.packages]
+
+
+def test_a_files_upload_time_is_recorded_as_a_toml_datetime(lock: Lock) -> None:
+    when = "2026-05-18T23:33:29.955928+00:00"
+    timed = replace(lock, packages=tuple(replace(p, upload_time=when) for p in lock.packages))
+    text = dumps_pylock(timed)
+    assert "upload-time = 2026-05-18T23:33:29.955928" in text
+    Pylock.from_dict(tomllib.loads(text))  # PEP 751 wants a datetime there
+    assert {p.upload_time for p in loads_pylock(text, source="x").packages} == {when}
+    with pytest.raises(InvalidLockfile):
+        loads_pylock(text.replace("upload-time = 2026-05-18T23:33:29.955928", 'upload-time = "yesterday"#'), source="x")

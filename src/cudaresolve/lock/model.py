@@ -8,9 +8,11 @@ formats build on it: ``lockfile`` (pylock.toml text, reading and writing files) 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -143,6 +145,7 @@ def lock_from_solution(solution: Solution, *, extras: tuple[str, ...] = (), grou
                 requires_python=p.requires_python,
                 size=p.size,
                 kind=p.kind,
+                upload_time=p.upload_time,
             )
             for p in solution.packages
         ),
@@ -221,6 +224,9 @@ def _package_to_dict(package: LockedPackage) -> dict[str, Any]:
         file["url"] = package.url
     if package.size is not None:  # PEP 751: recorded where the index (PEP 700) or the file gave it
         file["size"] = package.size
+    if package.upload_time:  # PEP 751: a TOML datetime, where the index gave one
+        with contextlib.suppress(ValueError):
+            file["upload-time"] = datetime.fromisoformat(package.upload_time)
     if package.sha256:
         file["hashes"] = {"sha256": package.sha256}
     if package.kind is FileKind.WHEEL and file:
@@ -267,6 +273,7 @@ def _package_from_dict(entry: Any, path: str) -> LockedPackage:
         requires_python=_get(entry, "requires-python", str, path=path),
         size=_size(file, where),
         kind=kind,
+        upload_time=_upload_time(file, where),
     )
 
 
@@ -301,6 +308,13 @@ def _sha256(file: Mapping[str, Any], where: str) -> str | None:
     if sha256 is not None and not (isinstance(sha256, str) and is_sha256(sha256.lower())):
         raise InvalidLockfile(Text.of("lock.bad-sha256", path=f"{where}.hashes.sha256"))
     return sha256.lower() if sha256 else None
+
+
+def _upload_time(file: Mapping[str, Any], where: str) -> str | None:
+    value = file.get("upload-time")
+    if value is not None and not isinstance(value, datetime):
+        raise InvalidLockfile(Text.of("lock.should-be-time", path=f"{where}.upload-time"), hint=REGENERATE_HINT)
+    return value.isoformat() if value is not None else None
 
 
 def _size(file: Mapping[str, Any], where: str) -> int | None:

@@ -104,6 +104,8 @@ def attach_files(solution: Solution, listings: Listings) -> tuple[Solution, list
                 sha256=found.sha256,
                 filename=found.filename,
                 requires_python=found.requires_python,
+                size=found.size,
+                upload_time=found.upload_time.isoformat() if found.upload_time else None,
             )
         )
     return replace(solution, packages=tuple(packages)), notices

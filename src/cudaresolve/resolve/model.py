@@ -37,6 +37,7 @@ class LockedPackage:
     requires_python: str | None = None
     size: int | None = None
     kind: FileKind = FileKind.WHEEL
+    upload_time: str | None = None  # ISO 8601, as the index gave it (PEP 700)
 
     def to_dict(self) -> dict[str, Any]:
         url = strip_credentials(self.url) if self.url else self.url  # a private mirror's token stays out of output

@@ -404,6 +404,7 @@ def _locked(name: str, version: str, index: str, release: IndexRelease | None) -
         requires_python=file.requires_python,
         size=file.size,
         kind=file.kind,
+        upload_time=file.upload_time,
     )
 
 
