@@ -24,6 +24,7 @@ from cudaresolve.text.model import Text
 
 # The reason codes listed in the README, plus the minor-version-compatibility warning.
 DESIGN_REASON_CODES = (
+    "gpu-too-old",
     "no-gpu",
     "jetson-not-served",
     "driver-unsupported-gpu",
@@ -85,6 +86,20 @@ def test_every_key_is_used_in_the_source_and_every_used_key_exists() -> None:
 
 
 REASONS = [
+    (
+        "gpu-too-old",
+        {
+            "gpu": "Tesla K80", "found": "sm_37", "cc": "3.7", "package": "torch", "required": "sm_50",
+            "scope": Text.of("resolve.too-old-scope", request="torch==2.8.0"),
+            "carried": Text.of("resolve.too-old-last", package="torch", sm="sm_37", version="2.7.1", variants="cu118"),
+            "driver": Text.of("resolve.too-old-branch", last=470),
+        },
+        "Tesla K80 (sm_37, compute capability 3.7) is older than every torch build that fits torch==2.8.0: the oldest"
+        " code they carry is sm_50; the last torch release with code for sm_37 is 2.7.1 (cu118); the R470 driver"
+        " branch is the last that drives this GPU",
+        "Tesla K80（sm_37，计算能力 3.7）比 torch 中符合 torch==2.8.0 的每个构建都旧：这些构建所带的最旧代码是"
+        " sm_50；最后一个带有 sm_37 代码的 torch 版本是 2.7.1（cu118）；R470 驱动分支是最后一个支持此 GPU 的分支",
+    ),
     (
         "no-gpu",
         {"variant": "cu121", "cuda": "12.1"},

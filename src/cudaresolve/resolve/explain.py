@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.resolve.catalog import CUDA, PYTHON, Catalog, Need, Rejection, satisfies
+from cudaresolve.resolve.oldgpu import too_old
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
     from resolvelib.resolvers import RequirementInformation
 
+    from cudaresolve.db.database import CompatDB
     from cudaresolve.resolve.catalog import Candidate
     from cudaresolve.text.findings import Finding
 
@@ -31,6 +33,7 @@ __all__ = ["HOST_CODES", "explain_need", "explain_resolution", "request_conflict
 
 #: Reason codes that describe the machine rather than the request; they are reported first.
 HOST_CODES: Final = (
+    "gpu-too-old",
     "no-gpu",
     "jetson-not-served",
     "driver-unsupported-gpu",
@@ -152,9 +155,13 @@ def explain_resolution(
     requests: Sequence[Need],
     causes: Sequence[RequirementInformation[Need, Candidate]] = (),
     index: Mapping[str, Sequence[Candidate]] | None = None,
+    *,
+    db: CompatDB | None = None,
 ) -> list[Finding]:
     """Findings for a resolution that failed with ``causes`` (resolvelib's ResolutionImpossible);
-    ``index``: the releases of packages beyond the database that the solver saw."""
+    ``index``: the releases of packages beyond the database that the solver saw; ``db``: the
+    database, which lets a GPU older than every fitting build of a request be named as the cause
+    (``oldgpu``), instead of each build's missing SM."""
     findings: list[Finding] = []
     box = [r.finding for r in catalog.rejected(CUDA) if r.finding.code in _BOX_CODES][:1]
     findings.extend(box)  # a driver that does not know a GPU explains every failure, named or not
@@ -197,7 +204,21 @@ def explain_resolution(
         findings.append(
             reason("pin-conflict", package=names, version="", required=names, found="no common set of versions")
         )
+    if db is not None:
+        findings = _binding_age(db, catalog, requests, findings)
     unique: dict[tuple[str, str | None, str | None], Finding] = {}
     for finding in findings:  # the newest release's finding stands for the older ones
         unique.setdefault((finding.code, finding.package, finding.required), finding)
     return sorted(unique.values(), key=lambda f: _ORDER.get(f.code, 99))
+
+
+def _binding_age(db: CompatDB, catalog: Catalog, requests: Sequence[Need], findings: list[Finding]) -> list[Finding]:
+    """A requested package whose every fitting build is older-coded than a GPU of the target: its
+    ``gpu-too-old`` finding replaces the package's other findings (each build's missing SM, a
+    platform or Python without builds), which no way out of theirs would mend."""
+    asked = [n for n in requests if n.parent is None and n.name != CUDA]
+    old = [f for need in asked if (f := too_old(db, catalog.target, need)) is not None]
+    if not old:
+        return findings
+    names = {f.package for f in old}
+    return [*old, *(f for f in findings if f.package not in names)]

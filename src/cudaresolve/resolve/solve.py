@@ -167,7 +167,7 @@ def solve_catalog(
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
     if request_conflicts(catalog, needs):  # no search can succeed: say why at once (cheap when none)
-        raise _no_solution(explain_resolution(catalog, needs))
+        raise _no_solution(explain_resolution(catalog, needs, db=db))
     search = _Search(
         needs=needs,
         db=db,
@@ -191,7 +191,7 @@ def solve_catalog(
             pins = search.run(needs, paired=False)
     except ResolutionImpossible as exc:
         if not search.unreadable:
-            findings = explain_resolution(catalog, needs, list(exc.causes), index=search.index_candidates)
+            findings = explain_resolution(catalog, needs, list(exc.causes), index=search.index_candidates, db=db)
             raise _no_solution(findings) from exc
         # Some builds' index could not be read (the PyTorch index down): the variants are searched one by
         # one below, so a set from the indexes that answered (PyPI's) can still be found.

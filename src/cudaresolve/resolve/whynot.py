@@ -211,7 +211,7 @@ def _alternatives(
         url = db.jetson_wheels or "JetPack"
         out = [Alternative.make("jetson-wheels", "resolve.jetson-not-served.hint", code="jetson-not-served", url=url)]
     out.extend(_driver_alternatives(needs, variant, codes, db, catalog, limits))
-    if "sm-not-covered" in codes and target.gpus:
+    if codes & {"sm-not-covered", "gpu-too-old"} and target.gpus:
         arch_list = format_arch_list(target.ccs)
         out.append(Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list))
     return out

@@ -39,7 +39,7 @@ from cudaresolve.core.archs import ComputeCapability, parse_cc
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import parse_driver, parse_python_version
-from cudaresolve.db.gpu_names import MatchKind
+from cudaresolve.db.gpu_names import MatchKind, closest_labels
 from cudaresolve.errors import InvalidDriver, InvalidInput, UnknownGpu
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.model import Text
@@ -153,12 +153,20 @@ def resolve_gpu(text: str, db: CompatDB) -> Gpu:
     names = tuple(repr(_short_name(g)) for g in found.candidates)
     if found.kind is MatchKind.AMBIGUOUS:
         hint = Text("target.ambiguous-gpu.hint")
+        if len(names) > _LISTED:  # a word many names share (RTX): the closest few, and how many there are
+            near = tuple(map(repr, closest_labels(stripped, [_short_name(g) for g in found.candidates], _LISTED // 2)))
+            many = Text.of("target.ambiguous-gpu-many", gpu=shown, count=len(names), names=near)
+            raise UnknownGpu(many, hint=Text("target.ambiguous-gpu-many.hint"))
         raise UnknownGpu(Text.of("target.ambiguous-gpu", gpu=shown, names=names), hint=hint)
     if found.kind is MatchKind.SEVERAL:
         hint = Text.of("target.several-gpus.hint", example=",".join(_short_name(g) for g in found.candidates))
         raise InvalidInput(Text.of("target.several-gpus", gpu=shown, names=names), hint=hint)
     message = Text.of("target.unknown-gpu-suggest", gpu=shown, names=names) if names else None
     raise UnknownGpu(message or Text.of("target.unknown-gpu", gpu=shown), hint=_GPU_HINT)
+
+
+_LISTED: Final = 8  # the most names an ambiguous --gpu lists in full; past it, the closest few and the count
+
 
 
 def _short_name(model: GpuModel) -> str:
