@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from cudaresolve.errors import InvalidInput
+from cudaresolve.errors import InvalidInput, UnsupportedPlatform
 from cudaresolve.text.model import Text
 
 __all__ = ["PLATFORMS", "canonical_name", "normalize_platform"]
@@ -22,10 +22,13 @@ def normalize_platform(text: str) -> str:
     raw = text.strip().lower().replace("-", "_")
     if raw in PLATFORMS:
         return raw
+    if "musl" in raw:  # musllinux_1_2_x86_64, x86_64_unknown_linux_musl: a libc no GPU wheel is built for
+        message = Text.of("core.musl-platform", text=repr(text[:80]))
+        raise UnsupportedPlatform(message, hint=Text("core.musl-platform.hint"))
     for machine in ("x86_64", "aarch64", "arm64", "amd64"):
         if not raw.endswith(machine):
             continue
-        if raw.startswith(("manylinux", "musllinux", "linux")) and machine in ("x86_64", "aarch64"):
+        if raw.startswith(("manylinux", "linux")) and machine in ("x86_64", "aarch64"):
             return f"linux_{machine}"
         if raw.startswith("macosx") and machine in ("arm64", "x86_64"):
             return f"macosx_{machine}"

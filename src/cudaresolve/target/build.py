@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.core.versions import CudaVersion, DriverVersion
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.db.python_platforms import PythonPlatform
     from cudaresolve.db.rows import GpuModel
     from cudaresolve.target.readings import DetectedGpu, Host
 
@@ -350,14 +351,11 @@ def _env_driver(environ: Mapping[str, str]) -> DriverVersion | None:
         ) from exc
 
 
-def _python_platform(options: TargetOptions, platform: str, db: CompatDB) -> tuple[str, str | None, str | None]:
-    """(platform, glibc, macOS) of ``--python-platform`` (``python_platform``), else ``platform`` as it is."""
-    if not options.python_platform:
-        return platform, options.glibc, None
-    from cudaresolve.target.python_platform import named_platform
+def _named_platform(options: TargetOptions, db: CompatDB) -> PythonPlatform | None:
+    """``--platform`` and ``--python-platform`` read by the one parser (``python_platform``); None without them."""
+    from cudaresolve.target.python_platform import declared_platform
 
-    named = named_platform(options.python_platform, options.platform, db)
-    return named.platform, named.glibc, named.macos
+    return declared_platform(options.platform, options.python_platform, db)
 
 
 def build_target(
@@ -375,7 +373,9 @@ def build_target(
     from dataclasses import replace
 
     target = _build_target(options, db, environ=environ, detect=detect)
-    _, glibc, macos = _python_platform(options, target.platform, db)
+    named = _named_platform(options, db)
+    glibc, macos = (named.glibc, named.macos) if named is not None else (None, None)
+    glibc = options.glibc or glibc
     return replace(target, glibc=glibc, macos=macos) if glibc or macos else target
 
 
@@ -393,11 +393,8 @@ def _build_target(
     flag_gpus = tuple(resolve_gpu(g, db) for g in options.gpus)
     base = load_host_file(options.host_file, db) if options.host_file else None
     python = parse_python_version(options.python) if options.python else (base.python if base else this_python())
-    if options.platform:
-        platform = normalize_platform(options.platform)
-    else:
-        platform = base.platform if base else this_platform()
-    platform = _python_platform(options, platform, db)[0]
+    named = _named_platform(options, db)
+    platform = named.platform if named is not None else base.platform if base else this_platform()
 
     if options.cpu:
         return Target(platform=platform, python=python, source="flags")
