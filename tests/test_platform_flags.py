@@ -40,7 +40,9 @@ SPELLINGS = [
 def test_both_flags_read_every_spelling_alike(
     flag: str, text: str, platform: str, glibc: str | None, macos: str | None
 ) -> None:
-    target = build_target(TargetOptions(cpu=True, python="3.12", **{flag: text}), DB)
+    options = TargetOptions(cpu=True, python="3.12", platform=text if flag == "platform" else None,
+                            python_platform=text if flag == "python_platform" else None)
+    target = build_target(options, DB)
     assert (target.platform, target.glibc, target.macos) == (platform, glibc, macos)
 
 
