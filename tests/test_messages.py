@@ -32,6 +32,7 @@ DESIGN_REASON_CODES = (
     "sm-not-covered",
     "sm-below-minimum",
     "ptx-jit-only",
+    "os-not-served",
     "no-wheel-for-python",
     "requires-python",
     "no-wheel-for-platform",
@@ -166,6 +167,12 @@ REASONS = [
         "JIT-compile its PTX (compute_80), so the first start is slow",
         "xformers 0.0.30（cu126）没有 NVIDIA GeForce RTX 3090（sm_86）的原生代码；驱动会即时编译其中的 PTX"
         "（compute_80），因此首次启动较慢",
+    ),
+    (
+        "os-not-served",
+        {"package": "flashinfer-python", "version": "0.7.2", "required": "linux", "found": "win_amd64"},
+        "flashinfer-python is published for linux only, not for win_amd64 (its install page and wheels)",
+        "flashinfer-python 只为 linux 发布，不支持 win_amd64（见其安装页面与 wheel）",
     ),
     (
         "no-wheel-for-python",

@@ -8,10 +8,19 @@ from typing import Final
 from cudaresolve.errors import InvalidInput, UnsupportedPlatform
 from cudaresolve.text.model import Text
 
-__all__ = ["PLATFORMS", "canonical_name", "normalize_platform"]
+__all__ = ["OPERATING_SYSTEMS", "PLATFORMS", "canonical_name", "normalize_platform", "platform_os"]
 
 #: Platform keys used in compat.toml and on a Target (wheel-tag spelling, OS and machine only).
 PLATFORMS: Final = ("linux_x86_64", "linux_aarch64", "win_amd64", "macosx_arm64", "macosx_x86_64")
+
+#: The operating systems a package may serve (compat.toml ``[packages.os]``), by platform-key prefix.
+OPERATING_SYSTEMS: Final = {"linux": "linux", "win": "windows", "macosx": "macos"}
+
+
+def platform_os(platform: str) -> str:
+    """``linux_x86_64`` -> ``linux``, ``win_amd64`` -> ``windows``, ``macosx_arm64`` -> ``macos``."""
+    return OPERATING_SYSTEMS.get(platform.split("_", 1)[0], platform)
+
 
 def normalize_platform(text: str) -> str:
     """A wheel platform tag or key -> one of ``PLATFORMS``.

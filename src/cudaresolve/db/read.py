@@ -17,7 +17,7 @@ from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
 from cudaresolve.db.fields import Collector, join, parse_release_version
-from cudaresolve.db.python_platforms import read_python_platforms
+from cudaresolve.db.python_platforms import read_package_os, read_python_platforms
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
     Build,
@@ -46,7 +46,7 @@ _INDEX_KEYS: Final = {
     "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
     "source", "note",
 }
-_PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note"}
+_PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note", "os"}
 _CUDA_KEYS: Final = {
     "version",
     "min-driver-linux",
@@ -168,7 +168,9 @@ def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
     anchor = c.get(row, "anchor", str, "packages", required=True) or ""
     if anchor and anchor not in tables:
         c.add("packages.anchor", Text.of("db.anchor-not-a-table", name=repr(anchor)))
-    return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"))
+    systems = read_package_os(c, row, tables)
+    return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), os=systems)
+
 
 
 def _read_cuda(c: Collector, row: Mapping[str, Any], path: str) -> CudaRelease | None:

@@ -108,6 +108,11 @@ class PackageFacts:
     tables: tuple[str, ...]  # in the order ``db show`` lists them
     anchor: str  # pinned first by the solver; why-not's context when none is given
     source: str
+    os: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ``[packages.os]``: (table, its operating systems)
+
+    def operating_systems(self, name: str) -> tuple[str, ...] | None:
+        """The operating systems package ``name`` serves; None when the database does not say."""
+        return next((systems for table, systems in self.os if table == name), None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,7 +20,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudaresolve.core.archs import Coverage, coverage
-from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.platforms import canonical_name, platform_os
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
 from cudaresolve.resolve.gpudriver import unsupported_gpus
 from cudaresolve.resolve.source import IndexRelease, extras_key
@@ -307,6 +307,17 @@ def _dependencies(release: PackageRelease, build: Build | None) -> tuple[Need, .
 def _release_candidates(
     db: CompatDB, target: Target, release: PackageRelease, rejections: list[Rejection], gpu_source: str = "auto"
 ) -> Iterable[Candidate]:
+    systems = db.operating_systems(release.name)
+    if systems is not None and platform_os(target.platform) not in systems:  # FlashInfer: Linux only
+        finding = reason(
+            "os-not-served",
+            package=release.name,
+            version=str(release.version),
+            required=", ".join(systems),
+            found=target.platform,
+        )
+        rejections.append(Rejection(name=release.name, version=release.version, variant=None, finding=finding))
+        return
     sourced = sourced_builds(db, release, gpu_source, target.platform) if release.builds else []
     builds: Sequence[Build | None] = sourced or (None,)
     if release.builds and not sourced:
