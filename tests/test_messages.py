@@ -33,6 +33,7 @@ DESIGN_REASON_CODES = (
     "sm-below-minimum",
     "ptx-jit-only",
     "os-not-served",
+    "platform-too-old",
     "no-wheel-for-python",
     "requires-python",
     "no-wheel-for-platform",
@@ -173,6 +174,15 @@ REASONS = [
         {"package": "flashinfer-python", "version": "0.7.2", "required": "linux", "found": "win_amd64"},
         "flashinfer-python is published for linux only, not for win_amd64 (its install page and wheels)",
         "flashinfer-python 只为 linux 发布，不支持 win_amd64（见其安装页面与 wheel）",
+    ),
+    (
+        "platform-too-old",
+        {"package": "torch", "version": "2.15.0", "platform": "macosx_arm64", "required": "macOS 14.0",
+         "found": "macOS 13.0"},
+        "torch 2.15.0's wheel for macosx_arm64 needs macOS 14.0 or newer; the target has macOS 13.0 (--platform"
+        " names another, e.g. macosx_14_0_arm64 or manylinux_2_28_x86_64)",
+        "torch 2.15.0 的 macosx_arm64 wheel 需要 macOS 14.0 或更新；目标为 macOS 13.0（可用 --platform 指定其他版本，"
+        "例如 macosx_14_0_arm64 或 manylinux_2_28_x86_64）",
     ),
     (
         "no-wheel-for-python",

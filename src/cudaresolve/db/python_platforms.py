@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.db.fields import Collector
 
-__all__ = ["PythonPlatform", "parse_manylinux_name", "read_package_os", "read_python_platforms"]
+__all__ = ["PythonPlatform", "parse_manylinux_name", "read_floors", "read_package_os", "read_python_platforms"]
 
 _KEYS: Final = {"platform", "glibc", "macos"}
 _DOTTED: Final = re.compile(r"[0-9]{1,2}\.[0-9]{1,2}")
@@ -99,4 +99,26 @@ def read_package_os(c: Collector, row: Mapping[str, Any], tables: list[str]) -> 
     for name in tables:
         if name not in table:
             c.add(f"packages.os.{name}", Text("db.missing-field"))
+    return tuple(found)
+
+
+def read_floors(c: Collector, row: Mapping[str, Any], path: str) -> tuple[tuple[str, str, str], ...]:
+    """A release's ``floors``: ``{ macosx_arm64 = "14.0", "macosx_arm64@3.14" = "14.0", linux_x86_64 = "2.28" }``:
+    the macOS or glibc version its PyPI wheel for a platform (and, after ``@``, one Python) needs."""
+    table = row.get("floors")
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        c.add(join(path, "floors"), Text("db.expected-table"))
+        return ()
+    found = []
+    for key, value in table.items():
+        platform, _, python = str(key).partition("@")
+        where = join(path, f"floors.{key}")
+        if platform not in PLATFORMS or platform.startswith("win"):
+            c.add(where, Text.of("db.bad-choice", expected=PLATFORMS, found=repr(platform[:40])))
+        elif not isinstance(value, str) or not _DOTTED.fullmatch(value):
+            c.add(where, Text.of("db.bad-choice", expected=("'MAJOR.MINOR'",), found=repr(value)[:40]))
+        else:
+            found.append((platform, python, value))
     return tuple(found)

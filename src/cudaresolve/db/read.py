@@ -17,7 +17,7 @@ from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
 from cudaresolve.db.fields import Collector, join, parse_release_version
-from cudaresolve.db.python_platforms import read_package_os, read_python_platforms
+from cudaresolve.db.python_platforms import read_floors, read_package_os, read_python_platforms
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
     Build,
@@ -73,6 +73,7 @@ _PACKAGE_KEYS: Final = {
     "index",
     "index-url",
     "build",
+    "floors",
 } | _ROW_COMMON
 _BUILD_KEYS: Final = {
     "variant", "channel", "index-url", "local", "sass", "ptx", "requires", "platforms", "checked", "scanned", "exists",
@@ -380,6 +381,7 @@ def _read_package(
         builds=(),
         source=c.source(row, path),
         verified=c.verified(row, path),
+        floors=read_floors(c, row, path),
     )
     if release.index not in ("pypi", "pytorch"):
         c.add(f"{path}.index", Text.of("db.bad-choice", expected=("'pypi'", "'pytorch'"), found=repr(release.index)))

@@ -205,6 +205,14 @@ class PackageRelease:
     index: str = "pypi"  # pure rows: "pypi", or "pytorch" when the chosen variant's index carries it
     index_url: str | None = None  # pure rows on another index (flashinfer's own)
     withdrawn: tuple[Build, ...] = ()  # builds that never existed or cannot be used; kept out of ``builds``
+    # ``floors``: (platform key, Python or "", version): the macOS or glibc its PyPI wheel needs
+    floors: tuple[tuple[str, str, str], ...] = ()
+
+    def floor(self, platform: str, python: str) -> str | None:
+        """The lowest macOS (``14.0``) or glibc (``2.28``) version the PyPI wheel for ``platform`` and
+        ``python`` needs; None when the database does not record one."""
+        mine = [(py, v) for key, py, v in self.floors if key == platform and py in ("", python)]
+        return next((v for py, v in mine if py == python), None) or next((v for py, v in mine if not py), None)
 
     @property
     def pure(self) -> bool:

@@ -20,9 +20,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudaresolve.core.archs import Coverage, coverage
-from cudaresolve.core.platforms import canonical_name, platform_os
+from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
 from cudaresolve.resolve.gpudriver import unsupported_gpus
+from cudaresolve.resolve.platforms import below_floor, os_not_served, other_platform
 from cudaresolve.resolve.source import IndexRelease, extras_key
 from cudaresolve.resolve.sources import sourced_builds
 from cudaresolve.text.findings import reason
@@ -242,6 +243,9 @@ def _check_build(
             "no-wheel-for-platform", package=name, version=version, required=", ".join(platforms), found=target.platform
         )
         return finding, DriverSupport.NONE, Coverage.NONE
+    floor = below_floor(db, target, release, build)  # its wheel needs a newer macOS or glibc
+    if floor is not None:
+        return floor, DriverSupport.NONE, Coverage.NONE
     if target.python not in release.python:
         finding = reason(
             "no-wheel-for-python",
@@ -307,16 +311,9 @@ def _dependencies(release: PackageRelease, build: Build | None) -> tuple[Need, .
 def _release_candidates(
     db: CompatDB, target: Target, release: PackageRelease, rejections: list[Rejection], gpu_source: str = "auto"
 ) -> Iterable[Candidate]:
-    systems = db.operating_systems(release.name)
-    if systems is not None and platform_os(target.platform) not in systems:  # FlashInfer: Linux only
-        finding = reason(
-            "os-not-served",
-            package=release.name,
-            version=str(release.version),
-            required=", ".join(systems),
-            found=target.platform,
-        )
-        rejections.append(Rejection(name=release.name, version=release.version, variant=None, finding=finding))
+    refused = os_not_served(db, target, release)  # FlashInfer: Linux only
+    if refused is not None:
+        rejections.append(Rejection(name=release.name, version=release.version, variant=None, finding=refused))
         return
     sourced = sourced_builds(db, release, gpu_source, target.platform) if release.builds else []
     builds: Sequence[Build | None] = sourced or (None,)
@@ -340,9 +337,12 @@ def _release_candidates(
             )
         )
         return
+    kind = [b for b in builds if b is None or (b.variant == "cpu") == target.is_cpu]
     for build in builds:
         if build is not None and (build.variant == "cpu") != target.is_cpu:
             continue  # a GPU host gets CUDA builds, a CPU target the cpu build
+        if other_platform(build, kind, target.platform):
+            continue  # another build of the release serves this platform: no reason to give
         finding, support, reach = _check_build(db, target, release, build)
         version = Version(f"{release.version}{build.local}" if build else str(release.version))
         if finding is not None:

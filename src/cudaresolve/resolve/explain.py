@@ -44,6 +44,7 @@ HOST_CODES: Final = (
 _BOX_CODES: Final = ("driver-unsupported-gpu",)
 _REQUEST_CODES: Final = (
     "os-not-served",
+    "platform-too-old",
     "no-wheel-for-python", "requires-python", "no-wheel-for-platform", "variant-not-published", "no-such-version"
 )
 _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, "request-conflict", "pin-conflict"))}
