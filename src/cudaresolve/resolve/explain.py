@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.resolve.binding import adds_way_out, of_releases, pin_fitting, runnable
 from cudaresolve.resolve.catalog import CUDA, PYTHON, Catalog, Need, Rejection, satisfies
 from cudaresolve.resolve.oldgpu import too_old
 from cudaresolve.text.findings import reason
@@ -65,10 +66,14 @@ def _summarise(rejections: Iterable[Rejection]) -> list[Finding]:
 
 
 def explain_need(
-    catalog: Catalog, need: Need, index: Mapping[str, Sequence[Candidate]] | None = None
+    catalog: Catalog,
+    need: Need,
+    index: Mapping[str, Sequence[Candidate]] | None = None,
+    db: CompatDB | None = None,
 ) -> list[Finding]:
     """Why nothing in the catalog (or, for packages beyond the database, the ``index`` releases the
-    solver saw for the target) satisfies ``need``; empty when something does."""
+    solver saw for the target) satisfies ``need``; empty when something does. With ``db``, only the
+    binding rejections are named (``binding``)."""
     spec = str(need.specifier) or "any version"
     if need.name not in catalog.known and index is not None and need.name in index:
         releases = index[need.name]
@@ -89,7 +94,13 @@ def explain_need(
     if need.name not in catalog.known:
         known = ", ".join(sorted(n for n in catalog.known if n != CUDA))
         return [reason("no-such-version", package=need.name, required=spec, found=f"none (known packages: {known})")]
-    found = _summarise(_matching_rejections(catalog, need))
+    matching = _matching_rejections(catalog, need)
+    if db is not None and need.parent is not None and matching and not runnable(catalog, matching, strict=True):
+        # a pairing's every build is on a variant the driver cannot run: the builds of the package it
+        # can run, and their hardware reasons, are what no pairing gets past (the driver finding says the rest)
+        wider = [r for r in catalog.rejected(need.name) if r.finding.code in HOST_CODES]
+        matching = runnable(catalog, wider, strict=True) or matching
+    found = _summarise(_binding(db, catalog, matching))
     if found:
         return found
     newest = max((c.version for c in catalog.for_name(need.name)), default=None)
@@ -168,8 +179,10 @@ def explain_resolution(
     box = [r.finding for r in catalog.rejected(CUDA) if r.finding.code in _BOX_CODES][:1]
     findings.extend(box)  # a driver that does not know a GPU explains every failure, named or not
     for need in requests:
-        findings.extend(explain_need(catalog, need, index))
+        findings.extend(explain_need(catalog, need, index, db))
     blamed = request_conflicts(catalog, requests)
+    if db is not None:
+        blamed = [g for f in blamed for g in _pinned_out(db, catalog, requests, f)]
     findings.extend(blamed)
     for cause in () if blamed else causes:
         need, parent = cause.requirement, cause.parent
@@ -185,7 +198,7 @@ def explain_resolution(
                     )
                 )
             continue
-        direct = explain_need(catalog, need, index)
+        direct = explain_need(catalog, need, index, db)
         if direct:
             findings.extend(direct)
             continue
@@ -224,3 +237,25 @@ def _binding_age(db: CompatDB, catalog: Catalog, requests: Sequence[Need], findi
         return findings
     names = {f.package for f in old}
     return [*old, *(f for f in findings if f.package not in names)]
+
+
+def _binding(db: CompatDB | None, catalog: Catalog, rejections: list[Rejection]) -> list[Rejection]:
+    """The rejections worth naming (``binding``): builds the driver runs, and a Python or platform
+    only where it is a way out; all of them when that filter would leave none."""
+    if db is None:
+        return rejections
+    kept = runnable(catalog, rejections)
+    useful = [r for r in kept if adds_way_out(db, catalog, r)]
+    return useful or kept
+
+
+def _pinned_out(db: CompatDB, catalog: Catalog, requests: Sequence[Need], finding: Finding) -> list[Finding]:
+    """A ``request-conflict`` about a release the user's pins already ruled out, replaced by the
+    reasons the releases those pins allow were rejected for (when none of them is a candidate)."""
+    name = finding.package or ""
+    fitting = pin_fitting(db, requests, name)
+    if not fitting or any(c.release is not None and c.release.version in fitting for c in catalog.for_name(name)):
+        return [finding]
+    own = [n for n in requests if n.name == name]
+    rejected = [r for r in of_releases(catalog.rejected(name), fitting) if all(satisfies(n, r) for n in own)]
+    return _summarise(_binding(db, catalog, rejected)) or [finding]
