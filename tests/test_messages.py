@@ -32,6 +32,7 @@ DESIGN_REASON_CODES = (
     "sm-not-covered",
     "sm-below-minimum",
     "ptx-jit-only",
+    "cpu-build-on-gpu",
     "os-not-served",
     "platform-too-old",
     "no-wheel-for-python",
@@ -168,6 +169,14 @@ REASONS = [
         "JIT-compile its PTX (compute_80), so the first start is slow",
         "xformers 0.0.30（cu126）没有 NVIDIA GeForce RTX 3090（sm_86）的原生代码；驱动会即时编译其中的 PTX"
         "（compute_80），因此首次启动较慢",
+    ),
+    (
+        "cpu-build-on-gpu",
+        {"package": "torch", "required": "torch==2.9.0+cpu", "found": "NVIDIA A100"},
+        "torch==2.9.0+cpu is a CPU build, and this target has a GPU (NVIDIA A100), which cudaresolve gives CUDA"
+        " builds; declare a CPU target with --cpu to lock it",
+        "torch==2.9.0+cpu 是 CPU 构建，而本目标有 GPU（NVIDIA A100），cudaresolve 为其选择 CUDA 构建；"
+        "如需加锁 CPU 构建，请用 --cpu 声明 CPU 目标",
     ),
     (
         "os-not-served",

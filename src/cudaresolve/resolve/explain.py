@@ -44,6 +44,7 @@ HOST_CODES: Final = (
 )
 _BOX_CODES: Final = ("driver-unsupported-gpu",)
 _REQUEST_CODES: Final = (
+    "cpu-build-on-gpu",
     "os-not-served",
     "platform-too-old",
     "no-wheel-for-python", "requires-python", "no-wheel-for-platform", "variant-not-published", "no-such-version"
@@ -75,6 +76,11 @@ def explain_need(
     solver saw for the target) satisfies ``need``; empty when something does. With ``db``, only the
     binding rejections are named (``binding``)."""
     spec = str(need.specifier) or "any version"
+    cpu_build = (need.name == CUDA and need.variant == "cpu") or any(s.version.endswith("+cpu") for s in need.specifier)
+    if cpu_build and not catalog.target.is_cpu:  # a GPU target takes CUDA builds; --cpu declares a CPU target
+        gpus = ", ".join(g.name for g in catalog.target.gpus)
+        package, shown = (None, "cpu") if need.name == CUDA else (need.name, f"{need.name}{need.specifier}")
+        return [reason("cpu-build-on-gpu", package=package, required=shown, found=gpus)]
     if need.name not in catalog.known and index is not None and need.name in index:
         releases = index[need.name]
         if any(satisfies(need, c) for c in releases):
@@ -91,6 +97,8 @@ def explain_need(
         return [reason("no-such-version", package=need.name, required=spec, found=seen)]
     if any(satisfies(need, c) for c in catalog.for_name(need.name)):
         return []
+    if need.name == CUDA and not catalog.rejected(CUDA):
+        return []  # a variant the target runs: the findings of the packages on it say why they do not fit
     if need.name not in catalog.known:
         known = ", ".join(sorted(n for n in catalog.known if n != CUDA))
         return [reason("no-such-version", package=need.name, required=spec, found=f"none (known packages: {known})")]
@@ -221,6 +229,8 @@ def explain_resolution(
         )
     if db is not None:
         findings = _binding_age(db, catalog, requests, findings)
+    if sum(f.code == "cpu-build-on-gpu" for f in findings) > 1:  # a +cpu pin says it; its variant need need not
+        findings = [f for f in findings if f.code != "cpu-build-on-gpu" or f.package is not None]
     unique: dict[tuple[str, str | None, str | None], Finding] = {}
     for finding in findings:  # the newest release's finding stands for the older ones
         unique.setdefault((finding.code, finding.package, finding.required), finding)
