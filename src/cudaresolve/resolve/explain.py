@@ -234,7 +234,16 @@ def explain_resolution(
     unique: dict[tuple[str, str | None, str | None], Finding] = {}
     for finding in findings:  # the newest release's finding stands for the older ones
         unique.setdefault((finding.code, finding.package, finding.required), finding)
-    return sorted(unique.values(), key=lambda f: _ORDER.get(f.code, 99))
+    return sorted(unique.values(), key=_rank)
+
+
+def _rank(finding: Finding) -> tuple[int, tuple[int, ...]]:
+    """Findings by their code's order; drivers too old for several variants, the least upgrade first
+    (cu118's 450.80.02 before cu132's 580: the smallest change that could make the request run)."""
+    least: tuple[int, ...] = ()
+    if finding.code == "driver-too-old" and finding.required:
+        least = tuple(int(p) for p in finding.required.split(".") if p.isdigit())
+    return _ORDER.get(finding.code, 99), least
 
 
 def _binding_age(db: CompatDB, catalog: Catalog, requests: Sequence[Need], findings: list[Finding]) -> list[Finding]:

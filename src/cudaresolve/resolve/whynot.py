@@ -363,7 +363,8 @@ def _driver_ways_out(variant: str | None, real: Sequence[Need], db: CompatDB, ca
                     found=target.driver,
                 )
             )
-    return out
+    # least change first: the cuda-compat package leaves the kernel driver as it is
+    return sorted(out, key=lambda a: a.code != "forward-compat-available")
 
 
 def _lowest_cuda(real: Sequence[Need], db: CompatDB, catalog: Catalog) -> CudaRelease | None:
