@@ -66,7 +66,8 @@ def test_variant_fix_in_both_languages(db: CompatDB) -> None:
     )
     assert format_text(variant_fix(minor), "zh") == (
         "安装 cu118（CUDA 11.8）构建；该驱动只能借助小版本兼容性运行它们，需要从 PTX 即时编译的代码可能失败："
-        "cudaresolve install torch（连同所用的其他 GPU 包）会从 https://download.pytorch.org/whl/cu118 安装它们，并让每个包与 torch 保持配对"
+        "cudaresolve install torch（连同所用的其他 GPU 包）会从 https://download.pytorch.org/whl/cu118 "
+        "安装它们，并让每个包与 torch 保持配对"
     )
 
 

@@ -605,7 +605,8 @@ def test_driver_too_old_with_the_target_driver(db: CompatDB) -> None:
             "NVIDIA 驱动最高只支持 CUDA 11.4，而已安装的构建需要更新的 CUDA 运行时。",
             [
                 "安装 cu118（CUDA 11.8）构建；该驱动只能借助小版本兼容性运行它们，需要从 PTX 即时编译的代码可能失败："
-                "cudaresolve install torch（连同所用的其他 GPU 包）会从 https://download.pytorch.org/whl/cu118 安装它们，"
+                "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
+                "https://download.pytorch.org/whl/cu118 安装它们，"
                 "并让每个包与 torch 保持配对",
                 UPGRADE_ZH,
                 LOCK_ZH,
@@ -635,7 +636,8 @@ def test_driver_new_enough_for_a_full_variant(db: CompatDB) -> None:
         )
     ]
     assert _explain(YOLOV3_12, PASCAL, db, "zh")[0][2][0] == (
-        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体：cudaresolve install torch（连同所用的其他 GPU 包）会从 "
+        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体："
+        "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
         "https://download.pytorch.org/whl/cu118 安装它们，并让每个包与 torch 保持配对"
     )
 
@@ -893,7 +895,8 @@ def test_torch_cpu_build(db: CompatDB) -> None:
     ((_, cause, fixes),) = _explain(DETECTRON2_460, MIXED, db, "zh")
     assert cause == "当前安装的 torch 是仅 CPU 的构建（+cpu 的 wheel，或 Windows 和 macOS 上来自 PyPI 的 wheel）。"
     assert fixes == [
-        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体：cudaresolve install torch（连同所用的其他 GPU 包）会从 "
+        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体："
+        "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
         "https://download.pytorch.org/whl/cu118 安装它们，并让每个包与 torch 保持配对",
         "如果机器没有 NVIDIA GPU，代码就不应请求 'cuda'：请改在 CPU 设备上运行。",
     ]
