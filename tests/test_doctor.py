@@ -357,8 +357,9 @@ def test_cuda_13_runtime_with_a_535_driver(tmp_path: Path, db: CompatDB) -> None
     assert words(problem.text) == ("CUDA 13.0 wheels (cu130) need driver 580.65.06 at least (580.65.06 for full "
                                  "compatibility); this host has 535.104.05")
     assert [words(f) for f in problem.fixes] == [  # cu121 runs too, but this database has no torch build for it
-        "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: pip install torch "
-        "--index-url https://download.pytorch.org/whl/cu118",
+        "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
+        "cudaresolve install torch (with the GPU packages you use) takes them from "
+        "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
         "Or upgrade the NVIDIA driver; nvidia-smi shows the newest CUDA version a driver supports.",
     ]
     assert report.ok is False

@@ -19,16 +19,18 @@ from cudaresolve.render.gpus import render_gpus
 from cudaresolve.target.build import resolve_gpu, split_gpu_list
 
 DB = load_compat()
-ARCHS = {"Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada", "Hopper", "Blackwell", "Blackwell Ultra"}
+ARCHS = {
+    "Fermi", "Kepler", "Maxwell", "Pascal", "Volta", "Turing", "Ampere", "Ada", "Hopper", "Blackwell", "Blackwell Ultra"
+}
 
 
 # -- the shipped table --------------------------------------------------------------------------
 
 
-def test_the_table_covers_maxwell_to_blackwell() -> None:
+def test_the_table_covers_fermi_to_blackwell() -> None:
     assert len(DB.gpus) >= 200
     assert {g.arch for g in DB.gpus} == ARCHS  # the spellings other tables may key on
-    assert min(g.cc for g in DB.gpus) == ComputeCapability(5, 0)
+    assert min(g.cc for g in DB.gpus) == ComputeCapability(2, 0)  # older than every build: known, not unknown
     assert all(g.source for g in DB.gpus)
 
 
@@ -59,6 +61,23 @@ def test_every_name_and_alias_finds_its_own_row() -> None:
         ("RTX PRO 4000 Blackwell", "12.0", False, False),
         ("NVIDIA H100 SXM5 94GB", "9.0", True, False),
         ("NVIDIA H800 80GB HBM3", "9.0", True, False),
+        # names users type or NVML prints that the 2026-11-26 audit found unknown
+        ("NVIDIA A800 40GB Active", "8.0", False, False),
+        ("NVIDIA T4G", "7.5", True, False),
+        ("NVIDIA GeForce MX330", "6.1", False, False),
+        ("MX110", "5.0", False, False),
+        ("NVIDIA NVS 810", "5.0", False, False),
+        ("Quadro K620M", "5.0", False, False),
+        ("GeForce 910M", "5.2", False, False),
+        # Kepler and Fermi, older than every build
+        ("Tesla K80", "3.7", True, False),
+        ("Tesla K40c", "3.5", True, False),
+        ("Tesla K20Xm", "3.5", True, False),
+        ("NVIDIA GeForce GTX 780 Ti", "3.5", False, False),
+        ("GeForce GTX 680", "3.0", False, False),
+        ("GRID K520", "3.0", True, False),
+        ("Quadro K5000", "3.0", False, False),
+        ("GeForce GTX 580", "2.0", False, False),
     ],
 )
 def test_new_rows(name: str, cc: str, datacenter: bool, tegra: bool) -> None:
@@ -156,13 +175,31 @@ def test_capabilities(text: str, cc: str) -> None:
     assert str(gpu.cc) == cc and gpu.name == gpu.cc.sm
 
 
-@pytest.mark.parametrize("text", ["Jetson AGX", "TITAN", "GB", "RTX PRO"])
+@pytest.mark.parametrize("text", ["Jetson AGX", "GB"])
 def test_a_name_that_could_mean_several_gpus_is_an_error_listing_them(text: str) -> None:
     assert DB.match_gpu(text).kind is MatchKind.AMBIGUOUS
     with pytest.raises(UnknownGpu) as info:
         resolve_gpu(text, DB)
     assert info.value.message.startswith(f"{text!r} could be any of these GPUs: ")
     assert info.value.hint == "give one of these names, or the compute capability, e.g. --gpu 8.6"
+
+
+@pytest.mark.parametrize(("text", "count"), [("RTX", 94), ("GTX", 45), ("RTX PRO", 13), ("Quadro RTX", 5)])
+def test_a_word_many_names_share_lists_the_closest_few_and_the_count(text: str, count: int) -> None:
+    candidates = DB.match_gpu(text).candidates
+    with pytest.raises(UnknownGpu) as info:
+        resolve_gpu(text, DB)
+    if len(candidates) <= 8:  # few: every one is listed
+        assert info.value.message.startswith(f"{text!r} could be any of these GPUs: ")
+        assert info.value.message.count("'") == 2 * (len(candidates) + 1)
+        return
+    assert len(candidates) >= count
+    head, _, listed = info.value.message.partition("; the closest: ")
+    assert head == f"{text!r} could be any of {len(candidates)} GPUs"
+    offered = [name.strip("' ") for name in listed.split(",")]
+    assert len(offered) == 4 and len(info.value.message) < 200  # one short line, not a hundred names
+    for name in offered:  # each one offered is a name --gpu takes, one of the candidates
+        assert resolve_gpu(name, DB).name in {g.name for g in candidates}
 
 
 def test_ambiguity_names_the_candidates() -> None:

@@ -24,6 +24,7 @@ from cudaresolve.text.model import Text
 
 # The reason codes listed in the README, plus the minor-version-compatibility warning.
 DESIGN_REASON_CODES = (
+    "gpu-too-old",
     "no-gpu",
     "jetson-not-served",
     "driver-unsupported-gpu",
@@ -31,6 +32,9 @@ DESIGN_REASON_CODES = (
     "sm-not-covered",
     "sm-below-minimum",
     "ptx-jit-only",
+    "cpu-build-on-gpu",
+    "os-not-served",
+    "platform-too-old",
     "no-wheel-for-python",
     "requires-python",
     "sdist-unusable",
@@ -90,6 +94,20 @@ def test_every_key_is_used_in_the_source_and_every_used_key_exists() -> None:
 
 
 REASONS = [
+    (
+        "gpu-too-old",
+        {
+            "gpu": "Tesla K80", "found": "sm_37", "cc": "3.7", "package": "torch", "required": "sm_50",
+            "scope": Text.of("resolve.too-old-scope", request="torch==2.8.0"),
+            "carried": Text.of("resolve.too-old-last", package="torch", sm="sm_37", version="2.7.1", variants="cu118"),
+            "driver": Text.of("resolve.too-old-branch", last=470),
+        },
+        "Tesla K80 (sm_37, compute capability 3.7) is older than every torch build that fits torch==2.8.0: the oldest"
+        " code they carry is sm_50; the last torch release with code for sm_37 is 2.7.1 (cu118); the R470 driver"
+        " branch is the last that drives this GPU",
+        "Tesla K80（sm_37，计算能力 3.7）比 torch 中符合 torch==2.8.0 的每个构建都旧：这些构建所带的最旧代码是"
+        " sm_50；最后一个带有 sm_37 代码的 torch 版本是 2.7.1（cu118）；R470 驱动分支是最后一个支持此 GPU 的分支",
+    ),
     (
         "no-gpu",
         {"variant": "cu121", "cuda": "12.1"},
@@ -156,6 +174,29 @@ REASONS = [
         "JIT-compile its PTX (compute_80), so the first start is slow",
         "xformers 0.0.30（cu126）没有 NVIDIA GeForce RTX 3090（sm_86）的原生代码；驱动会即时编译其中的 PTX"
         "（compute_80），因此首次启动较慢",
+    ),
+    (
+        "cpu-build-on-gpu",
+        {"package": "torch", "required": "torch==2.9.0+cpu", "found": "NVIDIA A100"},
+        "torch==2.9.0+cpu is a CPU build, and this target has a GPU (NVIDIA A100), which cudaresolve gives CUDA"
+        " builds; declare a CPU target with --cpu to lock it",
+        "torch==2.9.0+cpu 是 CPU 构建，而本目标有 GPU（NVIDIA A100），cudaresolve 为其选择 CUDA 构建；"
+        "如需加锁 CPU 构建，请用 --cpu 声明 CPU 目标",
+    ),
+    (
+        "os-not-served",
+        {"package": "flashinfer-python", "version": "0.7.2", "required": "linux", "found": "win_amd64"},
+        "flashinfer-python is published for linux only, not for win_amd64 (its install page and wheels)",
+        "flashinfer-python 只为 linux 发布，不支持 win_amd64（见其安装页面与 wheel）",
+    ),
+    (
+        "platform-too-old",
+        {"package": "torch", "version": "2.15.0", "platform": "macosx_arm64", "required": "macOS 14.0",
+         "found": "macOS 13.0"},
+        "torch 2.15.0's wheel for macosx_arm64 needs macOS 14.0 or newer; the target has macOS 13.0 (--platform"
+        " names another, e.g. macosx_14_0_arm64 or manylinux_2_28_x86_64)",
+        "torch 2.15.0 的 macosx_arm64 wheel 需要 macOS 14.0 或更新；目标为 macOS 13.0（可用 --platform 指定其他版本，"
+        "例如 macosx_14_0_arm64 或 manylinux_2_28_x86_64）",
     ),
     (
         "no-wheel-for-python",

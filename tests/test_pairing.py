@@ -119,10 +119,11 @@ class ListedSource(DictSource):
 
 
 def test_a_release_no_requested_companion_pairs_with_is_never_read() -> None:
-    """torch and torchaudio for an H100: the newest torch releases pair with no torchaudio release. Without the
-    pairings the search pins them first (and reads their metadata) and lists torchaudio's builds of other
-    variants; with them, no torch newer than the answer is read, and fewer builds are listed."""
-    requests = ["torch", "torchaudio"]
+    """torch and fbgemm-gpu for an H100: the newest torch release pairs with no fbgemm-gpu release (1.9.0 pins
+    torch 2.14.*). Without the pairings the search pins it first (and reads its metadata) and lists fbgemm-gpu's
+    builds of other variants; with them, no torch newer than the answer is read, and fewer builds are listed.
+    (torchaudio served here until its 2.11.0 row took torch>=2.11.0, as its wheel behaves.)"""
+    requests = ["torch", "fbgemm-gpu"]
     with_pairs, plain = ListedSource(), ListedSource()
     picked = solve(requests, DB, h100(), source=with_pairs).pins
     with without_pairing():
@@ -137,9 +138,9 @@ def test_a_release_no_requested_companion_pairs_with_is_never_read() -> None:
 
 def test_the_variant_bound_counts_a_companion_only_at_a_release_that_pairs_with_the_anchor() -> None:
     """After the first answer, a variant is searched only when its bound beats that answer. Each requested
-    package's newest release on a variant, on its own, beats torch 2.11's companions; paired with the bound's
+    package's newest release on a variant, on its own, beats the answer's companions; paired with the bound's
     torch release it does not: the first search's answer stands, with no other variant searched."""
-    requests = ["torch", "torchvision", "torchaudio"]
+    requests = ["torch", "torchvision", "torchaudio", "fbgemm-gpu"]  # fbgemm-gpu keeps torch below 2.15
     runs: list[int] = []
     original = solve_module._Search.run
 
@@ -245,4 +246,5 @@ def test_a_failure_is_explained_by_the_search_without_the_pairings() -> None:
     found = answer(["torchrec", "torch"], target, gpu_source="pypi")
     with without_pairing():
         assert answer(["torchrec", "torch"], target, gpu_source="pypi") == found
-    assert found == ("no-solution", ["sm-not-covered", "no-wheel-for-python"])
+    # the Python finding of an old release whose builds have no GB10 code either is no way out: not named
+    assert found == ("no-solution", ["sm-not-covered"])

@@ -592,7 +592,8 @@ def test_driver_too_old_with_the_target_driver(db: CompatDB) -> None:
             [
                 "Install builds for cu118 (CUDA 11.8); this driver runs them only through minor-version "
                 "compatibility, so code JIT-compiled from PTX may fail: "
-                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                "cudaresolve install torch (with the GPU packages you use) takes them from "
+                "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
                 UPGRADE_EN,
                 LOCK_EN,
             ],
@@ -604,7 +605,9 @@ def test_driver_too_old_with_the_target_driver(db: CompatDB) -> None:
             "NVIDIA 驱动最高只支持 CUDA 11.4，而已安装的构建需要更新的 CUDA 运行时。",
             [
                 "安装 cu118（CUDA 11.8）构建；该驱动只能借助小版本兼容性运行它们，需要从 PTX 即时编译的代码可能失败："
-                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
+                "https://download.pytorch.org/whl/cu118 安装它们，"
+                "并让每个包与 torch 保持配对",
                 UPGRADE_ZH,
                 LOCK_ZH,
             ],
@@ -625,15 +628,17 @@ def test_driver_new_enough_for_a_full_variant(db: CompatDB) -> None:
             "The NVIDIA driver supports CUDA 12.2 at most; the installed build needs a newer CUDA runtime.",
             [
                 "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
-                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                "cudaresolve install torch (with the GPU packages you use) takes them from "
+                "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
                 UPGRADE_EN,
                 LOCK_EN,
             ],
         )
     ]
     assert _explain(YOLOV3_12, PASCAL, db, "zh")[0][2][0] == (
-        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体：pip install torch --index-url "
-        "https://download.pytorch.org/whl/cu118"
+        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体："
+        "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
+        "https://download.pytorch.org/whl/cu118 安装它们，并让每个包与 torch 保持配对"
     )
 
 
@@ -852,7 +857,8 @@ def test_cuda_not_available(db: CompatDB) -> None:
             [
                 check_en,
                 "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
-                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                "cudaresolve install torch (with the GPU packages you use) takes them from "
+                "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
                 "Check that nvidia-smi lists the GPU; if nvidia-smi fails too, the driver is the problem.",
                 DOCTOR_EN,
             ],
@@ -889,8 +895,9 @@ def test_torch_cpu_build(db: CompatDB) -> None:
     ((_, cause, fixes),) = _explain(DETECTRON2_460, MIXED, db, "zh")
     assert cause == "当前安装的 torch 是仅 CPU 的构建（+cpu 的 wheel，或 Windows 和 macOS 上来自 PyPI 的 wheel）。"
     assert fixes == [
-        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体：pip install torch --index-url "
-        "https://download.pytorch.org/whl/cu118",
+        "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体："
+        "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
+        "https://download.pytorch.org/whl/cu118 安装它们，并让每个包与 torch 保持配对",
         "如果机器没有 NVIDIA GPU，代码就不应请求 'cuda'：请改在 CPU 设备上运行。",
     ]
 
@@ -903,7 +910,8 @@ def test_ptx_from_a_newer_toolchain(db: CompatDB) -> None:
             "cannot JIT-compile it.",
             [
                 "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
-                "pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                "cudaresolve install torch (with the GPU packages you use) takes them from "
+                "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
                 UPGRADE_EN,
                 "A build with native code for sm_61 needs no JIT compilation and avoids this error.",
             ],

@@ -184,7 +184,7 @@ def test_flag_gpus_with_an_environment_driver(db: CompatDB) -> None:
         ({"CUDARESOLVE_GPUS": "Voodoo 5"}, {}, UnknownGpu, "unknown GPU: 'Voodoo 5'"),
         ({}, {"cpu": True, "gpus": ("8.6",)}, InvalidInput, "--cpu cannot be combined with --gpu or --driver"),
         ({}, {"gpus": ("8.6",), "python": "2.7"}, InvalidInput, "not a Python version: '2.7'"),
-        ({}, {"gpus": ("8.6",), "platform": "linux_ppc64le"}, InvalidInput, "unknown platform: 'linux_ppc64le'"),
+        ({}, {"gpus": ("8.6",), "platform": "linux_ppc64le"}, InvalidInput, "unknown --platform 'linux_ppc64le'"),
     ],
 )
 def test_bad_input_is_one_error_with_a_hint(

@@ -6,6 +6,7 @@
     │   ├── InvalidDriver                "invalid-driver"       "abc"
     │   ├── UnknownGpu                   "unknown-gpu"          a name the database lacks
     │   ├── UnsupportedReference         "unsupported-reference" a direct URL that is no wheel (sdist, VCS, dir)
+    │   ├── UnsupportedPlatform          "unsupported-platform" a platform no GPU wheel is built for (musl)
     │   └── UsageError                   "usage"                flags argparse refuses (exit 2)
     ├── InvalidCompatData(ValueError)    "invalid-compat-data"  .problems: [(path, message)]
     ├── InvalidLockfile(ValueError)      "invalid-lockfile"
@@ -50,6 +51,7 @@ __all__ = [
     "NoSolution",
     "PipFailed",
     "UnknownGpu",
+    "UnsupportedPlatform",
     "UnsupportedReference",
     "UsageError",
 ]
@@ -102,6 +104,12 @@ class InvalidDriver(InvalidInput):
 
 class UnknownGpu(InvalidInput):
     code = "unknown-gpu"
+
+
+class UnsupportedPlatform(InvalidInput):
+    """A real platform the database has no wheels for (musllinux): refused, never read as another."""
+
+    code = "unsupported-platform"
 
 
 class UnsupportedReference(InvalidInput):

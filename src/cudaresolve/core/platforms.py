@@ -5,13 +5,22 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from cudaresolve.errors import InvalidInput
+from cudaresolve.errors import InvalidInput, UnsupportedPlatform
 from cudaresolve.text.model import Text
 
-__all__ = ["PLATFORMS", "canonical_name", "normalize_platform"]
+__all__ = ["OPERATING_SYSTEMS", "PLATFORMS", "canonical_name", "normalize_platform", "platform_os"]
 
 #: Platform keys used in compat.toml and on a Target (wheel-tag spelling, OS and machine only).
 PLATFORMS: Final = ("linux_x86_64", "linux_aarch64", "win_amd64", "macosx_arm64", "macosx_x86_64")
+
+#: The operating systems a package may serve (compat.toml ``[packages.os]``), by platform-key prefix.
+OPERATING_SYSTEMS: Final = {"linux": "linux", "win": "windows", "macosx": "macos"}
+
+
+def platform_os(platform: str) -> str:
+    """``linux_x86_64`` -> ``linux``, ``win_amd64`` -> ``windows``, ``macosx_arm64`` -> ``macos``."""
+    return OPERATING_SYSTEMS.get(platform.split("_", 1)[0], platform)
+
 
 def normalize_platform(text: str) -> str:
     """A wheel platform tag or key -> one of ``PLATFORMS``.
@@ -22,10 +31,13 @@ def normalize_platform(text: str) -> str:
     raw = text.strip().lower().replace("-", "_")
     if raw in PLATFORMS:
         return raw
+    if "musl" in raw:  # musllinux_1_2_x86_64, x86_64_unknown_linux_musl: a libc no GPU wheel is built for
+        message = Text.of("core.musl-platform", text=repr(text[:80]))
+        raise UnsupportedPlatform(message, hint=Text("core.musl-platform.hint"))
     for machine in ("x86_64", "aarch64", "arm64", "amd64"):
         if not raw.endswith(machine):
             continue
-        if raw.startswith(("manylinux", "musllinux", "linux")) and machine in ("x86_64", "aarch64"):
+        if raw.startswith(("manylinux", "linux")) and machine in ("x86_64", "aarch64"):
             return f"linux_{machine}"
         if raw.startswith("macosx") and machine in ("arm64", "x86_64"):
             return f"macosx_{machine}"

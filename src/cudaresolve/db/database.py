@@ -227,6 +227,10 @@ class CompatDB:
         """The package the solver pins first and why-not asks about when no context is given (torch)."""
         return self.package_facts.anchor
 
+    def operating_systems(self, name: str) -> tuple[str, ...] | None:
+        """The operating systems package ``name`` serves (``linux``, ``windows``, ``macos``); None: not said."""
+        return self.package_facts.operating_systems(name)
+
     @property
     def package_kinds(self) -> tuple[str, ...]:
         """Every package table the database may hold, in the order ``db show`` lists them."""

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.db.rows import GpuModel
 
-__all__ = ["GpuListing", "GpuMatch", "GpuNames", "MatchKind", "gpu_loose_key", "gpu_name_key"]
+__all__ = ["GpuListing", "GpuMatch", "GpuNames", "MatchKind", "closest_labels", "gpu_loose_key", "gpu_name_key"]
 
 _VENDOR_WORDS: Final = frozenset({"nvidia", "geforce", "tesla", "quadro", "gpu"})
 _SERIES_WORDS: Final = frozenset({"rtx", "gtx", "gt", "jetson"})
@@ -68,6 +68,13 @@ def gpu_name_key(name: str) -> tuple[str, ...]:
 def gpu_loose_key(key: tuple[str, ...]) -> tuple[str, ...]:
     """``('rtx', '4090')`` -> ``('4090',)``: the key without its leading series word."""
     return key[1:] if len(key) > 1 and key[0] in _SERIES_WORDS else key
+
+
+def closest_labels(text: str, labels: Iterable[str], count: int) -> tuple[str, ...]:
+    """The ``count`` labels spelled most like ``text`` (case aside; the given order among equals)."""
+    typed = text.lower()
+    ranked = sorted(labels, key=lambda label: -difflib.SequenceMatcher(None, typed, label.lower()).ratio())
+    return tuple(ranked[:count])
 
 
 class MatchKind(enum.Enum):

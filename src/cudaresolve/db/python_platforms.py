@@ -1,9 +1,10 @@
-"""uv's ``--python-platform`` names (``x86_64-unknown-linux-gnu`` ...) as target platforms. Pure.
+"""Platform facts: uv's ``--python-platform`` names as target platforms, and the OSes each package serves. Pure.
 
 The names and what each stands for are facts of uv's documentation; they live in compat.toml's
 ``[index.python-platform]`` table (``read_python_platforms`` reads it). A name spelled
 ``ARCH-manylinux_2_N`` (and PEP 600's ``manylinux_2_N_ARCH``) carries its glibc in the name itself,
 so it needs no row: ``parse_python_platform`` reads it as Linux on ARCH with glibc 2.N.
+``[packages.os]`` (``read_package_os``) says which operating systems each package table serves.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core.platforms import PLATFORMS
+from cudaresolve.core.platforms import OPERATING_SYSTEMS, PLATFORMS
 from cudaresolve.db.fields import join
 from cudaresolve.text.model import Text
 
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
 
     from cudaresolve.db.fields import Collector
 
-__all__ = ["PythonPlatform", "parse_manylinux_name", "read_python_platforms"]
+__all__ = [
+    "PythonPlatform", "parse_manylinux_name", "read_floors", "read_package_os", "read_python_platforms",
+    "read_runs_without_gpu",
+]
 
 _KEYS: Final = {"platform", "glibc", "macos"}
 _DOTTED: Final = re.compile(r"[0-9]{1,2}\.[0-9]{1,2}")
@@ -75,3 +79,60 @@ def read_python_platforms(c: Collector, row: Mapping[str, Any]) -> tuple[PythonP
         if platform is not None:
             found.append(PythonPlatform(name=name, platform=platform, glibc=versions["glibc"], macos=versions["macos"]))
     return tuple(found)
+
+
+def read_package_os(c: Collector, row: Mapping[str, Any], tables: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``[packages.os]``: the operating systems each package serves; when given, one entry per table."""
+    table = row.get("os")
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        c.add("packages.os", Text("db.expected-table"))
+        return ()
+    known = tuple(OPERATING_SYSTEMS.values())
+    found: list[tuple[str, tuple[str, ...]]] = []
+    for name, systems in table.items():
+        where = f"packages.os.{name}"
+        if name not in tables:
+            c.add(where, Text.of("db.bad-table-name", name=repr(name)))
+        elif not isinstance(systems, list) or not systems or any(s not in known for s in systems):
+            c.add(where, Text.of("db.bad-choice", expected=known, found=repr(systems)[:60]))
+        else:
+            found.append((name, tuple(systems)))
+    for name in tables:
+        if name not in table:
+            c.add(f"packages.os.{name}", Text("db.missing-field"))
+    return tuple(found)
+
+
+def read_floors(c: Collector, row: Mapping[str, Any], path: str) -> tuple[tuple[str, str, str], ...]:
+    """A release's ``floors``: ``{ macosx_arm64 = "14.0", "macosx_arm64@3.14" = "14.0", linux_x86_64 = "2.28" }``:
+    the macOS or glibc version its PyPI wheel for a platform (and, after ``@``, one Python) needs."""
+    table = row.get("floors")
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        c.add(join(path, "floors"), Text("db.expected-table"))
+        return ()
+    found = []
+    for key, value in table.items():
+        platform, _, python = str(key).partition("@")
+        where = join(path, f"floors.{key}")
+        if platform not in PLATFORMS or platform.startswith("win"):
+            c.add(where, Text.of("db.bad-choice", expected=PLATFORMS, found=repr(platform[:40])))
+        elif not isinstance(value, str) or not _DOTTED.fullmatch(value):
+            c.add(where, Text.of("db.bad-choice", expected=("'MAJOR.MINOR'",), found=repr(value)[:40]))
+        else:
+            found.append((platform, python, value))
+    return tuple(found)
+
+
+def read_runs_without_gpu(c: Collector, row: Mapping[str, Any], tables: list[str]) -> frozenset[str]:
+    """``[packages] runs-without-gpu``: package tables whose CUDA builds run on a machine without a GPU (PyPI's
+    wheel may serve a CPU target), with ``runs-without-gpu-source`` required beside it."""
+    cpu = tuple(c.get(row, "runs-without-gpu", list, "packages") or ())
+    for i, name in enumerate(cpu):
+        if name not in tables:
+            c.add(f"packages.runs-without-gpu[{i}]", Text.of("db.anchor-not-a-table", name=repr(name)))
+    c.get(row, "runs-without-gpu-source", str, "packages", required=bool(cpu))  # the fact's own source
+    return frozenset(cpu)

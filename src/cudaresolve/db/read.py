@@ -17,7 +17,7 @@ from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
 from cudaresolve.db.fields import Collector, join, parse_release_version
-from cudaresolve.db.python_platforms import read_python_platforms
+from cudaresolve.db.python_platforms import read_floors, read_package_os, read_python_platforms, read_runs_without_gpu
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
     Build,
@@ -46,7 +46,7 @@ _INDEX_KEYS: Final = {
     "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
     "source", "note",
 }
-_PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note", "runs-without-gpu", "runs-without-gpu-source"}
+_PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note", "os", "runs-without-gpu", "runs-without-gpu-source"}
 _CUDA_KEYS: Final = {
     "version",
     "min-driver-linux",
@@ -73,6 +73,7 @@ _PACKAGE_KEYS: Final = {
     "index",
     "index-url",
     "build",
+    "floors",
 } | _ROW_COMMON
 _BUILD_KEYS: Final = {
     "variant", "channel", "index-url", "local", "sass", "ptx", "requires", "platforms", "checked", "scanned", "exists",
@@ -168,14 +169,11 @@ def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
     anchor = c.get(row, "anchor", str, "packages", required=True) or ""
     if anchor and anchor not in tables:
         c.add("packages.anchor", Text.of("db.anchor-not-a-table", name=repr(anchor)))
-    cpu = tuple(c.get(row, "runs-without-gpu", list, "packages") or ())
-    for i, name in enumerate(cpu):
-        if name not in tables:
-            c.add(f"packages.runs-without-gpu[{i}]", Text.of("db.anchor-not-a-table", name=repr(name)))
-    c.get(row, "runs-without-gpu-source", str, "packages", required=bool(cpu))  # the fact's own source
+    systems, cpu = read_package_os(c, row, tables), read_runs_without_gpu(c, row, tables)
     return PackageFacts(
-        tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), runs_without_gpu=frozenset(cpu)
+        tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), os=systems, runs_without_gpu=cpu
     )
+
 
 
 def _read_cuda(c: Collector, row: Mapping[str, Any], path: str) -> CudaRelease | None:
@@ -385,6 +383,7 @@ def _read_package(
         builds=(),
         source=c.source(row, path),
         verified=c.verified(row, path),
+        floors=read_floors(c, row, path),
     )
     if release.index not in ("pypi", "pytorch"):
         c.add(f"{path}.index", Text.of("db.bad-choice", expected=("'pypi'", "'pytorch'"), found=repr(release.index)))

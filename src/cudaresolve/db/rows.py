@@ -111,6 +111,11 @@ class PackageFacts:
     #: Packages whose CUDA builds also run on a machine without a GPU (their CPU code is in the same wheel): a CPU
     #: target may take PyPI's CUDA wheel of them when the PyTorch index's cpu build cannot be had.
     runs_without_gpu: frozenset[str] = frozenset()
+    os: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ``[packages.os]``: (table, its operating systems)
+
+    def operating_systems(self, name: str) -> tuple[str, ...] | None:
+        """The operating systems package ``name`` serves; None when the database does not say."""
+        return next((systems for table, systems in self.os if table == name), None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,6 +208,14 @@ class PackageRelease:
     index: str = "pypi"  # pure rows: "pypi", or "pytorch" when the chosen variant's index carries it
     index_url: str | None = None  # pure rows on another index (flashinfer's own)
     withdrawn: tuple[Build, ...] = ()  # builds that never existed or cannot be used; kept out of ``builds``
+    # ``floors``: (platform key, Python or "", version): the macOS or glibc its PyPI wheel needs
+    floors: tuple[tuple[str, str, str], ...] = ()
+
+    def floor(self, platform: str, python: str) -> str | None:
+        """The lowest macOS (``14.0``) or glibc (``2.28``) version the PyPI wheel for ``platform`` and
+        ``python`` needs; None when the database does not record one."""
+        mine = [(py, v) for key, py, v in self.floors if key == platform and py in ("", python)]
+        return next((v for py, v in mine if py == python), None) or next((v for py, v in mine if not py), None)
 
     @property
     def pure(self) -> bool:

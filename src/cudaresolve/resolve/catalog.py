@@ -23,8 +23,9 @@ from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
 from cudaresolve.resolve.gpudriver import unsupported_gpus
+from cudaresolve.resolve.platforms import below_floor, os_not_served, other_platform
 from cudaresolve.resolve.source import IndexRelease, extras_key
-from cudaresolve.resolve.sources import sourced_builds
+from cudaresolve.resolve.sources import cpu_from_pypi, sourced_builds
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -172,7 +173,7 @@ class Catalog:
 
 def _cuda_candidates(db: CompatDB, target: Target, rejections: list[Rejection], gpu_source: str) -> list[Candidate]:
     """The variants the target can run: ``cpu`` for a CPU target (with PyPI as the only source, the CUDA variants of
-    PyPI's wheels that run without a GPU: ``_cpu_from_pypi``), else the CUDA variants its driver runs."""
+    PyPI's wheels that run without a GPU: ``sources.cpu_from_pypi``), else the CUDA variants its driver runs."""
     out: list[Candidate] = []
     blocked = unsupported_gpus(db, target)  # a driver that does not know a GPU runs no variant on it
     for info in db.variants:
@@ -250,6 +251,9 @@ def _check_build(
             "no-wheel-for-platform", package=name, version=version, required=", ".join(platforms), found=target.platform
         )
         return finding, DriverSupport.NONE, Coverage.NONE
+    floor = below_floor(db, target, release, build)  # its wheel needs a newer macOS or glibc
+    if floor is not None:
+        return floor, DriverSupport.NONE, Coverage.NONE
     if target.python not in release.python:
         finding = reason(
             "no-wheel-for-python",
@@ -315,34 +319,28 @@ def _dependencies(release: PackageRelease, build: Build | None) -> tuple[Need, .
 def _release_candidates(
     db: CompatDB, target: Target, release: PackageRelease, rejections: list[Rejection], gpu_source: str = "auto"
 ) -> Iterable[Candidate]:
+    refused = os_not_served(db, target, release)  # FlashInfer: Linux only
+    if refused is not None:
+        rejections.append(Rejection(name=release.name, version=release.version, variant=None, finding=refused))
+        return
     sourced = sourced_builds(db, release, gpu_source, target.platform) if release.builds else []
     builds: Sequence[Build | None] = sourced or (None,)
     if release.builds and not sourced:
         return  # every build is on a source the user excluded
     wanted = "cpu" if target.is_cpu else None
-    if target.is_cpu and _cpu_from_pypi(db, release, gpu_source):
-        sourced = [b for b in sourced if b.variant == "cpu" or b.channel == "pypi"]
-    if sourced and not any((b.variant == "cpu") == target.is_cpu or b.channel == "pypi" for b in sourced):
+    pypi = target.is_cpu and cpu_from_pypi(db, release, gpu_source)  # PyPI's CUDA wheel may serve a CPU target
+    fits = [b for b in builds if b is None or (b.variant == "cpu") == target.is_cpu or (pypi and b.channel == "pypi")]
+    if sourced and not any(b is not None for b in fits):
         published = ", ".join(dict.fromkeys(b.variant for b in sourced))
-        rejections.append(
-            Rejection(
-                name=release.name,
-                version=release.version,
-                variant=wanted,
-                finding=reason(
-                    "variant-not-published",
-                    package=release.name,
-                    version=str(release.version),
-                    variant=wanted or "CUDA",
-                    required=published,
-                ),
-            )
-        )
+        absent = reason("variant-not-published", package=release.name, version=str(release.version),
+                        variant=wanted or "CUDA", required=published)  # fmt: skip
+        rejections.append(Rejection(name=release.name, version=release.version, variant=wanted, finding=absent))
         return
-    cpu_pypi = target.is_cpu and _cpu_from_pypi(db, release, gpu_source)
     for build in builds:
-        if build is not None and (build.variant == "cpu") != target.is_cpu and not cpu_pypi:
-            continue  # a GPU host gets CUDA builds, a CPU target the cpu build (or PyPI's, ``_cpu_from_pypi``)
+        if build is not None and build not in fits:
+            continue  # a GPU host gets CUDA builds, a CPU target the cpu build (or PyPI's: ``cpu_from_pypi``)
+        if other_platform(build, fits, target.platform):
+            continue  # another build of the release serves this platform: no reason to give
         finding, support, reach = _check_build(db, target, release, build)
         version = Version(f"{release.version}{build.local}" if build else str(release.version))
         if finding is not None:
@@ -362,13 +360,6 @@ def _release_candidates(
             driver_support=support,
             coverage=reach,
         )
-
-
-def _cpu_from_pypi(db: CompatDB, release: PackageRelease, gpu_source: str) -> bool:
-    """Whether a CPU target may take PyPI's CUDA wheel of ``release``: only when PyPI is the one source of GPU
-    builds (``--gpu-source pypi``, or the lock's retry when the PyTorch index cannot be read) and the database
-    says the package's CUDA builds run without a GPU (``[packages] runs-without-gpu``)."""
-    return gpu_source == "pypi" and release.name in db.package_facts.runs_without_gpu
 
 
 def _package_candidates(

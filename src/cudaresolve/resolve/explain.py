@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.resolve.binding import adds_way_out, of_releases, pin_fitting, runnable
 from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Catalog, Need, Rejection, satisfies
 from cudaresolve.resolve.needs import passed_over
+from cudaresolve.resolve.oldgpu import too_old
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
     from resolvelib.resolvers import RequirementInformation
 
+    from cudaresolve.db.database import CompatDB
     from cudaresolve.resolve.catalog import Candidate
     from cudaresolve.text.findings import Finding
 
@@ -33,6 +36,7 @@ __all__ = ["HOST_CODES", "explain_need", "explain_resolution", "request_conflict
 
 #: Reason codes that describe the machine rather than the request; they are reported first.
 HOST_CODES: Final = (
+    "gpu-too-old",
     "no-gpu",
     "jetson-not-served",
     "driver-unsupported-gpu",
@@ -42,6 +46,9 @@ HOST_CODES: Final = (
 )
 _BOX_CODES: Final = ("driver-unsupported-gpu",)
 _REQUEST_CODES: Final = (
+    "cpu-build-on-gpu",
+    "os-not-served",
+    "platform-too-old",
     "no-wheel-for-python", "requires-python", "sdist-unusable", "no-wheel-for-platform", "variant-not-published",
     "no-such-version", "constraint-excludes", "yanked-only", "pre-release-only",
 )
@@ -64,13 +71,21 @@ def _summarise(rejections: Iterable[Rejection]) -> list[Finding]:
 
 
 def explain_need(
-    catalog: Catalog, need: Need, index: Mapping[str, Sequence[Candidate]] | None = None,
+    catalog: Catalog,
+    need: Need,
+    index: Mapping[str, Sequence[Candidate]] | None = None,
     constraints: Mapping[str, SpecifierSet] | None = None,
+    db: CompatDB | None = None,
 ) -> list[Finding]:
     """Why nothing in the catalog (or, for packages beyond the database, the ``index`` releases the
     solver saw for the target, as pip takes them under the ``-c`` ``constraints``) satisfies ``need``;
-    empty when something does."""
+    empty when something does. With ``db``, only the binding rejections are named (``binding``)."""
     spec = str(need.specifier) or "any version"
+    cpu_build = (need.name == CUDA and need.variant == "cpu") or any(s.version.endswith("+cpu") for s in need.specifier)
+    if cpu_build and not catalog.target.is_cpu:  # a GPU target takes CUDA builds; --cpu declares a CPU target
+        gpus = ", ".join(g.name for g in catalog.target.gpus)
+        package, shown = (None, "cpu") if need.name == CUDA else (need.name, f"{need.name}{need.specifier}")
+        return [reason("cpu-build-on-gpu", package=package, required=shown, found=gpus)]
     if need.name not in catalog.known and index is not None and need.name in index:
         releases = index[need.name]
         fitting = [c for c in releases if satisfies(need, c)]
@@ -88,10 +103,18 @@ def explain_need(
         return [reason("no-such-version", package=need.name, required=spec, found=seen)]
     if any(satisfies(need, c) for c in catalog.for_name(need.name)):
         return []
+    if need.name == CUDA and not catalog.rejected(CUDA):
+        return []  # a variant the target runs: the findings of the packages on it say why they do not fit
     if need.name not in catalog.known:
         known = ", ".join(sorted(n for n in catalog.known if n != CUDA))
         return [reason("no-such-version", package=need.name, required=spec, found=f"none (known packages: {known})")]
-    found = _summarise(_matching_rejections(catalog, need))
+    matching = _matching_rejections(catalog, need)
+    if db is not None and need.parent is not None and matching and not runnable(catalog, matching, strict=True):
+        # a pairing's every build is on a variant the driver cannot run: the builds of the package it
+        # can run, and their hardware reasons, are what no pairing gets past (the driver finding says the rest)
+        wider = [r for r in catalog.rejected(need.name) if r.finding.code in HOST_CODES]
+        matching = runnable(catalog, wider, strict=True) or matching
+    found = _summarise(_binding(db, catalog, matching))
     if found:
         return found
     newest = max((c.version for c in catalog.for_name(need.name)), default=None)
@@ -179,16 +202,21 @@ def explain_resolution(
     causes: Sequence[RequirementInformation[Need, Candidate]] = (),
     index: Mapping[str, Sequence[Candidate]] | None = None,
     constraints: Mapping[str, SpecifierSet] | None = None,
+    *,
+    db: CompatDB | None = None,
 ) -> list[Finding]:
     """Findings for a resolution that failed with ``causes`` (resolvelib's ResolutionImpossible);
     ``index``: the releases of packages beyond the database that the solver saw; ``constraints``: the
-    ``-c`` lines it narrowed them by."""
+    ``-c`` lines it narrowed them by; ``db``: the database, which lets a GPU older than every fitting
+    build of a request be named as the cause (``oldgpu``), instead of each build's missing SM."""
     findings: list[Finding] = []
     box = [r.finding for r in catalog.rejected(CUDA) if r.finding.code in _BOX_CODES][:1]
     findings.extend(box)  # a driver that does not know a GPU explains every failure, named or not
     for need in requests:
-        findings.extend(explain_need(catalog, need, index, constraints))
+        findings.extend(explain_need(catalog, need, index, constraints, db))
     blamed = request_conflicts(catalog, requests)
+    if db is not None:
+        blamed = [g for f in blamed for g in _pinned_out(db, catalog, requests, f)]
     findings.extend(blamed)
     for cause in () if blamed else causes:
         need, parent = cause.requirement, cause.parent
@@ -208,7 +236,7 @@ def explain_resolution(
             if parent is not None:
                 findings.append(reason("sdist-unusable", package=parent.name, version=str(parent.version)))
             continue
-        direct = explain_need(catalog, need, index, constraints)
+        direct = explain_need(catalog, need, index, constraints, db)
         if direct:
             findings.extend(direct)
             continue
@@ -228,7 +256,54 @@ def explain_resolution(
         limits = sorted((constraints or {}).items())
         asked = [str(n) for n in requests] + [f"{name}{spec} (-c)" for name, spec in limits]
         findings.append(reason("no-common-set", required=", ".join(asked)))
+    if db is not None:
+        findings = _binding_age(db, catalog, requests, findings)
+    if sum(f.code == "cpu-build-on-gpu" for f in findings) > 1:  # a +cpu pin says it; its variant need need not
+        findings = [f for f in findings if f.code != "cpu-build-on-gpu" or f.package is not None]
     unique: dict[tuple[str, str | None, str | None], Finding] = {}
     for finding in findings:  # the newest release's finding stands for the older ones
         unique.setdefault((finding.code, finding.package, finding.required), finding)
-    return sorted(unique.values(), key=lambda f: _ORDER.get(f.code, 99))
+    return sorted(unique.values(), key=_rank)
+
+
+def _rank(finding: Finding) -> tuple[int, tuple[int, ...]]:
+    """Findings by their code's order; drivers too old for several variants, the least upgrade first
+    (cu118's 450.80.02 before cu132's 580: the smallest change that could make the request run)."""
+    least: tuple[int, ...] = ()
+    if finding.code == "driver-too-old" and finding.required:
+        least = tuple(int(p) for p in finding.required.split(".") if p.isdigit())
+    return _ORDER.get(finding.code, 99), least
+
+
+def _binding_age(db: CompatDB, catalog: Catalog, requests: Sequence[Need], findings: list[Finding]) -> list[Finding]:
+    """A requested package whose every fitting build is older-coded than a GPU of the target: its
+    ``gpu-too-old`` finding replaces the package's other findings (each build's missing SM, a
+    platform or Python without builds), which no way out of theirs would mend."""
+    asked = [n for n in requests if n.parent is None and n.name != CUDA]
+    old = [f for need in asked if (f := too_old(db, catalog.target, need)) is not None]
+    if not old:
+        return findings
+    names = {f.package for f in old}
+    return [*old, *(f for f in findings if f.package not in names)]
+
+
+def _binding(db: CompatDB | None, catalog: Catalog, rejections: list[Rejection]) -> list[Rejection]:
+    """The rejections worth naming (``binding``): builds the driver runs, and a Python or platform
+    only where it is a way out; all of them when that filter would leave none."""
+    if db is None:
+        return rejections
+    kept = runnable(catalog, rejections)
+    useful = [r for r in kept if adds_way_out(db, catalog, r)]
+    return useful or kept
+
+
+def _pinned_out(db: CompatDB, catalog: Catalog, requests: Sequence[Need], finding: Finding) -> list[Finding]:
+    """A ``request-conflict`` about a release the user's pins already ruled out, replaced by the
+    reasons the releases those pins allow were rejected for (when none of them is a candidate)."""
+    name = finding.package or ""
+    fitting = pin_fitting(db, requests, name)
+    if not fitting or any(c.release is not None and c.release.version in fitting for c in catalog.for_name(name)):
+        return [finding]
+    own = [n for n in requests if n.name == name]
+    rejected = [r for r in of_releases(catalog.rejected(name), fitting) if all(satisfies(n, r) for n in own)]
+    return _summarise(_binding(db, catalog, rejected)) or [finding]

@@ -187,7 +187,7 @@ def solve_catalog(
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
     if request_conflicts(catalog, needs):  # no search can succeed: say why at once (cheap when none)
-        raise _no_solution(explain_resolution(catalog, needs, constraints=constraints))
+        raise _no_solution(explain_resolution(catalog, needs, constraints=constraints, db=db))
     search = _Search(
         needs=needs,
         db=db,
@@ -214,9 +214,8 @@ def solve_catalog(
     except ResolutionImpossible as exc:
         if not search.unreadable:
             seen = search.index_candidates
-            raise _no_solution(explain_resolution(catalog, needs, list(exc.causes), seen, constraints)) from exc
-        # Some builds' index could not be read (the PyTorch index down): the variants are searched one by
-        # one below, so a set from the indexes that answered (PyPI's) can still be found.
+            raise _no_solution(explain_resolution(catalog, needs, list(exc.causes), seen, constraints, db=db)) from exc
+        # some builds' index could not be read: the variants are searched one by one below, for a set from PyPI
         unreadable = search.unreadable[0]
     except ResolutionTooDeep as exc:
         raise NoSolution(Text("resolve.too-deep"), hint=Text("resolve.too-deep.hint")) from exc

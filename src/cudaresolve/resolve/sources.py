@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from cudaresolve.db.database import Build, CompatDB, PackageRelease
 
-__all__ = ["GPU_SOURCES", "on_variant_index", "sourced_builds"]
+__all__ = ["GPU_SOURCES", "cpu_from_pypi", "on_variant_index", "sourced_builds"]
 
 #: Where GPU builds may come from (``--gpu-source``, ``[tool.cudaresolve] gpu-source``): ``auto`` takes a
 #: build from the default index (PyPI or its mirror) when that index carries the same build, else from
@@ -65,3 +65,10 @@ def sourced_builds(db: CompatDB, release: PackageRelease, gpu_source: str, platf
         if twin is not None:
             builds.append(twin)
     return builds
+
+
+def cpu_from_pypi(db: CompatDB, release: PackageRelease, gpu_source: str) -> bool:
+    """Whether a CPU target may take PyPI's CUDA wheel of ``release``: only when PyPI is the one source of GPU
+    builds (``--gpu-source pypi``, or the lock's retry when the PyTorch index cannot be read) and the database
+    says the package's CUDA builds run without a GPU (``[packages] runs-without-gpu``)."""
+    return gpu_source == "pypi" and release.name in db.package_facts.runs_without_gpu

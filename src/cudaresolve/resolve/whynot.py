@@ -23,6 +23,7 @@ from cudaresolve.core.variants import is_variant
 from cudaresolve.db.database import CompatDB, CudaRelease, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog, satisfies
+from cudaresolve.resolve.explain import explain_resolution
 from cudaresolve.resolve.gpudriver import GpuDriverVerdict, unsupported_gpus, way_out
 from cudaresolve.resolve.solve import parse_constraints, parse_requests, solve_catalog
 from cudaresolve.text.model import Text
@@ -98,6 +99,11 @@ def why_not(
         req = Requirement(text)
     except InvalidRequirement as exc:
         raise InvalidInput(Text.of("resolve.bad-spec", spec=repr(spec)), hint=Text("resolve.bad-spec.hint")) from exc
+    if req.url:  # lock judges a direct reference before anything else: the same refusals here
+        from cudaresolve.resolve.direct import parse_direct
+
+        parse_direct(req.name, req.url)
+        parse_requests([text])  # why-not reads no file: a wheel URL is refused with its own coded error
     variant = _variant_of(req)
     needs = [Need.from_requirement(req), *parse_requests(list(context))] if context else [Need.from_requirement(req)]
     if variant is not None:
@@ -124,7 +130,9 @@ def _answer(
     try:
         resolved = solve_catalog(needs, db, catalog, constraints=limits)
     except NoSolution as exc:
-        reasons = _all_reasons(needs, variant, exc.findings, catalog)
+        # a search that ended on the variants one by one may carry no finding: explain the requests themselves
+        findings = exc.findings or explain_resolution(catalog, needs, db=db)
+        reasons = _all_reasons(needs, variant, findings, catalog)
         alternatives = _alternatives(needs, variant, reasons, db, catalog, limits)
         return WhyNot(spec=spec, possible=False, reasons=tuple(reasons), alternatives=tuple(alternatives))
     return WhyNot(spec=spec, possible=True, reasons=(), alternatives=(), solution=resolved.solution)
@@ -211,7 +219,7 @@ def _alternatives(
         url = db.jetson_wheels or "JetPack"
         out = [Alternative.make("jetson-wheels", "resolve.jetson-not-served.hint", code="jetson-not-served", url=url)]
     out.extend(_driver_alternatives(needs, variant, codes, db, catalog, limits))
-    if "sm-not-covered" in codes and target.gpus:
+    if codes & {"sm-not-covered", "gpu-too-old"} and target.gpus:
         arch_list = format_arch_list(target.ccs)
         out.append(Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list))
     return out
@@ -355,7 +363,8 @@ def _driver_ways_out(variant: str | None, real: Sequence[Need], db: CompatDB, ca
                     found=target.driver,
                 )
             )
-    return out
+    # least change first: the cuda-compat package leaves the kernel driver as it is
+    return sorted(out, key=lambda a: a.code != "forward-compat-available")
 
 
 def _lowest_cuda(real: Sequence[Need], db: CompatDB, catalog: Catalog) -> CudaRelease | None:

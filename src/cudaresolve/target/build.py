@@ -40,7 +40,7 @@ from cudaresolve.core.decode import TooDeep, loads_json
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import parse_driver, parse_python_version
-from cudaresolve.db.gpu_names import MatchKind
+from cudaresolve.db.gpu_names import MatchKind, closest_labels
 from cudaresolve.errors import InvalidDriver, InvalidInput, UnknownGpu
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.model import Text
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.core.versions import CudaVersion, DriverVersion
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.db.python_platforms import PythonPlatform
     from cudaresolve.db.rows import GpuModel
     from cudaresolve.target.readings import DetectedGpu, Host
 
@@ -154,12 +155,20 @@ def resolve_gpu(text: str, db: CompatDB) -> Gpu:
     names = tuple(repr(_short_name(g)) for g in found.candidates)
     if found.kind is MatchKind.AMBIGUOUS:
         hint = Text("target.ambiguous-gpu.hint")
+        if len(names) > _LISTED:  # a word many names share (RTX): the closest few, and how many there are
+            near = tuple(map(repr, closest_labels(stripped, [_short_name(g) for g in found.candidates], _LISTED // 2)))
+            many = Text.of("target.ambiguous-gpu-many", gpu=shown, count=len(names), names=near)
+            raise UnknownGpu(many, hint=Text("target.ambiguous-gpu-many.hint"))
         raise UnknownGpu(Text.of("target.ambiguous-gpu", gpu=shown, names=names), hint=hint)
     if found.kind is MatchKind.SEVERAL:
         hint = Text.of("target.several-gpus.hint", example=",".join(_short_name(g) for g in found.candidates))
         raise InvalidInput(Text.of("target.several-gpus", gpu=shown, names=names), hint=hint)
     message = Text.of("target.unknown-gpu-suggest", gpu=shown, names=names) if names else None
     raise UnknownGpu(message or Text.of("target.unknown-gpu", gpu=shown), hint=_GPU_HINT)
+
+
+_LISTED: Final = 8  # the most names an ambiguous --gpu lists in full; past it, the closest few and the count
+
 
 
 def _short_name(model: GpuModel) -> str:
@@ -345,14 +354,11 @@ def _env_driver(environ: Mapping[str, str]) -> DriverVersion | None:
         ) from exc
 
 
-def _python_platform(options: TargetOptions, platform: str, db: CompatDB) -> tuple[str, str | None, str | None]:
-    """(platform, glibc, macOS) of ``--python-platform`` (``python_platform``), else ``platform`` as it is."""
-    if not options.python_platform:
-        return platform, options.glibc, None
-    from cudaresolve.target.python_platform import named_platform
+def _named_platform(options: TargetOptions, db: CompatDB) -> PythonPlatform | None:
+    """``--platform`` and ``--python-platform`` read by the one parser (``python_platform``); None without them."""
+    from cudaresolve.target.python_platform import declared_platform
 
-    named = named_platform(options.python_platform, options.platform, db)
-    return named.platform, named.glibc, named.macos
+    return declared_platform(options.platform, options.python_platform, db)
 
 
 def build_target(
@@ -370,7 +376,9 @@ def build_target(
     from dataclasses import replace
 
     target = _build_target(options, db, environ=environ, detect=detect)
-    _, glibc, macos = _python_platform(options, target.platform, db)
+    named = _named_platform(options, db)
+    glibc, macos = (named.glibc, named.macos) if named is not None else (None, None)
+    glibc = options.glibc or glibc
     return replace(target, glibc=glibc, macos=macos) if glibc or macos else target
 
 
@@ -388,11 +396,8 @@ def _build_target(
     flag_gpus = tuple(resolve_gpu(g, db) for g in options.gpus)
     base = load_host_file(options.host_file, db) if options.host_file else None
     python = parse_python_version(options.python) if options.python else (base.python if base else this_python())
-    if options.platform:
-        platform = normalize_platform(options.platform)
-    else:
-        platform = base.platform if base else this_platform()
-    platform = _python_platform(options, platform, db)[0]
+    named = _named_platform(options, db)
+    platform = named.platform if named is not None else base.platform if base else this_platform()
 
     if options.cpu:
         return Target(platform=platform, python=python, source="flags")

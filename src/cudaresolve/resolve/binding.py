@@ -1,0 +1,94 @@
+"""The binding cause of a failure: which rejections the headline may name. Pure.
+
+Among the builds that satisfy the user's constraints and the target's driver, the finding that
+leads names the constraint that excludes them all; another finding stays only when it adds a way
+out. So:
+
+* ``runnable``: a build whose CUDA variant the driver cannot run is no reason of its own when
+  builds the driver runs were rejected too (fbgemm-gpu 1.9.0's cu130 build on an R535 host: the
+  cu12x builds' missing SM is the cause, the driver finding already says the rest);
+* ``adds_way_out``: a release passed over for the target's Python or platform is worth naming
+  only when one of its builds the driver runs carries code for every GPU of the target
+  (otherwise another Python would not help);
+* ``pin_fitting``: the releases of a requested package that the user's other requests allow, by
+  version alone; when none of them is a candidate, their own rejections, not a conflict with a
+  release the pin already ruled out, explain the failure (``xformers`` with ``torch==2.8.*`` on a
+  GTX 1080 Ti: the releases for torch 2.8 carry no sm_61 code).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from packaging.version import Version
+
+from cudaresolve.core.archs import Coverage, coverage
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from cudaresolve.db.database import CompatDB, PackageRelease
+    from cudaresolve.resolve.catalog import Catalog, Need, Rejection
+
+__all__ = ["adds_way_out", "of_releases", "pin_fitting", "runnable"]
+
+_WAY_OUT_CODES: Final = ("no-wheel-for-python", "requires-python", "no-wheel-for-platform", "platform-too-old")
+
+
+def runnable(catalog: Catalog, rejections: Iterable[Rejection], *, strict: bool = False) -> list[Rejection]:
+    """``rejections`` without the builds of variants the driver cannot run, unless that leaves none
+    (``strict``: then none)."""
+    listed = list(rejections)
+    kept = [r for r in listed if r.variant is None or r.variant == "cpu" or r.variant in catalog.runnable]
+    return kept if kept or strict else listed
+
+
+def _release(db: CompatDB, name: str, version: Version) -> PackageRelease | None:
+    plain = Version(str(version).split("+")[0])
+    return next((r for r in db.packages(name) if r.version == plain), None)
+
+
+def adds_way_out(db: CompatDB, catalog: Catalog, rejection: Rejection) -> bool:
+    """Whether naming ``rejection`` offers a way out (module docstring); True for every other code."""
+    if rejection.finding.code not in _WAY_OUT_CODES:
+        return True
+    target = catalog.target
+    release = _release(db, rejection.name, rejection.version)
+    if release is None or not release.builds or target.is_cpu:
+        return True
+    return any(
+        b.variant in catalog.runnable and all(coverage(b.archs, g.cc, tegra=g.tegra) is not Coverage.NONE
+                                              for g in target.gpus)
+        for b in release.builds
+        if b.variant != "cpu"
+    )
+
+
+def pin_fitting(db: CompatDB, requests: Sequence[Need], name: str) -> set[Version]:
+    """Releases of ``name`` that its own requests and the other requests allow, by version alone."""
+    asked: dict[str, list[Need]] = {}
+    for need in requests:
+        asked.setdefault(need.name, []).append(need)
+
+    def allowed(dep_name: str, spec: object) -> bool:
+        from packaging.specifiers import SpecifierSet
+
+        wanted = [spec, *(n.specifier for n in asked[dep_name])]
+        return any(
+            all(isinstance(s, SpecifierSet) and s.contains(r.version, prereleases=True) for s in wanted)
+            for r in db.packages(dep_name)
+        )
+
+    out: set[Version] = set()
+    for release in db.packages(name):
+        if not all(n.specifier.contains(release.version, prereleases=True) for n in asked.get(name, ())):
+            continue
+        deps = [r for r in release.requires if r.name in asked and r.name != name and db.packages(r.name)]
+        if all(allowed(r.name, r.specifier) for r in deps):
+            out.add(release.version)
+    return out
+
+
+def of_releases(rejections: Iterable[Rejection], versions: set[Version]) -> list[Rejection]:
+    """The rejections of builds of ``versions`` (local tags ignored)."""
+    return [r for r in rejections if Version(str(r.version).split("+")[0]) in versions]

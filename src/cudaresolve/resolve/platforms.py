@@ -1,0 +1,80 @@
+"""Which builds of a release the target's platform can take, and why not. Pure.
+
+* ``os_not_served``: a package that does not serve the target's OS at all (``[packages.os]``:
+  FlashInfer is Linux only), one ``os-not-served`` finding for the release.
+* ``other_platform``: a build for another platform is no candidate, and no reason either, when
+  another build of the release serves the target's platform (torch 2.15.0's cu132 build is not
+  for macOS; its cpu build is): "has no wheel for" is said only of a release with none at all.
+* ``below_floor``: the macOS or glibc version a PyPI wheel needs (``platform-too-old``).
+
+PyPI's wheel tags name the oldest system each wheel installs on (``macosx_14_0_arm64``,
+``manylinux_2_28_x86_64``); the database keeps them per release (``floors``). A declared target
+runs the macOS or glibc its flags name (``--platform macosx_13_0_arm64``), else the one the
+database assumes for declared targets (``[index]``, as uv assumes). A build from PyPI whose floor
+is newer than that is no candidate, offline as online, where the index's file tags say the same.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cudaresolve.core.platforms import platform_os
+from cudaresolve.text.findings import reason
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cudaresolve.db.database import Build, CompatDB, PackageRelease
+    from cudaresolve.target.model import Target
+    from cudaresolve.text.findings import Finding
+
+__all__ = ["below_floor", "os_not_served", "other_platform"]
+
+
+def os_not_served(db: CompatDB, target: Target, release: PackageRelease) -> Finding | None:
+    """``os-not-served`` when the package serves other operating systems only; None when it serves the
+    target's (or the database does not say)."""
+    systems = db.operating_systems(release.name)
+    if systems is None or platform_os(target.platform) in systems:
+        return None
+    version = str(release.version)
+    return reason("os-not-served", package=release.name, version=version, required=", ".join(systems),
+                  found=target.platform)
+
+
+def _serves(build: Build, platform: str) -> bool:
+    return "any" in build.platforms or platform in build.platforms
+
+
+def other_platform(build: Build | None, builds: Sequence[Build | None], platform: str) -> bool:
+    """Whether ``build`` is for another platform while some build of ``builds`` serves ``platform``."""
+    if build is None or _serves(build, platform):
+        return False
+    return any(b is not None and _serves(b, platform) for b in builds)
+
+
+def _dotted(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def below_floor(db: CompatDB, target: Target, release: PackageRelease, build: Build | None) -> Finding | None:
+    """The ``platform-too-old`` finding when the target's system is older than the floor of the wheel
+    ``build`` (a PyPI build, or a pure release) would install; None otherwise or when no floor is known."""
+    if build is not None and build.channel != "pypi":
+        return None  # floors are read from PyPI's files; the PyTorch index's own tags are not recorded
+    floor = release.floor(target.platform, target.python)
+    if floor is None:
+        return None
+    mac = target.platform.startswith("macosx")
+    have = (target.macos or db.assumed_macos) if mac else (target.glibc or db.assumed_glibc)
+    if have is None or _dotted(have) >= _dotted(floor):
+        return None
+    system = "macOS" if mac else "glibc"
+    return reason(
+        "platform-too-old",
+        package=release.name,
+        version=str(release.version),
+        required=f"{system} {floor}",
+        found=f"{system} {have}",
+        platform=target.platform,
+    )

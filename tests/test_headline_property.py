@@ -1,0 +1,160 @@
+"""A failure's headline names the binding constraint: brute force over every build agrees.
+
+For a failed request, the first finding names one constraint (the GPU's SM, the Python, the
+platform, the driver, the OS, the user's pins). Over the database's builds of the package it
+names, every build that satisfies all the *other* constraints must break the named one: the
+named constraint really excludes every candidate the others leave.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from packaging.specifiers import SpecifierSet
+
+from cudaresolve.core.archs import Coverage, coverage
+from cudaresolve.core.platforms import platform_os
+from cudaresolve.core.versions import parse_driver
+from cudaresolve.db.database import DriverSupport, load_compat
+from cudaresolve.errors import NoSolution
+from cudaresolve.resolve.gpudriver import unsupported_gpus
+from cudaresolve.resolve.platforms import below_floor
+from cudaresolve.resolve.solve import solve
+from cudaresolve.target.model import Gpu, Target
+
+if TYPE_CHECKING:
+    from cudaresolve.db.database import Build, PackageRelease
+    from cudaresolve.text.findings import Finding
+
+DB = load_compat()
+PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
+PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
+PACKAGES = ("torch", "torchvision", "torchaudio", "xformers", "fbgemm-gpu")
+DRIVERS = ("418.40.04", "450.80.02", "470.82.01", "525.60.13", "535.104.05", "570.26", "580.65.06", "595.45.04")
+#: what each headline code names
+NAMED = {
+    "gpu-too-old": "sm",
+    "sm-not-covered": "sm",
+    "sm-below-minimum": "sm",
+    "no-wheel-for-python": "python",
+    "no-wheel-for-platform": "platform",
+    "platform-too-old": "floor",
+    "os-not-served": "os",
+    "driver-too-old": "driver",
+    "request-conflict": "pin",
+}
+
+
+def _torch_fits(release: PackageRelease, torch_pin: SpecifierSet | None) -> bool:
+    if torch_pin is None:
+        return True
+    for req in release.requires:
+        if req.name == "torch" and not any(
+            req.specifier.contains(t.version, prereleases=True) and torch_pin.contains(t.version, prereleases=True)
+            for t in DB.packages("torch")
+        ):
+            return False
+    return True
+
+
+def _broken(target: Target, release: PackageRelease, build: Build, spec: SpecifierSet, torch_pin: SpecifierSet | None
+            ) -> set[str]:
+    """The constraints ``build`` of ``release`` breaks on ``target`` under the user's requests."""
+    out = set()
+    if not spec.contains(release.version, prereleases=True) or not _torch_fits(release, torch_pin):
+        out.add("pin")
+    if platform_os(target.platform) not in (DB.operating_systems(release.name) or (platform_os(target.platform),)):
+        out.add("os")
+    if target.platform not in build.platforms and "any" not in build.platforms:
+        out.add("platform")
+    if below_floor(DB, target, release, build) is not None:
+        out.add("floor")
+    if target.python not in release.python:
+        out.add("python")
+    info = DB.variant(build.variant)
+    assert info is not None and info.cuda is not None and target.driver is not None
+    support = DB.driver_support(info.cuda, target.driver, target.platform)
+    if support is DriverSupport.NONE:
+        out.add("driver")
+    jit = support is DriverSupport.FULL
+    if any(coverage(build.archs, g.cc, tegra=g.tegra, ptx_jit_ok=jit) is Coverage.NONE for g in target.gpus) or (
+        release.min_sm is not None and any(g.cc < release.min_sm for g in target.gpus)
+    ):
+        out.add("sm")
+    return out
+
+
+def _check(headline: Finding, target: Target, spec: SpecifierSet, torch_pin: SpecifierSet | None) -> None:
+    named = NAMED.get(headline.code)
+    if named is None or headline.package not in PACKAGES:
+        return
+    own = spec if headline.package != "torch" or torch_pin is None else torch_pin
+    pin = None if headline.package == "torch" else torch_pin
+    for release in DB.packages(headline.package):
+        for build in release.builds:
+            if build.variant == "cpu":
+                continue
+            broken = _broken(target, release, build, own, pin)
+            if named == "pin":  # a request conflict: by the pins alone, nothing of the package fits
+                assert "pin" in broken, (headline.message, str(release.version), build.variant)
+            elif not broken - {named}:  # it satisfies every other constraint: the named one must exclude it
+                assert named in broken, (headline.message, str(release.version), build.variant, sorted(broken))
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[Target, str, SpecifierSet, SpecifierSet | None]:
+    platform = draw(st.sampled_from(PLATFORMS))
+    model = draw(st.sampled_from([g for g in DB.gpus if not g.tegra]))
+    gpu = Gpu(name=model.name, cc=model.cc, datacenter=model.datacenter, tegra=model.tegra)
+    target = Target(gpus=(gpu,), driver=parse_driver(draw(st.sampled_from(DRIVERS))), platform=platform,
+                    python=draw(st.sampled_from(PYTHONS)))
+    package = draw(st.sampled_from(PACKAGES))
+    releases = DB.packages(package)
+    spec = SpecifierSet(draw(st.sampled_from(["", *(f"=={r.version}" for r in releases)])))
+    torch = draw(st.sampled_from([None, *(f"=={r.version}" for r in DB.packages("torch"))]))
+    return target, package, spec, None if torch is None or package == "torch" else SpecifierSet(torch)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_every_headline_is_the_binding_constraint(case: tuple[Target, str, SpecifierSet, SpecifierSet | None]) -> None:
+    target, package, spec, torch_pin = case
+    if unsupported_gpus(DB, target) is not None:
+        return  # the driver does not know the GPU: that box finding explains every failure
+    requests = [f"{package}{spec}", *([f"torch{torch_pin}"] if torch_pin is not None else [])]
+    try:
+        solve(requests, DB, target)
+    except NoSolution as exc:
+        assert exc.findings
+        _check(exc.findings[0], target, spec, torch_pin)
+
+
+def _findings(requests: list[str], gpu: str, driver: str) -> list[Finding]:
+    from cudaresolve.target.build import resolve_gpu
+
+    target = Target(gpus=(resolve_gpu(gpu, DB),), driver=parse_driver(driver), platform="linux_x86_64", python="3.11")
+    try:
+        solve(requests, DB, target)
+    except NoSolution as exc:
+        return list(exc.findings)
+    raise AssertionError(f"{requests} resolved on {gpu}")
+
+
+def test_a_pin_that_leaves_only_releases_without_code_for_the_gpu_says_so() -> None:
+    # the issue's example, and another pin and GPU of the same class
+    for requests, gpu in ((["xformers", "torch==2.8.*"], "GTX 1080 Ti"), (["xformers", "torch==2.9.0"], "Tesla P100")):
+        findings = _findings(requests, gpu, "580.65.06")
+        assert findings[0].code in ("sm-not-covered", "sm-below-minimum"), findings[0].message
+        assert findings[0].package == "xformers"
+        assert all(f.code != "request-conflict" for f in findings), [f.message for f in findings]
+
+
+def test_a_pairing_on_a_variant_the_driver_cannot_run_is_not_the_headline() -> None:
+    for gpu in ("GTX 1080 Ti", "Tesla P100"):  # the issue's example, and another Pascal part
+        findings = _findings(["torchrec"], gpu, "535.104.05")
+        head = findings[0]
+        assert head.code == "sm-not-covered" and head.package == "fbgemm-gpu", head.message
+        assert head.variant is not None and head.variant != "cu130"  # R535 cannot run cu130 anyway
+        assert all(f.code not in ("no-wheel-for-python", "requires-python") for f in findings)

@@ -1,0 +1,112 @@
+"""Platform floors (the macOS or glibc a PyPI wheel needs) honoured offline, and "has no wheel for" said truly."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudaresolve.cli import main
+from cudaresolve.db.database import load_compat
+from cudaresolve.resolve.catalog import build_catalog
+from cudaresolve.target.build import TargetOptions, build_target
+from cudaresolve.target.model import Target
+
+DB = load_compat()
+GPU_PACKAGES = ("torch", "torchvision", "torchaudio", "xformers", "fbgemm-gpu")
+
+
+def _v(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split("."))
+
+
+def test_floors_are_read_for_every_pypi_release_and_per_python_where_they_differ() -> None:
+    torch = {str(r.version): r for r in DB.packages("torch")}
+    assert torch["2.15.0"].floor("macosx_arm64", "3.12") == "14.0"
+    assert torch["2.11.0"].floor("macosx_arm64", "3.12") == "11.0"
+    assert torch["2.10.0"].floor("macosx_arm64", "3.12") == "11.0"
+    assert torch["2.10.0"].floor("macosx_arm64", "3.14") == "14.0"  # its cp314 wheel alone needs macOS 14
+    assert torch["2.15.0"].floor("linux_aarch64", "3.12") == "2.28"
+    assert torch["2.15.0"].floor("win_amd64", "3.12") is None
+    for name in GPU_PACKAGES:
+        assert all(r.floors for r in DB.packages(name)), name
+
+
+@pytest.mark.parametrize("python", ["3.10", "3.12", "3.14"])
+@pytest.mark.parametrize(
+    ("platform", "version"),
+    [
+        ("macosx_arm64", "11.0"),
+        ("macosx_arm64", "12.0"),
+        ("macosx_arm64", "13.0"),
+        ("macosx_arm64", "14.0"),
+        ("macosx_x86_64", "10.12"),
+        ("macosx_x86_64", "10.15"),
+        ("linux_aarch64", "2.17"),
+        ("linux_aarch64", "2.28"),
+        ("linux_x86_64", "2.17"),
+    ],
+)
+def test_pypi_candidates_are_exactly_the_builds_whose_floor_the_target_meets(
+    platform: str, version: str, python: str
+) -> None:
+    mac = platform.startswith("macosx")
+    target = Target(platform=platform, python=python, source="flags", macos=version if mac else None,
+                    glibc=None if mac else version)
+    catalog = build_catalog(DB, target)
+    for name in ("torch", "torchvision", "torchaudio"):
+        got = {str(c.release.version) for c in catalog.for_name(name) if c.channel == "pypi" and c.release}
+        brute = set()
+        for release in DB.packages(name):
+            floor = release.floor(platform, python)
+            pypi = [
+                b for b in release.builds
+                if b.channel == "pypi" and platform in b.platforms and b.variant == "cpu"
+            ]
+            if pypi and python in release.python and (floor is None or _v(floor) <= _v(version)):
+                brute.add(str(release.version))
+        assert got == brute, (name, sorted(got ^ brute))
+        for rejection in catalog.rejected(name):
+            if rejection.finding.code == "platform-too-old":
+                assert rejection.finding.found is not None and rejection.finding.found.endswith(version)
+
+
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        ("macosx_13_0_arm64", {"torch": "2.11.0"}),  # torch 2.12+ wheels need macOS 14
+        ("macosx_14_0_arm64", {"torch": "2.15.0"}),
+        ("macosx_10_12_x86_64", {"torch": "2.0.1", "torchvision": "0.15.2"}),  # torchvision 0.16+: macOS 10.13
+        ("macosx_10_15_x86_64", {"torch": "2.2.2", "torchvision": "0.17.2"}),
+    ],
+)
+def test_an_offline_lock_honours_the_macos_the_target_names(
+    platform: str, expected: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["lock", *expected, "--cpu", "--platform", platform, "--python-version", "3.11", "--offline",
+                 "--format", "requirements", "-o", "-", "--no-cache"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    for name, version in expected.items():
+        assert f"{name}=={version}" in out, out
+
+
+@pytest.mark.parametrize(
+    ("platform", "cpu"),
+    [("macosx_arm64", True), ("macosx_x86_64", True), ("win_amd64", False), ("linux_aarch64", False),
+     ("linux_x86_64", False), ("linux_aarch64", True), ("win_amd64", True)],
+)
+def test_every_no_wheel_for_platform_statement_is_true_of_the_release(platform: str, cpu: bool) -> None:
+    options = TargetOptions(cpu=cpu, python="3.12", platform=platform,
+                            gpus=() if cpu else ("8.6",), driver=None if cpu else "580.65.06")
+    target = build_target(options, DB)
+    catalog = build_catalog(DB, target)
+    for name in DB.package_names:
+        releases = {str(r.version): r for r in DB.packages(name)}
+        for rejection in catalog.rejected(name):
+            finding = rejection.finding
+            if finding.code != "no-wheel-for-platform":
+                continue
+            release = releases[str(rejection.version).split("+")[0]]
+            kind = [b for b in release.builds if (b.variant == "cpu") == cpu]
+            served = {p for b in kind for p in b.platforms} or set(release.platforms)
+            assert platform not in served and "any" not in served, (name, str(rejection.version))
+            assert set((finding.required or "").split(", ")) <= served
