@@ -86,7 +86,7 @@ def test_index_options_of_a_requirement_file(tmp_path: Path) -> None:
     (tmp_path / "e.txt").write_text("-e .\n")
     with pytest.raises(InvalidInput) as info:
         read_requirement_files([str(tmp_path / "e.txt")])
-    assert "e.txt:1: option -e is not supported" in info.value.message
+    assert "e.txt:1: -e . is not a folder whose pyproject.toml names its project" in info.value.message
 
 
 def test_extra_index_urls_are_checked_and_taken_from_the_environment() -> None:

@@ -75,7 +75,11 @@ def test_a_file_that_is_no_pep_751_lock_gives_no_preference(tmp_path: Path) -> N
     (tmp_path / "pylock.toml").write_text("this is = not [a lock\n")
     assert read_pins(str(tmp_path / "pylock.toml")) is None
     (tmp_path / "pylock.toml").write_text('lock-version = "1.0"\ncreated-by = "x"\n[[packages]]\nname = "a"\n')
-    assert read_pins(str(tmp_path / "pylock.toml")) is None  # a package without a version pins nothing
+    assert read_pins(str(tmp_path / "pylock.toml")) is None  # no file for the package: not valid PEP 751
+    folder = '[[packages]]\nname = "a"\ndirectory = {path = "a"}\n[[packages]]\nname = "b"\nversion = "2"\n'
+    wheel = 'wheels = [{url = "https://x.example/b-2-py3-none-any.whl", hashes = {sha256 = "' + "0" * 64 + '"}}]\n'
+    (tmp_path / "pylock.toml").write_text('lock-version = "1.0"\ncreated-by = "x"\n' + folder + wheel)
+    assert read_pins(str(tmp_path / "pylock.toml")) == {"b": "2"}  # a local folder has no version to keep
     assert read_pins(str(tmp_path / "absent.toml")) is None
     assert preferences({"a": "1", "b": "2"}, upgrade=False, upgrade_packages=["A"]) == {"b": "2"}
     assert preferences({"a": "1"}, upgrade=True, upgrade_packages=[]) == {}

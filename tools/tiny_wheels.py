@@ -154,6 +154,14 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         for path, text in files.items():
             archive.writestr(path, text)
     return filename
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return []
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    return build_wheel(wheel_directory, config_settings, metadata_directory)  # PEP 660: a copy stands in
 '''
 
 

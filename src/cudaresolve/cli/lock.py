@@ -87,10 +87,22 @@ def requirements_from_args(
 
     if files is None:
         files = read_requirement_files(args.requirement_files, getattr(args, "constraint_files", []))
-    requirements = (*args.requirements, *files.requirements)
+    given = tuple(_folder_or_text(r) for r in args.requirements)  # ``.`` or ``./pkg``: a local project
+    requirements = (*given, *files.requirements)
     if args.requirement_files and not requirements:  # never the project's list instead of an empty file
         raise InvalidInput(Text("lock.reqfile.empty"), hint=Text("lock.reqfile.empty.hint"))
     return requirements, files.constraints
+
+
+def _folder_or_text(text: str) -> str:
+    """A REQ that is a path to a local project folder (``.``, ``./pkg``, ``/abs``, ``~/x``) as ``NAME @ file://``."""
+    from cudaresolve.lock.reqfiles import directory_requirement
+
+    if text.startswith((".", "/", "~")):
+        found = directory_requirement(text)
+        if found is not None:
+            return found
+    return text
 
 
 def register(sub: Any) -> None:
@@ -142,6 +154,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         extra_index_urls=(*getattr(args, "extra_index_urls", ()), *files.extra_index_urls),
         find_links=(*getattr(args, "find_links", ()), *files.find_links),
         trusted_hosts=files.trusted_hosts,
+        editables=files.editables,
         no_build=args.no_build,
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from cudaresolve.index.simple import IndexFile
 
 __all__ = [
-    "BUILD_TIMEOUT", "BUILD_TIMEOUT_ENV", "BuildPolicy", "build_policy", "build_timeout_from_env", "prepare_metadata"
+    "BUILD_TIMEOUT", "BUILD_TIMEOUT_ENV", "BuildPolicy", "build_policy", "build_timeout_from_env", "prepare_metadata",
+    "prepare_tree_metadata",
 ]
 
 #: Seconds one sdist's metadata may take to prepare, its build environment included (pip allows no bound at
@@ -101,18 +102,29 @@ def prepare_metadata(archive: IO[bytes], file: IndexFile, policy: BuildPolicy) -
     with tempfile.TemporaryDirectory(prefix="cudaresolve-sdist-") as scratch:
         root = Path(scratch)
         source = _unpack(archive, file, root / "src")
-        out = root / "out"
-        out.mkdir()
-        printed = _run_child(source, out, file, policy)
-        lines = [line for line in printed.splitlines() if line.strip()]
-        found = Path(lines[-1]) if lines else None
-        if found is None or not found.is_file() or out not in found.parents:
-            raise _failed(file, "the build backend wrote no METADATA")
-        with open(found, "rb") as handle:
-            data = handle.read(_METADATA_BYTES + 1)
-        if len(data) > _METADATA_BYTES:
-            raise _failed(file, f"a METADATA of more than {_METADATA_BYTES} bytes")
-        return data.decode("utf-8", errors="replace")
+        return _prepare(source, root, file.filename, str(file.project), policy)
+
+
+def prepare_tree_metadata(source: Path, policy: BuildPolicy) -> str:
+    """The METADATA text a local project folder (a directory reference, ``-e PATH``) builds, the same way; its
+    backend runs in the folder itself, as pip's and uv's do."""
+    with tempfile.TemporaryDirectory(prefix="cudaresolve-tree-") as scratch:
+        return _prepare(source, Path(scratch), str(source), source.name, policy)
+
+
+def _prepare(source: Path, scratch: Path, label: str, package: str, policy: BuildPolicy) -> str:
+    out = scratch / "out"
+    out.mkdir()
+    printed = _run_child(source, out, label, package, policy)
+    lines = [line for line in printed.splitlines() if line.strip()]
+    found = Path(lines[-1]) if lines else None
+    if found is None or not found.is_file() or out not in found.parents:
+        raise _failed(label, package, "the build backend wrote no METADATA")
+    with open(found, "rb") as handle:
+        data = handle.read(_METADATA_BYTES + 1)
+    if len(data) > _METADATA_BYTES:
+        raise _failed(label, package, f"a METADATA of more than {_METADATA_BYTES} bytes")
+    return data.decode("utf-8", errors="replace")
 
 
 def _unpack(archive: IO[bytes], file: IndexFile, into: Path) -> Path:
@@ -127,10 +139,10 @@ def _unpack(archive: IO[bytes], file: IndexFile, into: Path) -> Path:
     except DynamicMetadata:
         raise
     except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-        raise _failed(file, f"its archive cannot be unpacked ({type(e).__name__})") from e
+        raise _failed(file.filename, str(file.project), f"its archive cannot be unpacked ({type(e).__name__})") from e
     tops = [p for p in into.iterdir() if p.is_dir()]
     if len(tops) != 1 or not ((tops[0] / "pyproject.toml").is_file() or (tops[0] / "setup.py").is_file()):
-        raise _failed(file, "no project folder with pyproject.toml or setup.py at its top")
+        raise _failed(file.filename, str(file.project), "no project folder with pyproject.toml or setup.py at its top")
     return tops[0]
 
 
@@ -159,7 +171,7 @@ def _unzip(archive: IO[bytes], into: Path) -> None:
         sdist.extractall(into)
 
 
-def _run_child(source: Path, out: Path, file: IndexFile, policy: BuildPolicy) -> str:
+def _run_child(source: Path, out: Path, label: str, package: str, policy: BuildPolicy) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
     env.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONDONTWRITEBYTECODE="1")
     if policy.index_url:
@@ -174,19 +186,19 @@ def _run_child(source: Path, out: Path, file: IndexFile, policy: BuildPolicy) ->
             stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     except OSError as e:
-        raise _failed(file, f"the build could not start ({e.strerror or type(e).__name__})") from e
+        raise _failed(label, package, f"the build could not start ({e.strerror or type(e).__name__})") from e
     try:
         printed, _ = child.communicate(timeout=policy.timeout)
     except subprocess.TimeoutExpired:
         _kill(child)
-        raise _failed(file, f"its build backend ran past {policy.timeout:g} s") from None
+        raise _failed(label, package, f"its build backend ran past {policy.timeout:g} s") from None
     except BaseException:
         _kill(child)
         raise
     text = printed.decode("utf-8", errors="replace")
     if child.returncode != 0:
         tail = " ".join(text.split())[-_OUTPUT_CHARS:]
-        raise _failed(file, f"its build backend failed (exit {child.returncode}): {tail}")
+        raise _failed(label, package, f"its build backend failed (exit {child.returncode}): {tail}")
     return text
 
 
@@ -213,8 +225,8 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
     child.wait()
 
 
-def _failed(file: IndexFile, why: str) -> DynamicMetadata:
+def _failed(label: str, package: str, why: str) -> DynamicMetadata:
     return DynamicMetadata(
-        Text.of("index.sdist-build-failed", file=file.filename, reason=why),
-        hint=Text.of("index.sdist-build-failed.hint", package=str(file.project)),
+        Text.of("index.sdist-build-failed", file=label, reason=why),
+        hint=Text.of("index.sdist-build-failed.hint", package=package),
     )

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
     from packaging.tags import Tag
 
+    from cudaresolve.index.build_metadata import BuildPolicy
     from cudaresolve.index.client import IndexClient
     from cudaresolve.index.http_cache import HttpCache
     from cudaresolve.index.metadata import CoreMetadata
@@ -163,7 +164,7 @@ def _store(cache: HttpCache, key: str, wheel: DirectWheel, text: str) -> None:
 
 def direct_release(
     client: IndexClient, cache: HttpCache | None, name: str, url: str, *, tags: tuple[Tag, ...], python: str,
-    platform: str,
+    platform: str, build: BuildPolicy | None = None,
 ) -> tuple[IndexRelease, tuple[Requirement, ...], Notice | None]:
     """The wheel ``name @ url`` names, its requirements, and a warning when its hash was only computed: its tags
     must install on the target and its ``Requires-Python`` admit ``python`` (X.Y.Z), else ``NoSolution``
@@ -171,12 +172,17 @@ def direct_release(
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     from cudaresolve.errors import NoSolution
-    from cudaresolve.resolve.direct import parse_direct
+    from cudaresolve.resolve.direct import local_directory, parse_direct
     from cudaresolve.resolve.model import FileKind
     from cudaresolve.resolve.source import Artifact, IndexRelease
     from cudaresolve.target.environment import tag_priority
     from cudaresolve.text.findings import warning
 
+    folder = local_directory(url)
+    if folder is not None:  # a local project: its backend says what it is (``local_project``)
+        from cudaresolve.index.local_project import directory_release
+
+        return (*directory_release(name, folder, url, build), None)
     ref = parse_direct(name, url)
     target = {"python": python.rsplit(".", 1)[0], "platform": platform or "?"}
     if tag_priority(ref.tags, tags) is None:

@@ -139,8 +139,7 @@ class IndexSource:
             return {index: why for index, (why, _) in (*self._missing.items(), *self._failed.items())}
 
     def index_for(self, name: str) -> str:
-        """``package-index``'s entry, else the first extra index or find-links page listing ``name`` (uv's
-        ``first-index`` rule: a failing one raises, never falls through to the next), else the default."""
+        """``package-index``'s entry, else the first extra index or find-links page listing ``name`` (uv's rule)."""
         project = canonical_project(name)
         pinned = self._indexes.get(project)
         if pinned is not None or not self._extra:
@@ -338,7 +337,8 @@ class IndexSource:
         if found is not None:
             return found
         release, requires, notice = direct_release(
-            self._client, self._cache, name, url, tags=self._tags, python=self._python, platform=self._platform
+            self._client, self._cache, name, url, tags=self._tags, python=self._python, platform=self._platform,
+            build=self._build,
         )
         self._requires[("", release.name, str(release.version))] = requires
         self._direct_notices.extend([notice] if notice is not None else [])

@@ -73,6 +73,7 @@ class LockRequest:
     extra_index_urls: tuple[str, ...] = ()  # --extra-index-url, then a requirement file's (``index.extra``)
     find_links: tuple[str, ...] = ()  # -f/--find-links likewise
     trusted_hosts: tuple[str, ...] = ()  # a requirement file's --trusted-host lines
+    editables: tuple[str, ...] = ()  # local folders given with -e, locked editable
     features: Selection = field(default_factory=Selection)  # --extra/--all-extras/--group/--all-groups/--no-dev
     exclude_newer: datetime | None = None  # --exclude-newer: files uploaded after it are not seen
     prerelease: str = "explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
@@ -350,6 +351,7 @@ def _solve_whole(
             raise
         source.close()  # the walk ahead ends before the client does, and before its failures are read
     from cudaresolve.lock.fallback_set import passed_over, unreachable_set_notice
+    from cudaresolve.resolve.model import FileKind
 
     failures = {**(down or {}), **source.failures()}
     skipped = passed_over(solution, failures)  # indexes that failed but served nothing this lock holds
@@ -361,7 +363,7 @@ def _solve_whole(
         warning("requirement-skipped", "lock.requirement-skipped", requirement=text)
         for text in skipped_requests(inputs.requirements, marker_environment(target))
     ]
-    unlisted = [p for p in solution.packages if not p.url or not p.sha256]
+    unlisted = [p for p in solution.packages if not p.url or (not p.sha256 and p.kind is not FileKind.DIRECTORY)]
     from cudaresolve.lock.wheels import not_listed, sdist_notices
 
     notices += [not_listed(p, target, inputs.mirrors) for p in unlisted]
@@ -395,6 +397,8 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     and a ``no-lock-written`` warning; a named ``-o`` is an error with a hint. Requirements are
     written as asked, with a header saying they are not a complete lock when hashes are missing.
     """
+    import os
+
     from cudaresolve.lock.lockfile import check_output_name
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.output import check_default_free, is_stream
@@ -409,6 +413,10 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     inputs = prepare(request)
     solution = resolve_inputs(inputs, preferences=wanted)
     frozen = lock_from_solution(solution, extras=inputs.extras, groups=inputs.groups)
+    frozen = replace(
+        frozen, root=None if is_stream(path) else os.path.dirname(os.path.abspath(path)),
+        packages=tuple(replace(p, editable=p.name in request.editables) for p in frozen.packages),
+    )  # fmt: skip
     complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":
         problem = _pylock_problem(frozen) if solution.complete else Text("lock.not-whole-environment")

@@ -66,12 +66,13 @@ class Lock:
     environments: tuple[str, ...] = ()
     lock_version: str = LOCK_VERSION
     created_by: str = CREATED_BY
+    root: str | None = field(default=None, compare=False)  # the lock file's folder: directory paths are relative to it
     extras: tuple[str, ...] = ()  # the project's extras whose requirements the lock holds (PEP 751 ``extras``)
     groups: tuple[str, ...] = ()  # its dependency groups likewise (``dependency-groups``, all of them default)
 
     def missing_hashes(self) -> tuple[str, ...]:
-        """Names of packages without a known sha256, in lock order."""
-        return tuple(p.name for p in self.packages if not p.sha256)
+        """Names of packages without a known sha256, in lock order (a local folder has none to have)."""
+        return tuple(p.name for p in self.packages if not p.sha256 and p.kind is not FileKind.DIRECTORY)
 
     def to_dict(self) -> dict[str, Any]:
         """The pylock.toml mapping (kebab-case keys, no None values); the inverse of ``from_dict``."""
@@ -86,7 +87,7 @@ class Lock:
             data["dependency-groups"] = list(self.groups)
             data["default-groups"] = list(self.groups)
         data["created-by"] = self.created_by
-        data["packages"] = [_package_to_dict(p) for p in self.packages]
+        data["packages"] = [_package_to_dict(p, self.root) for p in self.packages]
         tool: dict[str, Any] = {}
         if self.variant:
             tool["variant"] = self.variant
@@ -146,6 +147,7 @@ def lock_from_solution(solution: Solution, *, extras: tuple[str, ...] = (), grou
                 size=p.size,
                 kind=p.kind,
                 upload_time=p.upload_time,
+                editable=p.editable,
             )
             for p in solution.packages
         ),
@@ -209,9 +211,13 @@ def drop_none(value: Any) -> Any:
 # --- the pylock mapping, entry by entry -------------------------------------------------------
 
 
-def _package_to_dict(package: LockedPackage) -> dict[str, Any]:
+def _package_to_dict(package: LockedPackage, root: str | None = None) -> dict[str, Any]:
     """One ``[[packages]]`` entry: ``index`` and one ``[[packages.wheels]]`` or ``[packages.sdist]``, or for a
-    direct reference ``[packages.archive]`` and no index (as uv writes one; PEP 751)."""
+    direct reference ``[packages.archive]`` and no index (as uv writes one; PEP 751); a local folder is
+    ``[packages.directory]``, its path relative to the lock's folder, without a version that could go stale."""
+    if package.kind is FileKind.DIRECTORY:
+        folder = {"path": _folder(package.url or "", root), "editable": package.editable}
+        return {"name": package.name, "directory": folder}
     entry: dict[str, Any] = {"name": package.name, "version": package.version}
     if package.requires_python:
         entry["requires-python"] = package.requires_python
@@ -308,6 +314,19 @@ def _sha256(file: Mapping[str, Any], where: str) -> str | None:
     if sha256 is not None and not (isinstance(sha256, str) and is_sha256(sha256.lower())):
         raise InvalidLockfile(Text.of("lock.bad-sha256", path=f"{where}.hashes.sha256"))
     return sha256.lower() if sha256 else None
+
+
+def _folder(url: str, root: str | None) -> str:
+    """A ``file://`` folder as PEP 751 writes it: relative to the lock's folder (POSIX separators), when known."""
+    import os.path
+
+    from cudaresolve.resolve.direct import local_directory
+
+    path = local_directory(url) or url
+    if root is None:
+        return path
+    relative = os.path.relpath(path, root)
+    return relative.replace(os.sep, "/")
 
 
 def _upload_time(file: Mapping[str, Any], where: str) -> str | None:

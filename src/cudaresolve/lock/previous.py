@@ -40,7 +40,7 @@ class Change:
 
 def read_pins(path: str) -> dict[str, str] | None:
     """name -> version of the PEP 751 lock at ``path``; None when there is none there, or it is not one (too
-    large, not a regular file, not TOML, not valid PEP 751, or a package without a version)."""
+    large, not a regular file, not TOML, not valid PEP 751)."""
     from packaging.pylock import Pylock, PylockValidationError
 
     from cudaresolve.core.files import NotRegularFile, read_regular_bounded
@@ -55,12 +55,9 @@ def read_pins(path: str) -> dict[str, str] | None:
         lock = Pylock.from_dict(tomllib.loads(data.decode("utf-8")))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, PylockValidationError, RecursionError, ValueError):
         return None
-    pins: dict[str, str] = {}
-    for package in lock.packages:
-        if package.version is None:
-            return None
-        pins[str(canonical_name(package.name))] = str(package.version)
-    return pins
+    return {  # a local folder has no version to keep
+        str(canonical_name(p.name)): str(p.version) for p in lock.packages if p.version is not None
+    }
 
 
 def preferences(pins: Mapping[str, str] | None, *, upgrade: bool, upgrade_packages: Iterable[str]) -> dict[str, str]:

@@ -16,9 +16,11 @@ What a line may hold (https://pip.pypa.io/en/stable/reference/requirements-file-
   ``-f``/``--find-links URL`` (more indexes, each package from the first that has it: uv's
   ``first-index`` rule), ``--trusted-host HOST`` (plain http allowed to that host's indexes).
 
-Any other option (``-e``, ``--hash``, ``--no-binary`` ...) is refused with a coded error naming
-``file:line``, never ignored: cudaresolve chooses each file and hash itself, and an editable path is
-not a requirement it can lock yet. A URL as FILE is refused too.
+- ``-e PATH``/``--editable PATH``: a local project folder (relative to the file), locked as PEP 751
+  ``[packages.directory]`` with ``editable = true``; its name comes from its pyproject.toml.
+
+Any other option (``--hash``, ``--no-binary`` ...) is refused with a coded error naming ``file:line``,
+never ignored: cudaresolve chooses each file and hash itself. A URL as FILE is refused too.
 
 Bounds: a file of at most ``MAX_FILE_BYTES``, files nested at most ``MAX_DEPTH`` deep, at most
 ``MAX_FILES`` files in all; a file that includes itself (directly or through others) is an error.
@@ -33,13 +35,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
+from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-__all__ = ["MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "RequirementFiles", "read_requirement_files"]
+__all__ = [
+    "MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "RequirementFiles", "directory_requirement", "read_requirement_files"
+]
 
 MAX_FILE_BYTES: Final = 1024 * 1024
 MAX_DEPTH: Final = 10
@@ -64,6 +69,7 @@ class RequirementFiles:
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
     trusted_hosts: tuple[str, ...] = ()
+    editables: tuple[str, ...] = ()  # names of the local folders given with ``-e`` (installed in place)
 
 
 def read_requirement_files(
@@ -80,6 +86,7 @@ def read_requirement_files(
         extra_index_urls=tuple(dict.fromkeys(reader.indexes["--extra-index-url"])),
         find_links=tuple(dict.fromkeys(reader.indexes["--find-links"])),
         trusted_hosts=tuple(dict.fromkeys(reader.indexes["--trusted-host"])),
+        editables=tuple(dict.fromkeys(reader.editables)),
     )  # fmt: skip
 
 
@@ -90,6 +97,7 @@ class _Reader:
         self.constraints: list[str] = []
         self.files = 0
         self.index_url: str | None = None
+        self.editables: list[str] = []
         self.indexes: dict[str, list[str]] = {"--extra-index-url": [], "--find-links": [], "--trusted-host": []}
 
     def read(self, path: Path, *, constraint: bool, chain: tuple[Path, ...]) -> None:
@@ -124,6 +132,14 @@ class _Reader:
                 return
             option = _INDEX_OPTIONS.get(option, option)
             value = rest.strip()
+            if option in ("-e", "--editable") and value:
+                folder = Path(value).expanduser()
+                requirement = directory_requirement(str(folder if folder.is_absolute() else path.parent / folder))
+                if requirement is None:
+                    raise InvalidInput(Text.of("lock.reqfile.editable", where=where, path=value[:200]), hint=_HINT)
+                (self.constraints if constraint else self.requirements).append(requirement)
+                self.editables.append(canonical_name(requirement.split(" @ ", 1)[0]))
+                return
             if option in self.indexes and value and " " not in value:
                 self.indexes[option].append(value)
                 return
@@ -138,6 +154,19 @@ class _Reader:
             raise InvalidInput(Text.of("lock.reqfile.option", where=where, option=option[:80]), hint=_HINT)
         _check_requirement(line, where, constraint=constraint)
         (self.constraints if constraint else self.requirements).append(line)
+
+
+def directory_requirement(text: str) -> str | None:
+    """``NAME @ file:///abs/folder`` for a local project folder given as a path (``.``, ``./pkg``, ``-e PATH``),
+    its name from its pyproject.toml (PEP 621); None when ``text`` is no such folder or it names itself only
+    when built (a setup.py project: give it as ``NAME @ file:///path``)."""
+    from cudaresolve.index.local_project import project_name
+
+    folder = Path(text).expanduser()
+    if "://" in text or not folder.is_dir():
+        return None
+    name = project_name(folder)
+    return f"{name} @ {folder.resolve().as_uri()}" if name is not None else None
 
 
 def _local(text: str) -> Path:

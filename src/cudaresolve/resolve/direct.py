@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.source import IndexRelease
 
-__all__ = ["HASH_ALGORITHMS", "DirectRef", "direct_candidate", "parse_direct", "same_reference"]
+__all__ = ["HASH_ALGORITHMS", "DirectRef", "direct_candidate", "local_directory", "parse_direct", "same_reference"]
 
 #: The hash algorithms a URL fragment may name, strongest first (hashlib names; PEP 751 ``hashes`` keys).
 HASH_ALGORITHMS: Final = ("sha512", "sha384", "sha256")
@@ -107,6 +107,20 @@ def parse_direct(name: str, url: str) -> DirectRef:
         hashes=_hashes(fragment, location),
         path=unquote(parts.path) if scheme == "file" else None,
     )
+
+
+def local_directory(url: str) -> str | None:
+    """The local folder a ``file://`` URL names when it is no file of a distribution (not a wheel, not an sdist):
+    a directory reference, a local project whose metadata its build backend gives (PEP 751 ``directory``)."""
+    text = url.strip().partition("#")[0]
+    parts = split_url(text)
+    if parts is None or parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    path = unquote(parts.path)
+    last = path.rstrip("/").rsplit("/", 1)[-1].lower()
+    if not path.startswith("/") or last.endswith((".whl", *_SDIST_SUFFIXES)):
+        return None
+    return path.rstrip("/") or "/"
 
 
 def same_reference(a: str, b: str) -> bool:

@@ -21,6 +21,7 @@ class FileKind(enum.Enum):
     WHEEL = "wheel"  # ``[[packages.wheels]]``: a wheel its index lists
     SDIST = "sdist"  # ``[packages.sdist]``: a source distribution its index lists (built when installed)
     ARCHIVE = "archive"  # ``[packages.archive]``: a wheel named by URL (``name @ URL``), from no index
+    DIRECTORY = "directory"  # ``[packages.directory]``: a local project folder (``name @ file:///dir``, ``-e``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +39,7 @@ class LockedPackage:
     size: int | None = None
     kind: FileKind = FileKind.WHEEL
     upload_time: str | None = None  # ISO 8601, as the index gave it (PEP 700)
+    editable: bool = False  # a directory installed in place (``-e``)
 
     def to_dict(self) -> dict[str, Any]:
         url = strip_credentials(self.url) if self.url else self.url  # a private mirror's token stays out of output

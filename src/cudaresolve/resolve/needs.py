@@ -18,7 +18,7 @@ from cudaresolve.core.platforms import canonical_name
 from cudaresolve.core.urls import strip_credentials
 from cudaresolve.errors import InvalidInput
 from cudaresolve.resolve.catalog import Candidate, Need
-from cudaresolve.resolve.direct import parse_direct, same_reference
+from cudaresolve.resolve.direct import local_directory, parse_direct, same_reference
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -62,7 +62,8 @@ def parse_requests(
                 raise InvalidInput(
                     Text.of("resolve.direct-reference", text=_short(text)), hint=Text("resolve.direct-reference.hint")
                 )
-            parse_direct(req.name, req.url)
+            if local_directory(req.url) is None:  # a local project folder is read when it is solved
+                parse_direct(req.name, req.url)
         if environment is not None and req.marker is not None and not req.marker.evaluate({**environment}):
             continue
         need = Need.from_requirement(req)

@@ -396,7 +396,7 @@ def _locked(name: str, version: str, index: str, release: IndexRelease | None) -
     return LockedPackage(
         name=name,
         version=version,
-        index="" if file.kind is FileKind.ARCHIVE else index,  # a direct reference comes from no index
+        index="" if file.kind in (FileKind.ARCHIVE, FileKind.DIRECTORY) else index,  # a direct one: from no index
         url=file.url,
         sha256=file.sha256,
         filename=file.filename,
