@@ -169,7 +169,12 @@ def _lock(indexes: Indexes, *, hashes: bool) -> Lock:
         )
 
     return Lock(
-        packages=(locked("flashinfer-python@B", indexes.b), locked("torch@A", indexes.a)),
+        packages=(
+            locked("einops@B", indexes.b),
+            locked("filelock@A", indexes.a),
+            locked("flashinfer-python@B", indexes.b),
+            locked("torch@A", indexes.a),
+        ),
         variant="cu118",
         index_url=indexes.a,
         target={"platform": "linux_x86_64", "python": "3.11"},
@@ -201,9 +206,9 @@ def test_installs_a_hashed_pylock_each_package_from_its_own_index(indexes: Index
     assert code == 0
     assert _installed(venv) == {
         "torch": ("2.7.1+cu118", "A"),  # B's torch 2.8.0 is higher and satisfies flashinfer's torch>=2.7
-        "filelock": ("3.13.1", "A"),  # torch's dependency comes from torch's index, not B's 99.0
+        "filelock": ("3.13.1", "A"),  # torch's dependency from the index the lock names, not B's 99.0
         "flashinfer-python": ("0.2.5", "B"),
-        "einops": ("0.8.1", "B"),  # flashinfer's own dependency from flashinfer's index
+        "einops": ("0.8.1", "B"),
     }
     listed = subprocess.run(
         [str(venv), "-m", "pip", "list", "--format", "json"],
@@ -285,7 +290,7 @@ class Drifted:
 def drifted(indexes: Indexes, venv_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Drifted:
     """fbgemm-gpu 1.9.0+cu126 and a torch 2.7.1+cu118 built elsewhere (same version, other files),
     torch's dependency filelock, and einops that nothing locked needs; then one sync to a lock of
-    fbgemm-gpu 1.9.0 and torch 2.7.1+cu118 from index A. Shared by the tests below (one venv)."""
+    fbgemm-gpu 1.9.0, filelock 3.13.1 and torch 2.7.1+cu118 from index A. Shared by the tests below (one venv)."""
     root = tmp_path_factory.mktemp("drifted")
     copy = root / "venv"
     shutil.copytree(venv_python.parent.parent, copy, symlinks=True, copy_function=os.link)
@@ -312,7 +317,7 @@ def drifted(indexes: Indexes, venv_python: Path, tmp_path_factory: pytest.TempPa
             sha256=wheel.sha256,
         )
 
-    lock = Lock(packages=(locked("fbgemm-gpu@A"), locked("torch@A")), index_url=indexes.a)
+    lock = Lock(packages=(locked("fbgemm-gpu@A"), locked("filelock@A"), locked("torch@A")), index_url=indexes.a)
     lock_path = root / "pylock.toml"
     write_lock(lock_path, lock)
     commands: list[PipCommand] = []
@@ -329,13 +334,13 @@ def test_sync_replaces_another_build_and_another_wheel_of_the_locked_version(dri
     assert drifted.after == {
         "fbgemm-gpu": ("1.9.0", "A"),  # was 1.9.0+cu126
         "torch": ("2.7.1+cu118", "A"),  # same version, was the other wheel
-        "filelock": ("3.13.1", "A"),  # torch needs it: kept, not foreign
+        "filelock": ("3.13.1", "A"),  # locked, installed as locked: kept
         "einops": ("0.8.1", "B"),  # foreign, but only reported without --exact
     }
     assert [n.code for n in drifted.result.notices] == ["installed-differs", "installed-differs", "not-in-lock"]
     assert drifted.result.foreign == ("einops",)
     assert drifted.result.removed == ()
-    # one download (one index), one install from the verified files; no dependency run: all are met
+    # one download (one index), one install from the verified files; no dependency is ever followed
     assert [c.argv[3] for c in drifted.commands] == ["download", "install"]
     assert "--force-reinstall" in drifted.commands[1].argv
 
@@ -346,7 +351,7 @@ def test_sync_a_second_time_installs_nothing(drifted: Drifted, tmp_path: Path) -
     result = sync_environment(
         drifted.lock, python=str(drifted.python), env=env, echo=commands.append, record_cache=drifted.records
     )
-    assert (result.returncode, result.installed, result.kept) == (0, (), ("fbgemm-gpu", "torch"))
+    assert (result.returncode, result.installed, result.kept) == (0, (), ("fbgemm-gpu", "filelock", "torch"))
     assert commands == []  # the cached RECORDs of the verified wheels answer: no download, no install
     # without that cache the wheels are downloaded again to compare, and still nothing is installed
     result = sync_environment(

@@ -9,6 +9,7 @@
     │   └── UsageError                   "usage"                flags argparse refuses (exit 2)
     ├── InvalidCompatData(ValueError)    "invalid-compat-data"  .problems: [(path, message)]
     ├── InvalidLockfile(ValueError)      "invalid-lockfile"
+    │   └── IncompleteLock               "lock-incomplete"      a locked wheel needs what the lock lacks
     ├── InvalidBinary(ValueError)        "invalid-binary"       corrupt ELF or fatbin
     ├── DetectionError                   "nvml-failed"          NVML present but failing
     ├── IndexUnavailable                 "index-unavailable"    network or index failure
@@ -38,6 +39,7 @@ __all__ = [
     "DetectionError",
     "DynamicMetadata",
     "HashMismatch",
+    "IncompleteLock",
     "IndexUnavailable",
     "InternalError",
     "InvalidArch",
@@ -140,6 +142,13 @@ class InvalidCompatData(CudaResolveError, ValueError):
 
 class InvalidLockfile(CudaResolveError, ValueError):
     code = "invalid-lockfile"
+
+
+class IncompleteLock(InvalidLockfile):
+    """A locked file needs, on the target interpreter, a package the lock does not hold (install follows no
+    dependency, so the lock is refused before anything is installed)."""
+
+    code = "lock-incomplete"
 
 
 class InvalidBinary(CudaResolveError, ValueError):

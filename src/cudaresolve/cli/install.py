@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
         "--from", dest="lockfile", metavar="LOCKFILE", help="install this pylock.toml or requirements file"
     )
     parser.add_argument(
-        "--exact", action="store_true", help="also uninstall packages the lock neither pins nor needs (uv pip sync)"
+        "--exact", action="store_true", help="also uninstall packages the lock does not pin (uv pip sync)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print the pip commands and change nothing")
     parser.add_argument("--python", metavar="PATH", help="the interpreter of the environment to install into; "

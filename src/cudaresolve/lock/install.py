@@ -36,7 +36,7 @@ __all__ = ["InstallCheck", "InstallRequest", "InstallResult", "for_interpreter",
 class InstallRequest:
     """``install``'s flags: the lock request (used when no ``lockfile`` is named), the interpreter
     to install into (None: this one), ``--dry-run`` and ``--exact`` (remove what the lock does not
-    pin or need)."""
+    pin)."""
 
     request: LockRequest
     lockfile: str | None = None

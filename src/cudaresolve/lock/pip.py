@@ -19,18 +19,10 @@ The builders here are pure; they turn a lock into pip runs of the target interpr
    (with ``--require-hashes -r FILE`` again; a wheel built from an sdist has no locked hash, its sdist
    was checked in step 1). ``--force-reinstall`` because pip keeps an installed
    distribution of the same version ("Requirement already satisfied") without looking at its files.
-3. ``dependency_commands``: then their dependencies, per index: ``--index-url INDEX -c LOCKED PINS...``.
-4. ``uninstall_command``: ``pip uninstall -y`` for ``install --exact``.
+3. ``uninstall_command``: ``pip uninstall -y`` for ``install --exact``.
 
-Why a third step: a lock pins the GPU stack (torch, fbgemm-gpu, torchrec, xformers, flashinfer),
-not every transitive dependency (torch's filelock, sympy, nvidia-* ...). ``--no-deps`` alone would
-leave torch without them, and ``--require-hashes`` without ``--no-deps`` fails on every unpinned
-dependency. So steps 1-2 install exactly the locked files (hash-checked where possible) and step 3
-lets pip add what they need from the same index, as PyTorch's own install instructions do.
-``LOCKED`` (a constraints file of all the lock's pins) rides along in step 3: a locked package is
-then already installed and can only be kept, never swapped for a build of the same name from
-another index; a dependency that wants another version makes pip fail instead. Unpinned
-dependencies are not hash-checked: the lock does not name them.
+Nothing else: a lock is the whole environment, so no run follows a dependency (``--no-deps``
+everywhere, exact pins, hashes checked) and no package is looked up beyond the locked files.
 
 Never ``--extra-index-url``: with two indexes pip takes the highest version from either, which is
 how torchtriton was hijacked (https://pytorch.org/blog/compromised-nightly-dependency/). pip
@@ -65,9 +57,7 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.model import LockedPackage
 
 __all__ = [
-    "CONSTRAINTS_FILE",
     "PipCommand",
-    "dependency_commands",
     "download_commands",
     "format_command",
     "install_commands",
@@ -77,9 +67,6 @@ __all__ = [
     "uninstall_command",
     "wheel_dir",
 ]
-
-CONSTRAINTS_FILE: Final = "locked.txt"
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PipCommand:
@@ -94,14 +81,13 @@ class PipCommand:
 
 def pip_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
     """Every pip run that installs ``lock`` into ``python``'s environment from nothing (``--dry-run``
-    shows these): the downloads, the install of every locked file, then the dependencies.
+    shows these): the downloads, then the install of every locked file (no dependency is followed).
 
     ``workdir`` is a private, empty directory for the requirements files the runs read and the
     wheels they download; nothing is written here (``run_pip`` writes ``PipCommand.files``)."""
     return [
         *download_commands(lock, python=python, workdir=workdir),
         *install_commands(lock, python=python, workdir=workdir),
-        *dependency_commands(lock, python=python, workdir=workdir),
     ]
 
 
@@ -145,18 +131,6 @@ def install_commands(lock: Lock, *, python: str, workdir: str, only: Collection[
     # a wheel built from an sdist is not the locked file, so it has no locked hash (the sdist's was checked)
     chosen = [replace(p, sha256=None) if p.kind is FileKind.SDIST else _by_pin(p) for p in chosen]
     return _hashed_and_plain(chosen, head, (("PIP_FIND_LINKS", files),), "", os.path.join(workdir, "install.txt"))
-
-
-def dependency_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
-    """Step 3: per index, what the locked packages need, with all the lock's pins as constraints."""
-    constraints = os.path.join(workdir, CONSTRAINTS_FILE)
-    locked = "".join(f"{_pin(p)}\n" for p in lock.packages)
-    commands: list[PipCommand] = []
-    for index, members in index_groups(lock):  # a direct reference's dependencies are locked packages too
-        env = (("PIP_EXTRA_INDEX_URL", index), ("PIP_FIND_LINKS", workdir))
-        argv = (python, "-m", "pip", "install", "--index-url", index, "-c", constraints, *(_pin(p) for p in members))
-        commands.append(PipCommand(argv=argv, index=index, env=env, files=((constraints, locked),)))
-    return commands
 
 
 def uninstall_command(names: Sequence[str], *, python: str) -> PipCommand:

@@ -9,11 +9,12 @@ of the same version, changed files) is installed from the verified download with
 ``--force-reinstall --no-deps`` (``pip.install_commands``). pip alone would keep an installed
 distribution of the same version without looking at it ("Requirement already satisfied").
 
-A lock pins the GPU stack, not its transitive dependencies, so what the locked packages need
-(their ``Requires-Dist``, markers evaluated for the target, followed through the environment) is
-not foreign; pip adds missing ones from each package's index (``pip.dependency_commands``), and
-only when something is missing or out of range. Everything else installed (but pip, setuptools and
-wheel) is reported, and removed with ``exact`` (``uv pip sync``'s behaviour).
+Nothing is resolved: a lock is the whole environment, and the installer follows no dependency.
+Before anything is installed, the ``Requires-Dist`` of every locked file (read from the
+hash-checked wheel itself, or from the installed copy of a package kept as locked) is evaluated for
+the target interpreter (``closure.unmet``); a requirement the lock does not meet is
+``IncompleteLock`` and nothing changes. Everything else installed (but pip, setuptools and wheel)
+is reported, and removed with ``exact`` (``uv pip sync``'s behaviour).
 
 The RECORD of each downloaded, hash-checked wheel is kept in the user cache under the wheel's
 sha256 (``record.store_record``), so a package installed as locked is recognised without
@@ -34,7 +35,6 @@ from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.lock.installed import read_installed
 from cudaresolve.lock.pip import (
-    dependency_commands,
     download_commands,
     install_commands,
     pip_commands,
@@ -47,14 +47,14 @@ from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Mapping
 
     from cudaresolve.lock.installed import InstalledDist
     from cudaresolve.lock.model import Lock
     from cudaresolve.lock.pip import PipCommand
     from cudaresolve.resolve.model import LockedPackage
 
-__all__ = ["KEEP", "RECORD_CACHE", "Change", "SyncResult", "compare", "dependencies", "foreign", "sync_environment"]
+__all__ = ["KEEP", "RECORD_CACHE", "Change", "SyncResult", "compare", "foreign", "sync_environment"]
 
 #: Never reported or removed as foreign: the installer and the build tools every venv has.
 KEEP: Final = frozenset({"pip", "setuptools", "wheel"})
@@ -137,21 +137,17 @@ def sync_environment(
             kept=tuple(name for name, change in changes.items() if change is None),
             notices=tuple(_differs(p, before[canonical_name(p.name)], todo[p.name]) for p in replaced),
         )
-        if todo:
-            code = run_pip(install_commands(lock, python=interpreter, workdir=workdir, only=todo), env=env, echo=echo)
-            if code != 0:
-                return replace(result, returncode=code)
         if markers is None:
             from cudaresolve.lock.verify import interpreter_environment
 
             markers = interpreter_environment(python)
-        after = read_installed(python) if todo else before
-        if dependencies(lock, after, markers)[1]:
-            code = run_pip(dependency_commands(lock, python=interpreter, workdir=workdir), env=env, echo=echo)
+        _check_closure(lock, before, todo, workdir, markers)
+        if todo:
+            code = run_pip(install_commands(lock, python=interpreter, workdir=workdir, only=todo), env=env, echo=echo)
             if code != 0:
                 return replace(result, returncode=code)
-            after = read_installed(python)
-        extra = foreign(lock, after, markers)
+        after = read_installed(python) if todo else before
+        extra = foreign(lock, after)
         if not extra:
             return result
         if not exact:
@@ -206,6 +202,38 @@ def _compare_all(
     return 0, {p.name: verdicts[p.name] for p in lock.packages}
 
 
+def _check_closure(
+    lock: Lock,
+    before: Mapping[str, InstalledDist],
+    todo: Mapping[str, Change],
+    workdir: str,
+    markers: Mapping[str, str],
+) -> None:
+    """``IncompleteLock`` when a locked file needs what the lock does not hold (module docstring): the
+    requirements of a package to install come from its verified wheel, those of a kept one from its
+    installed copy (the locked wheel's files, by RECORD)."""
+    from cudaresolve.errors import IncompleteLock
+    from cudaresolve.lock.closure import unmet, wheel_requires
+
+    wheels = _downloaded(workdir)
+    requires: dict[str, tuple[str, ...]] = {}
+    for package in lock.packages:
+        if package.name in todo:
+            path = wheels.get(_key(package))
+            requires[package.name] = (wheel_requires(path) if path is not None else None) or ()
+        else:
+            requires[package.name] = before[canonical_name(package.name)].requires
+    missing = unmet(lock, requires, markers)
+    if missing:
+        name, requirement = missing[0]
+        version = next(p.version for p in lock.packages if canonical_name(p.name) == name)
+        raise IncompleteLock(
+            Text.of("lock.install.incomplete", name=name, version=version, requirement=requirement,
+                    python=markers.get("python_full_version", "?")),
+            hint=Text("lock.install.incomplete.hint"),
+        )
+
+
 def compare(package: LockedPackage, dist: InstalledDist | None, wheel_record: str | None) -> Change | None:
     """None when ``dist`` is ``package`` as locked: the same version (local label included), the
     files of the locked wheel (``wheel_record``: its RECORD) and none changed on disk; else why not."""
@@ -222,60 +250,10 @@ def compare(package: LockedPackage, dist: InstalledDist | None, wheel_record: st
     return None
 
 
-def dependencies(
-    lock: Lock, dists: Mapping[str, InstalledDist], markers: Mapping[str, str]
-) -> tuple[frozenset[str], tuple[str, ...]]:
-    """What the locked packages need, followed through ``dists`` (``Requires-Dist`` with markers
-    evaluated for ``markers``, extras followed): the installed names needed, and the requirements
-    that nothing installed meets (missing, or a version out of range)."""
-    from packaging.requirements import InvalidRequirement, Requirement
-
-    needed: set[str] = set()
-    unmet: list[str] = []
-    extras_seen: dict[str, frozenset[str]] = {}
-    queue: list[tuple[str, frozenset[str]]] = [(p.name, frozenset()) for p in lock.packages]
-    while queue:
-        name, extras = queue.pop()
-        known = extras_seen.get(name)
-        if known is not None and extras <= known:
-            continue
-        extras_seen[name] = extras | (known or frozenset())
-        dist = dists.get(name)
-        if dist is None:
-            continue
-        for line in dist.requires:
-            try:
-                requirement = Requirement(line)
-            except InvalidRequirement:
-                continue
-            if not _applies(requirement.marker, extras_seen[name], markers):
-                continue
-            dep = canonical_name(requirement.name)
-            found = dists.get(dep)
-            if found is None or not requirement.specifier.contains(found.version, prereleases=True):
-                unmet.append(line)
-            if found is not None:
-                needed.add(dep)
-                queue.append((dep, frozenset(canonical_name(e) for e in requirement.extras)))
-    return frozenset(needed), tuple(unmet)
-
-
-def foreign(lock: Lock, dists: Mapping[str, InstalledDist], markers: Mapping[str, str]) -> tuple[str, ...]:
-    """Installed names that are neither locked nor needed by a locked package, nor in ``KEEP``; sorted."""
+def foreign(lock: Lock, dists: Mapping[str, InstalledDist]) -> tuple[str, ...]:
+    """Installed names that are not locked, nor in ``KEEP``; sorted (the lock is the whole environment)."""
     locked = {canonical_name(p.name) for p in lock.packages}
-    needed = dependencies(lock, dists, markers)[0]
-    return tuple(sorted(set(dists) - locked - needed - KEEP))
-
-
-def _applies(marker: object, extras: Iterable[str], markers: Mapping[str, str]) -> bool:
-    from packaging.markers import Marker, UndefinedComparison, UndefinedEnvironmentName
-
-    if not isinstance(marker, Marker):
-        return True
-    try:
-        return any(marker.evaluate({**markers, "extra": extra}) for extra in ("", *extras))
-    except (UndefinedComparison, UndefinedEnvironmentName, ValueError):
-        return False
+    return tuple(sorted(set(dists) - locked - KEEP))
 
 
 def _same_version(installed: str, locked: str) -> bool:
