@@ -22,6 +22,7 @@ from cudaresolve.index.limits import (
     READ_TIMEOUT,
 )
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
+from cudaresolve.lock.lockfile import MAX_LOCK_BYTES
 from cudaresolve.lock.replay import MAX_RECORD_BYTES, MAX_RECORDS
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
 
@@ -49,6 +50,8 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{MAX_SDIST_BYTES // MIB} MiB downloaded, within {FILE_DEADLINE:g} s" in sdist
     assert f"{MAX_SDIST_MEMBERS:,} members and {MAX_SDIST_UNPACKED // MIB} MiB unpacked" in sdist
     assert f"`PKG-INFO` {MAX_PKG_INFO_BYTES // MIB} MiB" in sdist
+    lock = rows["a lock file (`install --from FILE`)"]
+    assert f"{MAX_LOCK_BYTES // MIB} MiB, a regular file" in lock
     host = rows["a host file (`--host FILE`)"]
     assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
     settings = rows["a pip or uv settings file read for the default index (`pip.conf`, `uv.toml`, ...)"]
