@@ -205,20 +205,26 @@ def test_run_pip_with_a_missing_interpreter(tmp_path: Path) -> None:
 
 def test_sync_dry_run_echoes_and_runs_nothing(tmp_path: Path) -> None:
     seen: list[PipCommand] = []
-    result = sync_environment(_lock(), python=str(tmp_path / "no-python"), dry_run=True, echo=seen.append)
+    pip = {"CUDARESOLVE_INSTALLER": "pip"}
+    result = sync_environment(_lock(), python=str(tmp_path / "no-python"), dry_run=True, echo=seen.append, env=pip)
     assert result.returncode == 0
     assert [c.argv[3] for c in seen] == ["download", "download", "install"]
     assert all(c.argv[0] == str(tmp_path / "no-python") for c in seen)  # never started: it does not exist
+    assert "--no-deps" in seen[-1].argv and "--no-index" in seen[-1].argv
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the interpreter")
-def test_sync_reads_the_environment_then_passes_pip_exit_code_through(tmp_path: Path) -> None:
+def test_sync_reads_the_environment_then_passes_pip_exit_code_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = tmp_path / "argv.log"
     fake = tmp_path / "python"
     # '-c SCRIPT': the environment probe, answered with an empty environment; pip fails with 23
     fake.write_text(
-        f'#!/bin/sh\necho "$1 $3" >> {log}\nif [ "$1" = -c ]; then cat >/dev/null; echo "[]"; exit 0; fi\nexit 23\n'
+        f'#!/bin/sh\necho "$1 $3" >> {log}\nif [ "$1" = -c ]; then cat >/dev/null; echo "$PIP"; exit 0; fi\nexit 23\n'
     )
     fake.chmod(0o755)
-    assert sync_environment(_lock(None, None, None), python=str(fake), markers={}).returncode == 23
+    monkeypatch.setenv("PIP", '[{"name": "pip", "version": "24.0", "path": null}]')  # the probe: pip is there
+    env = {"CUDARESOLVE_INSTALLER": "pip"}
+    assert sync_environment(_lock(None, None, None), python=str(fake), markers={}, env=env).returncode == 23
     assert log.read_text().splitlines() == ["-c ", "-m download"]

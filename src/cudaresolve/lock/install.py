@@ -67,16 +67,16 @@ class InstallResult:
 
 
 def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
-    """The lock with each package's index fetched through the configured mirror, if any; a direct
-    reference's URL too (its hash is checked wherever the file comes from)."""
+    """The lock with each URL under a configured mirror's original fetched through the mirror: each
+    package's index and file URL (its hash is checked wherever the file comes from). Mirrors only map
+    URLs the lock names; they never add a source."""
     from cudaresolve.index.client import apply_mirror
-    from cudaresolve.resolve.model import FileKind
 
     if not mirrors:
         return lock
     packages = tuple(
-        replace(p, url=apply_mirror(p.url, mirrors)) if p.kind is FileKind.ARCHIVE and p.url
-        else replace(p, index=apply_mirror(p.index, mirrors))
+        replace(p, url=apply_mirror(p.url, mirrors) if p.url else p.url,
+                index=apply_mirror(p.index, mirrors) if p.index else p.index)
         for p in lock.packages
     )
     index_url = apply_mirror(lock.index_url, mirrors) if lock.index_url else None
@@ -136,7 +136,8 @@ def install(
             echo(command)
 
     synced = sync_environment(
-        lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=seen
+        lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=seen,
+        offline=request.offline,
     )
     if order.dry_run:
         return InstallResult(returncode=synced.returncode, lock=lock)

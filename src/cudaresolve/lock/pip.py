@@ -79,15 +79,15 @@ class PipCommand:
     files: tuple[tuple[str, str], ...] = ()
 
 
-def pip_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
+def pip_commands(lock: Lock, *, python: str, workdir: str, pip: Sequence[str] = ()) -> list[PipCommand]:
     """Every pip run that installs ``lock`` into ``python``'s environment from nothing (``--dry-run``
     shows these): the downloads, then the install of every locked file (no dependency is followed).
 
     ``workdir`` is a private, empty directory for the requirements files the runs read and the
     wheels they download; nothing is written here (``run_pip`` writes ``PipCommand.files``)."""
     return [
-        *download_commands(lock, python=python, workdir=workdir),
-        *install_commands(lock, python=python, workdir=workdir),
+        *download_commands(lock, python=python, workdir=workdir, pip=pip),
+        *install_commands(lock, python=python, workdir=workdir, pip=pip),
     ]
 
 
@@ -96,7 +96,7 @@ def wheel_dir(workdir: str) -> str:
     return os.path.join(workdir, "wheels")
 
 
-def download_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
+def download_commands(lock: Lock, *, python: str, workdir: str, pip: Sequence[str] = ()) -> list[PipCommand]:
     """Step 1: every locked wheel, per index, into ``wheel_dir``: exact pins, no dependencies, hashes checked;
     an sdist built into a wheel there; the direct references from their URLs."""
     commands: list[PipCommand] = []
@@ -104,38 +104,45 @@ def download_commands(lock: Lock, *, python: str, workdir: str) -> list[PipComma
         env = (("PIP_EXTRA_INDEX_URL", index), ("PIP_FIND_LINKS", workdir))
         wheels = [p for p in members if p.kind is not FileKind.SDIST]
         sdists = [p for p in members if p.kind is FileKind.SDIST]
-        head: tuple[str, ...] = (python, "-m", "pip", "download", *_EXACT, "--index-url", index)
+        head: tuple[str, ...] = (*_head(python, pip), "download", *_EXACT, "--index-url", index)
         head = (*head, "-d", wheel_dir(workdir))
         commands += _hashed_and_plain(wheels, head, env, index, os.path.join(workdir, f"index-{number}-hashed.txt"))
         if sdists:
             names = ",".join(p.name for p in sdists)
-            head = (python, "-m", "pip", "wheel", "--no-deps", "--no-binary", names, "--index-url", index)
+            head = (*_head(python, pip), "wheel", "--no-deps", "--no-binary", names, "--index-url", index)
             head = (*head, "-w", wheel_dir(workdir))
             commands += _hashed_and_plain(sdists, head, env, index, os.path.join(workdir, f"index-{number}-sdists.txt"))
     direct = archives(lock)
     if direct:
-        head = (python, "-m", "pip", "download", *_EXACT, "--no-index", "-d", wheel_dir(workdir))
+        head = (*_head(python, pip), "download", *_EXACT, "--no-index", "-d", wheel_dir(workdir))
         local = (("PIP_FIND_LINKS", workdir),)
         commands += _hashed_and_plain(direct, head, local, "", os.path.join(workdir, "direct-hashed.txt"))
     return commands
 
 
-def install_commands(lock: Lock, *, python: str, workdir: str, only: Collection[str] | None = None) -> list[PipCommand]:
+def install_commands(
+    lock: Lock, *, python: str, workdir: str, only: Collection[str] | None = None, pip: Sequence[str] = ()
+) -> list[PipCommand]:
     """Step 2: the locked packages (those named in ``only``, if given) from the files step 1
     downloaded and nowhere else (no index), replacing whatever is installed under their names."""
     chosen = [p for p in lock.packages if only is None or p.name in only]
     if not chosen:
         return []
     files = wheel_dir(workdir)
-    head = (python, "-m", "pip", "install", *_EXACT, "--force-reinstall", "--no-index", "--find-links", files)
+    head = (*_head(python, pip), "install", *_EXACT, "--force-reinstall", "--no-index", "--find-links", files)
     # a wheel built from an sdist is not the locked file, so it has no locked hash (the sdist's was checked)
     chosen = [replace(p, sha256=None) if p.kind is FileKind.SDIST else _by_pin(p) for p in chosen]
     return _hashed_and_plain(chosen, head, (("PIP_FIND_LINKS", files),), "", os.path.join(workdir, "install.txt"))
 
 
-def uninstall_command(names: Sequence[str], *, python: str) -> PipCommand:
+def uninstall_command(names: Sequence[str], *, python: str, pip: Sequence[str] = ()) -> PipCommand:
     """``install --exact``: remove ``names`` (no index is used)."""
-    return PipCommand(argv=(python, "-m", "pip", "uninstall", "-y", *names), index="")
+    return PipCommand(argv=(*_head(python, pip), "uninstall", "-y", *names), index="")
+
+
+def _head(python: str, pip: Sequence[str]) -> tuple[str, ...]:
+    """How pip is run: ``pip`` when given (``installer.Installer.pip``), else ``PYTHON -m pip``."""
+    return tuple(pip) or (python, "-m", "pip")
 
 
 _EXACT: Final = ("--no-deps", "--only-binary", ":all:")
@@ -224,9 +231,16 @@ def pip_stdout(stream: int | IO[str] | None) -> Iterator[None]:
 
 
 def _verb(command: PipCommand) -> str:
-    """pip's command word (``download``, ``install``, ``uninstall``) of ``PYTHON -m pip VERB ...``."""
-    argv = command.argv
-    return argv[3] if len(argv) > 3 and argv[1:3] == ("-m", "pip") else " ".join(argv[:1])
+    """The command word (``download``, ``install``, ``uninstall``) of ``PYTHON -m pip [--python PY] VERB ...``
+    or ``uv pip VERB ...``."""
+    argv = list(command.argv)
+    if len(argv) > 3 and argv[1:3] == ["-m", "pip"]:
+        rest = argv[3:]
+    elif len(argv) > 2 and argv[1] == "pip":
+        rest = argv[2:]
+    else:
+        return " ".join(argv[:1])
+    return rest[2] if rest[:1] == ["--python"] and len(rest) > 2 else rest[0]
 
 
 def _pin(package: LockedPackage) -> str:

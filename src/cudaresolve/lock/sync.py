@@ -1,13 +1,15 @@
-"""Make an environment equal to a lock: keep what is installed as locked, replace the rest. Does I/O: runs pip.
+"""Make an environment equal to a lock: keep what is installed as locked, replace the rest. Does I/O: runs the
+installer.
 
 ``sync_environment`` reads what the target interpreter has installed (``installed.read_installed``),
-downloads the locked wheels with their hashes checked (``pip.download_commands``), and decides per
-package (``compare``): a package is kept when the installed version (local label included) is the
-locked one, its files are the locked wheel's by RECORD (``record.same_files``) and none of them is
-missing or of another size on disk; anything else (not installed, another version, another build
-of the same version, changed files) is installed from the verified download with
-``--force-reinstall --no-deps`` (``pip.install_commands``). pip alone would keep an installed
-distribution of the same version without looking at it ("Requirement already satisfied").
+has the verified wheel of each locked package (``fetch.gather``: from the lock's own URLs into the
+shared, sha256-keyed cache), and decides per package (``compare``): a package is kept when the
+installed version (local label included) is the locked one, its files are the locked wheel's by
+RECORD (``record.same_files``) and none of them is missing or of another size on disk; anything
+else (not installed, another version, another build of the same version, changed files) is
+installed from the verified file in one run of the installer (``installer.choose_installer``: uv
+when present, else pip), replacing what is there. pip alone would keep an installed distribution
+of the same version without looking at it ("Requirement already satisfied").
 
 Nothing is resolved: a lock is the whole environment, and the installer follows no dependency.
 Before anything is installed, the ``Requires-Dist`` of every locked file (read from the
@@ -24,7 +26,6 @@ downloading its wheel again: a second run over the same lock downloads and insta
 from __future__ import annotations
 
 import enum
-import os
 import sys
 import tempfile
 from dataclasses import dataclass, replace
@@ -34,15 +35,12 @@ from typing import TYPE_CHECKING, Final
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.lock.installed import read_installed
-from cudaresolve.lock.pip import (
-    download_commands,
-    install_commands,
-    pip_commands,
-    run_pip,
-    uninstall_command,
-    wheel_dir,
-)
+from cudaresolve.lock.installer import Installer, choose_installer
+from cudaresolve.lock.model import Lock
+from cudaresolve.lock.pip import download_commands, run_pip, wheel_dir
 from cudaresolve.lock.record import cached_record, parse_record, read_wheel_record, same_files, store_record
+from cudaresolve.lock.wheelcache import FILES, cache_path, trim
+from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
 
@@ -50,7 +48,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from cudaresolve.lock.installed import InstalledDist
-    from cudaresolve.lock.model import Lock
     from cudaresolve.lock.pip import PipCommand
     from cudaresolve.resolve.model import LockedPackage
 
@@ -110,23 +107,30 @@ def sync_environment(
     echo: Callable[[PipCommand], None] | None = None,
     env: Mapping[str, str] | None = None,
     record_cache: Path | None = None,
+    file_cache: Path | None = None,
+    offline: bool = False,
 ) -> SyncResult:
     """Make ``python``'s environment (None: this interpreter's) equal to ``lock`` (module docstring).
 
-    ``markers`` is the target's PEP 508 environment (None: asked of the interpreter). Each pip
+    ``markers`` is the target's PEP 508 environment (None: asked of the interpreter). Each installer
     command goes to ``echo`` before it runs; with ``dry_run`` the commands of a full install go to
-    ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for pip.
-    ``record_cache`` holds the RECORDs of verified wheels (None: ``RECORD_CACHE`` in the user cache)."""
+    ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for the installer.
+    ``record_cache`` holds the RECORDs of verified wheels (None: ``RECORD_CACHE`` in the user cache),
+    ``file_cache`` the verified files (None: ``wheelcache.FILES`` there); ``offline``: files only
+    from that cache."""
     interpreter = python or sys.executable
+    root = default_cache_dir() / FILES if file_cache is None else file_cache
     with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
         if dry_run:
-            for command in pip_commands(lock, python=interpreter, workdir=workdir):
+            for command in _plan(lock, choose_installer(interpreter, has_pip=True, env=env), root, workdir):
                 if echo is not None:
                     echo(command)
             return SyncResult(returncode=0)
         before = read_installed(python, records=(p.name for p in lock.packages))
+        installer = choose_installer(interpreter, has_pip="pip" in before, env=env)
         cache = default_cache_dir() / RECORD_CACHE if record_cache is None else record_cache
-        code, changes = _compare_all(lock, before, cache, python=interpreter, workdir=workdir, env=env, echo=echo)
+        fetched = _Fetch(installer=installer, workdir=workdir, root=root, offline=offline, env=env, echo=echo)
+        code, changes, files = _compare_all(lock, before, cache, fetched)
         if code != 0:
             return SyncResult(returncode=code)
         todo = {name: change for name, change in changes.items() if change is not None}
@@ -141,9 +145,12 @@ def sync_environment(
             from cudaresolve.lock.verify import interpreter_environment
 
             markers = interpreter_environment(python)
-        _check_closure(lock, before, todo, workdir, markers)
+        _check_closure(lock, before, todo, files, markers)
         if todo:
-            code = run_pip(install_commands(lock, python=interpreter, workdir=workdir, only=todo), env=env, echo=echo)
+            wheels = [files[p.name] for p in lock.packages if p.name in todo]
+            fresh = Change.DAMAGED in todo.values()
+            code = run_pip([installer.install(wheels, fresh=fresh)], env=env, echo=echo)
+            trim(root, keep=files.values())
             if code != 0:
                 return replace(result, returncode=code)
         after = read_installed(python) if todo else before
@@ -155,7 +162,7 @@ def sync_environment(
         removing = Notice(
             code="removed-not-in-lock", text=Text.of("lock.sync.removing", count=len(extra), names=_names(extra))
         )
-        code = run_pip([uninstall_command(extra, python=interpreter)], env=env, echo=echo)
+        code = run_pip([installer.uninstall(extra)], env=env, echo=echo)
         return replace(
             result,
             returncode=code,
@@ -165,19 +172,40 @@ def sync_environment(
         )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Fetch:
+    """How the wheels to compare and install are had (``fetch.gather``'s settings)."""
+
+    installer: Installer
+    workdir: str
+    root: Path
+    offline: bool
+    env: Mapping[str, str] | None
+    echo: Callable[[PipCommand], None] | None
+
+
+def _plan(lock: Lock, installer: Installer, root: Path, workdir: str) -> list[PipCommand]:
+    """``--dry-run``: the pip downloads of packages the lock gives no URL for, then one install of every
+    file from the cache (where a file with a URL and a sha256 is fetched to)."""
+    from cudaresolve.lock.fetch import version_key
+
+    direct = [p for p in lock.packages if p.url and p.sha256 and cache_path(root, p) is not None]
+    rest = tuple(p for p in lock.packages if p not in direct)
+    commands = download_commands(Lock(packages=rest), python=installer.python, workdir=workdir,
+                                 pip=installer.pip) if rest else []
+    paths = {p.name: cache_path(root, p) for p in direct if p.kind is not FileKind.SDIST}
+    files = [paths.get(p.name) or Path(wheel_dir(workdir), "-".join(version_key(p))) for p in lock.packages]
+    return [*commands, installer.install([f for f in files if f is not None])]
+
+
 def _compare_all(
-    lock: Lock,
-    before: Mapping[str, InstalledDist],
-    cache: Path,
-    *,
-    python: str,
-    workdir: str,
-    env: Mapping[str, str] | None,
-    echo: Callable[[PipCommand], None] | None,
-) -> tuple[int, dict[str, Change | None]]:
-    """pip's exit code and, in lock order, each package's ``compare`` verdict. A package installed
-    at its locked version is first compared with the cached RECORD of its locked wheel; the others,
-    and those that differ, are downloaded with their hashes checked (and their RECORDs cached)."""
+    lock: Lock, before: Mapping[str, InstalledDist], cache: Path, how: _Fetch
+) -> tuple[int, dict[str, Change | None], dict[str, Path]]:
+    """pip's exit code, in lock order each package's ``compare`` verdict, and the verified wheel of each
+    package fetched. A package installed at its locked version is first compared with the cached RECORD
+    of its locked wheel; the others, and those that differ, are fetched (``fetch.gather``) and compared."""
+    from cudaresolve.lock.fetch import gather
+
     verdicts: dict[str, Change | None] = {}
     fetch: list[LockedPackage] = []
     for package in lock.packages:
@@ -187,26 +215,26 @@ def _compare_all(
             verdicts[package.name] = None
         else:
             fetch.append(package)
+    files: dict[str, Path] = {}
     if fetch:
-        code = run_pip(
-            download_commands(replace(lock, packages=tuple(fetch)), python=python, workdir=workdir), env=env, echo=echo
-        )
+        code, files = gather(lock, fetch, installer=how.installer, workdir=how.workdir, cache=how.root,
+                             offline=how.offline, env=how.env, echo=how.echo)
         if code != 0:
-            return code, {}
-        wheels = _downloaded(workdir)
+            return code, {}, {}
         for package in fetch:
-            text = _wheel_record(wheels.get(_key(package)))
-            if text is not None and package.sha256:  # pip checked the hash: --require-hashes
+            path = files.get(package.name)
+            text = read_wheel_record(path) if path is not None else None
+            if text is not None and package.sha256 and package.kind is not FileKind.SDIST:  # the hash was checked
                 store_record(cache, package.sha256, text)
             verdicts[package.name] = compare(package, before.get(canonical_name(package.name)), text)
-    return 0, {p.name: verdicts[p.name] for p in lock.packages}
+    return 0, {p.name: verdicts[p.name] for p in lock.packages}, files
 
 
 def _check_closure(
     lock: Lock,
     before: Mapping[str, InstalledDist],
     todo: Mapping[str, Change],
-    workdir: str,
+    files: Mapping[str, Path],
     markers: Mapping[str, str],
 ) -> None:
     """``IncompleteLock`` when a locked file needs what the lock does not hold (module docstring): the
@@ -215,11 +243,10 @@ def _check_closure(
     from cudaresolve.errors import IncompleteLock
     from cudaresolve.lock.closure import unmet, wheel_requires
 
-    wheels = _downloaded(workdir)
     requires: dict[str, tuple[str, ...]] = {}
     for package in lock.packages:
         if package.name in todo:
-            path = wheels.get(_key(package))
+            path = files.get(package.name)
             requires[package.name] = (wheel_requires(path) if path is not None else None) or ()
         else:
             requires[package.name] = before[canonical_name(package.name)].requires
@@ -263,33 +290,6 @@ def _same_version(installed: str, locked: str) -> bool:
         return Version(installed) == Version(locked) and Version(installed).local == Version(locked).local
     except InvalidVersion:
         return installed == locked
-
-
-def _key(package: LockedPackage) -> tuple[str, str]:
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return canonical_name(package.name), str(Version(package.version))
-    except InvalidVersion:
-        return canonical_name(package.name), package.version
-
-
-def _downloaded(workdir: str) -> dict[tuple[str, str], Path]:
-    """(name, version) -> the wheel ``pip download`` left in ``pip.wheel_dir``."""
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
-    found: dict[tuple[str, str], Path] = {}
-    for path in sorted(Path(wheel_dir(workdir)).glob("*.whl")):
-        try:
-            name, version, _build, _tags = parse_wheel_filename(path.name)
-        except InvalidWheelFilename:
-            continue
-        found[(canonical_name(name), str(version))] = path
-    return found
-
-
-def _wheel_record(path: Path | None) -> str | None:
-    return read_wheel_record(path) if path is not None and os.path.isfile(path) else None
 
 
 def _differs(package: LockedPackage, dist: InstalledDist, change: Change) -> Notice:
