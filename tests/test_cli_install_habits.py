@@ -150,7 +150,7 @@ def test_install_resolves_for_the_interpreter_not_for_this_python(
     gpu = ["--gpu", "A800", "--driver", "535.104.05", "--offline", "--dry-run"]
     assert main(["install", "torch", "--python", str(venv38 / "bin" / "python"), *gpu]) == 0
     old = capsys.readouterr().err
-    assert main(["install", "torch", *gpu]) == 0  # this interpreter
+    assert main(["install", "torch", "--python", sys.executable, *gpu]) == 0  # this interpreter
     new = capsys.readouterr().err
     last_cp38 = re.compile(r"^torch +2\.4\.1(\+cu121)? ", re.MULTILINE)  # the last torch with a cp38 wheel
     assert last_cp38.search(old) and "variant cu121" in old

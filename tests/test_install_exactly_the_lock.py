@@ -161,3 +161,76 @@ def test_a_dependency_from_this_patch_release_on_is_not_followed_but_refused(ser
     lock = served.lock("patchy", "late")
     assert sync_environment(lock, python=str(venv), env=_pip_env(os.devnull)).returncode == 0
     assert pip_list(venv) == {"patchy": "1.0", "late": "1.0"}
+
+
+# --- the environment the user means ----------------------------------------------------------------
+
+
+def test_find_environment_follows_uvs_rule(tmp_path: Path) -> None:
+    from cudaresolve.errors import NoEnvironment
+    from cudaresolve.lock.install import find_environment
+
+    active, local = tmp_path / "active", tmp_path / "project" / ".venv"
+    for folder in (active, local):
+        (folder / "bin").mkdir(parents=True)
+        (folder / "bin" / "python").write_text("")
+    project = str(tmp_path / "project")
+    assert find_environment(environ={"VIRTUAL_ENV": str(active)}, cwd=project) == str(active / "bin" / "python")
+    assert find_environment(environ={}, cwd=project) == str(local / "bin" / "python")
+    with pytest.raises(NoEnvironment) as info:
+        find_environment(environ={}, cwd=str(tmp_path))
+    assert info.value.code == "no-environment" and "--system" in (info.value.hint or "")
+    with pytest.raises(NoEnvironment):  # an active venv that is gone is not silently replaced by ./.venv
+        find_environment(environ={"VIRTUAL_ENV": str(tmp_path / "gone")}, cwd=project)
+    shown = tmp_path / "path"
+    shown.mkdir()
+    (shown / "python3").write_text("")
+    (shown / "python3").chmod(0o755)
+    assert find_environment(system=True, environ={"PATH": str(shown)}) == str(shown / "python3")
+    with pytest.raises(NoEnvironment):
+        find_environment(system=True, environ={"PATH": str(tmp_path / "nothing")})
+
+
+def test_install_fills_the_active_venv_then_dot_venv_never_its_own(
+    served: Served, pristine: Path, tmp_path: Path, clean_pip: None, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    write_lock(tmp_path / "pylock.toml", served.lock("late"))
+    active = tmp_path / "active"
+    shutil.copytree(pristine, active, symlinks=True, copy_function=os.link)
+    project = tmp_path / "project"
+    shutil.copytree(pristine, project / ".venv", symlinks=True, copy_function=os.link)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("VIRTUAL_ENV", str(active))
+    assert main(["install", "--from", str(tmp_path / "pylock.toml"), "--cpu"]) == 0
+    assert pip_list(active / "bin" / "python") == {"late": "1.0"}
+    assert pip_list(project / ".venv" / "bin" / "python") == {}
+    monkeypatch.delenv("VIRTUAL_ENV")
+    assert main(["install", "--from", str(tmp_path / "pylock.toml"), "--cpu"]) == 0
+    assert pip_list(project / ".venv" / "bin" / "python") == {"late": "1.0"}
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    assert main(["install", "--from", str(tmp_path / "pylock.toml"), "--cpu"]) == 1
+    assert "error: no-environment: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_uv_venv_without_pip_is_filled(
+    served: Served, tmp_path: Path, installer: str, clean_pip: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cudaresolve.lock.installer import find_uv
+
+    uv = find_uv()
+    if uv is None:
+        pytest.skip("uv is not installed")
+    folder = tmp_path / "uvenv"
+    subprocess.run([uv, "venv", "--no-config", "--python", sys.executable, str(folder)], check=True,
+                   capture_output=True)
+    python = folder / "bin" / "python"
+    assert subprocess.run([str(python), "-c", "import pip"], capture_output=True).returncode != 0  # no pip inside
+    monkeypatch.setenv("CUDARESOLVE_INSTALLER", installer)  # pip: this interpreter's pip, with --python
+    lock = served.lock("demo", "evilpkg")
+    assert sync_environment(lock, python=str(python)).returncode == 0
+    listed = subprocess.run([uv, "pip", "list", "--python", str(python), "--format", "json"], check=True,
+                            capture_output=True, text=True)
+    assert {i["name"]: i["version"] for i in json.loads(listed.stdout)} == {"demo": "1.0", "evilpkg": "6.6.6"}

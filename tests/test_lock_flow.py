@@ -106,7 +106,10 @@ def test_mirrored_rewrites_every_index_once() -> None:
     assert mirrored(locked, {}) is locked
 
 
-def test_dry_run_install_echoes_pip_through_the_mirror_and_asks_for_no_doctor_pass(tmp_path: Path) -> None:
+def test_dry_run_install_echoes_pip_through_the_mirror_and_asks_for_no_doctor_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDARESOLVE_INSTALLER", "pip")
     (tmp_path / "pyproject.toml").write_text(f'[tool.cudaresolve]\nindex-mirror = "{MIRROR}"\n', encoding="utf-8")
     seen: list[PipCommand] = []
     # the interpreter is asked for its Python and platform (install --python), so it must run

@@ -24,6 +24,7 @@ from cudaresolve.index.limits import (
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
 from cudaresolve.lock.lockfile import MAX_LOCK_BYTES
 from cudaresolve.lock.replay import MAX_RECORD_BYTES, MAX_RECORDS
+from cudaresolve.lock.wheelcache import MAX_CACHE_BYTES
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -52,6 +53,10 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"`PKG-INFO` {MAX_PKG_INFO_BYTES // MIB} MiB" in sdist
     lock = rows["a lock file (`install --from FILE`)"]
     assert f"{MAX_LOCK_BYTES // MIB} MiB, a regular file" in lock
+    fetched = rows["one locked file fetched by `install`"]
+    assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s" in fetched
+    assert f"redirects {client._MAX_REDIRECTS}" in fetched
+    assert f"{MAX_CACHE_BYTES // 1024**3} GiB" in rows["the shared file cache (`<cache>/files-v1/`)"]
     host = rows["a host file (`--host FILE`)"]
     assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
     settings = rows["a pip or uv settings file read for the default index (`pip.conf`, `uv.toml`, ...)"]

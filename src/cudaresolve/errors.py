@@ -6,6 +6,7 @@
     │   ├── InvalidDriver                "invalid-driver"       "abc"
     │   ├── UnknownGpu                   "unknown-gpu"          a name the database lacks
     │   ├── UnsupportedReference         "unsupported-reference" a direct URL that is no wheel (sdist, VCS, dir)
+    │   ├── NoEnvironment                "no-environment"       install: no VIRTUAL_ENV, no ./.venv
     │   └── UsageError                   "usage"                flags argparse refuses (exit 2)
     ├── InvalidCompatData(ValueError)    "invalid-compat-data"  .problems: [(path, message)]
     ├── InvalidLockfile(ValueError)      "invalid-lockfile"
@@ -48,6 +49,7 @@ __all__ = [
     "InvalidDriver",
     "InvalidInput",
     "InvalidLockfile",
+    "NoEnvironment",
     "NoKnownError",
     "NoSolution",
     "PipFailed",
@@ -110,6 +112,13 @@ class UnsupportedReference(InvalidInput):
     """A direct reference cudaresolve cannot lock: an sdist, a VCS or directory URL, another scheme."""
 
     code = "unsupported-reference"
+
+
+class NoEnvironment(InvalidInput):
+    """``install`` without ``--python``: no active virtual environment, no ``./.venv`` (or, with ``--system``, no
+    Python on PATH)."""
+
+    code = "no-environment"
 
 
 class UsageError(InvalidInput):
