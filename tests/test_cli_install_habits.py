@@ -21,8 +21,8 @@ from cudaresolve.cli import main
 from cudaresolve.core.progress import Event, listening
 from cudaresolve.db.database import load_compat
 from cudaresolve.errors import InvalidInput
+from cudaresolve.install.install import for_interpreter, lock_target
 from cudaresolve.lock.flow import LockRequest
-from cudaresolve.lock.install import for_interpreter, lock_target
 from cudaresolve.lock.model import Lock
 from cudaresolve.target.build import TargetOptions
 from cudaresolve.target.interpreter import parse_probe, probe_interpreter

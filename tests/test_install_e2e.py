@@ -27,16 +27,16 @@ import pytest
 from tiny_wheels import TinyWheel, build_wheel  # tools/: on the path by pytest's pythonpath setting
 
 from cudaresolve.cli import main
+from cudaresolve.install.sync import Change, SyncResult, sync_environment
 from cudaresolve.lock.lockfile import read_lock, write_lock
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.sync import Change, SyncResult, sync_environment
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from cudaresolve.lock.pip import PipCommand
+    from cudaresolve.install.pip import PipCommand
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses the POSIX venv layout (bin/python)")
 pytest.importorskip("ensurepip", reason="python -m venv needs ensurepip to give the venv pip")

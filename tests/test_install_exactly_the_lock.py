@@ -26,9 +26,9 @@ from tiny_wheels import TinyWheel, build_wheel
 
 from cudaresolve.cli import main
 from cudaresolve.errors import IncompleteLock
+from cudaresolve.install.sync import sync_environment
 from cudaresolve.lock.lockfile import write_lock
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.sync import sync_environment
 from cudaresolve.resolve.model import LockedPackage
 from test_install_e2e import _pip_env, _QuietHandler
 
@@ -168,7 +168,7 @@ def test_a_dependency_from_this_patch_release_on_is_not_followed_but_refused(ser
 
 def test_find_environment_follows_uvs_rule(tmp_path: Path) -> None:
     from cudaresolve.errors import NoEnvironment
-    from cudaresolve.lock.install import find_environment
+    from cudaresolve.install.install import find_environment
 
     active, local = tmp_path / "active", tmp_path / "project" / ".venv"
     for folder in (active, local):
@@ -218,7 +218,7 @@ def test_install_fills_the_active_venv_then_dot_venv_never_its_own(
 def test_a_uv_venv_without_pip_is_filled(
     served: Served, tmp_path: Path, installer: str, clean_pip: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cudaresolve.lock.installer import find_uv
+    from cudaresolve.install.installer import find_uv
 
     uv = find_uv()
     if uv is None:

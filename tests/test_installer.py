@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.model import Lock
-from cudaresolve.lock.pip import (
+from cudaresolve.install.pip import (
     PipCommand,
     format_command,
     install_commands,
@@ -17,7 +16,8 @@ from cudaresolve.lock.pip import (
     run_pip,
     uninstall_command,
 )
-from cudaresolve.lock.sync import sync_environment
+from cudaresolve.install.sync import sync_environment
+from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cudaresolve.errors import InvalidInput
+from cudaresolve.install.install import InstallRequest, install, mirrored
 from cudaresolve.lock.flow import LockRequest, lock, prepare, project_mirrors
-from cudaresolve.lock.install import InstallRequest, install, mirrored
 from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import LockedPackage
 from cudaresolve.target.build import TargetOptions
@@ -17,7 +17,7 @@ from cudaresolve.target.build import TargetOptions
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from cudaresolve.lock.pip import PipCommand
+    from cudaresolve.install.pip import PipCommand
 
 H100 = TargetOptions(gpus=("H100",), driver="550.54.15", python="3.11", platform="linux_x86_64")
 PYTORCH = "https://download.pytorch.org/whl"

@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cudaresolve.errors import CudaResolveError, InvalidInput, InvalidLockfile
+from cudaresolve.install.verify import check_installable, interpreter_environment, url_allowed
 from cudaresolve.lock.lockfile import dumps_pylock, loads_pylock
 from cudaresolve.lock.model import Lock
 from cudaresolve.lock.output import check_default_free, write_output
 from cudaresolve.lock.project import load_project, project_from_dict
 from cudaresolve.lock.requirements import loads_requirements
-from cudaresolve.lock.verify import check_installable, interpreter_environment, url_allowed
 from cudaresolve.resolve import solve as solve_module
 from cudaresolve.resolve.model import LockedPackage
 from cudaresolve.resolve.solve import parse_requests

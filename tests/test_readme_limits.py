@@ -22,9 +22,9 @@ from cudaresolve.index.limits import (
     READ_TIMEOUT,
 )
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
+from cudaresolve.install.wheelcache import MAX_CACHE_BYTES
 from cudaresolve.lock.lockfile import MAX_LOCK_BYTES
 from cudaresolve.lock.replay import MAX_RECORD_BYTES, MAX_RECORDS
-from cudaresolve.lock.wheelcache import MAX_CACHE_BYTES
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -1,4 +1,4 @@
-"""lock.sync and lock.record without pip: RECORD comparison, the per-package verdict, what a lock needs (closure)."""
+"""install.sync and install.record without pip: RECORD comparison, the verdict per package, closure."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from tiny_wheels import build_wheel
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.closure import unmet, wheel_requires
-from cudaresolve.lock.installed import InstalledDist, read_installed
+from cudaresolve.install.closure import unmet, wheel_requires
+from cudaresolve.install.installed import InstalledDist, read_installed
+from cudaresolve.install.record import cached_record, parse_record, read_wheel_record, same_files, store_record
+from cudaresolve.install.sync import Change, compare, foreign
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.record import cached_record, parse_record, read_wheel_record, same_files, store_record
-from cudaresolve.lock.sync import Change, compare, foreign
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:

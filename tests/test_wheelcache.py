@@ -1,5 +1,5 @@
-"""lock.wheelcache: files fetched from the lock's URLs into a sha256-keyed cache, verified, bounded, trimmed
-only of its own entries; lock.installer: which installer and its command lines."""
+"""install.wheelcache: files fetched from the lock's URLs into a sha256-keyed cache, verified, bounded, trimmed
+only of its own entries; install.installer: which installer and its command lines."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import respx
 
 from cudaresolve.errors import HashMismatch, IndexUnavailable, InvalidInput, InvalidLockfile
 from cudaresolve.index.client import IndexClient
-from cudaresolve.lock import installer
-from cudaresolve.lock.installer import choose_installer
-from cudaresolve.lock.wheelcache import cache_path, cached_file, fetch_files, trim
+from cudaresolve.install import installer
+from cudaresolve.install.installer import choose_installer
+from cudaresolve.install.wheelcache import cache_path, cached_file, fetch_files, trim
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
     from cudaresolve.cli._common import language
     from cudaresolve.cli.lock import request_from_args
-    from cudaresolve.lock.install import InstallRequest, install
-    from cudaresolve.lock.pip import format_command, pip_stdout
+    from cudaresolve.install.install import InstallRequest, install
+    from cudaresolve.install.pip import format_command, pip_stdout
     from cudaresolve.render.install import install_json, render_plan
 
     if args.lockfile and (args.requirement_files or args.constraint_files):

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.pip import PipCommand
+from cudaresolve.install.pip import PipCommand
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:

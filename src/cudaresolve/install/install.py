@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.install.pip import PipCommand
+    from cudaresolve.install.sync import SyncResult
     from cudaresolve.lock.flow import LockRequest
     from cudaresolve.lock.model import Lock
-    from cudaresolve.lock.pip import PipCommand
-    from cudaresolve.lock.sync import SyncResult
     from cudaresolve.resolve.model import Solution
     from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.interpreter import Interpreter
@@ -106,10 +106,10 @@ def install(
     warnings, when resolved now) before pip runs; each pip command goes to ``echo``. The doctor
     pass afterwards (``check``) uses the lock's own target when the lock records one."""
     from cudaresolve.db.database import load_compat
+    from cudaresolve.install.sync import sync_environment
+    from cudaresolve.install.verify import check_installable, interpreter_environment
     from cudaresolve.lock.lockfile import read_lock
     from cudaresolve.lock.model import lock_from_solution
-    from cudaresolve.lock.sync import sync_environment
-    from cudaresolve.lock.verify import check_installable, interpreter_environment
     from cudaresolve.target.interpreter import probe_interpreter
 
     request = order.request

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput
+from cudaresolve.install.pip import PipCommand, download_commands, run_pip, wheel_dir
+from cudaresolve.install.wheelcache import cache_path, fetch_files
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.pip import PipCommand, download_commands, run_pip, wheel_dir
-from cudaresolve.lock.wheelcache import cache_path, fetch_files
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from cudaresolve.lock.installer import Installer
+    from cudaresolve.install.installer import Installer
     from cudaresolve.resolve.model import LockedPackage
 
 __all__ = ["gather", "version_key"]

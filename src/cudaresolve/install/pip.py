@@ -2,7 +2,7 @@
 
 The builders here are pure; they turn a lock into pip runs of the target interpreter
 (``PYTHON -m pip ...``), grouped by index (``model.index_groups``: the variant's index first), and
-``lock.sync`` decides which of them run:
+``install.sync`` decides which of them run:
 
 1. ``download_commands``: per index, the locked wheels into ``WORKDIR/wheels``:
    ``pip download --no-deps --only-binary :all: --index-url INDEX -d DIR``, with ``--require-hashes

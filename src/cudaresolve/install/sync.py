@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.lock.installed import read_installed
-from cudaresolve.lock.installer import Installer, choose_installer
+from cudaresolve.install.installed import read_installed
+from cudaresolve.install.installer import Installer, choose_installer
+from cudaresolve.install.pip import download_commands, run_pip, wheel_dir
+from cudaresolve.install.record import cached_record, parse_record, read_wheel_record, same_files, store_record
+from cudaresolve.install.wheelcache import FILES, cache_path, trim
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.pip import download_commands, run_pip, wheel_dir
-from cudaresolve.lock.record import cached_record, parse_record, read_wheel_record, same_files, store_record
-from cudaresolve.lock.wheelcache import FILES, cache_path, trim
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
@@ -47,8 +47,8 @@ from cudaresolve.text.model import Text, literal
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from cudaresolve.lock.installed import InstalledDist
-    from cudaresolve.lock.pip import PipCommand
+    from cudaresolve.install.installed import InstalledDist
+    from cudaresolve.install.pip import PipCommand
     from cudaresolve.resolve.model import LockedPackage
 
 __all__ = ["KEEP", "RECORD_CACHE", "Change", "SyncResult", "compare", "foreign", "sync_environment"]
@@ -142,7 +142,7 @@ def sync_environment(
             notices=tuple(_differs(p, before[canonical_name(p.name)], todo[p.name]) for p in replaced),
         )
         if markers is None:
-            from cudaresolve.lock.verify import interpreter_environment
+            from cudaresolve.install.verify import interpreter_environment
 
             markers = interpreter_environment(python)
         _check_closure(lock, before, todo, files, markers)
@@ -187,7 +187,7 @@ class _Fetch:
 def _plan(lock: Lock, installer: Installer, root: Path, workdir: str) -> list[PipCommand]:
     """``--dry-run``: the pip downloads of packages the lock gives no URL for, then one install of every
     file from the cache (where a file with a URL and a sha256 is fetched to)."""
-    from cudaresolve.lock.fetch import version_key
+    from cudaresolve.install.fetch import version_key
 
     direct = [p for p in lock.packages if p.url and p.sha256 and cache_path(root, p) is not None]
     rest = tuple(p for p in lock.packages if p not in direct)
@@ -204,7 +204,7 @@ def _compare_all(
     """pip's exit code, in lock order each package's ``compare`` verdict, and the verified wheel of each
     package fetched. A package installed at its locked version is first compared with the cached RECORD
     of its locked wheel; the others, and those that differ, are fetched (``fetch.gather``) and compared."""
-    from cudaresolve.lock.fetch import gather
+    from cudaresolve.install.fetch import gather
 
     verdicts: dict[str, Change | None] = {}
     fetch: list[LockedPackage] = []
@@ -241,7 +241,7 @@ def _check_closure(
     requirements of a package to install come from its verified wheel, those of a kept one from its
     installed copy (the locked wheel's files, by RECORD)."""
     from cudaresolve.errors import IncompleteLock
-    from cudaresolve.lock.closure import unmet, wheel_requires
+    from cudaresolve.install.closure import unmet, wheel_requires
 
     requires: dict[str, tuple[str, ...]] = {}
     for package in lock.packages:
