@@ -153,8 +153,7 @@ def sync_environment(
             trim(root, keep=files.values())
             if code != 0:
                 return replace(result, returncode=code)
-        after = read_installed(python) if todo else before
-        extra = foreign(lock, after)
+        extra = foreign(lock, before)  # installing follows no dependency: nothing but locked names was added
         if not extra:
             return result
         if not exact:
