@@ -80,8 +80,10 @@ class PipCommand:
 
 
 def pip_commands(lock: Lock, *, python: str, workdir: str, pip: Sequence[str] = ()) -> list[PipCommand]:
-    """Every pip run that installs ``lock`` into ``python``'s environment from nothing (``--dry-run``
-    shows these): the downloads, then the install of every locked file (no dependency is followed).
+    """Every pip run that would install ``lock`` into ``python``'s environment from nothing with pip
+    alone, each file from its index: the downloads, then the install of every locked file (no
+    dependency is followed). ``install`` itself fetches files from the lock's URLs
+    (``wheelcache``) and uses only ``download_commands`` here, for pins the lock gives no URL.
 
     ``workdir`` is a private, empty directory for the requirements files the runs read and the
     wheels they download; nothing is written here (``run_pip`` writes ``PipCommand.files``)."""
