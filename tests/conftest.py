@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test writes outside a temporary directory: the user cache moves into one per test."""
     monkeypatch.setenv("CUDARESOLVE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)  # install never fills the venv the tests run in
 
 
 _TINY: dict[str, Any] = {

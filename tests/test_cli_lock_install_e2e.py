@@ -25,6 +25,14 @@ from cudaresolve.cli import main
 from cudaresolve.db.database import load_compat
 from test_install_e2e import _installed, _pip_env, _QuietHandler
 
+
+class _LoggingHandler(_QuietHandler):
+    """Serves files and records each request's path in the server's ``seen`` list."""
+
+    def do_GET(self) -> None:
+        self.server.seen.append(self.path)  # type: ignore[attr-defined]
+        super().do_GET()
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
@@ -47,7 +55,7 @@ def _newest_cpu_torch(python: str) -> str:
 
 
 @pytest.fixture
-def mirror(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+def mirror(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], list[str]]]:
     """A /whl/cpu/<project>/ tree on 127.0.0.1 holding the torch the solver will pick, plus a decoy."""
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     version = _newest_cpu_torch(python)
@@ -66,23 +74,26 @@ def mirror(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         )
         + "</body></html>\n"
     )
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(root)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(_LoggingHandler, directory=str(root)))
+    seen: list[str] = []
+    server.seen = seen  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}/whl", {"torch": version, "sha256": wanted.sha256}
+        yield f"http://127.0.0.1:{server.server_port}/whl", {"torch": version, "sha256": wanted.sha256,
+                                                            "file": wanted.filename}, seen
     finally:
         server.shutdown()
         server.server_close()
 
 
 def test_lock_online_through_a_mirror_then_install_into_a_fresh_venv(
-    mirror: tuple[str, dict[str, str]],
+    mirror: tuple[str, dict[str, str], list[str]],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    base, expected = mirror
+    base, expected, seen = mirror
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CUDARESOLVE_CACHE_DIR", str(tmp_path / "cache"))
@@ -107,8 +118,16 @@ def test_lock_online_through_a_mirror_then_install_into_a_fresh_venv(
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     monkeypatch.setenv("PIP_NO_CACHE_DIR", "1")
     monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-    # the lock names the real index; install reaches it through the same mirror
-    mirror_flag = ["--index-mirror", f"https://download.pytorch.org/whl={base}"]
-    code = main(["install", "--from", "pylock.toml", "--python", str(venv / "bin" / "python"), *target, *mirror_flag])
+    # the lock's file URLs are the mirror's: install fetches them there with no flag, and nothing elsewhere
+    assert lock["packages"][0]["wheels"][0]["url"].startswith(f"{base}/")
+    seen.clear()
+    code = main(["install", "--from", "pylock.toml", "--python", str(venv / "bin" / "python"), *target])
     assert code == 0
     assert _installed(venv / "bin" / "python") == {"torch": (expected["torch"], "mirror")}
+    assert seen == [f"/whl/files/{expected['file'].replace('+', '%2B')}"]
+    # a second fresh venv installs from the shared cache: nothing is fetched at all
+    other = tmp_path / "venv2"
+    subprocess.run([sys.executable, "-m", "venv", str(other)], check=True, env=_pip_env(os.devnull))
+    assert main(["install", "--from", "pylock.toml", "--python", str(other / "bin" / "python"), *target]) == 0
+    assert seen == [f"/whl/files/{expected['file'].replace('+', '%2B')}"]
+    assert _installed(other / "bin" / "python") == {"torch": (expected["torch"], "mirror")}

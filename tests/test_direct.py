@@ -14,11 +14,11 @@ from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import load_compat
 from cudaresolve.errors import InvalidInput, InvalidLockfile, NoSolution, UnsupportedReference
+from cudaresolve.install.pip import PipCommand, download_commands, install_commands
+from cudaresolve.install.verify import check_installable
 from cudaresolve.lock.lockfile import dumps_pylock, loads_pylock
 from cudaresolve.lock.model import Lock, lock_from_solution
-from cudaresolve.lock.pip import PipCommand, download_commands, install_commands
 from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
-from cudaresolve.lock.verify import check_installable
 from cudaresolve.resolve.direct import parse_direct
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.resolve.solve import parse_constraints, parse_requests, solve

@@ -241,17 +241,20 @@ def test_a_bad_setting_is_refused_with_its_origin(tmp_path: Path) -> None:
     assert result.returncode == 1 and "[tool.cudaresolve] index-url" in result.stderr
 
 
+INSTALL = ["install", "--from", "requirements.txt", "--dry-run", "--json", "--python", sys.executable]
+
+
 def test_install_keeps_the_users_mirror(served: str, tmp_path: Path) -> None:
     """A lock names PyPI; ``install`` fetches through the user's mirror, never from PyPI itself."""
     mirror = f"{served}/pypi/simple"
     assert _run(["lock", "numpy", *TARGET, "-i", mirror, "--format", "requirements"], tmp_path).returncode == 0
-    result = _run(["install", "--from", "requirements.txt", "--dry-run", "--json", *TARGET], tmp_path,
+    result = _run([*INSTALL, *TARGET], tmp_path,
                   PIP_INDEX_URL=mirror)
     assert result.returncode == 0, result.stderr
     assert {p["index"] for p in json.loads(result.stdout)["packages"]} == {mirror}
     assert f"--index-url {mirror} " in result.stderr and "pypi.org" not in result.stderr  # the pip commands
     authed = mirror.replace("http://", "http://ci-bot:hunter2@")
-    result = _run(["install", "--from", "requirements.txt", "--dry-run", "--json", *TARGET], tmp_path,
+    result = _run([*INSTALL, *TARGET], tmp_path,
                   PIP_INDEX_URL=authed)
     assert result.returncode == 0 and "hunter2" not in result.stdout + result.stderr
     assert "ci-bot:****@127.0.0.1" in result.stderr  # the table and the pip lines, credentials hidden

@@ -27,16 +27,16 @@ import pytest
 from tiny_wheels import TinyWheel, build_wheel  # tools/: on the path by pytest's pythonpath setting
 
 from cudaresolve.cli import main
+from cudaresolve.install.sync import Change, SyncResult, sync_environment
 from cudaresolve.lock.lockfile import read_lock, write_lock
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.sync import Change, SyncResult, sync_environment
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from cudaresolve.lock.pip import PipCommand
+    from cudaresolve.install.pip import PipCommand
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="uses the POSIX venv layout (bin/python)")
 pytest.importorskip("ensurepip", reason="python -m venv needs ensurepip to give the venv pip")
@@ -169,7 +169,12 @@ def _lock(indexes: Indexes, *, hashes: bool) -> Lock:
         )
 
     return Lock(
-        packages=(locked("flashinfer-python@B", indexes.b), locked("torch@A", indexes.a)),
+        packages=(
+            locked("einops@B", indexes.b),
+            locked("filelock@A", indexes.a),
+            locked("flashinfer-python@B", indexes.b),
+            locked("torch@A", indexes.a),
+        ),
         variant="cu118",
         index_url=indexes.a,
         target={"platform": "linux_x86_64", "python": "3.11"},
@@ -201,9 +206,9 @@ def test_installs_a_hashed_pylock_each_package_from_its_own_index(indexes: Index
     assert code == 0
     assert _installed(venv) == {
         "torch": ("2.7.1+cu118", "A"),  # B's torch 2.8.0 is higher and satisfies flashinfer's torch>=2.7
-        "filelock": ("3.13.1", "A"),  # torch's dependency comes from torch's index, not B's 99.0
+        "filelock": ("3.13.1", "A"),  # torch's dependency from the index the lock names, not B's 99.0
         "flashinfer-python": ("0.2.5", "B"),
-        "einops": ("0.8.1", "B"),  # flashinfer's own dependency from flashinfer's index
+        "einops": ("0.8.1", "B"),
     }
     listed = subprocess.run(
         [str(venv), "-m", "pip", "list", "--format", "json"],
@@ -279,13 +284,14 @@ class Drifted:
     commands: list[PipCommand]
     after: dict[str, tuple[str, str | None]]
     records: Path  # the RECORD cache of the first sync (a module fixture runs before conftest's cache)
+    files: Path  # its file cache
 
 
 @pytest.fixture(scope="module")
 def drifted(indexes: Indexes, venv_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Drifted:
     """fbgemm-gpu 1.9.0+cu126 and a torch 2.7.1+cu118 built elsewhere (same version, other files),
     torch's dependency filelock, and einops that nothing locked needs; then one sync to a lock of
-    fbgemm-gpu 1.9.0 and torch 2.7.1+cu118 from index A. Shared by the tests below (one venv)."""
+    fbgemm-gpu 1.9.0, filelock 3.13.1 and torch 2.7.1+cu118 from index A. Shared by the tests below (one venv)."""
     root = tmp_path_factory.mktemp("drifted")
     copy = root / "venv"
     shutil.copytree(venv_python.parent.parent, copy, symlinks=True, copy_function=os.link)
@@ -312,15 +318,16 @@ def drifted(indexes: Indexes, venv_python: Path, tmp_path_factory: pytest.TempPa
             sha256=wheel.sha256,
         )
 
-    lock = Lock(packages=(locked("fbgemm-gpu@A"), locked("torch@A")), index_url=indexes.a)
+    lock = Lock(packages=(locked("fbgemm-gpu@A"), locked("filelock@A"), locked("torch@A")), index_url=indexes.a)
     lock_path = root / "pylock.toml"
     write_lock(lock_path, lock)
     commands: list[PipCommand] = []
-    records = root / "records"
+    records, files = root / "records", root / "files"
     result = sync_environment(
-        lock, python=str(python), env=_pip_env(os.devnull), echo=commands.append, record_cache=records
+        lock, python=str(python), env=_pip_env(os.devnull), echo=commands.append, record_cache=records,
+        file_cache=files,
     )
-    return Drifted(python, lock_path, lock, result, commands, _installed(python), records)
+    return Drifted(python, lock_path, lock, result, commands, _installed(python), records, files)
 
 
 def test_sync_replaces_another_build_and_another_wheel_of_the_locked_version(drifted: Drifted) -> None:
@@ -329,31 +336,37 @@ def test_sync_replaces_another_build_and_another_wheel_of_the_locked_version(dri
     assert drifted.after == {
         "fbgemm-gpu": ("1.9.0", "A"),  # was 1.9.0+cu126
         "torch": ("2.7.1+cu118", "A"),  # same version, was the other wheel
-        "filelock": ("3.13.1", "A"),  # torch needs it: kept, not foreign
+        "filelock": ("3.13.1", "A"),  # locked, installed as locked: kept
         "einops": ("0.8.1", "B"),  # foreign, but only reported without --exact
     }
     assert [n.code for n in drifted.result.notices] == ["installed-differs", "installed-differs", "not-in-lock"]
     assert drifted.result.foreign == ("einops",)
     assert drifted.result.removed == ()
-    # one download (one index), one install from the verified files; no dependency run: all are met
-    assert [c.argv[3] for c in drifted.commands] == ["download", "install"]
-    assert "--force-reinstall" in drifted.commands[1].argv
+    # the files come from the lock's URLs into the shared cache; one install of the two that differ,
+    # replacing what is there; no dependency is ever followed
+    (command,) = drifted.commands
+    assert [a for a in command.argv if a.endswith(".whl")] == [
+        str(drifted.files / drifted.lock.packages[i].sha256 / drifted.lock.packages[i].filename) for i in (0, 2)
+    ]
+    assert {"--no-deps", "--no-index"} <= set(command.argv)
+    assert {"--reinstall", "--force-reinstall"} & set(command.argv)
 
 
 def test_sync_a_second_time_installs_nothing(drifted: Drifted, tmp_path: Path) -> None:
     commands: list[PipCommand] = []
     env = _pip_env(os.devnull)
     result = sync_environment(
-        drifted.lock, python=str(drifted.python), env=env, echo=commands.append, record_cache=drifted.records
+        drifted.lock, python=str(drifted.python), env=env, echo=commands.append, record_cache=drifted.records,
+        file_cache=drifted.files,
     )
-    assert (result.returncode, result.installed, result.kept) == (0, (), ("fbgemm-gpu", "torch"))
+    assert (result.returncode, result.installed, result.kept) == (0, (), ("fbgemm-gpu", "filelock", "torch"))
     assert commands == []  # the cached RECORDs of the verified wheels answer: no download, no install
-    # without that cache the wheels are downloaded again to compare, and still nothing is installed
+    # without that cache the wheels are read from the file cache to compare, and still nothing is installed
     result = sync_environment(
-        drifted.lock, python=str(drifted.python), env=env, echo=commands.append, record_cache=tmp_path
+        drifted.lock, python=str(drifted.python), env=env, echo=commands.append, record_cache=tmp_path,
+        file_cache=drifted.files,
     )
-    assert (result.returncode, result.installed) == (0, ())
-    assert [c.argv[3] for c in commands] == ["download"]
+    assert (result.returncode, result.installed, commands) == (0, (), [])
 
 
 def test_sync_reinstalls_a_locked_package_whose_files_changed_on_disk(drifted: Drifted) -> None:
@@ -367,10 +380,13 @@ def test_sync_reinstalls_a_locked_package_whose_files_changed_on_disk(drifted: D
         env=_pip_env(os.devnull),
         echo=commands.append,
         record_cache=drifted.records,
+        file_cache=drifted.files,
     )
     assert (result.returncode, result.installed) == (0, (("torch", Change.DAMAGED),))
-    assert [c.argv[-1] for c in commands if c.argv[3] == "download"] == [commands[0].files[0][0]]
-    assert commands[0].files[0][1].startswith("torch==")  # only torch is downloaded again
+    (command,) = commands  # only torch is installed again
+    assert [a for a in command.argv if a.endswith(".whl")] == [
+        str(drifted.files / drifted.lock.packages[2].sha256 / drifted.lock.packages[2].filename)
+    ]
     assert _installed(drifted.python)["torch"] == ("2.7.1+cu118", "A")
 
 
@@ -390,7 +406,7 @@ def test_install_exact_removes_what_the_lock_neither_pins_nor_needs(
 
     err = capsys.readouterr().err
     assert "removed-not-in-lock" in err and "einops" in err
-    assert "uninstall -y einops" in err
+    assert re.search(r"uninstall .*einops", err)
     assert _installed(drifted.python) == {
         "fbgemm-gpu": ("1.9.0", "A"),
         "torch": ("2.7.1+cu118", "A"),

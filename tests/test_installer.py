@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.model import Lock
-from cudaresolve.lock.pip import (
+from cudaresolve.install.pip import (
     PipCommand,
     format_command,
     install_commands,
@@ -17,7 +16,8 @@ from cudaresolve.lock.pip import (
     run_pip,
     uninstall_command,
 )
-from cudaresolve.lock.sync import sync_environment
+from cudaresolve.install.sync import sync_environment
+from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
@@ -43,7 +43,6 @@ FROM_FILES = (
 ENV_FILES = (("PIP_FIND_LINKS", f"{W}/wheels"),)
 ENV_CU118 = (("PIP_EXTRA_INDEX_URL", CU118), ("PIP_FIND_LINKS", W))
 ENV_PYPI = (("PIP_EXTRA_INDEX_URL", PYPI), ("PIP_FIND_LINKS", W))
-LOCKED = "fbgemm-gpu==1.2.0+cu118\nflashinfer-python==0.2.5\ntorch==2.7.1+cu118\n"
 
 
 def _lock(torch: str | None = H1, fbgemm: str | None = H2, flash: str | None = H3) -> Lock:
@@ -55,15 +54,6 @@ def _lock(torch: str | None = H1, fbgemm: str | None = H2, flash: str | None = H
         ),
         variant="cu118",
         index_url=CU118,
-    )
-
-
-def _deps(index: str, env: tuple[tuple[str, str], ...], *pins: str) -> PipCommand:
-    return PipCommand(
-        argv=(*HEAD, "--index-url", index, "-c", f"{W}/locked.txt", *pins),
-        index=index,
-        env=env,
-        files=((f"{W}/locked.txt", LOCKED),),
     )
 
 
@@ -102,8 +92,6 @@ def test_all_hashed_two_indexes() -> None:
                 ),
             ),
         ),
-        _deps(CU118, ENV_CU118, "fbgemm-gpu==1.2.0+cu118", "torch==2.7.1+cu118"),
-        _deps(PYPI, ENV_PYPI, "flashinfer-python==0.2.5"),
     ]
 
 
@@ -120,8 +108,6 @@ def test_no_hashes_pins_go_on_the_command_line() -> None:
             index="",
             env=ENV_FILES,
         ),
-        _deps(CU118, ENV_CU118, "fbgemm-gpu==1.2.0+cu118", "torch==2.7.1+cu118"),
-        _deps(PYPI, ENV_PYPI, "flashinfer-python==0.2.5"),
     ]
 
 
@@ -135,7 +121,7 @@ def test_partly_hashed_index_splits_into_a_hashed_and_a_plain_run() -> None:
         (*FROM_FILES, "torch==2.7.1+cu118"),
     ]
     assert commands[0].files == ((f"{W}/index-1-hashed.txt", f"fbgemm-gpu==1.2.0+cu118 --hash=sha256:{H2}\n"),)
-    assert len(commands) == 7
+    assert len(commands) == 5
 
 
 def test_install_commands_only_the_named_packages_and_none_for_none() -> None:
@@ -219,20 +205,26 @@ def test_run_pip_with_a_missing_interpreter(tmp_path: Path) -> None:
 
 def test_sync_dry_run_echoes_and_runs_nothing(tmp_path: Path) -> None:
     seen: list[PipCommand] = []
-    result = sync_environment(_lock(), python=str(tmp_path / "no-python"), dry_run=True, echo=seen.append)
+    pip = {"CUDARESOLVE_INSTALLER": "pip"}
+    result = sync_environment(_lock(), python=str(tmp_path / "no-python"), dry_run=True, echo=seen.append, env=pip)
     assert result.returncode == 0
-    assert [c.argv[3] for c in seen] == ["download", "download", "install", "install", "install"]
+    assert [c.argv[3] for c in seen] == ["download", "download", "install"]
     assert all(c.argv[0] == str(tmp_path / "no-python") for c in seen)  # never started: it does not exist
+    assert "--no-deps" in seen[-1].argv and "--no-index" in seen[-1].argv
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the interpreter")
-def test_sync_reads_the_environment_then_passes_pip_exit_code_through(tmp_path: Path) -> None:
+def test_sync_reads_the_environment_then_passes_pip_exit_code_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = tmp_path / "argv.log"
     fake = tmp_path / "python"
     # '-c SCRIPT': the environment probe, answered with an empty environment; pip fails with 23
     fake.write_text(
-        f'#!/bin/sh\necho "$1 $3" >> {log}\nif [ "$1" = -c ]; then cat >/dev/null; echo "[]"; exit 0; fi\nexit 23\n'
+        f'#!/bin/sh\necho "$1 $3" >> {log}\nif [ "$1" = -c ]; then cat >/dev/null; echo "$PIP"; exit 0; fi\nexit 23\n'
     )
     fake.chmod(0o755)
-    assert sync_environment(_lock(None, None, None), python=str(fake), markers={}).returncode == 23
+    monkeypatch.setenv("PIP", '[{"name": "pip", "version": "24.0", "path": null}]')  # the probe: pip is there
+    env = {"CUDARESOLVE_INSTALLER": "pip"}
+    assert sync_environment(_lock(None, None, None), python=str(fake), markers={}, env=env).returncode == 23
     assert log.read_text().splitlines() == ["-c ", "-m download"]

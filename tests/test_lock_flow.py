@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from cudaresolve.errors import InvalidInput
+from cudaresolve.install.install import InstallRequest, install, mirrored
 from cudaresolve.lock.flow import LockRequest, lock, prepare, project_mirrors
-from cudaresolve.lock.install import InstallRequest, install, mirrored
 from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import LockedPackage
 from cudaresolve.target.build import TargetOptions
@@ -17,7 +17,7 @@ from cudaresolve.target.build import TargetOptions
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from cudaresolve.lock.pip import PipCommand
+    from cudaresolve.install.pip import PipCommand
 
 H100 = TargetOptions(gpus=("H100",), driver="550.54.15", python="3.11", platform="linux_x86_64")
 PYTORCH = "https://download.pytorch.org/whl"
@@ -106,7 +106,10 @@ def test_mirrored_rewrites_every_index_once() -> None:
     assert mirrored(locked, {}) is locked
 
 
-def test_dry_run_install_echoes_pip_through_the_mirror_and_asks_for_no_doctor_pass(tmp_path: Path) -> None:
+def test_dry_run_install_echoes_pip_through_the_mirror_and_asks_for_no_doctor_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDARESOLVE_INSTALLER", "pip")
     (tmp_path / "pyproject.toml").write_text(f'[tool.cudaresolve]\nindex-mirror = "{MIRROR}"\n', encoding="utf-8")
     seen: list[PipCommand] = []
     # the interpreter is asked for its Python and platform (install --python), so it must run

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -14,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cudaresolve.errors import CudaResolveError, InvalidInput, InvalidLockfile
+from cudaresolve.install.verify import check_installable, interpreter_environment, url_allowed
 from cudaresolve.lock.lockfile import dumps_pylock, loads_pylock
 from cudaresolve.lock.model import Lock
 from cudaresolve.lock.output import check_default_free, write_output
 from cudaresolve.lock.project import load_project, project_from_dict
 from cudaresolve.lock.requirements import loads_requirements
-from cudaresolve.lock.verify import check_installable, interpreter_environment, url_allowed
 from cudaresolve.resolve import solve as solve_module
 from cudaresolve.resolve.model import LockedPackage
 from cudaresolve.resolve.solve import parse_requests
@@ -366,3 +367,48 @@ def test_fuzz_pyproject_bytes(tmp_path_factory: pytest.TempPathFactory, raw: byt
 )
 def test_fuzz_requirement_strings(texts: list[str]) -> None:
     _only_coded(parse_requests, texts)
+
+
+# --- install --from reads only a bounded, regular file -----------------------------------------
+
+
+def _install_from(path: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    from cudaresolve.cli import main
+
+    code = main(["install", "--from", path, "--cpu", "--python", sys.executable, "--dry-run"])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs mkfifo")
+def test_a_fifo_lock_is_refused_at_once_never_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "pylock.toml"
+    os.mkfifo(fifo)  # no writer: a blocking open or read would hang the test
+    started = time.monotonic()
+    code, err = _install_from(str(fifo), capsys)
+    assert (code, time.monotonic() - started < 5) == (1, True)
+    assert "invalid-lockfile" in err and "not a regular file" in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_dev_zero_and_a_directory_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for path in ("/dev/zero", str(tmp_path)):
+        code, err = _install_from(path, capsys)
+        assert code == 1 and "invalid-lockfile" in err and "not a regular file" in err, path
+
+
+def test_a_lock_over_the_cap_is_refused_after_reading_at_most_the_cap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cudaresolve.lock.lockfile import MAX_LOCK_BYTES
+
+    big = tmp_path / "pylock.toml"
+    with big.open("wb") as out:  # sparse: 5 GB on paper, nothing on disk
+        out.truncate(5 * 1024**3)
+    started = time.monotonic()
+    code, err = _install_from(str(big), capsys)
+    assert (code, time.monotonic() - started < 10) == (1, True)
+    assert "invalid-lockfile" in err and f"over {MAX_LOCK_BYTES // 1024**2} MiB" in err
+    exact = tmp_path / "requirements.txt"
+    exact.write_bytes(b"#" * MAX_LOCK_BYTES)  # at the cap: read, then judged by its content
+    code, err = _install_from(str(exact), capsys)
+    assert code == 1 and "locks no packages" in err and "MiB" not in err

@@ -10,6 +10,7 @@ is a refused redirect. The commands go through ``cli.main`` as a user runs them.
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING
 
 import httpx
@@ -133,7 +134,7 @@ def test_a_lock_file_archive_url_that_cannot_be_split_is_an_invalid_lock_file(
         f'[packages.archive]\nurl = "{BAD}/pkg-1.0-py3-none-any.whl"\n'
         'hashes = {sha256 = "' + "0" * 64 + '"}\n'
     )
-    code = cli.main(["install", "--from", "pylock.toml", "--dry-run", *TARGET[:-1]])
+    code = cli.main(["install", "--from", "pylock.toml", "--dry-run", "--python", sys.executable, *TARGET[:-1]])
     err = capsys.readouterr().err
     assert code == 1 and err.startswith("error: invalid-lockfile: ") and "internal-error" not in err
 

@@ -28,6 +28,8 @@ from cudaresolve.index.limits import (
     READ_TIMEOUT,
 )
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
+from cudaresolve.install.wheelcache import MAX_CACHE_BYTES
+from cudaresolve.lock.lockfile import MAX_LOCK_BYTES
 from cudaresolve.lock.previous import MAX_PREVIOUS_BYTES
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
 
@@ -61,6 +63,12 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{BUILD_TIMEOUT:g} s for its build" in build and f"`{BUILD_TIMEOUT_ENV}=SECONDS` sets the 300" in build
     previous = rows["the lock already at the output path, read for its pins"]
     assert f"{MAX_PREVIOUS_BYTES // MIB} MiB, a regular file" in previous
+    lock = rows["a lock file (`install --from FILE`)"]
+    assert f"{MAX_LOCK_BYTES // MIB} MiB, a regular file" in lock
+    fetched = rows["one locked file fetched by `install`"]
+    assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s" in fetched
+    assert f"redirects {client._MAX_REDIRECTS}" in fetched
+    assert f"{MAX_CACHE_BYTES // 1024**3} GiB" in rows["the shared file cache (`<cache>/files-v1/`)"]
     host = rows["a host file (`--host FILE`)"]
     assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
     settings = rows["a pip or uv settings file read for the default index (`pip.conf`, `uv.toml`, ...)"]

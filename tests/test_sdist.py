@@ -20,9 +20,9 @@ from cudaresolve.index.pages import ProjectPage
 from cudaresolve.index.sdist import pkg_info
 from cudaresolve.index.simple import dist_file
 from cudaresolve.index.source import IndexSource
+from cudaresolve.install.pip import download_commands, install_commands
 from cudaresolve.lock.lockfile import dumps_pylock, loads_pylock
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.pip import download_commands, install_commands
 from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
 from cudaresolve.resolve.model import FileKind, LockedPackage
 from cudaresolve.text.catalogue import format_text

@@ -1,4 +1,4 @@
-"""lock.sync and lock.record without pip: RECORD comparison, the per-package verdict, what a lock needs."""
+"""install.sync and install.record without pip: RECORD comparison, the verdict per package, closure."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import pytest
 from tiny_wheels import build_wheel
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.installed import InstalledDist, read_installed
+from cudaresolve.install.closure import unmet, wheel_requires
+from cudaresolve.install.installed import InstalledDist, read_installed
+from cudaresolve.install.record import cached_record, parse_record, read_wheel_record, same_files, store_record
+from cudaresolve.install.sync import Change, compare, foreign
 from cudaresolve.lock.model import Lock
-from cudaresolve.lock.record import cached_record, parse_record, read_wheel_record, same_files, store_record
-from cudaresolve.lock.sync import Change, compare, dependencies, foreign
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
@@ -113,31 +114,53 @@ def test_compare(dist: InstalledDist | None, wheel: str | None, change: Change |
     assert compare(_locked("fbgemm-gpu", "1.9.0"), dist, wheel) is change
 
 
-def test_dependencies_follow_markers_extras_and_the_environment() -> None:
-    lock = Lock(packages=(_locked("torch", "2.7.1+cu126"),))
-    dists = {
-        "torch": _dist(
-            "torch",
-            "2.7.1+cu126",
+def test_unmet_follows_markers_and_extras_through_the_lock() -> None:
+    lock = Lock(
+        packages=tuple(
+            _locked(n, v)
+            for n, v in (("torch", "2.7.1+cu126"), ("filelock", "3.13.1"), ("sympy", "1.12"), ("mpmath", "1.3.0"))
+        )
+    )
+    requires = {
+        "torch": (
             "filelock",
-            "sympy>=1.13",
-            "triton==3.3.1; platform_machine == 'aarch64'",
-            "opt-einsum>=3.3; extra == 'opt-einsum'",
-            "typing-extensions",
+            "sympy>=1.13",  # locked, but too old
+            "triton==3.3.1; platform_machine == 'aarch64'",  # not for this machine
+            "opt-einsum>=3.3; extra == 'opt-einsum'",  # only with torch[opt-einsum]
+            "typing-extensions",  # not locked
         ),
-        "filelock": _dist("filelock", "3.13.1"),
-        "sympy": _dist("sympy", "1.12", "mpmath[tests]<1.4"),  # too old for torch
-        "mpmath": _dist("mpmath", "1.3.0", "pytest; extra == 'tests'"),
-        "pytest": _dist("pytest", "8.0.0"),
-        "triton": _dist("triton", "3.3.1"),  # for aarch64 only: foreign here
-        "opt-einsum": _dist("opt-einsum", "3.3.0"),  # only with torch[opt-einsum]
-        "einops": _dist("einops", "0.8.1"),
-        "pip": _dist("pip", "24.0"),
+        "sympy": ("mpmath[tests]<1.4",),
+        "mpmath": ("pytest; extra == 'tests'",),  # sympy asks for mpmath[tests]: pytest is needed
     }
-    needed, unmet = dependencies(lock, dists, MARKERS)
-    assert needed == {"filelock", "sympy", "mpmath", "pytest"}
-    assert unmet == ("sympy>=1.13", "typing-extensions")
-    assert foreign(lock, dists, MARKERS) == ("einops", "opt-einsum", "triton")
+    assert unmet(lock, requires, MARKERS) == (
+        ("torch", "sympy>=1.13"),
+        ("torch", "typing-extensions"),
+        ("mpmath", "pytest; extra == 'tests'"),
+    )
+    assert unmet(lock, {"torch": ("filelock>=3", "sympy")}, MARKERS) == ()
+
+
+@pytest.mark.parametrize(
+    ("full", "missing"),
+    [("3.11.0", ()), ("3.11.4", ()), ("3.11.5", (("demo", "late; python_full_version >= '3.11.5'"),))],
+)
+def test_unmet_evaluates_patch_release_markers_for_the_interpreter(full: str, missing: tuple[str, ...]) -> None:
+    lock = Lock(packages=(_locked("demo", "1.0"),))
+    requires = {"demo": ("late; python_full_version >= '3.11.5'",)}
+    assert unmet(lock, requires, {**MARKERS, "python_full_version": full}) == missing
+
+
+def test_wheel_requires_reads_the_wheel_itself(tmp_path: Path) -> None:
+    wheel = build_wheel(tmp_path, "demo", "1.0", "py3-none-any", requires=("evilpkg>=6", "x; extra == 'y'"))
+    assert wheel_requires(tmp_path / wheel.filename) == ("evilpkg>=6", "x; extra == 'y'")
+    (tmp_path / "not.whl").write_bytes(b"not a zip")
+    assert wheel_requires(tmp_path / "not.whl") is None
+
+
+def test_foreign_is_what_the_lock_does_not_hold_but_the_installer_tools() -> None:
+    lock = Lock(packages=(_locked("torch", "2.7.1+cu126"), _locked("filelock", "3.13.1")))
+    dists = {n: _dist(n, "1") for n in ("torch", "filelock", "einops", "pip", "setuptools", "wheel", "triton")}
+    assert foreign(lock, dists) == ("einops", "triton")
 
 
 def test_read_installed_from_this_interpreter() -> None:

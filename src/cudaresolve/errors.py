@@ -7,9 +7,11 @@
     │   ├── UnknownGpu                   "unknown-gpu"          a name the database lacks
     │   ├── UnsupportedReference         "unsupported-reference" a direct URL that is no wheel (sdist, VCS, dir)
     │   ├── UnsupportedPlatform          "unsupported-platform" a platform no GPU wheel is built for (musl)
+    │   ├── NoEnvironment                "no-environment"       install: no VIRTUAL_ENV, no ./.venv
     │   └── UsageError                   "usage"                flags argparse refuses (exit 2)
     ├── InvalidCompatData(ValueError)    "invalid-compat-data"  .problems: [(path, message)]
     ├── InvalidLockfile(ValueError)      "invalid-lockfile"
+    │   └── IncompleteLock               "lock-incomplete"      a locked wheel needs what the lock lacks
     ├── InvalidBinary(ValueError)        "invalid-binary"       corrupt ELF or fatbin
     ├── DetectionError                   "nvml-failed"          NVML present but failing
     ├── IndexUnavailable                 "index-unavailable"    network or index failure
@@ -39,6 +41,7 @@ __all__ = [
     "DetectionError",
     "DynamicMetadata",
     "HashMismatch",
+    "IncompleteLock",
     "IndexUnavailable",
     "InternalError",
     "InvalidArch",
@@ -47,6 +50,7 @@ __all__ = [
     "InvalidDriver",
     "InvalidInput",
     "InvalidLockfile",
+    "NoEnvironment",
     "NoKnownError",
     "NoSolution",
     "PipFailed",
@@ -118,6 +122,13 @@ class UnsupportedReference(InvalidInput):
     code = "unsupported-reference"
 
 
+class NoEnvironment(InvalidInput):
+    """``install`` without ``--python``: no active virtual environment, no ``./.venv`` (or, with ``--system``, no
+    Python on PATH)."""
+
+    code = "no-environment"
+
+
 class UsageError(InvalidInput):
     """Flags the parser refuses: exit 2, as argparse, pip and uv exit on a usage error."""
 
@@ -148,6 +159,13 @@ class InvalidCompatData(CudaResolveError, ValueError):
 
 class InvalidLockfile(CudaResolveError, ValueError):
     code = "invalid-lockfile"
+
+
+class IncompleteLock(InvalidLockfile):
+    """A locked file needs, on the target interpreter, a package the lock does not hold (install follows no
+    dependency, so the lock is refused before anything is installed)."""
+
+    code = "lock-incomplete"
 
 
 class InvalidBinary(CudaResolveError, ValueError):

@@ -1,4 +1,5 @@
-"""``cudaresolve install [REQ ...] [TARGET] [--from LOCKFILE] [--exact] [--dry-run] [--python PATH]``. Shell."""
+"""``cudaresolve install [REQ ...] [TARGET] [--from LOCKFILE] [--exact] [--dry-run] [--python PATH|--system]``.
+Shell."""
 
 from __future__ import annotations
 
@@ -19,11 +20,14 @@ def register(sub: Any) -> None:
         "--from", dest="lockfile", metavar="LOCKFILE", help="install this pylock.toml or requirements file"
     )
     parser.add_argument(
-        "--exact", action="store_true", help="also uninstall packages the lock neither pins nor needs (uv pip sync)"
+        "--exact", action="store_true", help="also uninstall packages the lock does not pin (uv pip sync)"
     )
     parser.add_argument("--dry-run", action="store_true", help="print the pip commands and change nothing")
-    parser.add_argument("--python", metavar="PATH", help="the interpreter of the environment to install into; "
-                        "the target's Python version, platform and glibc are its own")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--python", metavar="PATH", help="the interpreter of the environment to install into "
+                       "(default: the active VIRTUAL_ENV, else ./.venv); the target's Python version, platform "
+                       "and glibc are its own")
+    where.add_argument("--system", action="store_true", help="install into the first python3 on PATH")
     parser.add_argument("--json", action="store_true", help="print the result as JSON (pip's output goes to stderr)")
     parser.set_defaults(func=_run)
 
@@ -32,8 +36,8 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
     from cudaresolve.cli._common import language
     from cudaresolve.cli.lock import request_from_args
-    from cudaresolve.lock.install import InstallRequest, install
-    from cudaresolve.lock.pip import format_command, pip_stdout
+    from cudaresolve.install.install import InstallRequest, install
+    from cudaresolve.install.pip import format_command, pip_stdout
     from cudaresolve.render.install import install_json, render_plan
 
     if args.lockfile and (args.requirement_files or args.constraint_files):
@@ -55,6 +59,7 @@ def _run(args: argparse.Namespace) -> int:
         request=request_from_args(args),
         lockfile=args.lockfile,
         python=args.python,
+        system=args.system,
         dry_run=args.dry_run,
         exact=args.exact,
     )

@@ -1,13 +1,12 @@
-"""Locks: the ``Lock`` value, pylock.toml and requirements files, the lock and install flows, pip.
+"""Locks: the ``Lock`` value, pylock.toml and requirements files, and the lock flow.
 
 ``model`` (the Lock value and its pylock mapping), ``lockfile`` (pylock.toml text; reading and
-writing either format), ``requirements`` (pip requirements files), ``wheels`` (pins matched to
-index files), ``project`` (pyproject settings), ``flow`` (``LockRequest`` -> a written lock),
-``install`` (a lock installed through pip, mirrors applied once), ``sync`` (the environment made
-equal to a lock), ``installed`` (what an interpreter has installed), ``record`` (RECORDs compared)
-and ``pip`` (the pip runs).
+writing either format), ``requirements`` (pip requirements files), ``reqfiles`` (``-r``/``-c``
+files), ``wheels`` (pins matched to index files), ``project`` (pyproject settings), ``output``
+(where a lock is written), ``flow`` (``LockRequest`` -> a written lock). Installing a lock is
+``install/``, the folder above this one.
 
 May import ``text``, ``errors``, ``core``, ``db``, ``target``, ``resolve`` and ``index``; never
-``doctor``, ``render`` or ``cli``. File writers here may format Texts in English (lock files
-record their warnings in English).
+``install``, ``doctor``, ``render`` or ``cli``. File writers here may format Texts in English (lock
+files record their warnings in English).
 """

@@ -32,9 +32,12 @@ if TYPE_CHECKING:
     import os
 
 __all__ = [
-    "check_output_name", "dumps_pylock", "loads_pylock", "pylock_problem", "read_lock", "render_lock", "write_lock"
+    "MAX_LOCK_BYTES", "check_output_name", "dumps_pylock", "loads_pylock", "pylock_problem", "read_lock", "render_lock",
+    "write_lock",
 ]
 
+#: The largest lock file read (a 70-package torch lock is about 50 KB).
+MAX_LOCK_BYTES: Final = 16 * 1024 * 1024
 # PEP 751 file names: pylock.toml or pylock.<name>.toml with one name segment.
 _PYLOCK_NAME: Final = re.compile(r"^pylock\.([^.]+\.)?toml$")
 
@@ -135,14 +138,35 @@ def _inline(value: Any) -> Any:
 
 
 def read_lock(path: str | os.PathLike[str]) -> Lock:
-    """Read a lock: ``*.toml`` as pylock.toml, anything else as requirements written by cudaresolve."""
+    """Read a lock: ``*.toml`` as pylock.toml, anything else as requirements written by cudaresolve.
+
+    Only a regular file of at most ``MAX_LOCK_BYTES`` is read, without blocking
+    (``core.files.read_regular_bounded``): a FIFO, a device such as ``/dev/zero``, a directory or a
+    larger file is ``InvalidLockfile`` before more than the bound is read."""
+    from cudaresolve.core.files import NotRegularFile, read_regular_bounded
+
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        data = read_regular_bounded(file, MAX_LOCK_BYTES)
+    except NotRegularFile as exc:
         raise InvalidLockfile(
-            Text.of("lock.cannot-read", path=str(file), reason=reason), hint=Text("lock.cannot-read.hint")
+            Text.of("lock.not-regular", path=str(file)), hint=Text("lock.cannot-read.hint")
+        ) from exc
+    except OSError as exc:
+        raise InvalidLockfile(
+            Text.of("lock.cannot-read", path=str(file), reason=exc.strerror or str(exc)),
+            hint=Text("lock.cannot-read.hint"),
+        ) from exc
+    if len(data) > MAX_LOCK_BYTES:
+        raise InvalidLockfile(
+            Text.of("lock.too-large", path=str(file), limit=MAX_LOCK_BYTES // (1024 * 1024)),
+            hint=Text("lock.cannot-read.hint"),
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidLockfile(
+            Text.of("lock.cannot-read", path=str(file), reason=str(exc)), hint=Text("lock.cannot-read.hint")
         ) from exc
     if file.suffix == ".toml":
         return loads_pylock(text, source=str(file))

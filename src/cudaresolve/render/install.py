@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cudaresolve.doctor.report import DoctorReport
-    from cudaresolve.lock.install import InstallResult
+    from cudaresolve.install.install import InstallResult
+    from cudaresolve.install.sync import SyncResult
     from cudaresolve.lock.model import Lock
-    from cudaresolve.lock.sync import SyncResult
     from cudaresolve.resolve.model import Solution
 
 __all__ = ["install_json", "render_plan", "render_sync"]

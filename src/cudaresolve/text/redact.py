@@ -1,7 +1,7 @@
 """Credentials in shown text: a mirror's password or token never reaches the screen. Pure.
 
 Every value a message is filled with passes through ``redact_text`` (``catalogue``), and so do the
-pip command lines ``install`` shows (``lock.pip``).
+pip command lines ``install`` shows (``install.pip``).
 """
 
 from __future__ import annotations

@@ -20,27 +20,37 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.install.pip import PipCommand
+    from cudaresolve.install.sync import SyncResult
     from cudaresolve.lock.flow import LockRequest
     from cudaresolve.lock.model import Lock
-    from cudaresolve.lock.pip import PipCommand
-    from cudaresolve.lock.sync import SyncResult
     from cudaresolve.resolve.model import Solution
     from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.interpreter import Interpreter
     from cudaresolve.target.model import Target
 
-__all__ = ["InstallCheck", "InstallRequest", "InstallResult", "for_interpreter", "install", "lock_target", "mirrored"]
+__all__ = [
+    "InstallCheck",
+    "InstallRequest",
+    "InstallResult",
+    "find_environment",
+    "for_interpreter",
+    "install",
+    "lock_target",
+    "mirrored",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InstallRequest:
     """``install``'s flags: the lock request (used when no ``lockfile`` is named), the interpreter
-    to install into (None: this one), ``--dry-run`` and ``--exact`` (remove what the lock does not
-    pin or need)."""
+    to install into (None: ``find_environment``'s, with ``system`` the one on PATH), ``--dry-run``
+    and ``--exact`` (remove what the lock does not pin)."""
 
     request: LockRequest
     lockfile: str | None = None
     python: str | None = None
+    system: bool = False
     dry_run: bool = False
     exact: bool = False
 
@@ -67,16 +77,16 @@ class InstallResult:
 
 
 def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
-    """The lock with each package's index fetched through the configured mirror, if any; a direct
-    reference's URL too (its hash is checked wherever the file comes from)."""
+    """The lock with each URL under a configured mirror's original fetched through the mirror: each
+    package's index and file URL (its hash is checked wherever the file comes from). Mirrors only map
+    URLs the lock names; they never add a source."""
     from cudaresolve.index.client import apply_mirror
-    from cudaresolve.resolve.model import FileKind
 
     if not mirrors:
         return lock
     packages = tuple(
-        replace(p, url=apply_mirror(p.url, mirrors)) if p.kind is FileKind.ARCHIVE and p.url
-        else replace(p, index=apply_mirror(p.index, mirrors))
+        replace(p, url=apply_mirror(p.url, mirrors) if p.url else p.url,
+                index=apply_mirror(p.index, mirrors) if p.index else p.index)
         for p in lock.packages
     )
     index_url = apply_mirror(lock.index_url, mirrors) if lock.index_url else None
@@ -96,19 +106,18 @@ def install(
     warnings, when resolved now) before pip runs; each pip command goes to ``echo``. The doctor
     pass afterwards (``check``) uses the lock's own target when the lock records one."""
     from cudaresolve.db.database import load_compat
+    from cudaresolve.install.sync import sync_environment
+    from cudaresolve.install.verify import check_installable, interpreter_environment
     from cudaresolve.lock.lockfile import read_lock
     from cudaresolve.lock.model import lock_from_solution
-    from cudaresolve.lock.sync import sync_environment
-    from cudaresolve.lock.verify import check_installable, interpreter_environment
+    from cudaresolve.target.interpreter import probe_interpreter
 
     request = order.request
-    interpreter = None
-    if order.python:
-        from cudaresolve.target.interpreter import probe_interpreter
-
-        interpreter = probe_interpreter(order.python)
-        request = replace(request, target=for_interpreter(request.target, interpreter))
-    environment = dict(interpreter.markers) if interpreter is not None else None
+    python = order.python or find_environment(system=order.system)
+    order = replace(order, python=python)
+    interpreter = probe_interpreter(python)
+    request = replace(request, target=for_interpreter(request.target, interpreter))
+    environment: dict[str, str] | None = dict(interpreter.markers)
     solution = None
     target = None
     if order.lockfile:
@@ -136,7 +145,8 @@ def install(
             echo(command)
 
     synced = sync_environment(
-        lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=seen
+        lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=seen,
+        offline=request.offline,
     )
     if order.dry_run:
         return InstallResult(returncode=synced.returncode, lock=lock)
@@ -145,6 +155,36 @@ def install(
     db = load_compat(request.compat)
     check = InstallCheck(db=db, target=target or lock_target(lock, request, db), python=order.python)
     return InstallResult(returncode=0, lock=lock, sync=synced, check=check)
+
+
+def find_environment(*, system: bool = False, environ: Mapping[str, str] | None = None,
+                     cwd: str | None = None) -> str:
+    """The interpreter ``install`` fills when no ``--python`` is given, as uv chooses it: with ``system``
+    the first ``python3`` (else ``python``) on PATH; else the active virtual environment
+    (``VIRTUAL_ENV``), else ``./.venv``; else ``NoEnvironment``. Never the interpreter running
+    cudaresolve (installed as a tool, that is the tool's own private environment)."""
+    import os
+    import shutil
+
+    from cudaresolve.errors import NoEnvironment
+    from cudaresolve.text.model import Text
+
+    environ = os.environ if environ is None else environ
+    if system:
+        found = shutil.which("python3", path=environ.get("PATH")) or shutil.which("python", path=environ.get("PATH"))
+        if found is None:
+            raise NoEnvironment(Text("lock.install.no-system-python"), hint=Text("lock.install.no-environment.hint"))
+        return found
+    active = environ.get("VIRTUAL_ENV", "")
+    folder = active or os.path.join(cwd or os.getcwd(), ".venv")
+    python = os.path.join(folder, "Scripts", "python.exe") if os.name == "nt" else os.path.join(folder, "bin", "python")
+    if os.path.isfile(python):
+        return python
+    if active:
+        raise NoEnvironment(Text.of("lock.install.no-venv-python", folder=active, python=python),
+                            hint=Text("lock.install.no-environment.hint"))
+    raise NoEnvironment(Text.of("lock.install.no-environment", folder=folder),
+                        hint=Text("lock.install.no-environment.hint"))
 
 
 def for_interpreter(options: TargetOptions, interpreter: Interpreter) -> TargetOptions:

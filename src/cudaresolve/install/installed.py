@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final
 from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.record import MAX_RECORD_BYTES
+from cudaresolve.install.record import MAX_RECORD_BYTES
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:

@@ -34,7 +34,7 @@ __all__ = ["MAX_RECORD_BYTES", "cached_record", "parse_record", "read_wheel_reco
 
 #: The largest RECORD read, from a wheel or an environment (torch's is about 2 MB).
 MAX_RECORD_BYTES: Final = 32 * 1024 * 1024
-_INSTALLER_FILES: Final = frozenset({"INSTALLER", "REQUESTED", "direct_url.json", "RECORD"})
+_INSTALLER_FILES: Final = frozenset({"INSTALLER", "REQUESTED", "direct_url.json", "RECORD", "uv_cache.json"})
 _DATA_TOP: Final = re.compile(r"^[^/]+\.data/(?:purelib|platlib)/(.+)$")
 _DATA_OTHER: Final = re.compile(r"^[^/]+\.data/")
 _SHA256: Final = re.compile(r"^[0-9a-f]{64}$")

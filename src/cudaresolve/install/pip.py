@@ -2,7 +2,7 @@
 
 The builders here are pure; they turn a lock into pip runs of the target interpreter
 (``PYTHON -m pip ...``), grouped by index (``model.index_groups``: the variant's index first), and
-``lock.sync`` decides which of them run:
+``install.sync`` decides which of them run:
 
 1. ``download_commands``: per index, the locked wheels into ``WORKDIR/wheels``:
    ``pip download --no-deps --only-binary :all: --index-url INDEX -d DIR``, with ``--require-hashes
@@ -19,18 +19,10 @@ The builders here are pure; they turn a lock into pip runs of the target interpr
    (with ``--require-hashes -r FILE`` again; a wheel built from an sdist has no locked hash, its sdist
    was checked in step 1). ``--force-reinstall`` because pip keeps an installed
    distribution of the same version ("Requirement already satisfied") without looking at its files.
-3. ``dependency_commands``: then their dependencies, per index: ``--index-url INDEX -c LOCKED PINS...``.
-4. ``uninstall_command``: ``pip uninstall -y`` for ``install --exact``.
+3. ``uninstall_command``: ``pip uninstall -y`` for ``install --exact``.
 
-Why a third step: a lock pins the GPU stack (torch, fbgemm-gpu, torchrec, xformers, flashinfer),
-not every transitive dependency (torch's filelock, sympy, nvidia-* ...). ``--no-deps`` alone would
-leave torch without them, and ``--require-hashes`` without ``--no-deps`` fails on every unpinned
-dependency. So steps 1-2 install exactly the locked files (hash-checked where possible) and step 3
-lets pip add what they need from the same index, as PyTorch's own install instructions do.
-``LOCKED`` (a constraints file of all the lock's pins) rides along in step 3: a locked package is
-then already installed and can only be kept, never swapped for a build of the same name from
-another index; a dependency that wants another version makes pip fail instead. Unpinned
-dependencies are not hash-checked: the lock does not name them.
+Nothing else: a lock is the whole environment, so no run follows a dependency (``--no-deps``
+everywhere, exact pins, hashes checked) and no package is looked up beyond the locked files.
 
 Never ``--extra-index-url``: with two indexes pip takes the highest version from either, which is
 how torchtriton was hijacked (https://pytorch.org/blog/compromised-nightly-dependency/). pip
@@ -65,9 +57,7 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.model import LockedPackage
 
 __all__ = [
-    "CONSTRAINTS_FILE",
     "PipCommand",
-    "dependency_commands",
     "download_commands",
     "format_command",
     "install_commands",
@@ -77,9 +67,6 @@ __all__ = [
     "uninstall_command",
     "wheel_dir",
 ]
-
-CONSTRAINTS_FILE: Final = "locked.txt"
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PipCommand:
@@ -92,16 +79,17 @@ class PipCommand:
     files: tuple[tuple[str, str], ...] = ()
 
 
-def pip_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
-    """Every pip run that installs ``lock`` into ``python``'s environment from nothing (``--dry-run``
-    shows these): the downloads, the install of every locked file, then the dependencies.
+def pip_commands(lock: Lock, *, python: str, workdir: str, pip: Sequence[str] = ()) -> list[PipCommand]:
+    """Every pip run that would install ``lock`` into ``python``'s environment from nothing with pip
+    alone, each file from its index: the downloads, then the install of every locked file (no
+    dependency is followed). ``install`` itself fetches files from the lock's URLs
+    (``wheelcache``) and uses only ``download_commands`` here, for pins the lock gives no URL.
 
     ``workdir`` is a private, empty directory for the requirements files the runs read and the
     wheels they download; nothing is written here (``run_pip`` writes ``PipCommand.files``)."""
     return [
-        *download_commands(lock, python=python, workdir=workdir),
-        *install_commands(lock, python=python, workdir=workdir),
-        *dependency_commands(lock, python=python, workdir=workdir),
+        *download_commands(lock, python=python, workdir=workdir, pip=pip),
+        *install_commands(lock, python=python, workdir=workdir, pip=pip),
     ]
 
 
@@ -110,7 +98,7 @@ def wheel_dir(workdir: str) -> str:
     return os.path.join(workdir, "wheels")
 
 
-def download_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
+def download_commands(lock: Lock, *, python: str, workdir: str, pip: Sequence[str] = ()) -> list[PipCommand]:
     """Step 1: every locked wheel, per index, into ``wheel_dir``: exact pins, no dependencies, hashes checked;
     an sdist built into a wheel there; the direct references from their URLs."""
     commands: list[PipCommand] = []
@@ -118,50 +106,45 @@ def download_commands(lock: Lock, *, python: str, workdir: str) -> list[PipComma
         env = (("PIP_EXTRA_INDEX_URL", index), ("PIP_FIND_LINKS", workdir))
         wheels = [p for p in members if p.kind is not FileKind.SDIST]
         sdists = [p for p in members if p.kind is FileKind.SDIST]
-        head: tuple[str, ...] = (python, "-m", "pip", "download", *_EXACT, "--index-url", index)
+        head: tuple[str, ...] = (*_head(python, pip), "download", *_EXACT, "--index-url", index)
         head = (*head, "-d", wheel_dir(workdir))
         commands += _hashed_and_plain(wheels, head, env, index, os.path.join(workdir, f"index-{number}-hashed.txt"))
         if sdists:
             names = ",".join(p.name for p in sdists)
-            head = (python, "-m", "pip", "wheel", "--no-deps", "--no-binary", names, "--index-url", index)
+            head = (*_head(python, pip), "wheel", "--no-deps", "--no-binary", names, "--index-url", index)
             head = (*head, "-w", wheel_dir(workdir))
             commands += _hashed_and_plain(sdists, head, env, index, os.path.join(workdir, f"index-{number}-sdists.txt"))
     direct = archives(lock)
     if direct:
-        head = (python, "-m", "pip", "download", *_EXACT, "--no-index", "-d", wheel_dir(workdir))
+        head = (*_head(python, pip), "download", *_EXACT, "--no-index", "-d", wheel_dir(workdir))
         local = (("PIP_FIND_LINKS", workdir),)
         commands += _hashed_and_plain(direct, head, local, "", os.path.join(workdir, "direct-hashed.txt"))
     return commands
 
 
-def install_commands(lock: Lock, *, python: str, workdir: str, only: Collection[str] | None = None) -> list[PipCommand]:
+def install_commands(
+    lock: Lock, *, python: str, workdir: str, only: Collection[str] | None = None, pip: Sequence[str] = ()
+) -> list[PipCommand]:
     """Step 2: the locked packages (those named in ``only``, if given) from the files step 1
     downloaded and nowhere else (no index), replacing whatever is installed under their names."""
     chosen = [p for p in lock.packages if only is None or p.name in only]
     if not chosen:
         return []
     files = wheel_dir(workdir)
-    head = (python, "-m", "pip", "install", *_EXACT, "--force-reinstall", "--no-index", "--find-links", files)
+    head = (*_head(python, pip), "install", *_EXACT, "--force-reinstall", "--no-index", "--find-links", files)
     # a wheel built from an sdist is not the locked file, so it has no locked hash (the sdist's was checked)
     chosen = [replace(p, sha256=None) if p.kind is FileKind.SDIST else _by_pin(p) for p in chosen]
     return _hashed_and_plain(chosen, head, (("PIP_FIND_LINKS", files),), "", os.path.join(workdir, "install.txt"))
 
 
-def dependency_commands(lock: Lock, *, python: str, workdir: str) -> list[PipCommand]:
-    """Step 3: per index, what the locked packages need, with all the lock's pins as constraints."""
-    constraints = os.path.join(workdir, CONSTRAINTS_FILE)
-    locked = "".join(f"{_pin(p)}\n" for p in lock.packages)
-    commands: list[PipCommand] = []
-    for index, members in index_groups(lock):  # a direct reference's dependencies are locked packages too
-        env = (("PIP_EXTRA_INDEX_URL", index), ("PIP_FIND_LINKS", workdir))
-        argv = (python, "-m", "pip", "install", "--index-url", index, "-c", constraints, *(_pin(p) for p in members))
-        commands.append(PipCommand(argv=argv, index=index, env=env, files=((constraints, locked),)))
-    return commands
-
-
-def uninstall_command(names: Sequence[str], *, python: str) -> PipCommand:
+def uninstall_command(names: Sequence[str], *, python: str, pip: Sequence[str] = ()) -> PipCommand:
     """``install --exact``: remove ``names`` (no index is used)."""
-    return PipCommand(argv=(python, "-m", "pip", "uninstall", "-y", *names), index="")
+    return PipCommand(argv=(*_head(python, pip), "uninstall", "-y", *names), index="")
+
+
+def _head(python: str, pip: Sequence[str]) -> tuple[str, ...]:
+    """How pip is run: ``pip`` when given (``installer.Installer.pip``), else ``PYTHON -m pip``."""
+    return tuple(pip) or (python, "-m", "pip")
 
 
 _EXACT: Final = ("--no-deps", "--only-binary", ":all:")
@@ -250,9 +233,16 @@ def pip_stdout(stream: int | IO[str] | None) -> Iterator[None]:
 
 
 def _verb(command: PipCommand) -> str:
-    """pip's command word (``download``, ``install``, ``uninstall``) of ``PYTHON -m pip VERB ...``."""
-    argv = command.argv
-    return argv[3] if len(argv) > 3 and argv[1:3] == ("-m", "pip") else " ".join(argv[:1])
+    """The command word (``download``, ``install``, ``uninstall``) of ``PYTHON -m pip [--python PY] VERB ...``
+    or ``uv pip VERB ...``."""
+    argv = list(command.argv)
+    if len(argv) > 3 and argv[1:3] == ["-m", "pip"]:
+        rest = argv[3:]
+    elif len(argv) > 2 and argv[1] == "pip":
+        rest = argv[2:]
+    else:
+        return " ".join(argv[:1])
+    return rest[2] if rest[:1] == ["--python"] and len(rest) > 2 else rest[0]
 
 
 def _pin(package: LockedPackage) -> str:

@@ -1,0 +1,206 @@
+"""Issue 24: installing a lock into a fresh venv: ``cudaresolve install --from``, ``uv pip sync`` and pip, cold and
+warm cache, rounds interleaved. Run by hand, not in CI; prints one table and the ratios to uv.
+
+    .venv/bin/python bench/bench_install.py                      # 28 packages, about 230 MB, 3 rounds
+    .venv/bin/python bench/bench_install.py --packages 70 --rounds 3
+    .venv/bin/python bench/bench_install.py --scale 0.1          # a tenth of the bytes (quick)
+
+What it does:
+
+1. Writes ``--packages`` real wheels (a module, METADATA, RECORD, and a payload of random,
+   incompressible bytes stored uncompressed): one the size of a CUDA library (``--scale`` x 120 MB),
+   five of 15 MB, the rest of 1 MB, like a torch stack's long tail. No ``Requires-Dist``: the lock is
+   the whole environment for every tool.
+2. Serves them on 127.0.0.1 (PEP 503 pages with ``#sha256=``, TCP_NODELAY) and writes the same lock
+   twice: ``pylock.toml`` (URLs and hashes) for cudaresolve and uv, ``requirements.txt`` (pins with
+   ``--hash``) for pip.
+3. Each round, each tool in turn (the order rotated), installs into a fresh venv made beforehand
+   (untimed; ``--without-pip`` for cudaresolve and uv, with pip for pip):
+   * cold: the tool's caches empty (``CUDARESOLVE_CACHE_DIR`` and ``UV_CACHE_DIR`` for cudaresolve,
+     which installs with uv; ``UV_CACHE_DIR`` for uv; ``--cache-dir`` for pip);
+   * warm: the tool's caches as its previous run left them (one untimed run first).
+   Commands: ``python -m cudaresolve install --from pylock.toml --python VENV --cpu -q`` (its doctor pass
+   included), ``uv pip sync --no-config --python VENV pylock.toml``, ``VENV/bin/python -m pip install
+   --no-deps --require-hashes --index-url URL --cache-dir DIR -r requirements.txt``.
+4. Counts the server's requests during cudaresolve's warm runs: a fresh venv should fetch nothing.
+
+The machine's pip and uv settings are ignored (``PIP_CONFIG_FILE=/dev/null``, no ``PIP_*``/``UV_*``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import http.server
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from base64 import urlsafe_b64encode
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from cudaresolve.install.installer import find_uv  # noqa: E402
+from cudaresolve.lock.lockfile import write_lock  # noqa: E402
+from cudaresolve.lock.model import Lock  # noqa: E402
+from cudaresolve.resolve.model import LockedPackage  # noqa: E402
+
+MB = 1024 * 1024
+
+
+def _wheel(dest: Path, name: str, size: int) -> tuple[str, str]:
+    """A wheel of ``name`` 1.0 holding ``size`` random bytes; (file name, sha256)."""
+    dist = name.replace("-", "_")
+    info = f"{dist}-1.0.dist-info"
+    files = {
+        f"{dist}/__init__.py": b'__version__ = "1.0"\n',
+        f"{dist}/payload.bin": os.urandom(size),
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = [f"{p},sha256={urlsafe_b64encode(hashlib.sha256(b).digest()).rstrip(b'=').decode()},{len(b)}"
+              for p, b in files.items()]
+    files[f"{info}/RECORD"] = ("\n".join([*record, f"{info}/RECORD,,"]) + "\n").encode()
+    filename = f"{dist}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(dest / filename, "w", zipfile.ZIP_STORED) as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return filename, hashlib.sha256((dest / filename).read_bytes()).hexdigest()
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        self.server.requests += 1  # type: ignore[attr-defined]
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    requests = 0
+
+    def server_bind(self) -> None:
+        import socket
+
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().server_bind()
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "CUDARESOLVE_", "VIRTUAL_ENV"))}
+    env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", **extra)
+    return env
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--packages", type=int, default=28)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies every payload size")
+    args = parser.parse_args()
+    uv = find_uv()
+    if uv is None:
+        print("uv is needed (pip install uv)")
+        return 2
+    python = sys.executable
+    work = Path(tempfile.mkdtemp(prefix="bench-install-"))
+    try:
+        return _run(args, uv, python, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
+    files = work / "site" / "files"
+    files.mkdir(parents=True)
+    sizes = [int(120 * MB * args.scale)] + [int(15 * MB * args.scale)] * 5 + [int(MB * args.scale)] * 200
+    wheels = {f"pkg-{i:03d}": _wheel(files, f"pkg-{i:03d}", sizes[i]) for i in range(args.packages)}
+    for name, (filename, sha) in wheels.items():
+        page = work / "site" / "simple" / name / "index.html"
+        page.parent.mkdir(parents=True)
+        page.write_text(f'<a href="../../files/{filename}#sha256={sha}">{filename}</a>\n')
+    server = _Server(("127.0.0.1", 0), partial(_Handler, directory=str(work / "site")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    index = f"{base}/simple"
+    packages = tuple(LockedPackage(name=n, version="1.0", index=index, url=f"{base}/files/{f}", filename=f, sha256=s)
+                     for n, (f, s) in wheels.items())
+    write_lock(work / "pylock.toml", Lock(packages=packages, index_url=index))
+    (work / "requirements.txt").write_text("".join(f"{p.name}==1.0 --hash=sha256:{p.sha256}\n" for p in packages))
+    total = sum((files / f).stat().st_size for f, _ in wheels.values())
+    print(f"{args.packages} wheels, {total / MB:.0f} MB, served at {base}; {args.rounds} rounds; uv {uv}")
+
+    def command(tool: str, venv: Path, cache: Path) -> tuple[list[str], dict[str, str]]:
+        py = str(venv / "bin" / "python")
+        if tool == "cudaresolve":
+            argv = [python, "-m", "cudaresolve", "install", "--from", str(work / "pylock.toml"), "--python", py,
+                    "--cpu", "-q"]
+            return argv, _env(CUDARESOLVE_CACHE_DIR=str(cache / "cr"), UV_CACHE_DIR=str(cache / "uv"),
+                              PYTHONPATH=str(ROOT / "src"))
+        if tool == "uv":
+            return [uv, "pip", "sync", "--no-config", "--python", py, str(work / "pylock.toml")], _env(
+                UV_CACHE_DIR=str(cache / "uv"))
+        argv = [py, "-m", "pip", "install", "-q", "--no-deps", "--require-hashes", "--index-url", index,
+                "--cache-dir", str(cache / "pip"), "-r", str(work / "requirements.txt")]
+        return argv, _env()
+
+    def fresh_venv(tool: str) -> Path:
+        venv = Path(tempfile.mkdtemp(dir=work, prefix=f"venv-{tool}-"))
+        flags = [] if tool == "pip" else ["--without-pip"]
+        subprocess.run([python, "-m", "venv", *flags, str(venv)], check=True, env=_env())
+        return venv
+
+    def timed(tool: str, cache: Path) -> float:
+        venv = fresh_venv(tool)
+        argv, env = command(tool, venv, cache)
+        started = time.perf_counter()
+        done = subprocess.run(argv, env=env, capture_output=True, text=True)
+        took = time.perf_counter() - started
+        if done.returncode != 0:
+            raise SystemExit(f"{tool} failed ({done.returncode}): {done.stderr[-2000:]}")
+        listed = subprocess.run([uv, "pip", "list", "--python", str(venv / "bin" / "python"), "--format", "freeze"],
+                                capture_output=True, text=True, env=_env(), check=True).stdout
+        got = {re.sub(r"==.*", "", line) for line in listed.split()} - {"pip", "setuptools"}
+        if got != set(wheels):
+            raise SystemExit(f"{tool} installed {sorted(got)[:5]}..., not the lock")
+        shutil.rmtree(venv, ignore_errors=True)
+        return took
+
+    tools = ["cudaresolve", "uv", "pip"]
+    warm_caches = {t: work / f"warm-{t}" for t in tools}
+    for tool in tools:
+        timed(tool, warm_caches[tool])  # untimed: fills the warm caches
+    times: dict[tuple[str, str], list[float]] = {}
+    fetched_warm: list[int] = []
+    for number in range(args.rounds):
+        order = tools[number % 3:] + tools[: number % 3]
+        for mode in ("cold", "warm"):
+            for tool in order:
+                cache = Path(tempfile.mkdtemp(dir=work, prefix="cold-")) if mode == "cold" else warm_caches[tool]
+                before = server.requests
+                times.setdefault((tool, mode), []).append(timed(tool, cache))
+                if mode == "warm" and tool == "cudaresolve":
+                    fetched_warm.append(server.requests - before)
+                if mode == "cold":
+                    shutil.rmtree(cache, ignore_errors=True)
+    server.shutdown()
+    print(f"\n| tool | cold (median of {args.rounds}) | warm | cold / uv | warm / uv |")
+    print("|---|---|---|---|---|")
+    for tool in tools:
+        cold = statistics.median(times[(tool, "cold")])
+        warm = statistics.median(times[(tool, "warm")])
+        uv_cold = statistics.median(times[("uv", "cold")])
+        uv_warm = statistics.median(times[("uv", "warm")])
+        print(f"| {tool} | {cold:.2f} s | {warm:.2f} s | {cold / uv_cold:.2f}x | {warm / uv_warm:.2f}x |")
+    print(f"\nrequests to the server during cudaresolve's warm runs (fresh venvs): {fetched_warm}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

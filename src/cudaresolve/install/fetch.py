@@ -1,0 +1,112 @@
+"""The verified wheel of each locked package that is to be installed, as a local file. Does I/O: HTTP, pip.
+
+A package whose lock gives a file URL and a sha256 (every pylock.toml, a direct reference) is
+fetched from that URL into the shared cache (``wheelcache.fetch_files``): from the cache when it
+holds the file, so a second environment downloads nothing. A locked sdist is fetched the same way
+and then built into a wheel by pip (``pip wheel --no-deps`` of that one file; its build
+requirements come from the package's own index, into pip's isolated build environment, never the
+target). A package the lock pins without a URL (a requirements lock: ``name==version --hash``)
+is downloaded by pip from its own index (``pip.download_commands``: ``--no-deps``, exact pin,
+``--require-hashes``). Nothing is resolved on any path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.errors import InvalidInput
+from cudaresolve.install.pip import PipCommand, download_commands, run_pip, wheel_dir
+from cudaresolve.install.wheelcache import cache_path, fetch_files
+from cudaresolve.lock.model import Lock
+from cudaresolve.resolve.model import FileKind
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from cudaresolve.install.installer import Installer
+    from cudaresolve.resolve.model import LockedPackage
+
+__all__ = ["gather", "version_key"]
+
+
+def gather(
+    lock: Lock,
+    packages: Sequence[LockedPackage],
+    *,
+    installer: Installer,
+    workdir: str,
+    cache: Path,
+    offline: bool = False,
+    env: Mapping[str, str] | None = None,
+    echo: Callable[[PipCommand], None] | None = None,
+) -> tuple[int, dict[str, Path]]:
+    """pip's exit code (0 when no pip run failed) and name -> the verified wheel of each of ``packages``
+    (module docstring); a package whose wheel could not be had is left out."""
+    direct = [p for p in packages if p.url and p.sha256 and cache_path(cache, p) is not None]
+    rest = [p for p in packages if p not in direct]
+    files: dict[str, Path] = {}
+    if direct:
+        from cudaresolve.index.client import IndexClient
+        from cudaresolve.index.transport import LazyClient
+
+        with LazyClient() as http:
+            files.update(fetch_files(direct, cache, IndexClient(http, offline=offline)))
+    sdists = [p for p in direct if p.kind is FileKind.SDIST]
+    if sdists or rest:
+        pip = _pip(installer)
+        commands = [_build(p, files.pop(p.name), pip, workdir) for p in sdists]
+        if rest:
+            commands += download_commands(Lock(packages=tuple(rest)), python=installer.python, workdir=workdir,
+                                          pip=pip)
+        code = run_pip(commands, env=env, echo=echo)
+        if code != 0:
+            return code, files
+        built = _downloaded(workdir)
+        files.update({p.name: built[version_key(p)] for p in (*sdists, *rest) if version_key(p) in built})
+    return 0, files
+
+
+def _build(package: LockedPackage, sdist: Path, pip: tuple[str, ...], workdir: str) -> PipCommand:
+    """``pip wheel`` of the verified sdist file alone, its build requirements from its own index."""
+    argv = (*pip, "wheel", "--no-deps", "--index-url", package.index, "-w", wheel_dir(workdir), str(sdist))
+    env = (("PIP_EXTRA_INDEX_URL", package.index), ("PIP_FIND_LINKS", workdir))
+    return PipCommand(argv=argv, index=package.index, env=env)
+
+
+def _pip(installer: Installer) -> tuple[str, ...]:
+    if not installer.pip:
+        raise InvalidInput(
+            Text.of("lock.install.no-installer", python=installer.python, wanted="pip"),
+            hint=Text("lock.install.no-installer.hint"),
+        )
+    return installer.pip
+
+
+def version_key(package: LockedPackage) -> tuple[str, str]:
+    """(normalized name, normalized version): how a wheel's file name is matched to its locked package."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return canonical_name(package.name), str(Version(package.version))
+    except InvalidVersion:
+        return canonical_name(package.name), package.version
+
+
+def _downloaded(workdir: str) -> dict[tuple[str, str], Path]:
+    """(name, version) -> the wheel pip left in ``pip.wheel_dir``."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    found: dict[tuple[str, str], Path] = {}
+    folder = Path(wheel_dir(workdir))
+    for path in sorted(folder.glob("*.whl")) if folder.is_dir() else ():
+        try:
+            name, version, _build, _tags = parse_wheel_filename(path.name)
+        except InvalidWheelFilename:
+            continue
+        if os.path.isfile(path):
+            found[(canonical_name(name), str(version))] = path
+    return found

@@ -1,0 +1,110 @@
+"""Which program installs the verified files into the target environment, and its command lines. Pure, plus
+looking for uv and pip.
+
+The files are already fetched and hash-checked (``wheelcache``), and nothing is resolved, so the
+installer only unpacks wheels: ``--no-deps``, no index, each named file replacing whatever is
+installed under its name. Chosen in this order:
+
+1. uv (``uv`` on PATH, else the ``uv`` package installed beside cudaresolve): ``uv pip install
+   --python PY --no-deps --no-index --offline --no-config --reinstall FILE...``. The fastest real
+   installer (it links from its own cache, in parallel), and it needs no pip in the target, so a
+   ``uv venv`` works.
+2. pip of the target interpreter, when it has one: ``PY -m pip install --no-deps --no-index
+   --force-reinstall FILE...``.
+3. pip of the interpreter running cudaresolve, pointed at the target with ``--python PY`` (pip
+   22.3 and later): an environment without pip works without uv too.
+
+``CUDARESOLVE_INSTALLER=pip`` skips uv (``=uv`` requires it). The ``installer`` library was not
+chosen: it writes no ``INSTALLER`` of its own liking, compiles byte-code one file at a time, and
+would be one more dependency where uv or pip is nearly always at hand.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.errors import InvalidInput
+from cudaresolve.install.pip import PipCommand
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+__all__ = ["CHOICE_ENV", "Installer", "choose_installer", "find_uv"]
+
+#: The environment variable that picks the installer (``uv`` or ``pip``; unset: uv when present).
+CHOICE_ENV: Final = "CUDARESOLVE_INSTALLER"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Installer:
+    """``kind`` ("uv" or "pip"); ``head``: the argv that runs it for the target (``uv pip`` with
+    ``--python PY`` following the verb, or ``PY -m pip``, or ``THIS -m pip --python PY``); ``pip``:
+    how pip is run for what only pip does here (building a locked sdist, downloading a file the lock
+    gives no URL for), empty when no pip can reach the target."""
+
+    kind: str
+    head: tuple[str, ...]
+    python: str
+    pip: tuple[str, ...] = ()
+
+    def install(self, files: Sequence[Path], *, fresh: bool = False) -> PipCommand:
+        """Install exactly ``files`` (wheels), replacing what is installed under their names. ``fresh``: an
+        installed file was changed in place, so uv unpacks the wheels anew instead of linking from its
+        cache (an edit through a hard link changed the cached copy too)."""
+        paths = tuple(str(f) for f in files)
+        if self.kind == "uv":
+            argv = (*self.head, "install", "--python", self.python, *_UV_EXACT, "--reinstall",
+                    *(("--no-cache",) if fresh else ()), *paths)
+        else:
+            argv = (*self.head, "install", "--no-deps", "--no-index", "--force-reinstall", *paths)
+        return PipCommand(argv=argv, index="")
+
+    def uninstall(self, names: Sequence[str]) -> PipCommand:
+        """Remove the distributions ``names``."""
+        if self.kind == "uv":
+            return PipCommand(argv=(*self.head, "uninstall", "--python", self.python, "--no-config", *names), index="")
+        return PipCommand(argv=(*self.head, "uninstall", "-y", *names), index="")
+
+
+_UV_EXACT: Final = ("--no-deps", "--no-index", "--offline", "--no-config")
+
+
+def choose_installer(python: str, *, has_pip: bool, env: Mapping[str, str] | None = None) -> Installer:
+    """The installer for ``python``'s environment (module docstring); ``has_pip``: whether the target
+    has pip. None at hand is ``InvalidInput``."""
+    env = os.environ if env is None else env
+    wanted = env.get(CHOICE_ENV, "").strip().lower()
+    own_pip = (sys.executable, "-m", "pip", "--python", python) if importlib.util.find_spec("pip") else ()
+    pip = (python, "-m", "pip") if has_pip else own_pip
+    uv = find_uv(env) if wanted != "pip" else None
+    if uv is not None:
+        return Installer(kind="uv", head=(uv, "pip"), python=python, pip=pip)
+    if pip and wanted != "uv":
+        return Installer(kind="pip", head=pip, python=python, pip=pip)
+    raise InvalidInput(
+        Text.of("lock.install.no-installer", python=python, wanted=wanted or "uv, pip"),
+        hint=Text("lock.install.no-installer.hint"),
+    )
+
+
+def find_uv(env: Mapping[str, str] | None = None) -> str | None:
+    """uv on PATH, else the binary of the ``uv`` package installed beside cudaresolve, else None."""
+    env = os.environ if env is None else env
+    found = shutil.which("uv", path=env.get("PATH"))
+    if found:
+        return found
+    try:
+        from uv import find_uv_bin  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    try:
+        return str(find_uv_bin())
+    except (FileNotFoundError, OSError):
+        return None

@@ -1,0 +1,315 @@
+"""Make an environment equal to a lock: keep what is installed as locked, replace the rest. Does I/O: runs the
+installer.
+
+``sync_environment`` reads what the target interpreter has installed (``installed.read_installed``),
+has the verified wheel of each locked package (``fetch.gather``: from the lock's own URLs into the
+shared, sha256-keyed cache), and decides per package (``compare``): a package is kept when the
+installed version (local label included) is the locked one, its files are the locked wheel's by
+RECORD (``record.same_files``) and none of them is missing or of another size on disk; anything
+else (not installed, another version, another build of the same version, changed files) is
+installed from the verified file in one run of the installer (``installer.choose_installer``: uv
+when present, else pip), replacing what is there. pip alone would keep an installed distribution
+of the same version without looking at it ("Requirement already satisfied").
+
+Nothing is resolved: a lock is the whole environment, and the installer follows no dependency.
+Before anything is installed, the ``Requires-Dist`` of every locked file (read from the
+hash-checked wheel itself, or from the installed copy of a package kept as locked) is evaluated for
+the target interpreter (``closure.unmet``); a requirement the lock does not meet is
+``IncompleteLock`` and nothing changes. Everything else installed (but pip, setuptools and wheel)
+is reported, and removed with ``exact`` (``uv pip sync``'s behaviour).
+
+The RECORD of each downloaded, hash-checked wheel is kept in the user cache under the wheel's
+sha256 (``record.store_record``), so a package installed as locked is recognised without
+downloading its wheel again: a second run over the same lock downloads and installs nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.core.paths import default_cache_dir
+from cudaresolve.core.platforms import canonical_name
+from cudaresolve.install.installed import read_installed
+from cudaresolve.install.installer import Installer, choose_installer
+from cudaresolve.install.pip import download_commands, run_pip, wheel_dir
+from cudaresolve.install.record import cached_record, parse_record, read_wheel_record, same_files, store_record
+from cudaresolve.install.wheelcache import FILES, cache_path, trim
+from cudaresolve.lock.model import Lock
+from cudaresolve.resolve.model import FileKind
+from cudaresolve.text.findings import Notice
+from cudaresolve.text.model import Text, literal
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from cudaresolve.install.installed import InstalledDist
+    from cudaresolve.install.pip import PipCommand
+    from cudaresolve.resolve.model import LockedPackage
+
+__all__ = ["KEEP", "RECORD_CACHE", "Change", "SyncResult", "compare", "foreign", "sync_environment"]
+
+#: Never reported or removed as foreign: the installer and the build tools every venv has.
+KEEP: Final = frozenset({"pip", "setuptools", "wheel"})
+#: The folder under the user cache that keeps verified wheels' RECORDs (``record.store_record``).
+RECORD_CACHE: Final = "wheel-records"
+_NAMED: Final = 30  # foreign packages named in the warning; the rest are counted
+
+
+class Change(enum.Enum):
+    """Why a locked package is (re)installed."""
+
+    MISSING = "missing"
+    VERSION = "version"
+    FILES = "files"
+    DAMAGED = "damaged"
+    UNREADABLE = "unreadable"
+
+    @property
+    def text(self) -> Text:
+        """Why, in words (``lock.sync.why.*``)."""
+        return _WHY[self]
+
+
+_WHY: Final = {
+    Change.MISSING: Text("lock.sync.why.missing"),
+    Change.VERSION: Text("lock.sync.why.version"),
+    Change.FILES: Text("lock.sync.why.files"),
+    Change.DAMAGED: Text("lock.sync.why.damaged"),
+    Change.UNREADABLE: Text("lock.sync.why.unreadable"),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncResult:
+    """pip's exit code (the first that failed, else 0); the packages installed and why, those kept
+    as they were, the foreign ones found (installed, not locked, not needed) and those removed."""
+
+    returncode: int
+    installed: tuple[tuple[str, Change], ...] = ()
+    kept: tuple[str, ...] = ()
+    foreign: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    notices: tuple[Notice, ...] = ()
+
+
+def sync_environment(
+    lock: Lock,
+    *,
+    python: str | None = None,
+    markers: Mapping[str, str] | None = None,
+    exact: bool = False,
+    dry_run: bool = False,
+    echo: Callable[[PipCommand], None] | None = None,
+    env: Mapping[str, str] | None = None,
+    record_cache: Path | None = None,
+    file_cache: Path | None = None,
+    offline: bool = False,
+) -> SyncResult:
+    """Make ``python``'s environment (None: this interpreter's) equal to ``lock`` (module docstring).
+
+    ``markers`` is the target's PEP 508 environment (None: asked of the interpreter). Each installer
+    command goes to ``echo`` before it runs; with ``dry_run`` the commands of a full install go to
+    ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for the installer.
+    ``record_cache`` holds the RECORDs of verified wheels (None: ``RECORD_CACHE`` in the user cache),
+    ``file_cache`` the verified files (None: ``wheelcache.FILES`` there); ``offline``: files only
+    from that cache."""
+    interpreter = python or sys.executable
+    root = default_cache_dir() / FILES if file_cache is None else file_cache
+    with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
+        if dry_run:
+            for command in _plan(lock, choose_installer(interpreter, has_pip=True, env=env), root, workdir):
+                if echo is not None:
+                    echo(command)
+            return SyncResult(returncode=0)
+        before = read_installed(python, records=(p.name for p in lock.packages))
+        installer = choose_installer(interpreter, has_pip="pip" in before, env=env)
+        cache = default_cache_dir() / RECORD_CACHE if record_cache is None else record_cache
+        fetched = _Fetch(installer=installer, workdir=workdir, root=root, offline=offline, env=env, echo=echo)
+        code, changes, files = _compare_all(lock, before, cache, fetched)
+        if code != 0:
+            return SyncResult(returncode=code)
+        todo = {name: change for name, change in changes.items() if change is not None}
+        replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) is not Change.MISSING]
+        result = SyncResult(
+            returncode=0,
+            installed=tuple(todo.items()),
+            kept=tuple(name for name, change in changes.items() if change is None),
+            notices=tuple(_differs(p, before[canonical_name(p.name)], todo[p.name]) for p in replaced),
+        )
+        if markers is None:
+            from cudaresolve.install.verify import interpreter_environment
+
+            markers = interpreter_environment(python)
+        _check_closure(lock, before, todo, files, markers)
+        if todo:
+            wheels = [files[p.name] for p in lock.packages if p.name in todo]
+            fresh = Change.DAMAGED in todo.values()
+            code = run_pip([installer.install(wheels, fresh=fresh)], env=env, echo=echo)
+            trim(root, keep=files.values())
+            if code != 0:
+                return replace(result, returncode=code)
+        extra = foreign(lock, before)  # installing follows no dependency: nothing but locked names was added
+        if not extra:
+            return result
+        if not exact:
+            return replace(result, foreign=extra, notices=(*result.notices, _foreign(extra)))
+        removing = Notice(
+            code="removed-not-in-lock", text=Text.of("lock.sync.removing", count=len(extra), names=_names(extra))
+        )
+        code = run_pip([installer.uninstall(extra)], env=env, echo=echo)
+        return replace(
+            result,
+            returncode=code,
+            foreign=extra,
+            removed=extra if code == 0 else (),
+            notices=(*result.notices, removing),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Fetch:
+    """How the wheels to compare and install are had (``fetch.gather``'s settings)."""
+
+    installer: Installer
+    workdir: str
+    root: Path
+    offline: bool
+    env: Mapping[str, str] | None
+    echo: Callable[[PipCommand], None] | None
+
+
+def _plan(lock: Lock, installer: Installer, root: Path, workdir: str) -> list[PipCommand]:
+    """``--dry-run``: the pip downloads of packages the lock gives no URL for, then one install of every
+    file from the cache (where a file with a URL and a sha256 is fetched to)."""
+    from cudaresolve.install.fetch import version_key
+
+    direct = [p for p in lock.packages if p.url and p.sha256 and cache_path(root, p) is not None]
+    rest = tuple(p for p in lock.packages if p not in direct)
+    commands = download_commands(Lock(packages=rest), python=installer.python, workdir=workdir,
+                                 pip=installer.pip) if rest else []
+    paths = {p.name: cache_path(root, p) for p in direct if p.kind is not FileKind.SDIST}
+    files = [paths.get(p.name) or Path(wheel_dir(workdir), "-".join(version_key(p))) for p in lock.packages]
+    return [*commands, installer.install([f for f in files if f is not None])]
+
+
+def _compare_all(
+    lock: Lock, before: Mapping[str, InstalledDist], cache: Path, how: _Fetch
+) -> tuple[int, dict[str, Change | None], dict[str, Path]]:
+    """pip's exit code, in lock order each package's ``compare`` verdict, and the verified wheel of each
+    package fetched. A package installed at its locked version is first compared with the cached RECORD
+    of its locked wheel; the others, and those that differ, are fetched (``fetch.gather``) and compared."""
+    from cudaresolve.install.fetch import gather
+
+    verdicts: dict[str, Change | None] = {}
+    fetch: list[LockedPackage] = []
+    for package in lock.packages:
+        dist = before.get(canonical_name(package.name))
+        known = cached_record(cache, package.sha256) if package.sha256 else None
+        if dist is not None and known is not None and compare(package, dist, known) is None:
+            verdicts[package.name] = None
+        else:
+            fetch.append(package)
+    files: dict[str, Path] = {}
+    if fetch:
+        code, files = gather(lock, fetch, installer=how.installer, workdir=how.workdir, cache=how.root,
+                             offline=how.offline, env=how.env, echo=how.echo)
+        if code != 0:
+            return code, {}, {}
+        for package in fetch:
+            path = files.get(package.name)
+            text = read_wheel_record(path) if path is not None else None
+            if text is not None and package.sha256 and package.kind is not FileKind.SDIST:  # the hash was checked
+                store_record(cache, package.sha256, text)
+            verdicts[package.name] = compare(package, before.get(canonical_name(package.name)), text)
+    return 0, {p.name: verdicts[p.name] for p in lock.packages}, files
+
+
+def _check_closure(
+    lock: Lock,
+    before: Mapping[str, InstalledDist],
+    todo: Mapping[str, Change],
+    files: Mapping[str, Path],
+    markers: Mapping[str, str],
+) -> None:
+    """``IncompleteLock`` when a locked file needs what the lock does not hold (module docstring): the
+    requirements of a package to install come from its verified wheel, those of a kept one from its
+    installed copy (the locked wheel's files, by RECORD)."""
+    from cudaresolve.errors import IncompleteLock
+    from cudaresolve.install.closure import unmet, wheel_requires
+
+    requires: dict[str, tuple[str, ...]] = {}
+    for package in lock.packages:
+        if package.name in todo:
+            path = files.get(package.name)
+            requires[package.name] = (wheel_requires(path) if path is not None else None) or ()
+        else:
+            requires[package.name] = before[canonical_name(package.name)].requires
+    missing = unmet(lock, requires, markers)
+    if missing:
+        name, requirement = missing[0]
+        version = next(p.version for p in lock.packages if canonical_name(p.name) == name)
+        raise IncompleteLock(
+            Text.of("lock.install.incomplete", name=name, version=version, requirement=requirement,
+                    python=markers.get("python_full_version", "?")),
+            hint=Text("lock.install.incomplete.hint"),
+        )
+
+
+def compare(package: LockedPackage, dist: InstalledDist | None, wheel_record: str | None) -> Change | None:
+    """None when ``dist`` is ``package`` as locked: the same version (local label included), the
+    files of the locked wheel (``wheel_record``: its RECORD) and none changed on disk; else why not."""
+    if dist is None:
+        return Change.MISSING
+    if not _same_version(dist.version, package.version):
+        return Change.VERSION
+    if dist.record is None or wheel_record is None:
+        return Change.UNREADABLE
+    if dist.damaged:
+        return Change.DAMAGED
+    if not same_files(parse_record(wheel_record), parse_record(dist.record)):
+        return Change.FILES
+    return None
+
+
+def foreign(lock: Lock, dists: Mapping[str, InstalledDist]) -> tuple[str, ...]:
+    """Installed names that are not locked, nor in ``KEEP``; sorted (the lock is the whole environment)."""
+    locked = {canonical_name(p.name) for p in lock.packages}
+    return tuple(sorted(set(dists) - locked - KEEP))
+
+
+def _same_version(installed: str, locked: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(installed) == Version(locked) and Version(installed).local == Version(locked).local
+    except InvalidVersion:
+        return installed == locked
+
+
+def _differs(package: LockedPackage, dist: InstalledDist, change: Change) -> Notice:
+    return Notice(
+        code="installed-differs",
+        text=Text.of(
+            "lock.sync.differs",
+            name=package.name,
+            found=dist.version,
+            version=package.version,
+            why=change.text,
+        ),
+    )
+
+
+def _foreign(names: tuple[str, ...]) -> Notice:
+    return Notice(code="not-in-lock", text=Text.of("lock.sync.foreign", count=len(names), names=_names(names)))
+
+
+def _names(names: tuple[str, ...]) -> tuple[str | Text, ...]:
+    shown: tuple[str | Text, ...] = names[:_NAMED]
+    if len(names) > _NAMED:
+        shown = (*shown, literal(f"... (+{len(names) - _NAMED})"))
+    return shown

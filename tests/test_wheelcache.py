@@ -1,0 +1,127 @@
+"""install.wheelcache: files fetched from the lock's URLs into a sha256-keyed cache, verified, bounded, trimmed
+only of its own entries; install.installer: which installer and its command lines."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+import respx
+
+from cudaresolve.errors import HashMismatch, IndexUnavailable, InvalidInput, InvalidLockfile
+from cudaresolve.index.client import IndexClient
+from cudaresolve.install import installer
+from cudaresolve.install.installer import choose_installer
+from cudaresolve.install.wheelcache import cache_path, cached_file, fetch_files, trim
+from cudaresolve.resolve.model import LockedPackage
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+BASE = "https://files.example.org/packages"
+
+
+def _package(name: str, body: bytes, *, sha256: str | None = None, size: int | None = None) -> LockedPackage:
+    filename = f"{name}-1.0-py3-none-any.whl"
+    return LockedPackage(name=name, version="1.0", index="https://pypi.org/simple", url=f"{BASE}/{filename}",
+                         filename=filename, sha256=sha256 or hashlib.sha256(body).hexdigest(), size=size)
+
+
+def _client() -> IndexClient:
+    return IndexClient(httpx.Client(), retries=0)
+
+
+@respx.mock
+def test_fetched_once_then_served_from_the_cache(tmp_path: Path) -> None:
+    a, b = _package("a", b"AAAA"), _package("b", b"BB")
+    route_a = respx.get(a.url).mock(return_value=httpx.Response(200, content=b"AAAA"))
+    route_b = respx.get(b.url).mock(return_value=httpx.Response(200, content=b"BB"))
+    files = fetch_files([a, b], tmp_path, _client())
+    assert files == {"a": cache_path(tmp_path, a), "b": cache_path(tmp_path, b)}
+    assert files["a"].read_bytes() == b"AAAA" and files["a"].parent.name == a.sha256
+    assert oct(files["a"].parent.stat().st_mode & 0o777) == "0o700"
+    assert fetch_files([b, a], tmp_path, _client()) == {"b": files["b"], "a": files["a"]}
+    assert (route_a.call_count, route_b.call_count) == (1, 1)  # the second time: nothing fetched
+
+
+@respx.mock
+def test_a_file_of_other_bytes_is_a_hash_mismatch_and_leaves_nothing(tmp_path: Path) -> None:
+    package = _package("a", b"locked")
+    respx.get(package.url).mock(return_value=httpx.Response(200, content=b"served"))
+    with pytest.raises(HashMismatch):
+        fetch_files([package], tmp_path, _client())
+    assert cached_file(tmp_path, package) is None
+    assert list((tmp_path / package.sha256).iterdir()) == []  # no half-written or unverified file
+
+
+@respx.mock
+def test_a_file_that_cannot_be_had_is_index_unavailable(tmp_path: Path) -> None:
+    package = _package("a", b"x")
+    respx.get(package.url).mock(return_value=httpx.Response(404))
+    with pytest.raises(IndexUnavailable):
+        fetch_files([package], tmp_path, _client())
+
+
+def test_a_package_without_url_or_hash_or_with_an_unsafe_name_is_refused(tmp_path: Path) -> None:
+    bad = LockedPackage(name="a", version="1.0", index="x", url=f"{BASE}/a.whl", filename="../../etc/x.whl",
+                        sha256="1" * 64)
+    for package in (LockedPackage(name="a", version="1.0", index="x"), bad):
+        with pytest.raises(InvalidLockfile):
+            fetch_files([package], tmp_path, _client())
+
+
+def test_a_cached_file_of_another_size_than_the_lock_says_is_not_used(tmp_path: Path) -> None:
+    package = _package("a", b"AAAA", size=4)
+    path = cache_path(tmp_path, package)
+    assert path is not None
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"AAAA")
+    assert cached_file(tmp_path, package) == path
+    path.write_bytes(b"AAA")
+    assert cached_file(tmp_path, package) is None
+
+
+def test_trim_removes_the_least_recently_used_of_its_own_entries_only(tmp_path: Path) -> None:
+    entries = []
+    for number in range(3):
+        package = _package(f"p{number}", bytes([number]) * 100)
+        path = cache_path(tmp_path, package)
+        assert path is not None
+        path.parent.mkdir(parents=True)
+        path.write_bytes(bytes([number]) * 100)
+        os.utime(path.parent, (1000 + number, 1000 + number))
+        entries.append(path)
+    mine_not = tmp_path / ("f" * 64)  # named like an entry, but holding what we never write
+    mine_not.mkdir()
+    (mine_not / "notes.txt").write_text("x" * 1000)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "big.whl").write_bytes(b"x" * 1000)
+    trim(tmp_path, limit=200, keep=[entries[0]])  # 300 bytes of entries: one must go
+    assert [p.exists() for p in entries] == [True, False, True]  # the oldest is kept (just used), the next goes
+    assert (mine_not / "notes.txt").exists() and (tmp_path / "other" / "big.whl").exists()
+
+
+def test_choose_installer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    uv = tmp_path / "uv"
+    uv.write_text("#!/bin/sh\n")
+    uv.chmod(0o755)
+    path = {"PATH": str(tmp_path)}
+    found = choose_installer("/env/bin/python", has_pip=False, env=path)
+    assert (found.kind, found.head) == ("uv", (str(uv), "pip"))
+    command = found.install([tmp_path / "a.whl"])
+    assert command.argv[:4] == (str(uv), "pip", "install", "--python")
+    assert {"--no-deps", "--no-index", "--offline", "--reinstall"} <= set(command.argv)
+    assert "--no-cache" in found.install([tmp_path / "a.whl"], fresh=True).argv
+    found = choose_installer("/env/bin/python", has_pip=True, env={**path, "CUDARESOLVE_INSTALLER": "pip"})
+    assert found.head == ("/env/bin/python", "-m", "pip")
+    assert found.uninstall(["x"]).argv == ("/env/bin/python", "-m", "pip", "uninstall", "-y", "x")
+    found = choose_installer("/env/bin/python", has_pip=False, env={**path, "CUDARESOLVE_INSTALLER": "pip"})
+    assert found.head == (sys.executable, "-m", "pip", "--python", "/env/bin/python")  # a venv without pip
+    monkeypatch.setattr(installer, "find_uv", lambda env=None: None)  # no uv anywhere
+    with pytest.raises(InvalidInput) as info:
+        choose_installer("/env/bin/python", has_pip=True, env={"CUDARESOLVE_INSTALLER": "uv"})
+    assert "asked for uv" in info.value.message
