@@ -13,7 +13,7 @@ import tomlkit
 
 from cudaresolve.cli import main
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.installed import read_installed
+from cudaresolve.install.installed import read_installed
 from test_doctor import DB_DATA, FIXTURES, make_dist, torch_files
 
 if TYPE_CHECKING:

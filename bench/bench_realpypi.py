@@ -1,0 +1,118 @@
+"""cudaresolve, uv and pip locking real projects against real PyPI, side by side (issue 23). Needs the network.
+
+    python bench/bench_realpypi.py                    # 3 rounds, every case
+    python bench/bench_realpypi.py --repeat 5 --cases llm
+
+Cases (the PyTorch index is whatever the network gives: from the machines here it is unreachable, and
+cudaresolve then takes the set PyPI carries, as the issue measures it):
+
+- ``pair``: ``torch numpy``;
+- ``eight``: ``torch torchvision torchaudio transformers accelerate datasets numpy pandas``;
+- ``llm``: the 189-package fine-tuning project of issue 23 (``transformers[torch] accelerate peft trl ...``).
+
+Every case for an H100 on driver 580.65.06 (cudaresolve's target), CPython 3.11 on x86_64-manylinux_2_28
+(uv's ``--python-platform``; pip runs on this machine's own). Each tool cold (an empty cache before the
+run) and warm (the same cache, one untimed run first); each round runs every row once, in an order
+rotated by one each round. uv gets the real interpreter path and ``--no-config``; pip is ``pip lock``
+of this interpreter's pip with its own cache (made warm as uv's is) and no configuration file.
+
+Output: per case, median wall seconds and max RSS (MiB) per row, from ``/usr/bin/time``, and the ratio
+of medians to uv's matching row; the number of packages each tool locked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CASES = {
+    "pair": ["torch", "numpy"],
+    "eight": ["torch", "torchvision", "torchaudio", "transformers", "accelerate", "datasets", "numpy", "pandas"],
+    "llm": [
+        "transformers[torch]", "accelerate", "peft", "trl", "datasets", "evaluate", "sentencepiece", "tokenizers",
+        "safetensors", "bitsandbytes", "wandb", "scikit-learn", "scipy", "matplotlib", "jupyter",
+    ],
+}  # fmt: skip
+TARGET = ["--gpu", "H100", "--driver", "580.65.06", "--python-version", "3.11", "--platform", "linux_x86_64"]
+
+
+def _timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int]:
+    """(wall seconds, max RSS MiB, exit status) of one run, as GNU time reports them."""
+    report = cwd / "time.txt"
+    done = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", str(report), *command], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    wall, rss = report.read_text().split()[-2:]
+    return float(wall), int(rss) / 1024, done.returncode
+
+
+def _rows(case: str, root: Path, uv: str, python: str) -> dict[str, tuple[list[str], Path, bool]]:
+    """Row name -> (command, cache folder, cold)."""
+    reqs = root / f"{case}.txt"
+    reqs.write_text("\n".join(CASES[case]) + "\n")
+    ours = [python, "-m", "cudaresolve"]
+    rows: dict[str, tuple[list[str], Path, bool]] = {}
+    for kind, cold in (("cold", True), ("warm", False)):
+        cache = root / f"{case}-{kind}"
+        rows[f"cudaresolve {kind}"] = (
+            [*ours, "--cache-dir", str(cache / "cr"), "lock", "-r", str(reqs), *TARGET, "-U", "-o",
+             str(root / f"pylock.{case}-{kind}.toml")], cache / "cr", cold)  # fmt: skip
+        rows[f"uv {kind}"] = (
+            [uv, "pip", "compile", str(reqs), "--python", python, "--python-version", "3.11", "--python-platform",
+             "x86_64-manylinux_2_28", "--no-config", "--cache-dir", str(cache / "uv"), "-o",
+             str(root / f"uv.{case}-{kind}.txt")], cache / "uv", cold)  # fmt: skip
+        rows[f"pip {kind}"] = (
+            [python, "-m", "pip", "lock", "-r", str(reqs), "--cache-dir", str(cache / "pip"), "-o",
+             str(root / f"pylock.pip-{case}-{kind}.toml"), "--quiet"], cache / "pip", cold)  # fmt: skip
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cases", default=",".join(CASES))
+    args = parser.parse_args()
+    uv = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
+    python = os.path.realpath(sys.executable)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "CUDARESOLVE_"))}
+    env.update(PYTHONPATH=str(REPO / "src"), PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    with tempfile.TemporaryDirectory(prefix="bench-realpypi-") as scratch:
+        root = Path(scratch)
+        for case in args.cases.split(","):
+            rows = _rows(case, root, uv, python)
+            for command, cache, cold in rows.values():
+                if not cold:
+                    _timed(command, env, root)  # the untimed run that makes the cache warm
+            results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in rows}
+            names = list(rows)
+            for round_ in range(args.repeat):
+                for name in names[round_ % len(names):] + names[: round_ % len(names)]:
+                    command, cache, cold = rows[name]
+                    if cold:
+                        shutil.rmtree(cache, ignore_errors=True)
+                    results[name].append(_timed(command, env, root))
+            print(f"\n## {case}: {' '.join(CASES[case])}\n")
+            print("| row | median s | max RSS MiB | vs uv | exit |")
+            print("|---|--:|--:|--:|---|")
+            for name, runs in results.items():
+                wall = statistics.median(r[0] for r in runs)
+                rss = max(r[1] for r in runs)
+                peer = statistics.median(r[0] for r in results[f"uv {name.split()[-1]}"])
+                codes = ",".join(sorted({str(r[2]) for r in runs}))
+                print(f"| {name} | {wall:.2f} | {rss:.0f} | {wall / peer:.2f}x | {codes} |")
+            counts = {
+                "cudaresolve": (root / f"pylock.{case}-warm.toml").read_text().count("[[packages]]"),
+                "uv": sum(1 for line in (root / f"uv.{case}-warm.txt").read_text().splitlines() if "==" in line),
+            }
+            print(f"\npackages locked: {counts}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
