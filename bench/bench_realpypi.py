@@ -13,8 +13,8 @@ cudaresolve then takes the set PyPI carries, as the issue measures it):
 Every case for an H100 on driver 580.65.06 (cudaresolve's target), CPython 3.11 on x86_64-manylinux_2_28
 (uv's ``--python-platform``; pip runs on this machine's own). Each tool cold (an empty cache before the
 run) and warm (the same cache, one untimed run first); each round runs every row once, in an order
-rotated by one each round. uv gets the real interpreter path and ``--no-config``; pip is ``pip lock``
-of this interpreter's pip with its own cache (made warm as uv's is) and no configuration file.
+rotated by one each round. uv gets the real interpreter path and ``--no-config``; pip is ``pip lock`` of a
+throwaway venv's current pip, with its own cache (made warm as uv's is) and no configuration file.
 
 Output: per case, median wall seconds and max RSS (MiB) per row, from ``/usr/bin/time``, and the ratio
 of medians to uv's matching row; the number of packages each tool locked.
@@ -52,7 +52,7 @@ def _timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, f
     return float(wall), int(rss) / 1024, done.returncode
 
 
-def _rows(case: str, root: Path, uv: str, python: str) -> dict[str, tuple[list[str], Path, bool]]:
+def _rows(case: str, root: Path, uv: str, python: str, pip: str) -> dict[str, tuple[list[str], Path, bool]]:
     """Row name -> (command, cache folder, cold)."""
     reqs = root / f"{case}.txt"
     reqs.write_text("\n".join(CASES[case]) + "\n")
@@ -68,7 +68,7 @@ def _rows(case: str, root: Path, uv: str, python: str) -> dict[str, tuple[list[s
              "x86_64-manylinux_2_28", "--no-config", "--cache-dir", str(cache / "uv"), "-o",
              str(root / f"uv.{case}-{kind}.txt")], cache / "uv", cold)  # fmt: skip
         rows[f"pip {kind}"] = (
-            [python, "-m", "pip", "lock", "-r", str(reqs), "--cache-dir", str(cache / "pip"), "-o",
+            [pip, "-m", "pip", "lock", "-r", str(reqs), "--cache-dir", str(cache / "pip"), "-o",
              str(root / f"pylock.pip-{case}-{kind}.toml"), "--quiet"], cache / "pip", cold)  # fmt: skip
     return rows
 
@@ -84,9 +84,12 @@ def main() -> int:
     env.update(PYTHONPATH=str(REPO / "src"), PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
     with tempfile.TemporaryDirectory(prefix="bench-realpypi-") as scratch:
         root = Path(scratch)
+        pip = str(root / "pip-venv" / "bin" / "python")  # a current pip (``pip lock`` is pip 25.1+), from PyPI
+        subprocess.run([python, "-m", "venv", str(root / "pip-venv")], check=True)
+        subprocess.run([pip, "-m", "pip", "install", "-q", "-U", "pip"], check=True, env=env)
         for case in args.cases.split(","):
-            rows = _rows(case, root, uv, python)
-            for command, cache, cold in rows.values():
+            rows = _rows(case, root, uv, python, pip)
+            for command, _cache, cold in rows.values():
                 if not cold:
                     _timed(command, env, root)  # the untimed run that makes the cache warm
             results: dict[str, list[tuple[float, float, int]]] = {name: [] for name in rows}
