@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import pytest
 from packaging.tags import Tag
@@ -14,6 +15,12 @@ from cudaresolve.index.fitting import best_files
 from cudaresolve.index.simple import wheel_file
 from cudaresolve.resolve.solve import solve
 from test_source_solve import MINI, DictSource, target
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 RELEASES = {"lib": [("1.0", [], False), ("2.0rc1", [], False)], "onlypre": [("1.0b1", [], False)]}
 
@@ -63,3 +70,22 @@ def test_cutoffs_parse_as_uv_takes_them() -> None:
     for bad in ("2025-06-01T12:00:00", "yesterday", "", "06/01/2025", "2025-13-01"):
         with pytest.raises(InvalidInput):
             parse_cutoff(bad)
+
+
+def test_lock_python_takes_the_target_from_that_interpreter(tmp_path: Path) -> None:
+    import json
+    import sys
+
+    from test_direct_e2e import run_cli
+
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    result = run_cli(["lock", "torch", "--cpu", "--python", sys.executable, "--offline", "--json"], tmp_path,
+                     tmp_path / "cache")  # fmt: skip
+    assert json.loads(result.stdout)["target"]["python"] == here, result.stdout
+    other = "3.12" if here != "3.12" else "3.13"
+    clash = run_cli(["lock", "torch", "--cpu", "--python", sys.executable, "--python-version", other, "--offline"],
+                    tmp_path, tmp_path / "cache")  # fmt: skip
+    assert clash.returncode == 1 and "--python-version" in clash.stderr
+    missing = run_cli(["lock", "torch", "--cpu", "--python", str(tmp_path / "nope"), "--offline"], tmp_path,
+                      tmp_path / "cache")  # fmt: skip
+    assert missing.returncode == 1 and "Traceback" not in missing.stderr

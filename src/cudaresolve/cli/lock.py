@@ -128,6 +128,8 @@ def register(sub: Any) -> None:
                         help="do not keep the versions the existing lock at the output path holds (uv's -U)")
     parser.add_argument("-P", "--upgrade-package", dest="upgrade_packages", action="append", default=[],
                         metavar="NAME", help="let this package move from the version the existing lock holds")
+    parser.add_argument("--python", dest="lock_python", metavar="PATH",
+                        help="lock for this interpreter: its Python version, platform and glibc (as install --python)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=_run)
 
@@ -176,7 +178,15 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.json and args.output is not None:
         _refuse_stdout(args.output)
-    result = lock(request_from_args(args), output=args.output, fmt=args.format)
+    request = request_from_args(args)
+    if args.lock_python:  # the target's Python, platform and glibc from that interpreter
+        from dataclasses import replace
+
+        from cudaresolve.install.install import for_interpreter
+        from cudaresolve.target.interpreter import probe_interpreter
+
+        request = replace(request, target=for_interpreter(request.target, probe_interpreter(args.lock_python)))
+    result = lock(request, output=args.output, fmt=args.format)
     if args.json:
         render.emit_json(result.to_dict(), lang=language(args))
     else:
