@@ -412,10 +412,9 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
     inputs = prepare(request)
     solution = resolve_inputs(inputs, preferences=wanted)
-    frozen = lock_from_solution(solution, extras=inputs.extras, groups=inputs.groups)
-    frozen = replace(
-        frozen, root=None if is_stream(path) else os.path.dirname(os.path.abspath(path)),
-        packages=tuple(replace(p, editable=p.name in request.editables) for p in frozen.packages),
+    frozen = lock_from_solution(
+        solution, extras=inputs.extras, groups=inputs.groups, editables=request.editables, mirrors=inputs.mirrors,
+        root=None if is_stream(path) else os.path.dirname(os.path.abspath(path)),
     )  # fmt: skip
     complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
@@ -130,16 +130,31 @@ class Lock:
         )
 
 
-def lock_from_solution(solution: Solution, *, extras: tuple[str, ...] = (), groups: tuple[str, ...] = ()) -> Lock:
+def lock_from_solution(
+    solution: Solution,
+    *,
+    extras: tuple[str, ...] = (),
+    groups: tuple[str, ...] = (),
+    editables: Collection[str] = (),
+    mirrors: Mapping[str, str] | None = None,
+    root: str | None = None,
+) -> Lock:
     """Freeze a solution: names normalized and sorted, file names taken from URLs when missing,
     ``requires-python`` and ``environments`` from the target's Python and platform; ``extras`` and ``groups``:
-    the project's features whose requirements it holds."""
+    the project's features whose requirements it holds; ``editables``: folders installed in place (``-e``);
+    ``mirrors``: each package's ``index`` is the index or mirror that really served it; ``root``: the lock
+    file's folder, which directory paths are relative to."""
+    from cudaresolve.index.simple import apply_mirror
+
+    def served(index: str) -> str:  # never a mirror's token: it fetches, it is not part of the lock
+        return strip_credentials(apply_mirror(index, mirrors)) if index and mirrors else index
+
     packages = sorted(
         (
             LockedPackage(
                 name=canonical_name(p.name),
                 version=p.version,
-                index=p.index,
+                index=served(p.index),
                 url=strip_credentials(p.url) if p.url else p.url,
                 sha256=p.sha256.lower() if p.sha256 else None,
                 filename=p.filename or _url_filename(p.url),
@@ -147,7 +162,7 @@ def lock_from_solution(solution: Solution, *, extras: tuple[str, ...] = (), grou
                 size=p.size,
                 kind=p.kind,
                 upload_time=p.upload_time,
-                editable=p.editable,
+                editable=p.editable or canonical_name(p.name) in editables,
             )
             for p in solution.packages
         ),
@@ -166,6 +181,7 @@ def lock_from_solution(solution: Solution, *, extras: tuple[str, ...] = (), grou
         complete=solution.complete,
         extras=extras,
         groups=groups,
+        root=root,
     )
 
 
