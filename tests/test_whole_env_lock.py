@@ -183,7 +183,6 @@ def test_project_locks_whole_environment(served: Any, tmp_path: Path) -> None:
     for package in lock["packages"]:
         wheel = package["wheels"][0]
         assert len(wheel["hashes"]["sha256"]) == 64 and wheel["url"].startswith("http")
-    torch_entry = next(p for p in lock["packages"] if p["name"] == "torch")
     assert _gpu_pins()["torch"][1] == "https://pypi.org/simple"  # PyPI carries this cu130 build (--gpu-source auto)
     served = {p["index"] for p in lock["packages"] if p["name"] in ("torch", "numpy")}
     assert len(served) == 1 and served.pop().endswith("/pypi/simple")  # the PyPI mirror that really served them
