@@ -15,10 +15,8 @@ Cases:
     data only: a first run, which also builds and stores its database cache), and again as a
     user's second run (the same cache, one untimed run first: the database cache warm, still no
     index page, since an offline run fetches none); ``--warm-offline`` adds a row with a page cache
-    warmed from that same index (the whole environment from index metadata, no HTTP). A lock records
-    its answer (``lock.replay``) and the same command again is answered from that record; so that
-    these rows measure a lock that solves, the row's answer records are removed before each run
-    (everything else in its cache stays). The ``repeat`` row keeps them: the same command again.
+    warmed from that same index (the whole environment from index metadata, no HTTP). Every run
+    solves: the answer-record replay is gone (issue 23), a repeat is a warm solve.
 (b) the same plus ``torch>=2.12``: a conflict for the database (fbgemm-gpu/torchrec pin older
     torch); the exit status is part of the answer. Rounds default to 1 (``--repeat-conflict``).
 (c) a realistic project, ``torch torchvision torchaudio transformers accelerate datasets numpy
@@ -27,9 +25,7 @@ Cases:
     (an empty cache before every run) and warm (the same cache, one untimed run first). cudaresolve
     reads PyPI through ``--index-mirror`` and the PyTorch index through the ``/whl/<variant>/``
     pages the server makes from PyPI's own torch files (see ``pypi_frozen.py``); the target is
-    H100, driver 580.65.06, whose variant (cu130) is the one PyPI carries for torch 2.11. As in (a),
-    the ``warm`` row solves (its answer records removed before each run) and the ``repeat`` row is the
-    same command again, answered from its record.
+    H100, driver 580.65.06, whose variant (cu130) is the one PyPI carries for torch 2.11.
 
 Every peer at its best: uv gets the real interpreter (``--python`` = the realpath of
 ``sys.executable``, never a shim) and ``--python-platform``; pip is a throwaway venv's, upgraded
@@ -96,7 +92,6 @@ class Row:
     warm_argv: list[str] | None = None  # the untimed warm-up (default: argv); None with cold
     stdout_to: Path | None = None
     baseline: str | None = None  # label of the uv row its ratio is to
-    forget: Path | None = None  # a folder removed before each run (cudaresolve's answer records: it must solve)
     times: list[float] = field(default_factory=list)
     codes: list[str] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)  # HTTP requests the local index answered, per run
@@ -109,8 +104,6 @@ class Row:
     def run(self, cwd: Path, timeout: float, served: Callable[[], int]) -> None:
         if self.cold and self.cache is not None:
             shutil.rmtree(self.cache, ignore_errors=True)
-        if self.forget is not None:
-            shutil.rmtree(self.forget, ignore_errors=True)  # no record of the run before: cudaresolve solves
         before = served()
         elapsed, code = self._run(self.argv, cwd, timeout)
         self.times.append(elapsed)
@@ -173,19 +166,15 @@ class Tools:
     pip_python: str
 
 
-def cr_row(
-    case: str, label: str, work: Path, reqs: tuple[str, ...], extra: list[str], cache: Path, *, solve: bool = True,
-    **kw: Any,
-) -> Row:
-    """A cudaresolve row; ``solve``: remove the answer records (``<cache>/answers-v1``) before each run, so
-    that no run is answered from the record the run before left (``lock.replay``); False: a repeat."""
+def cr_row(case: str, label: str, work: Path, reqs: tuple[str, ...], extra: list[str], cache: Path, **kw: Any) -> Row:
+    """A cudaresolve row: every run solves (there is no record of an answer to replay)."""
     tag = label.split()[0]
     out = work / f"{case}-{tag}-cr.json"
     argv = [sys.executable, "-m", "cudaresolve", "lock", *reqs, *TARGET, "--json", "--format", "requirements"]
     argv += ["-o", str(work / f"{case}-{tag}-cr.txt"), *extra]
     return Row(
         case, "cudaresolve", label, argv, cudaresolve_env(cache), cr_picks(out), cache=cache, stdout_to=out,
-        forget=cache / "answers-v1" if solve else None, **kw,
+        **kw,
     )  # fmt: skip
 
 
@@ -237,16 +226,6 @@ def gpu_rows(case: str, reqs: tuple[str, ...], tools: Tools, work: Path, base: s
             work / f"{case}-cr-second",
             baseline=uv_label,
         ),
-        cr_row(  # the same command again, nothing changed: answered from the record of the run before
-            case,
-            "repeat cudaresolve lock --offline (the same command again: answered from its record)",
-            work,
-            reqs,
-            ["--offline"],
-            work / f"{case}-cr-repeat",
-            baseline=uv_label,
-            solve=False,
-        ),
     ]
     if case == "a" and warm_offline:  # a minute or more per run today; (b): only the command the issue names
         online = [sys.executable, "-m", "cudaresolve", "lock", *reqs, *TARGET, "--json", "--format", "requirements"]
@@ -291,10 +270,6 @@ def project_rows(tools: Tools, work: Path, base: str) -> list[Row]:
     ]
     uv_cold, uv_warm = "cold uv pip compile (empty cache)", "warm uv pip compile (warm cache)"
     rows = []
-    repeat = cr_row(  # the warm command again with nothing changed: answered from the record of the run before
-        "c", "repeat cudaresolve lock (warm cache, the same command again: answered from its record)", work, PROJECT,
-        mirrors, work / "c-cr-repeat", baseline=uv_warm, solve=False,
-    )  # fmt: skip
     for state, uv_label in (("cold", uv_cold), ("warm", uv_warm)):
         cold = state == "cold"
         note = "empty cache" if cold else "warm cache"
@@ -322,7 +297,7 @@ def project_rows(tools: Tools, work: Path, base: str) -> list[Row]:
                 baseline=uv_label,
             ),
         ]
-    return [*rows, repeat]
+    return rows
 
 
 def run_rounds(rows: list[Row], work: Path, repeat: int, timeout: float, served: Callable[[], int]) -> None:
