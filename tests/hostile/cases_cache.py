@@ -61,6 +61,6 @@ CASES = [
     Case("cache-mark-is-a-link", [*_GPUS, "--cache-dir", "."], setup=_linked_mark, codes=(0,),
          check=_kept(_SUBDIR)),  # type: ignore[arg-type]
     Case("cache-dir-over-user-folder-lock", ["lock", "torch", "--gpu", "8.0", "--driver", "550.54.15",
-         "--offline", "-o", "out.toml", "--cache-dir", "."], setup=_cwd_is_cache, codes=(0, 1, 2),
+         "--offline", "-o", "pylock.toml", "--cache-dir", "."], setup=_cwd_is_cache, codes=(0, 1, 2),
          check=_kept("compat", _SUBDIR)),  # type: ignore[arg-type]
 ]

@@ -6,6 +6,7 @@ last, a reader the first)."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING
 
 from hostile.case import Case, Result
@@ -65,7 +66,7 @@ _EMPTY = [("driver", ["arch-list", "--gpu", "8.0", "--driver", ""]),
           ("cache-dir", ["gpus", "--cache-dir", ""]),
           ("compat", ["gpus", "--compat", ""]),
           ("index-url", [*_LOCK, "-i", ""])]
-_INSTALL = ["install", "--from", "requirements.txt", "--dry-run"]
+_INSTALL = ["install", "--from", "requirements.txt", "--dry-run", "--python", sys.executable]
 EVIL = "https://evil.example.org/simple"
 CASES = [
     *(Case(f"flag-empty-{name}", argv, codes=(2,), check=_first_line("an empty value")) for name, argv in _EMPTY),

@@ -26,7 +26,7 @@ def _package_index(url: str) -> Callable[[Path], None]:
     return setup
 
 
-_LOCK = ["lock", "torch", "--cpu", "--python-version", "3.11", "--offline", "-o", "out.toml"]
+_LOCK = ["lock", "torch", "--cpu", "--python-version", "3.11", "--offline", "-o", "pylock.toml"]
 CASES = [
     Case("usage-why-not-no-spec", ["why-not"], codes=(2,), check=_first_line("required: SPEC", absent=("REQ",))),
     Case("usage-why-not-no-spec-with-flags", ["why-not", "--cpu", "--json"], codes=(2,)),

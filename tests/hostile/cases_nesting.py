@@ -3,6 +3,7 @@ settings file and an inventory, each a coded one-line error naming what was wron
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from hostile.case import Case, Result
@@ -36,8 +37,8 @@ def _tables(depth: int) -> str:
     return "{a = " * depth + "1" + "}" * depth
 
 
-_INSTALL = ["install", "--from", "{tmp}/pylock.toml", "--dry-run"]
-_LOCK = ["lock", "torch", "--cpu", "--python-version", "3.11", "--offline", "-o", "{tmp}/out.toml"]
+_INSTALL = ["install", "--from", "{tmp}/pylock.toml", "--dry-run", "--python", sys.executable]
+_LOCK = ["lock", "torch", "--cpu", "--python-version", "3.11", "--offline", "-o", "{tmp}/pylock.toml"]
 CASES = [
     Case("nest-pylock-arrays-3000", _INSTALL, setup=_write("pylock.toml", f"{_HEAD}a = {_arrays(3000)}\n"),
          codes=(1,), check=_coded("invalid-lockfile", "nested deeper")),

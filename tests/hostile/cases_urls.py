@@ -4,6 +4,7 @@ or an argparse error (issue 26, item 5). ``core.urls.split_url`` refuses such a 
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -45,8 +46,8 @@ def _pylock_with(**fields: str) -> str:
     return _pylock(replace(GOOD, packages=(replace(TORCH, **fields),)))
 
 
-_INSTALL = ["install", "--from", "pylock.toml", "--dry-run"]
-_INSTALL_REQ = ["install", "--from", "requirements.txt", "--dry-run"]
+_INSTALL = ["install", "--from", "pylock.toml", "--dry-run", "--python", sys.executable]
+_INSTALL_REQ = ["install", "--from", "requirements.txt", "--dry-run", "--python", sys.executable]
 _LOCK = ["lock", "torch==2.7.1", "--cpu", "--python-version", "3.11", "--platform", "linux_x86_64",
          "--format", "requirements", "-o", "out.txt"]
 _BAD_INDEXES = {

@@ -14,6 +14,7 @@ sdist (``.tar.gz``, ``.zip``: its dependencies are known only by building it), a
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
@@ -110,16 +111,17 @@ def parse_direct(name: str, url: str) -> DirectRef:
 
 
 def local_directory(url: str) -> str | None:
-    """The local folder a ``file://`` URL names when it is no file of a distribution (not a wheel, not an sdist):
-    a directory reference, a local project whose metadata its build backend gives (PEP 751 ``directory``)."""
+    """The local folder a ``file://`` URL names when it is an existing folder (not a wheel, not an sdist): a
+    directory reference, a local project whose metadata its build backend gives (PEP 751 ``directory``). The one
+    look at the file system in this module."""
     text = url.strip().partition("#")[0]
     parts = split_url(text)
     if parts is None or parts.scheme.lower() != "file" or parts.netloc not in ("", "localhost"):
         return None
     path = unquote(parts.path)
     last = path.rstrip("/").rsplit("/", 1)[-1].lower()
-    if not path.startswith("/") or last.endswith((".whl", *_SDIST_SUFFIXES)):
-        return None
+    if not path.startswith("/") or last.endswith((".whl", *_SDIST_SUFFIXES)) or not os.path.isdir(path):
+        return None  # not a folder: judged as a file reference (``parse_direct``), which refuses it by name
     return path.rstrip("/") or "/"
 
 
