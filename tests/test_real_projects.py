@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 from packaging.pylock import Pylock
 
-from test_direct_e2e import run_cli
+from test_direct_e2e import SRC
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,7 +19,15 @@ pytestmark = pytest.mark.network
 
 
 def _lock(args: list[str], tmp_path: Path) -> dict[str, str]:
-    result = run_cli(["lock", *args, "--json"], tmp_path, tmp_path / "cache")
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(SRC), "CUDARESOLVE_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run(  # an sdist built for its metadata may install torch into its build environment
+        [sys.executable, "-m", "cudaresolve", "lock", *args, "--json"], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=1500,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = json.loads(result.stdout)
     assert out["complete"] is True and out["output"]
