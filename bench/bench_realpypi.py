@@ -49,6 +49,8 @@ def _timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, f
     done = subprocess.run(["/usr/bin/time", "-f", "%e %M", "-o", str(report), *command], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=900)  # fmt: skip
     wall, rss = report.read_text().split()[-2:]
+    if done.returncode != 0:
+        print(f"exit {done.returncode}: {' '.join(command[:4])} ...: {done.stderr.strip()[-600:]}", file=sys.stderr)
     return float(wall), int(rss) / 1024, done.returncode
 
 
@@ -56,7 +58,7 @@ def _rows(case: str, root: Path, uv: str, python: str, pip: str) -> dict[str, tu
     """Row name -> (command, cache folder, cold)."""
     reqs = root / f"{case}.txt"
     reqs.write_text("\n".join(CASES[case]) + "\n")
-    ours = [python, "-m", "cudaresolve"]
+    ours = [sys.executable, "-m", "cudaresolve"]  # this venv's (its dependencies); uv gets the real interpreter
     rows: dict[str, tuple[list[str], Path, bool]] = {}
     for kind, cold in (("cold", True), ("warm", False)):
         cache = root / f"{case}-{kind}"
@@ -109,11 +111,12 @@ def main() -> int:
                 peer = statistics.median(r[0] for r in results[f"uv {name.split()[-1]}"])
                 codes = ",".join(sorted({str(r[2]) for r in runs}))
                 print(f"| {name} | {wall:.2f} | {rss:.0f} | {wall / peer:.2f}x | {codes} |")
+            ours, theirs = root / f"pylock.{case}-warm.toml", root / f"uv.{case}-warm.txt"
             counts = {
-                "cudaresolve": (root / f"pylock.{case}-warm.toml").read_text().count("[[packages]]"),
-                "uv": sum(1 for line in (root / f"uv.{case}-warm.txt").read_text().splitlines() if "==" in line),
+                "cudaresolve": ours.read_text().count("[[packages]]") if ours.exists() else None,
+                "uv": sum(1 for line in theirs.read_text().splitlines() if "==" in line) if theirs.exists() else None,
             }
-            print(f"\npackages locked: {counts}")
+            print(f"\npackages locked: {counts}", flush=True)
     return 0
 
 
