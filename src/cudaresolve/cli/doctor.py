@@ -1,4 +1,5 @@
-"""``cudaresolve doctor [--python PATH] [TARGET] [--pt2 FILE ...] [--json]``: check an installed environment. Shell."""
+"""``cudaresolve doctor [--python PATH] [TARGET] [--pt2 FILE ...] [--run] [--json]``: check an installed environment.
+Shell."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
+
+    from cudaresolve.doctor.child import ChildLimits
 
 __all__ = ["register"]
 
@@ -27,12 +30,43 @@ def register(sub: Any) -> None:
     add_target_arguments(parser)
     parser.add_argument("--pt2", action="append", default=[], metavar="FILE",
                         help="also check an AOTInductor .pt2 package against the target (repeatable)")
+    run = parser.add_argument_group("run", "--run: one small real operation per GPU package on each GPU of this "
+                                    "machine, each in a child process of the environment's interpreter")
+    run.add_argument("--run", action="store_true",
+                     help="also run each installed GPU package's operation on each detected GPU (no GPU: static "
+                     "checks only); exit 1 when any run fails")
+    run.add_argument("--run-timeout", default="180", metavar="SECONDS",
+                     help="the most one child may take (default: 180)")
+    run.add_argument("--run-memory", default="16384", metavar="MIB",
+                     help="the most resident memory one child may use (default: 16384)")
+    run.add_argument("--run-budget", default="1200", metavar="SECONDS",
+                     help="the most all children together may take; runs left then fail as not run (default: 1200)")
     parser.add_argument("--offline", action="store_true", help="use only the embedded data (doctor never goes online)")
     from cudaresolve.cli._common import add_lang_argument
 
     add_lang_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=_run)
+
+
+def _limits(args: argparse.Namespace) -> ChildLimits:
+    """The bounds of ``--run``; a value that is not a positive number is one ``invalid-input`` line."""
+    from cudaresolve.doctor.child import ChildLimits
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.text.model import Text
+
+    values = {}
+    for flag in ("run_timeout", "run_memory", "run_budget"):
+        text = getattr(args, flag)
+        try:
+            values[flag] = float(text)
+        except ValueError:
+            values[flag] = 0.0
+        if not 0 < values[flag] < float("inf"):
+            raise InvalidInput(Text.of("doctor.run-bad-number", flag="--" + flag.replace("_", "-"), value=text),
+                               hint=Text("doctor.run-bad-number.hint"))
+    return ChildLimits(timeout_s=values["run_timeout"], memory_mib=max(1, int(values["run_memory"])),
+                       total_s=values["run_budget"])
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -43,8 +77,8 @@ def _run(args: argparse.Namespace) -> int:
 
     db = load_db(args)
     lang = language(args)
-    report = check_environment(db, target_from_args(args, db), python=args.python,
-                               site_packages=args.site_packages, pt2=args.pt2)
+    report = check_environment(db, target_from_args(args, db), python=args.python, site_packages=args.site_packages,
+                               pt2=args.pt2, run=_limits(args) if args.run else None)
     if args.json:
         render.emit_json(report.to_dict(), lang=lang)
     else:
