@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from cudaresolve.target.detect import Sources
 from cudaresolve.target.readings import DetectedGpu, Host, NvmlDevice, NvmlReading
 from cudaresolve.text.catalogue import format_text
 from test_cli_detect import no_nvml
-from test_doctor import DB_DATA, make_dist, make_target
+from test_doctor import DB_DATA, make_dist, make_pt2, make_target
 
 FAKES = Path(__file__).parent / "fixtures" / "fakegpu"
 NO_KERNEL = ("CUDA error: no kernel image is available for execution on the device\nCUDA kernel errors might be "
@@ -325,3 +326,46 @@ def test_cli_run_needs_an_interpreter(capsys: pytest.CaptureFixture[str], tmp_pa
     err = capsys.readouterr().err
     assert code == 1 and "--run runs the environment's own interpreter" in err
 
+
+
+# -- AOTInductor packages ---------------------------------------------------------------------
+
+
+def pt2_file(path: Path, device: str, *, sample: str | None = "[1.0, 2.0]") -> Path:
+    make_pt2(path, device, "90" if device == "cuda" else "")
+    if sample is not None:
+        with zipfile.ZipFile(path, "a") as archive:
+            archive.writestr(f"{path.stem}/data/sample_inputs/model.pt", sample)
+    return path
+
+
+def test_a_pt2_is_loaded_and_run_on_each_gpu(fake_python: str, fake_gpu: Any, db: CompatDB, tmp_path: Path) -> None:
+    path = str(pt2_file(tmp_path / "model.pt2", "cuda"))
+    bare = str(pt2_file(tmp_path / "bare.pt2", "cuda", sample=None))
+    report = run_smoke(fake_python, ["torch"], detect=lambda: HOST, db=db, pt2=[(path, "cuda"), (bare, "cuda")])
+    assert outcomes(report) == {(name, i): "ok" for i in (0, 1) for name in ("torch", path, bare)}
+    notes = {r.package: r.note for r in report.runs}
+    assert notes[path] is None
+    assert format_text(notes[bare]).startswith("loaded with the runner its metadata names, but not run")
+
+
+def test_a_pt2_on_the_wrong_device_is_explained(
+    fake_python: str, fake_gpu: Any, db: CompatDB, tmp_path: Path,
+) -> None:
+    fake_gpu({"pt2": {"*": "raise:run_func_( container_handle_, input_handles) API call failed at "
+                            "model_container_runner.cpp, line 125\nCUDA error: invalid argument"}})
+    path = str(pt2_file(tmp_path / "cpu.pt2", "cpu"))
+    report = run_smoke(fake_python, [], detect=lambda: HOST, db=db, pt2=[(path, "cpu")])
+    assert [(r.package, r.status) for r in report.runs] == [(path, "error"), (path, "error")]
+    assert [e.code for e in report.runs[0].explanations] == ["aoti-device-mismatch"]
+
+
+def test_cli_runs_a_pt2_given_with_pt2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, fake_python: str, fake_gpu: Any,
+    compat: list[str], tmp_path: Path,
+) -> None:
+    machine(monkeypatch, NvmlDevice(name="NVIDIA A100-SXM4-80GB", cc=(8, 0), memory_total=None, uuid="GPU-bbbb"))
+    path = pt2_file(tmp_path / "model.pt2", "cuda")
+    main(["doctor", "--python", fake_python, *TARGET, *compat, "--run", "--pt2", str(path), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert [(r["package"], r["ok"]) for r in data["runs"]][-1] == (str(path), True)

@@ -57,7 +57,8 @@ warnings.showwarning = show
 error = None
 try:
     code = compile(spec["code"], "<doctor --run: %s>" % spec["name"], "exec")
-    exec(code, {{"__name__": "__doctor_run__", "device": spec["device"], "report": report, "check": check}})
+    names = dict(spec["names"], __name__="__doctor_run__", device=spec["device"], report=report, check=check)
+    exec(code, names)
 except BaseException:
     error = traceback.format_exc()
 sys.stdout.flush()
@@ -122,9 +123,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def run_child(
     python: str, name: str, code: str, *, env: Mapping[str, str], limits: ChildLimits, deadline: float,
-    device: str = "cuda:0",
+    device: str = "cuda:0", names: Mapping[str, str] | None = None,
 ) -> ChildOutcome:
-    """Run ``code`` once in ``python`` (see the module docstring); ``deadline`` is a ``time.monotonic()``."""
+    """Run ``code`` once in ``python`` (see the module docstring); ``deadline`` is a ``time.monotonic()``;
+    ``names`` are more globals for the code (strings)."""
     import json
 
     start = time.monotonic()
@@ -141,7 +143,7 @@ def run_child(
         status = None
         try:
             assert proc.stdin is not None
-            proc.stdin.write(json.dumps({"name": name, "code": code, "device": device}).encode())
+            proc.stdin.write(json.dumps({"name": name, "code": code, "device": device, "names": dict(names or {})}).encode())
             proc.stdin.close()
         except OSError:
             pass  # it died before reading: the outcome says how

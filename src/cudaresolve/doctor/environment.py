@@ -242,6 +242,13 @@ def check_environment(
         from cudaresolve.target.detect import detect_host
 
         detect = detect_host
+    packages = [(r.path, _pt2_device(r)) for r in reports]
     smoke = run_smoke(python or sys.executable, [p.name for p in env.packages], detect=detect, db=db,
-                      target=target, limits=run, environ=environ)
+                      target=target, limits=run, environ=environ, pt2=packages)
     return replace(report, run=smoke)
+
+
+def _pt2_device(report: BinaryReport) -> str:
+    """The device an AOTInductor package's (first) model was compiled for; "cuda" when it does not say."""
+    devices = [m.device for m in report.package.models if m.device] if report.package else []
+    return devices[0] if devices else "cuda"

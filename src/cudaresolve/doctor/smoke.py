@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.target.readings import DetectedGpu, Host
 
-__all__ = ["ERROR_CHARS", "GpuSlot", "RunReport", "SmokeRun", "Snippet", "gpu_slots", "load_snippets", "run_smoke"]
+__all__ = ["ERROR_CHARS", "GpuSlot", "RunReport", "SmokeRun", "Snippet", "gpu_slots", "load_pt2_snippet", "load_snippets", "run_smoke"]
 
 #: The most of a child's error text kept in a result (its end: the exception line is last).
 ERROR_CHARS: Final = 2000
@@ -46,12 +46,20 @@ class Snippet:
     code: str
 
 
-def load_snippets(text: str | None = None) -> tuple[Snippet, ...]:
-    """The ``[[package]]`` rows of ``smoke.toml`` (or of ``text``)."""
+def _table(text: str | None) -> dict[str, Any]:
     if text is None:
         text = resources.files("cudaresolve.doctor").joinpath("smoke.toml").read_text(encoding="utf-8")
-    data = loads_toml(text)
-    return tuple(Snippet(names=tuple(row["names"]), code=str(row["code"])) for row in data["package"])
+    return loads_toml(text)
+
+
+def load_snippets(text: str | None = None) -> tuple[Snippet, ...]:
+    """The ``[[package]]`` rows of ``smoke.toml`` (or of ``text``)."""
+    return tuple(Snippet(names=tuple(row["names"]), code=str(row["code"])) for row in _table(text)["package"])
+
+
+def load_pt2_snippet(text: str | None = None) -> str:
+    """The ``[pt2]`` code of ``smoke.toml``: load an AOTInductor package and run it once."""
+    return str(_table(text)["pt2"]["code"])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,12 +100,15 @@ class SmokeRun:
     error: Text | None = None  # the child's own error text (bounded), or what happened to it
     explanations: tuple[Explanation, ...] = ()
     seconds: float = 0.0
+    note: Text | None = None  # a pass that says less than it seems (a .pt2 loaded but not run)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"package": self.package, "gpu": self.gpu.index, "gpu_name": self.gpu.name,
                                 "ok": self.ok, "status": self.status, "seconds": round(self.seconds, 2)}
         if self.error is not None:
             data["error"] = self.error
+        if self.note is not None:
+            data["note"] = self.note
         if self.explanations:
             data["cause"] = sentences(*(e.cause for e in self.explanations))
             data["fixes"] = list(dict.fromkeys(f for e in self.explanations for f in e.fixes))
@@ -173,8 +184,9 @@ def _judge(package: str, gpu: GpuSlot, outcome: ChildOutcome, limits: ChildLimit
             status = "arch-list"
             error = Text.of("doctor.run.arch-list", archs=arch.fields["supported"] or "-", sm=arch.fields["sm"])
     explanations = tuple(explain_matches(matches, target, db)) if matches else ()
+    note = Text("doctor.run.pt2-loaded-only") if status == "ok" and outcome.fields.get("ran") is False else None
     return SmokeRun(package=package, gpu=gpu, ok=status == "ok", status=status, error=error,
-                    explanations=explanations, seconds=outcome.seconds)
+                    explanations=explanations, seconds=outcome.seconds, note=note)
 
 
 def _signal_name(code: int | None) -> str | None:
@@ -198,29 +210,33 @@ def _child_env(environ: Mapping[str, str], gpu: GpuSlot) -> dict[str, str]:
 def run_smoke(
     python: str, installed: Sequence[str], *, detect: Callable[[], Host | None], db: CompatDB,
     target: Target | None = None, limits: ChildLimits | None = None, environ: Mapping[str, str] | None = None,
-    snippets: Sequence[Snippet] | None = None,
+    snippets: Sequence[Snippet] | None = None, pt2: Sequence[tuple[str, str]] = (),
 ) -> RunReport:
     """Run each snippet of an ``installed`` package (canonical names) on each GPU ``detect`` finds.
 
     No GPU: a report with no GPUs and no runs. Once ``limits.total_s`` is spent, the runs left
-    are reported ``not-run`` (and fail), never started.
+    are reported ``not-run`` (and fail), never started. ``pt2`` holds (path, device type) of
+    AOTInductor packages to load and run on each GPU too; their runs are named by path.
     """
     limits = limits or ChildLimits()
     table = load_snippets() if snippets is None else tuple(snippets)
     gpus = gpu_slots(detect())
     by_name = {n: s for s in table for n in s.names}
-    chosen = [(name, by_name[name]) for name in installed if name in by_name]
+    chosen: list[tuple[str, str, dict[str, str]]] = [(n, by_name[n].code, {}) for n in installed if n in by_name]
+    if pt2:
+        code = load_pt2_snippet()
+        chosen += [(path, code, {"path": os.path.abspath(path), "device_type": kind}) for path, kind in pt2]
     untested = tuple(n for n in installed if n not in by_name)
     env = os.environ if environ is None else environ
     deadline = time.monotonic() + limits.total_s
     runs = []
     for gpu in gpus:
-        for name, snippet in chosen:
+        for name, code, names in chosen:
             if time.monotonic() >= deadline:
                 runs.append(SmokeRun(package=name, gpu=gpu, ok=False, status="not-run",
                                      error=Text.of("doctor.run.not-run", seconds=f"{limits.total_s:g}")))
                 continue
-            outcome = run_child(python, name, snippet.code, env=_child_env(env, gpu), limits=limits,
-                                deadline=deadline)
+            outcome = run_child(python, name, code, env=_child_env(env, gpu), limits=limits, deadline=deadline,
+                                names=names)
             runs.append(_judge(name, gpu, outcome, limits, target, db))
     return RunReport(python=python, gpus=gpus, runs=tuple(runs), untested=untested if gpus else ())

@@ -197,6 +197,8 @@ def render_runs(run: RunReport, console: Console, *, lang: str = "en") -> None:
                        gpu=item.gpu.name, verdict=verdict, seconds=f"{item.seconds:.1f}")
         mark = "[green]✓[/]" if item.ok else "[red]✗[/]"
         console.print(f"  {mark} {escape(line)}")
+        if item.note is not None:
+            console.print(f"      [yellow]{escape(format_text(item.note, lang))}[/]")
         if item.error is not None:
             for text_line in format_text(item.error, lang).strip().splitlines()[-_ERROR_LINES:]:
                 console.print(f"      [dim]{escape(text_line)}[/]")
