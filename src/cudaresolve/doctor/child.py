@@ -143,7 +143,8 @@ def run_child(
         status = None
         try:
             assert proc.stdin is not None
-            proc.stdin.write(json.dumps({"name": name, "code": code, "device": device, "names": dict(names or {})}).encode())
+            spec = {"name": name, "code": code, "device": device, "names": dict(names or {})}
+            proc.stdin.write(json.dumps(spec).encode())
             proc.stdin.close()
         except OSError:
             pass  # it died before reading: the outcome says how

@@ -34,7 +34,17 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.target.readings import DetectedGpu, Host
 
-__all__ = ["ERROR_CHARS", "GpuSlot", "RunReport", "SmokeRun", "Snippet", "gpu_slots", "load_pt2_snippet", "load_snippets", "run_smoke"]
+__all__ = [
+    "ERROR_CHARS",
+    "GpuSlot",
+    "RunReport",
+    "SmokeRun",
+    "Snippet",
+    "gpu_slots",
+    "load_pt2_snippet",
+    "load_snippets",
+    "run_smoke",
+]
 
 #: The most of a child's error text kept in a result (its end: the exception line is last).
 ERROR_CHARS: Final = 2000
