@@ -289,6 +289,7 @@ def test_cli_human_output(
     assert "✗ xformers on GPU 0 (NVIDIA A100-SXM4-80GB): FAIL in" in out
     assert "RuntimeError: CUDA error: no kernel image is available" in out and "cause: " in out
     assert "no operation to run for: torchrec" in out
+    assert out.rstrip().endswith("1 problem(s), 0 warning(s)")  # the failed run; the static checks are clean
 
 
 def test_cli_no_gpu_is_static_checks_only(

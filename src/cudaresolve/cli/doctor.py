@@ -35,12 +35,16 @@ def register(sub: Any) -> None:
     run.add_argument("--run", action="store_true",
                      help="also run each installed GPU package's operation on each detected GPU (no GPU: static "
                      "checks only); exit 1 when any run fails")
-    run.add_argument("--run-timeout", default="180", metavar="SECONDS",
-                     help="the most one child may take (default: 180)")
-    run.add_argument("--run-memory", default="16384", metavar="MIB",
-                     help="the most resident memory one child may use (default: 16384)")
-    run.add_argument("--run-budget", default="1200", metavar="SECONDS",
-                     help="the most all children together may take; runs left then fail as not run (default: 1200)")
+    from cudaresolve.doctor.child import ChildLimits
+
+    bounds = ChildLimits()
+    run.add_argument("--run-timeout", metavar="SECONDS",
+                     help=f"the most one child may take (default: {bounds.timeout_s:g})")
+    run.add_argument("--run-memory", metavar="MIB",
+                     help=f"the most resident memory one child may use (default: {bounds.memory_mib})")
+    run.add_argument("--run-budget", metavar="SECONDS",
+                     help=f"the most all children together may take; runs left then fail as not run "
+                     f"(default: {bounds.total_s:g})")
     parser.add_argument("--offline", action="store_true", help="use only the embedded data (doctor never goes online)")
     from cudaresolve.cli._common import add_lang_argument
 
@@ -55,9 +59,12 @@ def _limits(args: argparse.Namespace) -> ChildLimits:
     from cudaresolve.errors import InvalidInput
     from cudaresolve.text.model import Text
 
-    values = {}
-    for flag in ("run_timeout", "run_memory", "run_budget"):
+    bounds = ChildLimits()
+    values = {"run_timeout": bounds.timeout_s, "run_memory": float(bounds.memory_mib), "run_budget": bounds.total_s}
+    for flag in values:
         text = getattr(args, flag)
+        if text is None:
+            continue
         try:
             values[flag] = float(text)
         except ValueError:

@@ -166,8 +166,9 @@ def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", v
     if report.run is not None:
         render_runs(report.run, console, lang=lang)
     problems = report.all_problems
-    errors = sum(p.is_error for p in problems) + (report.run.failed if report.run is not None else 0)
+    errors = sum(p.is_error for p in problems)
     warnings = len(problems) - errors
+    errors += report.run.failed if report.run is not None else 0  # each failed run counts as a problem
     if errors:
         verdict, colour = message("render.doctor.not-ok", lang, errors=errors, warnings=warnings), "red"
     elif warnings:
