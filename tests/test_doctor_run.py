@@ -176,6 +176,7 @@ def test_the_whole_run_has_one_bound(fake_python: str, fake_gpu: Any, db: Compat
     assert time.monotonic() - start < 15
     assert outcomes(report) == {("torch", 0): "timeout", ("xformers", 0): "not-run",
                                 ("torch", 1): "not-run", ("xformers", 1): "not-run"}
+    assert format_text(report.runs[0].error) == "did not finish within 2 s; the child was killed"  # not 60
     assert format_text(report.runs[1].error) == "not run: the whole run's bound of 2 s was spent"
     assert not report.ok
 

@@ -179,7 +179,8 @@ def _judge(package: str, gpu: GpuSlot, outcome: ChildOutcome, limits: ChildLimit
     if outcome.status == "error":
         error = literal(_bounded(outcome.error or ""))
     elif outcome.status == "timeout":
-        error = Text.of("doctor.run.timeout", seconds=f"{limits.timeout_s:g}")
+        # the child's own bound, or less where the whole run's bound stopped it first
+        error = Text.of("doctor.run.timeout", seconds=f"{min(limits.timeout_s, outcome.seconds):.0f}")
     elif outcome.status == "memory":
         error = Text.of("doctor.run.memory", mib=limits.memory_mib)
     elif outcome.status == "crash":
