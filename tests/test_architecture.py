@@ -19,7 +19,7 @@ SRC: Final = Path(__file__).resolve().parents[1] / "src" / "cudaresolve"
 #: Lowest first: a folder may import itself and any folder before it, never one after it.
 LAYERS: Final = (
     "text", "errors", "core", "db", "target", "resolve", "advice",
-    "index", "lock", "install", "fleet", "binaries", "doctor", "errorlog", "render", "cli",
+    "index", "lock", "install", "fleet", "binaries", "errorlog", "doctor", "render", "cli",
 )
 #: Who may turn a Text into words: render (and cli's error path), the catalogue itself, the
 #: English accessors of errors and findings, and lock/ writing warnings into lock files.

@@ -10,6 +10,7 @@ from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.core.decode import nesting_limit
 from cudaresolve.core.files import CACHE_MARK
 from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
+from cudaresolve.doctor import child
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
 from cudaresolve.fleet.inputs import MAX_GPU_COUNT
 from cudaresolve.index import client
@@ -99,3 +100,14 @@ def test_the_limits_table_matches_the_code() -> None:
         (limits.max_entries, "entries"),
     ):
         assert f"{count:,} {what}" in binary
+
+
+def test_the_doctor_run_rows_match_the_code() -> None:
+    rows = _rows()
+    bounds = child.ChildLimits()
+    one = rows["one child of `doctor --run` (one package on one GPU)"]
+    assert f"{bounds.timeout_s:g} s (`--run-timeout`), {bounds.memory_mib:,} MiB resident memory" in one
+    assert f"watched every {child._POLL_S:g} s" in one
+    assert f"the last {bounds.output_chars // 1024} KiB of each of its stdout and stderr" in one
+    every = rows["all children of one `doctor --run`"]
+    assert f"{bounds.total_s:,.0f} s (`--run-budget`)" in every

@@ -1,4 +1,5 @@
-"""``cudaresolve doctor [--python PATH] [TARGET] [--pt2 FILE ...] [--json]``: check an installed environment. Shell."""
+"""``cudaresolve doctor [--python PATH] [TARGET] [--pt2 FILE ...] [--run] [--json]``: check an installed environment.
+Shell."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
+
+    from cudaresolve.doctor.child import ChildLimits
 
 __all__ = ["register"]
 
@@ -27,12 +30,50 @@ def register(sub: Any) -> None:
     add_target_arguments(parser)
     parser.add_argument("--pt2", action="append", default=[], metavar="FILE",
                         help="also check an AOTInductor .pt2 package against the target (repeatable)")
+    run = parser.add_argument_group("run", "--run: one small real operation per GPU package on each GPU of this "
+                                    "machine, each in a child process of the environment's interpreter")
+    run.add_argument("--run", action="store_true",
+                     help="also run each installed GPU package's operation on each detected GPU (no GPU: static "
+                     "checks only); exit 1 when any run fails")
+    from cudaresolve.doctor.child import ChildLimits
+
+    bounds = ChildLimits()
+    run.add_argument("--run-timeout", metavar="SECONDS",
+                     help=f"the most one child may take (default: {bounds.timeout_s:g})")
+    run.add_argument("--run-memory", metavar="MIB",
+                     help=f"the most resident memory one child may use (default: {bounds.memory_mib})")
+    run.add_argument("--run-budget", metavar="SECONDS",
+                     help=f"the most all children together may take; runs left then fail as not run "
+                     f"(default: {bounds.total_s:g})")
     parser.add_argument("--offline", action="store_true", help="use only the embedded data (doctor never goes online)")
     from cudaresolve.cli._common import add_lang_argument
 
     add_lang_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=_run)
+
+
+def _limits(args: argparse.Namespace) -> ChildLimits:
+    """The bounds of ``--run``; a value that is not a positive number is one ``invalid-input`` line."""
+    from cudaresolve.doctor.child import ChildLimits
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.text.model import Text
+
+    bounds = ChildLimits()
+    values = {"run_timeout": bounds.timeout_s, "run_memory": float(bounds.memory_mib), "run_budget": bounds.total_s}
+    for flag in values:
+        text = getattr(args, flag)
+        if text is None:
+            continue
+        try:
+            values[flag] = float(text)
+        except ValueError:
+            values[flag] = 0.0
+        if not 0 < values[flag] < float("inf"):
+            raise InvalidInput(Text.of("doctor.run-bad-number", flag="--" + flag.replace("_", "-"), value=text),
+                               hint=Text("doctor.run-bad-number.hint"))
+    return ChildLimits(timeout_s=values["run_timeout"], memory_mib=max(1, int(values["run_memory"])),
+                       total_s=values["run_budget"])
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -43,8 +84,8 @@ def _run(args: argparse.Namespace) -> int:
 
     db = load_db(args)
     lang = language(args)
-    report = check_environment(db, target_from_args(args, db), python=args.python,
-                               site_packages=args.site_packages, pt2=args.pt2)
+    report = check_environment(db, target_from_args(args, db), python=args.python, site_packages=args.site_packages,
+                               pt2=args.pt2, run=_limits(args) if args.run else None)
     if args.json:
         render.emit_json(report.to_dict(), lang=lang)
     else:

@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -36,16 +37,19 @@ from cudaresolve.core.variants import variant_of_local
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.doctor.check import diagnose
 from cudaresolve.doctor.report import Environment, InstalledPackage, RuntimePackage
+from cudaresolve.doctor.smoke import run_smoke
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from cudaresolve.binaries.report import BinaryReport
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.doctor.child import ChildLimits
     from cudaresolve.doctor.report import DoctorReport
     from cudaresolve.target.model import Target
+    from cudaresolve.target.readings import Host
 
 __all__ = [
     "check_environment",
@@ -211,9 +215,16 @@ def read_pt2(path: str | Path) -> BinaryReport:
 
 def check_environment(
     db: CompatDB, target: Target, *, python: str | None = None, site_packages: Sequence[str] | None = None,
-    pt2: Sequence[str] = (), environ: Mapping[str, str] | None = None,
+    pt2: Sequence[str] = (), environ: Mapping[str, str] | None = None, run: ChildLimits | None = None,
+    detect: Callable[[], Host | None] | None = None,
 ) -> DoctorReport:
-    """``cudaresolve doctor``: read the environment (``site_packages``, else ``python``'s), then diagnose it."""
+    """``cudaresolve doctor``: read the environment (``site_packages``, else ``python``'s), then diagnose it.
+
+    With ``run`` (``doctor --run``), also run each installed GPU package's operation on each GPU
+    ``detect`` (default: ``target.detect.detect_host``) finds, in children of ``python`` under these bounds.
+    """
+    if run is not None and site_packages:
+        raise InvalidInput(Text("doctor.run-needs-python"), hint=Text("doctor.run-needs-python.hint"))
     if site_packages:
         missing = [p for p in site_packages if not os.path.isdir(p)]
         if missing:
@@ -224,4 +235,20 @@ def check_environment(
         paths, version = find_site_packages(python)
     env = read_environment(paths, db.package_kinds, python=version)
     reports = [read_pt2(p) for p in pt2]
-    return diagnose(env, target, db, environ=os.environ if environ is None else environ, pt2=reports)
+    report = diagnose(env, target, db, environ=os.environ if environ is None else environ, pt2=reports)
+    if run is None:
+        return report
+    if detect is None:
+        from cudaresolve.target.detect import detect_host
+
+        detect = detect_host
+    packages = [(r.path, _pt2_device(r)) for r in reports]
+    smoke = run_smoke(python or sys.executable, [p.name for p in env.packages], detect=detect, db=db,
+                      target=target, limits=run, environ=environ, pt2=packages)
+    return replace(report, run=smoke)
+
+
+def _pt2_device(report: BinaryReport) -> str:
+    """The device an AOTInductor package's (first) model was compiled for; "cuda" when it does not say."""
+    devices = [m.device for m in report.package.models if m.device] if report.package else []
+    return devices[0] if devices else "cuda"

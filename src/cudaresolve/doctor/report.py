@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from cudaresolve.core.archs import ComputeCapability, Coverage
     from cudaresolve.core.versions import CudaVersion
     from cudaresolve.db.database import DriverSupport
+    from cudaresolve.doctor.smoke import RunReport
     from cudaresolve.target.model import Target
     from cudaresolve.text.model import Text
 
@@ -177,6 +178,7 @@ class DoctorReport:
     pt2: tuple[Pt2Check, ...] = ()
     problems: tuple[Problem, ...] = ()  # environment-level: runtime vs driver, arch lists
     notes: tuple[Text, ...] = ()
+    run: RunReport | None = None  # ``doctor --run``: the operations run on each GPU
 
     @property
     def all_problems(self) -> tuple[Problem, ...]:
@@ -185,7 +187,7 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        return not any(p.is_error for p in self.all_problems)
+        return not any(p.is_error for p in self.all_problems) and (self.run is None or self.run.ok)
 
     def to_dict(self) -> dict[str, Any]:
         """``doctor --json``: the contract's keys plus extra ones; sentences are ``Text`` values."""
@@ -199,4 +201,5 @@ class DoctorReport:
             "problems": [p.to_dict() for p in self.problems],
             "notes": list(self.notes),
             "fixes": fixes,
+            **(self.run.to_dict() if self.run is not None else {}),
         }

@@ -6,6 +6,12 @@
     fbgemm-gpu 1.1.0+cu118  cu118  8.0 sass  8.6 none
       ✗ sm-not-covered: fbgemm-gpu 1.1.0+cu118 (cu118) has no code for sm_86 ...
           fix: ...
+    doctor --run with .venv/bin/python, one child per package and GPU:     (--run only)
+      ✓ torch on GPU 0 (NVIDIA H100 80GB HBM3): pass in 4.1 s
+      ✗ xformers on GPU 0 (NVIDIA H100 80GB HBM3): FAIL in 3.2 s
+          RuntimeError: CUDA error: no kernel image is available for execution on the device
+          cause: ...
+          fix: ...
     1 problem(s), 0 warning(s)              (or: ok)
 """
 
@@ -21,9 +27,10 @@ if TYPE_CHECKING:
 
     from cudaresolve.core.archs import ComputeCapability, Coverage
     from cudaresolve.doctor.report import DoctorReport, Problem, RuntimeCheck
+    from cudaresolve.doctor.smoke import RunReport
     from cudaresolve.target.model import Target
 
-__all__ = ["format_coverage", "format_target", "render_doctor", "short_path"]
+__all__ = ["format_coverage", "format_target", "render_doctor", "render_runs", "short_path"]
 
 _COLOURS = {"sass": "green", "ptx-jit": "yellow", "none": "red"}
 
@@ -156,9 +163,12 @@ def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", v
         _render_problems(report.problems, console, lang, "  ")
     for note in report.notes:
         console.print(f"[yellow]{note_word}[/]: {escape(format_text(note, lang))}")
+    if report.run is not None:
+        render_runs(report.run, console, lang=lang)
     problems = report.all_problems
     errors = sum(p.is_error for p in problems)
     warnings = len(problems) - errors
+    errors += report.run.failed if report.run is not None else 0  # each failed run counts as a problem
     if errors:
         verdict, colour = message("render.doctor.not-ok", lang, errors=errors, warnings=warnings), "red"
     elif warnings:
@@ -166,3 +176,40 @@ def render_doctor(report: DoctorReport, console: Console, *, lang: str = "en", v
     else:
         verdict, colour = message("render.doctor.ok", lang), "green"
     console.print(f"[bold {colour}]{escape(verdict)}[/]")
+
+
+def render_runs(run: RunReport, console: Console, *, lang: str = "en") -> None:
+    """``doctor --run``: one line per (package, GPU), and under a failure its error, cause and fixes."""
+    from rich.markup import escape
+
+    from cudaresolve.text.catalogue import format_text, join_items, message
+
+    if not run.gpus:
+        no_gpu = message("render.doctor.run.no-gpu", lang)
+        console.print(f"[yellow]{escape(no_gpu)}[/]")
+        return
+    console.print(escape(message("render.doctor.run.header", lang, python=run.python)))
+    if not run.runs:
+        console.print("  " + escape(message("render.doctor.run.nothing", lang)))
+    cause_word, fix_word = message("render.cause", lang), message("render.fix", lang)
+    for item in run.runs:
+        verdict = message("render.doctor.run.pass" if item.ok else "render.doctor.run.fail", lang)
+        line = message("render.doctor.run.line", lang, package=item.package, index=item.gpu.index,
+                       gpu=item.gpu.name, verdict=verdict, seconds=f"{item.seconds:.1f}")
+        mark = "[green]✓[/]" if item.ok else "[red]✗[/]"
+        console.print(f"  {mark} {escape(line)}")
+        if item.note is not None:
+            console.print(f"      [yellow]{escape(format_text(item.note, lang))}[/]")
+        if item.error is not None:
+            for text_line in format_text(item.error, lang).strip().splitlines()[-_ERROR_LINES:]:
+                console.print(f"      [dim]{escape(text_line)}[/]")
+        for explanation in item.explanations:
+            console.print(f"      [cyan]{cause_word}[/]: {escape(format_text(explanation.cause, lang))}")
+            for fix in explanation.fixes:
+                console.print(f"      [cyan]{fix_word}[/]: {escape(format_text(fix, lang))}")
+    if run.untested:
+        console.print("  " + escape(message("render.doctor.run.untested", lang, names=join_items(run.untested, lang))))
+
+
+#: The last lines of a failed run's error text that the human view shows (JSON has all of it).
+_ERROR_LINES = 4
