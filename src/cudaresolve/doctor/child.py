@@ -20,7 +20,6 @@ read by two threads that keep only the last ``limits.output_chars`` characters o
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import tempfile
 import threading
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.decode import loads_json
+from cudaresolve.core.processes import kill_group
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -114,13 +114,6 @@ def _resident_mib(pid: int) -> float | None:
         return None
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def run_child(
     python: str, name: str, code: str, *, env: Mapping[str, str], limits: ChildLimits, deadline: float,
     device: str = "cuda:0", names: Mapping[str, str] | None = None,
@@ -154,11 +147,11 @@ def run_child(
             elif (rss := _resident_mib(proc.pid)) is not None and rss > limits.memory_mib:
                 status = "memory"
             if status:
-                _kill_group(proc)
+                kill_group(proc)
                 break
             time.sleep(_POLL_S)
         proc.wait()
-        _kill_group(proc)  # anything it left behind in its group
+        kill_group(proc)  # anything it left behind in its group
         out.join(5)
         err.join(5)
     seconds = time.monotonic() - start

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
+from cudaresolve.core.processes import kill_group
 from cudaresolve.errors import DynamicMetadata
 from cudaresolve.index.limits import MAX_SDIST_MEMBERS, MAX_SDIST_UNPACKED
 from cudaresolve.text.model import Text
@@ -218,10 +218,7 @@ def _uv_folder() -> str | None:
 
 
 def _kill(child: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    kill_group(child)
     child.wait()
 
 
