@@ -97,6 +97,6 @@ def test_extra_index_urls_are_checked_and_taken_from_the_environment() -> None:
     )  # fmt: skip
     assert found.indexes == ("https://a.example/simple", "https://b.example/simple", "http://plain.example/simple")
     assert found.find_links == ("http://127.0.0.1:9/links",) and found.notices == ()
-    for bad in ("http://evil.example/simple", "ftp://x.example/", "not a url"):
+    for bad in ("http://evil.example/simple", "ftp://x.example/", "not a url", "https://x.example/simple?token=t"):
         with pytest.raises(InvalidInput):
             extra_sources([bad], [], trusted_hosts=[], environ={}, pytorch_root=PYTORCH)

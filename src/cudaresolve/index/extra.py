@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from cudaresolve.core.urls import redact, split_url
 from cudaresolve.errors import InvalidInput
+from cudaresolve.index.simple import check_http_url
 from cudaresolve.index.trust import LOCAL_HOSTS
 from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text
@@ -67,13 +68,11 @@ def extra_sources(
 
 
 def _checked(url: str, trusted: set[str]) -> str:
-    parts = split_url(url)
+    """``check_http_url``'s rule for any index URL, and plain http only here or on a trusted host."""
+    checked = check_http_url(url, "index.bad-extra-index", "index.bad-extra-index.hint")
+    parts = split_url(checked)
     host = (parts.hostname or "").lower() if parts is not None else ""
-    if parts is None or parts.scheme not in ("http", "https") or not host:
-        raise InvalidInput(
-            Text.of("index.bad-extra-index", url=redact(url)[:200]), hint=Text("index.bad-extra-index.hint")
-        )
-    if parts.scheme == "http" and host not in LOCAL_HOSTS and host not in trusted:
+    if parts is not None and parts.scheme == "http" and host not in LOCAL_HOSTS and host not in trusted:
         raise InvalidInput(Text.of("index.extra-index-http", url=redact(url)[:200], host=host),
                            hint=Text("index.bad-extra-index.hint"))  # fmt: skip
-    return url.rstrip("/")
+    return checked

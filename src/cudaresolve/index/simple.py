@@ -37,6 +37,7 @@ __all__ = [
     "Keep",
     "apply_mirror",
     "canonical_project",
+    "check_http_url",
     "dist_file",
     "mirrored_file",
     "parse_body",
@@ -376,7 +377,9 @@ def apply_mirror(url: str, mirrors: Mapping[str, str]) -> str:
     return url if best is None else best[1] + url[len(best[0]) :]
 
 
-def _check_http_url(url: str, key: str, hint: str = "index.not-http-url.hint") -> str:
+def check_http_url(url: str, key: str, hint: str = "index.not-http-url.hint") -> str:
+    """An index or mirror URL: http(s) with a host and no query or fragment (a token there would reach the cache
+    and the lock), without a trailing slash; else ``InvalidInput`` with message ``key``."""
     parts = split_url(url.strip())  # None: malformed (``http://[::1``, a port that is not a number), or whitespace
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidInput(Text.of(key, url=repr(shown_url(url))), hint=Text(hint))
@@ -397,7 +400,7 @@ def parse_package_indexes(value: Mapping[str, str]) -> dict[str, str]:
             raise InvalidInput(
                 Text.of("index.bad-package-name", name=repr(name)[:80]), hint=Text("index.package-index.hint")
             )
-        checked = _check_http_url(str(url), "index.not-http-url.package-index", "index.package-index.hint")
+        checked = check_http_url(str(url), "index.not-http-url.package-index", "index.package-index.hint")
         parts = urlsplit(checked)
         if parts.scheme != "https" and parts.hostname not in ("127.0.0.1", "localhost", "::1"):
             raise InvalidInput(  # an http(s) URL all right, but plain http to another machine
@@ -426,6 +429,6 @@ def parse_mirrors(value: Mapping[str, str] | Iterable[str]) -> dict[str, str]:
                 )
             pairs.append((original, mirror))
     return {
-        _check_http_url(o, "index.not-http-url.original"): _check_http_url(m, "index.not-http-url.mirror")
+        check_http_url(o, "index.not-http-url.original"): check_http_url(m, "index.not-http-url.mirror")
         for o, m in pairs
     }
