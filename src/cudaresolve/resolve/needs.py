@@ -8,7 +8,7 @@ says which for a notice), extras kept, and a direct reference (``name @ URL``) k
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -24,21 +24,28 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-__all__ = ["held_pins", "parse_constraints", "parse_requests", "passed_over", "skipped_requests"]
+__all__ = ["IF_NECESSARY", "held_pins", "parse_constraints", "parse_requests", "passed_over", "skipped_requests"]
 
 
-def passed_over(needs: Iterable[Need], candidate: Candidate) -> str | None:
+#: ``--prerelease`` modes under which a pre-release is taken when no final release is left.
+IF_NECESSARY: Final = ("if-necessary", "if-necessary-or-explicit")
+
+
+def passed_over(needs: Iterable[Need], candidate: Candidate, prerelease: str = "explicit") -> str | None:
     """Why pip and uv pass ``candidate``, a release from an index, over for ``needs`` (None: they take it):
     ``"yanked"``, a yanked file being taken only for an exact ``==``/``===`` pin (PEP 592), or
-    ``"pre-release"``, taken only when a specifier names one. The provider's rule and the explanation's."""
+    ``"pre-release"``, taken under ``--prerelease`` ``allow``, and under ``explicit`` (the default) or
+    ``if-necessary-or-explicit`` when a specifier names one (``IF_NECESSARY`` modes take it when no final
+    release is left: the provider's part). The provider's rule and the explanation's."""
     if candidate.source is None:
         return None
     needs = list(needs)
     if candidate.source.yanked and not any(s.operator in ("==", "===") for n in needs for s in n.specifier):
         return "yanked"
-    if candidate.version.is_prerelease and not any(n.specifier.prereleases for n in needs):
-        return "pre-release"
-    return None
+    if not candidate.version.is_prerelease or prerelease == "allow":
+        return None
+    named = prerelease in ("explicit", "if-necessary-or-explicit") and any(n.specifier.prereleases for n in needs)
+    return None if named else "pre-release"
 
 
 def parse_requests(

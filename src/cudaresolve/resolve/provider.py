@@ -32,6 +32,7 @@ from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Candidate, Catalog,
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
+from cudaresolve.resolve.needs import IF_NECESSARY, passed_over
 from cudaresolve.resolve.source import applies, split_key
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.text.model import Text
@@ -196,27 +197,22 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if self.source is None or name in (CUDA, PYTHON, BUILD) or name in self.direct:
             return found  # a direct reference's file was read and judged already: no listing, no pre-release rule
         if name not in self.catalog.known:
-            exact = any(s.operator in ("==", "===") for n in needs for s in n.specifier)
-            named = any(n.specifier.prereleases for n in needs)  # a specifier that names a pre-release
-            pre = self.prerelease == "allow" or (named and self.prerelease in ("explicit", "if-necessary-or-explicit"))
-            return partial(self._allowed, found, exact=exact, pre=pre)  # lazy: read only as far as resolvelib goes
+            return partial(self._allowed, found, needs)  # lazy: read only as far as resolvelib goes
         return partial(self._listed, found)  # a factory: resolvelib would list a plain iterator at once
 
-    def _allowed(self, found: Iterable[Candidate], *, exact: bool, pre: bool) -> Iterator[Candidate]:
-        """Index releases as pip and uv take them: a yanked file only when pinned with ``==``/``===`` (PEP 592); a
-        pre-release when ``pre``, else, under ``--prerelease if-necessary(-or-explicit)``, only when no final
-        release is left."""
+    def _allowed(self, found: Iterable[Candidate], needs: Sequence[Need]) -> Iterator[Candidate]:
+        """Index releases as pip and uv take them (``needs.passed_over``); a passed-over pre-release still, under
+        ``--prerelease if-necessary(-or-explicit)``, when no final release is left."""
         held: list[Candidate] = []
         final = False
         for c in found:
-            if c.source is not None and not exact and c.source.yanked:
-                continue
-            if c.source is not None and not pre and c.version.is_prerelease:
+            why = passed_over(needs, c, self.prerelease)
+            if why == "pre-release":
                 held.append(c)
-                continue
-            final = True
-            yield c
-        if not final and self.prerelease in ("if-necessary", "if-necessary-or-explicit"):
+            elif why is None:
+                final = True
+                yield c
+        if not final and self.prerelease in IF_NECESSARY:
             yield from held
 
     def _listed(self, matches: Iterable[Candidate]) -> Iterator[Candidate]:
