@@ -155,9 +155,8 @@ def fetch_core_metadata(
             meta = _describing(text, file, source)
             _store(cache, url, text, cached)
             report(Event(kind="metadata", label=url))
-            if static_problem(meta) is not None and build is not None and build.allowed:
-                return _built(client, cache, file, build, archive)
-            return _static(meta, file)
+            policy = _to_build(meta, file, build)
+            return _built(client, cache, file, policy, archive) if policy is not None else _static(meta, file)
     else:  # no PEP 658 file: read METADATA out of the wheel with range requests
         from cudaresolve.index.lazy_wheel import read_remote_metadata
 
@@ -166,9 +165,24 @@ def fetch_core_metadata(
         report(Event(kind="metadata", label=url))
     meta = _describing(text, file, source)
     _store(cache, url, text, cached)
-    if file.sdist and static_problem(meta) is not None and build is not None and build.allowed:
-        return _built(client, cache, file, build, None)
-    return _static(meta, file)
+    policy = _to_build(meta, file, build)
+    return _built(client, cache, file, policy, None) if policy is not None else _static(meta, file)
+
+
+def _to_build(meta: CoreMetadata, file: IndexFile, build: BuildPolicy | None) -> BuildPolicy | None:
+    """``build`` when ``file`` is an sdist whose metadata is not static and ``build`` lets its backend give it."""
+    due = file.sdist and build is not None and build.allowed and static_problem(meta) is not None
+    return build if due else None
+
+
+def _cached_built(cache: HttpCache | None, file: IndexFile) -> CoreMetadata | None:
+    """The metadata an earlier run's build of the sdist ``file`` gave, from the cache; None when there is none."""
+    from dataclasses import replace
+
+    entry = cache.get(f"{file.url}.built-metadata") if cache is not None else None
+    if entry is None or entry.status != 200:
+        return None
+    return replace(_describing(entry.body, file, file.url), built=True)
 
 
 def _store(cache: HttpCache | None, url: str, text: str, cached: object) -> None:
@@ -187,18 +201,17 @@ def _built(
     from cudaresolve.index.build_metadata import prepare_metadata
     from cudaresolve.index.sdist import fetch_sdist
 
-    key = f"{file.url}.built-metadata"
-    cached = cache.get(key) if cache is not None else None
-    if cached is not None and cached.status == 200:
-        text = cached.body
+    found = _cached_built(cache, file)
+    if found is not None:
+        return found
+    if archive is None:
+        with fetch_sdist(client, file) as fetched:
+            text = prepare_metadata(fetched, file, build)
     else:
-        if archive is None:
-            with fetch_sdist(client, file) as fetched:
-                text = prepare_metadata(fetched, file, build)
-        else:
-            text = prepare_metadata(archive, file, build)
-        report(Event(kind="metadata", label=key))
-        _store(cache, key, text, None)
+        text = prepare_metadata(archive, file, build)
+    key = f"{file.url}.built-metadata"
+    report(Event(kind="metadata", label=key))
+    _store(cache, key, text, None)
     return replace(_describing(text, file, file.url), built=True)
 
 
@@ -212,13 +225,8 @@ def cached_core_metadata(
     if cached is None or cached.status != 200:
         return None
     meta = _describing(cached.body, file, url if file.core_metadata else file.url)
-    if file.sdist and static_problem(meta) is not None and build is not None and build.allowed:
-        built = cache.get(f"{file.url}.built-metadata") if cache is not None else None
-        if built is None or built.status != 200:
-            return None  # the build is ``fetch_core_metadata``'s
-        from dataclasses import replace
-
-        return replace(_describing(built.body, file, file.url), built=True)
+    if _to_build(meta, file, build) is not None:
+        return _cached_built(cache, file)  # None: the build is ``fetch_core_metadata``'s
     return _static(meta, file)
 
 
