@@ -11,6 +11,7 @@ longer log, but no line inside it was changed.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -165,6 +166,13 @@ A1111_3003 = (
 )
 
 # https://github.com/mmartial/ComfyUI-Nvidia-Docker/issues/61 (GTX 1080 Ti, newer torch wording)
+# Captured on an H100 (driver 580.159.04) by tools/gpu_proof: a PTX-only build run with CUDA_DISABLE_PTX_JIT=1,
+# through the runtime API and through CuPy's driver API (tests/fixtures/gpu/h100-580/kernels).
+H100_RUNTIME_JIT_OFF = "launch cudaErrorJitCompilationDisabled: PTX JIT compilation was disabled"
+H100_CUPY_JIT_OFF = (
+    "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_JIT_COMPILATION_DISABLED: "
+    "PTX JIT compilation was disabled"
+)
 COMFY_DOCKER_61 = """\
     Found GPU0 NVIDIA GeForce GTX 1080 Ti which is of cuda capability 6.1.
     Minimum and Maximum cuda capability supported by this version of PyTorch is
@@ -365,6 +373,8 @@ POSTED = [
     ("missing-cuda-library", AUTOTRAIN_292, {"library": "libcudart.so.12", "major": "12"}),
     ("missing-cuda-library", FACEFUSION_9, {"library": "libnvrtc.so"}),
     ("triton-gpu-too-old", CHATTTS_341, {"gpu": "NVIDIA GeForce GTX 1080 Ti", "required": "7.0", "cc": "6.1"}),
+    ("ptx-jit-disabled", H100_RUNTIME_JIT_OFF, {}),
+    ("ptx-jit-disabled", H100_CUPY_JIT_OFF, {}),
 ]
 
 
@@ -377,7 +387,11 @@ def test_signature_matches_the_message_as_posted(code: str, text: str, fields: d
 
 def test_every_signature_has_a_posted_message_and_a_source() -> None:
     assert {code for code, _, _ in POSTED} == {s.code for s in SIGNATURES}
-    assert all(s.source.startswith("https://github.com/") for s in SIGNATURES)
+    # a public report where users posted it, or a text captured on a real GPU by tools/gpu_proof
+    assert all(s.source.startswith(("https://github.com/", "tests/fixtures/gpu/")) for s in SIGNATURES)
+    for s in SIGNATURES:
+        if s.source.startswith("tests/"):
+            assert (Path(__file__).parent.parent / s.source).is_file()
     assert len({s.code for s in SIGNATURES}) == len(SIGNATURES)
 
 

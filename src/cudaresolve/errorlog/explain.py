@@ -272,6 +272,7 @@ _EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
     "cuda-not-available": _cuda_not_available,
     "torch-cpu-build": _torch_cpu_build,
     "ptx-unsupported-toolchain": _ptx_toolchain,
+    "ptx-jit-disabled": _fixed("sig.ptx-jit-disabled.cause", "fix.ptx-jit-enable", "fix.doctor"),
     "aoti-device-mismatch": _fixed(
         "sig.aoti-device-mismatch.cause", "fix.aoti-export-device", "fix.aoti-runner-device", "fix.aoti-inputs"
     ),

@@ -143,6 +143,15 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         source="https://github.com/NVIDIA-AI-IOT/Lidar_AI_Solution/issues/289",
     ),
     _sig(
+        "ptx-jit-disabled",
+        r"PTX JIT compilation was disabled",
+        r"cudaErrorJitCompilationDisabled",
+        r"CUDA_ERROR_JIT_COMPILATION_DISABLED",
+        # captured on an H100 by tools/gpu_proof; CUDA_DISABLE_PTX_JIT is documented at
+        # https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html
+        source="tests/fixtures/gpu/h100-580/kernels/run-ptx80-nojit.out",
+    ),
+    _sig(
         "aoti-device-mismatch",
         r"CUDA error: invalid argument",
         r"resides on host memory and is not registered with any CUDA device",
