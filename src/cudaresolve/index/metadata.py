@@ -45,6 +45,11 @@ _MAX_REQUIREMENTS: Final = 2000
 #: Parsed markers kept for reuse (``_requirement``), at most this many: a bound on memory, not a fact.
 _MAX_MARKERS: Final = 4096
 _MARKERS: dict[str, Marker] = {}
+#: Whole Requires-Dist lines already parsed: the releases of one project repeat the same lines (transformers' 236
+#: metadata files on a 189-package lock hold 64,848 lines, a few thousand of them distinct). The objects are shared,
+#: so nothing may change a parsed ``Requirement``.
+_MAX_REQUIREMENTS_SEEN: Final = 65536
+_REQUIREMENTS: dict[str, Requirement] = {}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,9 +95,19 @@ def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
 
 
 def _requirement(line: str) -> Requirement:
-    """``Requirement(line)``, its marker parsed once per process for every line that has the same one (a few
-    hundred distinct markers stand behind thousands of lines: ``extra == "dev"``, ``python_version < "3.11"``).
-    A line with a URL, or more than one ``;``, is parsed whole."""
+    """``Requirement(line)``, parsed once per process for each distinct line, and its marker once for every line
+    that has the same one (a few hundred distinct markers stand behind thousands of lines: ``extra == "dev"``,
+    ``python_version < "3.11"``). A line with a URL, or more than one ``;``, is parsed whole."""
+    seen = _REQUIREMENTS.get(line)
+    if seen is not None:
+        return seen
+    parsed = _parse_requirement(line)
+    if len(_REQUIREMENTS) < _MAX_REQUIREMENTS_SEEN:
+        _REQUIREMENTS[line] = parsed
+    return parsed
+
+
+def _parse_requirement(line: str) -> Requirement:
     if "@" in line or line.count(";") != 1:
         return Requirement(line)
     head, _, tail = line.partition(";")

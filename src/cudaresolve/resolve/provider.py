@@ -33,7 +33,7 @@ from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.needs import IF_NECESSARY, passed_over
-from cudaresolve.resolve.source import applies, split_key
+from cudaresolve.resolve.source import MarkerVerdicts, split_key
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.text.model import Text
 
@@ -91,6 +91,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self.user_requested = frozenset(user_requested)
         self.source = source
         self.environment = dict(environment or {})
+        self._verdicts = MarkerVerdicts(self.environment)
         self.constraints = dict(constraints or {})  # -c lines: they narrow a name's candidates, never add one
         self.matches = MatchCache(catalog, base=self._base)
         self._index_candidates: dict[str, tuple[Candidate, ...]] = {}
@@ -376,7 +377,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         selected = [
             req
             for req in self.source.requires(release)
-            if _selected(req, self.environment, extras, only_extras=only_extras)
+            if self._verdicts.selected(req, extras, only_extras=only_extras)
         ]
         needs = [Need.from_requirement(req, parent=parent) for req in selected]
         for req in selected:
@@ -410,13 +411,3 @@ def _with_next(items: Iterable[Candidate], size: int) -> Iterator[tuple[Candidat
         current = window.popleft()
         window.extend(islice(it, size - 1 - len(window)))
         yield current, tuple(window)
-
-
-def _selected(req: Requirement, environment: Mapping[str, str], extras: frozenset[str], *, only_extras: bool) -> bool:
-    if not only_extras:
-        return applies(req, environment)
-    return (
-        req.marker is not None
-        and any(applies(req, environment, (e,)) for e in extras)
-        and not applies(req, environment)
-    )

@@ -23,12 +23,13 @@ from cudaresolve.resolve.model import FileKind
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
+    from packaging.markers import Marker
     from packaging.requirements import Requirement
     from packaging.version import Version
 
     from cudaresolve.text.model import Text
 
-__all__ = ["Artifact", "IndexRelease", "PackageSource", "applies", "extras_key", "split_key"]
+__all__ = ["Artifact", "IndexRelease", "MarkerVerdicts", "PackageSource", "applies", "extras_key", "split_key"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,6 +118,37 @@ def extras_key(name: str, extras: Iterable[str]) -> str:
     """The solver identifier of ``name`` with ``extras`` (sorted, canonical)."""
     chosen = sorted({canonical_name(e) for e in extras})
     return f"{name}[{','.join(chosen)}]" if chosen else name
+
+
+class MarkerVerdicts:
+    """``applies`` for one target environment, each (marker, extra) evaluated once: the releases of a project share
+    their parsed markers (``index.metadata``), and a backtracking solve asks about the same lines again and again."""
+
+    __slots__ = ("_environment", "_seen")
+
+    def __init__(self, environment: Mapping[str, str]) -> None:
+        self._environment = dict(environment)
+        self._seen: dict[tuple[int, str], tuple[Marker, bool]] = {}  # (id(marker), extra) -> (marker, verdict)
+
+    def holds(self, marker: Marker, extra: str = "") -> bool:
+        """``marker`` on the target with ``extra`` (``""``: none)."""
+        seen = self._seen.get((id(marker), extra))
+        if seen is not None and seen[0] is marker:  # the marker is kept alive here, so its id is not reused
+            return seen[1]
+        verdict = marker.evaluate({**self._environment, "extra": extra})
+        self._seen[(id(marker), extra)] = (marker, verdict)
+        return verdict
+
+    def selected(self, req: Requirement, extras: Iterable[str] = (), *, only_extras: bool = False) -> bool:
+        """``applies(req, environment, extras)``; with ``only_extras``, whether ``req`` applies through one of
+        ``extras`` but not without them (what ``name[extra]`` adds to ``name``)."""
+        marker = req.marker
+        if marker is None:
+            return not only_extras
+        plain = self.holds(marker)
+        if not only_extras:
+            return plain or any(self.holds(marker, e) for e in extras)
+        return not plain and any(self.holds(marker, e) for e in extras)
 
 
 def applies(req: Requirement, environment: Mapping[str, str], extras: Iterable[str] = ()) -> bool:
