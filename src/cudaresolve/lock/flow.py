@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import CompatDB
     from cudaresolve.errors import IndexUnavailable
     from cudaresolve.index.limits import Deadline
-    from cudaresolve.lock.model import Lock
     from cudaresolve.lock.previous import Change
     from cudaresolve.lock.project import ProjectSettings
     from cudaresolve.resolve.catalog import Catalog
@@ -399,7 +398,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     """
     import os
 
-    from cudaresolve.lock.lockfile import check_output_name
+    from cudaresolve.lock.lockfile import check_output_name, pylock_blocker
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.output import check_default_free, is_stream
     from cudaresolve.lock.previous import changes, preferences, read_pins
@@ -418,7 +417,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     )  # fmt: skip
     complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":
-        problem = _pylock_problem(frozen) if solution.complete else Text("lock.not-whole-environment")
+        problem = pylock_blocker(frozen, whole=solution.complete, warnings=solution.warnings)
         if problem is not None:
             if output is not None:
                 raise InvalidInput(
@@ -436,9 +435,3 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
         return LockResult(solution=solution, path=path, format=fmt, complete=complete, unchanged=True)
     write_output(path, text)
     return LockResult(solution=solution, path=path, format=fmt, complete=complete, changes=moved)
-
-
-def _pylock_problem(frozen: Lock) -> Text | None:
-    from cudaresolve.lock.lockfile import pylock_problem
-
-    return pylock_problem(frozen)
