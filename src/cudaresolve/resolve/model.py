@@ -40,6 +40,7 @@ class LockedPackage:
     kind: FileKind = FileKind.WHEEL
     upload_time: str | None = None  # ISO 8601, as the index gave it (PEP 700)
     editable: bool = False  # a directory installed in place (``-e``)
+    marker: str | None = None  # PEP 751 ``packages.marker``: installed only when it holds (extras, groups)
 
     def to_dict(self) -> dict[str, Any]:
         url = strip_credentials(self.url) if self.url else self.url  # a private mirror's token stays out of output
@@ -51,6 +52,7 @@ class LockedPackage:
             "url": url,
             "sha256": self.sha256,
             "kind": self.kind.value,
+            "marker": self.marker,
         }
 
 
