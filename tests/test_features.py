@@ -47,6 +47,26 @@ def test_groups_include_others_and_dev_is_chosen_unless_no_dev() -> None:
     assert extras == ("fast-path",) and groups == ("dev", "docs", "test") and "doc-tool" in reqs
 
 
+def test_the_project_named_in_its_own_extras_and_groups_is_its_extras() -> None:
+    data = {
+        "project": {"name": "My_Proj", "optional-dependencies": {
+            "cuda": ["kernels>=1", "winonly ; sys_platform == 'win32'"], "test": ["pytest"],
+            "all": ["my-proj[cuda,test]", "my-proj"], "linux": ["my_proj[cuda] ; sys_platform == 'linux'"],
+            "loop": ["my-proj[loop,test]"]}},
+        "dependency-groups": {"dev": ["my-proj[test]", "ruff"], "bad": ["my-proj[gpu]"]},
+    }  # fmt: skip
+    with pytest.raises(InvalidInput, match="the project has no extra named 'gpu'"):
+        features_from_dict(data, "pyproject.toml")
+    del data["dependency-groups"]["bad"]  # type: ignore[attr-defined]
+    features = features_from_dict(data, "pyproject.toml")
+    assert features.extras["all"] == ("kernels>=1", "winonly ; sys_platform == 'win32'", "pytest")
+    assert features.extras["linux"] == (
+        'kernels>=1; sys_platform == "linux"', 'winonly; sys_platform == "win32" and sys_platform == "linux"'
+    )  # fmt: skip  # the reference's marker joins each requirement's own
+    assert features.extras["loop"] == ("pytest",)  # a cycle ends
+    assert features.groups["dev"] == ("pytest", "ruff")
+
+
 def test_choose_keeps_each_feature_apart_and_names_the_default_group() -> None:
     features = features_from_dict(PROJECT, "pyproject.toml")
     chosen = choose(features, Selection(extras=("fast-path",), groups=("docs",)), ("app",))
@@ -79,7 +99,10 @@ def test_bad_features_are_coded_errors(data: dict[str, Any], selection: Selectio
 
 
 PROJECT_WIDE = {
-    "project": {"dependencies": ["app"], "optional-dependencies": {"Fast_Path": ["helper==3.0", "shared"]}},
+    "project": {
+        "name": "Wide_App", "dependencies": ["app"],
+        "optional-dependencies": {"Fast_Path": ["helper==3.0", "shared"], "all": ["wide-app[fast-path]"]},
+    },
     "dependency-groups": {
         "dev": ["numpyish"],
         "test": [{"include-group": "dev"}, "extra-tool", "helper-dep"],
@@ -89,8 +112,8 @@ PROJECT_WIDE = {
 #: Who needs what (app -> shared; helper -> helper-dep): a package the project needs has no marker, whatever else
 #: needs it; the others are installed only for the extras and groups that reach them.
 MARKERS = {
-    "app": None, "shared": None, "helper": "'fast-path' in extras",
-    "helper-dep": "'fast-path' in extras or 'test' in dependency_groups",
+    "app": None, "shared": None, "helper": "'all' in extras or 'fast-path' in extras",
+    "helper-dep": "'all' in extras or 'fast-path' in extras or 'test' in dependency_groups",
     "numpyish": "'dev' in dependency_groups or 'test' in dependency_groups",
     "extra-tool": "'test' in dependency_groups", "doc-tool": "'docs' in dependency_groups",
 }  # fmt: skip
@@ -158,8 +181,8 @@ def test_one_lock_holds_every_selection_with_markers(wide_lock: Path) -> None:
     data = tomllib.loads((wide_lock / "pylock.toml").read_text())
     assert {p["name"]: p.get("marker") for p in data["packages"]} == MARKERS
     assert (data["extras"], data["dependency-groups"], data["default-groups"]) == (
-        ["fast-path"], ["dev", "docs", "test"], ["dev"]
-    )  # fmt: skip
+        ["all", "fast-path"], ["dev", "docs", "test"], ["dev"]
+    )  # fmt: skip  # ``all`` names the project's own extra: its requirements, not a package
     pylock = Pylock.from_dict(data)
     lock = read_lock(wide_lock / "pylock.toml")
     environment = cast("dict[str, str]", default_environment())
@@ -169,7 +192,8 @@ def test_one_lock_holds_every_selection_with_markers(wide_lock: Path) -> None:
         (Selection(extras=("Fast_Path",)), ("fast-path",), None),
         (Selection(groups=("docs",)), (), ("dev", "docs")),
         (Selection(groups=("docs",), no_dev=True), (), ("docs",)),
-        (Selection(all_extras=True, all_groups=True, no_groups=("dev",)), ("fast-path",), ("docs", "test")),
+        (Selection(all_extras=True, all_groups=True, no_groups=("dev",)), ("all", "fast-path"), ("docs", "test")),
+        (Selection(extras=("all",)), ("all",), None),
         (Selection(no_default_groups=True), (), ()),
     ]
     for selection, extras, groups in cases:

@@ -109,7 +109,46 @@ def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
     raw = _mapping(data.get("dependency-groups", {}), f"{source} [dependency-groups]")
     normalized = {str(canonical_name(k)): v for k, v in raw.items()}
     groups = {name: _group(name, normalized, source, ()) for name in normalized}
+    name = project.get("name") if isinstance(project, Mapping) else None
+    if isinstance(name, str) and name:  # ``all = ["me[cuda,test]"]``: the project's own extras, as uv reads them
+        own = str(canonical_name(name))
+        extras = {e: _own(reqs, own, extras, source) for e, reqs in extras.items()}
+        groups = {g: _own(reqs, own, extras, source) for g, reqs in groups.items()}
     return Features(extras=extras, groups=groups)
+
+
+def _own(reqs: tuple[str, ...], own: str, extras: Mapping[str, tuple[str, ...]], source: str) -> tuple[str, ...]:
+    """``reqs`` with each requirement on the project itself (``own``) replaced by its extras' requirements, the
+    reference's marker joined to each (``me[gpu] ; sys_platform == 'linux'``); the project alone adds nothing (its
+    dependencies are the lock's base). An extra reached again adds nothing more, so a cycle ends."""
+    from packaging.markers import Marker
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out: list[str] = []
+    todo: list[tuple[str, str | None]] = [(r, None) for r in reversed(reqs)]
+    seen: set[str] = set()
+    while todo:
+        text, outer = todo.pop()
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:  # the solver's own parse names it with a coded error
+            out.append(text)
+            continue
+        if outer is not None:
+            req.marker = Marker(f"({req.marker}) and ({outer})") if req.marker else Marker(outer)
+        if str(canonical_name(req.name)) != own or req.url:
+            out.append(text if outer is None else str(req))
+            continue
+        for extra in sorted((str(canonical_name(e)) for e in req.extras), reverse=True):  # popped in order
+            if extra not in extras:
+                known = ", ".join(sorted(extras)) or "none"
+                raise InvalidInput(Text.of("lock.feature.unknown", kind="extra", name=extra[:100], known=known),
+                                   hint=Text.of("lock.feature.unknown.hint", kind="extra"))  # fmt: skip
+            if extra not in seen:
+                seen.add(extra)
+                marker = str(req.marker) if req.marker else None
+                todo.extend((r, marker) for r in reversed(extras[extra]))
+    return tuple(dict.fromkeys(out))
 
 
 def select(features: Features, selection: Selection) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
