@@ -88,6 +88,12 @@ def test_a_lock_without_features_takes_no_extra() -> None:
         select_packages(plain, Selection(extras=("cuda",)), LINUX, source="x")
 
 
+def test_a_marker_a_lock_cannot_evaluate_is_a_coded_error() -> None:
+    foreign = Lock(packages=(_package("app", "extra == 'cuda'"),))  # a metadata marker, not a lock file's
+    with pytest.raises(InvalidLockfile, match=r"pylock.toml: packages\[0\].marker cannot be evaluated"):
+        select_packages(foreign, Selection(), LINUX, source="pylock.toml")
+
+
 def test_markers_round_trip_and_a_bad_one_is_refused() -> None:
     again = Lock.from_dict(LOCK.to_dict())
     assert [p.marker for p in again.packages] == [p.marker for p in LOCK.packages]

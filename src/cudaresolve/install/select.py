@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.errors import InvalidInput
+from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -51,16 +51,24 @@ def chosen_features(lock: Lock, selection: Selection, *, source: str) -> tuple[f
 def select_packages(lock: Lock, selection: Selection, environment: Mapping[str, str], *, source: str) -> Lock:
     """``lock`` with only the packages whose marker holds for ``selection`` (``chosen_features``) on the
     interpreter whose marker values are ``environment``; ``source`` names the lock in messages."""
-    from packaging.markers import Marker
+    from packaging.markers import Marker, UndefinedComparison, UndefinedEnvironmentName
 
     extras, groups = chosen_features(lock, selection, source=source)
     if not any(p.marker for p in lock.packages):
         return lock
     values: dict[str, str | AbstractSet[str]] = {**environment, "extras": extras, "dependency_groups": groups}
-    kept = tuple(
-        p for p in lock.packages if p.marker is None or Marker(p.marker).evaluate(values, context="lock_file")
-    )
-    return replace(lock, packages=kept)
+    kept = []
+    for i, package in enumerate(lock.packages):
+        try:
+            holds = package.marker is None or Marker(package.marker).evaluate(values, context="lock_file")
+        except (UndefinedEnvironmentName, UndefinedComparison) as exc:  # ``extra == 'x'``: no name in a lock
+            raise InvalidLockfile(
+                Text.of("lock.marker-undefined", source=source, path=f"packages[{i}].marker", reason=str(exc)[:200]),
+                hint=Text("lock.regenerate.hint"),
+            ) from exc
+        if holds:
+            kept.append(package)
+    return replace(lock, packages=tuple(kept))
 
 
 def _held(names: Iterable[str], held: Collection[str], kind: str, source: str) -> set[str]:

@@ -73,7 +73,7 @@ class Lock:
     extras: tuple[str, ...] = ()  # the project's extras whose requirements the lock holds (PEP 751 ``extras``)
     groups: tuple[str, ...] = ()  # its dependency groups likewise (``dependency-groups``)
     default_groups: tuple[str, ...] = ()  # those installed when none is named (``default-groups``)
-    features: bool = False  # made from a project: the three lists are written even when empty (PEP 751)
+    features: bool = field(default=False, compare=False)  # from a project: the three lists written even when empty
 
     def missing_hashes(self) -> tuple[str, ...]:
         """Names of packages without a known sha256, in lock order (a local folder has none to have)."""

@@ -45,6 +45,7 @@ class LockedPackage:
     def to_dict(self) -> dict[str, Any]:
         url = strip_credentials(self.url) if self.url else self.url  # a private mirror's token stays out of output
         index = strip_credentials(self.index) if self.index else None
+        marker = {"marker": self.marker} if self.marker else {}  # only some extras or groups install it (PEP 751)
         return {
             "name": self.name,
             "version": self.version,
@@ -52,7 +53,7 @@ class LockedPackage:
             "url": url,
             "sha256": self.sha256,
             "kind": self.kind.value,
-            "marker": self.marker,
+            **marker,
         }
 
 
