@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import tomllib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
-from local_index import LocalIndex, find_uv, uv_synced_venv
+from local_index import LocalIndex, find_uv, fresh_venv
+from packaging.markers import default_environment
 from packaging.pylock import Pylock
+from packaging.tags import Tag
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.features import Selection, features_from_dict, select
+from cudaresolve.install.select import select_packages
+from cudaresolve.lock.features import Selection, choose, features_from_dict, select
+from cudaresolve.lock.lockfile import read_lock
 from test_direct_e2e import run_cli
 
 if TYPE_CHECKING:
@@ -41,6 +47,39 @@ def test_groups_include_others_and_dev_is_chosen_unless_no_dev() -> None:
     assert extras == ("fast-path",) and groups == ("dev", "docs", "test") and "doc-tool" in reqs
 
 
+def test_the_project_named_in_its_own_extras_and_groups_is_its_extras() -> None:
+    data = {
+        "project": {"name": "My_Proj", "optional-dependencies": {
+            "cuda": ["kernels>=1", "winonly ; sys_platform == 'win32'"], "test": ["pytest"],
+            "all": ["my-proj[cuda,test]", "my-proj"], "linux": ["my_proj[cuda] ; sys_platform == 'linux'"],
+            "loop": ["my-proj[loop,test]"]}},
+        "dependency-groups": {"dev": ["my-proj[test]", "ruff"], "bad": ["my-proj[gpu]"]},
+    }  # fmt: skip
+    with pytest.raises(InvalidInput, match="the project has no extra named 'gpu'"):
+        features_from_dict(data, "pyproject.toml")
+    del data["dependency-groups"]["bad"]  # type: ignore[attr-defined]
+    features = features_from_dict(data, "pyproject.toml")
+    assert features.extras["all"] == ("kernels>=1", "winonly ; sys_platform == 'win32'", "pytest")
+    assert features.extras["linux"] == (
+        'kernels>=1; sys_platform == "linux"', 'winonly; sys_platform == "win32" and sys_platform == "linux"'
+    )  # fmt: skip  # the reference's marker joins each requirement's own
+    assert features.extras["loop"] == ("pytest",)  # a cycle ends
+    assert features.groups["dev"] == ("pytest", "ruff")
+
+
+def test_choose_keeps_each_feature_apart_and_names_the_default_group() -> None:
+    features = features_from_dict(PROJECT, "pyproject.toml")
+    chosen = choose(features, Selection(extras=("fast-path",), groups=("docs",)), ("app",))
+    assert (chosen.base, dict(chosen.extras), chosen.default_groups) == (("app",), {"fast-path": ("helper==3.0",)},
+                                                                          ("dev",))  # fmt: skip
+    assert dict(chosen.groups) == {"dev": ("numpyish",), "docs": ("doc-tool",)}
+    assert chosen.requirements == ("app", "helper==3.0", "numpyish", "doc-tool")
+    assert choose(features, Selection(all_groups=True, no_dev=True)).default_groups == ()  # locked, not default
+    assert set(choose(features, Selection(all_groups=True, no_groups=("docs",))).groups) == {"dev", "test"}
+    assert dict(choose(features, Selection(no_default_groups=True)).groups) == {}
+    assert choose(features, Selection(groups=("dev",), no_default_groups=True)).default_groups == ()
+
+
 @pytest.mark.parametrize(
     ("data", "selection", "message"),
     [
@@ -59,20 +98,43 @@ def test_bad_features_are_coded_errors(data: dict[str, Any], selection: Selectio
     assert message in info.value.message
 
 
+PROJECT_WIDE = {
+    "project": {
+        "name": "Wide_App", "dependencies": ["app"],
+        "optional-dependencies": {"Fast_Path": ["helper==3.0", "shared"], "all": ["wide-app[fast-path]"]},
+    },
+    "dependency-groups": {
+        "dev": ["numpyish"],
+        "test": [{"include-group": "dev"}, "extra-tool", "helper-dep"],
+        "docs": ["doc-tool"],
+    },
+}
+#: Who needs what (app -> shared; helper -> helper-dep): a package the project needs has no marker, whatever else
+#: needs it; the others are installed only for the extras and groups that reach them.
+MARKERS = {
+    "app": None, "shared": None, "helper": "'all' in extras or 'fast-path' in extras",
+    "helper-dep": "'all' in extras or 'fast-path' in extras or 'test' in dependency_groups",
+    "numpyish": "'dev' in dependency_groups or 'test' in dependency_groups",
+    "extra-tool": "'test' in dependency_groups", "doc-tool": "'docs' in dependency_groups",
+}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
     index = LocalIndex(tmp_path_factory.mktemp("features"))
-    index.add("pypi", "app", "1.0")
-    for name, version in (("helper", "3.0"), ("numpyish", "1.0"), ("extra-tool", "0.1"), ("doc-tool", "2.0")):
+    index.add("pypi", "app", "1.0", requires=["shared"])
+    index.add("pypi", "helper", "3.0", requires=["helper-dep"])
+    for name, version in (("numpyish", "1.0"), ("extra-tool", "0.1"), ("doc-tool", "2.0"), ("shared", "1.0"),
+                          ("helper-dep", "0.5")):  # fmt: skip
         index.add("pypi", name, version)
     with index.serve() as base:
         yield base
 
 
-def _project(tmp_path: Path) -> Path:
+def _project(tmp_path: Path, data: dict[str, Any] = PROJECT) -> Path:
     import tomlkit
 
-    (tmp_path / "pyproject.toml").write_text(tomlkit.dumps(PROJECT))
+    (tmp_path / "pyproject.toml").write_text(tomlkit.dumps(data))
     return tmp_path
 
 
@@ -83,25 +145,89 @@ def _lock(base: str, args: list[str], cwd: Path) -> Any:
     return run_cli(["lock", *args, *target, mirror, "--json"], cwd, cwd / "cache")
 
 
-def test_extras_and_groups_reach_the_lock_and_uv_installs_it(served: Any, tmp_path: Path) -> None:
+def test_extras_and_groups_reach_the_lock(served: Any, tmp_path: Path) -> None:
     work = _project(tmp_path)
     plain = _lock(served, [], work)
     assert plain.returncode == 0, plain.stderr
-    assert {p["name"] for p in json.loads(plain.stdout)["packages"]} == {"app", "numpyish"}  # dev by default
+    assert {p["name"]: p.get("marker") for p in json.loads(plain.stdout)["packages"]} == {
+        "app": None, "shared": None, "numpyish": "'dev' in dependency_groups"
+    }  # fmt: skip  # dev by default, and marked as dev's
+    data = tomllib.loads((work / "pylock.toml").read_text())
+    assert (data["extras"], data["dependency-groups"], data["default-groups"]) == ([], ["dev"], ["dev"])
     chosen = _lock(served, ["--extra", "fast_path", "--group", "test", "--no-dev", "-o", "pylock.all.toml"], work)
     assert chosen.returncode == 0, chosen.stderr
     names = {p["name"] for p in json.loads(chosen.stdout)["packages"]}
-    assert names == {"app", "helper", "numpyish", "extra-tool"}
+    assert names == {"app", "shared", "helper", "helper-dep", "numpyish", "extra-tool"}
     data = tomllib.loads((work / "pylock.all.toml").read_text())
-    assert (data["extras"], data["dependency-groups"], data["default-groups"]) == (["fast-path"], ["test"], ["test"])
+    assert (data["extras"], data["dependency-groups"], data["default-groups"]) == (["fast-path"], ["test"], [])
     Pylock.from_dict(data)  # valid PEP 751
     bare = _lock(served, ["--no-dev", "-o", "pylock.bare.toml"], work)
-    assert {p["name"] for p in json.loads(bare.stdout)["packages"]} == {"app"}
+    assert {p["name"] for p in json.loads(bare.stdout)["packages"]} == {"app", "shared"}
+    assert "marker" not in (work / "pylock.bare.toml").read_text()
     asked = _lock(served, ["app", "--extra", "fast-path", "-o", "pylock.x.toml"], work)
     assert asked.returncode == 1 and "--extra and --group choose from the project's pyproject.toml" in asked.stdout
+
+
+@pytest.fixture(scope="module")
+def wide_lock(served: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One lock of every extra and group of PROJECT_WIDE (its folder)."""
+    work = _project(tmp_path_factory.mktemp("wide"), PROJECT_WIDE)
+    result = _lock(served, ["--all-extras", "--all-groups"], work)
+    assert result.returncode == 0, result.stderr
+    return work
+
+
+def test_one_lock_holds_every_selection_with_markers(wide_lock: Path) -> None:
+    data = tomllib.loads((wide_lock / "pylock.toml").read_text())
+    assert {p["name"]: p.get("marker") for p in data["packages"]} == MARKERS
+    assert (data["extras"], data["dependency-groups"], data["default-groups"]) == (
+        ["all", "fast-path"], ["dev", "docs", "test"], ["dev"]
+    )  # fmt: skip  # ``all`` names the project's own extra: its requirements, not a package
+    pylock = Pylock.from_dict(data)
+    lock = read_lock(wide_lock / "pylock.toml")
+    environment = cast("dict[str, str]", default_environment())
+    tags = [Tag("py3", "none", "any")]
+    cases = [  # (ours, packaging's extras and groups: there the named groups replace the default ones)
+        (Selection(), (), None),
+        (Selection(extras=("Fast_Path",)), ("fast-path",), None),
+        (Selection(groups=("docs",)), (), ("dev", "docs")),
+        (Selection(groups=("docs",), no_dev=True), (), ("docs",)),
+        (Selection(all_extras=True, all_groups=True, no_groups=("dev",)), ("all", "fast-path"), ("docs", "test")),
+        (Selection(extras=("all",)), ("all",), None),
+        (Selection(no_default_groups=True), (), ()),
+    ]
+    for selection, extras, groups in cases:
+        ours = {p.name for p in select_packages(lock, selection, environment, source="pylock.toml").packages}
+        theirs = {p.name for p, _ in pylock.select(environment=environment, tags=tags, extras=extras,
+                                                    dependency_groups=groups)}  # fmt: skip
+        assert ours == theirs, selection
+    assert {p.name for p in select_packages(lock, Selection(no_dev=True), environment, source="x").packages} == {
+        "app", "shared"
+    }  # fmt: skip
+
+
+def test_uv_and_install_choose_from_one_lock(wide_lock: Path, tmp_path: Path) -> None:
     uv = find_uv()
-    if uv is not None and sys.platform != "win32":
-        (work / "sync").mkdir()
-        (work / "sync" / "pylock.toml").write_text((work / "pylock.all.toml").read_text())
-        python = uv_synced_venv(uv, work / "sync", tmp_path / "venv")
-        assert python.exists()
+    if uv is None or sys.platform == "win32":
+        pytest.skip("uv is not installed")
+    python = fresh_venv(tmp_path / "uv-venv")
+    env = {**os.environ, "UV_NO_CONFIG": "1"}
+    command = [uv, "pip", "sync", "pylock.toml", "--python", str(python), "--no-cache", "--extra", "fast-path"]
+    synced = subprocess.run(command, cwd=wide_lock, capture_output=True, text=True, timeout=120, env=env)
+    assert synced.returncode == 0, synced.stderr
+    assert _names(uv, python) == {"app", "shared", "helper", "helper-dep", "numpyish"}  # dev: a default group
+    ours = fresh_venv(tmp_path / "our-venv")
+    args = ["install", "--from", "pylock.toml", "--python", str(ours), "--cpu", "--extra", "fast-path", "--group",
+            "docs", "--no-dev"]  # fmt: skip
+    installed = run_cli(args, wide_lock, wide_lock / "cache")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert _names(uv, ours) == {"app", "shared", "helper", "helper-dep", "doc-tool"}
+    unknown = run_cli([*args[:5], "--cpu", "--group", "lint"], wide_lock, wide_lock / "cache")
+    assert unknown.returncode == 1
+    assert "pylock.toml holds no group named 'lint' (it holds: dev, docs, test)" in unknown.stdout + unknown.stderr
+
+
+def _names(uv: str, python: Path) -> set[str]:
+    frozen = subprocess.run([uv, "pip", "freeze", "--python", str(python)], capture_output=True, text=True,
+                            timeout=60, check=True).stdout  # fmt: skip
+    return {line.split("==")[0].split(" @ ")[0] for line in frozen.splitlines() if line} - {"pip", "setuptools"}

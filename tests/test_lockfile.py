@@ -17,14 +17,21 @@ from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.files import write_text_atomic
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.errors import InvalidInput, InvalidLockfile
-from cudaresolve.lock.lockfile import dumps_pylock, loads_pylock, pylock_problem, read_lock, write_lock
+from cudaresolve.lock.lockfile import (
+    dumps_pylock,
+    loads_pylock,
+    pylock_blocker,
+    pylock_problem,
+    read_lock,
+    write_lock,
+)
 from cudaresolve.lock.model import Lock, index_groups, lock_from_solution
 from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
 from cudaresolve.resolve.model import LockedPackage, Solution
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.catalogue import format_text
 from cudaresolve.text.findings import Notice
-from cudaresolve.text.model import literal
+from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -222,7 +229,10 @@ def test_loads_pylock_round_trip(lock: Lock) -> None:
 
 def test_pylock_needs_every_hash() -> None:
     lock = lock_from_solution(_solution(hashes=False))
-    message = "pylock.toml needs a sha256 for every wheel (PEP 751); 2 packages have none: run online to add them"
+    message = (
+        "pylock.toml needs a sha256 for every wheel (PEP 751), and 2 packages have none: "
+        f"fbgemm-gpu 1.2.0+cu118 from {FBGEMM_URL}, torch 2.7.1+cu118 from {TORCH_URL}"
+    )
     assert format_text(pylock_problem(lock)) == message  # type: ignore[arg-type]
     with pytest.raises(InvalidLockfile) as info:
         dumps_pylock(lock)
@@ -234,12 +244,19 @@ def test_pylock_problem_singular_and_missing_url(lock: Lock) -> None:
     assert pylock_problem(lock) is None
     one = replace(lock, packages=(replace(lock.packages[0], sha256=None), *lock.packages[1:]))
     assert format_text(pylock_problem(one)) == (  # type: ignore[arg-type]
-        "pylock.toml needs a sha256 for every wheel (PEP 751); 1 package has none: run online to add them"
+        f"pylock.toml needs a sha256 for every wheel (PEP 751), and fbgemm-gpu 1.2.0+cu118 from {FBGEMM_URL} has none"
     )
     no_url = replace(lock, packages=(replace(lock.packages[0], url=None), *lock.packages[1:]))
     assert format_text(pylock_problem(no_url)) == (  # type: ignore[arg-type]
-        "pylock.toml needs a URL for every wheel (PEP 751); 1 package has none: run online to add them"
+        f"pylock.toml needs a URL for every wheel (PEP 751), and fbgemm-gpu 1.2.0+cu118 from {CU118} has none"
     )
+    unread = Notice(code="incomplete-lock", text=Text.of("lock.incomplete", reason=literal("torch: page 404")))
+    assert format_text(pylock_blocker(one, whole=False, warnings=(unread,))) == (  # type: ignore[arg-type]
+        "a pylock.toml must list every dependency, and the index metadata it needs is missing: torch: page 404 "
+        "(run once online; --format requirements writes the GPU stack's pins)"
+    )  # the package and page that could not be read, not the packages it left without files
+    assert pylock_blocker(one, whole=False) == pylock_problem(one)  # whole, but a file is not listed: that one
+    assert pylock_blocker(lock, whole=True) is None
 
 
 FOREIGN = """\

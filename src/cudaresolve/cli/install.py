@@ -12,10 +12,11 @@ __all__ = ["register"]
 
 
 def register(sub: Any) -> None:
-    from cudaresolve.cli.lock import add_request_arguments
+    from cudaresolve.cli.lock import add_feature_arguments, add_request_arguments
 
     parser = sub.add_parser("install", help="install a resolved set (or a lock file) with pip, one index per package")
     add_request_arguments(parser)
+    add_feature_arguments(parser, installing=True)
     parser.add_argument(
         "--from", dest="lockfile", metavar="LOCKFILE", help="install this pylock.toml or requirements file"
     )

@@ -10,7 +10,10 @@ if TYPE_CHECKING:
     from cudaresolve.lock.flow import LockRequest
     from cudaresolve.lock.reqfiles import RequirementFiles
 
-__all__ = ["add_file_arguments", "add_request_arguments", "register", "request_from_args", "requirements_from_args"]
+__all__ = [
+    "add_feature_arguments", "add_file_arguments", "add_request_arguments", "register", "request_from_args",
+    "requirements_from_args",
+]
 
 #: ``--prerelease`` as uv spells its modes.
 PRERELEASE_MODES = ("explicit", "allow", "disallow", "if-necessary", "if-necessary-or-explicit")
@@ -68,6 +71,23 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_feature_arguments(parser: argparse.ArgumentParser, *, installing: bool = False) -> None:
+    """The project's extras and dependency groups, with uv sync's flags: for ``lock``, the ones the lock holds
+    (``lock.features``); for ``install --from``, the ones installed from the lock (``install.select``)."""
+    verb, what = ("install", "the lock's") if installing else ("lock", "the project's")
+    parser.add_argument("--extra", dest="extras", action="append", default=[], metavar="NAME",
+                        help=f"also {verb} this extra of {what} (repeatable)")
+    parser.add_argument("--all-extras", action="store_true", help=f"also {verb} every extra of {what}")
+    parser.add_argument("--group", dest="groups", action="append", default=[], metavar="NAME",
+                        help=f"also {verb} this dependency group of {what} (PEP 735; repeatable)")
+    parser.add_argument("--all-groups", action="store_true", help=f"also {verb} every dependency group of {what}")
+    parser.add_argument("--no-group", dest="no_groups", action="append", default=[], metavar="NAME",
+                        help=f"do not {verb} this dependency group, even with --all-groups (repeatable)")
+    parser.add_argument("--no-dev", action="store_true", help=f"do not {verb} the dev group (a default group, as uv)")
+    parser.add_argument("--no-default-groups", action="store_true",
+                        help=f"do not {verb} the default groups (dev) unless named with --group")
+
+
 def add_file_arguments(parser: argparse.ArgumentParser, *, constraints: bool = True) -> None:
     """``-r FILE`` and ``-c FILE``: pip's requirement and constraint files (``lock.reqfiles``)."""
     parser.add_argument("-r", "--requirement", dest="requirement_files", action="append", default=[],
@@ -112,13 +132,7 @@ def register(sub: Any) -> None:
         "-o", "--output", metavar="PATH", help="where to write (default: pylock.toml or requirements.txt)"
     )
     parser.add_argument("--format", choices=("pylock", "requirements"), default="pylock", help="lock format")
-    parser.add_argument("--extra", dest="extras", action="append", default=[], metavar="NAME",
-                        help="also lock this extra of the project ([project.optional-dependencies]; repeatable)")
-    parser.add_argument("--all-extras", action="store_true", help="also lock every extra of the project")
-    parser.add_argument("--group", dest="groups", action="append", default=[], metavar="NAME",
-                        help="also lock this dependency group ([dependency-groups], PEP 735; repeatable)")
-    parser.add_argument("--all-groups", action="store_true", help="also lock every dependency group")
-    parser.add_argument("--no-dev", action="store_true", help="leave out the dev group (locked by default, as uv)")
+    add_feature_arguments(parser)
     parser.add_argument("--exclude-newer", metavar="DATE",
                         help="leave out files uploaded after DATE (2025-06-01, or 2025-06-01T12:00:00Z), as uv does")
     parser.add_argument("--prerelease", choices=PRERELEASE_MODES, default="explicit",
@@ -165,7 +179,8 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         features=Selection(
             extras=tuple(getattr(args, "extras", ())), all_extras=getattr(args, "all_extras", False),
             groups=tuple(getattr(args, "groups", ())), all_groups=getattr(args, "all_groups", False),
-            no_dev=getattr(args, "no_dev", False),
+            no_dev=getattr(args, "no_dev", False), no_groups=tuple(getattr(args, "no_groups", ())),
+            no_default_groups=getattr(args, "no_default_groups", False),
         ),
     )
 

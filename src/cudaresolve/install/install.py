@@ -128,6 +128,9 @@ def install(
         lock, mirrors = read_lock(order.lockfile), project_mirrors(request)
         lock = mirrored(lock, mirrors)
         environment = environment or interpreter_environment(None)
+        from cudaresolve.install.select import select_packages  # the chosen extras and groups (PEP 751 markers)
+
+        lock = select_packages(lock, request.features, environment, source=order.lockfile)
         check_installable(
             lock,
             source=order.lockfile,

@@ -3,9 +3,12 @@ read from pyproject.toml and chosen as uv chooses them. Pure.
 
 The requirements a lock holds are the project's dependencies, plus those of each extra asked for
 (``--extra NAME``, ``--all-extras``), plus those of each dependency group: ``dev`` when the project has one
-(uv's default, ``--no-dev`` leaves it out), ``--group NAME``, ``--all-groups``. A group may include another
-(``{include-group = "test"}``); a cycle or an unknown name is ``InvalidInput``. Names are compared normalized
-(PEP 685 for extras, PEP 735 for groups), as pip and uv compare them.
+(uv's default, ``--no-dev`` or ``--no-default-groups`` leaves it out), ``--group NAME``, ``--all-groups``, less
+``--no-group NAME``. A group may include another (``{include-group = "test"}``); a cycle or an unknown name is
+``InvalidInput``. Names are compared normalized (PEP 685 for extras, PEP 735 for groups), as pip and uv compare
+them. ``choose`` keeps each chosen extra's and group's own requirements apart (``Chosen``), so that the lock can
+mark the packages only some of them need (PEP 751 ``packages.marker``); ``dev`` is the lock's default group
+unless it was left out of the default.
 Specs: https://packaging.python.org/en/latest/specifications/dependency-groups/ and PEP 621.
 """
 
@@ -22,7 +25,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["DEFAULT_GROUP", "Features", "Selection", "features_from_dict", "select"]
+__all__ = ["DEFAULT_GROUP", "Chosen", "Features", "Selection", "choose", "features_from_dict", "select"]
 
 #: The group uv installs unless told ``--no-dev``.
 DEFAULT_GROUP: Final = "dev"
@@ -48,11 +51,51 @@ class Selection:
     groups: tuple[str, ...] = ()
     all_groups: bool = False
     no_dev: bool = False
+    no_groups: tuple[str, ...] = ()  # --no-group NAME: left out, even under --all-groups (uv sync)
+    no_default_groups: bool = False  # --no-default-groups: the default groups (``dev``) are not added
 
     @property
     def asked(self) -> bool:
         """Whether any extra or group was named (which needs the project's own requirements)."""
-        return bool(self.extras or self.all_extras or self.groups or self.all_groups)
+        return bool(self.extras or self.all_extras or self.groups or self.all_groups or self.no_groups)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Chosen:
+    """The requirements one lock holds, by what asked for them: the project's own (``base``), each chosen extra's
+    and each chosen group's (includes expanded), and the groups installed by default (PEP 751 ``default-groups``)."""
+
+    base: tuple[str, ...] = ()
+    extras: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    default_groups: tuple[str, ...] = ()
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """Every requirement, each once, in order: one consistent set is solved over all of them."""
+        features = [r for reqs in (*self.extras.values(), *self.groups.values()) for r in reqs]
+        return tuple(dict.fromkeys((*self.base, *features)))
+
+
+def choose(features: Features, selection: Selection, base: Sequence[str] = ()) -> Chosen:
+    """What a lock of the project with requirements ``base`` holds for ``selection``; an unknown name is
+    ``InvalidInput`` listing the names the project has."""
+    extras = sorted(features.extras) if selection.all_extras else _known(selection.extras, features.extras, "extra")
+    groups = sorted(features.groups) if selection.all_groups else _known(selection.groups, features.groups, "group")
+    dropped = set(_known(selection.no_groups, features.groups, "group"))
+    by_default = not (selection.no_dev or selection.no_default_groups)
+    if DEFAULT_GROUP in features.groups and DEFAULT_GROUP not in groups and by_default:
+        groups.append(DEFAULT_GROUP)
+    named = {str(canonical_name(g)) for g in selection.groups}
+    if not by_default and not selection.all_groups and DEFAULT_GROUP not in named:
+        dropped.add(DEFAULT_GROUP)
+    kept = sorted(g for g in groups if g not in dropped)
+    return Chosen(
+        base=tuple(base),
+        extras={e: features.extras[e] for e in extras},
+        groups={g: features.groups[g] for g in kept},
+        default_groups=(DEFAULT_GROUP,) if by_default and DEFAULT_GROUP in kept else (),
+    )
 
 
 def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
@@ -66,20 +109,52 @@ def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
     raw = _mapping(data.get("dependency-groups", {}), f"{source} [dependency-groups]")
     normalized = {str(canonical_name(k)): v for k, v in raw.items()}
     groups = {name: _group(name, normalized, source, ()) for name in normalized}
+    name = project.get("name") if isinstance(project, Mapping) else None
+    if isinstance(name, str) and name:  # ``all = ["me[cuda,test]"]``: the project's own extras, as uv reads them
+        own = str(canonical_name(name))
+        extras = {e: _own(reqs, own, extras, source) for e, reqs in extras.items()}
+        groups = {g: _own(reqs, own, extras, source) for g, reqs in groups.items()}
     return Features(extras=extras, groups=groups)
 
 
+def _own(reqs: tuple[str, ...], own: str, extras: Mapping[str, tuple[str, ...]], source: str) -> tuple[str, ...]:
+    """``reqs`` with each requirement on the project itself (``own``) replaced by its extras' requirements, the
+    reference's marker joined to each (``me[gpu] ; sys_platform == 'linux'``); the project alone adds nothing (its
+    dependencies are the lock's base). An extra reached again adds nothing more, so a cycle ends."""
+    from packaging.markers import Marker
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out: list[str] = []
+    todo: list[tuple[str, str | None]] = [(r, None) for r in reversed(reqs)]
+    seen: set[str] = set()
+    while todo:
+        text, outer = todo.pop()
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:  # the solver's own parse names it with a coded error
+            out.append(text)
+            continue
+        if outer is not None:
+            req.marker = Marker(f"({req.marker}) and ({outer})") if req.marker else Marker(outer)
+        if str(canonical_name(req.name)) != own or req.url:
+            out.append(text if outer is None else str(req))
+            continue
+        for extra in sorted((str(canonical_name(e)) for e in req.extras), reverse=True):  # popped in order
+            if extra not in extras:
+                known = ", ".join(sorted(extras)) or "none"
+                raise InvalidInput(Text.of("lock.feature.unknown", kind="extra", name=extra[:100], known=known),
+                                   hint=Text.of("lock.feature.unknown.hint", kind="extra"))  # fmt: skip
+            if extra not in seen:
+                seen.add(extra)
+                marker = str(req.marker) if req.marker else None
+                todo.extend((r, marker) for r in reversed(extras[extra]))
+    return tuple(dict.fromkeys(out))
+
+
 def select(features: Features, selection: Selection) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(requirement strings, extras chosen, groups chosen) for ``selection``; an unknown name is ``InvalidInput``
-    listing the names the project has."""
-    extras = sorted(features.extras) if selection.all_extras else _known(selection.extras, features.extras, "extra")
-    groups = sorted(features.groups) if selection.all_groups else _known(selection.groups, features.groups, "group")
-    if DEFAULT_GROUP in features.groups and DEFAULT_GROUP not in groups and not selection.no_dev:
-        groups.append(DEFAULT_GROUP)
-    if selection.no_dev and not selection.all_groups and DEFAULT_GROUP not in selection.groups:
-        groups = [g for g in groups if g != DEFAULT_GROUP]
-    chosen = [r for e in extras for r in features.extras[e]] + [r for g in groups for r in features.groups[g]]
-    return tuple(dict.fromkeys(chosen)), tuple(extras), tuple(sorted(groups))
+    """(requirement strings, extras chosen, groups chosen) for ``selection`` (``choose``, without the base)."""
+    chosen = choose(features, selection)
+    return chosen.requirements, tuple(chosen.extras), tuple(chosen.groups)
 
 
 def _known(names: Sequence[str], table: Mapping[str, tuple[str, ...]], kind: str) -> list[str]:

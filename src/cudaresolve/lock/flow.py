@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import CompatDB
     from cudaresolve.errors import IndexUnavailable
     from cudaresolve.index.limits import Deadline
-    from cudaresolve.lock.model import Lock
+    from cudaresolve.lock.features import Chosen
     from cudaresolve.lock.previous import Change
     from cudaresolve.lock.project import ProjectSettings
     from cudaresolve.resolve.catalog import Catalog
@@ -95,8 +95,7 @@ class LockInputs:
     extra: ExtraSources = field(default_factory=ExtraSources)  # more indexes, first-index rule (``index.extra``)
     exclude_newer: datetime | None = None
     prerelease: str = "explicit"
-    extras: tuple[str, ...] = ()  # the project's extras whose requirements are in the lock
-    groups: tuple[str, ...] = ()  # the project's dependency groups whose requirements are in the lock
+    chosen: Chosen | None = None  # the project's requirements by extra and group (None: given as arguments)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -153,16 +152,14 @@ def prepare(request: LockRequest) -> LockInputs:
 
     db = load_compat(request.compat)
     project = load_project(request.project, pytorch_root=db.pytorch_index_root)
-    requirements = request.requirements or project.requirements
-    extras: tuple[str, ...] = ()
-    groups: tuple[str, ...] = ()
+    requirements, chosen = request.requirements, None
     if request.requirements and request.features.asked:
         raise InvalidInput(Text("lock.feature.needs-project"), hint=Text("lock.feature.needs-project.hint"))
-    if not request.requirements:
-        from cudaresolve.lock.features import select
+    if not request.requirements:  # the project's, with the extras and groups chosen (``features.choose``)
+        from cudaresolve.lock.features import choose
 
-        chosen, extras, groups = select(project.features, request.features)
-        requirements = tuple(dict.fromkeys((*requirements, *chosen)))
+        chosen = choose(project.features, request.features, project.requirements)
+        requirements = chosen.requirements
     if not requirements:
         raise InvalidInput(Text("lock.no-requirements"), hint=Text("lock.no-requirements.hint"))
     mirrors = all_mirrors(request, project, db)
@@ -190,8 +187,7 @@ def prepare(request: LockRequest) -> LockInputs:
         package_indexes=project.package_indexes,
         gpu_source=gpu_source,
         no_build=request.no_build,
-        extras=extras,
-        groups=groups,
+        chosen=chosen,
         exclude_newer=request.exclude_newer,
         prerelease=request.prerelease,
     )
@@ -341,10 +337,13 @@ def _solve_whole(
             exclude_newer=inputs.exclude_newer,
         )
         try:
-            solution = solve(
+            resolved = solve(
                 inputs.requirements, db, target, source=source, catalog=catalog, constraints=inputs.constraints,
                 preferences=preferences, prerelease=inputs.prerelease,
-            ).solution
+            )
+            from cudaresolve.lock.feature_markers import marked  # packages only some extras or groups need
+
+            solution = marked(resolved, inputs.chosen, db=db, source=source, environment=marker_environment(target))
         except BaseException as e:
             source.close(abandon=not isinstance(e, Exception))  # Ctrl-C: do not wait for the walk ahead
             heard.extend(source.notices())
@@ -399,7 +398,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     """
     import os
 
-    from cudaresolve.lock.lockfile import check_output_name
+    from cudaresolve.lock.lockfile import check_output_name, pylock_blocker
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.output import check_default_free, is_stream
     from cudaresolve.lock.previous import changes, preferences, read_pins
@@ -413,12 +412,12 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     inputs = prepare(request)
     solution = resolve_inputs(inputs, preferences=wanted)
     frozen = lock_from_solution(
-        solution, extras=inputs.extras, groups=inputs.groups, editables=request.editables, mirrors=inputs.mirrors,
+        solution, features=inputs.chosen, editables=request.editables, mirrors=inputs.mirrors,
         root=None if is_stream(path) else os.path.dirname(os.path.abspath(path)),
     )  # fmt: skip
     complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":
-        problem = _pylock_problem(frozen) if solution.complete else Text("lock.not-whole-environment")
+        problem = pylock_blocker(frozen, whole=solution.complete, warnings=solution.warnings)
         if problem is not None:
             if output is not None:
                 raise InvalidInput(
@@ -436,9 +435,3 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
         return LockResult(solution=solution, path=path, format=fmt, complete=complete, unchanged=True)
     write_output(path, text)
     return LockResult(solution=solution, path=path, format=fmt, complete=complete, changes=moved)
-
-
-def _pylock_problem(frozen: Lock) -> Text | None:
-    from cudaresolve.lock.lockfile import pylock_problem
-
-    return pylock_problem(frozen)

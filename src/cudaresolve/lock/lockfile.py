@@ -26,35 +26,59 @@ from cudaresolve.core.decode import loads_toml
 from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT, Lock
 from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
+from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     import os
+    from collections.abc import Sequence
+
+    from cudaresolve.text.findings import Notice
 
 __all__ = [
-    "MAX_LOCK_BYTES", "check_output_name", "dumps_pylock", "loads_pylock", "pylock_problem", "read_lock", "render_lock",
-    "write_lock",
+    "MAX_LOCK_BYTES", "check_output_name", "dumps_pylock", "loads_pylock", "pylock_blocker", "pylock_problem",
+    "read_lock", "render_lock", "write_lock",
 ]
 
 #: The largest lock file read (a 70-package torch lock is about 50 KB).
 MAX_LOCK_BYTES: Final = 16 * 1024 * 1024
 # PEP 751 file names: pylock.toml or pylock.<name>.toml with one name segment.
 _PYLOCK_NAME: Final = re.compile(r"^pylock\.([^.]+\.)?toml$")
+#: How many packages without a file a message names (the count says how many there are).
+_NAMED: Final = 5
 
 
 # --- pylock.toml -----------------------------------------------------------------------------
 
 
 def pylock_problem(lock: Lock) -> Text | None:
-    """Why this lock cannot be a valid pylock.toml (PEP 751 needs a URL and a hash per file), or None."""
+    """Why this lock cannot be a valid pylock.toml (PEP 751 needs a URL and a hash per file), naming the first
+    packages without one and where each was looked for (its file's URL, else its index), or None."""
     for what, missing in (
-        ("sha256", lock.missing_hashes()),
-        ("URL", tuple(p.name for p in lock.packages if not p.url)),
+        ("sha256", [p for p in lock.packages if not p.sha256 and p.kind is not FileKind.DIRECTORY]),
+        ("URL", [p for p in lock.packages if not p.url]),
     ):
         if missing:
+            named = tuple(
+                Text.of("lock.pylock-needs.item", package=p.name, version=p.version, where=p.url or p.index or "-")
+                for p in missing[:_NAMED]
+            )
             key = "lock.pylock-needs-one" if len(missing) == 1 else "lock.pylock-needs-many"
-            return Text.of(key, what=what, count=len(missing))
+            return Text.of(key, what=what, count=len(missing), packages=named)
     return None
+
+
+def pylock_blocker(lock: Lock, *, whole: bool, warnings: Sequence[Notice] = ()) -> Text | None:
+    """Why no pylock.toml can be written for ``lock``, naming what is missing, or None. ``whole``: every
+    dependency was resolved from the indexes; when not, the reason is the ``incomplete-lock`` warning's (the
+    package and page that could not be read), else the packages without a file (``pylock_problem``)."""
+    problem = pylock_problem(lock)
+    if whole:
+        return problem
+    reason = next((n.text.get("reason") for n in warnings if n.code == "incomplete-lock"), None)
+    if isinstance(reason, Text):
+        return Text.of("lock.not-whole-environment", reason=reason)
+    return problem or Text.of("lock.not-whole-environment", reason=Text("index.network-error"))
 
 
 def dumps_pylock(lock: Lock) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import unquote
 
 from cudaresolve.core.platforms import canonical_name
@@ -22,6 +22,9 @@ from cudaresolve.errors import InvalidLockfile
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
+
+if TYPE_CHECKING:
+    from cudaresolve.lock.features import Chosen
 
 __all__ = [
     "CREATED_BY",
@@ -68,7 +71,9 @@ class Lock:
     created_by: str = CREATED_BY
     root: str | None = field(default=None, compare=False)  # the lock file's folder: directory paths are relative to it
     extras: tuple[str, ...] = ()  # the project's extras whose requirements the lock holds (PEP 751 ``extras``)
-    groups: tuple[str, ...] = ()  # its dependency groups likewise (``dependency-groups``, all of them default)
+    groups: tuple[str, ...] = ()  # its dependency groups likewise (``dependency-groups``)
+    default_groups: tuple[str, ...] = ()  # those installed when none is named (``default-groups``)
+    features: bool = field(default=False, compare=False)  # from a project: the three lists written even when empty
 
     def missing_hashes(self) -> tuple[str, ...]:
         """Names of packages without a known sha256, in lock order (a local folder has none to have)."""
@@ -81,11 +86,10 @@ class Lock:
             data["environments"] = list(self.environments)
         if self.requires_python:
             data["requires-python"] = self.requires_python
-        if self.extras:
-            data["extras"] = list(self.extras)
-        if self.groups:  # every package is in every selection: each group is a default one
-            data["dependency-groups"] = list(self.groups)
-            data["default-groups"] = list(self.groups)
+        for key, names in (("extras", self.extras), ("dependency-groups", self.groups),
+                           ("default-groups", self.default_groups)):  # fmt: skip
+            if names or self.features:
+                data[key] = list(names)
         data["created-by"] = self.created_by
         data["packages"] = [_package_to_dict(p, self.root) for p in self.packages]
         tool: dict[str, Any] = {}
@@ -127,21 +131,23 @@ class Lock:
             created_by=_get(data, "created-by", str, required=True),
             extras=tuple(_get(data, "extras", list) or ()),
             groups=tuple(_get(data, "dependency-groups", list) or ()),
+            default_groups=tuple(_get(data, "default-groups", list) or ()),
+            features=any(key in data for key in ("extras", "dependency-groups", "default-groups")),
         )
 
 
 def lock_from_solution(
     solution: Solution,
     *,
-    extras: tuple[str, ...] = (),
-    groups: tuple[str, ...] = (),
+    features: Chosen | None = None,
     editables: Collection[str] = (),
     mirrors: Mapping[str, str] | None = None,
     root: str | None = None,
 ) -> Lock:
     """Freeze a solution: names normalized and sorted, file names taken from URLs when missing,
-    ``requires-python`` and ``environments`` from the target's Python and platform; ``extras`` and ``groups``:
-    the project's features whose requirements it holds; ``editables``: folders installed in place (``-e``);
+    ``requires-python`` and ``environments`` from the target's Python and platform; ``features``: the project's
+    extras and groups whose requirements it holds (None: requirements given as arguments); ``editables``: folders
+    installed in place (``-e``);
     ``mirrors``: each package's ``index`` is the index or mirror that really served it; ``root``: the lock
     file's folder, which directory paths are relative to."""
     from cudaresolve.index.simple import apply_mirror
@@ -163,6 +169,7 @@ def lock_from_solution(
                 kind=p.kind,
                 upload_time=p.upload_time,
                 editable=p.editable or canonical_name(p.name) in editables,
+                marker=p.marker,
             )
             for p in solution.packages
         ),
@@ -179,8 +186,10 @@ def lock_from_solution(
         requires_python=f"=={target.python}.*" if target.python else None,
         environments=(marker,) if marker else (),
         complete=solution.complete,
-        extras=extras,
-        groups=groups,
+        extras=tuple(features.extras) if features else (),
+        groups=tuple(features.groups) if features else (),
+        default_groups=features.default_groups if features else (),
+        features=features is not None,
         root=root,
     )
 
@@ -231,10 +240,11 @@ def _package_to_dict(package: LockedPackage, root: str | None = None) -> dict[st
     """One ``[[packages]]`` entry: ``index`` and one ``[[packages.wheels]]`` or ``[packages.sdist]``, or for a
     direct reference ``[packages.archive]`` and no index (as uv writes one; PEP 751); a local folder is
     ``[packages.directory]``, its path relative to the lock's folder, without a version that could go stale."""
+    marker = {"marker": package.marker} if package.marker else {}  # installed only when it holds (PEP 751)
     if package.kind is FileKind.DIRECTORY:
         folder = {"path": _folder(package.url or "", root), "editable": package.editable}
-        return {"name": package.name, "directory": folder}
-    entry: dict[str, Any] = {"name": package.name, "version": package.version}
+        return {"name": package.name, **marker, "directory": folder}
+    entry: dict[str, Any] = {"name": package.name, "version": package.version, **marker}
     if package.requires_python:
         entry["requires-python"] = package.requires_python
     if package.kind is not FileKind.ARCHIVE:
@@ -262,14 +272,15 @@ def _package_from_dict(entry: Any, path: str) -> LockedPackage:
     if not isinstance(entry, Mapping):
         raise InvalidLockfile(Text.of("lock.not-a-table", path=path), hint=REGENERATE_HINT)
     name = _get(entry, "name", str, required=True, path=path)
-    for key in ("vcs", "directory", "marker"):
+    for key in ("vcs", "directory"):
         if key in entry:
             raise InvalidLockfile(
                 Text.of("lock.unsupported-source", path=path, name=name, key=repr(key)),
                 hint=Text("lock.lock-it.hint"),
             )
+    marker = _marker(entry, path)
     if "archive" in entry:
-        return _archive_from_dict(entry, name, path)
+        return replace(_archive_from_dict(entry, name, path), marker=marker)
     index = _get(entry, "index", str, path=path)
     if not index:
         raise InvalidLockfile(Text.of("lock.no-index", path=path, name=name), hint=Text("lock.no-index.hint"))
@@ -296,7 +307,21 @@ def _package_from_dict(entry: Any, path: str) -> LockedPackage:
         size=_size(file, where),
         kind=kind,
         upload_time=_upload_time(file, where),
+        marker=marker,
     )
+
+
+def _marker(entry: Mapping[str, Any], path: str) -> str | None:
+    """``packages.marker`` (PEP 751), checked to parse as a marker (``'x' in extras`` included)."""
+    from packaging.markers import InvalidMarker, Marker
+
+    text: str | None = _get(entry, "marker", str, path=path)
+    if text is not None:
+        try:
+            Marker(text)
+        except InvalidMarker:
+            raise InvalidLockfile(Text.of("lock.bad-marker", path=f"{path}.marker"), hint=REGENERATE_HINT) from None
+    return text
 
 
 def _archive_from_dict(entry: Mapping[str, Any], name: str, path: str) -> LockedPackage:

@@ -40,10 +40,12 @@ class LockedPackage:
     kind: FileKind = FileKind.WHEEL
     upload_time: str | None = None  # ISO 8601, as the index gave it (PEP 700)
     editable: bool = False  # a directory installed in place (``-e``)
+    marker: str | None = None  # PEP 751 ``packages.marker``: installed only when it holds (extras, groups)
 
     def to_dict(self) -> dict[str, Any]:
         url = strip_credentials(self.url) if self.url else self.url  # a private mirror's token stays out of output
         index = strip_credentials(self.index) if self.index else None
+        marker = {"marker": self.marker} if self.marker else {}  # only some extras or groups install it (PEP 751)
         return {
             "name": self.name,
             "version": self.version,
@@ -51,6 +53,7 @@ class LockedPackage:
             "url": url,
             "sha256": self.sha256,
             "kind": self.kind.value,
+            **marker,
         }
 
 
