@@ -162,8 +162,11 @@ class MatchCache:
         for need in needs:
             unique.setdefault(id(self.row(need)), need)
         excluded: set[int] = set()
+        where = self._positions[name]  # a backtracking search passes long ``bad`` lists on every call: look up fast
         for candidate in bad:
-            pos = self.position(candidate)
+            pos = where.get(id(candidate))
+            if pos is None or base[pos] is not candidate:
+                pos = self.position(candidate)
             if pos is not None:
                 excluded.add(pos)
         key = (name, frozenset(unique), frozenset(excluded))

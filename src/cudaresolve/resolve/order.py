@@ -22,6 +22,7 @@ from __future__ import annotations
 from itertools import takewhile
 from typing import TYPE_CHECKING
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from cudaresolve.core.archs import Coverage
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.resolve.pairing import Companions
 
-__all__ = ["SetKey", "best_case", "ranked_names", "release_of", "set_key", "unverified"]
+__all__ = ["SetKey", "anchor_floor", "best_case", "ranked_names", "release_of", "set_key", "unverified"]
 
 #: Larger is better: anchor release, full driver support, -PTX-JIT builds, requested releases, -unverified builds.
 SetKey = tuple[Version, bool, int, tuple[Version, ...], int]
@@ -122,3 +123,14 @@ def best_case(
         tuple(newest(name) for name in requested),
         0,
     )
+
+
+def anchor_floor(best: Mapping[str, Candidate] | None, anchor: str) -> list[Need]:
+    """What a search for a better set than ``best`` may require: the anchor at ``best``'s release or newer, since
+    ``set_key`` ranks every set with an older anchor below it. Without it, a search held to a variant whose newest
+    anchor builds cannot be had (their index is down) walks back through every older anchor and every package
+    that pairs with it, a search whose answer could only lose (an LLM stack on driver 550 ran for many minutes)."""
+    top = best.get(anchor) if best is not None else None
+    if top is None:
+        return []
+    return [Need(name=anchor, specifier=SpecifierSet(f">={release_of(top)}"), parent=f"{anchor} {release_of(top)}")]

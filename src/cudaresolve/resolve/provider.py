@@ -77,10 +77,14 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         companions: Companions | None = None,
         preferences: Mapping[str, str] | None = None,
         prerelease: str = "explicit",
+        stop_unreadable: bool = False,
     ):
         """``companions``: the requested database packages, whose pairings leave out the database's builds that
         no set holding them can use (``pairing``); ``preferences``: name -> version whose release is tried first
-        (a previous lock's pin, kept while it fits)."""
+        (a previous lock's pin, kept while it fits); ``stop_unreadable``: end the search with ``IndexUnavailable``
+        as soon as an identifier has no candidate because its index cannot be read, instead of backtracking
+        around it (a search held to one variant whose index is down can only fail, and slowly)."""
+        self.stop_unreadable = stop_unreadable
         self.preferences = dict(preferences or {})
         self.prerelease = prerelease  # ``--prerelease``: one of ``needs.PRERELEASE_MODES``
         self.catalog = catalog
@@ -244,6 +248,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             else:
                 unlisted.append(candidate)
         if not listed and failure is not None and not unlisted:
+            if self.stop_unreadable:
+                raise failure
             self.unreadable.append(failure)
             return
         if not listed:

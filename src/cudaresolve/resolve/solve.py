@@ -24,7 +24,7 @@ from cudaresolve.resolve.direct import direct_candidate
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.resolve.needs import held_pins, parse_constraints, parse_requests, skipped_requests
-from cudaresolve.resolve.order import SetKey, best_case, ranked_names, release_of, set_key, unverified
+from cudaresolve.resolve.order import SetKey, anchor_floor, best_case, ranked_names, release_of, set_key, unverified
 from cudaresolve.resolve.pairing import Companions
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.target.environment import marker_environment
@@ -208,8 +208,7 @@ def solve_catalog(
         except ResolutionImpossible:
             if search.companions is None:
                 raise
-            # The pairings leave no set out, but they change the path of a failing search and so its causes:
-            # the failure is searched again without them, to be explained (and fallen back from) as before.
+            # the pairings leave no set out but change a failing search's causes: search again without them
             pins = search.run(needs, paired=False)
     except ResolutionImpossible as exc:
         if not search.unreadable:
@@ -250,8 +249,8 @@ class _Search:
         if self.companions is None:
             self.companions = Companions(self.catalog, self.needs)
 
-    def run(self, needs: Sequence[Need], *, paired: bool = True) -> dict[str, Candidate]:
-        """One search for ``needs``; with ``paired``, over the builds the requested packages' pairings leave."""
+    def run(self, needs: Sequence[Need], *, paired: bool = True, stop_unreadable: bool = False) -> dict[str, Candidate]:
+        """One search for ``needs``; ``paired``: over the builds the pairings leave; ``stop_unreadable``: provider's."""
         from resolvelib import BaseReporter
         from resolvelib.resolvers import Resolution
 
@@ -270,6 +269,7 @@ class _Search:
             companions=self.companions if paired else None,
             preferences=self.preferences,
             prerelease=self.prerelease,
+            stop_unreadable=stop_unreadable,
         )
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
@@ -282,9 +282,9 @@ def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> 
     answer (None when its set broke a ``constrains`` row).
 
     Of sets that rank equal, the one on the variant that comes first in the catalog's order is kept, whichever
-    search found it. Cost: one more search per variant whose best case (``best_case``, read from the catalog)
-    beats the best set found so far, or equals it on an earlier variant; usually none. A variant named by the
-    request is never searched past."""
+    search found it. Cost: one more search per variant whose best case (``best_case``) beats the best set so far,
+    or equals it on an earlier variant; it holds the anchor at or above the best set's (``anchor_floor``) and ends
+    once its variant's index cannot be read. A variant named by the request is never searched past."""
     from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
     needs, catalog, anchor = search.needs, search.catalog, search.db.anchor
@@ -312,13 +312,12 @@ def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> 
         if best_rank is not None and ceiling <= best_rank:
             break  # sorted: no later variant can beat the best set either
         try:
-            pins = search.run([*needs, Need(name=CUDA, variant=variant.variant)])
+            pins = search.run([*needs, *anchor_floor(best, anchor), Need(name=CUDA, variant=variant.variant)],
+                              stop_unreadable=True)
         except (ResolutionImpossible, ResolutionTooDeep, IndexUnavailable):
             continue  # IndexUnavailable: this variant's index cannot be read; the sets found stand
-        if _constraint_conflicts(pins):
-            continue
         found = rank(set_key(pins, anchor, requested), variant.variant)
-        if best_rank is None or found > best_rank:
+        if not _constraint_conflicts(pins) and (best_rank is None or found > best_rank):
             best, best_rank = pins, found
     return best
 
