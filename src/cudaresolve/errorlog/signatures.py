@@ -177,6 +177,8 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         r"(?P<library>lib(?:cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cufft|curand|cusparse|cusparseLt|cusolver"
         r"|nvJitLink|cudnn(?:_\w{1,40})?|cupti|cufile|nccl|nvToolsExt)"
         r"\.so(?:\.(?P<major>\d{1,4})(?:\.\d{1,6}){0,4})?): cannot open shared object file",
+        # CTranslate2 and onnxruntime list the names they tried: "Unable to load any of {libcudnn_ops.so.9.1.0, ..."
+        r"Unable to load any of \{(?P<library>libcudnn\w{0,40}\.so\.(?P<major>\d{1,4})(?:\.\d{1,6}){0,4})",
         source="https://github.com/huggingface/autotrain-advanced/issues/292",
     ),
     _sig(
