@@ -180,10 +180,11 @@ class AbiFinding:
     missing: int = 0  # missing symbols in all
     checked: int = 0  # references checked against torch
     libraries: tuple[str, ...] = ()  # missing-cuda-library: the sonames nothing provides
+    files: tuple[str, ...] = ()  # every library of the package with the problem (``path`` is the first)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"code": self.code, "message": self.text, "severity": "error",
-                                "package": self.package, "path": self.path}
+                                "package": self.package, "path": self.path, "files": list(self.files or (self.path,))}
         if self.version is not None:
             data["version"] = self.version
         if self.code == "abi-mismatch":
@@ -199,15 +200,21 @@ def _label(package: str, version: str | None) -> str:
     return f"{package} {version}" if version else package
 
 
+def _where(path: str, shown: str | None, files: Sequence[str]) -> str | Text:
+    """The library named in a sentence: "fbgemm_gpu/fbgemm_gpu_py.so", or it "and 16 other libraries"."""
+    name = shown or path
+    return Text.of("binaries.and-other-libraries", library=name, count=len(files) - 1) if len(files) > 1 else name
+
+
 def abi_finding(
     *, path: str, package: str, version: str | None, missing: Sequence[bytes], checked: int,
-    torch: TorchLibraries, built_for: str | None, shown: str | None = None,
+    torch: TorchLibraries, built_for: str | None, shown: str | None = None, files: Sequence[str] = (),
 ) -> AbiFinding:
     """``abi-mismatch`` for an extension that needs ``missing`` from ``torch`` (named ``shown`` in its sentence)."""
     first = missing[0].decode("latin-1")
     symbols = tuple(MissingSymbol(mangled=m.decode("latin-1"), demangled=demangle(m.decode("latin-1")))
                     for m in missing[:SHOWN_SYMBOLS])
-    fields = {"package": _label(package, version), "library": shown or path, "count": len(missing),
+    fields = {"package": _label(package, version), "library": _where(path, shown, files), "count": len(missing),
               "torch": torch.version or "?", "symbol": symbols[0].demangled or first, "mangled": first}
     if built_for:
         text = Text.of("binaries.abi-missing-built-for", built_for=built_for, **fields)
@@ -216,16 +223,18 @@ def abi_finding(
     fixes = (Text.of("fix.abi-matching-build", package=package, torch=torch.version or "?"),
              Text.of("fix.abi-rebuild", package=package))
     return AbiFinding(code="abi-mismatch", path=path, package=package, version=version, text=text, fixes=fixes,
-                      built_for=built_for, torch=torch.version, symbols=symbols, missing=len(missing), checked=checked)
+                      built_for=built_for, torch=torch.version, symbols=symbols, missing=len(missing), checked=checked,
+                      files=tuple(files) or (path,))
 
 
 def cuda_library_finding(
     *, path: str, package: str, version: str | None, libraries: Sequence[str], shown: str | None = None,
+    files: Sequence[str] = (),
 ) -> AbiFinding:
     """``missing-cuda-library`` for an extension whose ``libraries`` nothing available provides."""
-    text = Text.of("reason.missing-cuda-library", package=_label(package, version), path=shown or path,
+    text = Text.of("reason.missing-cuda-library", package=_label(package, version), path=_where(path, shown, files),
                    library=tuple(libraries))
     fixes = (Text.of("fix.cuda-library-build", package=package), Text.of("fix.cuda-library-provider",
                                                                          library=libraries[0]))
     return AbiFinding(code="missing-cuda-library", path=path, package=package, version=version, text=text,
-                      fixes=fixes, libraries=tuple(libraries))
+                      fixes=fixes, libraries=tuple(libraries), files=tuple(files) or (path,))

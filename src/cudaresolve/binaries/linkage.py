@@ -192,23 +192,19 @@ class _Owner:
     built_for: str | None
 
 
-def _judge(label: str, info: DynamicSymbols, owner: _Owner, torch: _Torch, available: set[str], *,
-           shown: str | None = None) -> list[AbiFinding]:
-    """The findings for one library: CUDA libraries nothing provides (a library torch loads counts as
-    provided); when it links torch and its symbols were read, the torch symbols it needs that torch lacks."""
-    findings = []
+def _judge(info: DynamicSymbols, torch: _Torch, available: set[str], others: frozenset[bytes]
+           ) -> tuple[tuple[str, ...], tuple[bytes, ...], int]:
+    """One library's CUDA libraries that nothing provides (a library torch loads counts as provided), and when
+    it links torch and its symbols were read, the torch symbols it needs that neither torch nor ``others``
+    export, with the number of references checked."""
+    lacking: tuple[str, ...] = ()
     if lacking := cuda_libraries(info.linkage.needed, available):
         loaded = torch.get()
-        if lacking := cuda_libraries(lacking, loaded.needed if loaded else ()):
-            findings.append(cuda_library_finding(path=label, package=owner.package, version=owner.version,
-                                                 libraries=lacking, shown=shown))
+        lacking = cuda_libraries(lacking, loaded.needed if loaded else ())
     links = any(is_torch_library(n) for n in info.linkage.needed)
     if links and info.count and (libraries := torch.get()) is not None:
-        missing, checked = missing_symbols(info.needed, libraries)
-        if missing:
-            findings.append(abi_finding(path=label, package=owner.package, version=owner.version, missing=missing,
-                                        checked=checked, torch=libraries, built_for=owner.built_for, shown=shown))
-    return findings
+        return (lacking, *missing_symbols(info.needed, libraries, others))
+    return lacking, (), 0
 
 
 def _is_library(name: str) -> bool:
@@ -216,18 +212,62 @@ def _is_library(name: str) -> bool:
     return base.endswith(".so") or ".so." in base
 
 
-def _check_file(budget: _Budget, path: Path, owner: _Owner, torch: _Torch, limits: Limits,
-                available: set[str], shown: str | None = None) -> list[AbiFinding]:
-    info = budget.read_path(path, limits, symbols=False)
-    if info is None:
-        return []
-    links = any(is_torch_library(n) for n in info.linkage.needed)
-    if links:
-        budget.extensions += 1
-        info = budget.read_path(path, limits, symbols=True) or info
-    origin = str(path.parent)
-    here = {name for folder in [origin, *_runpath_dirs(origin, info.linkage.runpath)] for name in _scan(folder)}
-    return _judge(str(path), info, owner, torch, available | here, shown=shown)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Library:
+    """One library of a package: how to read it, where it is shown, and the names found beside it."""
+
+    label: str
+    shown: str | None
+    read: Callable[[bool], DynamicSymbols | None]
+    beside: Callable[[DynamicSymbols], set[str]]  # file names in its folder and RUNPATH
+
+
+def _check_package(budget: _Budget, libraries: Sequence[_Library], owner: _Owner, torch: _Torch,
+                   available: set[str]) -> list[AbiFinding]:
+    """The libraries of one package (a distribution, a wheel). A package's libraries are loaded into one
+    process together (``torch.ops.load_library`` of each), so a name one exports meets another's need: when
+    any links torch, every library's symbols are read and their exports pooled."""
+    read: list[tuple[_Library, DynamicSymbols]] = []
+    for library in libraries:
+        if budget.spent:
+            break
+        if (info := library.read(False)) is not None:
+            read.append((library, info))
+    linking = [any(is_torch_library(n) for n in info.linkage.needed) for _, info in read]
+    budget.extensions += sum(linking)
+    if any(linking):
+        read = [(library, library.read(True) or info) for library, info in read]
+    pooled = frozenset(name for _, info in read for name in info.exported)
+    judged = [(library, *_judge(info, torch, available | library.beside(info), pooled)) for library, info in read]
+    findings: list[AbiFinding] = []
+    if lacking := [(library, names) for library, names, _, _ in judged if names]:
+        first = lacking[0][0]
+        findings.append(cuda_library_finding(
+            path=first.label, shown=first.shown, package=owner.package, version=owner.version,
+            libraries=tuple(dict.fromkeys(n for _, names in lacking for n in names)),
+            files=tuple(library.label for library, _ in lacking)))
+    if missing := [(library, names) for library, _, names, _ in judged if names]:
+        first, loaded = missing[0][0], torch.get()
+        if loaded is not None:
+            findings.append(abi_finding(
+                path=first.label, shown=first.shown, package=owner.package, version=owner.version, torch=loaded,
+                missing=tuple(dict.fromkeys(n for _, names in missing for n in names)),
+                checked=sum(checked for _, _, _, checked in judged), built_for=owner.built_for,
+                files=tuple(library.label for library, _ in missing)))
+    return findings
+
+
+def _beside_file(path: Path) -> Callable[[DynamicSymbols], set[str]]:
+    def names(info: DynamicSymbols) -> set[str]:
+        origin = str(path.parent)
+        return {name for folder in [origin, *_runpath_dirs(origin, info.linkage.runpath)] for name in _scan(folder)}
+
+    return names
+
+
+def _file_library(budget: _Budget, path: Path, limits: Limits, shown: str | None) -> _Library:
+    return _Library(label=str(path), shown=shown, read=lambda symbols: budget.read_path(path, limits, symbols=symbols),
+                    beside=_beside_file(path))
 
 
 def check_environment(
@@ -253,12 +293,10 @@ def check_environment(
         if name == "torch":
             continue  # checked against itself it says nothing; torch's own import is doctor's other checks
         owner = _Owner(package=name, version=version, built_for=built_for_torch(version, requires))
-        for record in sorted(files, key=str):
-            if budget.spent:
-                break
-            if _is_library(str(record)):  # named in sentences as RECORD names it: fbgemm_gpu/fbgemm_gpu_py.so
-                findings += _check_file(budget, Path(str(dist.locate_file(record))), owner, torch, limits, provided,
-                                        shown=str(record))
+        # named in sentences as RECORD names them: fbgemm_gpu/fbgemm_gpu_py.so
+        libraries = [_file_library(budget, Path(str(dist.locate_file(r))), limits, str(r))
+                     for r in sorted(files, key=str) if _is_library(str(r))]
+        findings += _check_package(budget, libraries, owner, torch, provided)
     return budget.result(findings, torch)
 
 
@@ -304,28 +342,22 @@ def _torch_wheel(budget: _Budget, wheel: Path, limits: Limits) -> TorchLibraries
 
 
 def _check_wheel(budget: _Budget, wheel: Path, torch: _Torch, limits: Limits) -> list[AbiFinding]:
-    findings: list[AbiFinding] = []
     with open_regular(wheel) as raw, open_archive(raw) as archive:
         owner = _wheel_owner(archive, wheel)
-        infos = sorted(archive.infolist(), key=lambda i: i.filename)
-        members = {i.filename for i in infos}
-        for info in infos:
-            if budget.spent:
-                break
-            if info.filename.endswith("/") or not _is_library(info.filename):
-                continue
-            data = _member(budget, archive, info, limits, symbols=False)
-            if data is None:
-                continue
-            links = any(is_torch_library(n) for n in data.linkage.needed)
-            if links:
-                budget.extensions += 1
-                data = _member(budget, archive, info, limits, symbols=True) or data
-            origin = posixpath.dirname(info.filename)
-            folders = {origin, *_runpath_dirs(origin, data.linkage.runpath)}
-            inside = {posixpath.basename(m) for m in members if posixpath.dirname(m) in folders}
-            findings += _judge(f"{wheel}{ARCHIVE_SEPARATOR}{info.filename}", data, owner, torch, inside)
-    return findings
+        infos = [i for i in sorted(archive.infolist(), key=lambda i: i.filename)
+                 if not i.filename.endswith("/") and _is_library(i.filename)]
+        members = {i.filename for i in archive.infolist()}
+
+        def library(info: zipfile.ZipInfo) -> _Library:
+            def beside(data: DynamicSymbols) -> set[str]:
+                origin = posixpath.dirname(info.filename)
+                folders = {origin, *_runpath_dirs(origin, data.linkage.runpath)}
+                return {posixpath.basename(m) for m in members if posixpath.dirname(m) in folders}
+
+            return _Library(label=f"{wheel}{ARCHIVE_SEPARATOR}{info.filename}", shown=None, beside=beside,
+                            read=lambda symbols: _member(budget, archive, info, limits, symbols=symbols))
+
+        return _check_package(budget, [library(i) for i in infos], owner, torch, set())
 
 
 def check_paths(
@@ -356,5 +388,5 @@ def check_paths(
                 findings += _check_wheel(budget, target, torch, limits)
         elif _is_library(target.name):
             owner = _Owner(package=target.name, version=None, built_for=None)
-            findings += _check_file(budget, target, owner, torch, limits, set())
+            findings += _check_package(budget, [_file_library(budget, target, limits, None)], owner, torch, set())
     return budget.result(findings, torch)

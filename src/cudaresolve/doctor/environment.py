@@ -260,7 +260,7 @@ def with_abi(report: DoctorReport, abi: AbiCheck) -> DoctorReport:
         problem = Problem(
             code=finding.code, text=finding.text, fixes=finding.fixes, package=finding.package,
             required=f"torch {finding.built_for}" if finding.built_for else None,
-            found=f"torch {finding.torch}" if finding.torch else None, libraries=(finding.path, *finding.libraries),
+            found=f"torch {finding.torch}" if finding.torch else None, libraries=(*finding.files, *finding.libraries),
             symbols=tuple((s.mangled, s.demangled) for s in finding.symbols),
         )
         by_package.setdefault(finding.package, []).append(problem)
