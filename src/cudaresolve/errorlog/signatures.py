@@ -95,7 +95,7 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         # symbol must lie in a namespace of torch's C++ API (c10::, at::, torch::, caffe2::; a vtable or
         # typeinfo of one too): the class of "built against another torch", whatever the package.
         "abi-mismatch",
-        r"\.so(?:\.\d{1,6}){0,4}(?:\.\w{1,40})?:\s{0,8}undefined symbol:\s{0,8}"
+        r"\.so[.\d]{0,30}:\s{0,8}undefined symbol:\s{0,8}"
         r"(?P<symbol>_Z(?:T[VIS])?N[rVKRO]{0,4}(?:3c10|2at|5torch|6caffe2)\d[^\s'\",]{0,400})",
         r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for:\s{0,40}"
         r"PyTorch (?P<built_for>[^\s()]{1,40}) with CUDA \d{1,4} \(you have (?P<have>[^\s()]{1,40})\)",
@@ -178,7 +178,7 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         r"|nvJitLink|cudnn(?:_\w{1,40})?|cupti|cufile|nccl|nvToolsExt)"
         r"\.so(?:\.(?P<major>\d{1,4})(?:\.\d{1,6}){0,4})?): cannot open shared object file",
         # CTranslate2 and onnxruntime list the names they tried: "Unable to load any of {libcudnn_ops.so.9.1.0, ..."
-        r"Unable to load any of \{(?P<library>libcudnn\w{0,40}\.so\.(?P<major>\d{1,4})(?:\.\d{1,6}){0,4})",
+        r"Unable to load any of \{(?P<library>libcudnn\w{0,40}\.so\.(?P<major>\d{1,4})[.\d]{0,30})",
         source="https://github.com/huggingface/autotrain-advanced/issues/292",
     ),
     _sig(
