@@ -243,6 +243,24 @@ def test_inspect_of_a_library_file_uses_the_named_site_packages(
         ("abi-mismatch", "extension.so", LEGACY)]
 
 
+def test_inspect_holds_cuda_libraries_against_the_named_environment(tmp_path: Path) -> None:
+    cuda_user = tmp_path / "cuda_user.so"  # not beside the fixtures' libcudart.so.13
+    shutil.copy(ABI / "cuda_user.so", cuda_user)
+    lacking = check_paths([cuda_user], site_packages=[cuda_env(tmp_path / "a")])
+    assert [(f.code, f.libraries) for f in lacking.findings] == [("missing-cuda-library", ("libcudart.so.13",))]
+    provided = cuda_env(tmp_path / "b", provider="nvidia/cu13/lib/libcudart.so.13")
+    assert check_paths([cuda_user], site_packages=[provided]).findings == ()
+    no_torch = tmp_path / "c"
+    no_torch.mkdir()
+    assert check_paths([cuda_user], site_packages=[no_torch]).findings == ()  # nothing to hold it against
+
+
+def test_a_torch_wheel_alone_is_not_read(tmp_path: Path) -> None:
+    new = wheel(tmp_path, "torch-2.11.0-cp311-cp311-linux_x86_64.whl", torch_lib("new"))
+    check = check_paths([new])
+    assert (check.findings, check.files, check.torch_found) == ((), 0, False)
+
+
 @pytest.mark.skipif(shutil.which("g++") is None or shutil.which("gcc") is None, reason="needs g++ and gcc")
 def test_fixtures_rebuilt_by_this_machines_compiler_give_the_same_answer(tmp_path: Path) -> None:
     built = tmp_path / "built"

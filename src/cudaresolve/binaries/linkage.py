@@ -341,7 +341,8 @@ def _torch_wheel(budget: _Budget, wheel: Path, limits: Limits) -> TorchLibraries
                                      for i in members))
 
 
-def _check_wheel(budget: _Budget, wheel: Path, torch: _Torch, limits: Limits) -> list[AbiFinding]:
+def _check_wheel(budget: _Budget, wheel: Path, torch: _Torch, limits: Limits, provided: set[str]
+                 ) -> list[AbiFinding]:
     with open_regular(wheel) as raw, open_archive(raw) as archive:
         owner = _wheel_owner(archive, wheel)
         infos = [i for i in sorted(archive.infolist(), key=lambda i: i.filename)
@@ -357,7 +358,7 @@ def _check_wheel(budget: _Budget, wheel: Path, torch: _Torch, limits: Limits) ->
             return _Library(label=f"{wheel}{ARCHIVE_SEPARATOR}{info.filename}", shown=None, beside=beside,
                             read=lambda symbols: _member(budget, archive, info, limits, symbols=symbols))
 
-        return _check_package(budget, [library(i) for i in infos], owner, torch, set())
+        return _check_package(budget, [library(i) for i in infos], owner, torch, provided)
 
 
 def check_paths(
@@ -365,28 +366,33 @@ def check_paths(
     limits: Limits = DEFAULT_LIMITS,
 ) -> AbiCheck:
     """Wheels and ``.so`` files checked against the torch wheel among ``paths``, else the torch of
-    ``site_packages`` (default: this interpreter's path). Directories and names are left to ``inspect``'s listing."""
+    ``site_packages`` (default: this interpreter's path), whose CUDA libraries (``nvidia/*/lib``) then count
+    as provided. With no torch found, nothing is said about CUDA libraries: there is nothing to hold them
+    against. Directories and names are left to ``inspect``'s listing."""
     budget = _Budget()
     targets = [Path(p) for p in paths if str(p) and Path(p).is_file()]
     torch_wheels = [p for p in targets if _is_torch_wheel(p)]
+    site = [] if torch_wheels else [Path(p) for p in (site_packages or sys.path) if p and Path(p).is_dir()]
 
     def load() -> TorchLibraries | None:
         if torch_wheels:
             with contextlib.suppress(*READ_ERRORS, InvalidBinary):
                 return _torch_wheel(budget, torch_wheels[0], limits)
             return None
-        site = [Path(p) for p in (site_packages or sys.path) if p and Path(p).is_dir()]
         return _torch_in(site, budget, limits)
 
     torch = _Torch(load)
+    provided = _provided(site, {}) if site else set()
     findings: list[AbiFinding] = []
     for target in targets:
         if _is_torch_wheel(target) or budget.spent:
             continue
         if target.suffix == ".whl":
             with contextlib.suppress(*READ_ERRORS, InvalidBinary):
-                findings += _check_wheel(budget, target, torch, limits)
+                findings += _check_wheel(budget, target, torch, limits, provided)
         elif _is_library(target.name):
             owner = _Owner(package=target.name, version=None, built_for=None)
-            findings += _check_package(budget, [_file_library(budget, target, limits, None)], owner, torch, set())
+            findings += _check_package(budget, [_file_library(budget, target, limits, None)], owner, torch, provided)
+    if torch.loaded and torch.value is None:  # loaded whenever a CUDA library was found lacking
+        findings = [f for f in findings if f.code != "missing-cuda-library"]
     return budget.result(findings, torch)
