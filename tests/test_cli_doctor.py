@@ -76,8 +76,11 @@ def test_json_report_of_a_broken_environment(
         ("torch", "2.7.1+cu118", "cu118", ["sm_80"], ["compute_80"], {"8.0": "sass", "8.6": "sass"}),
         ("fbgemm-gpu", "1.1.0+cu118", "cu118", ["sm_86"], [], {"8.0": "none", "8.6": "sass"}),
     ]
+    # the fixture's library links libcudart.so.13 and no package here provides it (the ABI check)
     assert [[(q["code"], q["severity"]) for q in p["problems"]] for p in data["packages"]] == [
-        [], [("sm-not-covered", "error"), ("abi-mismatch", "error")]]
+        [], [("sm-not-covered", "error"), ("abi-mismatch", "error"), ("missing-cuda-library", "error")]]
+    assert data["packages"][1]["problems"][2]["libraries"] == [
+        str(broken_env / "fbgemm_gpu/fbgemm_gpu_py.so"), "libcudart.so.13"]
     assert data["packages"][1]["libraries"] == [{
         "path": str(broken_env / "fbgemm_gpu/fbgemm_gpu_py.so"), "sass": ["sm_86"], "ptx": [],
         "coverage": {"8.0": "none", "8.6": "sass"}}]
@@ -115,6 +118,13 @@ def test_human_report_ends_with_the_problems(
         "      fix: Alternatively install torch 2.6.*, the version that fbgemm-gpu 1.1.0+cu118 is paired with.",
         "      fix: Install torch and fbgemm-gpu in one command from the same index "
         "(https://download.pytorch.org/whl/<variant>), so that pip picks a matching pair.",
+        "  ✗ missing-cuda-library: fbgemm-gpu 1.1.0+cu118: fbgemm_gpu/fbgemm_gpu_py.so needs libcudart.so.13, which "
+        "no package in this environment provides (nor its RUNPATH, LD_LIBRARY_PATH or a library torch loads); "
+        "importing it fails with 'cannot open shared object file'",
+        "      fix: Install the fbgemm-gpu build made for the CUDA major version of your torch: 'cudaresolve lock "
+        "fbgemm-gpu' keeps one CUDA major version across the environment.",
+        "      fix: Or install the package that provides libcudart.so.13 (for NVIDIA's libraries, the nvidia-* wheel "
+        "of that CUDA major version), if two CUDA major versions side by side are what you want.",
         "CUDA runtime nvidia-cuda-runtime-cu11 11.8.89 (CUDA 11.8); driver support: full",
         "environment",
         '  ✗ arch-list-excludes-gpu: FLASHINFER_CUDA_ARCH_LIST="9.0a" leaves out NVIDIA A100 (compute capability '
@@ -125,7 +135,7 @@ def test_human_report_ends_with_the_problems(
         "capability 8.6): extensions built or JIT-compiled in this environment get no code for it",
         "      fix: Unset TORCH_CUDA_ARCH_LIST and FLASHINFER_CUDA_ARCH_LIST, or set them to this machine's GPUs: "
         '"8.0;8.6".',
-        "4 problem(s), 0 warning(s)",
+        "5 problem(s), 0 warning(s)",
     ]
 
 
@@ -189,4 +199,4 @@ def test_python_of_a_real_venv(capsys: pytest.CaptureFixture[str], compat: list[
     assert code == 1
     assert str(site) in data["site_packages"]
     assert [(p["name"], [q["code"] for q in p["problems"]]) for p in data["packages"]] == [
-        ("torch", []), ("fbgemm-gpu", ["sm-not-covered", "abi-mismatch"])]
+        ("torch", []), ("fbgemm-gpu", ["sm-not-covered", "abi-mismatch", "missing-cuda-library"])]

@@ -51,6 +51,7 @@ DESIGN_REASON_CODES = (
     "yanked-only",
     "pre-release-only",
     "no-common-set",
+    "missing-cuda-library",
 )
 _SRC = Path(__file__).resolve().parents[1] / "src" / "cudaresolve"
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
@@ -302,6 +303,14 @@ REASONS = [
         {"required": "app, lib>=2"},
         "no set of versions satisfies all of app, lib>=2 together",
         "没有一组版本能同时满足 app, lib>=2",
+    ),
+    (
+        "missing-cuda-library",
+        {"package": "vllm 0.11.0", "path": "vllm/_C.abi3.so", "library": ("libcudart.so.13",)},
+        "vllm 0.11.0: vllm/_C.abi3.so needs libcudart.so.13, which no package in this environment provides (nor its "
+        "RUNPATH, LD_LIBRARY_PATH or a library torch loads); importing it fails with 'cannot open shared object file'",
+        "vllm 0.11.0：vllm/_C.abi3.so 需要 libcudart.so.13，但当前环境中没有任何软件包提供它（它的 RUNPATH、"
+        "LD_LIBRARY_PATH 和 torch 加载的库中也没有）；导入时会报 'cannot open shared object file'",
     ),
 ]
 

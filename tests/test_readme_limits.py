@@ -111,3 +111,14 @@ def test_the_doctor_run_rows_match_the_code() -> None:
     assert f"the last {bounds.output_chars // 1024} KiB of each of its stdout and stderr" in one
     every = rows["all children of one `doctor --run`"]
     assert f"{bounds.total_s:,.0f} s (`--run-budget`)" in every
+
+
+def test_the_abi_check_row_matches_the_code() -> None:
+    from cudaresolve.binaries import abi, demangle, dynamic, linkage
+
+    row = _rows()["the ABI check of `doctor` and `inspect` (extension modules against torch's libraries)"]
+    assert f"{linkage.MAX_FILES:,} `.so` files and {linkage.MAX_TOTAL_BYTES // MIB:,} MiB read in one check" in row
+    assert f"{dynamic.MAX_SYMBOLS:,} dynamic symbols" in row
+    assert f"the first {linkage._TORCH_FILES} files of `torch/lib`" in row
+    assert f"{abi.SHOWN_SYMBOLS} missing symbols named per package" in row
+    assert f"up to {demangle.MAX_INPUT:,} characters, its readable form up to {demangle.MAX_OUTPUT:,}" in row

@@ -295,6 +295,9 @@ FACEFUSION_9 = (
     "cannot open shared object file: No such file or directory"
 )
 
+# https://github.com/mav-rik/facerestore_cf/issues/27
+FACERESTORE_27 = "CropFace\ncuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"
+
 # https://github.com/2noise/ChatTTS/issues/341
 CHATTTS_341 = (
     "[2024-06-18 19:45:55,713] torch._dynamo.convert_frame: [WARNING] RuntimeError: Found NVIDIA GeForce GTX 1080 "
@@ -310,22 +313,43 @@ POSTED = [
     ("driver-insufficient", FOOOCUS_1313, {"found_version": "11040"}),
     ("driver-insufficient", YOLOV3_12, {}),
     ("driver-insufficient", BLADEBIT_431, {}),
-    ("abi-mismatch", FBGEMM_2715, {"library": "fbgemm_gpu", "symbol": "_ZNK5torch8autograd4Node4nameEv"}),
+    (
+        "abi-mismatch",
+        FBGEMM_2715,
+        {
+            "library": "fbgemm_gpu",
+            "symbol": "_ZNK5torch8autograd4Node4nameEv",
+            "path": "/usr/local/lib/python3.10/dist-packages/fbgemm_gpu/fbgemm_gpu_py.so",
+        },
+    ),
     (
         "abi-mismatch",
         GRID_3,
         {
-            "library": "fbgemm_gpu",
+            "library": "fbgemm_gpu_config",  # no folder in the message: the module's own name
             "symbol": "_ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_"
             "RKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+            "path": "fbgemm_gpu_config.so",
         },
     ),
     (
         "abi-mismatch",
         A1111_3930,
-        {"library": "xformers", "symbol": "_ZNK3c104impl13OperatorEntry20reportSignatureErrorENS0_12CppSignatureE"},
+        {
+            "library": "xformers",
+            "symbol": "_ZNK3c104impl13OperatorEntry20reportSignatureErrorENS0_12CppSignatureE",
+            "path": "/usr/local/lib/python3.9/dist-packages/xformers/_C.so",
+        },
     ),
-    ("abi-mismatch", FLASHINFER_911, {"library": "flashinfer", "symbol": "_ZN5torch3jit17parseSchemaOrNameERKSsb"}),
+    (
+        "abi-mismatch",
+        FLASHINFER_911,
+        {
+            "library": "flashinfer",
+            "symbol": "_ZN5torch3jit17parseSchemaOrNameERKSsb",
+            "path": "/usr/local/lib/python3.10/dist-packages/flashinfer/flashinfer_kernels.abi3.so",
+        },
+    ),
     ("abi-mismatch", INVOKEAI_6590, {"built_for": "2.1.2+cu121", "have": "2.0.1+cu118"}),
     (
         "xformers-built-for-other-sm",
@@ -372,6 +396,7 @@ POSTED = [
     ("no-cuda-device", COMOSVC_6, {}),
     ("missing-cuda-library", AUTOTRAIN_292, {"library": "libcudart.so.12", "major": "12"}),
     ("missing-cuda-library", FACEFUSION_9, {"library": "libnvrtc.so"}),
+    ("cudnn-version-mismatch", FACERESTORE_27, {}),
     ("triton-gpu-too-old", CHATTTS_341, {"gpu": "NVIDIA GeForce GTX 1080 Ti", "required": "7.0", "cc": "6.1"}),
     ("ptx-jit-disabled", H100_RUNTIME_JIT_OFF, {}),
     ("ptx-jit-disabled", H100_CUPY_JIT_OFF, {}),
@@ -677,8 +702,8 @@ def test_abi_mismatch_fbgemm(db: CompatDB) -> None:
     assert _explain(FBGEMM_2715, None, db, "en") == [
         (
             "abi-mismatch",
-            "fbgemm-gpu is a compiled extension built against another torch than the one installed, so its C++ "
-            "symbols do not resolve.",
+            "fbgemm-gpu is a compiled extension built against another torch than the one installed: it needs "
+            "torch::autograd::Node::name() const (_ZNK5torch8autograd4Node4nameEv), which this torch does not export.",
             [
                 "Install the fbgemm-gpu release paired with your torch: fbgemm-gpu 1.X is built for torch 2.(X+5), "
                 "e.g. 1.2 for 2.7 and 1.3 for 2.8, and torchrec X.Y needs fbgemm-gpu X.Y.",
@@ -691,7 +716,8 @@ def test_abi_mismatch_fbgemm(db: CompatDB) -> None:
     assert _explain(FBGEMM_2715, None, db, "zh") == [
         (
             "abi-mismatch",
-            "fbgemm-gpu 是针对另一个 torch 版本编译的扩展，与当前安装的 torch 不匹配，因此它的 C++ 符号无法解析。",
+            "fbgemm-gpu 是针对另一个 torch 版本编译的扩展，与当前安装的 torch 不匹配：它需要 "
+            "torch::autograd::Node::name() const（_ZNK5torch8autograd4Node4nameEv），而这个 torch 没有导出该符号。",
             [
                 "安装与当前 torch 配套的 fbgemm-gpu：fbgemm-gpu 1.X 是针对 torch 2.(X+5) 构建的，"
                 "例如 1.2 对应 2.7、1.3 对应 2.8；torchrec X.Y 需要 fbgemm-gpu X.Y。",
@@ -1134,8 +1160,9 @@ def test_abi_mismatch_flashinfer_is_not_sent_to_the_pytorch_index() -> None:
     assert _explain(FLASHINFER_911, None, None, "en") == [
         (
             "abi-mismatch",
-            "flashinfer is a compiled extension built against another torch than the one installed, so its C++ "
-            "symbols do not resolve.",
+            "flashinfer is a compiled extension built against another torch than the one installed: it needs "
+            "torch::jit::parseSchemaOrName(std::string const&, bool) (_ZN5torch3jit17parseSchemaOrNameERKSsb), "
+            "which this torch does not export.",
             [
                 "Install a flashinfer made for your torch: 0.4 and newer do not depend on torch's ABI "
                 "(flashinfer-python with flashinfer-jit-cache for your CUDA version); older AOT wheels from "

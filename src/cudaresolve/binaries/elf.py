@@ -155,6 +155,8 @@ class Section:
     type: int
     offset: int
     size: int  # 0 for a NOBITS section (.bss) or a NULL one: it has no bytes in the file
+    link: int = 0  # sh_link: the string table of .dynsym and .dynamic, the symbol table of .gnu.version
+    info: int = 0  # sh_info: the entry count of .gnu.version_r and .gnu.version_d
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,7 +215,7 @@ def read_sections(
     names = reader.read_at(str_off, str_size)
     sections = []
     longest = reader.limits.max_section_name
-    for sh_name, sh_type, _flags, _addr, sh_offset, sh_size, *_ in raw:
+    for sh_name, sh_type, _flags, _addr, sh_offset, sh_size, sh_link, sh_info, *_ in raw:
         if sh_name >= max(len(names), 1) and sh_name != 0:
             raise invalid_binary("binaries.name-offset", offset=sh_name)
         stop = min(sh_name + longest, len(names))
@@ -225,7 +227,7 @@ def read_sections(
         empty = sh_type in (_SHT_NOBITS, _SHT_NULL)
         if not empty and sh_offset + sh_size > reader.size and (whole or name in checked):
             raise invalid_binary("binaries.section-past-end", name=name)
-        sections.append(Section(name, sh_type, sh_offset, 0 if empty else sh_size))
+        sections.append(Section(name, sh_type, sh_offset, 0 if empty else sh_size, sh_link, sh_info))
     return sections
 
 

@@ -16,7 +16,9 @@ def register(sub: Any) -> None:
         help="list the SASS, PTX and LTO targets inside GPU binaries",
         description="Read CUDA fat binaries from .so/.o/.cubin/.fatbin files, wheels (read in place), "
         "directories, AOTInductor .pt2 packages, or installed distributions given by name; only headers "
-        "are read, nothing is loaded or decompressed.",
+        "are read, nothing is loaded or decompressed. Extension modules in the wheels and .so files named "
+        "are also checked against torch's libraries (a torch wheel named too, else --site-packages' torch): "
+        "torch symbols they need that torch does not export, CUDA libraries nothing provides.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="a file, wheel, .pt2, directory or distribution name")
     parser.add_argument("--site-packages", action="append", metavar="DIR",
@@ -29,14 +31,16 @@ def register(sub: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
     from cudaresolve.binaries.inspect import inspect_paths
+    from cudaresolve.binaries.linkage import check_paths
     from cudaresolve.cli._common import language
 
     lang = language(args)
     reports = inspect_paths(args.paths, site_packages=args.site_packages, include_empty=args.all)
+    abi = check_paths(args.paths, site_packages=args.site_packages)
     if args.json:
-        render.emit_json({"files": [report.to_dict() for report in reports]}, lang=lang)
+        render.emit_json({"files": [report.to_dict() for report in reports], **abi.to_dict()}, lang=lang)
     else:
         from cudaresolve.render.inspect import render_inspect
 
-        render_inspect(reports, render.make_console(stderr=False), lang=lang)
-    return 1 if any(report.error for report in reports) else 0
+        render_inspect(reports, render.make_console(stderr=False), lang=lang, abi=abi)
+    return 1 if any(report.error for report in reports) or abi.findings else 0

@@ -32,11 +32,12 @@ from packaging.version import InvalidVersion, Version
 
 from cudaresolve.binaries.aoti import package_report
 from cudaresolve.binaries.inspect import inspect_distribution
+from cudaresolve.binaries.linkage import check_environment as check_extensions
 from cudaresolve.core.decode import loads_json
 from cudaresolve.core.variants import variant_of_local
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.doctor.check import diagnose
-from cudaresolve.doctor.report import Environment, InstalledPackage, RuntimePackage
+from cudaresolve.doctor.report import Environment, InstalledPackage, Problem, RuntimePackage
 from cudaresolve.doctor.smoke import run_smoke
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
@@ -44,6 +45,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from cudaresolve.binaries.linkage import AbiCheck
     from cudaresolve.binaries.report import BinaryReport
     from cudaresolve.db.database import CompatDB
     from cudaresolve.doctor.child import ChildLimits
@@ -59,6 +61,7 @@ __all__ = [
     "parse_torch_version_py",
     "read_environment",
     "read_pt2",
+    "with_abi",
 ]
 
 # The user site only counts where the interpreter itself uses it (never inside a venv).
@@ -235,7 +238,8 @@ def check_environment(
         paths, version = find_site_packages(python)
     env = read_environment(paths, db.package_kinds, python=version)
     reports = [read_pt2(p) for p in pt2]
-    report = diagnose(env, target, db, environ=os.environ if environ is None else environ, pt2=reports)
+    environ = os.environ if environ is None else environ
+    report = with_abi(diagnose(env, target, db, environ=environ, pt2=reports), check_extensions(paths, environ=environ))
     if run is None:
         return report
     if detect is None:
@@ -246,6 +250,23 @@ def check_environment(
     smoke = run_smoke(python or sys.executable, [p.name for p in env.packages], detect=detect, db=db,
                       target=target, limits=run, environ=environ, pt2=packages)
     return replace(report, run=smoke)
+
+
+def with_abi(report: DoctorReport, abi: AbiCheck) -> DoctorReport:
+    """``report`` with the ABI check's findings: each under its package's check when doctor lists the
+    package, else among the environment's problems."""
+    by_package: dict[str, list[Problem]] = {}
+    for finding in abi.findings:
+        problem = Problem(
+            code=finding.code, text=finding.text, fixes=finding.fixes, package=finding.package,
+            required=f"torch {finding.built_for}" if finding.built_for else None,
+            found=f"torch {finding.torch}" if finding.torch else None, libraries=(*finding.files, *finding.libraries),
+            symbols=tuple((s.mangled, s.demangled) for s in finding.symbols),
+        )
+        by_package.setdefault(finding.package, []).append(problem)
+    packages = tuple(replace(p, problems=(*p.problems, *by_package.pop(p.name, ()))) for p in report.packages)
+    rest = tuple(p for problems in by_package.values() for p in problems)
+    return replace(report, packages=packages, problems=(*rest, *report.problems))
 
 
 def _pt2_device(report: BinaryReport) -> str:

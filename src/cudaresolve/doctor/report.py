@@ -83,6 +83,7 @@ class Problem:
     required: str | None = None
     found: str | None = None
     libraries: tuple[str, ...] = ()
+    symbols: tuple[tuple[str, str | None], ...] = ()  # abi-mismatch: (mangled, demangled) of the first missing
 
     @property
     def is_error(self) -> bool:
@@ -96,6 +97,8 @@ class Problem:
                 data[key] = getattr(self, key)
         if self.libraries:
             data["libraries"] = list(self.libraries)
+        if self.symbols:
+            data["symbols"] = [{"mangled": m, "demangled": d} for m, d in self.symbols]
         data["fixes"] = list(self.fixes)
         return data
 

@@ -12,8 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from packaging.utils import canonicalize_name
+
 from cudaresolve.advice.releases import release_fixes
 from cudaresolve.advice.variants import driver_cuda_max, newest_variant, variant_fixes
+from cudaresolve.binaries.demangle import demangle
 from cudaresolve.core.archs import ComputeCapability, format_arch_list, parse_arch_list, parse_cc
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.db.database import DriverSupport
@@ -125,16 +128,29 @@ def _driver_insufficient(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     return [Text.of(key, found=cuda_max)], [*fixes, Text.of("fix.upgrade-driver"), Text.of("fix.lock")]
 
 
+def _abi_package(ctx: _Ctx, library: str) -> str:
+    """The distribution a module belongs to: the database's package whose import name starts the module
+    name (``flash_attn_2_cuda`` -> ``flash-attn``, ``fbgemm_gpu_config`` -> ``fbgemm-gpu``), else the module's."""
+    module, db = library.lower(), ctx.db
+    names = [n for n in db.package_kinds if n != db.anchor] if db is not None else []
+    fits = [n for n in names if module == n.replace("-", "_") or module.startswith(n.replace("-", "_") + "_")]
+    return max(fits, key=len) if fits else canonicalize_name(module)
+
+
 def _abi_mismatch(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     if "built_for" in f:
         package = "xformers"
         cause = Text.of("sig.abi-mismatch.cause-built-for", required=f["built_for"], found=f.get("have", "?"))
     else:
-        library = f.get("library", "?").lower()
-        package = {"fbgemm_gpu": "fbgemm-gpu", "torchrec": "fbgemm-gpu"}.get(library, library)
-        cause = Text.of("sig.abi-mismatch.cause", package=package)
+        package = _abi_package(ctx, f.get("library", "?"))
+        symbol = f.get("symbol", "?")
+        readable = demangle(symbol)
+        cause = (Text.of("sig.abi-mismatch.cause-symbol", package=package, symbol=readable, mangled=symbol)
+                 if readable else Text.of("sig.abi-mismatch.cause", package=package))
     if package == "flashinfer":  # not on the PyTorch index: no same-index advice
         return [cause], [Text.of("fix.pair-flashinfer"), Text.of("fix.doctor")]
+    if package not in ("fbgemm-gpu", "xformers"):  # the general rule: the build made for this torch
+        return [cause], [Text.of("fix.abi-lock", package=package), Text.of("fix.doctor-abi")]
     pairing = Text.of("fix.pair-fbgemm") if package == "fbgemm-gpu" else Text.of("fix.pair-xformers")
     same_index = Text.of("fix.same-index", package=package, index_root=ctx.index_root)
     return [cause], [pairing, same_index, Text.of("fix.doctor")]
@@ -232,6 +248,12 @@ def _missing_library(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     if major is None:
         cause = Text.of("sig.missing-cuda-library.cause-unversioned", library=library)
         return [cause], [Text.of("fix.match-torch-cuda"), Text.of("fix.doctor")]
+    if library.startswith("libcudnn"):  # cuDNN's own major version, not CUDA's
+        cause = Text.of("sig.missing-cuda-library.cause-cudnn", library=library, major=major)
+        return [cause], [Text.of("fix.match-torch-cudnn"), Text.of("fix.doctor")]
+    if not library.startswith("libcudart"):  # cuFFT, cuRAND ... number their sonames apart from CUDA
+        cause = Text.of("sig.missing-cuda-library.cause-library", library=library)
+        return [cause], [Text.of("fix.match-torch-cuda"), Text.of("fix.doctor")]
     fixes = [Text.of("fix.match-torch-cuda")]
     target, db = ctx.target, ctx.db
     if db is not None and target is not None and target.driver is not None:
@@ -284,6 +306,7 @@ _EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
         "sig.no-cuda-device.cause", "fix.visible-devices", "fix.nvidia-smi-list", "fix.docker-gpus"
     ),
     "missing-cuda-library": _missing_library,
+    "cudnn-version-mismatch": _fixed("sig.cudnn-version-mismatch.cause", "fix.one-cudnn", "fix.doctor"),
     "triton-gpu-too-old": _triton_old,
 }
 

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-__all__ = ["MAX_PATTERN_WIDTH", "MAX_TEXT_CHARS", "SIGNATURES", "Signature", "SignatureMatch", "match_errors"]
+__all__ = [
+    "MAX_PATTERN_WIDTH", "MAX_TEXT_CHARS", "SIGNATURES", "Signature", "SignatureMatch", "match_errors", "module_of",
+]
 
 #: The most of a text (a whole log) that is scanned; the rest is ignored and the CLI says so.
 MAX_TEXT_CHARS: Final = 1024 * 1024
@@ -89,9 +91,12 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         source="https://github.com/lllyasviel/Fooocus/issues/1313",
     ),
     _sig(
+        # Any extension module: the path before ".so" is read back from the text (``_ABI_PATH``), and the
+        # symbol must lie in a namespace of torch's C++ API (c10::, at::, torch::, caffe2::; a vtable or
+        # typeinfo of one too): the class of "built against another torch", whatever the package.
         "abi-mismatch",
-        r"(?P<library>fbgemm_gpu|xformers|flashinfer|torchrec)[^\s:]{0,200}\.so[^\s:]{0,40}:\s{0,8}"
-        r"undefined symbol:\s{0,8}(?P<symbol>\S{1,400})",
+        r"\.so[.\d]{0,30}:\s{0,8}undefined symbol:\s{0,8}"
+        r"(?P<symbol>_Z(?:T[VIS])?N[rVKRO]{0,4}(?:3c10|2at|5torch|6caffe2)\d[^\s'\",]{0,400})",
         r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for:\s{0,40}"
         r"PyTorch (?P<built_for>[^\s()]{1,40}) with CUDA \d{1,4} \(you have (?P<have>[^\s()]{1,40})\)",
         source="https://github.com/pytorch/FBGEMM/issues/2715",
@@ -178,9 +183,18 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
     ),
     _sig(
         "missing-cuda-library",
-        r"(?P<library>lib(?:cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cufft|curand|cusparse|cusolver|nvJitLink)"
+        r"(?P<library>lib(?:cudart|nvrtc|nvrtc-builtins|cublas|cublasLt|cufft|curand|cusparse|cusparseLt|cusolver"
+        r"|nvJitLink|cudnn(?:_\w{1,40})?|cupti|cufile|nccl|nvToolsExt)"
         r"\.so(?:\.(?P<major>\d{1,4})(?:\.\d{1,6}){0,4})?): cannot open shared object file",
+        # CTranslate2 and onnxruntime list the names they tried: "Unable to load any of {libcudnn_ops.so.9.1.0, ..."
+        r"Unable to load any of \{(?P<library>libcudnn\w{0,40}\.so\.(?P<major>\d{1,4})[.\d]{0,30})",
         source="https://github.com/huggingface/autotrain-advanced/issues/292",
+    ),
+    _sig(
+        "cudnn-version-mismatch",
+        r"CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
+        r"CUDNN_STATUS_VERSION_MISMATCH",
+        source="https://github.com/mav-rik/facerestore_cf/issues/27",
     ),
     _sig(
         "triton-gpu-too-old",
@@ -200,6 +214,29 @@ _TORCHREC: Final = re.compile(r"torchrec", _I)
 _XFORMERS: Final = re.compile(r"xformers", _I)
 
 
+# The path of the library an "undefined symbol" names: the run of path characters ending in ".so".
+_PATH_WINDOW: Final = 300
+_PATH_STOP: Final = frozenset(" \t\r\n:'\"()[]`")
+_OWN_LIBRARY: Final = re.compile(r"lib(?:torch|c10|cu|nv)", _I)
+_INSTALL_DIRS: Final = ("site-packages", "dist-packages")
+
+
+def module_of(path: str) -> str:
+    """The top-level module an extension library belongs to: the folder under site-packages
+    (``torch_scatter/_scatter_cuda.so`` -> ``torch_scatter``), else the file's own module name
+    (``flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so`` -> ``flash_attn_2_cuda``), else its folder
+    when the file is a private module (``mmcv/_ext.so`` -> ``mmcv``)."""
+    parts = [p for p in path.split("/") if p]
+    marks = [i for i, p in enumerate(parts) if p in _INSTALL_DIRS]
+    rest = parts[marks[-1] + 1 :] if marks else parts
+    stem = rest[-1].split(".", 1)[0] if rest else path
+    if marks and len(rest) > 1:
+        return rest[0]
+    if stem.startswith("_") and len(parts) > 1:
+        return parts[-2]
+    return stem
+
+
 def _line_at(text: str, start: int) -> str:
     begin = text.rfind("\n", 0, start) + 1
     end = text.find("\n", start)
@@ -217,6 +254,16 @@ def _match_one(sig: Signature, text: str) -> SignatureMatch | None:
             if value is not None:
                 fields.setdefault(name, value.strip())
     start = hits[0].start()
+    if sig.code == "abi-mismatch" and "symbol" in fields:
+        end = next(m for m in hits if m.groupdict().get("symbol")).start() + 3  # just after ".so"
+        begin = end
+        while begin > max(0, end - _PATH_WINDOW) and text[begin - 1] not in _PATH_STOP:
+            begin -= 1
+        path = text[begin:end]
+        if path == ".so" or _OWN_LIBRARY.match(path.rsplit("/", 1)[-1]):
+            return None  # torch's or CUDA's own library: torch's parts come from two releases, not an extension
+        fields["path"] = path
+        fields["library"] = module_of(path)
     if sig.code == "no-kernel-image":
         window = text[max(0, hits[0].end() - _LIBRARY_WINDOW) : hits[0].end()]
         if _FBGEMM.search(window):

@@ -13,9 +13,10 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+    from cudaresolve.binaries.linkage import AbiCheck
     from cudaresolve.binaries.report import BinaryReport
 
-__all__ = ["format_details", "render_inspect"]
+__all__ = ["format_details", "render_abi", "render_inspect"]
 
 _DETAILS: Final = 20  # the narrowest the details column gets
 _MIN_PATH: Final = 20
@@ -50,17 +51,46 @@ def format_details(report: BinaryReport, lang: str = "en") -> str:
     return join_items(parts, lang)
 
 
-def render_inspect(reports: Sequence[BinaryReport], console: Console, *, lang: str = "en") -> None:
-    """A table of files, then one line per AOTInductor model and any notes."""
+def render_abi(abi: AbiCheck, console: Console, *, lang: str = "en") -> None:
+    """The ABI check: each extension module whose import would fail, with its fixes, then what was checked."""
     from rich.markup import escape
-    from rich.table import Table
 
     from cudaresolve.text.catalogue import format_text, message
 
-    if not reports:
+    fix_word = message("render.fix", lang)
+    for finding in abi.findings:
+        console.print(f"[red]✗ {escape(finding.code)}[/]: {escape(format_text(finding.text, lang))}")
+        for fix in finding.fixes:
+            console.print(f"    [cyan]{fix_word}[/]: {escape(format_text(fix, lang))}")
+    if abi.extensions and abi.torch_found:
+        line = message("render.inspect.abi-checked", lang, count=abi.extensions, torch=abi.torch or "?",
+                       findings=len(abi.findings))
+        console.print(escape(line))
+    elif abi.extensions:
+        note = message("render.inspect.abi-no-torch", lang, count=abi.extensions)
+        console.print(f"[yellow]{message('word.note', lang)}[/]: {escape(note)}")
+
+
+def render_inspect(
+    reports: Sequence[BinaryReport], console: Console, *, lang: str = "en", abi: AbiCheck | None = None,
+) -> None:
+    """A table of files, then one line per AOTInductor model and any notes, then the ABI check."""
+    if reports:
+        _render_reports(reports, console, lang)
+    else:
+        from cudaresolve.text.catalogue import message
+
         console.print(message("render.inspect.nothing", lang))
-        return
+    if abi is not None:
+        render_abi(abi, console, lang=lang)
+
+
+def _render_reports(reports: Sequence[BinaryReport], console: Console, lang: str) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     from cudaresolve.render.fit import fold_path, print_fitted
+    from cudaresolve.text.catalogue import format_text, message
 
     table = Table(box=None, pad_edge=False, header_style="bold")
     columns = (message("render.inspect.file", lang), "SASS", "PTX", "LTO", message("render.inspect.details", lang))
