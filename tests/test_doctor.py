@@ -188,7 +188,8 @@ def test_library_without_code_for_a_gpu_and_fbgemm_built_for_another_torch(tmp_p
         "Install fbgemm-gpu==1.2.0, the fbgemm-gpu release paired with torch 2.7.1+cu118.",
         "Alternatively install torch 2.6.*, the version that fbgemm-gpu 1.1.0+cu118 is paired with.",
         "Install torch and fbgemm-gpu together: cudaresolve install torch fbgemm-gpu (with the other GPU packages "
-        "you use) takes a matching set from one index, PyPI or https://download.pytorch.org/whl/<variant>, whichever serves "
+        "you use) takes a matching set from one index, PyPI or "
+        "https://download.pytorch.org/whl/<variant>, whichever serves "
         "it and answers.",
     ]
     assert [(r.name, r.cuda, r.support) for r in report.runtimes] == [

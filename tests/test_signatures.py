@@ -593,7 +593,8 @@ def test_driver_too_old_with_the_target_driver(db: CompatDB) -> None:
                 "Install builds for cu118 (CUDA 11.8); this driver runs them only through minor-version "
                 "compatibility, so code JIT-compiled from PTX may fail: "
                 "cudaresolve install torch (with the GPU packages you use) takes them from PyPI or "
-                "https://download.pytorch.org/whl/cu118, whichever serves them and answers, and keeps each paired with torch",
+                "https://download.pytorch.org/whl/cu118, whichever serves "
+                "them and answers, and keeps each paired with torch",
                 UPGRADE_EN,
                 LOCK_EN,
             ],
@@ -629,7 +630,8 @@ def test_driver_new_enough_for_a_full_variant(db: CompatDB) -> None:
             [
                 "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
                 "cudaresolve install torch (with the GPU packages you use) takes them from PyPI or "
-                "https://download.pytorch.org/whl/cu118, whichever serves them and answers, and keeps each paired with torch",
+                "https://download.pytorch.org/whl/cu118, whichever serves "
+                "them and answers, and keeps each paired with torch",
                 UPGRADE_EN,
                 LOCK_EN,
             ],
@@ -668,8 +670,10 @@ def test_abi_mismatch_fbgemm(db: CompatDB) -> None:
             [
                 "Install the fbgemm-gpu release paired with your torch: fbgemm-gpu 1.X is built for torch 2.(X+5), "
                 "e.g. 1.2 for 2.7 and 1.3 for 2.8, and torchrec X.Y needs fbgemm-gpu X.Y.",
-                "Install torch and fbgemm-gpu together: cudaresolve install torch fbgemm-gpu (with the other GPU packages "
-                "you use) takes a matching set from one index, PyPI or https://download.pytorch.org/whl/<variant>, whichever serves "
+                "Install torch and fbgemm-gpu together: cudaresolve "
+                "install torch fbgemm-gpu (with the other GPU packages "
+                "you use) takes a matching set from one index, PyPI or "
+                "https://download.pytorch.org/whl/<variant>, whichever serves "
         "it and answers.",
                 DOCTOR_EN,
             ],
@@ -682,7 +686,8 @@ def test_abi_mismatch_fbgemm(db: CompatDB) -> None:
             [
                 "安装与当前 torch 配套的 fbgemm-gpu：fbgemm-gpu 1.X 是针对 torch 2.(X+5) 构建的，"
                 "例如 1.2 对应 2.7、1.3 对应 2.8；torchrec X.Y 需要 fbgemm-gpu X.Y。",
-                "一起安装 torch 和 fbgemm-gpu：cudaresolve install torch fbgemm-gpu（连同所用的其他 GPU 包）会从同一个索引"
+                "一起安装 torch 和 fbgemm-gpu：cudaresolve install torch fbgemm-gpu"
+                "（连同所用的其他 GPU 包）会从同一个索引"
                 "（PyPI 或 https://download.pytorch.org/whl/<variant> 中提供它们且能访问的那个）取得相互匹配的一组。",
                 DOCTOR_ZH,
             ],
@@ -859,7 +864,8 @@ def test_cuda_not_available(db: CompatDB) -> None:
                 check_en,
                 "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
                 "cudaresolve install torch (with the GPU packages you use) takes them from PyPI or "
-                "https://download.pytorch.org/whl/cu118, whichever serves them and answers, and keeps each paired with torch",
+                "https://download.pytorch.org/whl/cu118, whichever serves "
+                "them and answers, and keeps each paired with torch",
                 "Check that nvidia-smi lists the GPU; if nvidia-smi fails too, the driver is the problem.",
                 DOCTOR_EN,
             ],
@@ -886,8 +892,10 @@ def test_torch_cpu_build(db: CompatDB) -> None:
             "torch-cpu-build",
             "The installed torch is a CPU-only build (a +cpu wheel, or the PyPI wheel on Windows and macOS).",
             [
-                "Reinstall torch as a CUDA build, with the GPU packages beside it: cudaresolve install torch (with them) "
-                "picks the variant for this machine and takes it from PyPI or https://download.pytorch.org/whl/<variant>, "
+                "Reinstall torch as a CUDA build, with the GPU packages "
+                "beside it: cudaresolve install torch (with them) "
+                "picks the variant for this machine and takes it from "
+                "PyPI or https://download.pytorch.org/whl/<variant>, "
                 "whichever serves it and answers, keeping each paired with torch.",
                 cpu_device_en,
             ],
@@ -912,7 +920,8 @@ def test_ptx_from_a_newer_toolchain(db: CompatDB) -> None:
             [
                 "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
                 "cudaresolve install torch (with the GPU packages you use) takes them from PyPI or "
-                "https://download.pytorch.org/whl/cu118, whichever serves them and answers, and keeps each paired with torch",
+                "https://download.pytorch.org/whl/cu118, whichever serves "
+                "them and answers, and keeps each paired with torch",
                 UPGRADE_EN,
                 "A build with native code for sm_61 needs no JIT compilation and avoids this error.",
             ],
@@ -1155,7 +1164,8 @@ def test_remaining_chinese_texts(db: CompatDB) -> None:
     )
     assert _explain(DETECTRON2_460, None, db, "zh")[0][2][0] == (
         "把 torch 连同旁边的 GPU 包重新安装为 CUDA 构建：cudaresolve install torch（连同这些包）会为本机选出变体，"
-        "并从 PyPI 或 https://download.pytorch.org/whl/<variant> 中提供它且能访问的那个安装，让每个包与 torch 保持配对。"
+        "并从 PyPI 或 https://download.pytorch.org/whl/<variant> 中提供它且能访问的那个安装，"
+        "让每个包与 torch 保持配对。"
     )
     assert (
         _explain(LIDAR_289, MIXED, None, "zh")[0][2][-1]
