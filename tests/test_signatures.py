@@ -977,14 +977,15 @@ FIXED = [
         [
             "Check that nvidia-smi lists the GPU; if nvidia-smi fails too, the driver is the problem.",
             "In Docker, start the container with --gpus all (NVIDIA Container Toolkit).",
-            "Without an NVIDIA GPU, install the cpu variant: pip install torch --index-url "
-            "https://download.pytorch.org/whl/cpu",
+            "Without an NVIDIA GPU, install the cpu variant: cudaresolve install torch --cpu (with the packages you "
+            "use) takes it from https://download.pytorch.org/whl/cpu or PyPI, whichever answers",
         ],
         "torch 没有找到 NVIDIA 驱动：可能没有安装驱动、内核模块没有加载，或者容器启动时没有开放 GPU 访问。",
         [
             "确认 nvidia-smi 能列出这块 GPU；如果 nvidia-smi 也失败，问题出在驱动。",
             "在 Docker 中，用 --gpus all 启动容器（需要 NVIDIA Container Toolkit）。",
-            "没有 NVIDIA GPU 时，请安装 cpu 变体：pip install torch --index-url https://download.pytorch.org/whl/cpu",
+            "没有 NVIDIA GPU 时，请安装 cpu 变体：cudaresolve install torch --cpu（连同所用的包）会从 "
+            "https://download.pytorch.org/whl/cpu 或 PyPI 中能访问的那个安装它",
         ],
     ),
     (
@@ -1064,8 +1065,9 @@ def test_missing_cuda_runtime(db: CompatDB) -> None:
             "CUDA 12 runtime (its torch comes from another CUDA major version, or is a CPU build).",
             [
                 match_en,
-                "Or install torch for cu128 (CUDA 12.8), a CUDA 12 build this driver runs: "
-                "pip install torch --index-url https://download.pytorch.org/whl/cu128",
+                "Or install torch for cu128 (CUDA 12.8), a CUDA 12 build this driver runs: cudaresolve install torch "
+                "(with the GPU packages you use) takes it from PyPI or https://download.pytorch.org/whl/cu128, "
+                "whichever serves it and answers, and keeps each paired with torch",
                 DOCTOR_EN,
             ],
         )
@@ -1079,7 +1081,8 @@ def test_missing_cuda_runtime(db: CompatDB) -> None:
                 "为出错的软件包安装与当前 torch 的 CUDA 版本相符的构建"
                 '（python -c "import torch; print(torch.version.cuda)"）。',
                 "或者安装 cu128（CUDA 12.8）的 torch，这是该驱动能运行的 CUDA 12 构建："
-                "pip install torch --index-url https://download.pytorch.org/whl/cu128",
+                "cudaresolve install torch（连同所用的其他 GPU 包）会从 PyPI 或 https://download.pytorch.org/whl/cu128 "
+                "中提供它且能访问的那个安装，并让每个包与 torch 保持配对",
                 DOCTOR_ZH,
             ],
         )
