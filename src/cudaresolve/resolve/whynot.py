@@ -12,7 +12,7 @@ exact ``TORCH_CUDA_ARCH_LIST``.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from cudaresolve.text.findings import Finding
 
 __all__ = ["Alternative", "WhyNot", "why_not"]
+
+#: Reasons that a package's CPU-only build (fbgemm-gpu-cpu) gets round: no code for the GPU, or no GPU.
+_CPU_WAY_CODES: Final = ("sm-not-covered", "gpu-too-old", "sm-below-minimum", "variant-not-published", "no-gpu")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,10 +222,20 @@ def _alternatives(
         url = db.jetson_wheels or "JetPack"
         out = [Alternative.make("jetson-wheels", "resolve.jetson-not-served.hint", code="jetson-not-served", url=url)]
     out.extend(_driver_alternatives(needs, variant, codes, db, catalog, limits))
+    out.extend(_cpu_packages(reasons, db))
     if codes & {"sm-not-covered", "gpu-too-old"} and target.gpus:
         arch_list = format_arch_list(target.ccs)
         out.append(Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list))
     return out
+
+
+def _cpu_packages(reasons: Sequence[Finding], db: CompatDB) -> list[Alternative]:
+    """A package's CPU-only build (``[packages.cpu-package]``: fbgemm-gpu-cpu) where no build of the package
+    has code for the GPU here, or the target has none: its operators then run on the CPU."""
+    found = {r.package: project for r in reasons
+             if r.package and r.code in _CPU_WAY_CODES and (project := db.cpu_package(r.package))}
+    return [Alternative.make(project, "alt.cpu-package", code="cpu-package", project=project, package=name)
+            for name, project in found.items()]
 
 
 def _driver_alternatives(
