@@ -113,9 +113,9 @@ def test_human_report_ends_with_the_problems(
         "  ✗ abi-mismatch: fbgemm-gpu 1.1.0+cu118 was built for torch 2.6.*, but torch 2.7.1+cu118 is installed",
         "      fix: Install fbgemm-gpu==1.2.0, the fbgemm-gpu release paired with torch 2.7.1+cu118.",
         "      fix: Alternatively install torch 2.6.*, the version that fbgemm-gpu 1.1.0+cu118 is paired with.",
-        "      fix: Install torch and fbgemm-gpu together: cudaresolve install torch fbgemm-gpu (with the other GPU packages "
-        "you use) takes a matching set from one index, PyPI or https://download.pytorch.org/whl/<variant>, whichever serves "
-        "it and answers.",
+        "      fix: Install torch and fbgemm-gpu together: cudaresolve install torch fbgemm-gpu "
+        "(with the other GPU packages you use) takes a matching set from one index, PyPI or "
+        "https://download.pytorch.org/whl/<variant>, whichever serves it and answers.",
         "CUDA runtime nvidia-cuda-runtime-cu11 11.8.89 (CUDA 11.8); driver support: full",
         "environment",
         '  ✗ arch-list-excludes-gpu: FLASHINFER_CUDA_ARCH_LIST="9.0a" leaves out NVIDIA A100 (compute capability '
