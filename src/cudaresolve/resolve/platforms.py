@@ -94,19 +94,24 @@ def _kind(build: Build, cpu: bool) -> bool:
 
 
 def on_source(db: CompatDB, target: Target, release: PackageRelease, finding: Finding, gpu_source: str) -> Finding:
-    """``finding`` (``no-wheel-for-platform``) said of the index ``gpu_source`` keeps, when a build of the
-    kind the target takes (CUDA, or CPU for a CPU target) that the source rule set aside serves the target's
-    platform: the statement is then true of that index only. ``finding`` unchanged otherwise."""
-    if finding.code != "no-wheel-for-platform" or gpu_source not in ("pytorch", "pypi"):
+    """``finding`` (``no-wheel-for-platform``) said of the whole release: the platforms it lists are every one
+    the builds of the target's kind (CUDA, or CPU for a CPU target) serve on the sources ``gpu_source`` keeps,
+    not one build's. When a build of that kind that the source rule set aside serves the target's platform,
+    the statement is said of the index kept (``--gpu-source pytorch`` or ``pypi``): it is true of that index
+    only. Any other finding is returned unchanged."""
+    if finding.code != "no-wheel-for-platform" or not release.builds:
         return finding
     cpu, pytorch = target.is_cpu, gpu_source == "pytorch"
-    elsewhere = [b for b in release.builds
-                 if _serves(b, target.platform) and _kind(b, cpu) and _on_pytorch(db, b) != pytorch]
-    if not elsewhere:
-        return finding
     every = dict.fromkeys([*release.platforms, *(p for b in release.builds for p in b.platforms)])
     kept = [p for p in every if p != "any" and any(_serves(b, p) and _kind(b, cpu)
                                                   for b in sourced_builds(db, release, gpu_source, p))]
+    elsewhere = gpu_source in ("pytorch", "pypi") and any(
+        _serves(b, target.platform) and _kind(b, cpu) and _on_pytorch(db, b) != pytorch for b in release.builds)
+    if not elsewhere:
+        if not kept:
+            return finding
+        return reason("no-wheel-for-platform", package=release.name, version=str(release.version),
+                      required=", ".join(kept), found=target.platform)
     here, there = (db.pytorch_index_root, db.default_index) if pytorch else (db.default_index, db.pytorch_index_root)
     key = "resolve.no-cpu-wheel-on-index" if cpu else "resolve.no-wheel-on-index"
     text = Text.of(key, package=release.name, version=str(release.version), found=target.platform,
