@@ -3,10 +3,10 @@
 A SPEC is a variant (``cu121``), a pinned build (``torch==2.5.1+cu121``) or a requirement
 (``xformers``, ``fbgemm-gpu==1.0.0``).  The answer lists all reasons (driver, each GPU's SM,
 Python, platform, pairings), each with the number required and the number found, and the ways
-out: another variant or version that resolves, a driver upgrade to a named minimum (for the
-CUDA version, or for a GPU the driver does not know), the
-``cuda-compat`` forward-compatibility package on data-center GPUs, a source build with the
-exact ``TORCH_CUDA_ARCH_LIST``.
+out: another variant or version that resolves, a driver upgrade to the lowest driver that makes
+the request resolve (a CUDA's minor-version floor or full minimum, or the lowest driver that knows
+every GPU), the ``cuda-compat`` forward-compatibility package on data-center GPUs, a package's
+CPU-only build (``[packages.cpu-package]``), a source build with the exact ``TORCH_CUDA_ARCH_LIST``.
 """
 
 from __future__ import annotations
