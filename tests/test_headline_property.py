@@ -196,6 +196,11 @@ def test_a_driver_that_runs_no_variant_leads_for_a_pure_request() -> None:
     for gpu in ("TITAN RTX", "T4"):
         findings = _findings(["torchrec"], gpu, "418.40.04")
         assert {f.code for f in findings} == {"driver-too-old"}, [f.message for f in findings]
+    # a GPU no fbgemm-gpu build has code for: after the driver, the missing SM says no upgrade alone will do
+    for gpu in ("GTX 1080 Ti", "Tesla P100"):
+        findings = _findings(["torchrec"], gpu, "418.40.04")
+        assert findings[0].code == "driver-too-old", [f.message for f in findings]
+        assert [f.code for f in findings if f.code != "driver-too-old"] == ["sm-not-covered"], findings
 
 
 def test_a_python_finding_no_build_could_use_is_left_out() -> None:
