@@ -61,13 +61,13 @@ def test_variant_fix_in_both_languages(db: CompatDB) -> None:
     assert full is not None and minor is not None
     assert format_text(variant_fix(full)) == (
         "Install builds for cu121 (CUDA 12.1), the newest variant this driver fully supports:"
-        " cudaresolve install torch (with the GPU packages you use) takes them from"
-        " https://download.pytorch.org/whl/cu121 and keeps each paired with torch"
+        " cudaresolve install torch (with the GPU packages you use) takes them from PyPI or"
+        " https://download.pytorch.org/whl/cu121, whichever serves them and answers, and keeps each paired with torch"
     )
     assert format_text(variant_fix(minor), "zh") == (
         "安装 cu118（CUDA 11.8）构建；该驱动只能借助小版本兼容性运行它们，需要从 PTX 即时编译的代码可能失败："
-        "cudaresolve install torch（连同所用的其他 GPU 包）会从 https://download.pytorch.org/whl/cu118 "
-        "安装它们，并让每个包与 torch 保持配对"
+        "cudaresolve install torch（连同所用的其他 GPU 包）会从 PyPI 或 https://download.pytorch.org/whl/cu118 "
+        "中提供这些构建且能访问的那个安装它们，并让每个包与 torch 保持配对"
     )
 
 

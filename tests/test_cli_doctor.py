@@ -116,8 +116,9 @@ def test_human_report_ends_with_the_problems(
         "  ✗ abi-mismatch: fbgemm-gpu 1.1.0+cu118 was built for torch 2.6.*, but torch 2.7.1+cu118 is installed",
         "      fix: Install fbgemm-gpu==1.2.0, the fbgemm-gpu release paired with torch 2.7.1+cu118.",
         "      fix: Alternatively install torch 2.6.*, the version that fbgemm-gpu 1.1.0+cu118 is paired with.",
-        "      fix: Install torch and fbgemm-gpu in one command from the same index "
-        "(https://download.pytorch.org/whl/<variant>), so that pip picks a matching pair.",
+        "      fix: Install torch and fbgemm-gpu together: cudaresolve install torch fbgemm-gpu "
+        "(with the other GPU packages you use) takes a matching set from one index, PyPI or "
+        "https://download.pytorch.org/whl/<variant>, whichever serves it and answers.",
         "  ✗ missing-cuda-library: fbgemm-gpu 1.1.0+cu118: fbgemm_gpu/fbgemm_gpu_py.so needs libcudart.so.13, which "
         "no package in this environment provides (nor its RUNPATH, LD_LIBRARY_PATH or a library torch loads); "
         "importing it fails with 'cannot open shared object file'",

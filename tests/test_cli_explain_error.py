@@ -143,8 +143,8 @@ def test_human_output_in_chinese_by_flag(capsys: pytest.CaptureFixture[str], tar
         "torch-cpu-build\n"
         "  原因：当前安装的 torch 是仅 CPU 的构建（+cpu 的 wheel，或 Windows 和 macOS 上来自 PyPI 的 wheel）。\n"
         "  修复：安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体："
-        "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
-        "https://download.pytorch.org/whl/cu118 安装它们，并让每个包与 torch 保持配对\n"
+        "cudaresolve install torch（连同所用的其他 GPU 包）会从 PyPI 或 "
+        "https://download.pytorch.org/whl/cu118 中提供这些构建且能访问的那个安装它们，并让每个包与 torch 保持配对\n"
         "  修复：如果机器没有 NVIDIA GPU，代码就不应请求 'cuda'：请改在 CPU 设备上运行。\n"
     )
 

@@ -36,7 +36,7 @@ def test_canonical_cu121_on_a800_with_r470(capsys: pytest.CaptureFixture[str]) -
     specs = [a["spec"] for a in answer["alternatives"]]
     assert specs[0] == "cu118"
     assert answer["alternatives"][0]["message"].startswith("cu118 works here: torch 2.7.1+cu118")
-    assert "driver>=530.30.02" in specs
+    assert "driver>=525.60.13" in specs
     forward = next(a for a in answer["alternatives"] if a.get("code") == "forward-compat-available")
     assert forward["spec"] == "cuda-compat-12-1"
     assert forward["message"] == (
@@ -142,11 +142,12 @@ def test_driver_upgrade_names_the_lowest_driver_for_the_build_asked_for(capsys: 
     code, answer = why_not(capsys, "torch==2.9.0", "--gpu", "A100", "--driver", "470.129.06")
     assert code == 1
     upgrade = next(a for a in answer["alternatives"] if a["spec"].startswith("driver>="))
-    # torch 2.9.0's oldest CUDA is 12.6, not the newest CUDA in the database
+    # the least change: 12.x's minor-version floor runs torch 2.9.0's builds (the newest, cu128, is chosen
+    # there), not the full-compatibility driver of its oldest CUDA (560.28.03) nor the newest CUDA's
     assert upgrade == {
-        "spec": "driver>=560.28.03",
-        "message": "upgrade the NVIDIA driver to 560.28.03 or newer for CUDA 12.6"
-        " (525.60.13 is the floor under minor-version compatibility)",
+        "spec": "driver>=525.60.13",
+        "message": "upgrade the NVIDIA driver to 525.60.13 or newer: it runs CUDA 12.8 (cu128) through"
+        " minor-version compatibility (570.26 or newer runs it fully)",
     }
 
 

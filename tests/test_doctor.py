@@ -187,8 +187,10 @@ def test_library_without_code_for_a_gpu_and_fbgemm_built_for_another_torch(tmp_p
     assert [words(f) for f in mismatch.fixes] == [
         "Install fbgemm-gpu==1.2.0, the fbgemm-gpu release paired with torch 2.7.1+cu118.",
         "Alternatively install torch 2.6.*, the version that fbgemm-gpu 1.1.0+cu118 is paired with.",
-        "Install torch and fbgemm-gpu in one command from the same index "
-        "(https://download.pytorch.org/whl/<variant>), so that pip picks a matching pair.",
+        "Install torch and fbgemm-gpu together: cudaresolve install torch fbgemm-gpu (with the other GPU packages "
+        "you use) takes a matching set from one index, PyPI or "
+        "https://download.pytorch.org/whl/<variant>, whichever serves "
+        "it and answers.",
     ]
     assert [(r.name, r.cuda, r.support) for r in report.runtimes] == [
         ("nvidia-cuda-runtime-cu11", CudaVersion(11, 8), DriverSupport.FULL)]
@@ -358,8 +360,8 @@ def test_cuda_13_runtime_with_a_535_driver(tmp_path: Path, db: CompatDB) -> None
                                  "compatibility); this host has 535.104.05")
     assert [words(f) for f in problem.fixes] == [  # cu121 runs too, but this database has no torch build for it
         "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
-        "cudaresolve install torch (with the GPU packages you use) takes them from "
-        "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
+        "cudaresolve install torch (with the GPU packages you use) takes them from PyPI or "
+        "https://download.pytorch.org/whl/cu118, whichever serves them and answers, and keeps each paired with torch",
         "Or upgrade the NVIDIA driver; nvidia-smi shows the newest CUDA version a driver supports.",
     ]
     assert report.ok is False
@@ -557,3 +559,26 @@ def test_cuda_torch_with_no_cuda_libraries_says_so(db: CompatDB) -> None:
     assert "cuda-runtime-missing" not in [p.code for p in report.problems]
     cpu = InstalledPackage(name="torch", version="2.7.1+cpu", variant="cpu")
     assert diagnose(Environment(paths=(), packages=(cpu,)), make_target(), db).problems == ()
+
+
+@pytest.mark.parametrize(
+    ("installed", "driver", "code"),
+    [
+        # the example: a cu121 torch with its fbgemm-gpu/torchrec pair, run through minor-version compatibility
+        ((("torch", "2.5.1+cu121", "cu121"), ("fbgemm-gpu", "1.0.0+cu121", "cu121"), ("torchrec", "1.0.0", None)),
+         "525.60.13", "minor-version-compat"),
+        # another of its class: a driver too old for the installed torch/xformers pair
+        ((("torch", "2.7.1+cu126", "cu126"), ("xformers", "0.0.31", "cu126")), "470.82.01", "driver-too-old"),
+    ],
+)
+def test_the_driver_fix_reinstalls_the_whole_set_through_cudaresolve(
+    db: CompatDB, installed: tuple[tuple[str, str, str | None], ...], driver: str, code: str
+) -> None:
+    packages = tuple(InstalledPackage(name=n, version=v, variant=var) for n, v, var in installed)
+    report = diagnose(Environment(paths=(), packages=packages), make_target(A100, driver=driver), db)
+    (problem,) = [p for p in report.problems if p.code == code]
+    fix = words(problem.fixes[0])
+    names = " ".join(sorted((n for n, _, _ in installed if n in db.package_names), key=lambda n: (n != "torch", n)))
+    assert f"cudaresolve install {names} takes them from PyPI or https://" in fix, fix
+    assert "--index-url" not in fix and "pip install" not in fix  # no torch-only command that breaks a pairing
+    assert names.count(" ") == len(installed) - 1, names  # every installed GPU package is named

@@ -22,6 +22,7 @@ from cudaresolve.errors import NoSolution
 from cudaresolve.resolve.gpudriver import unsupported_gpus
 from cudaresolve.resolve.platforms import below_floor
 from cudaresolve.resolve.solve import solve
+from cudaresolve.resolve.whynot import why_not
 from cudaresolve.target.model import Gpu, Target
 
 if TYPE_CHECKING:
@@ -30,8 +31,13 @@ if TYPE_CHECKING:
 
 DB = load_compat()
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
+#: packages whose findings are checked (pure packages like torchrec fail through these)
+CHECKED = ("torch", "torchvision", "torchaudio", "xformers", "fbgemm-gpu")
+#: what a finding that is not the headline may name: only a way out (another Python or platform) is worth it
+WAY_OUT = {"no-wheel-for-python": "python", "requires-python": "python", "no-wheel-for-platform": "platform",
+           "platform-too-old": "floor"}
 PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
-PACKAGES = ("torch", "torchvision", "torchaudio", "xformers", "fbgemm-gpu")
+PACKAGES = ("torch", "torchvision", "torchaudio", "xformers", "fbgemm-gpu", "torchrec")
 DRIVERS = ("418.40.04", "450.80.02", "470.82.01", "525.60.13", "535.104.05", "570.26", "580.65.06", "595.45.04")
 #: what each headline code names
 NAMED = {
@@ -88,7 +94,7 @@ def _broken(target: Target, release: PackageRelease, build: Build, spec: Specifi
 
 def _check(headline: Finding, target: Target, spec: SpecifierSet, torch_pin: SpecifierSet | None) -> None:
     named = NAMED.get(headline.code)
-    if named is None or headline.package not in PACKAGES:
+    if named is None or headline.package not in CHECKED:
         return
     own = spec if headline.package != "torch" or torch_pin is None else torch_pin
     pin = None if headline.package == "torch" else torch_pin
@@ -101,6 +107,22 @@ def _check(headline: Finding, target: Target, spec: SpecifierSet, torch_pin: Spe
                 assert "pin" in broken, (headline.message, str(release.version), build.variant)
             elif not broken - {named}:  # it satisfies every other constraint: the named one must exclude it
                 assert named in broken, (headline.message, str(release.version), build.variant, sorted(broken))
+
+
+def _check_way_out(finding: Finding, target: Target, asked: set[str]) -> None:
+    """A finding after the headline that names the Python or the platform of a package the user did not ask
+    for must offer a way out: some build of the release it names breaks nothing else on this target (another
+    Python or platform would take it). A package asked for is the user's own request, always worth naming."""
+    named = WAY_OUT.get(finding.code)
+    if named is None or finding.package not in CHECKED or finding.package in asked:
+        return
+    version = (finding.text.get("version") or "")
+    release = next((r for r in DB.packages(finding.package) if str(r.version) == str(version).split("+")[0]), None)
+    if release is None or not release.builds:
+        return
+    easy = {"python", "platform", "floor"}
+    assert any(not _broken(target, release, b, SpecifierSet(), None) - easy
+               for b in release.builds if b.variant != "cpu"), finding.message
 
 
 @st.composite
@@ -129,6 +151,15 @@ def test_every_headline_is_the_binding_constraint(case: tuple[Target, str, Speci
     except NoSolution as exc:
         assert exc.findings
         _check(exc.findings[0], target, spec, torch_pin)
+        for finding in exc.findings[1:]:
+            _check_way_out(finding, target, {package, *(["torch"] if torch_pin is not None else [])})
+    else:
+        return
+    # why-not on the same request agrees: not possible, and its first reason is the binding one too
+    answer = why_not(f"{package}{spec}", [f"torch{torch_pin}"] if torch_pin is not None else [], DB, target)
+    assert not answer.possible, requests
+    if answer.reasons:
+        _check(answer.reasons[0], target, spec, torch_pin)
 
 
 def _findings(requests: list[str], gpu: str, driver: str) -> list[Finding]:
@@ -158,3 +189,29 @@ def test_a_pairing_on_a_variant_the_driver_cannot_run_is_not_the_headline() -> N
         assert head.code == "sm-not-covered" and head.package == "fbgemm-gpu", head.message
         assert head.variant is not None and head.variant != "cu130"  # R535 cannot run cu130 anyway
         assert all(f.code not in ("no-wheel-for-python", "requires-python") for f in findings)
+
+
+def test_a_driver_that_runs_no_variant_leads_for_a_pure_request() -> None:
+    # torchrec reaches the variants only through fbgemm-gpu: R418 runs none of them, so the driver is the cause
+    for gpu in ("TITAN RTX", "T4"):
+        findings = _findings(["torchrec"], gpu, "418.40.04")
+        assert {f.code for f in findings} == {"driver-too-old"}, [f.message for f in findings]
+    # a GPU no fbgemm-gpu build has code for: after the driver, the missing SM says no upgrade alone will do
+    for gpu in ("GTX 1080 Ti", "Tesla P100"):
+        findings = _findings(["torchrec"], gpu, "418.40.04")
+        assert findings[0].code == "driver-too-old", [f.message for f in findings]
+        assert [f.code for f in findings if f.code != "driver-too-old"] == ["sm-not-covered"], findings
+
+
+def test_a_python_finding_no_build_could_use_is_left_out() -> None:
+    # GB10 (12.1): no fbgemm-gpu build has its code, so fbgemm-gpu 1.4.0's missing Python 3.14 wheel is no way out
+    from cudaresolve.target.build import resolve_gpu
+
+    target = Target(gpus=(resolve_gpu("GB10", DB),), driver=parse_driver("580.65.06"), platform="linux_x86_64",
+                    python="3.14")
+    try:
+        solve(["torchrec"], DB, target)
+    except NoSolution as exc:
+        assert [f.code for f in exc.findings] == ["sm-not-covered"], [f.message for f in exc.findings]
+    else:
+        raise AssertionError("torchrec resolved on a GB10")

@@ -110,3 +110,62 @@ def test_every_no_wheel_for_platform_statement_is_true_of_the_release(platform: 
             served = {p for b in kind for p in b.platforms} or set(release.platforms)
             assert platform not in served and "any" not in served, (name, str(rejection.version))
             assert set((finding.required or "").split(", ")) <= served
+
+
+@pytest.mark.parametrize("source", ["pytorch", "pypi"])
+@pytest.mark.parametrize(
+    ("platform", "cpu"),
+    [("macosx_arm64", True), ("macosx_x86_64", True), ("win_amd64", False), ("linux_aarch64", False),
+     ("linux_x86_64", False), ("linux_aarch64", True), ("win_amd64", True)],
+)
+def test_under_a_gpu_source_no_wheel_for_platform_is_true_of_the_index_it_names(
+    platform: str, cpu: bool, source: str
+) -> None:
+    from cudaresolve.resolve.sources import sourced_builds
+
+    options = TargetOptions(cpu=cpu, python="3.12", platform=platform,
+                            gpus=() if cpu else ("8.6",), driver=None if cpu else "580.65.06")
+    target = build_target(options, DB)
+    catalog = build_catalog(DB, target, gpu_source=source)
+    named = 0
+    for name in DB.package_names:
+        releases = {str(r.version): r for r in DB.packages(name)}
+        for rejection in catalog.rejected(name):
+            finding = rejection.finding
+            if finding.code != "no-wheel-for-platform":
+                continue
+            release = releases[str(rejection.version).split("+")[0]]
+
+            def serves(builds: object, p: str = platform) -> bool:
+                return any((b.variant == "cpu") == cpu and (p in b.platforms or "any" in b.platforms)
+                           for b in builds)  # type: ignore[attr-defined]
+
+            kept = sourced_builds(DB, release, source, platform)
+            assert not serves(kept), (name, str(rejection.version))  # the index it is said of has none
+            if finding.text.key.endswith("-on-index"):  # it names the index, and the other one really has one
+                named += 1
+                assert finding.text.get("index") == (DB.pytorch_index_root if source == "pytorch"
+                                                     else DB.default_index)
+                assert serves(release.builds), (name, str(rejection.version))
+                for other in (finding.required or "").split(", "):
+                    assert serves(sourced_builds(DB, release, source, other), other), (name, other)
+            else:  # said of every index: no build of the kind anywhere serves the platform
+                assert not serves(release.builds), (name, str(rejection.version), finding.message)
+    if (platform, cpu, source) in {("macosx_arm64", True, "pytorch"), ("win_amd64", False, "pypi")}:
+        assert named, "the cases the issue names must name the index"
+
+
+def test_the_issue_example_names_the_index(capsys: pytest.CaptureFixture[str]) -> None:
+    # the issue's example (macOS under --gpu-source pytorch), and another of its class: Windows under pypi
+    for argv, index, other in (
+        (["--cpu", "--platform", "macosx_14_0_arm64", "--gpu-source", "pytorch"], DB.pytorch_index_root,
+         DB.default_index),
+        (["--gpu", "RTX 4090", "--driver", "580.65.06", "--platform", "win_amd64", "--gpu-source", "pypi"],
+         DB.default_index, DB.pytorch_index_root),
+    ):
+        code = main(["lock", "torch==2.15.0", *argv, "--offline", "--no-cache", "--format", "requirements",
+                     "-o", "-"])
+        err = capsys.readouterr().err
+        assert code == 1
+        first = " ".join(err.split())
+        assert f"on {index} (--gpu-source" in first and f"{other} has one for" in first, first

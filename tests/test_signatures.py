@@ -631,8 +631,9 @@ def test_driver_too_old_with_the_target_driver(db: CompatDB) -> None:
             [
                 "Install builds for cu118 (CUDA 11.8); this driver runs them only through minor-version "
                 "compatibility, so code JIT-compiled from PTX may fail: "
-                "cudaresolve install torch (with the GPU packages you use) takes them from "
-                "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
+                "cudaresolve install torch (with the GPU packages you use) takes them from PyPI or "
+                "https://download.pytorch.org/whl/cu118, whichever serves "
+                "them and answers, and keeps each paired with torch",
                 UPGRADE_EN,
                 LOCK_EN,
             ],
@@ -644,8 +645,8 @@ def test_driver_too_old_with_the_target_driver(db: CompatDB) -> None:
             "NVIDIA 驱动最高只支持 CUDA 11.4，而已安装的构建需要更新的 CUDA 运行时。",
             [
                 "安装 cu118（CUDA 11.8）构建；该驱动只能借助小版本兼容性运行它们，需要从 PTX 即时编译的代码可能失败："
-                "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
-                "https://download.pytorch.org/whl/cu118 安装它们，"
+                "cudaresolve install torch（连同所用的其他 GPU 包）会从 PyPI 或 "
+                "https://download.pytorch.org/whl/cu118 中提供这些构建且能访问的那个安装它们，"
                 "并让每个包与 torch 保持配对",
                 UPGRADE_ZH,
                 LOCK_ZH,
@@ -667,8 +668,9 @@ def test_driver_new_enough_for_a_full_variant(db: CompatDB) -> None:
             "The NVIDIA driver supports CUDA 12.2 at most; the installed build needs a newer CUDA runtime.",
             [
                 "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
-                "cudaresolve install torch (with the GPU packages you use) takes them from "
-                "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
+                "cudaresolve install torch (with the GPU packages you use) takes them from PyPI or "
+                "https://download.pytorch.org/whl/cu118, whichever serves "
+                "them and answers, and keeps each paired with torch",
                 UPGRADE_EN,
                 LOCK_EN,
             ],
@@ -676,8 +678,8 @@ def test_driver_new_enough_for_a_full_variant(db: CompatDB) -> None:
     ]
     assert _explain(YOLOV3_12, PASCAL, db, "zh")[0][2][0] == (
         "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体："
-        "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
-        "https://download.pytorch.org/whl/cu118 安装它们，并让每个包与 torch 保持配对"
+        "cudaresolve install torch（连同所用的其他 GPU 包）会从 PyPI 或 "
+        "https://download.pytorch.org/whl/cu118 中提供这些构建且能访问的那个安装它们，并让每个包与 torch 保持配对"
     )
 
 
@@ -707,8 +709,11 @@ def test_abi_mismatch_fbgemm(db: CompatDB) -> None:
             [
                 "Install the fbgemm-gpu release paired with your torch: fbgemm-gpu 1.X is built for torch 2.(X+5), "
                 "e.g. 1.2 for 2.7 and 1.3 for 2.8, and torchrec X.Y needs fbgemm-gpu X.Y.",
-                "Install torch and fbgemm-gpu in one command from the same index "
-                "(https://download.pytorch.org/whl/<variant>), so that pip picks a matching pair.",
+                "Install torch and fbgemm-gpu together: cudaresolve "
+                "install torch fbgemm-gpu (with the other GPU packages "
+                "you use) takes a matching set from one index, PyPI or "
+                "https://download.pytorch.org/whl/<variant>, whichever serves "
+        "it and answers.",
                 DOCTOR_EN,
             ],
         )
@@ -721,8 +726,9 @@ def test_abi_mismatch_fbgemm(db: CompatDB) -> None:
             [
                 "安装与当前 torch 配套的 fbgemm-gpu：fbgemm-gpu 1.X 是针对 torch 2.(X+5) 构建的，"
                 "例如 1.2 对应 2.7、1.3 对应 2.8；torchrec X.Y 需要 fbgemm-gpu X.Y。",
-                "用同一条命令从同一个索引（https://download.pytorch.org/whl/<variant>）安装 torch 和 fbgemm-gpu，"
-                "让 pip 选出相互匹配的一对。",
+                "一起安装 torch 和 fbgemm-gpu：cudaresolve install torch fbgemm-gpu"
+                "（连同所用的其他 GPU 包）会从同一个索引"
+                "（PyPI 或 https://download.pytorch.org/whl/<variant> 中提供它们且能访问的那个）取得相互匹配的一组。",
                 DOCTOR_ZH,
             ],
         )
@@ -897,8 +903,9 @@ def test_cuda_not_available(db: CompatDB) -> None:
             [
                 check_en,
                 "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
-                "cudaresolve install torch (with the GPU packages you use) takes them from "
-                "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
+                "cudaresolve install torch (with the GPU packages you use) takes them from PyPI or "
+                "https://download.pytorch.org/whl/cu118, whichever serves "
+                "them and answers, and keeps each paired with torch",
                 "Check that nvidia-smi lists the GPU; if nvidia-smi fails too, the driver is the problem.",
                 DOCTOR_EN,
             ],
@@ -925,9 +932,11 @@ def test_torch_cpu_build(db: CompatDB) -> None:
             "torch-cpu-build",
             "The installed torch is a CPU-only build (a +cpu wheel, or the PyPI wheel on Windows and macOS).",
             [
-                "Reinstall torch from the PyTorch index of a CUDA variant: pip install torch --index-url "
-                "https://download.pytorch.org/whl/<variant>; 'cudaresolve lock torch' picks the variant for this "
-                "machine.",
+                "Reinstall torch as a CUDA build, with the GPU packages "
+                "beside it: cudaresolve install torch (with them) "
+                "picks the variant for this machine and takes it from "
+                "PyPI or https://download.pytorch.org/whl/<variant>, "
+                "whichever serves it and answers, keeping each paired with torch.",
                 cpu_device_en,
             ],
         )
@@ -936,8 +945,8 @@ def test_torch_cpu_build(db: CompatDB) -> None:
     assert cause == "当前安装的 torch 是仅 CPU 的构建（+cpu 的 wheel，或 Windows 和 macOS 上来自 PyPI 的 wheel）。"
     assert fixes == [
         "安装 cu118（CUDA 11.8）构建，这是该驱动完全支持的最新变体："
-        "cudaresolve install torch（连同所用的其他 GPU 包）会从 "
-        "https://download.pytorch.org/whl/cu118 安装它们，并让每个包与 torch 保持配对",
+        "cudaresolve install torch（连同所用的其他 GPU 包）会从 PyPI 或 "
+        "https://download.pytorch.org/whl/cu118 中提供这些构建且能访问的那个安装它们，并让每个包与 torch 保持配对",
         "如果机器没有 NVIDIA GPU，代码就不应请求 'cuda'：请改在 CPU 设备上运行。",
     ]
 
@@ -950,8 +959,9 @@ def test_ptx_from_a_newer_toolchain(db: CompatDB) -> None:
             "cannot JIT-compile it.",
             [
                 "Install builds for cu118 (CUDA 11.8), the newest variant this driver fully supports: "
-                "cudaresolve install torch (with the GPU packages you use) takes them from "
-                "https://download.pytorch.org/whl/cu118 and keeps each paired with torch",
+                "cudaresolve install torch (with the GPU packages you use) takes them from PyPI or "
+                "https://download.pytorch.org/whl/cu118, whichever serves "
+                "them and answers, and keeps each paired with torch",
                 UPGRADE_EN,
                 "A build with native code for sm_61 needs no JIT compilation and avoids this error.",
             ],
@@ -1007,14 +1017,15 @@ FIXED = [
         [
             "Check that nvidia-smi lists the GPU; if nvidia-smi fails too, the driver is the problem.",
             "In Docker, start the container with --gpus all (NVIDIA Container Toolkit).",
-            "Without an NVIDIA GPU, install the cpu variant: pip install torch --index-url "
-            "https://download.pytorch.org/whl/cpu",
+            "Without an NVIDIA GPU, install the cpu variant: cudaresolve install torch --cpu (with the packages you "
+            "use) takes it from https://download.pytorch.org/whl/cpu or PyPI, whichever answers",
         ],
         "torch 没有找到 NVIDIA 驱动：可能没有安装驱动、内核模块没有加载，或者容器启动时没有开放 GPU 访问。",
         [
             "确认 nvidia-smi 能列出这块 GPU；如果 nvidia-smi 也失败，问题出在驱动。",
             "在 Docker 中，用 --gpus all 启动容器（需要 NVIDIA Container Toolkit）。",
-            "没有 NVIDIA GPU 时，请安装 cpu 变体：pip install torch --index-url https://download.pytorch.org/whl/cpu",
+            "没有 NVIDIA GPU 时，请安装 cpu 变体：cudaresolve install torch --cpu（连同所用的包）会从 "
+            "https://download.pytorch.org/whl/cpu 或 PyPI 中能访问的那个安装它",
         ],
     ),
     (
@@ -1094,8 +1105,9 @@ def test_missing_cuda_runtime(db: CompatDB) -> None:
             "CUDA 12 runtime (its torch comes from another CUDA major version, or is a CPU build).",
             [
                 match_en,
-                "Or install torch for cu128 (CUDA 12.8), a CUDA 12 build this driver runs: "
-                "pip install torch --index-url https://download.pytorch.org/whl/cu128",
+                "Or install torch for cu128 (CUDA 12.8), a CUDA 12 build this driver runs: cudaresolve install torch "
+                "(with the GPU packages you use) takes it from PyPI or https://download.pytorch.org/whl/cu128, "
+                "whichever serves it and answers, and keeps each paired with torch",
                 DOCTOR_EN,
             ],
         )
@@ -1109,7 +1121,8 @@ def test_missing_cuda_runtime(db: CompatDB) -> None:
                 "为出错的软件包安装与当前 torch 的 CUDA 版本相符的构建"
                 '（python -c "import torch; print(torch.version.cuda)"）。',
                 "或者安装 cu128（CUDA 12.8）的 torch，这是该驱动能运行的 CUDA 12 构建："
-                "pip install torch --index-url https://download.pytorch.org/whl/cu128",
+                "cudaresolve install torch（连同所用的其他 GPU 包）会从 PyPI 或 https://download.pytorch.org/whl/cu128 "
+                "中提供它且能访问的那个安装，并让每个包与 torch 保持配对",
                 DOCTOR_ZH,
             ],
         )
@@ -1194,8 +1207,9 @@ def test_remaining_chinese_texts(db: CompatDB) -> None:
         '例如 RTX 2080 加 RTX 3090 写 "7.5 8.6"（xformers#1045）。'
     )
     assert _explain(DETECTRON2_460, None, db, "zh")[0][2][0] == (
-        "从某个 CUDA 变体的 PyTorch 索引重新安装 torch：pip install torch --index-url "
-        "https://download.pytorch.org/whl/<variant>；'cudaresolve lock torch' 会为本机选出合适的变体。"
+        "把 torch 连同旁边的 GPU 包重新安装为 CUDA 构建：cudaresolve install torch（连同这些包）会为本机选出变体，"
+        "并从 PyPI 或 https://download.pytorch.org/whl/<variant> 中提供它且能访问的那个安装，"
+        "让每个包与 torch 保持配对。"
     )
     assert (
         _explain(LIDAR_289, MIXED, None, "zh")[0][2][-1]

@@ -27,9 +27,9 @@ DRIVER_TOO_OLD = (
     "CUDA 12.1 wheels (cu121) need driver 525.60.13 at least (530.30.02 for full compatibility);"
     " this host has 470.129.06"
 )
-UPGRADE = (
-    "upgrade the NVIDIA driver to 530.30.02 or newer for CUDA 12.1"
-    " (525.60.13 is the floor under minor-version compatibility)"
+UPGRADE = (  # the least change: the minor-version floor runs cu121's builds on this GPU
+    "upgrade the NVIDIA driver to 525.60.13 or newer: it runs CUDA 12.1 (cu121) through minor-version"
+    " compatibility (530.30.02 or newer runs it fully)"
 )
 
 
@@ -62,7 +62,7 @@ def test_variant_the_driver_cannot_run(db: CompatDB) -> None:
     assert reasons(answer) == [("driver-too-old", None, "cu121", DRIVER_TOO_OLD)]
     assert ways_out(answer) == [
         ("cu118", f"cu118 works here: torch 2.7.1+cu118 from {CU118}"),
-        ("driver>=530.30.02", UPGRADE),
+        ("driver>=525.60.13", UPGRADE),
     ]
     # the mini database has no [[forward-compat]] rows: no cuda-compat way out even on a data-center GPU
     assert [a.code for a in answer.alternatives] == [None, None]
@@ -81,7 +81,7 @@ def test_every_reason_of_a_variant_not_only_the_first(db: CompatDB) -> None:
     ]
     assert ways_out(answer) == [
         ("cu118", f"cu118 works here: torch 2.7.1+cu118 from {CU118}"),
-        ("driver>=530.30.02", UPGRADE),
+        ("driver>=525.60.13", UPGRADE),
         ("TORCH_CUDA_ARCH_LIST=6.1", 'build from source with TORCH_CUDA_ARCH_LIST="6.1" so that every GPU here gets'
          " native code"),
     ]
@@ -100,7 +100,7 @@ def test_requirement_gets_another_release_as_its_way_out(db: CompatDB) -> None:
     assert reasons(answer) == [("driver-too-old", None, "cu121", DRIVER_TOO_OLD)]
     assert ways_out(answer) == [
         ("torch==2.7.1+cu118", f"torch==2.7.1+cu118 works here: torch 2.7.1+cu118 from {CU118}"),
-        ("driver>=530.30.02", UPGRADE),
+        ("driver>=525.60.13", UPGRADE),
     ]
 
 
@@ -151,9 +151,9 @@ def test_json_shape_in_chinese(db: CompatDB) -> None:
         "alternatives": [
             {"spec": "cu118", "message": f"cu118 在本机可用：从 {CU118} 安装 torch 2.7.1+cu118"},
             {
-                "spec": "driver>=530.30.02",
-                "message": "把 NVIDIA 驱动升级到 530.30.02 或更高版本以完全支持 CUDA 12.1"
-                "（借助小版本兼容性的最低要求是 525.60.13）",
+                "spec": "driver>=525.60.13",
+                "message": "把 NVIDIA 驱动升级到 525.60.13 或更高版本：它借助小版本兼容性即可运行 CUDA 12.1（cu121）"
+                "（530.30.02 或更高版本完全支持）",
             },
         ],
     }
@@ -170,7 +170,7 @@ def test_json_shape_in_chinese(db: CompatDB) -> None:
                 f"│   └── driver-too-old: {DRIVER_TOO_OLD}",
                 "└── ways out",
                 f"    ├── cu118: cu118 works here: torch 2.7.1+cu118 from {CU118}",
-                f"    └── driver>=530.30.02: {UPGRADE}",
+                f"    └── driver>=525.60.13: {UPGRADE}",
             ],
         ),
         (
@@ -182,8 +182,8 @@ def test_json_shape_in_chinese(db: CompatDB) -> None:
                 "本机驱动为 470.129.06",
                 "└── 解决办法",
                 f"    ├── cu118: cu118 在本机可用：从 {CU118} 安装 torch 2.7.1+cu118",
-                "    └── driver>=530.30.02: 把 NVIDIA 驱动升级到 530.30.02 或更高版本以完全支持 CUDA 12.1"
-                "（借助小版本兼容性的最低要求是 525.60.13）",
+                "    └── driver>=525.60.13: 把 NVIDIA 驱动升级到 525.60.13 或更高版本：它借助小版本兼容性即可运行 CUDA"
+                " 12.1（cu121）（530.30.02 或更高版本完全支持）",
             ],
         ),
     ],

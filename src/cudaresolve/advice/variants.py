@@ -91,10 +91,17 @@ def _has_code_for(
     return False
 
 
-def variant_fix(fit: VariantFit) -> Text:
-    """"Install builds for cu118 …", saying when the driver runs them only through minor-version compatibility."""
-    key = "fix.use-variant" if fit.support is DriverSupport.FULL else "fix.use-variant-minor"
-    return Text.of(key, variant=fit.variant.name, cuda=str(fit.variant.cuda), index_url=fit.variant.index_url)
+def variant_fix(fit: VariantFit, packages: Sequence[str] = ()) -> Text:
+    """"Install builds for cu118 …", saying when the driver runs them only through minor-version compatibility;
+    with the installed GPU ``packages`` (doctor), the install command names every one of them, so that one
+    run replaces the whole set and keeps each pairing (fbgemm-gpu and torchrec with torch)."""
+    full = fit.support is DriverSupport.FULL
+    fields: dict[str, object] = {"variant": fit.variant.name, "cuda": str(fit.variant.cuda),
+                                 "index_url": fit.variant.index_url}
+    if packages:
+        key = "fix.use-variant-set" if full else "fix.use-variant-minor-set"
+        return Text.of(key, packages=" ".join(packages), **fields)
+    return Text.of("fix.use-variant" if full else "fix.use-variant-minor", **fields)
 
 
 def driver_cuda_max(

@@ -231,6 +231,10 @@ class CompatDB:
         """The operating systems package ``name`` serves (``linux``, ``windows``, ``macos``); None: not said."""
         return self.package_facts.operating_systems(name)
 
+    def cpu_package(self, name: str) -> str | None:
+        """The PyPI project that is the CPU-only build of ``name`` (``[packages.cpu-package]``); None: none known."""
+        return self.package_facts.cpu_package(name)
+
     @property
     def package_kinds(self) -> tuple[str, ...]:
         """Every package table the database may hold, in the order ``db show`` lists them."""

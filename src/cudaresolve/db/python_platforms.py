@@ -4,7 +4,8 @@ The names and what each stands for are facts of uv's documentation; they live in
 ``[index.python-platform]`` table (``read_python_platforms`` reads it). A name spelled
 ``ARCH-manylinux_2_N`` (and PEP 600's ``manylinux_2_N_ARCH``) carries its glibc in the name itself,
 so it needs no row: ``parse_python_platform`` reads it as Linux on ARCH with glibc 2.N.
-``[packages.os]`` (``read_package_os``) says which operating systems each package table serves.
+``[packages.os]`` (``read_package_os``) says which operating systems each package table serves,
+``[packages.cpu-package]`` (``read_cpu_packages``) which PyPI project is a package's CPU-only build.
 """
 
 from __future__ import annotations
@@ -23,12 +24,16 @@ if TYPE_CHECKING:
     from cudaresolve.db.fields import Collector
 
 __all__ = [
-    "PythonPlatform", "parse_manylinux_name", "read_floors", "read_package_os", "read_python_platforms",
-    "read_runs_without_gpu",
+    "PACKAGE_FACT_KEYS", "PythonPlatform", "parse_manylinux_name", "read_cpu_packages", "read_floors",
+    "read_package_os", "read_python_platforms", "read_runs_without_gpu",
 ]
+
+#: The ``[packages]`` keys read here, beside ``tables``, ``anchor``, ``os``, ``source`` and ``note``.
+PACKAGE_FACT_KEYS: Final = ("runs-without-gpu", "runs-without-gpu-source", "cpu-package", "cpu-package-source")
 
 _KEYS: Final = {"platform", "glibc", "macos"}
 _DOTTED: Final = re.compile(r"[0-9]{1,2}\.[0-9]{1,2}")
+_PROJECT: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # a PEP 503 normal name
 _MANYLINUX: Final = re.compile(r"(x86_64|aarch64)-manylinux_2_([0-9]{1,2})")
 
 
@@ -136,3 +141,25 @@ def read_runs_without_gpu(c: Collector, row: Mapping[str, Any], tables: list[str
             c.add(f"packages.runs-without-gpu[{i}]", Text.of("db.anchor-not-a-table", name=repr(name)))
     c.get(row, "runs-without-gpu-source", str, "packages", required=bool(cpu))  # the fact's own source
     return frozenset(cpu)
+
+
+def read_cpu_packages(c: Collector, row: Mapping[str, Any], tables: list[str]) -> tuple[tuple[str, str], ...]:
+    """``[packages.cpu-package]``: for a package table, the PyPI project that is its CPU-only build
+    (``fbgemm-gpu = "fbgemm-gpu-cpu"``), with ``cpu-package-source`` required beside it."""
+    table = row.get("cpu-package")
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        c.add("packages.cpu-package", Text("db.expected-table"))
+        return ()
+    found = []
+    for name, project in table.items():
+        if name not in tables:
+            c.add(f"packages.cpu-package.{name}", Text.of("db.anchor-not-a-table", name=repr(name)))
+        elif not isinstance(project, str) or not _PROJECT.fullmatch(project):
+            c.add(f"packages.cpu-package.{name}", Text.of("db.bad-choice", expected=("a project name",),
+                                                          found=repr(project)[:40]))
+        else:
+            found.append((name, project))
+    c.get(row, "cpu-package-source", str, "packages", required=bool(table))  # the fact's own source
+    return tuple(found)

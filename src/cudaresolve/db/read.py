@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
+from cudaresolve.db import python_platforms
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
 from cudaresolve.db.fields import Collector, join, parse_release_version
 from cudaresolve.db.python_platforms import read_floors, read_package_os, read_python_platforms, read_runs_without_gpu
@@ -46,7 +47,7 @@ _INDEX_KEYS: Final = {
     "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
     "source", "note",
 }
-_PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note", "os", "runs-without-gpu", "runs-without-gpu-source"}
+_PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note", "os", *python_platforms.PACKAGE_FACT_KEYS}
 _CUDA_KEYS: Final = {
     "version",
     "min-driver-linux",
@@ -170,9 +171,8 @@ def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
     if anchor and anchor not in tables:
         c.add("packages.anchor", Text.of("db.anchor-not-a-table", name=repr(anchor)))
     systems, cpu = read_package_os(c, row, tables), read_runs_without_gpu(c, row, tables)
-    return PackageFacts(
-        tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), os=systems, runs_without_gpu=cpu
-    )
+    return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), os=systems,
+                        runs_without_gpu=cpu, cpu_packages=python_platforms.read_cpu_packages(c, row, tables))
 
 
 

@@ -112,6 +112,11 @@ class PackageFacts:
     #: target may take PyPI's CUDA wheel of them when the PyTorch index's cpu build cannot be had.
     runs_without_gpu: frozenset[str] = frozenset()
     os: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ``[packages.os]``: (table, its operating systems)
+    cpu_packages: tuple[tuple[str, str], ...] = ()  # ``[packages.cpu-package]``: (table, its CPU-only PyPI project)
+
+    def cpu_package(self, name: str) -> str | None:
+        """The PyPI project that is the CPU-only build of package ``name`` (fbgemm-gpu-cpu); None when none is known."""
+        return next((project for table, project in self.cpu_packages if table == name), None)
 
     def operating_systems(self, name: str) -> tuple[str, ...] | None:
         """The operating systems package ``name`` serves; None when the database does not say."""

@@ -352,14 +352,14 @@ def _check_runtimes(env: Environment, target: Target, db: CompatDB) -> tuple[
         if support is DriverSupport.NONE:
             problems.append(Problem(
                 code="driver-too-old", package=rt.name, required=str(release.minor_compat_driver(platform)),
-                found=str(driver), fixes=_driver_fixes(target, db),
+                found=str(driver), fixes=_driver_fixes(target, db, env),
                 text=Text.of("reason.driver-too-old", cuda=rt.cuda, variant=rt.cuda.tag,
                               required=release.minor_compat_driver(platform), full=full, found=driver),
             ))
         elif support is DriverSupport.MINOR:
             problems.append(Problem(
                 code="minor-version-compat", severity="warning", package=rt.name, required=str(full),
-                found=str(driver), fixes=_driver_fixes(target, db),
+                found=str(driver), fixes=_driver_fixes(target, db, env),
                 text=Text.of("reason.minor-version-compat", variant=rt.cuda.tag, required=full, found=driver),
             ))
     return tuple(checks), problems, notes
@@ -384,8 +384,9 @@ def _check_missing(env: Environment, db: CompatDB) -> list[Problem]:
                     text=Text.of("doctor.cuda-runtime-missing", version=torch.version, variant=variant))]
 
 
-def _driver_fixes(target: Target, db: CompatDB) -> tuple[Text, ...]:
-    """The best variant this driver runs (``advice.variants``), else say that none does."""
+def _driver_fixes(target: Target, db: CompatDB, env: Environment) -> tuple[Text, ...]:
+    """The best variant this driver runs (``advice.variants``), to install with every GPU package of the
+    environment at once (torch first), else say that none does."""
     assert target.driver is not None
     cuda_max = db.max_cuda_for_driver(target.driver, target.platform)
     tegra = any(g.tegra for g in target.gpus)
@@ -393,7 +394,8 @@ def _driver_fixes(target: Target, db: CompatDB) -> tuple[Text, ...]:
                        tegra=tegra)
     if fit is None:
         return (Text.of("fix.no-variant", driver=target.driver),)
-    return (variant_fix(fit), Text.of("fix.upgrade-driver"))
+    names = sorted({p.name for p in env.packages if p.name in db.package_names}, key=lambda n: (n != db.anchor, n))
+    return (variant_fix(fit, names), Text.of("fix.upgrade-driver"))
 
 
 def _check_arch_lists(environ: Mapping[str, str], groups: Sequence[_Group], target: Target) -> list[Problem]:

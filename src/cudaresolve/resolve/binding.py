@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.archs import Coverage, coverage
 
@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 
     from cudaresolve.db.database import CompatDB, PackageRelease
     from cudaresolve.resolve.catalog import Catalog, Need, Rejection
+    from cudaresolve.text.findings import Finding
 
-__all__ = ["adds_way_out", "of_releases", "pin_fitting", "runnable"]
+__all__ = ["WAY_OUT_CODES", "adds_way_out", "finding_adds_way_out", "of_releases", "pin_fitting", "runnable"]
 
-_WAY_OUT_CODES: Final = ("no-wheel-for-python", "requires-python", "no-wheel-for-platform", "platform-too-old")
+#: Codes of a Python or platform a release was passed over for: named only where another one is a way out.
+WAY_OUT_CODES: Final = ("no-wheel-for-python", "requires-python", "no-wheel-for-platform", "platform-too-old")
 
 
 def runnable(catalog: Catalog, rejections: Iterable[Rejection], *, strict: bool = False) -> list[Rejection]:
@@ -50,10 +52,26 @@ def _release(db: CompatDB, name: str, version: Version) -> PackageRelease | None
 
 def adds_way_out(db: CompatDB, catalog: Catalog, rejection: Rejection) -> bool:
     """Whether naming ``rejection`` offers a way out (module docstring); True for every other code."""
-    if rejection.finding.code not in _WAY_OUT_CODES:
+    return _way_out(db, catalog, rejection.finding.code, rejection.name, rejection.version)
+
+
+def finding_adds_way_out(db: CompatDB, catalog: Catalog, finding: Finding) -> bool:
+    """``adds_way_out`` for a finding, by the package and release it names; True when it names none."""
+    version = finding.text.get("version")
+    if finding.package is None or not isinstance(version, str):
+        return True
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return True
+    return _way_out(db, catalog, finding.code, finding.package, parsed)
+
+
+def _way_out(db: CompatDB, catalog: Catalog, code: str, name: str, version: Version) -> bool:
+    if code not in WAY_OUT_CODES:
         return True
     target = catalog.target
-    release = _release(db, rejection.name, rejection.version)
+    release = _release(db, name, version)
     if release is None or not release.builds or target.is_cpu:
         return True
     return any(

@@ -23,7 +23,7 @@ from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
 from cudaresolve.resolve.gpudriver import unsupported_gpus
-from cudaresolve.resolve.platforms import below_floor, os_not_served, other_platform
+from cudaresolve.resolve.platforms import below_floor, on_source, os_not_served, other_platform
 from cudaresolve.resolve.source import IndexRelease, extras_key
 from cudaresolve.resolve.sources import cpu_from_pypi, sourced_builds
 from cudaresolve.text.findings import reason
@@ -342,6 +342,8 @@ def _release_candidates(
         if other_platform(build, fits, target.platform):
             continue  # another build of the release serves this platform: no reason to give
         finding, support, reach = _check_build(db, target, release, build)
+        if finding is not None:
+            finding = on_source(db, target, release, finding, gpu_source)  # name the index it is true of
         version = Version(f"{release.version}{build.local}" if build else str(release.version))
         if finding is not None:
             rejections.append(

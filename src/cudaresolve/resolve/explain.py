@@ -16,7 +16,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.resolve.binding import adds_way_out, of_releases, pin_fitting, runnable
+from cudaresolve.core.archs import Coverage, coverage
+from cudaresolve.resolve.binding import (
+    WAY_OUT_CODES,
+    adds_way_out,
+    finding_adds_way_out,
+    of_releases,
+    pin_fitting,
+    runnable,
+)
 from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Catalog, Need, Rejection, satisfies
 from cudaresolve.resolve.needs import passed_over
 from cudaresolve.resolve.oldgpu import too_old
@@ -45,6 +53,7 @@ HOST_CODES: Final = (
     "sm-below-minimum",
 )
 _BOX_CODES: Final = ("driver-unsupported-gpu",)
+_SM_CODES: Final = ("sm-not-covered", "sm-below-minimum")
 _REQUEST_CODES: Final = (
     "cpu-build-on-gpu",
     "os-not-served",
@@ -258,12 +267,17 @@ def explain_resolution(
         findings.append(reason("no-common-set", required=", ".join(asked)))
     if db is not None:
         findings = _binding_age(db, catalog, requests, findings)
+        findings = _driver_binds(db, catalog, findings)
     if sum(f.code == "cpu-build-on-gpu" for f in findings) > 1:  # a +cpu pin says it; its variant need need not
         findings = [f for f in findings if f.code != "cpu-build-on-gpu" or f.package is not None]
     unique: dict[tuple[str, str | None, str | None], Finding] = {}
     for finding in findings:  # the newest release's finding stands for the older ones
         unique.setdefault((finding.code, finding.package, finding.required), finding)
-    return sorted(unique.values(), key=_rank)
+    ranked = sorted(unique.values(), key=_rank)
+    if db is None or not ranked:
+        return ranked
+    own = {n.name for n in requests if n.parent is None}  # the user's own request is always worth naming
+    return [ranked[0], *(f for f in ranked[1:] if f.package in own or finding_adds_way_out(db, catalog, f))]
 
 
 def _rank(finding: Finding) -> tuple[int, tuple[int, ...]]:
@@ -285,6 +299,27 @@ def _binding_age(db: CompatDB, catalog: Catalog, requests: Sequence[Need], findi
         return findings
     names = {f.package for f in old}
     return [*old, *(f for f in findings if f.package not in names)]
+
+
+def _driver_binds(db: CompatDB, catalog: Catalog, findings: list[Finding]) -> list[Finding]:
+    """When the driver runs no variant at all, it is the binding constraint (a pure request such as torchrec
+    reaches the variants only through a pairing): its ``driver-too-old`` findings lead. After them stays a
+    finding about the package itself, and a missing SM only where no build of the package in the database
+    has code for every GPU here (a driver upgrade alone would not do then); a build's other finding, or a
+    Python or platform no build the driver runs would fix, names nothing a way out gets past."""
+    target = catalog.target
+    drivers = [r.finding for r in catalog.rejected(CUDA) if r.finding.code == "driver-too-old"]
+    if target.is_cpu or catalog.runnable or not drivers:
+        return findings
+
+    def no_code_anywhere(name: str | None) -> bool:
+        return name is not None and not any(
+            all(coverage(b.archs, g.cc, tegra=g.tegra) is not Coverage.NONE for g in target.gpus)
+            for r in db.packages(name) for b in r.builds if b.variant != "cpu")
+
+    kept = [f for f in findings if (f.variant is None and f.code not in WAY_OUT_CODES)
+            or (f.code in _SM_CODES and no_code_anywhere(f.package))]
+    return [*drivers, *kept]
 
 
 def _binding(db: CompatDB | None, catalog: Catalog, rejections: list[Rejection]) -> list[Rejection]:

@@ -6,6 +6,9 @@
   another build of the release serves the target's platform (torch 2.15.0's cu132 build is not
   for macOS; its cpu build is): "has no wheel for" is said only of a release with none at all.
 * ``below_floor``: the macOS or glibc version a PyPI wheel needs (``platform-too-old``).
+* ``on_source``: under ``--gpu-source pytorch`` or ``pypi`` a release may have a wheel for the
+  target's platform only on the other index (torch 2.15.0's macOS wheel is PyPI's): "has no wheel
+  for" then names the index it is true of, and where the wheel is.
 
 PyPI's wheel tags name the oldest system each wheel installs on (``macosx_14_0_arm64``,
 ``manylinux_2_28_x86_64``); the database keeps them per release (``floors``). A declared target
@@ -19,16 +22,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cudaresolve.core.platforms import platform_os
-from cudaresolve.text.findings import reason
+from cudaresolve.resolve.sources import sourced_builds
+from cudaresolve.text.findings import Finding, reason
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cudaresolve.db.database import Build, CompatDB, PackageRelease
     from cudaresolve.target.model import Target
-    from cudaresolve.text.findings import Finding
 
-__all__ = ["below_floor", "os_not_served", "other_platform"]
+__all__ = ["below_floor", "on_source", "os_not_served", "other_platform"]
 
 
 def os_not_served(db: CompatDB, target: Target, release: PackageRelease) -> Finding | None:
@@ -78,3 +82,40 @@ def below_floor(db: CompatDB, target: Target, release: PackageRelease, build: Bu
         found=f"{system} {have}",
         platform=target.platform,
     )
+
+
+def _on_pytorch(db: CompatDB, build: Build) -> bool:
+    info = db.variant(build.variant)
+    return build.channel == "index" and info is not None and build.index_url == info.index_url
+
+
+def _kind(build: Build, cpu: bool) -> bool:
+    return (build.variant == "cpu") == cpu
+
+
+def on_source(db: CompatDB, target: Target, release: PackageRelease, finding: Finding, gpu_source: str) -> Finding:
+    """``finding`` (``no-wheel-for-platform``) said of the whole release: the platforms it lists are every one
+    the builds of the target's kind (CUDA, or CPU for a CPU target) serve on the sources ``gpu_source`` keeps,
+    not one build's. When a build of that kind that the source rule set aside serves the target's platform,
+    the statement is said of the index kept (``--gpu-source pytorch`` or ``pypi``): it is true of that index
+    only. Any other finding is returned unchanged."""
+    if finding.code != "no-wheel-for-platform" or not release.builds:
+        return finding
+    cpu, pytorch = target.is_cpu, gpu_source == "pytorch"
+    every = dict.fromkeys([*release.platforms, *(p for b in release.builds for p in b.platforms)])
+    kept = [p for p in every if p != "any" and any(_serves(b, p) and _kind(b, cpu)
+                                                  for b in sourced_builds(db, release, gpu_source, p))]
+    elsewhere = gpu_source in ("pytorch", "pypi") and any(
+        _serves(b, target.platform) and _kind(b, cpu) and _on_pytorch(db, b) != pytorch for b in release.builds)
+    if not elsewhere:
+        if not kept:
+            return finding
+        return reason("no-wheel-for-platform", package=release.name, version=str(release.version),
+                      required=", ".join(kept), found=target.platform)
+    here, there = (db.pytorch_index_root, db.default_index) if pytorch else (db.default_index, db.pytorch_index_root)
+    key = "resolve.no-cpu-wheel-on-index" if cpu else "resolve.no-wheel-on-index"
+    text = Text.of(key, package=release.name, version=str(release.version), found=target.platform,
+                   required=", ".join(kept) or "-", index=here, other=there, source=gpu_source,
+                   other_source="pypi" if pytorch else "pytorch")
+    return Finding(code=finding.code, text=text, package=finding.package, variant=finding.variant,
+                   required=", ".join(kept), found=finding.found)

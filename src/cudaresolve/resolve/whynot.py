@@ -3,16 +3,16 @@
 A SPEC is a variant (``cu121``), a pinned build (``torch==2.5.1+cu121``) or a requirement
 (``xformers``, ``fbgemm-gpu==1.0.0``).  The answer lists all reasons (driver, each GPU's SM,
 Python, platform, pairings), each with the number required and the number found, and the ways
-out: another variant or version that resolves, a driver upgrade to a named minimum (for the
-CUDA version, or for a GPU the driver does not know), the
-``cuda-compat`` forward-compatibility package on data-center GPUs, a source build with the
-exact ``TORCH_CUDA_ARCH_LIST``.
+out: another variant or version that resolves, a driver upgrade to the lowest driver that makes
+the request resolve (a CUDA's minor-version floor or full minimum, or the lowest driver that knows
+every GPU), the ``cuda-compat`` forward-compatibility package on data-center GPUs, a package's
+CPU-only build (``[packages.cpu-package]``), a source build with the exact ``TORCH_CUDA_ARCH_LIST``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -31,12 +31,15 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from cudaresolve.core.versions import DriverVersion
+    from cudaresolve.core.versions import CudaVersion, DriverVersion
     from cudaresolve.resolve.model import Solution
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Finding
 
 __all__ = ["Alternative", "WhyNot", "why_not"]
+
+#: Reasons that a package's CPU-only build (fbgemm-gpu-cpu) gets round: no code for the GPU, or no GPU.
+_CPU_WAY_CODES: Final = ("sm-not-covered", "gpu-too-old", "sm-below-minimum", "variant-not-published", "no-gpu")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,10 +222,20 @@ def _alternatives(
         url = db.jetson_wheels or "JetPack"
         out = [Alternative.make("jetson-wheels", "resolve.jetson-not-served.hint", code="jetson-not-served", url=url)]
     out.extend(_driver_alternatives(needs, variant, codes, db, catalog, limits))
+    out.extend(_cpu_packages(reasons, db))
     if codes & {"sm-not-covered", "gpu-too-old"} and target.gpus:
         arch_list = format_arch_list(target.ccs)
         out.append(Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list))
     return out
+
+
+def _cpu_packages(reasons: Sequence[Finding], db: CompatDB) -> list[Alternative]:
+    """A package's CPU-only build (``[packages.cpu-package]``: fbgemm-gpu-cpu) where no build of the package
+    has code for the GPU here, or the target has none: its operators then run on the CPU."""
+    found = {r.package: project for r in reasons
+             if r.package and r.code in _CPU_WAY_CODES and (project := db.cpu_package(r.package))}
+    return [Alternative.make(project, "alt.cpu-package", code="cpu-package", project=project, package=name)
+            for name, project in found.items()]
 
 
 def _driver_alternatives(
@@ -238,12 +251,10 @@ def _driver_alternatives(
         return []
     real = [n for n in needs if n.name != CUDA]
     verdict = unsupported_gpus(db, target) if "driver-unsupported-gpu" in codes else None
-    cuda_ways = _driver_ways_out(variant, real, db, catalog) if "driver-too-old" in codes or verdict else []
+    cuda_ways = _driver_ways_out(variant, needs, db, catalog, limits) if "driver-too-old" in codes or verdict else []
     cuda_floor = _cuda_floor(variant, real, db, catalog)
     if verdict is None:
-        if not cuda_ways or cuda_floor is None or not _runs_with(cuda_floor, needs, db, catalog, limits):
-            return []
-        return cuda_ways
+        return cuda_ways  # each driver there makes the request resolve
     if not verdict.common:
         return [_gpu_driver_way(verdict)]
     if verdict.ceiling is not None:  # an old GPU: a driver no newer than its last branch
@@ -283,15 +294,22 @@ def _runs_with(
     driver: DriverVersion, needs: Sequence[Need], db: CompatDB, catalog: Catalog, limits: Mapping[str, SpecifierSet]
 ) -> bool:
     """Whether ``needs`` resolve for this target with ``driver`` in place of its own (every GPU on it)."""
+    return _solve_with(driver, needs, db, catalog, limits) is not None
+
+
+def _solve_with(
+    driver: DriverVersion, needs: Sequence[Need], db: CompatDB, catalog: Catalog, limits: Mapping[str, SpecifierSet]
+) -> Solution | None:
+    """The set ``needs`` resolve to for this target with ``driver`` in place of its own, else None."""
     target = catalog.target
     upgraded = replace(
         target, driver=driver, cuda_driver_max=None, gpus=tuple(replace(g, driver=None) for g in target.gpus)
     )
     try:
-        solve_catalog(needs, db, build_catalog(db, upgraded, gpu_source=catalog.gpu_source), constraints=limits)
+        return solve_catalog(needs, db, build_catalog(db, upgraded, gpu_source=catalog.gpu_source),
+                             constraints=limits).solution
     except NoSolution:
-        return False
-    return True
+        return None
 
 
 def _working(
@@ -325,46 +343,83 @@ def _without_local(need: Need) -> Need:
     return replace(need, specifier=SpecifierSet(",".join(specs)))
 
 
-def _driver_ways_out(variant: str | None, real: Sequence[Need], db: CompatDB, catalog: Catalog) -> list[Alternative]:
+def _driver_ways_out(
+    variant: str | None, needs: Sequence[Need], db: CompatDB, catalog: Catalog, limits: Mapping[str, SpecifierSet]
+) -> list[Alternative]:
+    """The least driver upgrade that makes ``needs`` resolve (``_least_driver``), labelled with that driver: the
+    minor-version-compatibility floor when it is enough, else the full-compatibility minimum; then the
+    cuda-compat package for the CUDA it runs, first, since it leaves the kernel driver as it is."""
+    target = catalog.target
+    assert target.driver is not None
+    least = _least_driver(variant, needs, db, catalog, limits)
+    if least is None:
+        return []
+    driver, release = least
+    full, floor = release.min_driver(target.platform), release.minor_compat_driver(target.platform)
+    if driver < full and driver.branch < full.branch:  # "580" before "580.65.06" is no other upgrade
+        out = [Alternative.make(f"driver>={driver}", "alt.driver-upgrade-minor", floor=driver, full=full,
+                                cuda=release.version, variant=release.version.tag)]
+    else:
+        out = [Alternative.make(f"driver>={full}", "alt.driver-upgrade", full=full, cuda=release.version,
+                                floor=floor)]
+    forward = db.forward_compat_for(release.version.major)
+    datacenter = bool(target.gpus) and all(g.datacenter for g in target.gpus)
+    if (
+        forward is not None
+        and datacenter
+        and target.platform.startswith("linux")
+        and target.driver.branch >= forward.min_driver_branch
+        and db.driver_support(release.version, target.driver, target.platform) is DriverSupport.NONE
+    ):
+        out.insert(0, Alternative.make(
+            forward.package_for(release.version),
+            "reason.forward-compat-available",
+            code="forward-compat-available",
+            gpu=tuple(sorted({g.name for g in target.gpus})),
+            variant=variant or release.version.tag,
+            required=release.version,
+            found=target.driver,
+        ))
+    return out
+
+
+def _least_driver(
+    variant: str | None, needs: Sequence[Need], db: CompatDB, catalog: Catalog, limits: Mapping[str, SpecifierSet]
+) -> tuple[DriverVersion, CudaRelease] | None:
+    """The lowest driver above the target's that makes ``needs`` resolve, and the CUDA release the set then
+    runs. The drivers tried are the minor-version floors and full-compatibility minimums of the CUDA asked
+    for (a variant's; for a requirement, every CUDA of the builds that meet it) and the lowest driver that
+    knows every GPU here, lowest first."""
     target = catalog.target
     assert target.driver is not None
     info = db.variant(variant) if variant else None
-    releases = [db.cuda_release(info.cuda)] if info is not None and info.cuda else []
-    if not releases:  # a requirement: the lowest driver that runs one of the builds asked for
-        lowest = _lowest_cuda(real, db, catalog)
-        releases = [lowest] if lowest is not None else []
-    out = []
-    for release in releases:
-        if release is None:
-            continue
-        full = release.min_driver(target.platform)
-        floor = release.minor_compat_driver(target.platform)
-        out.append(
-            Alternative.make(f"driver>={full}", "alt.driver-upgrade", full=full, cuda=release.version, floor=floor)
-        )
-        forward = db.forward_compat_for(release.version.major)
-        datacenter = bool(target.gpus) and all(g.datacenter for g in target.gpus)
-        if (
-            forward is not None
-            and datacenter
-            and target.platform.startswith("linux")
-            and target.driver.branch >= forward.min_driver_branch
-            and db.driver_support(release.version, target.driver, target.platform) is DriverSupport.NONE
-        ):
-            package = forward.package_for(release.version)
-            out.append(
-                Alternative.make(
-                    package,
-                    "reason.forward-compat-available",
-                    code="forward-compat-available",
-                    gpu=tuple(sorted({g.name for g in target.gpus})),
-                    variant=variant or release.version.tag,
-                    required=release.version,
-                    found=target.driver,
-                )
-            )
-    # least change first: the cuda-compat package leaves the kernel driver as it is
-    return sorted(out, key=lambda a: a.code != "forward-compat-available")
+    cudas = [info.cuda] if info is not None and info.cuda else _cudas_of(needs, db, catalog)
+    if not cudas:  # pure packages asked for (torchrec): any CUDA their GPU dependencies may run
+        cudas = [v.cuda for v in db.variants if v.cuda is not None]
+    releases = [r for r in (db.cuda_release(c) for c in cudas) if r is not None]
+    tried = {d for r in releases for d in (r.minor_compat_driver(target.platform), r.min_driver(target.platform))}
+    verdict = unsupported_gpus(db, target)
+    if verdict is not None and verdict.floor is not None:  # the lowest driver that knows every GPU here
+        tried.add(verdict.floor)
+    drivers = sorted(d for d in tried if d > target.driver)
+    for driver in drivers:
+        solution = _solve_with(driver, needs, db, catalog, limits)
+        picked = db.variant(solution.variant) if solution is not None else None
+        release = db.cuda_release(picked.cuda) if picked is not None and picked.cuda else None
+        if release is not None:
+            return driver, release
+    return None
+
+
+def _cudas_of(needs: Sequence[Need], db: CompatDB, catalog: Catalog) -> list[CudaVersion]:
+    """The CUDA versions of the GPU builds that meet the requirements, the driver aside."""
+    found: dict[CudaVersion, None] = {}
+    for need in needs:
+        for candidate in catalog.for_name(need.name) if need.name in catalog.known and need.name != CUDA else ():
+            info = db.variant(candidate.variant) if candidate.variant else None
+            if info is not None and info.cuda is not None and satisfies(need, candidate):
+                found[info.cuda] = None
+    return list(found)
 
 
 def _lowest_cuda(real: Sequence[Need], db: CompatDB, catalog: Catalog) -> CudaRelease | None:
