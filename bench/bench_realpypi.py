@@ -2,6 +2,7 @@
 
     python bench/bench_realpypi.py                    # 3 rounds, every case
     python bench/bench_realpypi.py --repeat 5 --cases llm
+    python bench/bench_realpypi.py --cases llm --target "--gpu A100 --driver 550.54.15 --python-version 3.11"
 
 Cases (the PyTorch index is whatever the network gives: from the machines here it is unreachable, and
 cudaresolve then takes the set PyPI carries, as the issue measures it):
@@ -54,7 +55,9 @@ def _timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, f
     return float(wall), int(rss) / 1024, done.returncode
 
 
-def _rows(case: str, root: Path, uv: str, python: str, pip: str) -> dict[str, tuple[list[str], Path, bool]]:
+def _rows(
+    case: str, root: Path, uv: str, python: str, pip: str, target: list[str]
+) -> dict[str, tuple[list[str], Path, bool]]:
     """Row name -> (command, cache folder, cold)."""
     reqs = root / f"{case}.txt"
     reqs.write_text("\n".join(CASES[case]) + "\n")
@@ -63,7 +66,7 @@ def _rows(case: str, root: Path, uv: str, python: str, pip: str) -> dict[str, tu
     for kind, cold in (("cold", True), ("warm", False)):
         cache = root / f"{case}-{kind}"
         rows[f"cudaresolve {kind}"] = (
-            [*ours, "--cache-dir", str(cache / "cr"), "lock", "-r", str(reqs), *TARGET, "-U", "-o",
+            [*ours, "--cache-dir", str(cache / "cr"), "lock", "-r", str(reqs), *target, "-U", "-o",
              str(root / f"pylock.{case}-{kind}.toml")], cache / "cr", cold)  # fmt: skip
         rows[f"uv {kind}"] = (
             [uv, "pip", "compile", str(reqs), "--python", python, "--python-version", "3.11", "--python-platform",
@@ -79,6 +82,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--target", default=" ".join(TARGET), help="cudaresolve's target flags, one string")
     args = parser.parse_args()
     uv = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
     python = os.path.realpath(sys.executable)
@@ -90,7 +94,7 @@ def main() -> int:
         subprocess.run([python, "-m", "venv", str(root / "pip-venv")], check=True)
         subprocess.run([pip, "-m", "pip", "install", "-q", "-U", "pip"], check=True, env=env)
         for case in args.cases.split(","):
-            rows = _rows(case, root, uv, python, pip)
+            rows = _rows(case, root, uv, python, pip, args.target.split())
             for command, _cache, cold in rows.values():
                 if not cold:
                     _timed(command, env, root)  # the untimed run that makes the cache warm
