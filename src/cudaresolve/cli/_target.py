@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cudaresolve.errors import InvalidInput
-from cudaresolve.target.build import TargetOptions, build_target, split_gpu_list
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     import argparse
 
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.model import Target
 
 __all__ = ["add_target_arguments", "compat_from_args", "options_from_args", "target_from_args"]
@@ -59,6 +59,8 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> TargetOptions:
+    from cudaresolve.target.build import TargetOptions, split_gpu_list  # not at import: --help stays light
+
     """The declared part of the target; ``--gpu 'RTX 2080,RTX 3090'`` counts as two GPUs."""
     if any(not split_gpu_list(value) for value in args.gpu):
         raise InvalidInput(Text("target.gpu-flag-empty"), hint=Text("target.gpu-flag-empty.hint"))
@@ -83,4 +85,6 @@ def compat_from_args(args: argparse.Namespace) -> CompatDB:
 
 def target_from_args(args: argparse.Namespace, db: CompatDB) -> Target:
     """The Target these flags, the environment and (if needed) detection describe."""
+    from cudaresolve.target.build import build_target
+
     return build_target(options_from_args(args), db)

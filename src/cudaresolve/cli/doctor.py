@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from cudaresolve.doctor.child import ChildLimits
+    from cudaresolve.doctor.limits import ChildLimits
 
 __all__ = ["register"]
 
@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
     run.add_argument("--run", action="store_true",
                      help="also run each installed GPU package's operation on each detected GPU (no GPU: static "
                      "checks only); exit 1 when any run fails")
-    from cudaresolve.doctor.child import ChildLimits
+    from cudaresolve.doctor.limits import ChildLimits
 
     bounds = ChildLimits()
     run.add_argument("--run-timeout", metavar="SECONDS",
@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
 
 def _limits(args: argparse.Namespace) -> ChildLimits:
     """The bounds of ``--run``; a value that is not a positive number is one ``invalid-input`` line."""
-    from cudaresolve.doctor.child import ChildLimits
+    from cudaresolve.doctor.limits import ChildLimits
     from cudaresolve.errors import InvalidInput
     from cudaresolve.text.model import Text
 

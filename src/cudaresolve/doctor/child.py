@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.decode import loads_json
 from cudaresolve.core.processes import kill_group
+from cudaresolve.doctor.limits import ChildLimits
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -66,16 +67,6 @@ result = {{"ok": error is None, "error": error, "warnings": seen, "fields": fiel
 sys.stdout.write("\\n{RESULT_MARK}" + json.dumps(result, default=str) + "\\n")
 sys.stdout.flush()
 """
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChildLimits:
-    """Bounds of one child and of the whole run."""
-
-    timeout_s: float = 180.0  # one child: torch's CUDA start-up and a first JIT fit well inside
-    memory_mib: int = 16384  # resident memory of one child
-    total_s: float = 1200.0  # every child of one ``doctor --run`` together
-    output_chars: int = 64 * 1024  # kept of each of stdout and stderr (the tail)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
