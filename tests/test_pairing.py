@@ -144,9 +144,9 @@ def test_the_variant_bound_counts_a_companion_only_at_a_release_that_pairs_with_
     runs: list[int] = []
     original = solve_module._Search.run
 
-    def counted(self: Any, needs: Any) -> Any:
+    def counted(self: Any, needs: Any, **options: Any) -> Any:
         runs.append(1)
-        return original(self, needs)
+        return original(self, needs, **options)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(solve_module._Search, "run", counted)
