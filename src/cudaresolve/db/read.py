@@ -16,6 +16,7 @@ from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
+from cudaresolve.db.cudamajor import CudaMajorRule, read_cuda_major
 from cudaresolve.db.fields import Collector, join, parse_release_version
 from cudaresolve.db.python_platforms import read_floors, read_package_os, read_python_platforms, read_runs_without_gpu
 from cudaresolve.db.rows import (
@@ -40,7 +41,7 @@ __all__ = ["SCHEMA_MAJOR", "Parts", "read_database"]
 
 SCHEMA_MAJOR: Final = 1
 _FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages", "cuda", "forward-compat", "gpu",
-                          "driver-gpu", "variant"}
+                          "driver-gpu", "variant", "cuda-major"}
 _ROW_COMMON: Final = {"source", "verified", "note"}
 _INDEX_KEYS: Final = {
     "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
@@ -62,18 +63,8 @@ _DRIVER_GPU_KEYS: Final = {"arch", "cc", "datacenter", "gpus", "min-driver", "mi
                            "last-branch"} | _ROW_COMMON
 _VARIANT_KEYS: Final = {"name", "cuda", "index-url"} | _ROW_COMMON
 _PACKAGE_KEYS: Final = {
-    "version",
-    "python",
-    "platforms",
-    "requires",
-    "constrains",
-    "metadata-requires",
-    "min-sm",
-    "pypi-variant",
-    "index",
-    "index-url",
-    "build",
-    "floors",
+    "version", "python", "platforms", "requires", "constrains", "metadata-requires", "min-sm", "pypi-variant", "index",
+    "index-url", "build", "floors",
 } | _ROW_COMMON
 _BUILD_KEYS: Final = {
     "variant", "channel", "index-url", "local", "sass", "ptx", "requires", "platforms", "checked", "scanned", "exists",
@@ -97,6 +88,7 @@ class Parts:
     driver_gpus: tuple[DriverGpu, ...]
     variants: tuple[VariantInfo, ...]
     packages: tuple[tuple[str, tuple[PackageRelease, ...]], ...]
+    cuda_majors: tuple[CudaMajorRule, ...] = ()  # [[cuda-major]]: distributions tied to one CUDA major
 
 
 _R = TypeVar("_R")
@@ -420,6 +412,7 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
     gpus = _rows(c, c.table_list(data, "gpu"), "gpu", _read_gpu)
     driver_gpus = _rows(c, c.table_list(data, "driver-gpu"), "driver-gpu", _read_driver_gpu)
     variants = _rows(c, c.table_list(data, "variant"), "variant", _read_variant)
+    majors = _rows(c, c.table_list(data, "cuda-major"), "cuda-major", read_cuda_major)
     by_name = {v.name: v for v in variants}
     packages: dict[str, tuple[PackageRelease, ...]] = {}
     for kind in facts.tables:
@@ -444,4 +437,5 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
         driver_gpus=tuple(driver_gpus),
         variants=tuple(variants),
         packages=tuple(packages.items()),
+        cuda_majors=tuple(majors),
     )

@@ -30,6 +30,7 @@ from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
+from cudaresolve.resolve.cudamajor import major_needs
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.needs import IF_NECESSARY, passed_over
@@ -125,6 +126,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         (``cause_names``); else all of them. The resolver works on the conflict instead of
         re-pinning unrelated packages.
         """
+        self._resolutions = resolutions  # fresher than get_preference's, which one open name skips
         names = list(identifiers)
         if CUDA in names:
             return [CUDA]
@@ -331,9 +333,13 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         """
         return self.matches.check(requirement, candidate)
 
-    def _clashes(self, needs: Sequence[Need]) -> bool:
-        """Whether a database need of a candidate is already broken by a pin (resolvelib will reject it)."""
-        pins = self._resolutions
+    def _clashes(self, candidate: Candidate) -> bool:
+        """Whether a database need of a candidate is already broken by a pin (resolvelib will reject it). The pins
+        are those resolvelib last showed (``get_preference``); when they hold the candidate's own name, they are
+        from before a backtrack (a name is pinned only once per state), so nothing is told from them."""
+        pins, needs = self._resolutions, candidate.dependencies
+        if candidate.key in pins:
+            return False
         return any((pin := pins.get(n.key)) is not None and not self.matches.check(n, pin) for n in needs)
 
     def get_dependencies(self, candidate: Candidate) -> Sequence[Need]:
@@ -342,7 +348,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         Metadata is asked for once per candidate, only when resolvelib pins it."""
         found = self._dependencies.get(candidate)
         if found is None:
-            if candidate.release is not None and self.source is not None and self._clashes(candidate.dependencies):
+            if candidate.release is not None and self.source is not None and self._clashes(candidate):
                 return candidate.dependencies  # not kept: after a backtrack the same build may need its metadata
             found = self._compute_dependencies(candidate)
             self._dependencies[candidate] = found
@@ -359,7 +365,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return (base, *self._metadata_needs(candidate, candidate.extras, only_extras=True))
         if candidate.variant is not None and candidate.variant not in self.catalog.runnable:
             return candidate.dependencies  # its ``<cuda>`` need fails at once: no metadata to fetch for it
-        return (*candidate.dependencies, *self._metadata_needs(candidate, frozenset()))
+        own = (*candidate.dependencies, *self._metadata_needs(candidate, frozenset()))
+        return (*own, *major_needs(self.catalog, candidate))  # one CUDA major per environment (``cudamajor``)
 
     def _metadata_needs(self, candidate: Candidate, extras: frozenset[str], *, only_extras: bool = False) -> list[Need]:
         if self.source is None or candidate.name == CUDA:
