@@ -61,9 +61,8 @@ def mixed(
         if other.name != CUDA or other is need:
             continue
         if other.variant is not None:
-            versions = [
-                c.version for c in (*catalog.for_name(CUDA), *catalog.rejected(CUDA)) if c.variant == other.variant
-            ]
+            versions = [c.version for c in catalog.for_name(CUDA) if c.variant == other.variant]
+            versions += [r.version for r in catalog.rejected(CUDA) if r.variant == other.variant]
             major = str(versions[0].major) if versions else other.variant
         else:
             major = _major(other)
