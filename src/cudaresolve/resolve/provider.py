@@ -34,6 +34,7 @@ from cudaresolve.resolve.cudamajor import major_needs
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.needs import IF_NECESSARY, passed_over
+from cudaresolve.resolve.prebuilt import is_prebuilt, prebuilt_release
 from cudaresolve.resolve.source import applies, split_key
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.text.model import Text
@@ -235,13 +236,13 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
                 continue
             self._look_ahead((candidate, *coming))
             try:
-                found = self._on_variant_index(candidate) or self._build(candidate) is not None
+                release = None if self._on_variant_index(candidate) else self._build(candidate)
             except IndexUnavailable as e:
                 failure = failure or e
                 continue
-            if found:
-                listed += 1
-                yield candidate  # a pure wheel on the variant's index is checked when pinned
+            if release is not None or self._on_variant_index(candidate):
+                listed += 1  # a pure wheel on the variant's index is checked when pinned; a prebuilt one keeps its file
+                yield replace(candidate, source=release) if is_prebuilt(candidate) else candidate
             else:
                 unlisted.append(candidate)
         if not listed and failure is not None and not unlisted:
@@ -269,6 +270,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
 
     def _build(self, candidate: Candidate) -> IndexRelease | None:
         assert self.source is not None
+        if is_prebuilt(candidate):  # a release asset, or the user's copy of it (``resolve.prebuilt``)
+            key = (candidate.name, str(candidate.version), candidate.build.url if candidate.build else "")
+            if key not in self._builds:
+                self._builds[key] = prebuilt_release(self.source, candidate, self.catalog.target.python)
+            return self._builds[key]
         index = candidate.index_url
         if self._on_variant_index(candidate) and self._variant_index:
             index = self._variant_index  # one pure wheel on every variant index: read it where the set comes from
