@@ -236,8 +236,8 @@ class CompatDB:
 
     @property
     def package_kinds(self) -> tuple[str, ...]:
-        """Every package table the database may hold, in the order ``db show`` lists them."""
-        return self.package_facts.tables
+        """Every package table the database may hold, in the order ``db show`` lists them ([[prebuilt]] last)."""
+        return (*self.package_facts.tables, *(n for n, _ in self.tables if n not in self.package_facts.tables))
 
     # -- queries --------------------------------------------------------------------------
     def packages(self, name: str) -> tuple[PackageRelease, ...]:

@@ -31,13 +31,15 @@ if TYPE_CHECKING:
     from cudaresolve.db.fields import Collector
     from cudaresolve.db.rows import VariantInfo
 
-__all__ = ["PREBUILT", "CxxAbiRule", "PrebuiltRow", "expand_prebuilt", "prebuilt_url", "read_abi", "read_prebuilt",
-           "torch_abi"]  # fmt: skip
+__all__ = ["PREBUILT", "SDIST", "CxxAbiRule", "PrebuiltRow", "expand_prebuilt", "prebuilt_url", "read_abi",
+           "read_prebuilt", "torch_abi"]  # fmt: skip
 
 #: The channel of a build expanded from a ``[[prebuilt]]`` row: a wheel at a URL, not on an index.
 PREBUILT: Final = "prebuilt"
+#: The channel of a release's sdist on the default index, built on the target: only where no prebuilt wheel fits.
+SDIST: Final = "sdist"
 _ROW_KEYS: Final = {"package", "version", "url", "torch", "cuda", "cxx11-abi", "python", "platforms", "sass",
-                    "requires", "sdist", "source", "verified", "note"}  # fmt: skip
+                    "requires", "sdist", "arch-env", "source", "verified", "note"}  # fmt: skip
 _ABI_KEYS: Final = {"torch", "variants", "abi", "source", "verified", "note"}
 _FIELDS: Final = ("{version}", "{cuda}", "{torch}", "{abi}", "{python}")
 _MINOR: Final = re.compile(r"[0-9]+\.[0-9]+")
@@ -70,6 +72,7 @@ class PrebuiltRow:
     sass: tuple[Arch, ...]
     requires: tuple[Requirement, ...]
     sdist: bool  # the default index (PyPI) carries the release's sdist
+    arch_env: str | None = None  # the sdist build's own arch-list variable: "FLASH_ATTN_CUDA_ARCHS={major}{minor}"
     source: str
     verified: bool = True
 
@@ -109,6 +112,7 @@ def read_prebuilt(c: Collector, row: Mapping[str, Any], path: str) -> PrebuiltRo
     sass = c.arch_list(row, "sass", path, ptx=False)
     requires = c.requirement_list(row, "requires", path)
     sdist = c.get(row, "sdist", bool, path) is True
+    arch_env = c.get(row, "arch-env", str, path)
     source = c.source(row, path)
     if package is None or version_text is None or url is None:
         return None
@@ -119,14 +123,15 @@ def read_prebuilt(c: Collector, row: Mapping[str, Any], path: str) -> PrebuiltRo
         return None
     problems = [t for t in torch if not _MINOR.fullmatch(t)]
     problems += [m for m in cuda if not m.isdigit()] + [a for a in abi if a not in ("TRUE", "FALSE")]
-    if problems or not url.startswith("https://") or any(f not in url for f in _FIELDS) or not sass:
+    local = url.startswith(("http://127.0.0.1", "http://localhost"))  # a test's copy, as direct references allow
+    if problems or not (url.startswith("https://") or local) or any(f not in url for f in _FIELDS) or not sass:
         c.add(path, Text.of("db.bad-choice", expected=("'torch X.Y, cuda majors, ABI flags, https URL pattern'",),
                             found=repr(problems[:1] or url[:80])))  # fmt: skip
         return None
     return PrebuiltRow(
         package=package, version=version, url=url, torch=tuple(torch), cuda=tuple(int(m) for m in cuda),
         abi=tuple(a == "TRUE" for a in abi),
-        python=python, platforms=platforms, sass=sass, requires=requires, sdist=sdist, source=source,
+        python=python, platforms=platforms, sass=sass, requires=requires, sdist=sdist, arch_env=arch_env, source=source,
         verified=c.verified(row, path),
     )  # fmt: skip
 
@@ -164,6 +169,28 @@ def _builds(row: PrebuiltRow, rules: Sequence[CxxAbiRule], variants: Iterable[Va
                 requires=(Requirement(f"torch=={minor}.*"),), platforms=row.platforms, source=row.source,
                 verified=row.verified, checked="build-script",
             ))  # fmt: skip
+    if row.sdist:
+        out += _sdist_builds(row, variants, out, index)
+    return out
+
+
+def _sdist_builds(
+    row: PrebuiltRow, variants: Iterable[VariantInfo], wheels: Sequence[Build], index: str
+) -> list[Build]:
+    """The release's sdist as one build per CUDA variant, for every torch but the minors a prebuilt wheel of that
+    variant serves: a source build is a candidate only where no wheel is (``resolve.pairing`` keeps it out of a
+    set a wheel can serve)."""
+    out: list[Build] = []
+    for info in variants:
+        if info.cuda is None:
+            continue
+        served = sorted({b.requires[0].specifier for b in wheels if b.variant == info.name}, key=str)
+        spec = ",".join(str(s).replace("==", "!=") for s in served)
+        out.append(Build(
+            variant=info.name, channel=SDIST, index_url=index, local="", sass=row.sass, ptx=(),
+            requires=(Requirement(f"torch{spec}"),), platforms=row.platforms, source=row.source,
+            verified=row.verified, checked="build-script", build_env=row.arch_env,
+        ))  # fmt: skip
     return out
 
 

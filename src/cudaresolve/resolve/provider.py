@@ -271,7 +271,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
     def _build(self, candidate: Candidate) -> IndexRelease | None:
         assert self.source is not None
         if is_prebuilt(candidate):  # a release asset, or the user's copy of it (``resolve.prebuilt``)
-            key = (candidate.name, str(candidate.version), candidate.build.url if candidate.build else "")
+            key = (candidate.name, str(candidate.version), (candidate.build.url if candidate.build else None) or "")
             if key not in self._builds:
                 self._builds[key] = prebuilt_release(self.source, candidate, self.catalog.target.python)
             return self._builds[key]
