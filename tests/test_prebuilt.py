@@ -164,7 +164,8 @@ def test_lock_takes_the_wheel_from_a_find_links_copy_of_the_release_page(
     assert got["flash-attn"]["url"].endswith(wanted.replace("+", "%2B")) or got["flash-attn"]["url"].endswith(wanted)
     flash = next(e.wheel for e in index.entries["assets"]["flash-attn"] if e.wheel.filename == wanted)
     assert got["flash-attn"]["sha256"] == flash.sha256  # without a hash on the page, the file was read to hash it
-    assert got["flash-attn"]["kind"] == ("wheel" if hashed else "archive")
+    assert got["flash-attn"]["kind"] == "archive" and got["flash-attn"]["index"] is None  # by URL: no index lists it
+    assert got["flash-attn"]["url"].startswith(f"{base}/files/")  # the mirror's copy, not the release URL
     assert not [w for w in out["warnings"] if w["code"] == "source-build"]
 
 

@@ -4,17 +4,19 @@ A prebuilt build is not on an index. Its file is, in order: the copy on the extr
 ``--find-links`` page that lists the package (the user's mirror of the release page: uv's
 first-index rule, as ``PackageSource.index_for`` answers it), else the release asset itself; a file
 whose listing gives no hash (a copy of a release page) is read once to hash it, as a direct
-reference is (``PackageSource.direct_release``). The lock then records the file with its hash: a
-wheel of the mirror, or an archive at its URL.
+reference is (``PackageSource.direct_release``). The lock records the file as an archive: its URL and
+hash (an installer fetches it there, not from the set's index, which does not list it).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cudaresolve.core.archs import format_arch_list
 from cudaresolve.db.prebuilt import PREBUILT, SDIST, prebuilt_url
 from cudaresolve.errors import NoSolution
+from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.findings import warning
 
 if TYPE_CHECKING:
@@ -40,8 +42,8 @@ def prebuilt_release(source: PackageSource, candidate: Candidate, python: str) -
     where = source.index_for(candidate.name)
     if where.rstrip("/") != candidate.index_url.rstrip("/"):  # an extra index or find-links page lists it
         found = source.build_release(candidate.name, str(candidate.version), where)
-        if found is not None and found.artifact.sha256:
-            return found
+        if found is not None and found.artifact.sha256:  # locked by its URL: the file is not on the set's index
+            return replace(found, artifact=replace(found.artifact, kind=FileKind.ARCHIVE))
         url = found.artifact.url if found is not None else None  # a copy of a release page gives no hash
     url = url or prebuilt_url(candidate.build, python)
     try:
