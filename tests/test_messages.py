@@ -52,6 +52,7 @@ DESIGN_REASON_CODES = (
     "pre-release-only",
     "no-common-set",
     "missing-cuda-library",
+    "cuda-major-mixed",
 )
 _SRC = Path(__file__).resolve().parents[1] / "src" / "cudaresolve"
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
@@ -311,6 +312,18 @@ REASONS = [
         "RUNPATH, LD_LIBRARY_PATH or a library torch loads); importing it fails with 'cannot open shared object file'",
         "vllm 0.11.0：vllm/_C.abi3.so 需要 libcudart.so.13，但当前环境中没有任何软件包提供它（它的 RUNPATH、"
         "LD_LIBRARY_PATH 和 torch 加载的库中也没有）；导入时会报 'cannot open shared object file'",
+    ),
+    (
+        "cuda-major-mixed",
+        {"package": "nvidia-cublas-cu12", "version": "12.8.4.1", "required": "12", "found": "13 (torch 2.11.0+cu130)",
+         "major": "13"},
+        "nvidia-cublas-cu12 12.8.4.1 carries CUDA 12 libraries, but the rest of the set is built for CUDA 13"
+        " (torch 2.11.0+cu130); one environment holds one CUDA major. Ways out: a nvidia-cublas-cu12 release or name"
+        " built for CUDA 13, builds of CUDA 12 for the rest (e.g. a torch ...+cu12x pin), or leaving nvidia-cublas-cu12"
+        " out",
+        "nvidia-cublas-cu12 12.8.4.1 带有 CUDA 12 的库，但集合中其余部分是为 CUDA 13 (torch 2.11.0+cu130) 构建的；"
+        "一个环境只能有一个 CUDA 主版本。出路：选用为 CUDA 13 构建的 nvidia-cublas-cu12 版本或包名，"
+        "让其余部分改用 CUDA 12 的构建（例如固定 torch ...+cu12x），或不安装 nvidia-cublas-cu12",
     ),
 ]
 

@@ -247,7 +247,12 @@ MAIN_LIBRARY: Final = {
     "torchvision": re.compile(r"^torchvision/_C\.(so|pyd)$"),
     "torchaudio": re.compile(r"^torchaudio/lib/(lib)?torchaudio\.(so|pyd)$"),
     "xformers": re.compile(r"^xformers/_C\.(so|pyd)$"),
+    "vllm": re.compile(r"^vllm/_C(_stable_libtorch)?\.abi3\.so$"),  # its own kernels (not FA2/FA3, MLA, MoE)
 }
+#: The share of the main library's containers a target must be in to be on the base list (default a half).
+#: vLLM's _C holds many arch-specific kernels (sm_90a, sm_100a ...) beside the generic ones built for its
+#: TORCH_CUDA_ARCH_LIST, so no target reaches a half there; a quarter gives exactly that list.
+BASE_SHARE: Final = {"vllm": 4}
 
 
 def code_lists(package: str, record: dict[str, Any]) -> tuple[list[str], list[str], list[str], list[str]]:
@@ -255,11 +260,11 @@ def code_lists(package: str, record: dict[str, Any]) -> tuple[list[str], list[st
     own = {n: c for n, c in record.get("libraries", {}).items() if not is_vendored(n) and c.get("containers")}
     pattern = MAIN_LIBRARY.get(package)
     named = [n for n in own if pattern is not None and pattern.match(n)]
-    main = named[0] if named else max(own, key=lambda n: own[n]["containers"], default=None)
+    main = max(named or own, key=lambda n: own[n]["containers"], default=None)
     sass: list[str] = []
     ptx: list[str] = []
     if main is not None:
-        half = own[main]["containers"] / 2
+        half = own[main]["containers"] / BASE_SHARE.get(package, 2)
         keep = {name for name, count in own[main]["counts"].items() if count >= half}
         sass = sort_archs({n for n in keep if n.startswith("sm_")})
         ptx = sort_archs({n for n in keep if n.startswith("compute_")})

@@ -48,6 +48,7 @@ PYPI_KINDS: Final = (
     "flashinfer-python",
     "flashinfer-cubin",
     "flashinfer-jit-cache",
+    "vllm",
 )
 # Requires-Dist names whose pins the database records (tools/check_pypi.py uses this list too).
 TRACKED: Final = frozenset(

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.core.versions import CudaVersion, DriverVersion
+    from cudaresolve.db.cudamajor import CudaMajorRule
     from cudaresolve.db.python_platforms import PythonPlatform
 
 __all__ = [
@@ -145,6 +146,7 @@ class CompatDB:
     tables: tuple[tuple[str, tuple[PackageRelease, ...]], ...]  # (package, releases newest first)
     source: str = "compat.toml"
     driver_gpus: tuple[DriverGpu, ...] = ()  # the [[driver-gpu]] rows: which drivers know which GPUs
+    cuda_majors: tuple[CudaMajorRule, ...] = ()  # the [[cuda-major]] rows: distributions tied to one CUDA major
     _packages: Mapping[str, tuple[PackageRelease, ...]] = field(init=False, repr=False, compare=False)
     _variant_by_name: Mapping[str, VariantInfo] = field(init=False, repr=False, compare=False)
     _cuda_by_version: Mapping[CudaVersion, CudaRelease] = field(init=False, repr=False, compare=False)
@@ -178,6 +180,7 @@ class CompatDB:
             tables=parts.packages,
             source=source,
             driver_gpus=parts.driver_gpus,
+            cuda_majors=parts.cuda_majors,
         )
 
     # -- facts of the [index] and [packages] tables ----------------------------------------
@@ -237,8 +240,8 @@ class CompatDB:
 
     @property
     def package_kinds(self) -> tuple[str, ...]:
-        """Every package table the database may hold, in the order ``db show`` lists them."""
-        return self.package_facts.tables
+        """Every package table the database may hold, in the order ``db show`` lists them ([[prebuilt]] last)."""
+        return (*self.package_facts.tables, *(n for n, _ in self.tables if n not in self.package_facts.tables))
 
     # -- queries --------------------------------------------------------------------------
     def packages(self, name: str) -> tuple[PackageRelease, ...]:

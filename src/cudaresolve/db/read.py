@@ -17,7 +17,9 @@ from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.db import python_platforms
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
+from cudaresolve.db.cudamajor import CudaMajorRule, read_cuda_major
 from cudaresolve.db.fields import Collector, join, parse_release_version
+from cudaresolve.db.prebuilt import expand_prebuilt, read_abi, read_prebuilt
 from cudaresolve.db.python_platforms import read_floors, read_package_os, read_python_platforms, read_runs_without_gpu
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
@@ -41,7 +43,7 @@ __all__ = ["SCHEMA_MAJOR", "Parts", "read_database"]
 
 SCHEMA_MAJOR: Final = 1
 _FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages", "cuda", "forward-compat", "gpu",
-                          "driver-gpu", "variant"}
+                          "driver-gpu", "variant", "cuda-major", "prebuilt", "torch-cxx11-abi"}
 _ROW_COMMON: Final = {"source", "verified", "note"}
 _INDEX_KEYS: Final = {
     "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
@@ -63,18 +65,8 @@ _DRIVER_GPU_KEYS: Final = {"arch", "cc", "datacenter", "gpus", "min-driver", "mi
                            "last-branch"} | _ROW_COMMON
 _VARIANT_KEYS: Final = {"name", "cuda", "index-url"} | _ROW_COMMON
 _PACKAGE_KEYS: Final = {
-    "version",
-    "python",
-    "platforms",
-    "requires",
-    "constrains",
-    "metadata-requires",
-    "min-sm",
-    "pypi-variant",
-    "index",
-    "index-url",
-    "build",
-    "floors",
+    "version", "python", "platforms", "requires", "constrains", "metadata-requires", "min-sm", "pypi-variant", "index",
+    "index-url", "build", "floors",
 } | _ROW_COMMON
 _BUILD_KEYS: Final = {
     "variant", "channel", "index-url", "local", "sass", "ptx", "requires", "platforms", "checked", "scanned", "exists",
@@ -98,6 +90,7 @@ class Parts:
     driver_gpus: tuple[DriverGpu, ...]
     variants: tuple[VariantInfo, ...]
     packages: tuple[tuple[str, tuple[PackageRelease, ...]], ...]
+    cuda_majors: tuple[CudaMajorRule, ...] = ()  # [[cuda-major]]: distributions tied to one CUDA major
 
 
 _R = TypeVar("_R")
@@ -170,7 +163,10 @@ def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
     anchor = c.get(row, "anchor", str, "packages", required=True) or ""
     if anchor and anchor not in tables:
         c.add("packages.anchor", Text.of("db.anchor-not-a-table", name=repr(anchor)))
-    systems, cpu = read_package_os(c, row, tables), read_runs_without_gpu(c, row, tables)
+    found = data.get("prebuilt")  # [[prebuilt]] packages say their operating systems too
+    rows: list[Any] = found if isinstance(found, list) else []
+    built = dict.fromkeys(r["package"] for r in rows if isinstance(r, dict) and isinstance(r.get("package"), str))
+    systems, cpu = read_package_os(c, row, [*tables, *built]), read_runs_without_gpu(c, row, tables)
     return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), os=systems,
                         runs_without_gpu=cpu, cpu_packages=python_platforms.read_cpu_packages(c, row, tables))
 
@@ -420,12 +416,16 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
     gpus = _rows(c, c.table_list(data, "gpu"), "gpu", _read_gpu)
     driver_gpus = _rows(c, c.table_list(data, "driver-gpu"), "driver-gpu", _read_driver_gpu)
     variants = _rows(c, c.table_list(data, "variant"), "variant", _read_variant)
+    majors = _rows(c, c.table_list(data, "cuda-major"), "cuda-major", read_cuda_major)
     by_name = {v.name: v for v in variants}
     packages: dict[str, tuple[PackageRelease, ...]] = {}
     for kind in facts.tables:
         rows = enumerate(c.table_list(data, kind))
         read = (_read_package(c, kind, row, f"{kind}[{i}]", by_name, index.default) for i, row in rows)
         packages[kind] = tuple(r for r in read if r is not None)
+    abi = _rows(c, c.table_list(data, "torch-cxx11-abi"), "torch-cxx11-abi", read_abi)
+    prebuilt = _rows(c, c.table_list(data, "prebuilt"), "prebuilt", read_prebuilt)
+    packages.update(expand_prebuilt(prebuilt, abi, variants, packages.get("torch", ()), index.default))
     if not trusted:
         named = {str(t.get("version")) for t in cuda_rows}  # rows with other faults still count as named
         check_semantics(c, index, cuda, named, gpus, variants, packages)
@@ -444,4 +444,5 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
         driver_gpus=tuple(driver_gpus),
         variants=tuple(variants),
         packages=tuple(packages.items()),
+        cuda_majors=tuple(majors),
     )

@@ -188,6 +188,8 @@ class Build:
     checked: str = "unverified"  # provenance: "wheel", "build-script", "announcement", "source", "unverified"
     scanned: str | None = None  # the date of the wheel scan when ``checked`` is "wheel"
     withdrawn: str | None = None  # "never-published" (exists = false) or "broken": never a candidate
+    url: str | None = None  # a [[prebuilt]] wheel's URL, ``{python}`` left for the target's tag (``db.prebuilt``)
+    build_env: str | None = None  # a source build's own arch-list variable, "FLASH_ATTN_CUDA_ARCHS={major}{minor}"
 
     @property
     def archs(self) -> tuple[Arch, ...]:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from packaging.requirements import Requirement
 
+    from cudaresolve.db.cudamajor import CudaMajorRule
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Finding
 
@@ -70,8 +71,8 @@ class Need:
     url: str | None = None  # a direct reference's URL (``name @ URL``): the one file the name is pinned to
 
     def __str__(self) -> str:
-        if self.name == CUDA:
-            return f"{CUDA}=={self.variant}"
+        if self.name == CUDA:  # one variant, or a CUDA major (``cudamajor``: ``<cuda>==12.*``)
+            return f"{CUDA}=={self.variant}" if self.variant or not self.specifier else f"{CUDA}{self.specifier}"
         return f"{self.key}{self.specifier}"
 
     @property
@@ -134,7 +135,8 @@ class Rejection:
 
 def satisfies(need: Need, choice: Candidate | Rejection) -> bool:
     """Whether ``choice`` meets ``need``: same name, the variant when ``need`` names one, and the version
-    specifier (local versions and pre-releases allowed); ``<cuda>`` is matched on its variant alone.
+    specifier (local versions and pre-releases allowed); ``<cuda>`` is matched on its variant, or on its CUDA
+    version when the need names a major instead (``cudamajor``: the ``cpu`` variant ties no major).
 
     The one test used by the provider (``is_satisfied_by``) and by the explanations of a failure.
     """
@@ -142,7 +144,9 @@ def satisfies(need: Need, choice: Candidate | Rejection) -> bool:
         return False
     if need.variant is not None and choice.variant != need.variant:
         return False
-    return need.name == CUDA or need.specifier.contains(choice.version, prereleases=True)
+    if need.name == CUDA and (need.variant is not None or choice.variant == "cpu"):
+        return True
+    return need.specifier.contains(choice.version, prereleases=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,6 +158,7 @@ class Catalog:
     rejections: Sequence[Rejection]  # grows as a lazy catalog builds packages
     known: frozenset[str]
     gpu_source: str = "auto"  # one of GPU_SOURCES
+    cuda_majors: tuple[CudaMajorRule, ...] = ()  # the database's [[cuda-major]] rows (``cudamajor``)
     _runnable: list[frozenset[str | None]] = field(default_factory=list, repr=False, compare=False)  # memo
 
     def for_name(self, name: str) -> tuple[Candidate, ...]:
@@ -428,12 +433,14 @@ def build_catalog(
     known = frozenset(n for n in db.package_names) | {CUDA}
     if lazy:
         built = _OnDemand(db, target, candidates, rejections, gpu_source)
-        return Catalog(target=target, candidates=built, rejections=rejections, known=known, gpu_source=gpu_source)
+        return Catalog(target=target, candidates=built, rejections=rejections, known=known, gpu_source=gpu_source,
+                       cuda_majors=db.cuda_majors)  # fmt: skip
     wanted = db.package_names if names is None else tuple(canonical_name(n) for n in names)
     for name in wanted:
         candidates[name] = _package_candidates(db, target, name, rejections, gpu_source)
     found = tuple(rejections)
-    return Catalog(target=target, candidates=candidates, rejections=found, known=known, gpu_source=gpu_source)
+    return Catalog(target=target, candidates=candidates, rejections=found, known=known, gpu_source=gpu_source,
+                   cuda_majors=db.cuda_majors)  # fmt: skip
 
 
 def _variant_age(candidate: Candidate) -> tuple[int, str]:

@@ -26,6 +26,7 @@ from cudaresolve.resolve.binding import (
     runnable,
 )
 from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Catalog, Need, Rejection, satisfies
+from cudaresolve.resolve.cudamajor import is_major_need, mixed
 from cudaresolve.resolve.needs import passed_over
 from cudaresolve.resolve.oldgpu import too_old
 from cudaresolve.text.findings import reason
@@ -61,7 +62,7 @@ _REQUEST_CODES: Final = (
     "no-wheel-for-python", "requires-python", "sdist-unusable", "no-wheel-for-platform", "variant-not-published",
     "no-such-version", "constraint-excludes", "yanked-only", "pre-release-only",
 )
-_LAST_CODES: Final = ("request-conflict", "pin-conflict", "no-common-set")
+_LAST_CODES: Final = ("request-conflict", "cuda-major-mixed", "pin-conflict", "no-common-set")
 _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, *_LAST_CODES))}
 
 
@@ -227,6 +228,7 @@ def explain_resolution(
     if db is not None:
         blamed = [g for f in blamed for g in _pinned_out(db, catalog, requests, f)]
     findings.extend(blamed)
+    majors: list[Finding] = []
     for cause in () if blamed else causes:
         need, parent = cause.requirement, cause.parent
         if need.name == PYTHON:  # the release's metadata leaves the target's Python out (``provider``)
@@ -251,6 +253,11 @@ def explain_resolution(
             continue
         if parent is None:
             continue
+        if is_major_need(need):  # a release tied to another CUDA major than the set's (``cudamajor``)
+            majors.append(mixed(need, parent, causes, catalog))
+            continue
+        if need.name == CUDA and any(is_major_need(c.requirement) for c in causes):
+            continue  # a build's variant against a major: the ``cuda-major-mixed`` findings say it
         others = sorted({str(c.requirement) for c in causes if c.requirement.name == need.name} - {str(need)})
         findings.append(
             reason(
@@ -261,6 +268,8 @@ def explain_resolution(
                 found=", ".join(others) or "another requirement of the set",
             )
         )
+    pinned = [str(c.parent) for c in causes if c.requirement.name == CUDA and c.requirement.variant and c.parent]
+    findings.extend(sorted(majors, key=lambda f: not any(p in (f.found or "") for p in pinned)))  # against a build
     if not findings:  # nothing above names a cause: say what was asked together, not a pin that is none
         limits = sorted((constraints or {}).items())
         asked = [str(n) for n in requests] + [f"{name}{spec} (-c)" for name, spec in limits]

@@ -8,6 +8,10 @@ the catalog alone, whether a candidate has, for each other requested database pa
 one candidate of it (meeting the user's requirements, on a variant the target runs) that both
 sides' database needs allow: no set is lost by leaving out a candidate that fails this.
 
+A requested package's source build (``db.prebuilt.SDIST``: flash-attn's sdist, built on the target)
+stands beside nothing while one of its wheels can stand beside every requested package: the sdist
+is the way out only where no wheel fits (``offered``).
+
 Cost: per (candidate, requested package), one pass over that package's candidates of the same
 variant, memoised.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from cudaresolve.db.prebuilt import SDIST
 from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, satisfies
 
 if TYPE_CHECKING:
@@ -37,6 +42,7 @@ class Companions:
         self._wanted = {k: v for k, v in wanted.items() if k not in self._direct}
         self._members: dict[str, dict[str | None, tuple[Candidate, ...]]] = {}
         self._memo: dict[tuple[Candidate, str], bool] = {}
+        self._wheels: dict[str, bool] = {}  # name -> whether a wheel of it fits (``offered``)
 
     @property
     def names(self) -> frozenset[str]:
@@ -61,15 +67,31 @@ class Companions:
         return (*by_variant.get(variant, ()), *by_variant.get(None, ()))
 
     def fits(self, candidate: Candidate) -> bool:
-        """Whether every other requested database package has a candidate that can stand beside ``candidate``."""
+        """Whether every other requested database package has a candidate that can stand beside ``candidate``
+        (a source build: and no wheel of its package does, ``offered``)."""
+        if not self.offered(candidate):
+            return False
         return all(self.meets(candidate, name) for name in self._wanted if name != candidate.name)
+
+    def offered(self, candidate: Candidate) -> bool:
+        """False for a source build of a requested package one of whose wheels fits the requests (module
+        docstring); a package asked about while its own answer is being found counts as having one."""
+        if candidate.build is None or candidate.build.channel != SDIST or candidate.name not in self._wanted:
+            return True
+        name = candidate.name
+        if name not in self._wheels:
+            self._wheels[name] = True  # in progress
+            wheels = (c for c in self.members(name, None) if c.build is None or c.build.channel != SDIST)
+            self._wheels[name] = any(self.fits(c) for c in wheels)
+        return not self._wheels[name]
 
     def meets(self, candidate: Candidate, name: str) -> bool:
         """Whether some requested candidate of ``name`` and ``candidate`` accept each other."""
         key = (candidate, name)
         found = self._memo.get(key)
         if found is None:
-            found = self._memo[key] = any(paired(candidate, m) for m in self.members(name, candidate.variant))
+            members = self.members(name, candidate.variant)
+            found = self._memo[key] = any(paired(candidate, m) and self.offered(m) for m in members)
         return found
 
 

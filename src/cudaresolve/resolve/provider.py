@@ -30,9 +30,11 @@ from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
+from cudaresolve.resolve.cudamajor import major_needs
 from cudaresolve.resolve.direct import same_reference
 from cudaresolve.resolve.matches import MatchCache
 from cudaresolve.resolve.needs import IF_NECESSARY, passed_over
+from cudaresolve.resolve.prebuilt import is_prebuilt, prebuilt_release
 from cudaresolve.resolve.source import MarkerVerdicts, split_key
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.text.model import Text
@@ -130,6 +132,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         (``cause_names``); else all of them. The resolver works on the conflict instead of
         re-pinning unrelated packages.
         """
+        self._resolutions = resolutions  # fresher than get_preference's, which one open name skips
         names = list(identifiers)
         if CUDA in names:
             return [CUDA]
@@ -238,13 +241,13 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
                 continue
             self._look_ahead((candidate, *coming))
             try:
-                found = self._on_variant_index(candidate) or self._build(candidate) is not None
+                release = None if self._on_variant_index(candidate) else self._build(candidate)
             except IndexUnavailable as e:
                 failure = failure or e
                 continue
-            if found:
-                listed += 1
-                yield candidate  # a pure wheel on the variant's index is checked when pinned
+            if release is not None or self._on_variant_index(candidate):
+                listed += 1  # a pure wheel on the variant's index is checked when pinned; a prebuilt one keeps its file
+                yield replace(candidate, source=release) if is_prebuilt(candidate) else candidate
             else:
                 unlisted.append(candidate)
         if not listed and failure is not None and not unlisted:
@@ -274,6 +277,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
 
     def _build(self, candidate: Candidate) -> IndexRelease | None:
         assert self.source is not None
+        if is_prebuilt(candidate):  # a release asset, or the user's copy of it (``resolve.prebuilt``)
+            key = (candidate.name, str(candidate.version), (candidate.build.url if candidate.build else None) or "")
+            if key not in self._builds:
+                self._builds[key] = prebuilt_release(self.source, candidate, self.catalog.target.python)
+            return self._builds[key]
         index = candidate.index_url
         if self._on_variant_index(candidate) and self._variant_index:
             index = self._variant_index  # one pure wheel on every variant index: read it where the set comes from
@@ -338,9 +346,13 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         """
         return self.matches.check(requirement, candidate)
 
-    def _clashes(self, needs: Sequence[Need]) -> bool:
-        """Whether a database need of a candidate is already broken by a pin (resolvelib will reject it)."""
-        pins = self._resolutions
+    def _clashes(self, candidate: Candidate) -> bool:
+        """Whether a database need of a candidate is already broken by a pin (resolvelib will reject it). The pins
+        are those resolvelib last showed (``get_preference``); when they hold the candidate's own name, they are
+        from before a backtrack (a name is pinned only once per state), so nothing is told from them."""
+        pins, needs = self._resolutions, candidate.dependencies
+        if candidate.key in pins:
+            return False
         return any((pin := pins.get(n.key)) is not None and not self.matches.check(n, pin) for n in needs)
 
     def get_dependencies(self, candidate: Candidate) -> Sequence[Need]:
@@ -349,7 +361,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         Metadata is asked for once per candidate, only when resolvelib pins it."""
         found = self._dependencies.get(candidate)
         if found is None:
-            if candidate.release is not None and self.source is not None and self._clashes(candidate.dependencies):
+            if candidate.release is not None and self.source is not None and self._clashes(candidate):
                 return candidate.dependencies  # not kept: after a backtrack the same build may need its metadata
             found = self._compute_dependencies(candidate)
             self._dependencies[candidate] = found
@@ -366,7 +378,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return (base, *self._metadata_needs(candidate, candidate.extras, only_extras=True))
         if candidate.variant is not None and candidate.variant not in self.catalog.runnable:
             return candidate.dependencies  # its ``<cuda>`` need fails at once: no metadata to fetch for it
-        return (*candidate.dependencies, *self._metadata_needs(candidate, frozenset()))
+        own = (*candidate.dependencies, *self._metadata_needs(candidate, frozenset()))
+        return (*own, *major_needs(self.catalog, candidate))  # one CUDA major per environment (``cudamajor``)
 
     def _metadata_needs(self, candidate: Candidate, extras: frozenset[str], *, only_extras: bool = False) -> list[Need]:
         if self.source is None or candidate.name == CUDA:

@@ -1,11 +1,10 @@
 """Resolve requests against the compat database for one target into a ``Solution``. Pure.
 
-``solve`` parses the requests, builds the catalog, runs resolvelib with ``CatalogProvider``,
-then, since the first torch pinned fixes the variant, searches the other variants whose best
-case could beat that answer (``order``: newest torch, full driver, SASS, the requests, verified
-rows), and turns the best pins into locked packages plus the warnings a user must see
-(minor-version compatibility, PTX JIT only, an unknown driver, an unverified build).  A failure
-becomes ``NoSolution`` whose findings come from ``explain``.
+``solve`` parses the requests, builds the catalog, runs resolvelib with ``CatalogProvider``, then, since the first
+torch pinned fixes the variant, searches the other variants whose best case could beat that answer (``order``: newest
+torch, full driver, SASS, the requests, verified rows), and turns the best pins into locked packages plus the warnings
+a user must see (minor-version compatibility, PTX JIT only, an unknown driver, an unverified build, a source build).
+A failure becomes ``NoSolution`` whose findings come from ``explain``.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.resolve.needs import held_pins, parse_constraints, parse_requests, skipped_requests
 from cudaresolve.resolve.order import SetKey, anchor_floor, best_case, ranked_names, release_of, set_key, unverified
 from cudaresolve.resolve.pairing import Companions
+from cudaresolve.resolve.prebuilt import source_builds
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.target.environment import marker_environment
 from cudaresolve.text.findings import Finding, Notice, reason, warning
@@ -446,4 +446,4 @@ def _warnings(pins: Mapping[str, Candidate], db: CompatDB, target: Target, varia
                     variant=candidate.variant or "-",
                 )
             )
-    return out
+    return [*out, *source_builds(pins, db.anchor, target)]  # a package built from its sdist (``prebuilt``)

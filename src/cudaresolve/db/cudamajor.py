@@ -1,0 +1,105 @@
+"""The ``[[cuda-major]]`` rows: which distributions carry CUDA libraries of one major. Pure.
+
+A row names distributions by pattern (``nvidia-*-cu{major}``: the major is in the name) or by
+name with a fixed ``major`` or the release's own major version (``nvidia-cuda-runtime`` 13.0.96),
+optionally only for releases in ``versions``. ``major_of`` answers for one release; the solver
+ties such a release to the variants of that CUDA major (one major per environment).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from cudaresolve.db.fields import Collector
+
+__all__ = ["CudaMajorRule", "major_of", "read_cuda_major"]
+
+_KEYS: Final = {"names", "major", "versions", "source", "verified", "note"}
+_PATTERN: Final = re.compile(r"[a-z0-9*][a-z0-9*.-]*(\{major\})?[a-z0-9*.-]*")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CudaMajorRule:
+    """One ``[[cuda-major]]`` row, its patterns compiled."""
+
+    names: tuple[str, ...]
+    patterns: tuple[re.Pattern[str], ...]
+    major: int | None  # None: the pattern's ``{major}``, else the release's major version
+    versions: SpecifierSet | None
+    source: str
+    verified: bool = True
+
+    def major_for(self, name: str, version: Version) -> int | None:
+        """The CUDA major of ``name`` ``version`` by this row, None when the row does not tie it."""
+        if self.versions is not None and not self.versions.contains(version, prereleases=True):
+            return None
+        for pattern in self.patterns:
+            match = pattern.fullmatch(name)
+            if match is None:
+                continue
+            if "major" in pattern.groupindex:
+                return int(match["major"])
+            return self.major if self.major is not None else version.major
+        return None
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    parts = [r"(?P<major>[0-9]{1,2})" if p == "{major}" else _glob(p) for p in re.split(r"(\{major\})", pattern)]
+    return re.compile("".join(parts))
+
+
+def _glob(text: str) -> str:
+    return "[a-z0-9-]+".join(re.escape(p) for p in text.split("*"))
+
+
+def read_cuda_major(c: Collector, row: Mapping[str, Any], path: str) -> CudaMajorRule | None:
+    """One row, its problems added to ``c``."""
+    c.keys(row, _KEYS, path)
+    names = c.get(row, "names", list, path, required=True)
+    major = c.get(row, "major", int, path)
+    spec = c.get(row, "versions", str, path)
+    source = c.source(row, path)
+    if names is None:
+        return None
+    bad = [n for n in names if not isinstance(n, str) or _PATTERN.fullmatch(n) is None]
+    if bad or not names:
+        c.add(f"{path}.names", Text.of("db.package-pattern", package=repr(bad[:1] or names)[:80]))
+        return None
+    versions = None
+    if spec is not None:
+        try:
+            versions = SpecifierSet(spec)
+        except InvalidSpecifier:
+            c.add(f"{path}.versions", Text.of("db.package-pattern", package=repr(spec[:80])))
+            return None
+    return CudaMajorRule(
+        names=tuple(names),
+        patterns=tuple(_compile(n) for n in names),
+        major=major,
+        versions=versions,
+        source=source,
+        verified=c.verified(row, path),
+    )
+
+
+def major_of(rules: Iterable[CudaMajorRule], name: str, version: Version | str) -> int | None:
+    """The CUDA major the first matching row ties ``name`` ``version`` to; None when no row does."""
+    try:
+        parsed = version if isinstance(version, Version) else Version(version)
+    except InvalidVersion:
+        return None
+    for rule in rules:
+        found = rule.major_for(name, parsed)
+        if found is not None:
+            return found
+    return None

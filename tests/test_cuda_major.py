@@ -1,0 +1,181 @@
+"""One CUDA major per environment: the [[cuda-major]] rows, the solver keeping one major, ``cuda-major-mixed``.
+
+The solver tests use the shipped database and a dict-backed source whose torch builds require the
+CUDA libraries their variant brings (``nvidia-*-cu12`` for CUDA 12 builds, the unsuffixed 13.x
+names for CUDA 13), as the real wheels do; the last test locks through the CLI from an index
+served on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+from local_index import LocalIndex
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from cudaresolve.db.cudamajor import major_of
+from cudaresolve.db.database import CompatDB, load_compat
+from cudaresolve.errors import InvalidCompatData, NoSolution
+from cudaresolve.resolve.solve import solve
+from cudaresolve.resolve.source import Artifact, IndexRelease
+from cudaresolve.target.build import TargetOptions, build_target
+from test_source_solve import DictSource
+from test_whole_env_lock import run_cli
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from cudaresolve.target.model import Target
+
+CU12 = "nvidia-cuda-runtime-cu12==12.8.90"
+CU13 = "nvidia-cuda-runtime==13.0.96"
+
+
+@pytest.fixture(scope="module")
+def db() -> CompatDB:
+    return load_compat(None)
+
+
+def h100(db: CompatDB, driver: str = "580.65.06") -> Target:
+    return build_target(TargetOptions(gpus=("H100",), driver=driver, python="3.11", platform="linux_x86_64"), db)
+
+
+class TorchSource(DictSource):
+    """Every database build listed; torch's metadata requires the CUDA runtime of its build's major."""
+
+    def __init__(self, db: CompatDB, projects: dict[str, list[tuple[str, list[str], bool]]]) -> None:
+        super().__init__(projects)
+        self.majors = {v.name: v.cuda.major for v in db.variants if v.cuda is not None}
+        self.pypi = {str(r.version): r.pypi_variant for r in db.packages("torch")}
+
+    def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
+        url = f"{index_url}/{name}-{version}-cp311-cp311-linux_x86_64.whl"
+        artifact = Artifact(filename=url.rsplit("/", 1)[1], url=url, sha256="0" * 64)
+        return IndexRelease(name=name, version=Version(version), index_url=index_url, artifact=artifact)
+
+    def requires(self, release: IndexRelease) -> Sequence[Requirement]:
+        if release.name != "torch":
+            return super().requires(release)
+        local = release.version.local or self.pypi.get(release.version.public) or "cpu"
+        major = self.majors.get(str(local))
+        return [Requirement(CU13 if major == 13 else CU12)] if major else []
+
+
+PROJECTS: dict[str, list[tuple[str, list[str], bool]]] = {
+    "nvidia-cuda-runtime": [("13.0.96", [], False), ("0.0.1.dev5", [], False)],
+    "nvidia-cuda-runtime-cu12": [("12.8.90", [], False)],
+    "nvidia-cublas-cu12": [("12.8.4.1", [], False)],
+    "nvidia-cufft": [("12.0.0.61", [], False)],
+    "cuda-toolkit": [("13.0.2", [], False), ("12.8.1", [], False)],
+    "app": [("1.0", ["nvidia-cublas-cu12"], False)],
+}
+
+
+def lock(db: CompatDB, requests: list[str], target: Target | None = None) -> dict[str, str]:
+    solution = solve(requests, db, target or h100(db), source=TorchSource(db, PROJECTS)).solution
+    return {p.name: p.version for p in solution.packages} | {"<variant>": solution.variant}
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "major"),
+    [
+        ("nvidia-cublas-cu12", "12.8.4.1", 12),
+        ("nvidia-cudnn-cu13", "9.13.0.50", 13),  # the major is the name's, not cuDNN's version
+        ("nvidia-nccl-cu11", "2.21.5", 11),
+        ("nvidia-cuda-runtime", "13.0.96", 13),
+        ("cuda-toolkit", "12.8.1", 12),
+        ("nvidia-cufft", "12.0.0.61", 13),  # cuFFT 12 ships with CUDA 13
+        ("nvidia-curand", "10.4.0.35", 13),
+        ("nvidia-cuda-runtime", "0.0.1.dev5", None),  # NVIDIA's placeholder ties nothing
+        ("nvidia-cuda-runtime-cu130-fake", "1.0", None),
+        ("numpy", "2.1.0", None),
+    ],
+)
+def test_rows_tie_names_and_versions_to_a_major(db: CompatDB, name: str, version: str, major: int | None) -> None:
+    assert major_of(db.cuda_majors, name, version) == major
+
+
+def test_a_bad_row_is_reported_by_db_check(db: CompatDB) -> None:
+    from cudaresolve.core.decode import loads_toml
+    from cudaresolve.db.database import shipped_path
+
+    data = loads_toml(shipped_path().read_text(encoding="utf-8"))
+    data["cuda-major"].append({"names": ["Nvidia cu{major}"], "source": "https://example.org"})
+    with pytest.raises(InvalidCompatData) as caught:
+        CompatDB.from_dict(data)
+    assert "cuda-major" in str(caught.value.problems)
+
+
+def test_torch_alone_keeps_its_own_major(db: CompatDB) -> None:
+    pins = lock(db, ["torch"])
+    major = 13 if pins["<variant>"].startswith("cu13") else 12
+    tied = {n for n in pins if major_of(db.cuda_majors, n, pins[n]) is not None}
+    assert tied and {major_of(db.cuda_majors, n, pins[n]) for n in tied} == {major}
+
+
+def test_a_cuda12_library_moves_torch_to_a_cuda12_build(db: CompatDB) -> None:
+    free = lock(db, ["torch"])
+    assert free["<variant>"].startswith("cu13")  # what the driver 580 box gets by itself
+    pins = lock(db, ["torch", "app"])  # app needs nvidia-cublas-cu12
+    assert pins["<variant>"].startswith("cu12")
+    assert pins["nvidia-cublas-cu12"] == "12.8.4.1" and "nvidia-cuda-runtime" not in pins
+    assert "nvidia-cuda-runtime-cu12" in pins
+
+
+def test_cuda_toolkit_release_follows_the_variant(db: CompatDB) -> None:
+    assert lock(db, ["torch", "cuda-toolkit"])["cuda-toolkit"] == "13.0.2"
+    assert lock(db, ["torch", "cuda-toolkit", "nvidia-cublas-cu12"])["cuda-toolkit"] == "12.8.1"
+
+
+def test_a_set_mixing_majors_is_refused_with_its_own_reason(db: CompatDB) -> None:
+    cu130 = next(str(r.version) for r in db.packages("torch") if any(b.variant == "cu130" for b in r.builds))
+    with pytest.raises(NoSolution) as caught:
+        lock(db, [f"torch=={cu130}+cu130", "app"])
+    first = caught.value.findings[0]
+    assert first.code == "cuda-major-mixed"
+    assert (first.package, first.required) == ("nvidia-cublas-cu12", "12")
+    assert first.found is not None and first.found.startswith("13 (torch ")
+    assert "<cuda>" not in " ".join(f.message for f in caught.value.findings)  # no virtual name shown
+
+
+def test_a_major_the_driver_cannot_run_names_the_driver(db: CompatDB) -> None:
+    with pytest.raises(NoSolution) as caught:
+        lock(db, ["torch", "nvidia-cufft==12.0.0.61"], h100(db, "535.104.05"))  # CUDA 13 on an R535 driver
+    assert caught.value.findings[0].code == "driver-too-old"
+
+
+def test_mixed_majors_refused_from_a_local_index(db: CompatDB, tmp_path: Path) -> None:
+    target = h100(db)
+    torch = solve(["torch"], db, target, gpu_source="pypi").solution
+    version = next(p.version for p in torch.packages if p.name == "torch")
+    major = 13 if torch.variant.startswith("cu13") else 12
+    other = 12 if major == 13 else 13
+    index = LocalIndex(tmp_path / "index")
+    tag = "cp311-cp311-manylinux_2_28_x86_64"
+    index.add("pypi", "torch", version, tag=tag, requires=[CU13 if major == 13 else CU12])
+    index.add("pypi", "nvidia-cuda-runtime", "13.0.96", tag="py3-none-manylinux_2_27_x86_64")
+    index.add("pypi", "nvidia-cuda-runtime-cu12", "12.8.90", tag="py3-none-manylinux_2_27_x86_64")
+    index.add("pypi", "nvidia-cublas-cu12", "12.8.4.1", tag="py3-none-manylinux_2_27_x86_64")
+    index.add("pypi", "nvidia-cublas", "13.1.0.3", tag="py3-none-manylinux_2_27_x86_64")
+    wanted = "nvidia-cublas-cu12" if other == 12 else "nvidia-cublas"
+    args = ["--gpu", "H100", "--driver", "580.65.06", "--python-version", "3.11", "--platform", "linux_x86_64"]
+    same = "nvidia-cublas" if major == 13 else "nvidia-cublas-cu12"
+    with index.serve() as base:
+        mirror = f"--index-mirror=https://pypi.org/simple={base}/pypi/simple"
+        (tmp_path / "ok").mkdir()
+        good = run_cli(["lock", "torch", same, *args, mirror,
+                        "--gpu-source", "pypi", "--json"], tmp_path / "ok", tmp_path / "cache")  # fmt: skip
+        bad = run_cli(["lock", f"torch=={version}", wanted, *args, mirror, "--gpu-source", "pypi", "--json"], tmp_path,
+                      tmp_path / "cache")  # fmt: skip
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert bad.returncode != 0
+    out = json.loads(bad.stdout)
+    codes = [f["code"] for f in out["error"]["findings"]]
+    assert codes[0] == "cuda-major-mixed", out
+    assert not (tmp_path / "pylock.toml").exists()
+    lock = json.loads(good.stdout)
+    assert lock["complete"] is True and {p["name"] for p in lock["packages"]} >= {"torch", same}
