@@ -319,7 +319,7 @@ def load_rows(path: Path) -> tuple[str, dict[str, list[dict[str, Any]]]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     root = Path(__file__).resolve().parent.parent
-    parser.add_argument("--compat", type=Path, default=root / "data" / "compat.toml")
+    parser.add_argument("--compat", type=Path, default=root / "src" / "cudaresolve" / "data" / "compat.toml")
     parser.add_argument("--kind", action="append", help="check only this package table (repeatable)")
     parser.add_argument(
         "--cache",

@@ -149,7 +149,7 @@ def _inline(table: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     root = Path(__file__).resolve().parent.parent
-    parser.add_argument("--compat", type=Path, default=root / "data" / "compat.toml")
+    parser.add_argument("--compat", type=Path, default=root / "src" / "cudaresolve" / "data" / "compat.toml")
     parser.add_argument("--kind", action="append", help="only this package (repeatable)")
     parser.add_argument("--scan", action="store_true", help="also read the Linux x86_64 wheel's GPU code")
     parser.add_argument("--since", help="draft every release above this version instead of the newest row")

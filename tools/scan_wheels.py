@@ -443,7 +443,7 @@ def read_wheel(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     root = Path(__file__).resolve().parent.parent
-    parser.add_argument("--compat", type=Path, default=root / "data" / "compat.toml")
+    parser.add_argument("--compat", type=Path, default=root / "src" / "cudaresolve" / "data" / "compat.toml")
     parser.add_argument("--kind", action="append", choices=PYPI_KINDS, help="scan only this package (repeatable)")
     parser.add_argument("--version", action="append", help="scan only this release version (repeatable)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "cudaresolve-scan-wheels" / "scan.jsonl")
