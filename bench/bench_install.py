@@ -93,7 +93,10 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "CUDARESOLVE_", "VIRTUAL_ENV"))}
+    # PYTHONDONTWRITEBYTECODE would make cudaresolve compile its own modules on every run (an installed copy has
+    # its byte-code): it is dropped, and main() compiles the worktree's modules once before the first round
+    drop = ("PIP_", "UV_", "CUDARESOLVE_", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", **extra)
     return env
 
@@ -109,6 +112,7 @@ def main() -> int:
         print("uv is needed (pip install uv)")
         return 2
     python = sys.executable
+    subprocess.run([python, "-m", "compileall", "-q", str(ROOT / "src")], check=True, env=_env())
     work = Path(tempfile.mkdtemp(prefix="bench-install-"))
     try:
         return _run(args, uv, python, work)

@@ -45,7 +45,7 @@ from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from cudaresolve.install.installed import InstalledDist
     from cudaresolve.install.pip import PipCommand
@@ -109,6 +109,7 @@ def sync_environment(
     record_cache: Path | None = None,
     file_cache: Path | None = None,
     offline: bool = False,
+    paths: Sequence[str] | None = None,
 ) -> SyncResult:
     """Make ``python``'s environment (None: this interpreter's) equal to ``lock`` (module docstring).
 
@@ -117,7 +118,7 @@ def sync_environment(
     ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for the installer.
     ``record_cache`` holds the RECORDs of verified wheels (None: ``RECORD_CACHE`` in the user cache),
     ``file_cache`` the verified files (None: ``wheelcache.FILES`` there); ``offline``: files only
-    from that cache."""
+    from that cache; ``paths``: the target's ``sys.path`` when known (``environment.read_target``)."""
     interpreter = python or sys.executable
     root = default_cache_dir() / FILES if file_cache is None else file_cache
     with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
@@ -126,7 +127,7 @@ def sync_environment(
                 if echo is not None:
                     echo(command)
             return SyncResult(returncode=0)
-        before = read_installed(python, records=(p.name for p in lock.packages))
+        before = read_installed(python, records=(p.name for p in lock.packages), paths=paths)
         installer = choose_installer(interpreter, has_pip="pip" in before, env=env)
         cache = default_cache_dir() / RECORD_CACHE if record_cache is None else record_cache
         fetched = _Fetch(installer=installer, workdir=workdir, root=root, offline=offline, env=env, echo=echo)
@@ -149,7 +150,8 @@ def sync_environment(
         if todo:
             wheels = [files[p.name] for p in lock.packages if p.name in todo]
             fresh = Change.DAMAGED in todo.values()
-            code = run_pip([installer.install(wheels, fresh=fresh)], env=env, echo=echo)
+            replacing = [p.name for p in replaced]
+            code = run_pip([installer.install(wheels, fresh=fresh, replacing=replacing)], env=env, echo=echo)
             trim(root, keep=files.values())
             if code != 0:
                 return replace(result, returncode=code)
@@ -223,8 +225,9 @@ def _compare_all(
         for package in fetch:
             path = files.get(package.name)
             text = read_wheel_record(path) if path is not None else None
-            if text is not None and package.sha256 and package.kind is not FileKind.SDIST:  # the hash was checked
-                store_record(cache, package.sha256, text)
+            checked = package.sha256 if package.kind is not FileKind.SDIST else None  # the hash was checked
+            if text is not None and checked and cached_record(cache, checked) != text:
+                store_record(cache, checked, text)
             verdicts[package.name] = compare(package, before.get(canonical_name(package.name)), text)
     return 0, {p.name: verdicts[p.name] for p in lock.packages}, files
 

@@ -25,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, urlsplit
-from urllib.request import url2pathname
 
 from cudaresolve.core.files import make_private_dirs
 from cudaresolve.errors import InvalidLockfile
@@ -137,6 +136,8 @@ def _fetch(package: LockedPackage, root: Path, client: IndexClient) -> Path:
 
 
 def _read_local(url: str, write: Callable[[bytes], None], *, cap: int) -> None:
+    from urllib.request import url2pathname  # only for a file:// URL: urllib.request is a large import
+
     from cudaresolve.core.files import NotRegularFile, read_regular_bounded
     from cudaresolve.index.limits import too_large
 
