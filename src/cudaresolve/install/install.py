@@ -36,6 +36,7 @@ __all__ = [
     "install",
     "lock_target",
     "mirrored",
+    "rooted",
 ]
 
 
@@ -98,6 +99,25 @@ def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
     return replace(lock, packages=packages, index_url=index_url)
 
 
+def rooted(lock: Lock, folder: str) -> Lock:
+    """The lock with each local project folder (``[packages.directory]``, its path relative to the lock file's
+    ``folder`` or absolute) named by its ``file://`` URL, as uv reads such a path."""
+    import os
+    from pathlib import Path
+
+    from cudaresolve.resolve.model import FileKind
+
+    def located(url: str) -> str:
+        if url.startswith("file:"):
+            return url
+        return Path(os.path.normpath(os.path.join(folder, os.path.expanduser(url)))).as_uri()
+
+    packages = tuple(
+        replace(p, url=located(p.url or ".")) if p.kind is FileKind.DIRECTORY else p for p in lock.packages
+    )
+    return replace(lock, packages=packages, root=folder)
+
+
 def install(
     order: InstallRequest,
     *,
@@ -124,12 +144,14 @@ def install(
     target = None
     db = None
     if order.lockfile:
+        import os
+
         from cudaresolve.install.verify import check_installable
         from cudaresolve.lock.flow import all_mirrors
         from cudaresolve.lock.lockfile import read_lock
         from cudaresolve.lock.project import load_project
 
-        lock = read_lock(order.lockfile)
+        lock = rooted(read_lock(order.lockfile), os.path.dirname(os.path.abspath(order.lockfile)))
         db = load_compat(request.compat)  # loaded once: the mirrors' default index, then the doctor pass
         mirrors = all_mirrors(request, load_project(request.project, pytorch_root=db.pytorch_index_root), db)
         lock = mirrored(lock, mirrors)

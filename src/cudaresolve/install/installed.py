@@ -18,7 +18,7 @@ import csv
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput
@@ -46,6 +46,7 @@ class InstalledDist:
     record: str | None = field(default=None, repr=False)
     damaged: tuple[str, ...] = ()
     url: str | None = None  # direct_url.json's url (PEP 610): where the installed file came from
+    editable: bool = False  # direct_url.json says ``dir_info.editable``: installed in place from a folder
 
 
 def read_installed(
@@ -78,7 +79,7 @@ def read_installed(
             item = InstalledDist(
                 name=key, version=dist.version, path=str(where) if where else None,
                 installer=(dist.read_text("INSTALLER") or "").strip() or None, requires=tuple(dist.requires or ()),
-                url=_direct_url(dist.read_text("direct_url.json")),
+                **_direct_url(dist.read_text("direct_url.json")),
             )
             if text is not None and len(text) <= budget:
                 budget -= len(text)
@@ -110,15 +111,17 @@ def _damaged(dist: object, record: str) -> tuple[str, ...]:
     return tuple(bad)
 
 
-def _direct_url(text: str | None) -> str | None:
-    """The ``url`` of a ``direct_url.json`` (PEP 610), or None."""
+def _direct_url(text: str | None) -> dict[str, Any]:
+    """``url`` and ``editable`` of a ``direct_url.json`` (PEP 610); nothing when there is none or it is no JSON."""
     import json
 
     if not text:
-        return None
+        return {}
     try:
         data = json.loads(text)
     except ValueError:
-        return None
-    url = data.get("url") if isinstance(data, dict) else None
-    return url if isinstance(url, str) else None
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("url"), str):
+        return {}
+    info = data.get("dir_info")
+    return {"url": data["url"], "editable": isinstance(info, dict) and info.get("editable") is True}

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
+    from cudaresolve.resolve.model import LockedPackage
+
 __all__ = ["CHOICE_ENV", "Installer", "choose_installer", "find_uv"]
 
 #: The environment variable that picks the installer (``uv`` or ``pip``; unset: uv when present).
@@ -73,6 +75,24 @@ class Installer:
         else:
             argv = (*self.head, "install", "--no-deps", "--no-index", "--force-reinstall", *paths)
         return PipCommand(argv=argv, index="")
+
+    def install_folders(self, folders: Sequence[LockedPackage], *, index: str | None = None) -> PipCommand:
+        """Build and install the local project ``folders`` (``[packages.directory]``, their ``url`` a ``file://``
+        URL), each in place (``-e``) when locked ``editable``, following no dependency. Their build requirements
+        come from ``index`` (the lock's index; None: the installer's default), into an isolated build
+        environment, as ``uv pip sync`` builds them."""
+        from cudaresolve.resolve.direct import local_directory
+
+        words: list[str] = []
+        for folder in folders:
+            path = local_directory(folder.url or "") or folder.url or ""
+            words += ["-e", path] if folder.editable else [path]
+        indexed = ("--index-url", index) if index else ()
+        if self.kind == "uv":
+            argv = (*self.head, "install", "--python", self.python, "--no-deps", "--no-config", *indexed, *words)
+        else:
+            argv = (*self.head, "install", "--no-deps", *indexed, *words)
+        return PipCommand(argv=argv, index=index or "")
 
     def uninstall(self, names: Sequence[str]) -> PipCommand:
         """Remove the distributions ``names``."""

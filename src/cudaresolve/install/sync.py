@@ -68,6 +68,7 @@ class Change(enum.Enum):
     FILES = "files"
     DAMAGED = "damaged"
     UNREADABLE = "unreadable"
+    FOLDER = "folder"  # a local project folder not installed in place: the installer builds it again
 
     @property
     def text(self) -> Text:
@@ -81,6 +82,7 @@ _WHY: Final = {
     Change.FILES: Text("lock.sync.why.files"),
     Change.DAMAGED: Text("lock.sync.why.damaged"),
     Change.UNREADABLE: Text("lock.sync.why.unreadable"),
+    Change.FOLDER: Text("lock.sync.why.folder"),
 }
 
 
@@ -135,7 +137,7 @@ def sync_environment(
         if code != 0:
             return SyncResult(returncode=code)
         todo = {name: change for name, change in changes.items() if change is not None}
-        replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) is not Change.MISSING]
+        replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) not in (Change.MISSING, Change.FOLDER)]
         result = SyncResult(
             returncode=0,
             installed=tuple(todo.items()),
@@ -148,10 +150,7 @@ def sync_environment(
             markers = interpreter_environment(python)
         _check_closure(lock, before, todo, files, markers)
         if todo:
-            wheels = [files[p.name] for p in lock.packages if p.name in todo]
-            fresh = Change.DAMAGED in todo.values()
-            replacing = [p.name for p in replaced]
-            code = run_pip([installer.install(wheels, fresh=fresh, replacing=replacing)], env=env, echo=echo)
+            code = run_pip(_installs(lock, todo, files, installer, replaced), env=env, echo=echo)
             trim(root, keep=files.values())
             if code != 0:
                 return replace(result, returncode=code)
@@ -185,18 +184,42 @@ class _Fetch:
     echo: Callable[[PipCommand], None] | None
 
 
+def _installs(
+    lock: Lock, todo: Mapping[str, Change], files: Mapping[str, Path], installer: Installer,
+    replaced: Sequence[LockedPackage],
+) -> list[PipCommand]:
+    """One installer run for every locked file to install (those in ``todo``), then one for the local project
+    folders to install (built by the installer, in place when locked ``editable``)."""
+    commands: list[PipCommand] = []
+    wheels = [files[p.name] for p in lock.packages if p.name in todo and p.kind is not FileKind.DIRECTORY]
+    if wheels:
+        fresh = Change.DAMAGED in todo.values()
+        names = [p.name for p in replaced if p.kind is not FileKind.DIRECTORY]
+        commands.append(installer.install(wheels, fresh=fresh, replacing=names))
+    folders = [p for p in lock.packages if p.name in todo and p.kind is FileKind.DIRECTORY]
+    if folders:
+        commands.append(installer.install_folders(folders, index=lock.index_url))
+    return commands
+
+
 def _plan(lock: Lock, installer: Installer, root: Path, workdir: str) -> list[PipCommand]:
     """``--dry-run``: the pip downloads of packages the lock gives no URL for, then one install of every
     file from the cache (where a file with a URL and a sha256 is fetched to)."""
     from cudaresolve.install.fetch import version_key
 
-    direct = [p for p in lock.packages if p.url and p.sha256 and cache_path(root, p) is not None]
-    rest = tuple(p for p in lock.packages if p not in direct)
+    folders = [p for p in lock.packages if p.kind is FileKind.DIRECTORY]
+    packages = [p for p in lock.packages if p.kind is not FileKind.DIRECTORY]
+    direct = [p for p in packages if p.url and p.sha256 and cache_path(root, p) is not None]
+    rest = tuple(p for p in packages if p not in direct)
     commands = download_commands(Lock(packages=rest), python=installer.python, workdir=workdir,
                                  pip=installer.pip) if rest else []
     paths = {p.name: cache_path(root, p) for p in direct if p.kind is not FileKind.SDIST}
-    files = [paths.get(p.name) or Path(wheel_dir(workdir), "-".join(version_key(p))) for p in lock.packages]
-    return [*commands, installer.install([f for f in files if f is not None])]
+    files = [paths.get(p.name) or Path(wheel_dir(workdir), "-".join(version_key(p))) for p in packages]
+    if files:
+        commands.append(installer.install([f for f in files if f is not None]))
+    if folders:
+        commands.append(installer.install_folders(folders, index=lock.index_url))
+    return commands
 
 
 def _compare_all(
@@ -211,6 +234,9 @@ def _compare_all(
     fetch: list[LockedPackage] = []
     for package in lock.packages:
         dist = before.get(canonical_name(package.name))
+        if package.kind is FileKind.DIRECTORY:  # built by the installer from the folder, never fetched
+            verdicts[package.name] = _compare_folder(package, dist)
+            continue
         known = cached_record(cache, package.sha256) if package.sha256 else None
         if dist is not None and known is not None and compare(package, dist, known) is None:
             verdicts[package.name] = None
@@ -277,6 +303,17 @@ def compare(package: LockedPackage, dist: InstalledDist | None, wheel_record: st
     if not same_files(parse_record(wheel_record), parse_record(dist.record)):
         return Change.FILES
     return None
+
+
+def _compare_folder(package: LockedPackage, dist: InstalledDist | None) -> Change | None:
+    """A local project folder is kept when it is installed in place from the same folder and locked so; one
+    not locked editable is built again (as uv and pip do for a folder), one installed otherwise is replaced."""
+    if dist is None:
+        return Change.MISSING
+    same = (dist.url or "").rstrip("/") == (package.url or "").rstrip("/")
+    if package.editable and dist.editable and same:
+        return None
+    return Change.FOLDER if same else Change.FILES
 
 
 def foreign(lock: Lock, dists: Mapping[str, InstalledDist]) -> tuple[str, ...]:
