@@ -100,3 +100,29 @@ def test_the_real_interpreter_and_what_it_has_installed() -> None:
     dists = read_installed(sys.executable, records=["pytest"], paths=found.sys_path)
     assert dists["pytest"].record is not None and dists["pytest"].damaged == ()
     assert dists["pytest"].version == pytest.__version__
+
+
+def test_start_target_answers_later_and_raises_there(tmp_path: Path) -> None:
+    from cudaresolve.install.environment import start_target
+
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    fake, log = _fake(tmp_path, site)
+    pending = start_target(str(fake), cache=tmp_path / "cache", environ={})
+    assert pending().interpreter.python == "3.11" and _runs(log) == 1
+    failing = start_target(str(tmp_path / "missing"), cache=tmp_path / "cache", environ={})
+    with pytest.raises(InvalidInput):
+        failing()
+
+
+def test_metadata_headers_are_read_once_as_the_email_parser_reads_them() -> None:
+    from email.parser import HeaderParser
+
+    from cudaresolve.install.installed import _headers
+
+    text = ("Metadata-Version: 2.1\nName: Demo_Pkg\nVersion: 1.0\nRequires-Dist: a>=1;\n python_version < '3.12'\n"
+            "Requires-Dist: b\nSummary: s\n\nRequires-Dist: not-a-header\nName: body\n")
+    parsed = HeaderParser().parsestr(text)
+    expected = (parsed["Name"], parsed["Version"], tuple(" ".join(v.split()) for v in parsed.get_all("Requires-Dist")))
+    assert _headers(text) == expected == ("Demo_Pkg", "1.0", ("a>=1; python_version < '3.12'", "b"))
+    assert _headers(None) is None

@@ -31,11 +31,11 @@ from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from cudaresolve.target.interpreter import Interpreter
 
-__all__ = ["INTERPRETERS", "TargetEnvironment", "read_target"]
+__all__ = ["INTERPRETERS", "TargetEnvironment", "read_target", "start_target"]
 
 #: The folder under the user cache that keeps the probes' answers.
 INTERPRETERS: Final = "interpreters-v1"
@@ -98,6 +98,31 @@ def read_target(
     sys_path = tuple(str(p) for p in data.get("sys_path") or () if os.path.isdir(str(p)))
     sites = tuple(dict.fromkeys(str(p) for p in data.get("site") or () if os.path.isdir(str(p))))
     return TargetEnvironment(interpreter=interpreter, sys_path=sys_path, site_packages=sites)
+
+
+def start_target(python: str, **options: Any) -> Callable[[], TargetEnvironment]:
+    """``read_target`` begun in a thread (the probe is another process: the caller reads the lock and loads the
+    database meanwhile); the function returned waits for it and gives its answer or raises its error."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["found"] = read_target(python, **options)
+        except Exception as exc:  # handed to the caller, raised there
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="probe", daemon=True)
+    thread.start()
+
+    def result() -> TargetEnvironment:
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["found"]  # type: ignore[no-any-return]
+
+    return result
 
 
 def _probe(python: str) -> str:

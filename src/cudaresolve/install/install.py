@@ -131,15 +131,13 @@ def install(
     warnings, when resolved now) before pip runs; each pip command goes to ``echo``. The doctor
     pass afterwards (``check``) uses the lock's own target when the lock records one."""
     from cudaresolve.db.database import load_compat
-    from cudaresolve.install.environment import read_target
+    from cudaresolve.install.environment import start_target
     from cudaresolve.install.sync import sync_environment
 
     request = order.request
     python = order.python or find_environment(system=order.system)
     order = replace(order, python=python)
-    found = read_target(python)  # the one probe of the target interpreter (kept in the user cache)
-    request = replace(request, target=for_interpreter(request.target, found.interpreter))
-    environment: dict[str, str] = dict(found.interpreter.markers)
+    probed = start_target(python)  # the one probe of the target interpreter (kept in the user cache)
     solution = None
     target = None
     db = None
@@ -155,6 +153,9 @@ def install(
         db = load_compat(request.compat)  # loaded once: the mirrors' default index, then the doctor pass
         mirrors = all_mirrors(request, load_project(request.project, pytorch_root=db.pytorch_index_root), db)
         lock = mirrored(lock, mirrors)
+        found = probed()
+        request = replace(request, target=for_interpreter(request.target, found.interpreter))
+        environment: dict[str, str] = dict(found.interpreter.markers)
         check_installable(
             lock,
             source=order.lockfile,
@@ -166,6 +167,9 @@ def install(
         from cudaresolve.lock.flow import prepare, resolve_inputs
         from cudaresolve.lock.model import lock_from_solution
 
+        found = probed()
+        request = replace(request, target=for_interpreter(request.target, found.interpreter))
+        environment = dict(found.interpreter.markers)
         inputs = prepare(request)
         solution = resolve_inputs(inputs)
         lock, target = mirrored(lock_from_solution(solution), inputs.mirrors), inputs.target

@@ -71,14 +71,17 @@ def read_installed(
     for dist in importlib.metadata.distributions(path=list(paths)):
         where = getattr(dist, "_path", None)
         try:
-            name = dist.metadata["Name"] or ""
+            head = _headers(dist.read_text("METADATA"))  # parsed once (importlib parses it per question)
+            if head is None:  # an .egg-info: importlib reads its PKG-INFO and requires.txt
+                head = (dist.metadata["Name"] or "", dist.version, tuple(dist.requires or ()))
+            name, version, requires = head
             key = canonical_name(name)
             if not name or key in found:
                 continue
             text = dist.read_text("RECORD") if key in want else None
             item = InstalledDist(
-                name=key, version=dist.version, path=str(where) if where else None,
-                installer=(dist.read_text("INSTALLER") or "").strip() or None, requires=tuple(dist.requires or ()),
+                name=key, version=version, path=str(where) if where else None,
+                installer=(dist.read_text("INSTALLER") or "").strip() or None, requires=requires,
                 **_direct_url(dist.read_text("direct_url.json")),
             )
             if text is not None and len(text) <= budget:
@@ -92,6 +95,26 @@ def read_installed(
             ) from exc
         found[key] = item
     return found
+
+
+def _headers(text: str | None) -> tuple[str, str, tuple[str, ...]] | None:
+    """Name, Version and the Requires-Dist lines of a METADATA text (its header block, folded lines joined, as
+    the email parser reads it); None without a text."""
+    if text is None:
+        return None
+    fields: list[list[str]] = []
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the body (the description) starts after the first empty line
+        if line[:1] in (" ", "\t") and fields:
+            fields[-1][1] += " " + line.strip()
+            continue
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.append([key.strip().lower(), value.strip()])
+    first = {key: value for key, value in reversed(fields)}
+    requires = tuple(value for key, value in fields if key == "requires-dist")
+    return first.get("name", ""), first.get("version", ""), requires
 
 
 def _damaged(dist: object, record: str) -> tuple[str, ...]:
