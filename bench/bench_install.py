@@ -22,6 +22,7 @@ What it does:
    Commands: ``python -m cudaresolve install --from pylock.toml --python VENV --cpu -q`` (its doctor pass
    included), ``uv pip sync --no-config --python VENV pylock.toml``, ``VENV/bin/python -m pip install
    --no-deps --require-hashes --index-url URL --cache-dir DIR -r requirements.txt``.
+   * again: the same command once more into the venv the warm run just filled (nothing to do).
 4. Counts the server's requests during cudaresolve's warm runs: a fresh venv should fetch nothing.
 
 The machine's pip and uv settings are ignored (``PIP_CONFIG_FILE=/dev/null``, no ``PIP_*``/``UV_*``).
@@ -160,14 +161,20 @@ def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
         subprocess.run([python, "-m", "venv", *flags, str(venv)], check=True, env=_env())
         return venv
 
-    def timed(tool: str, cache: Path) -> float:
-        venv = fresh_venv(tool)
-        argv, env = command(tool, venv, cache)
+    def run(argv: list[str], env: dict[str, str], tool: str) -> float:
         started = time.perf_counter()
         done = subprocess.run(argv, env=env, capture_output=True, text=True)
         took = time.perf_counter() - started
         if done.returncode != 0:
             raise SystemExit(f"{tool} failed ({done.returncode}): {done.stderr[-2000:]}")
+        return took
+
+    def timed(tool: str, cache: Path, again: list[float] | None = None) -> float:
+        venv = fresh_venv(tool)
+        argv, env = command(tool, venv, cache)
+        took = run(argv, env, tool)
+        if again is not None:  # the same install into the venv it just filled: nothing to do
+            again.append(run(argv, env, tool))
         listed = subprocess.run([uv, "pip", "list", "--python", str(venv / "bin" / "python"), "--format", "freeze"],
                                 capture_output=True, text=True, env=_env(), check=True).stdout
         got = {re.sub(r"==.*", "", line) for line in listed.split()} - {"pip", "setuptools"}
@@ -188,20 +195,20 @@ def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
             for tool in order:
                 cache = Path(tempfile.mkdtemp(dir=work, prefix="cold-")) if mode == "cold" else warm_caches[tool]
                 before = server.requests
-                times.setdefault((tool, mode), []).append(timed(tool, cache))
+                again = times.setdefault((tool, "again"), []) if mode == "warm" else None
+                times.setdefault((tool, mode), []).append(timed(tool, cache, again))
                 if mode == "warm" and tool == "cudaresolve":
                     fetched_warm.append(server.requests - before)
                 if mode == "cold":
                     shutil.rmtree(cache, ignore_errors=True)
     server.shutdown()
-    print(f"\n| tool | cold (median of {args.rounds}) | warm | cold / uv | warm / uv |")
-    print("|---|---|---|---|---|")
+    print(f"\n| tool | cold (median of {args.rounds}) | warm | again | cold / uv | warm / uv | again / uv |")
+    print("|---|---|---|---|---|---|---|")
     for tool in tools:
-        cold = statistics.median(times[(tool, "cold")])
-        warm = statistics.median(times[(tool, "warm")])
-        uv_cold = statistics.median(times[("uv", "cold")])
-        uv_warm = statistics.median(times[("uv", "warm")])
-        print(f"| {tool} | {cold:.2f} s | {warm:.2f} s | {cold / uv_cold:.2f}x | {warm / uv_warm:.2f}x |")
+        got = {mode: statistics.median(times[(tool, mode)]) for mode in ("cold", "warm", "again")}
+        uv = {mode: statistics.median(times[("uv", mode)]) for mode in ("cold", "warm", "again")}
+        ratios = " | ".join(f"{got[m] / uv[m]:.2f}x" for m in ("cold", "warm", "again"))
+        print(f"| {tool} | {got['cold']:.2f} s | {got['warm']:.2f} s | {got['again']:.2f} s | {ratios} |")
     print(f"\nrequests to the server during cudaresolve's warm runs (fresh venvs): {fetched_warm}")
     return 0
 

@@ -133,7 +133,9 @@ def sync_environment(
         installer = choose_installer(interpreter, has_pip="pip" in before, env=env)
         cache = default_cache_dir() / RECORD_CACHE if record_cache is None else record_cache
         fetched = _Fetch(installer=installer, workdir=workdir, root=root, offline=offline, env=env, echo=echo)
+        grown = _mtime(root)
         code, changes, files = _compare_all(lock, before, cache, fetched)
+        grown = _mtime(root) != grown  # an entry was added: the cache may have to be trimmed
         if code != 0:
             return SyncResult(returncode=code)
         todo = {name: change for name, change in changes.items() if change is not None}
@@ -151,7 +153,8 @@ def sync_environment(
         _check_closure(lock, before, todo, files, markers)
         if todo:
             code = run_pip(_installs(lock, todo, files, installer, replaced), env=env, echo=echo)
-            trim(root, keep=files.values())
+            if grown:
+                trim(root, keep=files.values())
             if code != 0:
                 return replace(result, returncode=code)
         extra = foreign(lock, before)  # installing follows no dependency: nothing but locked names was added
@@ -250,11 +253,15 @@ def _compare_all(
             return code, {}, {}
         for package in fetch:
             path = files.get(package.name)
-            text = read_wheel_record(path) if path is not None else None
+            dist = before.get(canonical_name(package.name))
             checked = package.sha256 if package.kind is not FileKind.SDIST else None  # the hash was checked
+            if dist is None and checked and cached_record(cache, checked) is not None:
+                verdicts[package.name] = Change.MISSING  # nothing to compare, its RECORD already kept
+                continue
+            text = read_wheel_record(path) if path is not None else None
             if text is not None and checked and cached_record(cache, checked) != text:
                 store_record(cache, checked, text)
-            verdicts[package.name] = compare(package, before.get(canonical_name(package.name)), text)
+            verdicts[package.name] = compare(package, dist, text)
     return 0, {p.name: verdicts[p.name] for p in lock.packages}, files
 
 
@@ -320,6 +327,13 @@ def foreign(lock: Lock, dists: Mapping[str, InstalledDist]) -> tuple[str, ...]:
     """Installed names that are not locked, nor in ``KEEP``; sorted (the lock is the whole environment)."""
     locked = {canonical_name(p.name) for p in lock.packages}
     return tuple(sorted(set(dists) - locked - KEEP))
+
+
+def _mtime(folder: Path) -> int | None:
+    try:
+        return folder.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def _same_version(installed: str, locked: str) -> bool:
