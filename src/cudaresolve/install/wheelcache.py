@@ -21,7 +21,6 @@ import hashlib
 import os
 import re
 import stat
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, urlsplit
@@ -94,6 +93,8 @@ def fetch_files(
         else:
             todo.append(package)
     if todo:
+        from concurrent.futures import ThreadPoolExecutor  # only when something is fetched
+
         with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo))), thread_name_prefix="fetch") as pool:
             futures = [(p, pool.submit(_fetch, p, root, client)) for p in todo]
             errors = []
