@@ -4,6 +4,7 @@ warm cache, rounds interleaved. Run by hand, not in CI; prints one table and the
     .venv/bin/python bench/bench_install.py                      # 28 packages, about 230 MB, 3 rounds
     .venv/bin/python bench/bench_install.py --packages 70 --rounds 3
     .venv/bin/python bench/bench_install.py --scale 0.1          # a tenth of the bytes (quick)
+    .venv/bin/python bench/bench_install.py --lock pylock.toml   # a real lock, its files from their URLs
 
 What it does:
 
@@ -24,6 +25,9 @@ What it does:
    --no-deps --require-hashes --index-url URL --cache-dir DIR -r requirements.txt``.
    * again: the same command once more into the venv the warm run just filled (nothing to do).
 4. Counts the server's requests during cudaresolve's warm runs: a fresh venv should fetch nothing.
+
+With ``--lock PATH`` steps 1 and 2 are skipped: that pylock.toml is installed from its own URLs (a real index,
+the network in the cold rows), pip from a requirements file of the same pins and hashes and the lock's index.
 
 The machine's pip and uv settings are ignored (``PIP_CONFIG_FILE=/dev/null``, no ``PIP_*``/``UV_*``).
 """
@@ -107,6 +111,7 @@ def main() -> int:
     parser.add_argument("--packages", type=int, default=28)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies every payload size")
+    parser.add_argument("--lock", help="install this pylock.toml instead of synthetic wheels")
     args = parser.parse_args()
     uv = find_uv()
     if uv is None:
@@ -121,7 +126,33 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _given(path: str, work: Path) -> tuple[tuple[LockedPackage, ...], str]:
+    """A real lock: its packages and its index (pip's --index-url), copied to ``work/pylock.toml``."""
+    from cudaresolve.lock.lockfile import read_lock
+
+    lock = read_lock(path)
+    shutil.copyfile(path, work / "pylock.toml")
+    return lock.packages, lock.index_url or next(p.index for p in lock.packages if p.index)
+
+
 def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
+    server = None
+    if args.lock:
+        packages, index = _given(args.lock, work)
+        names = {re.sub(r"[-_.]+", "-", p.name).lower() for p in packages}
+        print(f"{len(packages)} packages of {args.lock} from their URLs; {args.rounds} rounds; uv {uv}")
+    else:
+        packages, index, server = _synthetic(args, work)
+        names = {p.name for p in packages}
+    (work / "requirements.txt").write_text("".join(f"{p.name}=={p.version} --hash=sha256:{p.sha256}\n"
+                                                  for p in packages))
+    return _rounds(args, uv, python, work, index, names, server)
+
+
+def _synthetic(
+    args: argparse.Namespace, work: Path
+) -> tuple[tuple[LockedPackage, ...], str, _Server]:
+    """Steps 1 and 2 of the module docstring: the wheels, their index on 127.0.0.1 and ``work/pylock.toml``."""
     files = work / "site" / "files"
     files.mkdir(parents=True)
     sizes = [int(120 * MB * args.scale)] + [int(15 * MB * args.scale)] * 5 + [int(MB * args.scale)] * 200
@@ -137,9 +168,15 @@ def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
     packages = tuple(LockedPackage(name=n, version="1.0", index=index, url=f"{base}/files/{f}", filename=f, sha256=s)
                      for n, (f, s) in wheels.items())
     write_lock(work / "pylock.toml", Lock(packages=packages, index_url=index))
-    (work / "requirements.txt").write_text("".join(f"{p.name}==1.0 --hash=sha256:{p.sha256}\n" for p in packages))
     total = sum((files / f).stat().st_size for f, _ in wheels.values())
-    print(f"{args.packages} wheels, {total / MB:.0f} MB, served at {base}; {args.rounds} rounds; uv {uv}")
+    print(f"{args.packages} wheels, {total / MB:.0f} MB, served at {base}; {args.rounds} rounds")
+    return packages, index, server
+
+
+def _rounds(
+    args: argparse.Namespace, uv: str, python: str, work: Path, index: str, names: set[str], server: _Server | None
+) -> int:
+    """Step 3 and 4: every tool, cold, warm and again, rounds interleaved; the table."""
 
     def command(tool: str, venv: Path, cache: Path) -> tuple[list[str], dict[str, str]]:
         py = str(venv / "bin" / "python")
@@ -177,8 +214,9 @@ def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
             again.append(run(argv, env, tool))
         listed = subprocess.run([uv, "pip", "list", "--python", str(venv / "bin" / "python"), "--format", "freeze"],
                                 capture_output=True, text=True, env=_env(), check=True).stdout
-        got = {re.sub(r"==.*", "", line) for line in listed.split()} - {"pip", "setuptools"}
-        if got != set(wheels):
+        got = {re.sub(r"[-_.]+", "-", re.sub(r"==.*", "", line)).lower() for line in listed.split()}
+        got -= {"pip", "setuptools"}
+        if got != names:
             raise SystemExit(f"{tool} installed {sorted(got)[:5]}..., not the lock")
         shutil.rmtree(venv, ignore_errors=True)
         return took
@@ -194,14 +232,15 @@ def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
         for mode in ("cold", "warm"):
             for tool in order:
                 cache = Path(tempfile.mkdtemp(dir=work, prefix="cold-")) if mode == "cold" else warm_caches[tool]
-                before = server.requests
+                before = server.requests if server is not None else 0
                 again = times.setdefault((tool, "again"), []) if mode == "warm" else None
                 times.setdefault((tool, mode), []).append(timed(tool, cache, again))
-                if mode == "warm" and tool == "cudaresolve":
+                if mode == "warm" and tool == "cudaresolve" and server is not None:
                     fetched_warm.append(server.requests - before)
                 if mode == "cold":
                     shutil.rmtree(cache, ignore_errors=True)
-    server.shutdown()
+    if server is not None:
+        server.shutdown()
     print(f"\n| tool | cold (median of {args.rounds}) | warm | again | cold / uv | warm / uv | again / uv |")
     print("|---|---|---|---|---|---|---|")
     for tool in tools:
@@ -209,7 +248,8 @@ def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
         uv = {mode: statistics.median(times[("uv", mode)]) for mode in ("cold", "warm", "again")}
         ratios = " | ".join(f"{got[m] / uv[m]:.2f}x" for m in ("cold", "warm", "again"))
         print(f"| {tool} | {got['cold']:.2f} s | {got['warm']:.2f} s | {got['again']:.2f} s | {ratios} |")
-    print(f"\nrequests to the server during cudaresolve's warm runs (fresh venvs): {fetched_warm}")
+    if server is not None:
+        print(f"\nrequests to the server during cudaresolve's warm runs (fresh venvs): {fetched_warm}")
     return 0
 
 
