@@ -229,8 +229,11 @@ def _compare_all(
     lock: Lock, before: Mapping[str, InstalledDist], cache: Path, how: _Fetch
 ) -> tuple[int, dict[str, Change | None], dict[str, Path]]:
     """pip's exit code, in lock order each package's ``compare`` verdict, and the verified wheel of each
-    package fetched. A package installed at its locked version is first compared with the cached RECORD
-    of its locked wheel; the others, and those that differ, are fetched (``fetch.gather``) and compared."""
+    package fetched. A package installed at its locked version from the locked file in the cache (its
+    ``direct_url.json`` names that file, under the locked sha256) with no file missing or resized is kept
+    as it is, RECORDs unread, as ``uv pip sync`` keeps it; one installed otherwise is compared with the
+    cached RECORD of its locked wheel; the others, and those that differ, are fetched (``fetch.gather``)
+    and compared."""
     from cudaresolve.install.fetch import gather
 
     verdicts: dict[str, Change | None] = {}
@@ -239,6 +242,9 @@ def _compare_all(
         dist = before.get(canonical_name(package.name))
         if package.kind is FileKind.DIRECTORY:  # built by the installer from the folder, never fetched
             verdicts[package.name] = _compare_folder(package, dist)
+            continue
+        if dist is not None and _installed_from_cache(package, dist, how.root):
+            verdicts[package.name] = None
             continue
         known = cached_record(cache, package.sha256) if package.sha256 else None
         if dist is not None and known is not None and compare(package, dist, known) is None:
@@ -310,6 +316,18 @@ def compare(package: LockedPackage, dist: InstalledDist | None, wheel_record: st
     if not same_files(parse_record(wheel_record), parse_record(dist.record)):
         return Change.FILES
     return None
+
+
+def _installed_from_cache(package: LockedPackage, dist: InstalledDist, root: Path) -> bool:
+    """Whether ``dist`` is ``package`` installed from its verified file in the cache: the locked version,
+    ``direct_url.json`` naming that file, and every RECORD file there with its recorded size."""
+    if not dist.url or dist.record is None or dist.damaged or not _same_version(dist.version, package.version):
+        return False
+    from urllib.parse import unquote, urlsplit
+
+    path = cache_path(root, package) if package.kind is not FileKind.SDIST else None
+    parts = urlsplit(dist.url)
+    return path is not None and parts.scheme == "file" and unquote(parts.path) == str(path)  # pip quotes a '+'
 
 
 def _compare_folder(package: LockedPackage, dist: InstalledDist | None) -> Change | None:
