@@ -39,6 +39,7 @@ import hashlib
 import http.server
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -112,13 +113,16 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies every payload size")
     parser.add_argument("--lock", help="install this pylock.toml instead of synthetic wheels")
+    parser.add_argument("--before", metavar="SRC", help="also time the cudaresolve whose src/ folder this is "
+                        "(an earlier commit, e.g. from git archive), as the row 'before'")
     args = parser.parse_args()
     uv = find_uv()
     if uv is None:
         print("uv is needed (pip install uv)")
         return 2
     python = sys.executable
-    subprocess.run([python, "-m", "compileall", "-q", str(ROOT / "src")], check=True, env=_env())
+    for src in (str(ROOT / "src"), *([args.before] if args.before else [])):
+        subprocess.run([python, "-m", "compileall", "-q", src], check=True, env=_env())
     work = Path(tempfile.mkdtemp(prefix="bench-install-"))
     try:
         return _run(args, uv, python, work)
@@ -180,11 +184,12 @@ def _rounds(
 
     def command(tool: str, venv: Path, cache: Path) -> tuple[list[str], dict[str, str]]:
         py = str(venv / "bin" / "python")
-        if tool == "cudaresolve":
+        if tool in ("cudaresolve", "before"):
+            src = args.before if tool == "before" else str(ROOT / "src")
             argv = [python, "-m", "cudaresolve", "install", "--from", str(work / "pylock.toml"), "--python", py,
                     "--cpu", "-q"]
             return argv, _env(CUDARESOLVE_CACHE_DIR=str(cache / "cr"), UV_CACHE_DIR=str(cache / "uv"),
-                              PYTHONPATH=str(ROOT / "src"))
+                              PYTHONPATH=src)
         if tool == "uv":
             return [uv, "pip", "sync", "--no-config", "--python", py, str(work / "pylock.toml")], _env(
                 UV_CACHE_DIR=str(cache / "uv"))
@@ -198,20 +203,26 @@ def _rounds(
         subprocess.run([python, "-m", "venv", *flags, str(venv)], check=True, env=_env())
         return venv
 
-    def run(argv: list[str], env: dict[str, str], tool: str) -> float:
+    cpu: dict[tuple[str, str], list[float]] = {}
+
+    def run(argv: list[str], env: dict[str, str], tool: str, mode: str) -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(argv, env=env, capture_output=True, text=True)
         took = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # its children too (cudaresolve waits for uv)
+        spent = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+        cpu.setdefault((tool, mode), []).append(spent)
         if done.returncode != 0:
             raise SystemExit(f"{tool} failed ({done.returncode}): {done.stderr[-2000:]}")
         return took
 
-    def timed(tool: str, cache: Path, again: list[float] | None = None) -> float:
+    def timed(tool: str, cache: Path, mode: str, again: list[float] | None = None) -> float:
         venv = fresh_venv(tool)
         argv, env = command(tool, venv, cache)
-        took = run(argv, env, tool)
+        took = run(argv, env, tool, mode)
         if again is not None:  # the same install into the venv it just filled: nothing to do
-            again.append(run(argv, env, tool))
+            again.append(run(argv, env, tool, "again"))
         listed = subprocess.run([uv, "pip", "list", "--python", str(venv / "bin" / "python"), "--format", "freeze"],
                                 capture_output=True, text=True, env=_env(), check=True).stdout
         got = {re.sub(r"[-_.]+", "-", re.sub(r"==.*", "", line)).lower() for line in listed.split()}
@@ -221,20 +232,20 @@ def _rounds(
         shutil.rmtree(venv, ignore_errors=True)
         return took
 
-    tools = ["cudaresolve", "uv", "pip"]
+    tools = ["cudaresolve", "uv", "pip", *(["before"] if args.before else [])]
     warm_caches = {t: work / f"warm-{t}" for t in tools}
     for tool in tools:
-        timed(tool, warm_caches[tool])  # untimed: fills the warm caches
+        timed(tool, warm_caches[tool], "first")  # untimed: fills the warm caches
     times: dict[tuple[str, str], list[float]] = {}
     fetched_warm: list[int] = []
     for number in range(args.rounds):
-        order = tools[number % 3:] + tools[: number % 3]
+        order = tools[number % len(tools):] + tools[: number % len(tools)]
         for mode in ("cold", "warm"):
             for tool in order:
                 cache = Path(tempfile.mkdtemp(dir=work, prefix="cold-")) if mode == "cold" else warm_caches[tool]
                 before = server.requests if server is not None else 0
                 again = times.setdefault((tool, "again"), []) if mode == "warm" else None
-                times.setdefault((tool, mode), []).append(timed(tool, cache, again))
+                times.setdefault((tool, mode), []).append(timed(tool, cache, mode, again))
                 if mode == "warm" and tool == "cudaresolve" and server is not None:
                     fetched_warm.append(server.requests - before)
                 if mode == "cold":
@@ -247,6 +258,14 @@ def _rounds(
         got = {mode: statistics.median(times[(tool, mode)]) for mode in ("cold", "warm", "again")}
         uv = {mode: statistics.median(times[("uv", mode)]) for mode in ("cold", "warm", "again")}
         ratios = " | ".join(f"{got[m] / uv[m]:.2f}x" for m in ("cold", "warm", "again"))
+        print(f"| {tool} | {got['cold']:.2f} s | {got['warm']:.2f} s | {got['again']:.2f} s | {ratios} |")
+    print(f"\nCPU time (user + system, children included; median of {args.rounds}):\n")
+    print("| tool | cold | warm | again | cold / uv | warm / uv | again / uv |")
+    print("|---|---|---|---|---|---|---|")
+    for tool in tools:
+        got = {mode: statistics.median(cpu[(tool, mode)]) for mode in ("cold", "warm", "again")}
+        uv = {mode: statistics.median(cpu[("uv", mode)]) for mode in ("cold", "warm", "again")}
+        ratios = " | ".join(f"{got[m] / max(uv[m], 0.001):.2f}x" for m in ("cold", "warm", "again"))
         print(f"| {tool} | {got['cold']:.2f} s | {got['warm']:.2f} s | {got['again']:.2f} s | {ratios} |")
     if server is not None:
         print(f"\nrequests to the server during cudaresolve's warm runs (fresh venvs): {fetched_warm}")
