@@ -131,12 +131,14 @@ def main() -> int:
 
 
 def _given(path: str, work: Path) -> tuple[tuple[LockedPackage, ...], str]:
-    """A real lock: its packages and its index (pip's --index-url), copied to ``work/pylock.toml``."""
+    """A real lock: its packages and the index most of them name (pip's --index-url), copied to
+    ``work/pylock.toml``."""
     from cudaresolve.lock.lockfile import read_lock
 
     lock = read_lock(path)
     shutil.copyfile(path, work / "pylock.toml")
-    return lock.packages, lock.index_url or next(p.index for p in lock.packages if p.index)
+    indexes = [p.index for p in lock.packages if p.index]  # pip's one index: the one most packages name
+    return lock.packages, max(set(indexes), key=indexes.count)
 
 
 def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
