@@ -4,6 +4,7 @@ warm cache, rounds interleaved. Run by hand, not in CI; prints one table and the
     .venv/bin/python bench/bench_install.py                      # 28 packages, about 230 MB, 3 rounds
     .venv/bin/python bench/bench_install.py --packages 70 --rounds 3
     .venv/bin/python bench/bench_install.py --scale 0.1          # a tenth of the bytes (quick)
+    .venv/bin/python bench/bench_install.py --lock pylock.toml   # a real lock, its files from their URLs
 
 What it does:
 
@@ -22,7 +23,11 @@ What it does:
    Commands: ``python -m cudaresolve install --from pylock.toml --python VENV --cpu -q`` (its doctor pass
    included), ``uv pip sync --no-config --python VENV pylock.toml``, ``VENV/bin/python -m pip install
    --no-deps --require-hashes --index-url URL --cache-dir DIR -r requirements.txt``.
+   * again: the same command once more into the venv the warm run just filled (nothing to do).
 4. Counts the server's requests during cudaresolve's warm runs: a fresh venv should fetch nothing.
+
+With ``--lock PATH`` steps 1 and 2 are skipped: that pylock.toml is installed from its own URLs (a real index,
+the network in the cold rows), pip from a requirements file of the same pins and hashes and the lock's index.
 
 The machine's pip and uv settings are ignored (``PIP_CONFIG_FILE=/dev/null``, no ``PIP_*``/``UV_*``).
 """
@@ -34,6 +39,7 @@ import hashlib
 import http.server
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -93,7 +99,10 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "CUDARESOLVE_", "VIRTUAL_ENV"))}
+    # PYTHONDONTWRITEBYTECODE would make cudaresolve compile its own modules on every run (an installed copy has
+    # its byte-code): it is dropped, and main() compiles the worktree's modules once before the first round
+    drop = ("PIP_", "UV_", "CUDARESOLVE_", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1", **extra)
     return env
 
@@ -103,12 +112,17 @@ def main() -> int:
     parser.add_argument("--packages", type=int, default=28)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies every payload size")
+    parser.add_argument("--lock", help="install this pylock.toml instead of synthetic wheels")
+    parser.add_argument("--before", metavar="SRC", help="also time the cudaresolve whose src/ folder this is "
+                        "(an earlier commit, e.g. from git archive), as the row 'before'")
     args = parser.parse_args()
     uv = find_uv()
     if uv is None:
         print("uv is needed (pip install uv)")
         return 2
     python = sys.executable
+    for src in (str(ROOT / "src"), *([args.before] if args.before else [])):
+        subprocess.run([python, "-m", "compileall", "-q", src], check=True, env=_env())
     work = Path(tempfile.mkdtemp(prefix="bench-install-"))
     try:
         return _run(args, uv, python, work)
@@ -116,7 +130,35 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _given(path: str, work: Path) -> tuple[tuple[LockedPackage, ...], str]:
+    """A real lock: its packages and the index most of them name (pip's --index-url), copied to
+    ``work/pylock.toml``."""
+    from cudaresolve.lock.lockfile import read_lock
+
+    lock = read_lock(path)
+    shutil.copyfile(path, work / "pylock.toml")
+    indexes = [p.index for p in lock.packages if p.index]  # pip's one index: the one most packages name
+    return lock.packages, max(set(indexes), key=indexes.count)
+
+
 def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
+    server = None
+    if args.lock:
+        packages, index = _given(args.lock, work)
+        names = {re.sub(r"[-_.]+", "-", p.name).lower() for p in packages}
+        print(f"{len(packages)} packages of {args.lock} from their URLs; {args.rounds} rounds; uv {uv}")
+    else:
+        packages, index, server = _synthetic(args, work)
+        names = {p.name for p in packages}
+    (work / "requirements.txt").write_text("".join(f"{p.name}=={p.version} --hash=sha256:{p.sha256}\n"
+                                                  for p in packages))
+    return _rounds(args, uv, python, work, index, names, server)
+
+
+def _synthetic(
+    args: argparse.Namespace, work: Path
+) -> tuple[tuple[LockedPackage, ...], str, _Server]:
+    """Steps 1 and 2 of the module docstring: the wheels, their index on 127.0.0.1 and ``work/pylock.toml``."""
     files = work / "site" / "files"
     files.mkdir(parents=True)
     sizes = [int(120 * MB * args.scale)] + [int(15 * MB * args.scale)] * 5 + [int(MB * args.scale)] * 200
@@ -132,17 +174,24 @@ def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
     packages = tuple(LockedPackage(name=n, version="1.0", index=index, url=f"{base}/files/{f}", filename=f, sha256=s)
                      for n, (f, s) in wheels.items())
     write_lock(work / "pylock.toml", Lock(packages=packages, index_url=index))
-    (work / "requirements.txt").write_text("".join(f"{p.name}==1.0 --hash=sha256:{p.sha256}\n" for p in packages))
     total = sum((files / f).stat().st_size for f, _ in wheels.values())
-    print(f"{args.packages} wheels, {total / MB:.0f} MB, served at {base}; {args.rounds} rounds; uv {uv}")
+    print(f"{args.packages} wheels, {total / MB:.0f} MB, served at {base}; {args.rounds} rounds")
+    return packages, index, server
+
+
+def _rounds(
+    args: argparse.Namespace, uv: str, python: str, work: Path, index: str, names: set[str], server: _Server | None
+) -> int:
+    """Step 3 and 4: every tool, cold, warm and again, rounds interleaved; the table."""
 
     def command(tool: str, venv: Path, cache: Path) -> tuple[list[str], dict[str, str]]:
         py = str(venv / "bin" / "python")
-        if tool == "cudaresolve":
+        if tool in ("cudaresolve", "before"):
+            src = args.before if tool == "before" else str(ROOT / "src")
             argv = [python, "-m", "cudaresolve", "install", "--from", str(work / "pylock.toml"), "--python", py,
                     "--cpu", "-q"]
             return argv, _env(CUDARESOLVE_CACHE_DIR=str(cache / "cr"), UV_CACHE_DIR=str(cache / "uv"),
-                              PYTHONPATH=str(ROOT / "src"))
+                              PYTHONPATH=src)
         if tool == "uv":
             return [uv, "pip", "sync", "--no-config", "--python", py, str(work / "pylock.toml")], _env(
                 UV_CACHE_DIR=str(cache / "uv"))
@@ -156,49 +205,72 @@ def _run(args: argparse.Namespace, uv: str, python: str, work: Path) -> int:
         subprocess.run([python, "-m", "venv", *flags, str(venv)], check=True, env=_env())
         return venv
 
-    def timed(tool: str, cache: Path) -> float:
-        venv = fresh_venv(tool)
-        argv, env = command(tool, venv, cache)
+    cpu: dict[tuple[str, str], list[float]] = {}
+
+    def run(argv: list[str], env: dict[str, str], tool: str, mode: str) -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(argv, env=env, capture_output=True, text=True)
         took = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # its children too (cudaresolve waits for uv)
+        spent = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+        cpu.setdefault((tool, mode), []).append(spent)
         if done.returncode != 0:
             raise SystemExit(f"{tool} failed ({done.returncode}): {done.stderr[-2000:]}")
+        return took
+
+    def timed(tool: str, cache: Path, mode: str, again: list[float] | None = None) -> float:
+        venv = fresh_venv(tool)
+        argv, env = command(tool, venv, cache)
+        took = run(argv, env, tool, mode)
+        if again is not None:  # the same install into the venv it just filled: nothing to do
+            again.append(run(argv, env, tool, "again"))
         listed = subprocess.run([uv, "pip", "list", "--python", str(venv / "bin" / "python"), "--format", "freeze"],
                                 capture_output=True, text=True, env=_env(), check=True).stdout
-        got = {re.sub(r"==.*", "", line) for line in listed.split()} - {"pip", "setuptools"}
-        if got != set(wheels):
+        got = {re.sub(r"[-_.]+", "-", re.sub(r"==.*", "", line)).lower() for line in listed.split()}
+        got -= {"pip", "setuptools"}
+        if got != names:
             raise SystemExit(f"{tool} installed {sorted(got)[:5]}..., not the lock")
         shutil.rmtree(venv, ignore_errors=True)
         return took
 
-    tools = ["cudaresolve", "uv", "pip"]
+    tools = ["cudaresolve", "uv", "pip", *(["before"] if args.before else [])]
     warm_caches = {t: work / f"warm-{t}" for t in tools}
     for tool in tools:
-        timed(tool, warm_caches[tool])  # untimed: fills the warm caches
+        timed(tool, warm_caches[tool], "first")  # untimed: fills the warm caches
     times: dict[tuple[str, str], list[float]] = {}
     fetched_warm: list[int] = []
     for number in range(args.rounds):
-        order = tools[number % 3:] + tools[: number % 3]
+        order = tools[number % len(tools):] + tools[: number % len(tools)]
         for mode in ("cold", "warm"):
             for tool in order:
                 cache = Path(tempfile.mkdtemp(dir=work, prefix="cold-")) if mode == "cold" else warm_caches[tool]
-                before = server.requests
-                times.setdefault((tool, mode), []).append(timed(tool, cache))
-                if mode == "warm" and tool == "cudaresolve":
+                before = server.requests if server is not None else 0
+                again = times.setdefault((tool, "again"), []) if mode == "warm" else None
+                times.setdefault((tool, mode), []).append(timed(tool, cache, mode, again))
+                if mode == "warm" and tool == "cudaresolve" and server is not None:
                     fetched_warm.append(server.requests - before)
                 if mode == "cold":
                     shutil.rmtree(cache, ignore_errors=True)
-    server.shutdown()
-    print(f"\n| tool | cold (median of {args.rounds}) | warm | cold / uv | warm / uv |")
-    print("|---|---|---|---|---|")
+    if server is not None:
+        server.shutdown()
+    print(f"\n| tool | cold (median of {args.rounds}) | warm | again | cold / uv | warm / uv | again / uv |")
+    print("|---|---|---|---|---|---|---|")
     for tool in tools:
-        cold = statistics.median(times[(tool, "cold")])
-        warm = statistics.median(times[(tool, "warm")])
-        uv_cold = statistics.median(times[("uv", "cold")])
-        uv_warm = statistics.median(times[("uv", "warm")])
-        print(f"| {tool} | {cold:.2f} s | {warm:.2f} s | {cold / uv_cold:.2f}x | {warm / uv_warm:.2f}x |")
-    print(f"\nrequests to the server during cudaresolve's warm runs (fresh venvs): {fetched_warm}")
+        got = {mode: statistics.median(times[(tool, mode)]) for mode in ("cold", "warm", "again")}
+        uv = {mode: statistics.median(times[("uv", mode)]) for mode in ("cold", "warm", "again")}
+        ratios = " | ".join(f"{got[m] / uv[m]:.2f}x" for m in ("cold", "warm", "again"))
+        print(f"| {tool} | {got['cold']:.2f} s | {got['warm']:.2f} s | {got['again']:.2f} s | {ratios} |")
+    print(f"\nCPU time (user + system, children included; median of {args.rounds}):\n")
+    print("| tool | cold | warm | again | cold / uv | warm / uv | again / uv |")
+    print("|---|---|---|---|---|---|---|")
+    for tool in tools:
+        got = {mode: statistics.median(cpu[(tool, mode)]) for mode in ("cold", "warm", "again")}
+        uv = {mode: statistics.median(cpu[("uv", mode)]) for mode in ("cold", "warm", "again")}
+        ratios = " | ".join(f"{got[m] / max(uv[m], 0.001):.2f}x" for m in ("cold", "warm", "again"))
+        print(f"| {tool} | {got['cold']:.2f} s | {got['warm']:.2f} s | {got['again']:.2f} s | {ratios} |")
+    if server is not None:
+        print(f"\nrequests to the server during cudaresolve's warm runs (fresh venvs): {fetched_warm}")
     return 0
 
 

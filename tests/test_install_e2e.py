@@ -27,6 +27,7 @@ import pytest
 from tiny_wheels import TinyWheel, build_wheel  # tools/: on the path by pytest's pythonpath setting
 
 from cudaresolve.cli import main
+from cudaresolve.errors import IndexUnavailable
 from cudaresolve.install.sync import Change, SyncResult, sync_environment
 from cudaresolve.lock.lockfile import read_lock, write_lock
 from cudaresolve.lock.model import Lock
@@ -349,7 +350,9 @@ def test_sync_replaces_another_build_and_another_wheel_of_the_locked_version(dri
         str(drifted.files / drifted.lock.packages[i].sha256 / drifted.lock.packages[i].filename) for i in (0, 2)
     ]
     assert {"--no-deps", "--no-index"} <= set(command.argv)
-    assert {"--reinstall", "--force-reinstall"} & set(command.argv)
+    if "--force-reinstall" not in command.argv:  # uv: only the two installed now are reinstalled, by name
+        named = [command.argv[i + 1] for i, a in enumerate(command.argv) if a == "--reinstall-package"]
+        assert sorted(named) == ["fbgemm-gpu", "torch"] and "--reinstall" not in command.argv
 
 
 def test_sync_a_second_time_installs_nothing(drifted: Drifted, tmp_path: Path) -> None:
@@ -367,6 +370,21 @@ def test_sync_a_second_time_installs_nothing(drifted: Drifted, tmp_path: Path) -
         file_cache=drifted.files,
     )
     assert (result.returncode, result.installed, commands) == (0, (), [])
+    # the two installed from the cache say so in direct_url.json: kept with no RECORD compared and their files
+    # gone (offline, no RECORD cache); filelock, installed from elsewhere, is compared with its cached wheel
+    gone = [drifted.files / drifted.lock.packages[i].sha256 for i in (0, 2)]
+    for folder in gone:
+        folder.rename(folder.with_suffix(".away"))
+    try:
+        by_cache = sync_environment(drifted.lock, python=str(drifted.python), env=env, echo=commands.append,
+                                    record_cache=tmp_path / "none", file_cache=drifted.files, offline=True)
+    finally:
+        for folder in gone:
+            folder.with_suffix(".away").rename(folder)
+    assert (by_cache.returncode, by_cache.installed, commands) == (0, (), [])
+    with pytest.raises(IndexUnavailable):  # without the provenance the files are needed, and offline not had
+        sync_environment(drifted.lock, python=str(drifted.python), env=env, record_cache=tmp_path / "none",
+                         file_cache=tmp_path / "empty", offline=True)
 
 
 def test_sync_reinstalls_a_locked_package_whose_files_changed_on_disk(drifted: Drifted) -> None:

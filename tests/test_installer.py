@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -219,12 +220,20 @@ def test_sync_reads_the_environment_then_passes_pip_exit_code_through(
 ) -> None:
     log = tmp_path / "argv.log"
     fake = tmp_path / "python"
-    # '-c SCRIPT': the environment probe, answered with an empty environment; pip fails with 23
+    site = tmp_path / "site-packages"
+    (site / "pip-24.0.dist-info").mkdir(parents=True)
+    (site / "pip-24.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: pip\nVersion: 24.0\n")
+    answer = {"version": "3.11", "platform": "linux-x86_64", "libc": ["glibc", "2.35"], "gil_disabled": False,
+              "markers": {"implementation_name": "cpython"}, "sys_path": [str(site)], "site": [str(site)]}
+    # '-c SCRIPT': the one probe of the environment (pip is installed there); pip fails with 23
     fake.write_text(
-        f'#!/bin/sh\necho "$1 $3" >> {log}\nif [ "$1" = -c ]; then cat >/dev/null; echo "$PIP"; exit 0; fi\nexit 23\n'
+        f'#!/bin/sh\necho "$1 $3" >> {log}\nif [ "$1" = -c ]; then echo "$PROBE"; exit 0; fi\nexit 23\n'
     )
     fake.chmod(0o755)
-    monkeypatch.setenv("PIP", '[{"name": "pip", "version": "24.0", "path": null}]')  # the probe: pip is there
+    monkeypatch.setenv("PROBE", json.dumps(answer))
     env = {"CUDARESOLVE_INSTALLER": "pip"}
     assert sync_environment(_lock(None, None, None), python=str(fake), markers={}, env=env).returncode == 23
     assert log.read_text().splitlines() == ["-c ", "-m download"]
+    # a second sync asks the cache, not the interpreter: only pip runs
+    assert sync_environment(_lock(None, None, None), python=str(fake), markers={}, env=env).returncode == 23
+    assert log.read_text().splitlines() == ["-c ", "-m download", "-m download"]

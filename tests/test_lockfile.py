@@ -309,7 +309,8 @@ def test_loads_pylock_rejects(text: str, message: str) -> None:
                 "created-by": "x",
                 "packages": [{"name": "t", "version": "1", "index": PYPI, "vcs": {}}],
             },
-            "packages[0] (t) has 'vcs'; cudaresolve installs a wheel or an sdist from an index, or a wheel by URL",
+            "packages[0] (t) has 'vcs'; cudaresolve installs a wheel or an sdist from an index, a wheel by URL, "
+            "or a local project folder",
         ),
         (
             {

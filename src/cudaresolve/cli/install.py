@@ -54,8 +54,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(Text.of("lock.requirements-with-lock", requirements=tuple(args.requirements[:5])),
                          hint=Text("lock.requirements-with-lock.hint"))
     lang = language(args)
-    console = render.make_console()
-    out = console if not args.dry_run or args.json else render.make_console(stderr=False)
+    console: Any = _Later(render.make_console)  # a quiet install that goes well prints nothing: rich is not loaded
+    out = console if not args.dry_run or args.json else _Later(lambda: render.make_console(stderr=False))
     order = InstallRequest(
         request=request_from_args(args),
         lockfile=args.lockfile,
@@ -65,14 +65,12 @@ def _run(args: argparse.Namespace) -> int:
         exact=args.exact,
     )
     with pip_stdout(2 if args.json else None):  # --json: stdout holds the one JSON object
-        result = install(order, echo=lambda c: out.print(format_command(c), markup=False, highlight=False),
+        result = install(order, echo=lambda c: _echo(out, format_command(c), args.dry_run),
                          show=None if args.json else lambda lock, solution: render_plan(lock, solution, console,
                                                                                         lang=lang))
     report = None
     if result.check is not None:  # a doctor pass on what pip installed, against the lock's target
-        from cudaresolve.doctor.environment import check_environment
-
-        report = check_environment(result.check.db, result.check.target, python=result.check.python)
+        report = _doctor(result.check)
     if result.returncode != 0:  # pip said why above; one coded line naming its index, and pip's exit code
         from cudaresolve.errors import PipFailed
 
@@ -82,6 +80,39 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     _render_after(result, report, console, lang)
     return 0
+
+
+class _Later:
+    """A console made when first used."""
+
+    def __init__(self, make: Any) -> None:
+        self._make, self._made = make, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            self._made = self._make()
+        return getattr(self._made, name)
+
+
+def _echo(out: Any, line: str, dry_run: bool) -> None:
+    """An installer command: the result of ``--dry-run``; else shown as it runs, not under ``-q``."""
+    from cudaresolve.render.output import current
+
+    if dry_run or current().shows_info:
+        out.print(line, markup=False, highlight=False)
+
+
+def _doctor(check: Any) -> Any:
+    """The doctor pass over the site-packages the install's one probe found (no second probe)."""
+    import os
+
+    from cudaresolve.doctor.check import diagnose
+    from cudaresolve.doctor.environment import check_environment, read_environment
+
+    if not check.site_packages:
+        return check_environment(check.db, check.target, python=check.python)
+    found = read_environment(check.site_packages, check.db.package_kinds, python=check.version)
+    return diagnose(found, check.target, check.db, environ=os.environ, pt2=[])
 
 
 def _render_after(result: Any, report: Any, console: Any, lang: str) -> None:

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Final
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from cudaresolve.binaries.aoti import package_report
 from cudaresolve.binaries.inspect import inspect_distribution
 from cudaresolve.binaries.linkage import check_environment as check_extensions
 from cudaresolve.core.decode import loads_json
@@ -38,7 +37,6 @@ from cudaresolve.core.variants import variant_of_local
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.doctor.check import diagnose
 from cudaresolve.doctor.report import Environment, InstalledPackage, Problem, RuntimePackage
-from cudaresolve.doctor.smoke import run_smoke
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
@@ -213,6 +211,8 @@ def read_pt2(path: str | Path) -> BinaryReport:
     """One AOTInductor package; a path that is not a readable file is ``InvalidInput``."""
     if not Path(path).is_file():
         raise InvalidInput(Text.of("doctor.no-pt2", path=str(path)), hint=Text("doctor.no-pt2.hint"))
+    from cudaresolve.binaries.aoti import package_report  # only for --pt2: not imported by every doctor pass
+
     return package_report(path)  # any name: the zip's layout says what it is
 
 
@@ -247,6 +247,8 @@ def check_environment(
 
         detect = detect_host
     packages = [(r.path, _pt2_device(r)) for r in reports]
+    from cudaresolve.doctor.smoke import run_smoke  # only for --run
+
     smoke = run_smoke(python or sys.executable, [p.name for p in env.packages], detect=detect, db=db,
                       target=target, limits=run, environ=environ, pt2=packages)
     return replace(report, run=smoke)

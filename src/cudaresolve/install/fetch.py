@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput
 from cudaresolve.install.pip import PipCommand, download_commands, run_pip, wheel_dir
-from cudaresolve.install.wheelcache import cache_path, fetch_files
+from cudaresolve.install.wheelcache import cache_path, cached_file, fetch_files
 from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.model import Text
@@ -49,7 +49,10 @@ def gather(
     direct = [p for p in packages if p.url and p.sha256 and cache_path(cache, p) is not None]
     rest = [p for p in packages if p not in direct]
     files: dict[str, Path] = {}
-    if direct:
+    hits = {p.name: cached_file(cache, p) for p in direct}
+    if direct and all(hits.values()):  # all in the cache: no HTTP client is made (or imported)
+        files.update({name: path for name, path in hits.items() if path is not None})
+    elif direct:
         from cudaresolve.index.client import IndexClient
         from cudaresolve.index.transport import LazyClient
 

@@ -14,8 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from cudaresolve.lock.flow import prepare, project_mirrors, resolve_inputs
-
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
@@ -38,6 +36,7 @@ __all__ = [
     "install",
     "lock_target",
     "mirrored",
+    "rooted",
 ]
 
 
@@ -57,11 +56,14 @@ class InstallRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InstallCheck:
-    """What the doctor pass after an install needs: the database, the target and the interpreter."""
+    """What the doctor pass after an install needs: the database, the target, the interpreter, and its
+    site-packages folders and ``X.Y`` as the one probe of it found them (so the doctor need not run it again)."""
 
     db: CompatDB = field(repr=False)
     target: Target
     python: str | None
+    site_packages: tuple[str, ...] = ()
+    version: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +99,25 @@ def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
     return replace(lock, packages=packages, index_url=index_url)
 
 
+def rooted(lock: Lock, folder: str) -> Lock:
+    """The lock with each local project folder (``[packages.directory]``, its path relative to the lock file's
+    ``folder`` or absolute) named by its ``file://`` URL, as uv reads such a path."""
+    import os
+    from pathlib import Path
+
+    from cudaresolve.resolve.model import FileKind
+
+    def located(url: str) -> str:
+        if url.startswith("file:"):
+            return url
+        return Path(os.path.normpath(os.path.join(folder, os.path.expanduser(url)))).as_uri()
+
+    packages = tuple(
+        replace(p, url=located(p.url or ".")) if p.kind is FileKind.DIRECTORY else p for p in lock.packages
+    )
+    return replace(lock, packages=packages, root=folder)
+
+
 def install(
     order: InstallRequest,
     *,
@@ -110,24 +131,31 @@ def install(
     warnings, when resolved now) before pip runs; each pip command goes to ``echo``. The doctor
     pass afterwards (``check``) uses the lock's own target when the lock records one."""
     from cudaresolve.db.database import load_compat
+    from cudaresolve.install.environment import start_target
     from cudaresolve.install.sync import sync_environment
-    from cudaresolve.install.verify import check_installable, interpreter_environment
-    from cudaresolve.lock.lockfile import read_lock
-    from cudaresolve.lock.model import lock_from_solution
-    from cudaresolve.target.interpreter import probe_interpreter
 
     request = order.request
     python = order.python or find_environment(system=order.system)
     order = replace(order, python=python)
-    interpreter = probe_interpreter(python)
-    request = replace(request, target=for_interpreter(request.target, interpreter))
-    environment: dict[str, str] | None = dict(interpreter.markers)
+    probed = start_target(python)  # the one probe of the target interpreter (kept in the user cache)
     solution = None
     target = None
+    db = None
     if order.lockfile:
-        lock, mirrors = read_lock(order.lockfile), project_mirrors(request)
+        import os
+
+        from cudaresolve.install.verify import check_installable
+        from cudaresolve.lock.flow import all_mirrors
+        from cudaresolve.lock.lockfile import read_lock
+        from cudaresolve.lock.project import load_project
+
+        lock = rooted(read_lock(order.lockfile), os.path.dirname(os.path.abspath(order.lockfile)))
+        db = load_compat(request.compat)  # loaded once: the mirrors' default index, then the doctor pass
+        mirrors = all_mirrors(request, load_project(request.project, pytorch_root=db.pytorch_index_root), db)
         lock = mirrored(lock, mirrors)
-        environment = environment or interpreter_environment(None)
+        found = probed()
+        request = replace(request, target=for_interpreter(request.target, found.interpreter))
+        environment: dict[str, str] = dict(found.interpreter.markers)
         from cudaresolve.install.select import select_packages  # the chosen extras and groups (PEP 751 markers)
 
         lock = select_packages(lock, request.features, environment, source=order.lockfile)
@@ -139,6 +167,12 @@ def install(
             environment=environment,
         )
     else:
+        from cudaresolve.lock.flow import prepare, resolve_inputs
+        from cudaresolve.lock.model import lock_from_solution
+
+        found = probed()
+        request = replace(request, target=for_interpreter(request.target, found.interpreter))
+        environment = dict(found.interpreter.markers)
         inputs = prepare(request)
         solution = resolve_inputs(inputs)
         lock, target = mirrored(lock_from_solution(solution), inputs.mirrors), inputs.target
@@ -153,14 +187,15 @@ def install(
 
     synced = sync_environment(
         lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=seen,
-        offline=request.offline,
+        offline=request.offline, paths=found.sys_path,
     )
     if order.dry_run:
         return InstallResult(returncode=synced.returncode, lock=lock)
     if synced.returncode != 0:
         return InstallResult(returncode=synced.returncode, lock=lock, sync=synced, failed=ran[-1] if ran else None)
-    db = load_compat(request.compat)
-    check = InstallCheck(db=db, target=target or lock_target(lock, request, db), python=order.python)
+    db = db or load_compat(request.compat)
+    check = InstallCheck(db=db, target=target or lock_target(lock, request, db), python=order.python,
+                         site_packages=found.site_packages, version=found.interpreter.python)
     return InstallResult(returncode=0, lock=lock, sync=synced, check=check)
 
 

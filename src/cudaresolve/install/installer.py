@@ -6,9 +6,11 @@ installer only unpacks wheels: ``--no-deps``, no index, each named file replacin
 installed under its name. Chosen in this order:
 
 1. uv (``uv`` on PATH, else the ``uv`` package installed beside cudaresolve): ``uv pip install
-   --python PY --no-deps --no-index --offline --no-config --reinstall FILE...``. The fastest real
-   installer (it links from its own cache, in parallel), and it needs no pip in the target, so a
-   ``uv venv`` works.
+   --python PY --no-deps --no-index --offline --no-config [--reinstall-package NAME...] FILE...``, in one
+   run for every file. The fastest real installer (it links from its own cache, in parallel), and it
+   needs no pip in the target, so a ``uv venv`` works. Only the names installed now that are to be
+   replaced are reinstalled by name: ``--reinstall`` implies ``--refresh``, which made uv unpack
+   every wheel again into its cache on each run.
 2. pip of the target interpreter, when it has one: ``PY -m pip install --no-deps --no-index
    --force-reinstall FILE...``.
 3. pip of the interpreter running cudaresolve, pointed at the target with ``--python PY`` (pip
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
+    from cudaresolve.resolve.model import LockedPackage
+
 __all__ = ["CHOICE_ENV", "Installer", "choose_installer", "find_uv"]
 
 #: The environment variable that picks the installer (``uv`` or ``pip``; unset: uv when present).
@@ -54,17 +58,41 @@ class Installer:
     python: str
     pip: tuple[str, ...] = ()
 
-    def install(self, files: Sequence[Path], *, fresh: bool = False) -> PipCommand:
-        """Install exactly ``files`` (wheels), replacing what is installed under their names. ``fresh``: an
-        installed file was changed in place, so uv unpacks the wheels anew instead of linking from its
-        cache (an edit through a hard link changed the cached copy too)."""
+    def install(
+        self, files: Sequence[Path], *, fresh: bool = False, replacing: Sequence[str] | None = None
+    ) -> PipCommand:
+        """Install exactly ``files`` (wheels), replacing what is installed under their names. ``replacing``: the
+        names installed now that are to be replaced (None: any of them may be); uv is told to reinstall only
+        those (``--reinstall-package``: ``--reinstall`` would also make it unpack every wheel of its cache
+        anew). ``fresh``: an installed file was changed in place, so uv unpacks the wheels anew instead of
+        linking from its cache (an edit through a hard link changed the cached copy too)."""
         paths = tuple(str(f) for f in files)
         if self.kind == "uv":
-            argv = (*self.head, "install", "--python", self.python, *_UV_EXACT, "--reinstall",
+            again = ("--reinstall",) if replacing is None else tuple(
+                word for name in replacing for word in ("--reinstall-package", name))
+            argv = (*self.head, "install", "--python", self.python, *_UV_EXACT, *again,
                     *(("--no-cache",) if fresh else ()), *paths)
         else:
             argv = (*self.head, "install", "--no-deps", "--no-index", "--force-reinstall", *paths)
         return PipCommand(argv=argv, index="")
+
+    def install_folders(self, folders: Sequence[LockedPackage], *, index: str | None = None) -> PipCommand:
+        """Build and install the local project ``folders`` (``[packages.directory]``, their ``url`` a ``file://``
+        URL), each in place (``-e``) when locked ``editable``, following no dependency. Their build requirements
+        come from ``index`` (the lock's index; None: the installer's default), into an isolated build
+        environment, as ``uv pip sync`` builds them."""
+        from cudaresolve.resolve.direct import local_directory
+
+        words: list[str] = []
+        for folder in folders:
+            path = local_directory(folder.url or "") or folder.url or ""
+            words += ["-e", path] if folder.editable else [path]
+        indexed = ("--index-url", index) if index else ()
+        if self.kind == "uv":
+            argv = (*self.head, "install", "--python", self.python, "--no-deps", "--no-config", *indexed, *words)
+        else:
+            argv = (*self.head, "install", "--no-deps", *indexed, *words)
+        return PipCommand(argv=argv, index=index or "")
 
     def uninstall(self, names: Sequence[str]) -> PipCommand:
         """Remove the distributions ``names``."""

@@ -24,7 +24,7 @@ import re
 import zipfile
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.core.files import write_text_atomic
+from cudaresolve.core.files import write_private_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -77,12 +77,12 @@ def cached_record(cache: Path, sha256: str) -> str | None:
 
 def store_record(cache: Path, sha256: str, text: str) -> None:
     """Keep ``text``, the RECORD of the hash-checked wheel with this sha256; a cache that cannot be
-    written is skipped (the next run downloads again)."""
+    written is skipped (the next run downloads again). Atomic but not synced to disk: an entry lost in a
+    crash is read from the wheel again."""
     if not _SHA256.match(sha256):
         return
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(cache / f"{sha256}.RECORD", text)
+        write_private_atomic(cache / f"{sha256}.RECORD", text.encode("utf-8"))
     except OSError:
         return
 

@@ -45,7 +45,7 @@ from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from cudaresolve.install.installed import InstalledDist
     from cudaresolve.install.pip import PipCommand
@@ -68,6 +68,7 @@ class Change(enum.Enum):
     FILES = "files"
     DAMAGED = "damaged"
     UNREADABLE = "unreadable"
+    FOLDER = "folder"  # a local project folder not installed in place: the installer builds it again
 
     @property
     def text(self) -> Text:
@@ -81,6 +82,7 @@ _WHY: Final = {
     Change.FILES: Text("lock.sync.why.files"),
     Change.DAMAGED: Text("lock.sync.why.damaged"),
     Change.UNREADABLE: Text("lock.sync.why.unreadable"),
+    Change.FOLDER: Text("lock.sync.why.folder"),
 }
 
 
@@ -109,6 +111,7 @@ def sync_environment(
     record_cache: Path | None = None,
     file_cache: Path | None = None,
     offline: bool = False,
+    paths: Sequence[str] | None = None,
 ) -> SyncResult:
     """Make ``python``'s environment (None: this interpreter's) equal to ``lock`` (module docstring).
 
@@ -117,7 +120,7 @@ def sync_environment(
     ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for the installer.
     ``record_cache`` holds the RECORDs of verified wheels (None: ``RECORD_CACHE`` in the user cache),
     ``file_cache`` the verified files (None: ``wheelcache.FILES`` there); ``offline``: files only
-    from that cache."""
+    from that cache; ``paths``: the target's ``sys.path`` when known (``environment.read_target``)."""
     interpreter = python or sys.executable
     root = default_cache_dir() / FILES if file_cache is None else file_cache
     with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
@@ -126,15 +129,17 @@ def sync_environment(
                 if echo is not None:
                     echo(command)
             return SyncResult(returncode=0)
-        before = read_installed(python, records=(p.name for p in lock.packages))
+        before = read_installed(python, records=(p.name for p in lock.packages), paths=paths)
         installer = choose_installer(interpreter, has_pip="pip" in before, env=env)
         cache = default_cache_dir() / RECORD_CACHE if record_cache is None else record_cache
         fetched = _Fetch(installer=installer, workdir=workdir, root=root, offline=offline, env=env, echo=echo)
+        grown = _mtime(root)
         code, changes, files = _compare_all(lock, before, cache, fetched)
+        grown = _mtime(root) != grown  # an entry was added: the cache may have to be trimmed
         if code != 0:
             return SyncResult(returncode=code)
         todo = {name: change for name, change in changes.items() if change is not None}
-        replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) is not Change.MISSING]
+        replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) not in (Change.MISSING, Change.FOLDER)]
         result = SyncResult(
             returncode=0,
             installed=tuple(todo.items()),
@@ -147,10 +152,9 @@ def sync_environment(
             markers = interpreter_environment(python)
         _check_closure(lock, before, todo, files, markers)
         if todo:
-            wheels = [files[p.name] for p in lock.packages if p.name in todo]
-            fresh = Change.DAMAGED in todo.values()
-            code = run_pip([installer.install(wheels, fresh=fresh)], env=env, echo=echo)
-            trim(root, keep=files.values())
+            code = run_pip(_installs(lock, todo, files, installer, replaced), env=env, echo=echo)
+            if grown:
+                trim(root, keep=files.values())
             if code != 0:
                 return replace(result, returncode=code)
         extra = foreign(lock, before)  # installing follows no dependency: nothing but locked names was added
@@ -183,32 +187,65 @@ class _Fetch:
     echo: Callable[[PipCommand], None] | None
 
 
+def _installs(
+    lock: Lock, todo: Mapping[str, Change], files: Mapping[str, Path], installer: Installer,
+    replaced: Sequence[LockedPackage],
+) -> list[PipCommand]:
+    """One installer run for every locked file to install (those in ``todo``), then one for the local project
+    folders to install (built by the installer, in place when locked ``editable``)."""
+    commands: list[PipCommand] = []
+    wheels = [files[p.name] for p in lock.packages if p.name in todo and p.kind is not FileKind.DIRECTORY]
+    if wheels:
+        fresh = Change.DAMAGED in todo.values()
+        names = [p.name for p in replaced if p.kind is not FileKind.DIRECTORY]
+        commands.append(installer.install(wheels, fresh=fresh, replacing=names))
+    folders = [p for p in lock.packages if p.name in todo and p.kind is FileKind.DIRECTORY]
+    if folders:
+        commands.append(installer.install_folders(folders, index=lock.index_url))
+    return commands
+
+
 def _plan(lock: Lock, installer: Installer, root: Path, workdir: str) -> list[PipCommand]:
     """``--dry-run``: the pip downloads of packages the lock gives no URL for, then one install of every
     file from the cache (where a file with a URL and a sha256 is fetched to)."""
     from cudaresolve.install.fetch import version_key
 
-    direct = [p for p in lock.packages if p.url and p.sha256 and cache_path(root, p) is not None]
-    rest = tuple(p for p in lock.packages if p not in direct)
+    folders = [p for p in lock.packages if p.kind is FileKind.DIRECTORY]
+    packages = [p for p in lock.packages if p.kind is not FileKind.DIRECTORY]
+    direct = [p for p in packages if p.url and p.sha256 and cache_path(root, p) is not None]
+    rest = tuple(p for p in packages if p not in direct)
     commands = download_commands(Lock(packages=rest), python=installer.python, workdir=workdir,
                                  pip=installer.pip) if rest else []
     paths = {p.name: cache_path(root, p) for p in direct if p.kind is not FileKind.SDIST}
-    files = [paths.get(p.name) or Path(wheel_dir(workdir), "-".join(version_key(p))) for p in lock.packages]
-    return [*commands, installer.install([f for f in files if f is not None])]
+    files = [paths.get(p.name) or Path(wheel_dir(workdir), "-".join(version_key(p))) for p in packages]
+    if files:
+        commands.append(installer.install([f for f in files if f is not None]))
+    if folders:
+        commands.append(installer.install_folders(folders, index=lock.index_url))
+    return commands
 
 
 def _compare_all(
     lock: Lock, before: Mapping[str, InstalledDist], cache: Path, how: _Fetch
 ) -> tuple[int, dict[str, Change | None], dict[str, Path]]:
     """pip's exit code, in lock order each package's ``compare`` verdict, and the verified wheel of each
-    package fetched. A package installed at its locked version is first compared with the cached RECORD
-    of its locked wheel; the others, and those that differ, are fetched (``fetch.gather``) and compared."""
+    package fetched. A package installed at its locked version from the locked file in the cache (its
+    ``direct_url.json`` names that file, under the locked sha256) with no file missing or resized is kept
+    as it is, RECORDs unread, as ``uv pip sync`` keeps it; one installed otherwise is compared with the
+    cached RECORD of its locked wheel; the others, and those that differ, are fetched (``fetch.gather``)
+    and compared."""
     from cudaresolve.install.fetch import gather
 
     verdicts: dict[str, Change | None] = {}
     fetch: list[LockedPackage] = []
     for package in lock.packages:
         dist = before.get(canonical_name(package.name))
+        if package.kind is FileKind.DIRECTORY:  # built by the installer from the folder, never fetched
+            verdicts[package.name] = _compare_folder(package, dist)
+            continue
+        if dist is not None and _installed_from_cache(package, dist, how.root):
+            verdicts[package.name] = None
+            continue
         known = cached_record(cache, package.sha256) if package.sha256 else None
         if dist is not None and known is not None and compare(package, dist, known) is None:
             verdicts[package.name] = None
@@ -222,10 +259,15 @@ def _compare_all(
             return code, {}, {}
         for package in fetch:
             path = files.get(package.name)
+            dist = before.get(canonical_name(package.name))
+            checked = package.sha256 if package.kind is not FileKind.SDIST else None  # the hash was checked
+            if dist is None and checked and cached_record(cache, checked) is not None:
+                verdicts[package.name] = Change.MISSING  # nothing to compare, its RECORD already kept
+                continue
             text = read_wheel_record(path) if path is not None else None
-            if text is not None and package.sha256 and package.kind is not FileKind.SDIST:  # the hash was checked
-                store_record(cache, package.sha256, text)
-            verdicts[package.name] = compare(package, before.get(canonical_name(package.name)), text)
+            if text is not None and checked and cached_record(cache, checked) != text:
+                store_record(cache, checked, text)
+            verdicts[package.name] = compare(package, dist, text)
     return 0, {p.name: verdicts[p.name] for p in lock.packages}, files
 
 
@@ -276,10 +318,40 @@ def compare(package: LockedPackage, dist: InstalledDist | None, wheel_record: st
     return None
 
 
+def _installed_from_cache(package: LockedPackage, dist: InstalledDist, root: Path) -> bool:
+    """Whether ``dist`` is ``package`` installed from its verified file in the cache: the locked version,
+    ``direct_url.json`` naming that file, and every RECORD file there with its recorded size."""
+    if not dist.url or dist.record is None or dist.damaged or not _same_version(dist.version, package.version):
+        return False
+    from urllib.parse import unquote, urlsplit
+
+    path = cache_path(root, package) if package.kind is not FileKind.SDIST else None
+    parts = urlsplit(dist.url)
+    return path is not None and parts.scheme == "file" and unquote(parts.path) == str(path)  # pip quotes a '+'
+
+
+def _compare_folder(package: LockedPackage, dist: InstalledDist | None) -> Change | None:
+    """A local project folder is kept when it is installed in place from the same folder and locked so; one
+    not locked editable is built again (as uv and pip do for a folder), one installed otherwise is replaced."""
+    if dist is None:
+        return Change.MISSING
+    same = (dist.url or "").rstrip("/") == (package.url or "").rstrip("/")
+    if package.editable and dist.editable and same:
+        return None
+    return Change.FOLDER if same else Change.FILES
+
+
 def foreign(lock: Lock, dists: Mapping[str, InstalledDist]) -> tuple[str, ...]:
     """Installed names that are not locked, nor in ``KEEP``; sorted (the lock is the whole environment)."""
     locked = {canonical_name(p.name) for p in lock.packages}
     return tuple(sorted(set(dists) - locked - KEEP))
+
+
+def _mtime(folder: Path) -> int | None:
+    try:
+        return folder.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def _same_version(installed: str, locked: str) -> bool:

@@ -90,6 +90,13 @@ def check_installable(
             raise _refuse(Text.of("lock.install.duplicate", source=source, name=name))
     named = tuple(mirrors.values())
     for p in lock.packages:
+        if p.kind is FileKind.DIRECTORY:  # a local project folder must be there (``install.rooted`` made it a URL)
+            from cudaresolve.resolve.direct import local_directory
+
+            if local_directory(p.url or "") is None:
+                raise InvalidLockfile(Text.of("lock.install.no-folder", source=source, name=p.name, path=p.url or ""),
+                                      hint=Text("lock.install.no-folder.hint"))
+            continue
         for url in (p.index, p.url):
             local = p.kind is FileKind.ARCHIVE and url == p.url and (url or "").startswith("file:///")
             if url and not local and not url_allowed(url, named):

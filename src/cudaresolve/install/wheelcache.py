@@ -21,11 +21,9 @@ import hashlib
 import os
 import re
 import stat
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, urlsplit
-from urllib.request import url2pathname
 
 from cudaresolve.core.files import make_private_dirs
 from cudaresolve.errors import InvalidLockfile
@@ -95,6 +93,8 @@ def fetch_files(
         else:
             todo.append(package)
     if todo:
+        from concurrent.futures import ThreadPoolExecutor  # only when something is fetched
+
         with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo))), thread_name_prefix="fetch") as pool:
             futures = [(p, pool.submit(_fetch, p, root, client)) for p in todo]
             errors = []
@@ -137,6 +137,8 @@ def _fetch(package: LockedPackage, root: Path, client: IndexClient) -> Path:
 
 
 def _read_local(url: str, write: Callable[[bytes], None], *, cap: int) -> None:
+    from urllib.request import url2pathname  # only for a file:// URL: urllib.request is a large import
+
     from cudaresolve.core.files import NotRegularFile, read_regular_bounded
     from cudaresolve.index.limits import too_large
 

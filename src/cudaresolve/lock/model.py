@@ -272,7 +272,7 @@ def _package_from_dict(entry: Any, path: str) -> LockedPackage:
     if not isinstance(entry, Mapping):
         raise InvalidLockfile(Text.of("lock.not-a-table", path=path), hint=REGENERATE_HINT)
     name = _get(entry, "name", str, required=True, path=path)
-    for key in ("vcs", "directory"):
+    for key in ("vcs",):
         if key in entry:
             raise InvalidLockfile(
                 Text.of("lock.unsupported-source", path=path, name=name, key=repr(key)),
@@ -281,6 +281,8 @@ def _package_from_dict(entry: Any, path: str) -> LockedPackage:
     marker = _marker(entry, path)
     if "archive" in entry:
         return replace(_archive_from_dict(entry, name, path), marker=marker)
+    if "directory" in entry:
+        return replace(_directory_from_dict(entry, name, path), marker=marker)
     index = _get(entry, "index", str, path=path)
     if not index:
         raise InvalidLockfile(Text.of("lock.no-index", path=path, name=name), hint=Text("lock.no-index.hint"))
@@ -346,6 +348,27 @@ def _archive_from_dict(entry: Mapping[str, Any], name: str, path: str) -> Locked
         requires_python=_get(entry, "requires-python", str, path=path),
         size=_size(archive, where),
         kind=FileKind.ARCHIVE,
+    )
+
+
+def _directory_from_dict(entry: Mapping[str, Any], name: str, path: str) -> LockedPackage:
+    """A local project folder's ``[packages.directory]``: its ``path`` (with ``subdirectory``) as written, relative
+    to the lock's folder or absolute (``install`` resolves it), kept in ``url``; ``editable`` (PEP 751)."""
+    where = f"{path}.directory"
+    folder = _get(entry, "directory", dict, path=path)
+    place = _get(folder, "path", str, required=True, path=where)
+    sub = _get(folder, "subdirectory", str, path=where)
+    editable = folder.get("editable", False)
+    if not isinstance(editable, bool):
+        raise InvalidLockfile(Text.of("lock.should-be-bool", path=f"{where}.editable"), hint=REGENERATE_HINT)
+    return LockedPackage(
+        name=name,
+        version=_get(entry, "version", str, path=path) or "",
+        index="",
+        url=f"{place.rstrip('/')}/{sub}" if sub else place,
+        requires_python=_get(entry, "requires-python", str, path=path),
+        kind=FileKind.DIRECTORY,
+        editable=editable,
     )
 
 

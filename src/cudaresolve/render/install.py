@@ -42,7 +42,7 @@ def render_plan(lock: Lock, solution: Solution | None, console: Console, *, lang
         solution = replace(solution, packages=lock.packages)  # with the mirrors applied, as pip will use them
     if current().shows_info:
         render_solution(solution, console, lang=lang)
-    else:
+    elif solution.warnings:
         render_warnings(solution, console, lang=lang)
 
 
@@ -64,14 +64,16 @@ def install_json(result: InstallResult, report: DoctorReport | None) -> dict[str
 def render_sync(result: SyncResult, console: Console, *, lang: str = "en") -> None:
     """The notices of ``result`` as warnings, then the counts of kept, installed and removed packages
     (the counts not under ``-q``)."""
-    from rich.markup import escape
-
-    from cudaresolve.render.explain import render_notices
     from cudaresolve.render.output import current
 
-    render_notices(result.notices, console, lang)
+    if result.notices:
+        from cudaresolve.render.explain import render_notices
+
+        render_notices(result.notices, console, lang)
     if not current().shows_info:
         return
+    from rich.markup import escape
+
     summary = Text.of(
         "lock.sync.summary", kept=len(result.kept), installed=len(result.installed), removed=len(result.removed)
     )

@@ -1,0 +1,128 @@
+"""install.environment: one probe of the target interpreter, kept while the environment is unchanged."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING
+
+import pytest
+
+from cudaresolve.errors import InvalidInput
+from cudaresolve.install.environment import read_target
+from cudaresolve.install.installed import read_installed
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for the interpreter")
+
+
+def _fake(tmp_path: Path, site: Path, *, version: str = "3.11") -> tuple[Path, Path]:
+    """An interpreter that answers the probe with ``site`` on its sys.path and logs each run."""
+    log = tmp_path / "runs.log"
+    answer = {"version": version, "platform": "linux-x86_64", "libc": ["glibc", "2.35"], "gil_disabled": False,
+              "markers": {"implementation_name": "cpython", "python_full_version": f"{version}.4"},
+              "sys_path": [str(site), str(tmp_path / "gone")], "site": [str(site)]}
+    (tmp_path / "answer.json").write_text(json.dumps(answer))
+    fake = tmp_path / "bin" / "python"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(f"#!/bin/sh\necho run >> {log}\ncat {tmp_path / 'answer.json'}\n")
+    fake.chmod(0o755)
+    return fake, log
+
+
+def _runs(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_one_probe_then_the_cache_until_a_folder_on_sys_path_changes(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    fake, log = _fake(tmp_path, site)
+    cache = tmp_path / "cache"
+
+    first = read_target(str(fake), cache=cache, environ={})
+    assert (first.interpreter.python, first.interpreter.glibc) == ("3.11", "2.35")
+    assert first.sys_path == (str(site),) and first.site_packages == (str(site),)  # a missing folder is left out
+    assert first.interpreter.markers["python_full_version"] == "3.11.4"
+    assert read_target(str(fake), cache=cache, environ={}) == first
+    assert _runs(log) == 1
+
+    (site / "extra.pth").write_text(str(tmp_path) + "\n")  # a .pth file may change sys.path: probed again
+    os.utime(site, ns=(1, 1))
+    read_target(str(fake), cache=cache, environ={})
+    assert _runs(log) == 2
+    read_target(str(fake), cache=cache, environ={"PYTHONPATH": str(tmp_path)})  # another sys.path: probed again
+    assert _runs(log) == 3
+
+
+def test_a_changed_interpreter_is_probed_again(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    fake, log = _fake(tmp_path, site)
+    cache = tmp_path / "cache"
+    read_target(str(fake), cache=cache, environ={})
+    _fake(tmp_path, site, version="3.12")  # the file rewritten: another size and time
+    os.utime(fake, ns=(2, 2))
+    assert read_target(str(fake), cache=cache, environ={}).interpreter.python == "3.12"
+    assert _runs(log) == 2
+
+
+def test_a_broken_cache_entry_is_probed_again_and_no_error(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    fake, log = _fake(tmp_path, site)
+    cache = tmp_path / "cache"
+    read_target(str(fake), cache=cache, environ={})
+    for entry in cache.iterdir():
+        entry.write_text("{not json")
+    assert read_target(str(fake), cache=cache, environ={}).interpreter.python == "3.11"
+    assert _runs(log) == 2
+
+
+def test_an_interpreter_that_answers_nonsense_or_cannot_run(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho hello\n")
+    fake.chmod(0o755)
+    with pytest.raises(InvalidInput) as info:
+        read_target(str(fake), cache=tmp_path / "cache", environ={})
+    assert "not the probe's JSON" in str(info.value)
+    with pytest.raises(InvalidInput):
+        read_target(str(tmp_path / "missing"), cache=tmp_path / "cache", environ={})
+
+
+def test_the_real_interpreter_and_what_it_has_installed() -> None:
+    found = read_target(sys.executable)
+    assert found.interpreter.python == f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert any(p.endswith("site-packages") for p in found.site_packages)
+    dists = read_installed(sys.executable, records=["pytest"], paths=found.sys_path)
+    assert dists["pytest"].record is not None and dists["pytest"].damaged == ()
+    assert dists["pytest"].version == pytest.__version__
+
+
+def test_start_target_answers_later_and_raises_there(tmp_path: Path) -> None:
+    from cudaresolve.install.environment import start_target
+
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    fake, log = _fake(tmp_path, site)
+    pending = start_target(str(fake), cache=tmp_path / "cache", environ={})
+    assert pending().interpreter.python == "3.11" and _runs(log) == 1
+    failing = start_target(str(tmp_path / "missing"), cache=tmp_path / "cache", environ={})
+    with pytest.raises(InvalidInput):
+        failing()
+
+
+def test_metadata_headers_are_read_once_as_the_email_parser_reads_them() -> None:
+    from email.parser import HeaderParser
+
+    from cudaresolve.install.installed import _headers
+
+    text = ("Metadata-Version: 2.1\nName: Demo_Pkg\nVersion: 1.0\nRequires-Dist: a>=1;\n python_version < '3.12'\n"
+            "Requires-Dist: b\nSummary: s\n\nRequires-Dist: not-a-header\nName: body\n")
+    parsed = HeaderParser().parsestr(text)
+    expected = (parsed["Name"], parsed["Version"], tuple(" ".join(v.split()) for v in parsed.get_all("Requires-Dist")))
+    assert _headers(text) == expected == ("Demo_Pkg", "1.0", ("a>=1; python_version < '3.12'", "b"))
+    assert _headers(None) is None
