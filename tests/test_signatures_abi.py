@@ -153,8 +153,9 @@ def test_libcudart_13_is_a_cuda_major_mismatch_with_the_torch_for_it(db: CompatD
     ((code, cause, fixes),) = explain(VLLM_52300, db, H100_580)
     assert code == "missing-cuda-library"
     assert cause.startswith("libcudart.so.13 is missing: a compiled package was built for CUDA 13")
-    assert "Or install torch for cu130 (CUDA 13.0), a CUDA 13 build this driver runs: pip install torch " \
-           "--index-url https://download.pytorch.org/whl/cu130" in fixes
+    assert "Or install torch for cu130 (CUDA 13.0), a CUDA 13 build this driver runs: cudaresolve install torch " \
+           "(with the GPU packages you use) takes it from PyPI or https://download.pytorch.org/whl/cu130, whichever " \
+           "serves it and answers, and keeps each paired with torch" in fixes
 
 
 @pytest.mark.parametrize(("text", "library", "major"), [
