@@ -22,13 +22,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.errors import InvalidInput
-from cudaresolve.text.model import Text
+from cudaresolve.target.interpreter import cannot_run, run_python
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -40,7 +38,6 @@ __all__ = ["INTERPRETERS", "TargetEnvironment", "read_target", "start_target"]
 #: The folder under the user cache that keeps the probes' answers.
 INTERPRETERS: Final = "interpreters-v1"
 _PATH_VARIABLES: Final = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH")
-_TIMEOUT: Final = 30
 _MAX_OUTPUT: Final = 256 * 1024
 # target.interpreter's probe, plus sys.path (without the current folder) and site-packages (doctor's view).
 _PROBE: Final = r"""
@@ -126,25 +123,16 @@ def start_target(python: str, **options: Any) -> Callable[[], TargetEnvironment]
 
 
 def _probe(python: str) -> str:
-    try:
-        done = subprocess.run([python, "-c", _PROBE], capture_output=True, timeout=_TIMEOUT, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise _cannot(python, f"no answer within {_TIMEOUT} s") from exc
-    except OSError as exc:
-        raise _cannot(python, str(exc.strerror or exc)) from exc
-    if done.returncode != 0:
-        last = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        raise _cannot(python, last[0][:200])
-    return done.stdout[:_MAX_OUTPUT].decode("utf-8", "replace")
+    return run_python(python, _PROBE, max_output=_MAX_OUTPUT)
 
 
 def _decode(python: str, text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise _cannot(python, "its answer is not the probe's JSON") from exc
+        raise cannot_run(python, "its answer is not the probe's JSON") from exc
     if not isinstance(data, dict) or not isinstance(data.get("sys_path", []), list):
-        raise _cannot(python, "its answer is not the probe's JSON")
+        raise cannot_run(python, "its answer is not the probe's JSON")
     return data
 
 
@@ -195,8 +183,3 @@ def _mtime(folder: str) -> int | None:
         return os.stat(folder).st_mtime_ns
     except OSError:
         return None
-
-
-def _cannot(python: str, reason: str) -> InvalidInput:
-    return InvalidInput(Text.of("lock.cannot-run-python", python=python, reason=reason),
-                        hint=Text("lock.cannot-run-python.hint"))

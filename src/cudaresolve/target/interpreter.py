@@ -23,7 +23,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["MAX_OUTPUT", "PROBE_TIMEOUT", "Interpreter", "parse_probe", "probe_interpreter"]
+__all__ = ["MAX_OUTPUT", "PROBE_TIMEOUT", "Interpreter", "cannot_run", "parse_probe", "probe_interpreter", "run_python"]
 
 PROBE_TIMEOUT: Final = 30
 MAX_OUTPUT: Final = 64 * 1024
@@ -53,16 +53,22 @@ class Interpreter:
 
 def probe_interpreter(path: str) -> Interpreter:
     """Run ``path`` once and read it (module docstring); ``InvalidInput`` when it cannot run or answer."""
+    return parse_probe(path, run_python(path, _PROBE))
+
+
+def run_python(path: str, code: str, *, max_output: int = MAX_OUTPUT) -> str:
+    """``path -c code``'s stdout (its first ``max_output`` bytes), within ``PROBE_TIMEOUT`` seconds; an interpreter
+    that cannot start, hangs or fails is one ``cannot_run`` error naming its last line of stderr."""
     try:
-        done = subprocess.run([path, "-c", _PROBE], capture_output=True, timeout=PROBE_TIMEOUT, check=False)
+        done = subprocess.run([path, "-c", code], capture_output=True, timeout=PROBE_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as exc:
-        raise _cannot(path, f"no answer within {PROBE_TIMEOUT} s") from exc
+        raise cannot_run(path, f"no answer within {PROBE_TIMEOUT} s") from exc
     except OSError as exc:
-        raise _cannot(path, str(exc.strerror or exc)) from exc
+        raise cannot_run(path, str(exc.strerror or exc)) from exc
     if done.returncode != 0:
         last = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
-        raise _cannot(path, last[0][:200])
-    return parse_probe(path, done.stdout[:MAX_OUTPUT].decode("utf-8", "replace"))
+        raise cannot_run(path, last[0][:200])
+    return done.stdout[:max_output].decode("utf-8", "replace")
 
 
 def parse_probe(path: str, text: str) -> Interpreter:
@@ -73,7 +79,7 @@ def parse_probe(path: str, text: str) -> Interpreter:
         markers = {str(k): str(v) for k, v in dict(data["markers"]).items()}
         free_threaded = bool(data["gil_disabled"])
     except (ValueError, KeyError, TypeError) as exc:
-        raise _cannot(path, "its answer is not the probe's JSON") from exc
+        raise cannot_run(path, "its answer is not the probe's JSON") from exc
     kind = markers.get("implementation_name", "")
     if kind != "cpython" or free_threaded:
         shown = f"{kind} {version}" + (" (free-threaded)" if free_threaded else "")
@@ -88,6 +94,7 @@ def parse_probe(path: str, text: str) -> Interpreter:
                        glibc=glibc, markers=markers)
 
 
-def _cannot(path: str, reason: str) -> InvalidInput:
+def cannot_run(path: str, reason: str) -> InvalidInput:
+    """The one error of an interpreter that cannot be run or read."""
     return InvalidInput(Text.of("lock.cannot-run-python", python=path, reason=reason),
                         hint=Text("lock.cannot-run-python.hint"))
