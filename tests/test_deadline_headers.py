@@ -13,6 +13,7 @@ import pytest
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.client import IndexClient
 from cudaresolve.index.limits import FILE_DEADLINE, Deadline, file_deadline
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.transport import LazyClient
 from hostile.cases_index import HostileServer, answer, redirect_to_slow_headers, slow_headers, slow_status_line
 
@@ -35,8 +36,13 @@ def serve(behaviour: Callable[..., None]) -> Iterator[HostileServer]:
 
 
 def _client(server: HostileServer, http: LazyClient, deadline: float) -> IndexClient:
-    return IndexClient(http, mirrors={"https://download.pytorch.org/whl": f"{server.base}/whl"},
-                       deadline=Deadline(deadline), retries=3, sleep=lambda s: None)
+    return IndexClient(
+        http,
+        IndexPolicy(
+            mirrors={"https://download.pytorch.org/whl": f"{server.base}/whl"}, deadline=Deadline(deadline), retries=3
+        ),
+        sleep=lambda s: None,
+    )
 
 
 @pytest.mark.parametrize("behaviour", SLOW, ids=lambda b: b.__name__)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ from cudaresolve.index.freshness import (
     parse_http_date,
 )
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.simple import parse_simple_html
 
 FIXTURES = Path(__file__).parent / "fixtures" / "indexes"
@@ -39,8 +41,8 @@ class Clock:
         return self.now
 
 
-def client(http: httpx.Client | None, cache: HttpCache, clock: Clock, **kwargs: object) -> IndexClient:
-    return IndexClient(http, cache=cache, clock=clock, sleep=lambda _: None, retries=0, **kwargs)  # type: ignore[arg-type]
+def client(http: httpx.Client | None, cache: HttpCache, clock: Clock, **policy: Any) -> IndexClient:
+    return IndexClient(http, IndexPolicy(cache=cache, retries=0, **policy), clock=clock, sleep=lambda _: None)
 
 
 def page(status: int = 200, /, **headers: str) -> httpx.Response:

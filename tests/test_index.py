@@ -26,6 +26,7 @@ from cudaresolve.index.client import (
 )
 from cudaresolve.index.http_cache import HttpCache
 from cudaresolve.index.listings import fetch_listings
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.text.catalogue import format_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "indexes"
@@ -237,8 +238,8 @@ def test_parse_mirrors_rejects(items: list[str], message: str) -> None:
 # --- IndexClient -------------------------------------------------------------------------------
 
 
-def make_client(http: httpx.Client, sleeps: list[float] | None = None, **kwargs: Any) -> IndexClient:
-    return IndexClient(http, sleep=(sleeps.append if sleeps is not None else lambda _: None), **kwargs)
+def make_client(http: httpx.Client, sleeps: list[float] | None = None, **policy: Any) -> IndexClient:
+    return IndexClient(http, IndexPolicy(**policy), sleep=(sleeps.append if sleeps is not None else lambda _: None))
 
 
 def test_fetch_json_from_pypi_sends_accept_and_dispatches_on_content_type() -> None:
@@ -441,7 +442,7 @@ def test_cache_revalidates_with_etag_and_serves_304(tmp_path: Path) -> None:
             ]
         )
         clock = iter([100.0, 150.0, 200.0]).__next__  # fetched, freshness checked (stale: no max-age), 304
-        client = IndexClient(http, cache=cache, clock=clock, sleep=lambda _: None)
+        client = IndexClient(http, IndexPolicy(cache=cache), clock=clock, sleep=lambda _: None)
         first = client.fetch_page(CU118, "torch")
         second = client.fetch_page(CU118, "torch")
     conditional = route.calls.last.request.headers
@@ -508,7 +509,9 @@ def test_fetch_listings_falls_back_with_one_notice_per_index() -> None:
     with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
         router.get(f"{PYPI}/torch/").respond(200, text=PYPI_JSON, headers=JSON_TYPE)
         down = router.get(url__startswith=CU118).mock(side_effect=httpx.ConnectError("refused"))
-        listings = fetch_listings(http, requests, offline=False, cache=None, retries=1, sleep=lambda _: None)
+        listings = fetch_listings(
+            http, requests, IndexPolicy(offline=False, cache=None, retries=1), sleep=lambda _: None
+        )
     assert down.call_count <= 2  # refused: never retried (the two pages are fetched at once, one request each at most)
     assert [(p.index_url, p.project) for p in listings.pages] == [(PYPI, "torch")]
     assert listings.unavailable == ((CU118, "torch"), (CU118, "torchvision"))
@@ -525,7 +528,7 @@ def test_fetch_listings_falls_back_with_one_notice_per_index() -> None:
 
 def test_fetch_listings_offline_without_cache_is_silent(tmp_path: Path) -> None:
     with respx.mock(assert_all_called=True), httpx.Client() as http:
-        listings = fetch_listings(http, [(CU118, "torch")], offline=True, cache=HttpCache(tmp_path))
+        listings = fetch_listings(http, [(CU118, "torch")], IndexPolicy(offline=True, cache=HttpCache(tmp_path)))
     assert listings == Listings(unavailable=((CU118, "torch"),))  # type: ignore[arg-type]
 
 
@@ -533,10 +536,10 @@ def test_fetch_listings_stale_cache_notice(tmp_path: Path) -> None:
     cache = HttpCache(tmp_path)
     with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
         router.get(f"{CU128}/torch/").respond(200, text=CU128_HTML, headers=HTML_TYPE)
-        IndexClient(http, cache=cache, clock=lambda: 1_763_700_000.0).fetch_page(CU128, "torch")
+        IndexClient(http, IndexPolicy(cache=cache), clock=lambda: 1_763_700_000.0).fetch_page(CU128, "torch")
     with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
         router.get(f"{CU128}/torch/").respond(503)
-        listings = fetch_listings(http, [(CU128, "torch")], offline=False, cache=cache, retries=0)
+        listings = fetch_listings(http, [(CU128, "torch")], IndexPolicy(offline=False, cache=cache, retries=0))
     assert listings.unavailable == ()
     assert [(n.code, n.message) for n in listings.notices] == [
         (
@@ -551,7 +554,7 @@ def test_fetch_listings_stale_cache_notice(tmp_path: Path) -> None:
 def test_fetch_listings_through_a_mirror_records_both_urls() -> None:
     with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
         router.get(f"{MIRRORED_CU118}/torch/").respond(200, text=CU118_HTML, headers=HTML_TYPE)
-        listings = fetch_listings(http, [(CU118, "torch")], offline=False, cache=None, mirrors=MIRROR)
+        listings = fetch_listings(http, [(CU118, "torch")], IndexPolicy(offline=False, cache=None, mirrors=MIRROR))
     page = listings.page(CU118, "torch")
     assert page is not None
     assert (page.index_url, page.served_from, listings.notices) == (

@@ -18,6 +18,7 @@ from cudaresolve.index.client import IndexClient
 from cudaresolve.index.http_cache import HttpCache
 from cudaresolve.index.limits import DEFAULT_DEADLINE, Deadline, deadline_from_env, read_capped
 from cudaresolve.index.listings import fetch_listings
+from cudaresolve.index.policy import IndexPolicy
 from hostile.cases_index import HostileServer, answer, endless, huge_length, stall, trickle
 
 if TYPE_CHECKING:
@@ -81,8 +82,9 @@ def test_the_deadline_bounds_a_trickling_or_stalled_server(behaviour: Callable[.
         start = time.monotonic()
         with httpx.Client() as http:
             listings = fetch_listings(
-                http, [(CPU, "torch"), (CPU, "torchvision")], offline=False, cache=HttpCache(tmp_path),
-                mirrors=mirrored(server), deadline=deadline,
+                http,
+                [(CPU, "torch"), (CPU, "torchvision")],
+                IndexPolicy(offline=False, cache=HttpCache(tmp_path), mirrors=mirrored(server), deadline=Deadline(deadline)),
             )
         elapsed = time.monotonic() - start
     # deadline + at most one read timeout cut to the deadline's rest; the old client took 30 s x 4 attempts
@@ -98,7 +100,7 @@ def test_a_stalled_server_costs_the_deadline_not_four_read_timeouts() -> None:
         start = time.monotonic()
         with httpx.Client() as http, pytest.raises(IndexUnavailable):
             IndexClient(
-                http, mirrors=mirrored(server), deadline=Deadline(1.0), timeout=30.0, sleep=sleeps.append
+                http, IndexPolicy(mirrors=mirrored(server), deadline=Deadline(1.0), timeout=30.0), sleep=sleeps.append
             ).fetch_project(CPU, "torch")
         elapsed = time.monotonic() - start
     assert elapsed < 1.0 + 5, elapsed
@@ -111,7 +113,7 @@ def test_an_endless_page_stops_at_the_cap_and_is_not_cached(tmp_path: Path) -> N
     with serve(endless) as server:
         with httpx.Client(transport=transport) as http, pytest.raises(IndexUnavailable) as info:
             IndexClient(
-                http, cache=cache, mirrors=mirrored(server), max_page_bytes=cap, deadline=Deadline(20.0)
+                http, IndexPolicy(cache=cache, mirrors=mirrored(server), max_page_bytes=cap, deadline=Deadline(20.0))
             ).fetch_project(CPU, "torch")
     assert transport.read <= cap + CHUNK_MAX, transport.read
     assert info.value.message.endswith("is larger than 1 MiB; stopped reading it")
@@ -123,7 +125,9 @@ def test_an_announced_huge_length_is_refused_before_reading() -> None:
     transport = Counting()
     with serve(huge_length) as server:
         with httpx.Client(transport=transport) as http, pytest.raises(IndexUnavailable) as info:
-            IndexClient(http, mirrors=mirrored(server), deadline=Deadline(20.0)).fetch_project(CPU, "torch")
+            IndexClient(http, IndexPolicy(mirrors=mirrored(server), deadline=Deadline(20.0))).fetch_project(
+                CPU, "torch"
+            )
     assert transport.read == 0
     assert "larger than 64 MiB" in info.value.message
 
@@ -133,7 +137,7 @@ def test_a_normal_page_still_arrives_whole(tmp_path: Path) -> None:
     with serve(answer(f'<a href="/whl/cpu/{wheel}#sha256={"b" * 64}">{wheel}</a>')) as server:
         with httpx.Client() as http:
             page = IndexClient(
-                http, cache=HttpCache(tmp_path), mirrors=mirrored(server), deadline=Deadline(20.0)
+                http, IndexPolicy(cache=HttpCache(tmp_path), mirrors=mirrored(server), deadline=Deadline(20.0))
             ).fetch_page(CPU, "torch")
     assert [f.url for f in page.files] == [f"{server.base}/whl/cpu/{wheel}"]
     assert page.files[0].sha256 == "b" * 64

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -14,6 +14,7 @@ from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.client import IndexClient
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
 from cudaresolve.index.listings import fetch_listings
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.trust import FileTrust, is_same_host_redirect
 from cudaresolve.text.catalogue import format_text
 
@@ -32,8 +33,8 @@ def page(*hrefs: str) -> str:
     return "".join(f'<a href="{h}#sha256={SHA}">{WHEEL}</a>\n' for h in hrefs)
 
 
-def client(http: httpx.Client | None, **kwargs: object) -> IndexClient:
-    return IndexClient(http, sleep=lambda _: None, allowed_hosts=DECLARED, **kwargs)  # type: ignore[arg-type]
+def client(http: httpx.Client | None, **policy: Any) -> IndexClient:
+    return IndexClient(http, IndexPolicy(allowed_hosts=DECLARED, **policy), sleep=lambda _: None)
 
 
 @pytest.mark.parametrize(
@@ -53,7 +54,7 @@ def test_hostile_file_links_are_dropped_with_a_notice(href: str, why: str) -> No
     with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
         router.get(f"{CPU}/torch/").respond(200, text=page(href, good), headers=HTML)
         listings = fetch_listings(
-            http, [(CPU, "torch")], offline=False, cache=None, allowed_hosts=DECLARED, sleep=lambda _: None
+            http, [(CPU, "torch")], IndexPolicy(offline=False, cache=None, allowed_hosts=DECLARED), sleep=lambda _: None
         )
     files = listings.files(CPU, "torch")
     assert files is not None

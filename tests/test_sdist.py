@@ -148,6 +148,7 @@ def test_static_means_metadata_2_2_and_dependencies_not_dynamic(headers: str, pr
 
 class _Pages:
     offline = True
+    cache = None
 
     def __init__(self, page: ProjectPage) -> None:
         self.page = page

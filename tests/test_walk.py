@@ -12,6 +12,7 @@ import respx
 from packaging.tags import parse_tag
 
 from cudaresolve.index.client import IndexClient
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.source import IndexSource
 
 if TYPE_CHECKING:
@@ -90,15 +91,15 @@ def test_a_warm_cache_starts_no_walk_and_a_page_the_cache_lacks_is_walked_again(
     with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
         pages = [router.get(f"{PYPI}/{n}/").respond(200, text=_page(n), headers=fresh) for n in "ab"]
         files = [router.get(f"{FILES}/{n}-1.0-py3-none-any.whl.metadata").respond(200, text=METADATA[n]) for n in "ab"]
-        cold = IndexSource(IndexClient(http, cache=cache, sleep=lambda _: None), default_index=PYPI, tags=tags,
-                           python="3.11", cache=cache)  # fmt: skip
+        cold = IndexSource(IndexClient(http, IndexPolicy(cache=cache), sleep=lambda _: None),
+                           default_index=PYPI, tags=tags, python="3.11")  # fmt: skip
         cold.prefetch(["a"])
         cold.close()
         assert [r.call_count for r in (*pages, *files)] == [1, 1, 1, 1]  # the walk read a, then b
 
         before = _walk_threads()
-        warm = IndexSource(IndexClient(http, cache=cache, sleep=lambda _: None), default_index=PYPI, tags=tags,
-                           python="3.11", cache=cache)  # fmt: skip
+        warm = IndexSource(IndexClient(http, IndexPolicy(cache=cache), sleep=lambda _: None),
+                           default_index=PYPI, tags=tags, python="3.11")  # fmt: skip
         warm.prefetch(["a"])
         assert _walk_threads() == before  # nothing to wait for: no thread
         (a,) = warm.releases("a")
@@ -108,8 +109,8 @@ def test_a_warm_cache_starts_no_walk_and_a_page_the_cache_lacks_is_walked_again(
         assert [r.call_count for r in (*pages, *files)] == [1, 1, 1, 1]  # no request at all
 
         cache.path_for(f"{PYPI}/b/").unlink()  # the cache lacks b's page now
-        partial = IndexSource(IndexClient(http, cache=cache, sleep=lambda _: None), default_index=PYPI, tags=tags,
-                              python="3.11", cache=cache)  # fmt: skip
+        partial = IndexSource(IndexClient(http, IndexPolicy(cache=cache), sleep=lambda _: None),
+                              default_index=PYPI, tags=tags, python="3.11")  # fmt: skip
         partial.prefetch(["a"])
         (a,) = partial.releases("a")
         partial.prefetch(partial.requires(a))  # b's page must be fetched: the walk does it on its thread

@@ -18,6 +18,7 @@ from local_index import CountingHandler, cpu_torch_index
 
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
 from cudaresolve.index.listings import fetch_listings
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.transport import LazyClient
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def test_fetch_listings_with_fresh_pages_builds_no_client(tmp_path: Path) -> Non
         raise AssertionError("no request may be sent")
 
     with LazyClient(refuse) as lazy:
-        listings = fetch_listings(lazy, [(CU118, "torch"), (CU128, "torch")], offline=False, cache=cache)
+        listings = fetch_listings(lazy, [(CU118, "torch"), (CU128, "torch")], IndexPolicy(offline=False, cache=cache))
     assert [p.source for p in listings.pages] == ["cache", "cache"]
     assert not lazy.started
     assert listings.files(CU128, "torch")
@@ -88,7 +89,7 @@ def test_fetch_listings_builds_the_client_for_the_stale_page_only(tmp_path: Path
     store_page(cache, f"{CU128}/torch/", cache_control="max-age=600", fetched_at=time.time() - 601)
     with respx.mock(assert_all_called=True) as router, LazyClient(httpx.Client) as lazy:
         route = router.get(f"{CU128}/torch/").respond(304)
-        listings = fetch_listings(lazy, [(CU118, "torch"), (CU128, "torch")], offline=False, cache=cache)
+        listings = fetch_listings(lazy, [(CU118, "torch"), (CU128, "torch")], IndexPolicy(offline=False, cache=cache))
         assert lazy.started
     assert [p.source for p in listings.pages] == ["cache", "revalidated"]
     assert route.call_count == 1
@@ -98,10 +99,11 @@ _FRESH_FETCH = """
 import json, sys
 from cudaresolve.index.listings import fetch_listings
 from cudaresolve.index.http_cache import HttpCache
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.transport import LazyClient
 root, requests = json.loads(sys.argv[1])
 with LazyClient() as lazy:
-    listings = fetch_listings(lazy, [tuple(r) for r in requests], offline=False, cache=HttpCache(root))
+    listings = fetch_listings(lazy, [tuple(r) for r in requests], IndexPolicy(offline=False, cache=HttpCache(root)))
 print(json.dumps({"httpx": "httpx" in sys.modules, "sources": [p.source for p in listings.pages]}))
 """
 

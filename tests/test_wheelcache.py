@@ -14,6 +14,7 @@ import respx
 
 from cudaresolve.errors import HashMismatch, IndexUnavailable, InvalidInput, InvalidLockfile
 from cudaresolve.index.client import IndexClient
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.install import installer
 from cudaresolve.install.installer import choose_installer
 from cudaresolve.install.wheelcache import cache_path, cached_file, fetch_files, trim
@@ -32,7 +33,7 @@ def _package(name: str, body: bytes, *, sha256: str | None = None, size: int | N
 
 
 def _client() -> IndexClient:
-    return IndexClient(httpx.Client(), retries=0)
+    return IndexClient(httpx.Client(), IndexPolicy(retries=0))
 
 
 @respx.mock

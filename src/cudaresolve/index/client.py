@@ -17,9 +17,6 @@ from cudaresolve.core.progress import Event, report
 from cudaresolve.core.urls import split_url
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.limits import (
-    CONNECT_TIMEOUT,
-    MAX_PAGE_BYTES,
-    READ_TIMEOUT,
     Deadline,
     busy,
     file_deadline,
@@ -29,6 +26,7 @@ from cudaresolve.index.limits import (
 from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.pages import Listings, ProjectPage
 from cudaresolve.index.parsed_cache import parse_files
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.simple import (
     ACCEPT,
     HINT,
@@ -47,7 +45,7 @@ from cudaresolve.index.trust import FileTrust, is_same_host_redirect, redirect_t
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Mapping
 
     import httpx
     from packaging.utils import NormalizedName
@@ -87,42 +85,33 @@ class IndexClient:
     def __init__(
         self,
         http: httpx.Client | LazyClient | None,
+        policy: IndexPolicy | None = None,
         *,
-        cache: HttpCache | None = None,
-        offline: bool = False,
-        mirrors: Mapping[str, str] | None = None,
-        retries: int = 3,
-        backoff: float = 0.5,
-        max_backoff: float = 8.0,
-        timeout: float = READ_TIMEOUT,
-        connect_timeout: float = CONNECT_TIMEOUT,
-        max_age: float = 0.0,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
-        deadline: Deadline | None = None,
-        max_page_bytes: int = MAX_PAGE_BYTES,
-        allowed_hosts: Iterable[str] | None = None,
-        flat_roots: Iterable[str] = (),
         keep: Keep | None = None,
     ) -> None:
-        self._http = http  # keep: the file names of every page to parse (``fitting.tag_filter``), None: all
+        """``policy``: the run's rules (mirrors, offline, cache, hosts, limits, deadline; default: online, no
+        cache, no mirrors); ``keep``: the file names of every page to parse (``fitting.tag_filter``), None: all."""
+        self._http = http
+        self.policy = policy if policy is not None else IndexPolicy()
         self._keep_default = keep
-        self._flat_roots = tuple(r.rstrip("/") for r in flat_roots)  # mirrors of these may be flat directories
-        self.cache = cache
-        self.offline = offline
-        self.mirrors = dict(mirrors or {})
-        self._retries = max(0, retries)
-        self._backoff, self._max_backoff = backoff, max_backoff
-        self._timeout, self._connect_timeout = timeout, connect_timeout
-        self._max_age = max_age  # also serve a cached page younger than this without asking (0: headers decide)
         self._sleep, self._clock = sleep, clock
-        self._deadline = deadline
-        self._max_page_bytes = max_page_bytes
-        # None: file hosts are not checked (only schemes); the lock flow passes the database's hosts
-        self._allowed_hosts = None if allowed_hosts is None else tuple(allowed_hosts)
         self._down: dict[str, str] = {}  # host -> why it failed
         self.keep: dict[str, Keep] = {}  # project -> which file names to parse (all when absent)
         self._peeked: dict[str, tuple[CachedResponse | None]] = {}  # url -> (entry read ahead by fresh_page and co.)
+
+    @property
+    def offline(self) -> bool:
+        return self.policy.offline
+
+    @property
+    def cache(self) -> HttpCache | None:
+        return self.policy.cache
+
+    @property
+    def mirrors(self) -> Mapping[str, str]:
+        return self.policy.mirrors
 
     def fetch_project(self, index_url: str, name: str) -> list[IndexFile]:
         """The wheels of ``name`` on ``index_url``; [] when the index does not carry it (404)."""
@@ -155,7 +144,7 @@ class IndexClient:
         return entry, source
 
     def _flat_ok(self, page: ProjectPage) -> bool:
-        return page.mirrored and any(_under(page.index_url, root) for root in self._flat_roots)
+        return page.mirrored and any(_under(page.index_url, root) for root in self.policy.flat_roots)
 
     def _project_page(self, index_url: str, name: str) -> ProjectPage:
         project, index, served_from, url = self._where(index_url, name)
@@ -186,7 +175,7 @@ class IndexClient:
         return reply.body
 
     def fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:
-        with busy(self._deadline):  # the run's network time (``Deadline.busy``)
+        with busy(self.policy.deadline):  # the run's network time (``Deadline.busy``)
             return self._fetch_range(url, first, last, cap=cap)
 
     def _fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:
@@ -196,15 +185,16 @@ class IndexClient:
 
         if self.offline or self._http is None:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
-        if self._deadline is not None:
-            self._deadline.check(url)
+        if self.policy.deadline is not None:
+            self.policy.deadline.check(url)
         wanted = f"bytes=-{last}" if first is None else f"bytes={first}-{last}"
         headers = {"Range": wanted, "Accept-Encoding": "identity"}
         try:
-            with stream_within(self._http, url, headers=headers, timeout=self._timeout, deadline=self._deadline) as r:
+            rules = self.policy
+            with stream_within(self._http, url, headers=headers, timeout=rules.timeout, deadline=rules.deadline) as r:
                 if r.status_code not in (200, 206):
                     raise IndexUnavailable(Text.of("index.http-status", url=url, status=r.status_code), hint=HINT)
-                body = read_capped(r.iter_bytes(), url=url, cap=cap, deadline=self._deadline)
+                body = read_capped(r.iter_bytes(), url=url, cap=cap, deadline=self.policy.deadline)
                 report(Event(kind="bytes", label=url, amount=len(body)))
                 return r.status_code, r.headers.get("Content-Range"), body
         except httpx.HTTPError as e:
@@ -234,7 +224,7 @@ class IndexClient:
         for _hop in range(_MAX_REDIRECTS + 1):
             deadline.check(url)
             rest = deadline.remaining()
-            timeout = httpx.Timeout(min(self._timeout, rest), connect=min(self._connect_timeout, rest))
+            timeout = httpx.Timeout(min(self.policy.timeout, rest), connect=min(self.policy.connect_timeout, rest))
             try:
                 with stream_within(self._http, current, headers=headers, timeout=timeout, deadline=deadline) as r:
                     location = r.headers.get("Location") if r.status_code in _REDIRECTS else None
@@ -310,7 +300,7 @@ class IndexClient:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
         if cached is None or self.cache is None:
             return False
-        return self.offline or self.cache.is_fresh(cached, self._clock(), max_age=self._max_age)
+        return self.offline or self.cache.is_fresh(cached, self._clock(), max_age=self.policy.max_age)
 
     def page_of(
         self,
@@ -327,7 +317,7 @@ class IndexClient:
         # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
         files = [mirrored_file(f, self.mirrors) for f in files if f.project == project]
         trust = FileTrust.for_page(
-            page_url=entry.page_url, index_url=index, allowed_hosts=self._allowed_hosts,
+            page_url=entry.page_url, index_url=index, allowed_hosts=self.policy.allowed_hosts,
             mirror_urls=tuple(self.mirrors.values()),
         )
         files, refused = trust.split(files)
@@ -367,7 +357,7 @@ class IndexClient:
 
     def _get(self, url: str, conditional: Mapping[str, str]) -> Reply:
         """``_get_retried``, its time counted as the run's network time (``Deadline.busy``)."""
-        with busy(self._deadline):
+        with busy(self.policy.deadline):
             return self._get_retried(url, conditional)
 
     def _get_retried(self, url: str, conditional: Mapping[str, str]) -> Reply:
@@ -375,25 +365,25 @@ class IndexClient:
         host = parts.netloc if (parts := split_url(url)) is not None else url
         if host in self._down:
             raise IndexUnavailable(Text.of("index.host-down", host=host, reason=self._down[host]), hint=HINT)
-        for attempt in range(self._retries + 1):
-            if self._deadline is not None:
-                self._deadline.check(url)
+        for attempt in range(self.policy.retries + 1):
+            if self.policy.deadline is not None:
+                self.policy.deadline.check(url)
             try:
                 reply = self._attempt(url, conditional)
             except TransientError as e:
-                if attempt == self._retries or e.connect:  # a refused or timed-out connect is not retried
+                if attempt == self.policy.retries or e.connect:  # a refused or timed-out connect is not retried
                     self._down[host] = e.reason
                     error = IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=e.reason), hint=HINT)
                     raise error from e.__cause__
                 asked = None
             else:
-                if reply.status not in _RETRY_STATUS or attempt == self._retries:
+                if reply.status not in _RETRY_STATUS or attempt == self.policy.retries:
                     return reply
                 asked = retry_after(reply.headers.get("Retry-After"))
-            delay = min(self._max_backoff, self._backoff * 2**attempt if asked is None else asked)
-            if self._deadline is not None and delay >= self._deadline.remaining():
-                self._sleep(self._deadline.remaining())
-                self._deadline.check(url)
+            delay = min(self.policy.max_backoff, self.policy.backoff * 2**attempt if asked is None else asked)
+            if self.policy.deadline is not None and delay >= self.policy.deadline.remaining():
+                self._sleep(self.policy.deadline.remaining())
+                self.policy.deadline.check(url)
             self._sleep(delay)
         raise AssertionError("unreachable: the loop returns or raises on its last attempt")
 
@@ -408,10 +398,11 @@ class IndexClient:
         headers = {"Accept": ACCEPT, "User-Agent": f"cudaresolve/{__version__}", **conditional}
         current = url
         for _hop in range(_MAX_REDIRECTS + 1):
-            rest = self._deadline.remaining() if self._deadline is not None else math.inf
-            timeout = httpx.Timeout(min(self._timeout, rest), connect=min(self._connect_timeout, rest))
+            rest = self.policy.deadline.remaining() if self.policy.deadline is not None else math.inf
+            timeout = httpx.Timeout(min(self.policy.timeout, rest), connect=min(self.policy.connect_timeout, rest))
             try:
-                with stream_within(self._http, current, headers=headers, timeout=timeout, deadline=self._deadline) as r:
+                deadline = self.policy.deadline
+                with stream_within(self._http, current, headers=headers, timeout=timeout, deadline=deadline) as r:
                     location = r.headers.get("Location") if r.status_code in _REDIRECTS else None
                     if location is None:
                         return self._read(current, r)
@@ -437,9 +428,10 @@ class IndexClient:
         body = ""
         if response.status_code == 200:
             length = response.headers.get("Content-Length", "")
-            if length.strip().isdigit() and int(length) > self._max_page_bytes:
-                raise too_large(url, self._max_page_bytes)
-            raw = read_capped(response.iter_bytes(), url=url, cap=self._max_page_bytes, deadline=self._deadline)
+            if length.strip().isdigit() and int(length) > self.policy.max_page_bytes:
+                raise too_large(url, self.policy.max_page_bytes)
+            cap, deadline = self.policy.max_page_bytes, self.policy.deadline
+            raw = read_capped(response.iter_bytes(), url=url, cap=cap, deadline=deadline)
             report(Event(kind="bytes", label=url, amount=len(raw)))
             body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
         return Reply(status=response.status_code, headers=response.headers, url=url, body=body)

@@ -26,7 +26,8 @@ __all__ = ["flat_page", "links_page"]
 class PageReader(Protocol):
     """What the flat reader needs of the index client (kept as a protocol: the client imports this module)."""
 
-    offline: bool
+    @property
+    def offline(self) -> bool: ...
 
     def entry(self, url: str, *, fresh_only: bool = False) -> tuple[CachedResponse, str] | None: ...
 

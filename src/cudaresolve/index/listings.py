@@ -8,11 +8,12 @@ error, so the caller can use the embedded data.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.client import IndexClient
-from cudaresolve.index.limits import DEFAULT_DEADLINE, MAX_PAGE_BYTES, Deadline, deadline_from_env
+from cudaresolve.index.limits import DEFAULT_DEADLINE, Deadline, deadline_from_env
 from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.pages import Listings, ProjectPage
 from cudaresolve.index.simple import canonical_project, version_filter
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     import httpx
     from packaging.utils import NormalizedName
 
-    from cudaresolve.index.http_cache import HttpCache
+    from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.index.transport import LazyClient
 
 __all__ = ["fetch_listings"]
@@ -33,17 +34,10 @@ __all__ = ["fetch_listings"]
 def fetch_listings(
     client: httpx.Client | LazyClient | None,
     requests: Sequence[tuple[str, str]],
+    policy: IndexPolicy,
     *,
-    offline: bool,
-    cache: HttpCache | None,
-    mirrors: Mapping[str, str] | None = None,
-    retries: int = 3,
     sleep: Callable[[float], None] = time.sleep,
     versions: Mapping[str, Iterable[str]] | None = None,
-    allowed_hosts: Iterable[str] | None = None,
-    deadline: float | None = None,
-    max_page_bytes: int = MAX_PAGE_BYTES,
-    flat_roots: Iterable[str] = (),
 ) -> Listings:
     """Fetch every (index_url, project) page; never raises ``IndexUnavailable``.
 
@@ -55,19 +49,17 @@ def fetch_listings(
     hashes could not be added. A stale cached copy served because the network failed gives one
     ``index-stale-cache`` notice per index. Offline, cache misses are silent: the user asked.
 
-    ``allowed_hosts`` (the database's ``[index] allowed-hosts``) are the hosts besides the page's
+    ``policy`` says where pages come from and how hard to try (``index.policy``). Its ``allowed_hosts``
+    (the database's ``[index] allowed-hosts``) are the hosts besides the page's
     own that file links may point to; links elsewhere, or with a scheme other than https (http on
     127.0.0.1 or a named mirror), are dropped with one ``index-file-refused`` notice per index.
-    ``deadline`` bounds all the fetching in seconds (default: ``CUDARESOLVE_NETWORK_TIMEOUT``, else
-    60); ``max_page_bytes`` caps each page.
+    Its ``deadline`` bounds all the fetching (none given: ``CUDARESOLVE_NETWORK_TIMEOUT`` seconds, else 60);
+    its ``max_page_bytes`` caps each page.
     """
-    # offline there is nothing to bound: a bad CUDARESOLVE_NETWORK_TIMEOUT only matters online
-    seconds = deadline if deadline is not None else DEFAULT_DEADLINE if offline else deadline_from_env()
-    index_client = IndexClient(
-        client, cache=cache, offline=offline, mirrors=mirrors, retries=retries, sleep=sleep,
-        deadline=Deadline(seconds), max_page_bytes=max_page_bytes, allowed_hosts=allowed_hosts,
-        flat_roots=flat_roots,
-    )
+    if policy.deadline is None:  # offline there is nothing to bound: a bad variable only matters online
+        policy = replace(policy, deadline=Deadline(DEFAULT_DEADLINE if policy.offline else deadline_from_env()))
+    offline = policy.offline
+    index_client = IndexClient(client, policy, sleep=sleep)
     for project, wanted in (versions or {}).items():
         index_client.keep[canonical_project(project)] = version_filter(project, wanted)
     pages: list[ProjectPage] = []

@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
     from cudaresolve.index.build_metadata import BuildPolicy
     from cudaresolve.index.client import IndexClient, ProjectPage
-    from cudaresolve.index.http_cache import HttpCache
     from cudaresolve.index.metadata import CoreMetadata
     from cudaresolve.index.simple import IndexFile
     from cudaresolve.text.findings import Notice
@@ -68,7 +67,6 @@ class IndexSource:
         tags: tuple[Tag, ...],
         python: str,
         package_indexes: Mapping[str, str] | None = None,
-        cache: HttpCache | None = None,
         environment: Mapping[str, str] | None = None,
         skip: Iterable[str] = (),
         platform: str = "",
@@ -98,7 +96,7 @@ class IndexSource:
         self._tags = tags
         self._python = python if python.count(".") >= 2 else f"{python}.0"
         self._indexes = {canonical_project(k): v.rstrip("/") for k, v in (package_indexes or {}).items()}
-        self._cache = cache
+        self._cache = client.cache  # the policy's: pages and metadata kept between runs
         self._pages: dict[tuple[str, str], ProjectPage] = {}
         self._files: dict[tuple[str, str, str], IndexFile] = {}  # (index, name, version) -> chosen file
         self._requires: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}

@@ -54,10 +54,11 @@ def gather(
         files.update({name: path for name, path in hits.items() if path is not None})
     elif direct:
         from cudaresolve.index.client import IndexClient
+        from cudaresolve.index.policy import IndexPolicy
         from cudaresolve.index.transport import LazyClient
 
         with LazyClient() as http:
-            files.update(fetch_files(direct, cache, IndexClient(http, offline=offline)))
+            files.update(fetch_files(direct, cache, IndexClient(http, IndexPolicy(offline=offline))))
     sdists = [p for p in direct if p.kind is FileKind.SDIST]
     if sdists or rest:
         pip = _pip(installer)

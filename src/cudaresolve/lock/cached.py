@@ -11,7 +11,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from cudaresolve.db.database import CompatDB
+    from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.resolve.model import Solution
 
 __all__ = ["hashes_from_cache", "no_pages_cached", "not_cached"]
@@ -33,25 +33,16 @@ def not_cached(mirrors: Mapping[str, str], name: str, index: str) -> Text:
     return Text.of("index.package-unavailable", package=name, reason=Text.of("index.not-cached", url=url))
 
 
-def hashes_from_cache(solution: Solution, mirrors: Mapping[str, str], db: CompatDB) -> Solution:
+def hashes_from_cache(solution: Solution, policy: IndexPolicy) -> Solution:
     """File names and sha256 for the database's answer from the page cache alone (what the whole-environment
-    pass managed to fetch): never a second network pass, so no HTTP client and no httpx import."""
-    from cudaresolve.index.http_cache import HttpCache, default_cache_dir
+    pass managed to fetch): the run's ``policy`` made offline, so never a second network pass, no HTTP client
+    and no httpx import."""
     from cudaresolve.index.listings import fetch_listings
     from cudaresolve.lock.wheels import attach_files
 
     wanted = [(p.index, p.name) for p in solution.packages]
     versions = {p.name: [p.version] for p in solution.packages}  # parse only the pinned files of each page
-    listings = fetch_listings(
-        None,
-        wanted,
-        offline=True,
-        cache=HttpCache(default_cache_dir()),
-        mirrors=mirrors,
-        versions=versions,
-        allowed_hosts=db.allowed_hosts,
-        flat_roots=(db.pytorch_index_root,),
-    )
+    listings = fetch_listings(None, wanted, replace(policy, offline=True, deadline=None), versions=versions)
     solution, notices = attach_files(solution, listings)
     extra = tuple(n for n in notices if n not in solution.warnings)
     return replace(solution, warnings=solution.warnings + extra) if extra else solution

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.db.database import CompatDB
     from cudaresolve.errors import IndexUnavailable
-    from cudaresolve.index.limits import Deadline
+    from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.lock.features import Chosen
     from cudaresolve.lock.previous import Change
     from cudaresolve.lock.project import ProjectSettings
@@ -199,23 +199,22 @@ def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None 
     incomplete with a warning naming what was missing. ``preferences``: a previous lock's pins, kept where they
     still fit (``solve``)."""
     from cudaresolve.errors import IndexUnavailable
-    from cudaresolve.index.limits import Deadline, deadline_from_env
     from cudaresolve.lock.cached import hashes_from_cache, no_pages_cached, not_cached
     from cudaresolve.resolve.catalog import build_catalog
     from cudaresolve.resolve.solve import solve
     from cudaresolve.text.findings import warning
 
     heard: list[Notice] = []  # the listings' notices, kept when the whole-environment pass fails
-    deadline = Deadline(deadline_from_env()) if not inputs.offline else None  # one for the run, every pass
+    policy = index_policy(inputs)  # one for the run, every pass: one network deadline, one cache
     catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source=inputs.gpu_source)  # both passes
     missing: Text | None = None
     unknown, direct = _unknown_requests(inputs)
     if direct or not (inputs.offline and no_pages_cached()):  # offline on an empty cache it cannot succeed
         try:
-            return _solve_whole(inputs, heard, catalog, deadline=deadline, preferences=preferences)
+            return _solve_whole(inputs, heard, catalog, policy=policy, preferences=preferences)
         except IndexUnavailable as e:
             missing = e.text
-            fallback = _cpu_from_pypi(inputs, catalog, e, deadline, preferences) if not direct else None
+            fallback = _cpu_from_pypi(inputs, catalog, e, policy, preferences) if not direct else None
             if fallback is not None:
                 return fallback
             if direct:  # a file named by URL is known only by reading it
@@ -238,7 +237,7 @@ def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None 
         named = sorted(solution.packages, key=lambda p: p.name != inputs.db.anchor)  # torch first, if there
         first = named[0] if named else None
         missing = not_cached(inputs.mirrors, first.name, first.index) if first else Text("index.network-error")
-    solution = hashes_from_cache(solution, inputs.mirrors, inputs.db)  # what the first pass fetched is in the cache now
+    solution = hashes_from_cache(solution, policy)  # what the first pass fetched is in the cache now
     notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
     solution = _with_notices(solution, heard)
     return replace(solution, complete=False, warnings=(*solution.warnings, notice))
@@ -248,7 +247,7 @@ def _cpu_from_pypi(
     inputs: LockInputs,
     catalog: Catalog,
     failure: IndexUnavailable,
-    deadline: Deadline | None,
+    policy: IndexPolicy,
     preferences: Mapping[str, str] | None,
 ) -> Solution | None:
     """A CPU target whose cpu builds could not be had (the PyTorch index down): the set PyPI supplies, its CUDA
@@ -267,7 +266,7 @@ def _cpu_from_pypi(
     pypi_catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source="pypi")
     try:
         return _solve_whole(
-            pypi, [], pypi_catalog, deadline=deadline, down={cpu.index_url: failure.text}, ideal=catalog,
+            pypi, [], pypi_catalog, policy=policy, down={cpu.index_url: failure.text}, ideal=catalog,
             preferences=preferences,
         )
     except (IndexUnavailable, NoSolution):
@@ -290,7 +289,7 @@ def _solve_whole(
     heard: list[Notice],
     catalog: Catalog,
     *,
-    deadline: Deadline | None,
+    policy: IndexPolicy,
     down: Mapping[str, Text] | None = None,
     ideal: Catalog | None = None,
     preferences: Mapping[str, str] | None = None,
@@ -301,33 +300,21 @@ def _solve_whole(
     from cudaresolve.index.build_metadata import build_policy
     from cudaresolve.index.client import IndexClient
     from cudaresolve.index.fitting import tag_filter
-    from cudaresolve.index.http_cache import HttpCache, default_cache_dir
     from cudaresolve.index.source import IndexSource
     from cudaresolve.resolve.solve import skipped_requests, solve
     from cudaresolve.target.environment import marker_environment, wheel_tags
     from cudaresolve.text.findings import warning
 
     db, target = inputs.db, inputs.target
-    cache = HttpCache(default_cache_dir())
     tags = wheel_tags(target, glibc=target.glibc or db.assumed_glibc, macos=target.macos or db.assumed_macos)
     with _client(inputs.offline) as http:
-        client = IndexClient(
-            http,
-            cache=cache,
-            offline=inputs.offline,
-            mirrors=inputs.mirrors,
-            allowed_hosts=db.allowed_hosts,
-            flat_roots=(db.pytorch_index_root,),  # a mirror of the PyTorch index may be flat directories
-            deadline=deadline,
-            keep=tag_filter(tags),  # only the target's wheels of each page are parsed
-        )
+        client = IndexClient(http, policy, keep=tag_filter(tags))  # only the target's wheels of each page are parsed
         source = IndexSource(
             client,
             default_index=db.default_index,
             tags=tags,
             python=target.python,
             package_indexes=inputs.package_indexes,
-            cache=cache,
             environment=marker_environment(target),
             skip=db.package_names,
             platform=target.platform,
@@ -369,6 +356,25 @@ def _solve_whole(
     notices += sdist_notices(solution)
     solution = _with_notices(solution, [*inputs.extra.notices, *notices])
     return replace(solution, complete=False) if unlisted else solution
+
+
+def index_policy(inputs: LockInputs) -> IndexPolicy:
+    """The run's one ``IndexPolicy``: the user's mirrors and ``--offline``, the database's allowed file hosts,
+    the PyTorch index's root (a mirror of it may be flat directories), the page cache, and online one network
+    deadline (``CUDARESOLVE_NETWORK_TIMEOUT``) that every pass of the run spends together."""
+    from cudaresolve.index.http_cache import HttpCache, default_cache_dir
+    from cudaresolve.index.limits import Deadline, deadline_from_env
+    from cudaresolve.index.policy import IndexPolicy
+
+    db = inputs.db
+    return IndexPolicy(
+        offline=inputs.offline,
+        mirrors=inputs.mirrors,
+        allowed_hosts=tuple(db.allowed_hosts),
+        flat_roots=(db.pytorch_index_root,),
+        cache=HttpCache(default_cache_dir()),
+        deadline=None if inputs.offline else Deadline(deadline_from_env()),
+    )
 
 
 def _client(offline: bool) -> Any:
