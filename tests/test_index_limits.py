@@ -84,7 +84,7 @@ def test_the_deadline_bounds_a_trickling_or_stalled_server(behaviour: Callable[.
             listings = fetch_listings(
                 http,
                 [(CPU, "torch"), (CPU, "torchvision")],
-                IndexPolicy(offline=False, cache=HttpCache(tmp_path), mirrors=mirrored(server), deadline=Deadline(deadline)),
+                IndexPolicy(cache=HttpCache(tmp_path), mirrors=mirrored(server), deadline=Deadline(deadline)),
             )
         elapsed = time.monotonic() - start
     # deadline + at most one read timeout cut to the deadline's rest; the old client took 30 s x 4 attempts

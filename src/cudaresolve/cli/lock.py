@@ -188,9 +188,11 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
 def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
     from cudaresolve.cli._common import language
+    from cudaresolve.core.memory import compact_heap
     from cudaresolve.lock.flow import lock
     from cudaresolve.render.explain_findings import render_lock_result
 
+    compact_heap()  # before the page-reading threads start
     if args.json and args.output is not None:
         _refuse_stdout(args.output)
     request = request_from_args(args)

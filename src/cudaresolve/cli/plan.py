@@ -48,9 +48,11 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve import render
     from cudaresolve.cli._common import language
     from cudaresolve.cli.lock import requirements_from_args
+    from cudaresolve.core.memory import compact_heap
     from cudaresolve.fleet.run import PlanRequest, run_plan
     from cudaresolve.render.plan import render_plan
 
+    compact_heap()  # before the page-reading threads start
     requirements, _ = requirements_from_args(args)
     plan = run_plan(
         PlanRequest(

@@ -3,7 +3,8 @@
 ``tomllib`` and ``json`` recurse once per level of ``[``/``{``: a file or page nested a few thousand deep
 raises ``RecursionError``, which no caller expects (an internal error for the user). Every TOML and JSON
 text read from a file, a page, a cache entry or a child process goes through ``loads_toml`` or
-``loads_json``, which turn it into ``TooDeep``: a ``tomllib.TOMLDecodeError`` or ``json.JSONDecodeError``
+``loads_json`` (a project page's entries: ``index.json_page``, which raises the same), which turn it into
+``TooDeep``: a ``tomllib.TOMLDecodeError`` or ``json.JSONDecodeError``
 as well, so the caller's handling of a malformed text covers it. The bound is Python's recursion limit
 (``sys.getrecursionlimit()``, 1,000 unless changed); no real lock, page or settings file comes near it.
 """

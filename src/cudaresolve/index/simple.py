@@ -20,7 +20,6 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from packaging.version import InvalidVersion, Version
 
-from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.core.urls import shown_url, split_url
 from cudaresolve.errors import IndexUnavailable, InvalidInput
@@ -303,18 +302,24 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
 def parse_simple_json(
     payload: Mapping[str, Any] | str | bytes, page_url: str, *, keep: Keep | None = None
 ) -> list[IndexFile]:
-    """The wheels and sdists in a PEP 691 project detail response (API 1.x), in listed order."""
+    """The wheels and sdists in a PEP 691 project detail response (API 1.x), in listed order. A body is read
+    one file entry at a time (``json_page``): only the entries ``keep`` accepts are ever held whole."""
     if isinstance(payload, str | bytes):
+        from cudaresolve.index.json_page import scan_page
+
         try:
-            payload = loads_json(payload)
-        except ValueError as e:
+            text = payload.decode("utf-8") if isinstance(payload, bytes) else payload
+            payload, entries = scan_page(text, keep)
+        except ValueError as e:  # UnicodeDecodeError too
             raise IndexUnavailable(Text.of("index.bad-json", url=page_url, error=str(e)), hint=HINT) from e
-    if not isinstance(payload, Mapping) or not isinstance(payload.get("files"), list):
+    else:
+        entries = payload.get("files") if isinstance(payload, Mapping) else None
+    if not isinstance(payload, Mapping) or not isinstance(entries, list):
         raise IndexUnavailable(Text.of("index.not-pep691", url=page_url), hint=HINT)
     meta = payload.get("meta")
     _check_api_version(meta.get("api-version") if isinstance(meta, Mapping) else None, page_url)
     files: list[IndexFile] = []
-    for entry in payload["files"]:
+    for entry in entries:
         if not isinstance(entry, Mapping):
             continue
         filename, url = entry.get("filename"), entry.get("url")

@@ -1,0 +1,99 @@
+"""A PEP 691 project page read one file entry at a time, keeping only the entries asked for. Pure.
+
+``json.loads`` of a page builds every file's dictionary at once: PyPI's page of a package with many wheels is
+several megabytes of JSON, tens of megabytes as Python objects, for the few dozen files that install on the
+target. ``scan_page`` walks the top-level object itself and decodes each entry of ``files`` on its own
+(``json.JSONDecoder.raw_decode``), so what stays in memory is the kept entries, never the whole page. Other
+top-level members (``meta``, ``name``, ``versions``) are decoded whole: they are small. It accepts exactly
+what ``json.loads`` accepts for such a page (a later duplicate member wins, as there) and raises ``ValueError``
+where ``json.loads`` would, nesting too deep to decode included.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.core.decode import TooDeep, loads_json
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["scan_page"]
+
+_SPACE: Final = re.compile(r"[ \t\n\r]*")
+_DECODER: Final = json.JSONDecoder()
+
+
+def scan_page(text: str, wanted: Callable[[str], bool] | None) -> tuple[Any, list[Any] | None]:
+    """(the page's top-level members but ``files``, the ``files`` entries kept) of the JSON object ``text``; a
+    text that is JSON but no object gives (its value, None).
+
+    An entry is kept when it is not an object with a string ``filename`` (the caller judges it) or when
+    ``wanted`` accepts its file name (all when ``wanted`` is None). ``files`` is None when the page has no
+    such member, and not a list when the member is not an array (the caller refuses the page)."""
+    try:
+        return _scan(text, wanted)
+    except RecursionError:  # an entry nested past the interpreter's limit: a decode error, as in core.decode
+        raise TooDeep("JSON") from None
+
+
+def _scan(text: str, wanted: Callable[[str], bool] | None) -> tuple[Any, list[Any] | None]:
+    members: dict[str, Any] = {}
+    files: list[Any] | None = None
+    at = _skip(text, 0)
+    if not text.startswith("{", at):
+        return loads_json(text), None
+    at = _expect(text, at, "{")
+    if text.startswith("}", at):
+        return members, files
+    while True:
+        if not text.startswith('"', at):
+            raise ValueError(f"expected a member name at {at}")
+        key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
+        at = _expect(text, _skip(text, at), ":")
+        if key == "files" and text.startswith("[", at):
+            files, at = _entries(text, at + 1, wanted)
+            members.pop("files", None)
+        else:
+            members[key], at = _DECODER.raw_decode(text, at)
+            if key == "files":  # a later non-array "files" replaces an earlier array, as json.loads would
+                files = members["files"]
+        at = _skip(text, at)
+        if text.startswith(",", at):
+            at = _skip(text, at + 1)
+            continue
+        at = _expect(text, at, "}")
+        if _skip(text, at) != len(text):
+            raise ValueError(f"extra data at {at}")
+        return members, files
+
+
+def _entries(text: str, at: int, wanted: Callable[[str], bool] | None) -> tuple[list[Any], int]:
+    """The kept entries of the array whose ``[`` ends before ``at``, and the index after its ``]``."""
+    kept: list[Any] = []
+    at = _skip(text, at)
+    if text.startswith("]", at):
+        return kept, at + 1
+    while True:
+        entry, at = _DECODER.raw_decode(text, at)
+        name = entry.get("filename") if isinstance(entry, dict) else None
+        if wanted is None or not isinstance(name, str) or wanted(name):
+            kept.append(entry)
+        at = _skip(text, at)
+        if text.startswith(",", at):
+            at = _skip(text, at + 1)
+            continue
+        return kept, _expect(text, at, "]")
+
+
+def _skip(text: str, at: int) -> int:
+    match = _SPACE.match(text, at)
+    return match.end() if match is not None else at
+
+
+def _expect(text: str, at: int, char: str) -> int:
+    if not text.startswith(char, at):
+        raise ValueError(f"expected {char!r} at {at}")
+    return _skip(text, at + 1)
