@@ -6,7 +6,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
-from cudaresolve.core.archs import format_arch_list
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
@@ -33,6 +32,8 @@ def _run(args: argparse.Namespace) -> int:
     target = target_from_args(args, compat_from_args(args))
     if target.is_cpu:
         raise InvalidInput(Text("target.arch-list-cpu"), hint=Text("target.arch-list-cpu.hint"))
+    from cudaresolve.core.archs import format_arch_list
+
     arch_list = format_arch_list(target.ccs, ptx=args.ptx)
     if args.json:
         from cudaresolve import render

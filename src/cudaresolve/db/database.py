@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -22,7 +22,6 @@ from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_build, code_key
 from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
 from cudaresolve.db.gpudriver import GpuDriverCheck, check_gpu, gpu_arch, match_row
-from cudaresolve.db.read import SCHEMA_MAJOR, read_database
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
     Build,
@@ -36,6 +35,7 @@ from cudaresolve.db.rows import (
     PackageRelease,
     VariantInfo,
 )
+from cudaresolve.db.tables import LazyTables, pickled_tables, table_names
 from cudaresolve.errors import InvalidCompatData, InvalidInput
 from cudaresolve.text.model import Text, literal
 
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from cudaresolve.db.python_platforms import PythonPlatform
 
 __all__ = [
-    "SCHEMA_MAJOR",
     "SHIPPED_LABEL",
     "Build",
     "CompatDB",
@@ -153,10 +152,15 @@ class CompatDB:
     _gpu_names: GpuNames = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:  # indexes derived from the fields, built once
-        object.__setattr__(self, "_packages", dict(self.tables))
+        lazy = isinstance(self.tables, LazyTables)  # read back from the cache (``db.tables``)
+        object.__setattr__(self, "_packages", self.tables if lazy else dict(self.tables))
         object.__setattr__(self, "_variant_by_name", {v.name: v for v in self.variants})
         object.__setattr__(self, "_cuda_by_version", {r.version: r for r in self.cuda})
         object.__setattr__(self, "_gpu_names", GpuNames(self.gpus))
+
+    def __reduce__(self) -> tuple[Any, ...]:  # each package table pickled on its own (``db.tables``)
+        state = {f.name: getattr(self, f.name) for f in fields(self) if f.init and f.name != "tables"}
+        return (_restored, (state, pickled_tables(self.tables)))
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -167,6 +171,8 @@ class CompatDB:
         suite and ``db check``): every row is still read and typed, but the checks across rows
         are skipped, which keeps start-up fast.
         """
+        from cudaresolve.db.read import read_database  # only when built: a warm start unpickles the database
+
         parts = read_database(data, source=source, trusted=trusted)
         return cls(
             schema_version=parts.schema_version,
@@ -241,7 +247,8 @@ class CompatDB:
     @property
     def package_kinds(self) -> tuple[str, ...]:
         """Every package table the database may hold, in the order ``db show`` lists them ([[prebuilt]] last)."""
-        return (*self.package_facts.tables, *(n for n, _ in self.tables if n not in self.package_facts.tables))
+        known = self.package_facts.tables
+        return (*known, *(n for n, _ in table_names(self.tables) if n not in known))
 
     # -- queries --------------------------------------------------------------------------
     def packages(self, name: str) -> tuple[PackageRelease, ...]:
@@ -251,7 +258,7 @@ class CompatDB:
     @property
     def package_names(self) -> tuple[str, ...]:
         """The package tables that have rows, in ``package_kinds`` order."""
-        return tuple(name for name, releases in self.tables if releases)
+        return tuple(name for name, filled in table_names(self.tables) if filled)
 
     def min_sm(self, name: str) -> ComputeCapability | None:
         """The lowest compute capability any release of ``name`` supports; None when a release states none."""
@@ -387,6 +394,10 @@ def _read_bounded(path: str | Path, label: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidCompatData([("", Text.of("db.not-utf8", offset=exc.start))], source=label) from exc
+
+
+def _restored(state: dict[str, Any], tables: tuple[tuple[str, bool, bytes], ...]) -> CompatDB:
+    return CompatDB(**state, tables=LazyTables(tables))  # type: ignore[arg-type]
 
 
 def shipped_path() -> Path:

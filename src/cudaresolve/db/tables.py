@@ -1,0 +1,81 @@
+"""The package tables of a database loaded from its cache, each unpickled when first asked for. Pure.
+
+A built database is pickled into the user cache (``db.cache``) so that a start reads one file instead of
+parsing ``compat.toml``. Unpickling every package table costs a command that asks no package question
+(``detect``, ``gpus``) most of its start-up: the rows hold ``packaging`` requirements and specifiers, whose
+modules alone take tens of milliseconds to import. ``CompatDB.__reduce__`` therefore pickles each table on
+its own (``pickled_tables``), and the database read back holds a ``LazyTables``: the table names and which
+have rows are at hand at once, a table's releases are unpickled on the first question about that package.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, overload
+
+if TYPE_CHECKING:
+    from cudaresolve.db.rows import PackageRelease
+
+__all__ = ["LazyTables", "pickled_tables", "table_names"]
+
+Table = tuple[str, tuple["PackageRelease", ...]]
+
+
+def pickled_tables(tables: Sequence[Table]) -> tuple[tuple[str, bool, bytes], ...]:
+    """(name, whether it has rows, its releases pickled) per table, in order."""
+    return tuple((name, bool(rows), pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)) for name, rows in tables)
+
+
+def table_names(tables: Sequence[Table]) -> tuple[tuple[str, bool], ...]:
+    """(name, whether it has rows) per table, without unpickling a ``LazyTables``."""
+    if isinstance(tables, LazyTables):
+        return tables.names
+    return tuple((name, bool(rows)) for name, rows in tables)
+
+
+class LazyTables(Sequence[Table]):
+    """``CompatDB.tables`` read back from the cache: a sequence of (name, releases), each table unpickled once,
+    on first use (thread-safe: the solver's threads may ask together). ``get`` serves ``CompatDB.packages``."""
+
+    def __init__(self, pickled: Sequence[tuple[str, bool, bytes]]) -> None:
+        self.names = tuple((name, filled) for name, filled, _ in pickled)
+        self._blobs = {name: blob for name, _, blob in pickled}
+        self._order = tuple(name for name, _, _ in pickled)
+        self._loaded: dict[str, tuple[PackageRelease, ...]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str, default: tuple[PackageRelease, ...] = ()) -> tuple[PackageRelease, ...]:
+        rows = self._loaded.get(name)
+        if rows is not None:
+            return rows
+        blob = self._blobs.get(name)
+        if blob is None:
+            return default
+        with self._lock:
+            rows = self._loaded.get(name)
+            if rows is None:
+                rows = self._loaded[name] = pickle.loads(blob)
+        return rows
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, index: int) -> Table: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Table]: ...
+    def __getitem__(self, index: int | slice) -> Table | Sequence[Table]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        name = self._order[index]
+        return name, self.get(name)
+
+    def __iter__(self) -> Iterator[Table]:
+        return ((name, self.get(name)) for name in self._order)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]
