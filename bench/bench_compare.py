@@ -19,13 +19,15 @@ Cases:
     solves: the answer-record replay is gone (issue 23), a repeat is a warm solve.
 (b) the same plus ``torch>=2.12``: a conflict for the database (fbgemm-gpu/torchrec pin older
     torch); the exit status is part of the answer. Rounds default to 1 (``--repeat-conflict``).
-(c) a realistic project, ``torch torchvision torchaudio transformers accelerate datasets numpy
-    pandas``, on a frozen local copy of real PyPI pages (``tools/freeze_pypi.py``, served by
+(c) issue 23's three projects (``--projects pair,eight,llm``: ``torch numpy``; ``torch torchvision
+    torchaudio transformers accelerate datasets numpy pandas``; the 189-package LLM project, the same as
+    ``bench_realpypi.py``'s), on a frozen local copy of real PyPI pages (``tools/freeze_pypi.py``, served by
     ``pypi_frozen.py`` with PyPI's headers: pages ``max-age=600``, files immutable). Each tool cold
     (an empty cache before every run) and warm (the same cache, one untimed run first). cudaresolve
     reads PyPI through ``--index-mirror`` and the PyTorch index through the ``/whl/<variant>/``
     pages the server makes from PyPI's own torch files (see ``pypi_frozen.py``); the target is
-    H100, driver 580.65.06, whose variant (cu130) is the one PyPI carries for torch 2.11.
+    H100, driver 580.65.06. Freeze the union once: ``python tools/freeze_pypi.py -r FILE`` with the
+    requirements of the three projects.
 
 Every peer at its best: uv gets the real interpreter (``--python`` = the realpath of
 ``sys.executable``, never a shim) and ``--python-platform``; pip is a throwaway venv's, upgraded
@@ -36,8 +38,8 @@ once, in an order rotated by one each round, so drift on this shared machine hit
 cudaresolve runs from this checkout (``PYTHONPATH=<repo>/src``).
 
 Output: per case, a table of median, min, max (wall ms of the whole process), the ratio of
-medians to the matching uv row, exit status(es) and what was picked; ``--write-results`` writes
-the same as markdown to bench/RESULTS.md.
+medians to the matching uv row, exit status(es), HTTP requests per run, max RSS (GNU time) and what
+was picked; ``--write-results`` writes the same as markdown to bench/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ for _p in (ROOT / "bench", ROOT / "tools", ROOT / "src"):
     sys.path.insert(0, str(_p))
 
 import bench_lock  # noqa: E402  (the tiny-wheel index, its server, the pip venv and clean env)
+import bench_realpypi  # noqa: E402  (the three projects of issue 23, the same on real PyPI)
 from pypi_frozen import FrozenPyPI  # noqa: E402
 
 if TYPE_CHECKING:
@@ -69,7 +72,7 @@ if TYPE_CHECKING:
 
 GPU: Final = ("torch", "torchvision", "torchaudio", "fbgemm-gpu", "torchrec", "xformers", "flashinfer-python")
 CONFLICT: Final = (*GPU, "torch>=2.12")
-PROJECT: Final = ("torch", "torchvision", "torchaudio", "transformers", "accelerate", "datasets", "numpy", "pandas")
+PROJECTS: Final = {name: tuple(reqs) for name, reqs in bench_realpypi.CASES.items()}  # (c): pair, eight, llm
 TARGET: Final = ("--gpu", "H100", "--driver", "580.65.06", "--python-version", "3.11", "--platform", "linux_x86_64")
 UV_TARGET: Final = ("--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_28")
 TINY_PROJECTS: Final = (*bench_lock.PROJECTS, "torchvision", "torchaudio")
@@ -95,6 +98,7 @@ class Row:
     times: list[float] = field(default_factory=list)
     codes: list[str] = field(default_factory=list)
     requests: list[int] = field(default_factory=list)  # HTTP requests the local index answered, per run
+    rss: list[float] = field(default_factory=list)  # max RSS of the run in MiB (GNU time), when it could be had
     tail: str = ""
 
     def warm(self, cwd: Path, timeout: float) -> None:
@@ -105,7 +109,12 @@ class Row:
         if self.cold and self.cache is not None:
             shutil.rmtree(self.cache, ignore_errors=True)
         before = served()
-        elapsed, code = self._run(self.argv, cwd, timeout)
+        report = cwd / "time.txt"
+        report.unlink(missing_ok=True)
+        timed = ["/usr/bin/time", "-f", "%M", "-o", str(report)] if Path("/usr/bin/time").exists() else []
+        elapsed, code = self._run([*timed, *self.argv], cwd, timeout)
+        if report.exists() and report.read_text().split():
+            self.rss.append(int(report.read_text().split()[-1]) / 1024)
         self.times.append(elapsed)
         self.codes.append(code)
         self.requests.append(served() - before)
@@ -259,10 +268,11 @@ def gpu_rows(case: str, reqs: tuple[str, ...], tools: Tools, work: Path, base: s
     return [*rows, offline_uv, pip]
 
 
-def project_rows(tools: Tools, work: Path, base: str) -> list[Row]:
-    """(c): cold and warm, each tool, against the frozen PyPI copy."""
-    req_in = work / "c.in"
-    req_in.write_text("".join(f"{r}\n" for r in PROJECT))
+def project_rows(tools: Tools, work: Path, base: str, name: str) -> list[Row]:
+    """(c): cold and warm, each tool, against the frozen PyPI copy, for the project ``name`` of ``PROJECTS``."""
+    project, case = PROJECTS[name], f"c-{name}"
+    req_in = work / f"{case}.in"
+    req_in.write_text("".join(f"{r}\n" for r in project))
     simple = f"{base}/simple"
     mirrors = [
         f"--index-mirror=https://pypi.org/simple={simple}",
@@ -275,24 +285,24 @@ def project_rows(tools: Tools, work: Path, base: str) -> list[Row]:
         note = "empty cache" if cold else "warm cache"
         rows += [
             cr_row(
-                "c",
+                case,
                 f"{state} cudaresolve lock ({note})",
                 work,
-                PROJECT,
+                project,
                 mirrors,
-                work / f"c-cr-{state}",
+                work / f"{case}-cr-{state}",
                 cold=cold,
                 baseline=uv_label,
             ),
-            uv_row("c", uv_label, tools, work, req_in, simple, work / f"c-uv-{state}", cold=cold),
+            uv_row(case, uv_label, tools, work, req_in, simple, work / f"{case}-uv-{state}", cold=cold),
             pip_row(
-                "c",
+                case,
                 f"{state} pip install --dry-run --report ({note})",
                 tools,
                 work,
                 req_in,
                 simple,
-                work / f"c-pip-{state}",
+                work / f"{case}-pip-{state}",
                 cold=cold,
                 baseline=uv_label,
             ),
@@ -330,8 +340,9 @@ def table(rows: list[Row]) -> list[str]:
     """A markdown table: wall ms of the whole process, ratio of medians to the matching uv row."""
     medians = {r.label: statistics.median(r.times) for r in rows if r.times}
     out = [
-        "| tool | command | median ms | min ms | max ms | runs | ratio to uv | exit | HTTP/run | picked |",
-        "|---|---|--:|--:|--:|--:|--:|---|--:|---|",
+        "| tool | command | median ms | min ms | max ms | runs | ratio to uv | exit | HTTP/run | max RSS MiB "
+        "| picked |",
+        "|---|---|--:|--:|--:|--:|--:|---|--:|--:|---|",
     ]
     for row in rows:
         if not row.times:
@@ -340,9 +351,11 @@ def table(rows: list[Row]) -> list[str]:
         base = row.baseline if row.baseline in medians else (row.label if row.tool == "uv" else None)
         ratio = f"{median / medians[base]:.2f}" if base else "-"
         command = row.label.split(" ", 1)[1]
+        rss = f"{max(row.rss):.0f}" if row.rss else "-"
         out.append(
             f"| {row.tool} | {command} | {median:.0f} | {min(row.times):.0f} | {max(row.times):.0f} "
-            f"| {len(row.times)} | {ratio} | {status(row)} | {statistics.median(row.requests):.0f} | {picked(row)} |"
+            f"| {len(row.times)} | {ratio} | {status(row)} | {statistics.median(row.requests):.0f} | {rss} "
+            f"| {picked(row)} |"
         )
     return out
 
@@ -361,7 +374,8 @@ def versions(tools: Tools) -> str:
 TITLES: Final = {
     "a": "(a) seven GPU packages, `--offline` (tiny-wheel index for uv and pip)",
     "b": "(b) the same plus `torch>=2.12` (a conflict)",
-    "c": "(c) a project on a frozen copy of real PyPI, cold and warm",
+    **{f"c-{name}": f"(c) `{' '.join(reqs)}` on a frozen copy of real PyPI, cold and warm"
+       for name, reqs in PROJECTS.items()},
 }
 
 
@@ -388,6 +402,7 @@ def main() -> int:
     parser.add_argument("--repeat-conflict", type=int, default=1, help="rounds for (b) (default 1: minutes a run)")
     parser.add_argument("--cases", default="a,b,c", help="which cases, comma-separated (default a,b,c)")
     parser.add_argument("--frozen", type=Path, default=DEFAULT_FROZEN, help="tools/freeze_pypi.py's output")
+    parser.add_argument("--projects", default="pair,eight,llm", help="(c): which projects (default pair,eight,llm)")
     parser.add_argument(
         "--per-project", type=int, default=400, help="tiny-index wheel files per project, about (400: torch 2.11 in)"
     )
@@ -439,10 +454,11 @@ def main() -> int:
                     by_case[case] = rows
         if "c" in cases:
             with FrozenPyPI(args.frozen, nodelay=args.nodelay) as frozen:
-                print("case (c)", flush=True)
-                rows = project_rows(tools, work, frozen.base)
-                run_rounds(rows, work, args.repeat, args.timeout, lambda: sum(frozen.requests.values()))
-                by_case["c"] = rows
+                for name in args.projects.split(","):
+                    print(f"case (c), {name}", flush=True)
+                    rows = project_rows(tools, work, frozen.base, name)
+                    run_rounds(rows, work, args.repeat, args.timeout, lambda: sum(frozen.requests.values()))
+                    by_case[f"c-{name}"] = rows
                 print(f"frozen index answered: {dict(frozen.requests)}", flush=True)
         manifest = json.loads((args.frozen / "manifest.json").read_text()) if "c" in cases else {}
         header = [
