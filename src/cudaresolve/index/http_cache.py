@@ -31,7 +31,7 @@ import contextlib
 import json
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -78,6 +78,7 @@ class CachedResponse:
     expires: str | None = None
     date: str | None = None
     age_header: str | None = None  # the Age header as received
+    digest: str | None = field(default=None, compare=False, repr=False)  # the body's SHA-256 when known (read back)
 
     @classmethod
     def from_headers(
@@ -143,8 +144,9 @@ class CachedResponse:
 
     @property
     def body_sha256(self) -> str:
-        """The SHA-256 of the body (hex), the key of its parsed form (``index.parsed_cache``)."""
-        return _digest(self.body)
+        """The SHA-256 of the body (hex), the key of its parsed form (``index.parsed_cache``): for an entry read
+        back, the stored one it was checked against, so a page's megabytes are hashed once per run, not twice."""
+        return self.digest if self.digest is not None else _digest(self.body)
 
     @property
     def page_url(self) -> str:
@@ -194,7 +196,10 @@ class CachedResponse:
         optional = {k: data.get(k) for k in (*(attribute for attribute, _ in _HEADERS), "final_url")}
         if any(v is not None and not isinstance(v, str) for v in optional.values()):
             raise ValueError("bad header field")
-        return cls(url=str(data["url"]), status=status, body=body, fetched_at=float(fetched_at), **optional)
+        return cls(
+            url=str(data["url"]), status=status, body=body, fetched_at=float(fetched_at), digest=data["sha256"],
+            **optional,
+        )
 
 
 def _digest(body: str) -> str:
