@@ -8,7 +8,6 @@ the one JSON object of the contract to stdout.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import IO, TYPE_CHECKING, Any
 
@@ -68,6 +67,8 @@ def plain(value: Any, lang: str = "en") -> Any:
 def emit_json(payload: dict[str, Any], *, lang: str = "en", stream: IO[str] | None = None) -> None:
     """Print exactly one JSON object with ``"schema": 1`` first; its sentences in ``lang``."""
     out = stream if stream is not None else sys.stdout
+    import json
+
     out.write(json.dumps({"schema": SCHEMA, **plain(payload, lang)}, indent=2, ensure_ascii=False) + "\n")
 
 
