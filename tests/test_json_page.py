@@ -95,3 +95,17 @@ def test_a_filtered_page_holds_only_its_kept_entries_in_memory() -> None:
     assert len(parse_simple_json(text, "https://pypi.org/simple/demo/", keep=lambda n: linux in n)) == 400
     assert scanned < whole / 5, (scanned, whole)
     assert scanned < len(text) / 2, (scanned, len(text))
+
+
+def test_core_metadata_is_read_from_its_header_block_only() -> None:
+    from cudaresolve.index.metadata import parse_core_metadata
+
+    head = (
+        "Metadata-Version: 2.4\nName: demo\nVersion: 1.0\nSummary: a summary folded\n  over two lines\n"
+        "Requires-Dist: numpy>=2\nRequires-Dist: rich; extra == \"cli\"\nRequires-Python: >=3.10\n"
+    )
+    body = "\n# Demo\n\nRequires-Dist: evil\n\n" + "text " * 50_000
+    meta = parse_core_metadata(head + body, source="demo.metadata")
+    assert [str(r) for r in meta.requires_dist] == ["numpy>=2", 'rich; extra == "cli"']
+    assert meta.requires_python == ">=3.10"
+    assert parse_core_metadata(head, source="demo.metadata") == meta  # no body at all: the same

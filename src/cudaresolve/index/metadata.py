@@ -64,8 +64,13 @@ class CoreMetadata:
 
 
 def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
-    """The fields the solver needs; malformed metadata is ``IndexUnavailable`` naming ``source``."""
-    headers = HeaderParser().parsestr(text, headersonly=True)
+    """The fields the solver needs; malformed metadata is ``IndexUnavailable`` naming ``source``.
+
+    Only the header block is handed to the parser: the email parser reads the whole text even for headers
+    alone, and the description after the first empty line is most of many METADATA files (100 KB and more).
+    The parser stops at the first empty line too, so the headers it finds are the same."""
+    end = text.find("\n\n")
+    headers = HeaderParser().parsestr(text if end < 0 else text[: end + 1], headersonly=True)
     name, version = headers.get("Name"), headers.get("Version")
     if not name or not version:
         raise _bad(source, "no Name or Version")
