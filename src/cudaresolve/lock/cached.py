@@ -4,7 +4,7 @@ missing from it was, and the hashes of the database's answer. Does I/O: reads th
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from cudaresolve.text.model import Text
 
@@ -14,7 +14,12 @@ if TYPE_CHECKING:
     from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.resolve.model import Solution
 
-__all__ = ["hashes_from_cache", "no_pages_cached", "not_cached"]
+__all__ = ["hashes_from_cache", "network_failure", "no_pages_cached", "not_cached"]
+
+#: The reasons ``index.client`` gives when the network, not a page's content, failed.
+_NETWORK: Final = frozenset(
+    {"index.could-not-reach", "index.host-down", "index.network-error", "index.deadline", "index.http-status"}
+)
 
 
 def no_pages_cached() -> bool:
@@ -46,3 +51,17 @@ def hashes_from_cache(solution: Solution, policy: IndexPolicy) -> Solution:
     solution, notices = attach_files(solution, listings)
     extra = tuple(n for n in notices if n not in solution.warnings)
     return replace(solution, warnings=solution.warnings + extra) if extra else solution
+
+
+def network_failure(reason: Text) -> bool:
+    """Whether ``reason`` (an ``IndexUnavailable``'s message, its causes nested in its fields) says the network
+    failed to deliver a page or file: a host down or refusing, a deadline passed, an HTTP error status. A page
+    that arrived and could not be used (bad metadata, a broken sdist) is no network failure."""
+    if reason.key in _NETWORK:
+        return True
+    for _, value in reason.fields:
+        for part in value if isinstance(value, tuple) else (value,):
+            if isinstance(part, Text) and network_failure(part):
+                return True
+    return False
+

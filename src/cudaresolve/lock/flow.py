@@ -199,7 +199,7 @@ def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None 
     incomplete with a warning naming what was missing. ``preferences``: a previous lock's pins, kept where they
     still fit (``solve``)."""
     from cudaresolve.errors import IndexUnavailable
-    from cudaresolve.lock.cached import hashes_from_cache, no_pages_cached, not_cached
+    from cudaresolve.lock.cached import hashes_from_cache, network_failure, no_pages_cached, not_cached
     from cudaresolve.resolve.catalog import build_catalog
     from cudaresolve.resolve.solve import solve
     from cudaresolve.text.findings import warning
@@ -224,6 +224,11 @@ def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None 
                 ) from e
     if unknown:
         index = inputs.package_indexes.get(unknown[0], inputs.db.default_index)
+        if missing is not None and not inputs.offline and network_failure(missing):  # the network, not the data
+            raise IndexUnavailable(
+                Text.of("resolve.index-failed", package=unknown[0], reason=missing),
+                hint=Text("resolve.index-failed.hint"),
+            )
         reason = missing or not_cached(inputs.mirrors, unknown[0], index)
         raise NoSolution(
             Text.of("resolve.unknown-package", package=unknown[0], reason=reason),
