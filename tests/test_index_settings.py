@@ -230,7 +230,7 @@ def test_credentials_reach_the_mirror_but_never_the_lock_or_the_screen(served: s
     assert _numpy_url(tmp_path).startswith(f"{served}/files/")  # the same file, without the credentials
     down = authed.replace(served.rsplit(":", 1)[1].split("/")[0], "9")  # the same credentials, a closed port
     failed = _run(["lock", "numpy", *TARGET, "-o", "pylock.down.toml"], tmp_path, PIP_INDEX_URL=down)
-    assert failed.returncode == 1 and secret not in failed.stdout + failed.stderr
+    assert failed.returncode == 2 and secret not in failed.stdout + failed.stderr
     assert "ci-bot:****@127.0.0.1:9" in failed.stderr
 
 
