@@ -42,4 +42,5 @@ def compact_heap() -> bool:
     except (OSError, AttributeError):
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return all(bool(mallopt(param, value)) for param, value, variable in _SETTINGS if variable not in os.environ)
+    taken = [bool(mallopt(param, value)) for param, value, variable in _SETTINGS if variable not in os.environ]
+    return all(taken)  # every setting is tried, even after one the library refused
