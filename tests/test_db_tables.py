@@ -8,10 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cudaresolve
 from cudaresolve.db.database import load_compat
 from cudaresolve.db.tables import LazyTables
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_cached_database_answers_every_package_question_as_the_built_one(tmp_path: Path) -> None:
@@ -44,7 +43,8 @@ print(json.dumps([first, second, "packaging.requirements" in sys.modules, len(na
 def test_hardware_questions_leave_the_package_tables_pickled(tmp_path: Path) -> None:
     load_compat(cache_dir=tmp_path)  # the entry a later start reads
     with_requires = next(n for n in load_compat().package_names if any(r.requires for r in load_compat().packages(n)))
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    # the same cudaresolve this process imported (an installed copy in CI), whose code keys the cache entry
+    env = {**os.environ, "PYTHONPATH": str(Path(cudaresolve.__file__).resolve().parents[1])}
     done = subprocess.run([sys.executable, "-c", _PROBE, str(tmp_path), with_requires], env=env,
                           capture_output=True, text=True, check=True)  # fmt: skip
     before, after_names, after_table, count = json.loads(done.stdout)
