@@ -220,8 +220,9 @@ REASONS = [
         "pyg-lib publishes its CUDA wheels on one page per torch release, and none serves torch==2.4.* on a variant"
         " this machine runs; torch releases with a page: 2.8, 2.7, 2.6. Ask for one of them (e.g. torch==2.8.*),"
         " or, where PyPI carries its sdist, let it be built from source",
-        "pyg-lib 的 CUDA wheel 按 torch 版本分页发布，没有一页适用于 torch==2.4.*（在本机可运行的变体上）；有页面的 torch"
-        " 版本：2.8, 2.7, 2.6。请改用其中之一（例如 torch==2.8.*），或在 PyPI 有其源码包时允许从源码构建",
+        "pyg-lib 的 CUDA wheel 按 torch 版本分页发布，没有一页适用于 torch==2.4.*（在本机可运行的变体上）；"
+        "有页面的 torch 版本：2.8, 2.7, 2.6。请改用其中之一（例如 torch==2.8.*），"
+        "或在 PyPI 有其源码包时允许从源码构建",
     ),
     (
         "sdist-unusable",
