@@ -189,3 +189,23 @@ def test_lock_without_a_page_for_the_torch_asked_says_so(tmp_path: Path) -> None
     assert result.returncode == 1, result.stdout + result.stderr
     codes = [f["code"] for f in json.loads(result.stdout)["error"]["findings"]]
     assert codes[0] == "no-wheel-page"
+
+
+@pytest.mark.parametrize(("log", "package"), [
+    # https://github.com/rusty1s/pytorch_scatter/issues/462
+    ("OSError: /usr/local/lib/python3.10/dist-packages/torch_scatter/_version_cuda.so: undefined symbol: "
+     "_ZN5torch3jit17parseSchemaOrNameERKSsb", "torch-scatter"),
+    # https://github.com/LMMMEng/OverLoCK/issues/17
+    ("ImportError: /opt/conda/envs/MC/lib/python3.8/site-packages/mmcv/_ext.cpython-38-x86_64-linux-gnu.so: "
+     "undefined symbol: _ZN2at4_ops10zeros_like4callERKNS_6TensorEN3c108optionalINS5_10ScalarTypeEEENS6_INS5_"
+     "6LayoutEEENS6_INS5_6DeviceEEENS6_IbEENS6_INS5_12MemoryFormatEEE", "mmcv"),
+])  # fmt: skip
+def test_explain_error_names_the_page_package_and_the_lock_that_pairs_it(
+    capsys: pytest.CaptureFixture[str], log: str, package: str
+) -> None:
+    from cudaresolve.cli import main
+
+    assert main(["explain-error", log, "--gpu", "RTX 3090", "--driver", "570.133.07", "--json"]) == 0
+    (match,) = json.loads(capsys.readouterr().out)["matches"]
+    assert match["code"] == "abi-mismatch" and match["cause"].startswith(f"{package} is a compiled extension")
+    assert f"'cudaresolve lock torch {package}'" in match["fixes"][0]
