@@ -81,6 +81,16 @@ def test_rtx_3090_gets_the_wheels_matching_torch_release_and_variant(db: CompatD
     assert Version(pins["pyg-lib"].version).local == local  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("gpu", ["RTX 3090", "A100"])
+def test_the_whole_pyg_stack_comes_from_one_page(db: CompatDB, gpu: str) -> None:
+    names = ["torch-scatter", "torch-sparse", "torch-cluster", "torch-spline-conv", "pyg-lib"]
+    pins = lock(db, ["torch", *names], box(db, gpu))
+    torch = Version(str(pins["torch"].version))  # type: ignore[attr-defined]
+    assert (torch.major, torch.minor) == (2, 7)  # torch-sparse/-cluster/-spline-conv have no page past 2.7
+    assert {Version(pins[n].version).local for n in names} == {f"pt27{pins['<variant>']}"}  # type: ignore[attr-defined]
+    assert not [w for w in pins["<warnings>"] if w.code == "source-build"]  # type: ignore[attr-defined]
+
+
 def test_the_sdist_only_where_no_page_serves_the_torch_asked(db: CompatDB) -> None:
     pins = lock(db, ["torch==2.9.*", "torch-scatter"], box(db, "RTX 3090"))
     assert pins["torch-scatter"].version == "2.1.2"  # type: ignore[attr-defined]
