@@ -164,8 +164,7 @@ def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
     anchor = c.get(row, "anchor", str, "packages", required=True) or ""
     if anchor and anchor not in tables:
         c.add("packages.anchor", Text.of("db.anchor-not-a-table", name=repr(anchor)))
-    found = data.get("prebuilt")  # [[prebuilt]] packages say their operating systems too
-    rows: list[Any] = found if isinstance(found, list) else []
+    rows: list[Any] = [r for k in ("prebuilt", "wheel-page") if isinstance(data.get(k), list) for r in data[k]]
     built = dict.fromkeys(r["package"] for r in rows if isinstance(r, dict) and isinstance(r.get("package"), str))
     systems, cpu = read_package_os(c, row, [*tables, *built]), read_runs_without_gpu(c, row, tables)
     return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), os=systems,
