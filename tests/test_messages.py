@@ -37,6 +37,7 @@ DESIGN_REASON_CODES = (
     "platform-too-old",
     "no-wheel-for-python",
     "requires-python",
+    "no-wheel-page",
     "sdist-unusable",
     "no-wheel-for-platform",
     "variant-not-published",
@@ -212,6 +213,16 @@ REASONS = [
         "demo 2.0 declares Requires-Python >=3.12, which leaves out the target's Python 3.11;"
         " pip and uv would not install it",
         "demo 2.0 声明了 Requires-Python >=3.12，不包括目标的 Python 3.11；pip 和 uv 不会安装它",
+    ),
+    (
+        "no-wheel-page",
+        {"package": "pyg-lib", "required": "torch==2.4.*", "found": "2.8, 2.7, 2.6", "example": "2.8"},
+        "pyg-lib publishes its CUDA wheels on one page per torch release, and none serves torch==2.4.* on a variant"
+        " this machine runs; torch releases with a page: 2.8, 2.7, 2.6. Ask for one of them (e.g. torch==2.8.*),"
+        " or, where PyPI carries its sdist, let it be built from source",
+        "pyg-lib 的 CUDA wheel 按 torch 版本分页发布，没有一页适用于 torch==2.4.*（在本机可运行的变体上）；"
+        "有页面的 torch 版本：2.8, 2.7, 2.6。请改用其中之一（例如 torch==2.8.*），"
+        "或在 PyPI 有其源码包时允许从源码构建",
     ),
     (
         "sdist-unusable",

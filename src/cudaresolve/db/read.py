@@ -19,6 +19,7 @@ from cudaresolve.db import python_platforms
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
 from cudaresolve.db.cudamajor import CudaMajorRule, read_cuda_major
 from cudaresolve.db.fields import Collector, join, parse_release_version
+from cudaresolve.db.pages import read_pages
 from cudaresolve.db.prebuilt import expand_prebuilt, read_abi, read_prebuilt
 from cudaresolve.db.python_platforms import read_floors, read_package_os, read_python_platforms, read_runs_without_gpu
 from cudaresolve.db.rows import (
@@ -43,7 +44,7 @@ __all__ = ["SCHEMA_MAJOR", "Parts", "read_database"]
 
 SCHEMA_MAJOR: Final = 1
 _FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages", "cuda", "forward-compat", "gpu",
-                          "driver-gpu", "variant", "cuda-major", "prebuilt", "torch-cxx11-abi"}
+                          "driver-gpu", "variant", "cuda-major", "prebuilt", "torch-cxx11-abi", "wheel-page"}
 _ROW_COMMON: Final = {"source", "verified", "note"}
 _INDEX_KEYS: Final = {
     "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
@@ -163,8 +164,7 @@ def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
     anchor = c.get(row, "anchor", str, "packages", required=True) or ""
     if anchor and anchor not in tables:
         c.add("packages.anchor", Text.of("db.anchor-not-a-table", name=repr(anchor)))
-    found = data.get("prebuilt")  # [[prebuilt]] packages say their operating systems too
-    rows: list[Any] = found if isinstance(found, list) else []
+    rows: list[Any] = [r for k in ("prebuilt", "wheel-page") if isinstance(data.get(k), list) for r in data[k]]
     built = dict.fromkeys(r["package"] for r in rows if isinstance(r, dict) and isinstance(r.get("package"), str))
     systems, cpu = read_package_os(c, row, [*tables, *built]), read_runs_without_gpu(c, row, tables)
     return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), os=systems,
@@ -426,6 +426,7 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
     abi = _rows(c, c.table_list(data, "torch-cxx11-abi"), "torch-cxx11-abi", read_abi)
     prebuilt = _rows(c, c.table_list(data, "prebuilt"), "prebuilt", read_prebuilt)
     packages.update(expand_prebuilt(prebuilt, abi, variants, packages.get("torch", ()), index.default))
+    packages.update(read_pages(c, data, variants, packages.get("torch", ()), index.default))
     if not trusted:
         named = {str(t.get("version")) for t in cuda_rows}  # rows with other faults still count as named
         check_semantics(c, index, cuda, named, gpus, variants, packages)

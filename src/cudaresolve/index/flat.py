@@ -7,20 +7,28 @@ page, the client asks for the variant's directory (``/whl/cu128/``); when that p
 files, it is a flat listing and the project's wheels are the ones whose file names carry its
 name. A page linking no wheel at all is not a listing: the 404 stands, and the lock reports the
 mirror (``lock.wheel-not-on-mirror``).
+
+A URL naming a page file (``https://data.pyg.org/whl/torch-2.4.0+cu121.html``, a ``[[wheel-page]]``
+row's page) is a page of links too, as a ``--find-links`` page is (``read_listing``), and it goes
+through the mirrors (``--index-mirror``), so that a copy of such pages can stand in for them.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
     from packaging.utils import NormalizedName
 
     from cudaresolve.index.http_cache import CachedResponse
     from cudaresolve.index.pages import ProjectPage
 
-__all__ = ["flat_page", "links_page"]
+__all__ = ["flat_page", "is_page_url", "links_page", "read_listing"]
+
+_PAGE_SUFFIXES: Final = (".html", ".htm")
 
 
 class PageReader(Protocol):
@@ -28,6 +36,11 @@ class PageReader(Protocol):
 
     @property
     def offline(self) -> bool: ...
+
+    @property
+    def mirrors(self) -> Mapping[str, str]: ...
+
+    def fetch_page(self, index_url: str, name: str) -> ProjectPage: ...
 
     def entry(self, url: str, *, fresh_only: bool = False) -> tuple[CachedResponse, str] | None: ...
 
@@ -65,9 +78,25 @@ def links_page(client: PageReader, url: str, project: str) -> ProjectPage:
     when it lists none of them. The page is fetched and cached once, whichever project asks first."""
     from packaging.utils import canonicalize_name
 
-    got = client.entry(url.rstrip("/") + "/")
+    from cudaresolve.index.simple import apply_mirror
+
+    served = apply_mirror(url, client.mirrors)  # a copy of the page stands in for it
+    got = client.entry(served if is_page_url(served) else served.rstrip("/") + "/")
     if got is None:  # only asked with fresh_only, which this never is
         raise AssertionError("unreachable")
     entry, source = got
-    listed = client.page_of(url, url, canonicalize_name(project), entry, source)
+    listed = client.page_of(url, served, canonicalize_name(project), entry, source)
     return replace(listed, found=bool(listed.files))
+
+
+def is_page_url(url: str) -> bool:
+    """Whether ``url`` names a page file (``.../torch-2.4.0+cu121.html``), not an index root or a folder."""
+    return url.rstrip("/").rsplit("/", 1)[-1].lower().endswith(_PAGE_SUFFIXES) and not url.endswith("/")
+
+
+def read_listing(client: PageReader, links: Collection[str], index: str, project: str) -> ProjectPage:
+    """``project``'s listing on ``index``: a page of links (a ``--find-links`` page in ``links``, or a URL naming
+    a page file), else the index's project page."""
+    if index in links or is_page_url(index):
+        return links_page(client, index, project)
+    return client.fetch_page(index, project)

@@ -27,7 +27,7 @@ from packaging.specifiers import SpecifierSet
 
 from cudaresolve.errors import CudaResolveError, DynamicMetadata, IndexUnavailable
 from cudaresolve.index.fitting import best_files, index_release, python_fits
-from cudaresolve.index.flat import links_page
+from cudaresolve.index.flat import read_listing
 from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
 from cudaresolve.resolve.source import IndexRelease, applies
@@ -274,7 +274,7 @@ class IndexSource:
             if failed is not None:
                 raise IndexUnavailable(failed.text, hint=failed.hint_text)
             try:
-                page = links_page(self._client, *key) if key[0] in self._links else self._client.fetch_page(*key)
+                page = read_listing(self._client, self._links, *key)  # a page of links, else a project page
             except IndexUnavailable as e:
                 error = IndexUnavailable(
                     Text.of("index.package-unavailable", package=key[1], reason=e.text), hint=e.hint_text or HINT

@@ -29,6 +29,7 @@ from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Catalog, Need, Reje
 from cudaresolve.resolve.cudamajor import is_major_need, mixed
 from cudaresolve.resolve.needs import passed_over
 from cudaresolve.resolve.oldgpu import too_old
+from cudaresolve.resolve.wheelpages import missing_pages
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ _SM_CODES: Final = ("sm-not-covered", "sm-below-minimum")
 _REQUEST_CODES: Final = (
     "cpu-build-on-gpu",
     "os-not-served",
-    "platform-too-old",
+    "platform-too-old", "no-wheel-page",
     "no-wheel-for-python", "requires-python", "sdist-unusable", "no-wheel-for-platform", "variant-not-published",
     "no-such-version", "constraint-excludes", "yanked-only", "pre-release-only",
 )
@@ -270,6 +271,7 @@ def explain_resolution(
         )
     pinned = [str(c.parent) for c in causes if c.requirement.name == CUDA and c.requirement.variant and c.parent]
     findings.extend(sorted(majors, key=lambda f: not any(p in (f.found or "") for p in pinned)))  # against a build
+    findings.extend(missing_pages(db, catalog, requests) if db is not None else [])  # torch without a wheel page
     if not findings:  # nothing above names a cause: say what was asked together, not a pin that is none
         limits = sorted((constraints or {}).items())
         asked = [str(n) for n in requests] + [f"{name}{spec} (-c)" for name, spec in limits]

@@ -1,8 +1,11 @@
-"""Where a prebuilt extension wheel (``db.prebuilt``: flash-attn's release assets) is read from. Pure but the source.
+"""Where a prebuilt extension wheel (``db.prebuilt``: flash-attn's release assets; ``db.pages``: PyG's and
+mmcv's per-torch pages) is read from. Pure but the source.
 
 A prebuilt build is not on an index. Its file is, in order: the copy on the extra index or
 ``--find-links`` page that lists the package (the user's mirror of the release page: uv's
-first-index rule, as ``PackageSource.index_for`` answers it), else the release asset itself; a file
+first-index rule, as ``PackageSource.index_for`` answers it), else the release asset itself, or for
+a ``[[wheel-page]]`` build the file of its page (the database's page URL, through ``--index-mirror``)
+whose version, local tag included (``+pt24cu121``), is the build's; a file
 whose listing gives no hash (a copy of a release page) is read once to hash it, as a direct
 reference is (``PackageSource.direct_release``). The lock records the file as an archive: its URL and
 hash (an installer fetches it there, not from the set's index, which does not list it).
@@ -14,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cudaresolve.core.archs import format_arch_list
+from cudaresolve.db.pages import PAGE
 from cudaresolve.db.prebuilt import PREBUILT, SDIST, prebuilt_url
 from cudaresolve.errors import NoSolution
 from cudaresolve.resolve.model import FileKind
@@ -31,7 +35,7 @@ __all__ = ["is_prebuilt", "prebuilt_release", "source_builds"]
 
 
 def is_prebuilt(candidate: Candidate) -> bool:
-    return candidate.build is not None and candidate.build.channel == PREBUILT
+    return candidate.build is not None and candidate.build.channel in (PREBUILT, PAGE)
 
 
 def prebuilt_release(source: PackageSource, candidate: Candidate, python: str) -> IndexRelease | None:
@@ -45,6 +49,13 @@ def prebuilt_release(source: PackageSource, candidate: Candidate, python: str) -
         if found is not None and found.artifact.sha256:  # locked by its URL: the file is not on the set's index
             return replace(found, artifact=replace(found.artifact, kind=FileKind.ARCHIVE))
         url = found.artifact.url if found is not None else None  # a copy of a release page gives no hash
+    if url is None and candidate.build.channel == PAGE and candidate.build.url:
+        found = source.build_release(candidate.name, str(candidate.version), candidate.build.url)
+        if found is not None and found.artifact.sha256:
+            return replace(found, artifact=replace(found.artifact, kind=FileKind.ARCHIVE))
+        if found is None:
+            return None  # the page lists no file of this version and local tag for the target
+        url = found.artifact.url
     url = url or prebuilt_url(candidate.build, python)
     try:
         return source.direct_release(candidate.name, url) if url else None
