@@ -17,7 +17,7 @@ from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
 from cudaresolve.db import python_platforms
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
-from cudaresolve.db.cudamajor import CudaMajorRule, read_cuda_major
+from cudaresolve.db.cudamajor import CudaMajorRule, read_cuda_major, read_cudnn_major
 from cudaresolve.db.fields import Collector, join, parse_release_version
 from cudaresolve.db.prebuilt import expand_prebuilt, read_abi, read_prebuilt
 from cudaresolve.db.python_platforms import read_floors, read_package_os, read_python_platforms, read_runs_without_gpu
@@ -43,7 +43,7 @@ __all__ = ["SCHEMA_MAJOR", "Parts", "read_database"]
 
 SCHEMA_MAJOR: Final = 1
 _FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages", "cuda", "forward-compat", "gpu",
-                          "driver-gpu", "variant", "cuda-major", "prebuilt", "torch-cxx11-abi"}
+                          "driver-gpu", "variant", "cuda-major", "cudnn-major", "prebuilt", "torch-cxx11-abi"}
 _ROW_COMMON: Final = {"source", "verified", "note"}
 _INDEX_KEYS: Final = {
     "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
@@ -416,7 +416,8 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
     gpus = _rows(c, c.table_list(data, "gpu"), "gpu", _read_gpu)
     driver_gpus = _rows(c, c.table_list(data, "driver-gpu"), "driver-gpu", _read_driver_gpu)
     variants = _rows(c, c.table_list(data, "variant"), "variant", _read_variant)
-    majors = _rows(c, c.table_list(data, "cuda-major"), "cuda-major", read_cuda_major)
+    majors = [*_rows(c, c.table_list(data, "cuda-major"), "cuda-major", read_cuda_major),
+              *_rows(c, c.table_list(data, "cudnn-major"), "cudnn-major", read_cudnn_major)]  # fmt: skip
     by_name = {v.name: v for v in variants}
     packages: dict[str, tuple[PackageRelease, ...]] = {}
     for kind in facts.tables:
