@@ -191,3 +191,12 @@ def test_onnxruntime_beside_torch_from_a_local_index(tmp_path: Path) -> None:
     assert findings[0]["code"] == "cudnn-major-mixed", bad
     assert "1.19.2" in findings[0]["message"] or "2.3.1" in findings[0]["message"]
     assert not (tmp_path / "bad" / "pylock.toml").exists()
+
+
+def test_db_show_counts_the_rows_that_tie_onnxruntime(db: CompatDB, tmp_path: Path) -> None:
+    majors = db.summary().to_dict()["majors"]
+    ort = {m["library"]: m["rows"] for m in majors if m["names"] == "onnxruntime-gpu"}
+    assert ort == {lib: sum(r.library == lib and "onnxruntime-gpu" in r.names for r in db.cuda_majors) for lib in ort}
+    assert ort["cuda"] >= 3 and ort["cudnn"] >= 2  # CUDA 11, 12, 13; cuDNN 8, 9
+    done = run_cli(["db", "show"], tmp_path, tmp_path / "cache")
+    assert done.returncode == 0 and "onnxruntime-gpu cudnn" in " ".join(done.stdout.split())

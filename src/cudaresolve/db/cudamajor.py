@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.db.fields import Collector
 
-__all__ = ["LIBRARIES", "CudaMajorRule", "major_of", "read_cuda_major", "read_cudnn_major"]
+__all__ = ["LIBRARIES", "CudaMajorRule", "major_of", "read_cuda_major", "read_cudnn_major", "tie_counts"]
 
 _KEYS: Final = {"names", "major", "versions", "source", "verified", "note"}
 #: The libraries a row may tie a release to: its table's name without ``-major``.
@@ -117,3 +117,15 @@ def major_of(rules: Iterable[CudaMajorRule], name: str, version: Version | str, 
         if found is not None:
             return found
     return None
+
+
+def tie_counts(rules: Iterable[CudaMajorRule]) -> tuple[tuple[str, str, int, int], ...]:
+    """``(name, library, rows, unverified)`` per name pattern and library, in the rows' order (``db show``):
+    ``("onnxruntime-gpu", "cudnn", 2, 0)``."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for rule in rules:
+        for name in rule.names:
+            row = counts.setdefault((name, rule.library), [0, 0])
+            row[0] += 1
+            row[1] += not rule.verified
+    return tuple((name, library, n, bad) for (name, library), (n, bad) in counts.items())
