@@ -144,3 +144,24 @@ def test_lock_from_a_local_index_on_570_and_on_580(tmp_path: Path) -> None:
     assert "nvidia-cuda-runtime-cu12" in old and "nvidia-cuda-runtime" not in old
     assert (new["sglang"], new["torch"], new["sglang-kernel"]) == ("0.5.23", "2.14.1", "0.4.10")
     assert new["nvidia-cuda-runtime"] == "13.0.96" and "nvidia-cuda-runtime-cu12" not in new
+
+
+@pytest.mark.parametrize(("gpu", "sglang"), [("B200", "0.5.23"), ("RTX 5090", "0.5.23"), ("A100", "0.5.23")])
+def test_the_kernels_common_ops_list_covers_blackwell(db: CompatDB, gpu: str, sglang: str) -> None:
+    """The list is common_ops' (sm_100a/f, sm_120a ...), not flash_ops' FA3 list (sm_80 sm_86 sm_90a)."""
+    target = build_target(
+        TargetOptions(gpus=(gpu,), driver="580.65.06", python="3.12", platform="manylinux_2_35_x86_64"), db
+    )
+    pins = {
+        p.name: p.version for p in solve(["sglang"], db, target, source=TorchSource(db, PROJECTS)).solution.packages
+    }
+    assert pins["sglang"] == sglang
+
+
+def test_a_gpu_older_than_every_kernel_is_refused(db: CompatDB) -> None:
+    target = build_target(TargetOptions(gpus=("V100",), driver="580.65.06", python="3.12",
+                                        platform="manylinux_2_35_x86_64"), db)  # fmt: skip
+    with pytest.raises(NoSolution) as caught:
+        solve(["sglang"], db, target, source=TorchSource(db, PROJECTS))
+    assert caught.value.findings[0].code in ("sm-not-covered", "gpu-too-old")
+    assert {f.package for f in caught.value.findings} & set(KERNELS)
