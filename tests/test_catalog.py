@@ -11,7 +11,7 @@ from packaging.version import Version
 from cudaresolve.core.archs import Coverage, parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import CompatDB, DriverSupport, load_compat
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, satisfies
+from cudaresolve.resolve.catalog import CUDA, CUDNN, Candidate, Catalog, Need, build_catalog, satisfies
 from cudaresolve.target.model import Gpu, Target
 
 MINI = Path(__file__).parent / "fixtures" / "compat-mini.toml"
@@ -123,7 +123,7 @@ def test_python_without_wheels_rejects_every_build(db: CompatDB) -> None:
     assert catalog.rejections[0].finding.message == (
         "torch 2.8.0 has no wheel for Python 3.13; it has wheels for Python 3.11"
     )
-    assert set(catalog.candidates) == {CUDA, "torch"}  # only the names asked for
+    assert set(catalog.candidates) == {CUDA, CUDNN, "torch"}  # only the names asked for (and the virtual ones)
 
 
 def test_dependencies_carry_the_variant_and_the_parent(db: CompatDB) -> None:

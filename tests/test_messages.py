@@ -54,6 +54,7 @@ DESIGN_REASON_CODES = (
     "no-common-set",
     "missing-cuda-library",
     "cuda-major-mixed",
+    "cudnn-major-mixed",
 )
 _SRC = Path(__file__).resolve().parents[1] / "src" / "cudaresolve"
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
@@ -335,6 +336,19 @@ REASONS = [
         "nvidia-cublas-cu12 12.8.4.1 带有 CUDA 12 的库，但集合中其余部分是为 CUDA 13 (torch 2.11.0+cu130) 构建的；"
         "一个环境只能有一个 CUDA 主版本。出路：选用为 CUDA 13 构建的 nvidia-cublas-cu12 版本或包名，"
         "让其余部分改用 CUDA 12 的构建（例如固定 torch ...+cu12x），或不安装 nvidia-cublas-cu12",
+    ),
+    (
+        "cudnn-major-mixed",
+        {"package": "onnxruntime-gpu", "version": "1.18.1", "required": "8", "found": "9 (nvidia-cudnn-cu12 9.1.0.70)",
+         "major": "9"},
+        "onnxruntime-gpu 1.18.1 is built for cuDNN 8, but the rest of the set uses cuDNN 9 (nvidia-cudnn-cu12"
+        " 9.1.0.70); one environment loads one cuDNN major (a mix fails at run time with"
+        " CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH or a missing libcudnn.so.8). Ways out: a onnxruntime-gpu release"
+        " built for cuDNN 9, a torch release whose nvidia-cudnn pin is cuDNN 8, or leaving onnxruntime-gpu out",
+        "onnxruntime-gpu 1.18.1 是为 cuDNN 8 构建的，但集合中其余部分使用 cuDNN 9 (nvidia-cudnn-cu12 9.1.0.70)；"
+        "一个环境只能加载一个 cuDNN 主版本（混用会在运行时报 CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH 或找不到"
+        " libcudnn.so.8）。出路：选用为 cuDNN 9 构建的 onnxruntime-gpu 版本，选用其 nvidia-cudnn 固定为 cuDNN 8 的"
+        " torch 版本，或不安装 onnxruntime-gpu",
     ),
 ]
 

@@ -248,6 +248,10 @@ MAIN_LIBRARY: Final = {
     "torchaudio": re.compile(r"^torchaudio/lib/(lib)?torchaudio\.(so|pyd)$"),
     "xformers": re.compile(r"^xformers/_C\.(so|pyd)$"),
     "vllm": re.compile(r"^vllm/_C(_stable_libtorch)?\.abi3\.so$"),  # its own kernels (not FA2/FA3, MLA, MoE)
+    # SGLang's kernels: common_ops (built for its arch list; sm90/ and sm100/ copies, one loaded per GPU),
+    # not flash_ops (FlashAttention 3, sm_80/sm_86/sm_90a only) nor flashmla_ops
+    "sgl-kernel": re.compile(r"^sgl_kernel/(sm\d+/)?common_ops\.abi3\.so$"),
+    "sglang-kernel": re.compile(r"^sgl_kernel/(sm\d+/)?common_ops\.abi3\.so$"),
 }
 #: The share of the main library's containers a target must be in to be on the base list (default a half).
 #: vLLM's _C holds many arch-specific kernels (sm_90a, sm_100a ...) beside the generic ones built for its

@@ -49,6 +49,10 @@ PYPI_KINDS: Final = (
     "flashinfer-cubin",
     "flashinfer-jit-cache",
     "vllm",
+    "sglang",
+    "sgl-kernel",
+    "sglang-kernel",
+    "fbgemm-gpu-genai",
 )
 # Requires-Dist names whose pins the database records (tools/check_pypi.py uses this list too).
 TRACKED: Final = frozenset(
@@ -65,6 +69,8 @@ TRACKED: Final = frozenset(
         "flashinfer-python",
         "flashinfer-cubin",
         "flashinfer-jit-cache",
+        "sgl-kernel",
+        "sglang-kernel",
     }
 )
 PRIMARY_PLATFORM: Final = "linux_x86_64"

@@ -1,9 +1,12 @@
-"""The ``[[cuda-major]]`` rows: which distributions carry CUDA libraries of one major. Pure.
+"""The ``[[cuda-major]]`` and ``[[cudnn-major]]`` rows: which distributions carry CUDA (or cuDNN) libraries of one
+major. Pure.
 
 A row names distributions by pattern (``nvidia-*-cu{major}``: the major is in the name) or by
 name with a fixed ``major`` or the release's own major version (``nvidia-cuda-runtime`` 13.0.96),
 optionally only for releases in ``versions``. ``major_of`` answers for one release; the solver
-ties such a release to the variants of that CUDA major (one major per environment).
+ties such a release to the variants of that CUDA major (one major per environment). A
+``[[cudnn-major]]`` row has the same keys and ties a release to a cuDNN major (``library = "cudnn"``):
+``nvidia-cudnn-cu12`` 9.1.0.70 is cuDNN 9, onnxruntime-gpu 1.18.1 was linked against ``libcudnn.so.8``.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ if TYPE_CHECKING:
 
     from cudaresolve.db.fields import Collector
 
-__all__ = ["CudaMajorRule", "major_of", "read_cuda_major"]
+__all__ = ["LIBRARIES", "CudaMajorRule", "major_of", "read_cuda_major", "read_cudnn_major", "tie_counts"]
 
 _KEYS: Final = {"names", "major", "versions", "source", "verified", "note"}
+#: The libraries a row may tie a release to: its table's name without ``-major``.
+LIBRARIES: Final = ("cuda", "cudnn")
 _PATTERN: Final = re.compile(r"[a-z0-9*][a-z0-9*.-]*(\{major\})?[a-z0-9*.-]*")
 
 
@@ -38,6 +43,7 @@ class CudaMajorRule:
     versions: SpecifierSet | None
     source: str
     verified: bool = True
+    library: str = "cuda"  # one of LIBRARIES: the table the row came from
 
     def major_for(self, name: str, version: Version) -> int | None:
         """The CUDA major of ``name`` ``version`` by this row, None when the row does not tie it."""
@@ -62,8 +68,13 @@ def _glob(text: str) -> str:
     return "[a-z0-9-]+".join(re.escape(p) for p in text.split("*"))
 
 
-def read_cuda_major(c: Collector, row: Mapping[str, Any], path: str) -> CudaMajorRule | None:
-    """One row, its problems added to ``c``."""
+def read_cudnn_major(c: Collector, row: Mapping[str, Any], path: str) -> CudaMajorRule | None:
+    """One ``[[cudnn-major]]`` row, its problems added to ``c``."""
+    return read_cuda_major(c, row, path, library="cudnn")
+
+
+def read_cuda_major(c: Collector, row: Mapping[str, Any], path: str, *, library: str = "cuda") -> CudaMajorRule | None:
+    """One ``[[cuda-major]]`` row (or of ``library``'s table), its problems added to ``c``."""
     c.keys(row, _KEYS, path)
     names = c.get(row, "names", list, path, required=True)
     major = c.get(row, "major", int, path)
@@ -89,17 +100,32 @@ def read_cuda_major(c: Collector, row: Mapping[str, Any], path: str) -> CudaMajo
         versions=versions,
         source=source,
         verified=c.verified(row, path),
+        library=library,
     )
 
 
-def major_of(rules: Iterable[CudaMajorRule], name: str, version: Version | str) -> int | None:
-    """The CUDA major the first matching row ties ``name`` ``version`` to; None when no row does."""
+def major_of(rules: Iterable[CudaMajorRule], name: str, version: Version | str, *, library: str = "cuda") -> int | None:
+    """The CUDA (or ``library``'s) major the first matching row ties ``name`` ``version`` to; None when no row does."""
     try:
         parsed = version if isinstance(version, Version) else Version(version)
     except InvalidVersion:
         return None
     for rule in rules:
+        if rule.library != library:
+            continue
         found = rule.major_for(name, parsed)
         if found is not None:
             return found
     return None
+
+
+def tie_counts(rules: Iterable[CudaMajorRule]) -> tuple[tuple[str, str, int, int], ...]:
+    """``(name, library, rows, unverified)`` per name pattern and library, in the rows' order (``db show``):
+    ``("onnxruntime-gpu", "cudnn", 2, 0)``."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for rule in rules:
+        for name in rule.names:
+            row = counts.setdefault((name, rule.library), [0, 0])
+            row[0] += 1
+            row[1] += not rule.verified
+    return tuple((name, library, n, bad) for (name, library), (n, bad) in counts.items())

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cudaresolve.core.decode import TooDeep, loads_toml
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.db.cache import cached_build, code_key
+from cudaresolve.db.cudamajor import tie_counts
 from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
 from cudaresolve.db.gpudriver import GpuDriverCheck, check_gpu, gpu_arch, match_row
 from cudaresolve.db.rows import (
@@ -110,6 +111,7 @@ class Summary:
     unverified_rows: int  # rows marked ``verified = false`` in every table, builds included
     checked: tuple[tuple[str, int], ...] = ()  # builds per provenance level (CHECK_LEVELS order)
     withdrawn: int = 0  # builds marked exists = false or broken = true
+    majors: tuple[tuple[str, str, int, int], ...] = ()  # [[cuda-major]]/[[cudnn-major]] rows: ``tie_counts``
 
     @property
     def package_releases(self) -> int:
@@ -127,6 +129,7 @@ class Summary:
             "unverified_rows": self.unverified_rows,
             "checked": dict(self.checked),
             "withdrawn_builds": self.withdrawn,
+            "majors": [{"names": n, "library": lib, "rows": c, "unverified": u} for n, lib, c, u in self.majors],
         }
 
 
@@ -357,6 +360,7 @@ class CompatDB:
             unverified_rows=sum(not r.verified for r in rows) + sum(p.unverified for p in packages),
             checked=tuple((level, sum(b.checked == level for b in builds)) for level in CHECK_LEVELS),
             withdrawn=sum(len(r.withdrawn) for n in self.package_names for r in self.packages(n)),
+            majors=tie_counts(self.cuda_majors),
         )
 
 

@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.variants import VariantKind, parse_variant
 from cudaresolve.core.versions import parse_cuda_version, parse_driver
-from cudaresolve.db import python_platforms
 from cudaresolve.db.checks import check_driver_gpus, check_semantics
-from cudaresolve.db.cudamajor import CudaMajorRule, read_cuda_major
+from cudaresolve.db.cudamajor import CudaMajorRule, read_cuda_major, read_cudnn_major
 from cudaresolve.db.fields import Collector, join, parse_release_version
 from cudaresolve.db.pages import read_pages
 from cudaresolve.db.prebuilt import expand_prebuilt, read_abi, read_prebuilt
-from cudaresolve.db.python_platforms import read_floors, read_package_os, read_python_platforms, read_runs_without_gpu
+from cudaresolve.db.python_platforms import read_floors
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
     Build,
@@ -34,6 +33,7 @@ from cudaresolve.db.rows import (
     PackageRelease,
     VariantInfo,
 )
+from cudaresolve.db.top_tables import FIXED_TOP_KEYS, read_index, read_package_facts
 from cudaresolve.errors import InvalidCompatData
 from cudaresolve.text.model import Text
 
@@ -43,14 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_MAJOR", "Parts", "read_database"]
 
 SCHEMA_MAJOR: Final = 1
-_FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages", "cuda", "forward-compat", "gpu",
-                          "driver-gpu", "variant", "cuda-major", "prebuilt", "torch-cxx11-abi", "wheel-page"}
 _ROW_COMMON: Final = {"source", "verified", "note"}
-_INDEX_KEYS: Final = {
-    "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
-    "source", "note",
-}
-_PACKAGES_KEYS: Final = {"tables", "anchor", "source", "note", "os", *python_platforms.PACKAGE_FACT_KEYS}
 _CUDA_KEYS: Final = {
     "version",
     "min-driver-linux",
@@ -110,66 +103,6 @@ def _rows(
         if value is not None:
             out.append(value)
     return out
-
-
-def _dotted(c: Collector, row: Mapping[str, Any], key: str) -> str | None:
-    """An optional ``MAJOR.MINOR`` string of the [index] table (``"2.28"``)."""
-    value: str | None = c.get(row, key, str, "index")
-    if value is not None and re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,2}", value) is None:
-        c.add(f"index.{key}", Text.of("db.bad-choice", expected=("'MAJOR.MINOR'",), found=repr(value[:40])))
-        return None
-    return value
-
-
-def _read_index(c: Collector, data: Mapping[str, Any]) -> IndexFacts:
-    row = c.table(data, "index")
-    if row is None:
-        return IndexFacts(default="", pytorch_root="", allowed_hosts=(), source="")
-    c.keys(row, _INDEX_KEYS, "index")
-    hosts = tuple(c.get(row, "allowed-hosts", list, "index", required=True) or ())
-    c.allowed_hosts = hosts
-    return IndexFacts(
-        default=c.url(row, "default", "index", required=True) or "",
-        pytorch_root=c.url(row, "pytorch-root", "index", required=True) or "",
-        allowed_hosts=hosts,
-        manylinux_glibc=_dotted(c, row, "manylinux-glibc"),
-        macos_version=_dotted(c, row, "macos-version"),
-        jetson_wheels=_docs_url(c, row, "jetson-wheels"),
-        python_platforms=read_python_platforms(c, row),
-        source=c.source(row, "index"),
-    )
-
-
-def _docs_url(c: Collector, row: Mapping[str, Any], key: str) -> str | None:
-    """An https page for people to read (not an index: the allowed hosts do not apply)."""
-    text = c.get(row, key, str, "index")
-    if text is not None and not text.startswith("https://"):
-        c.add(f"index.{key}", Text.of("db.not-https", url=repr(text)))
-        return None
-    return str(text) if text is not None else None
-
-
-def _read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
-    row = c.table(data, "packages")
-    if row is None:
-        return PackageFacts(tables=(), anchor="", source="")
-    c.keys(row, _PACKAGES_KEYS, "packages")
-    listed = tuple(c.get(row, "tables", list, "packages", required=True) or ())
-    tables: list[str] = []
-    for i, name in enumerate(listed):
-        if name in _FIXED_TOP_KEYS or name in tables:
-            c.add(f"packages.tables[{i}]", Text.of("db.bad-table-name", name=repr(name)))
-        else:
-            tables.append(name)
-    anchor = c.get(row, "anchor", str, "packages", required=True) or ""
-    if anchor and anchor not in tables:
-        c.add("packages.anchor", Text.of("db.anchor-not-a-table", name=repr(anchor)))
-    rows: list[Any] = [r for k in ("prebuilt", "wheel-page") if isinstance(data.get(k), list) for r in data[k]]
-    built = dict.fromkeys(r["package"] for r in rows if isinstance(r, dict) and isinstance(r.get("package"), str))
-    systems, cpu = read_package_os(c, row, [*tables, *built]), read_runs_without_gpu(c, row, tables)
-    return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), os=systems,
-                        runs_without_gpu=cpu, cpu_packages=python_platforms.read_cpu_packages(c, row, tables))
-
 
 
 def _read_cuda(c: Collector, row: Mapping[str, Any], path: str) -> CudaRelease | None:
@@ -404,9 +337,9 @@ def _read_package(
 def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False) -> Parts:
     """Every table of ``data``; ``trusted`` (the shipped file, validated in CI) skips the checks across rows."""
     c = Collector()
-    index = _read_index(c, data)
-    facts = _read_package_facts(c, data)
-    c.keys(data, _FIXED_TOP_KEYS | set(facts.tables), "")
+    index = read_index(c, data)
+    facts = read_package_facts(c, data)
+    c.keys(data, FIXED_TOP_KEYS | set(facts.tables), "")
     schema = c.get(data, "schema-version", int, "", required=True)
     if schema is not None and schema != SCHEMA_MAJOR:
         c.add("schema-version", Text.of("db.schema-version", found=schema, supported=SCHEMA_MAJOR))
@@ -416,7 +349,8 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
     gpus = _rows(c, c.table_list(data, "gpu"), "gpu", _read_gpu)
     driver_gpus = _rows(c, c.table_list(data, "driver-gpu"), "driver-gpu", _read_driver_gpu)
     variants = _rows(c, c.table_list(data, "variant"), "variant", _read_variant)
-    majors = _rows(c, c.table_list(data, "cuda-major"), "cuda-major", read_cuda_major)
+    majors = [*_rows(c, c.table_list(data, "cuda-major"), "cuda-major", read_cuda_major),
+              *_rows(c, c.table_list(data, "cudnn-major"), "cudnn-major", read_cudnn_major)]  # fmt: skip
     by_name = {v.name: v for v in variants}
     packages: dict[str, tuple[PackageRelease, ...]] = {}
     for kind in facts.tables:

@@ -70,3 +70,7 @@ def render_summary(db: CompatDB, console: Console, *, lang: str = "en") -> None:
     console.print()
     print_fitted(console, builds)
     _render_provenance(info.checked, console, lang)
+    if info.majors:  # [[cuda-major]] / [[cudnn-major]]: ``onnxruntime-gpu cudnn 2``
+        items = ", ".join(format_text(Text.of("db.render.major-item", names=n, library=lib, count=c), lang)
+                          for n, lib, c, _ in info.majors)  # fmt: skip
+        console.print(format_text(Text.of("db.render.majors", counts=items), lang), highlight=False, soft_wrap=False)

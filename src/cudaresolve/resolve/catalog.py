@@ -37,20 +37,13 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Finding
 
-__all__ = [
-    "BUILD",
-    "CUDA",
-    "PYTHON",
-    "Candidate",
-    "Catalog",
-    "Need",
-    "Rejection",
-    "build_catalog",
-    "satisfies",
-]
+__all__ = ["BUILD", "CUDA", "CUDNN", "PYTHON", "Candidate", "Catalog", "Need", "Rejection", "build_catalog",
+           "satisfies"]  # fmt: skip
 
 #: The virtual identifier whose candidates are the variants the target can run.
 CUDA: Final = "<cuda>"
+#: The virtual identifier whose candidates are cuDNN majors (``cudamajor``: ``<cudnn>==9.*``); never locked.
+CUDNN: Final = "<cudnn>"
 #: The virtual identifier a release depends on when its metadata's Requires-Python excludes the target (no
 #: candidate: pip's ``RequiresPythonRequirement`` against a Python that does not fit).
 PYTHON: Final = "<python>"
@@ -429,7 +422,8 @@ def build_catalog(
     each package's candidates (and rejections) are built when first asked for. ``gpu_source`` (one of
     ``sources.GPU_SOURCES``) decides which channels' builds are candidates and which comes first."""
     rejections: list[Rejection] = []
-    candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections, gpu_source))}
+    candidates: dict[str, tuple[Candidate, ...]] = {CUDA: tuple(_cuda_candidates(db, target, rejections, gpu_source)),
+                                                    CUDNN: _CUDNN}  # fmt: skip
     known = frozenset(n for n in db.package_names) | {CUDA}
     if lazy:
         built = _OnDemand(db, target, candidates, rejections, gpu_source)
@@ -441,6 +435,10 @@ def build_catalog(
     found = tuple(rejections)
     return Catalog(target=target, candidates=candidates, rejections=found, known=known, gpu_source=gpu_source,
                    cuda_majors=db.cuda_majors)  # fmt: skip
+
+
+#: ``<cudnn>``'s candidates: every major a one- or two-digit ``==N.*`` need can name (one is met per need).
+_CUDNN: Final = tuple(Candidate(name=CUDNN, version=Version(str(m)), variant=None, index_url="") for m in range(100))
 
 
 def _variant_age(candidate: Candidate) -> tuple[int, str]:

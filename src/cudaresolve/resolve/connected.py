@@ -23,8 +23,9 @@ RT = TypeVar("RT")
 CT = TypeVar("CT")
 
 
-def connected_pins(state: State[RT, CT, str]) -> dict[str, CT]:
-    """``state``'s pins that some chain of requirements joins to the user's requests (a parent of None)."""
+def connected_pins(state: State[RT, CT, str], *, hide: str | None = None) -> dict[str, CT]:
+    """``state``'s pins that some chain of requirements joins to the user's requests (a parent of None), less the
+    identifier ``hide`` (a virtual one that is no package: ``<cudnn>``)."""
     mapping: Mapping[str, CT] = state.mapping
     key_of = {id(candidate): key for key, candidate in mapping.items()}
     children: dict[str | None, list[str]] = {}
@@ -41,4 +42,4 @@ def connected_pins(state: State[RT, CT, str]) -> dict[str, CT]:
             if child not in reached:
                 reached.add(child)
                 todo.append(child)
-    return {key: candidate for key, candidate in mapping.items() if key in reached}
+    return {key: candidate for key, candidate in mapping.items() if key in reached and key != hide}

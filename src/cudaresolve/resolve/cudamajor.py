@@ -5,6 +5,10 @@ A release that the database's ``[[cuda-major]]`` rows tie to a CUDA major (``nvi
 (``<cuda>==12.*``, met by every variant of CUDA 12 and by ``cpu``, which ties none), exactly as a
 database build depends on its variant: the solver then keeps one major for the whole set, picking
 releases that agree, and a set that cannot agree fails with ``cuda-major-mixed`` (``mixed``).
+
+cuDNN likewise: a release the ``[[cudnn-major]]`` rows tie to a cuDNN major (``nvidia-cudnn-cu12`` 9.1.0.70,
+the one torch pins; onnxruntime-gpu 1.18.1, linked against ``libcudnn.so.8``) depends on ``<cudnn>==9.*``,
+whose candidates are the majors themselves; one is chosen for the set, or it fails with ``cudnn-major-mixed``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import TYPE_CHECKING
 from packaging.specifiers import SpecifierSet
 
 from cudaresolve.db.cudamajor import major_of
-from cudaresolve.resolve.catalog import CUDA, Catalog, Need
+from cudaresolve.resolve.catalog import CUDA, CUDNN, Catalog, Need
 from cudaresolve.text.findings import reason
 
 if TYPE_CHECKING:
@@ -29,20 +33,22 @@ __all__ = ["is_major_need", "major_needs", "mixed"]
 
 
 def major_needs(catalog: Catalog, candidate: Candidate) -> tuple[Need, ...]:
-    """``<cuda>`` of the CUDA major ``candidate`` is tied to, for a release from an index (the database's own
-    builds name their variant already); none when no row ties it."""
-    if candidate.name == CUDA or candidate.name in catalog.known or not catalog.cuda_majors:
-        return ()
-    major = major_of(catalog.cuda_majors, candidate.name, candidate.version)
-    if major is None:
+    """``<cuda>`` of the CUDA major and ``<cudnn>`` of the cuDNN major ``candidate`` is tied to, for a release from
+    an index (the database's own builds name their variant already); none when no row ties it."""
+    if candidate.name in (CUDA, CUDNN) or candidate.name in catalog.known or not catalog.cuda_majors:
         return ()
     parent = f"{candidate.name} {candidate.version}"
-    return (Need(name=CUDA, specifier=SpecifierSet(f"=={major}.*"), parent=parent),)
+    out = []
+    for virtual, library in ((CUDA, "cuda"), (CUDNN, "cudnn")):
+        major = major_of(catalog.cuda_majors, candidate.name, candidate.version, library=library)
+        if major is not None:
+            out.append(Need(name=virtual, specifier=SpecifierSet(f"=={major}.*"), parent=parent))
+    return tuple(out)
 
 
 def is_major_need(need: Need) -> bool:
-    """Whether ``need`` is a CUDA-major need (``major_needs``), not a variant."""
-    return need.name == CUDA and need.variant is None and bool(need.specifier)
+    """Whether ``need`` is a CUDA- or cuDNN-major need (``major_needs``), not a variant."""
+    return need.name in (CUDA, CUDNN) and need.variant is None and bool(need.specifier)
 
 
 def _major(need: Need) -> str:
@@ -53,12 +59,13 @@ def mixed(
     need: Need, parent: Candidate, causes: Sequence[RequirementInformation[Need, Candidate]], catalog: Catalog
 ) -> Finding:
     """The ``cuda-major-mixed`` finding for ``parent``, whose CUDA-major ``need`` the set's other CUDA needs
-    (a variant a build pins, another major) leave out; ``found`` names them, e.g. ``13 (torch 2.9.0+cu130)``."""
+    (a variant a build pins, another major) leave out; ``found`` names them, e.g. ``13 (torch 2.9.0+cu130)``.
+    For a ``<cudnn>`` need, ``cudnn-major-mixed`` against the set's other cuDNN majors."""
     mine = _major(need)
     others: dict[str, list[str]] = {}
     for cause in causes:
         other = cause.requirement
-        if other.name != CUDA or other is need:
+        if other.name != need.name or other is need:
             continue
         if other.variant is not None:
             versions = [c.version for c in catalog.for_name(CUDA) if c.variant == other.variant]
@@ -72,7 +79,7 @@ def mixed(
         others.setdefault(major, []).append(who)
     found = "; ".join(f"{m} ({', '.join(dict.fromkeys(w))})" for m, w in others.items()) or "another major"
     return reason(
-        "cuda-major-mixed",
+        "cudnn-major-mixed" if need.name == CUDNN else "cuda-major-mixed",
         package=parent.name,
         version=str(parent.version),
         required=mine,

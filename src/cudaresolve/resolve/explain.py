@@ -63,7 +63,7 @@ _REQUEST_CODES: Final = (
     "no-wheel-for-python", "requires-python", "sdist-unusable", "no-wheel-for-platform", "variant-not-published",
     "no-such-version", "constraint-excludes", "yanked-only", "pre-release-only",
 )
-_LAST_CODES: Final = ("request-conflict", "cuda-major-mixed", "pin-conflict", "no-common-set")
+_LAST_CODES: Final = ("request-conflict", "cuda-major-mixed", "cudnn-major-mixed", "pin-conflict", "no-common-set")
 _ORDER: Final = {code: i for i, code in enumerate((*HOST_CODES, *_REQUEST_CODES, *_LAST_CODES))}
 
 

@@ -28,7 +28,7 @@ from resolvelib import AbstractProvider
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
-from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Candidate, Catalog, Need
+from cudaresolve.resolve.catalog import BUILD, CUDA, CUDNN, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
 from cudaresolve.resolve.cudamajor import major_needs
 from cudaresolve.resolve.direct import same_reference
@@ -202,7 +202,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         limit = self.constraints.get(name)
         if limit is not None and name != CUDA:
             found = [c for c in found if limit.contains(c.version, prereleases=True)]
-        if self.source is None or name in (CUDA, PYTHON, BUILD) or name in self.direct:
+        if self.source is None or name in (CUDA, CUDNN, PYTHON, BUILD) or name in self.direct:
             return found  # a direct reference's file was read and judged already: no listing, no pre-release rule
         if name not in self.catalog.known:
             return partial(self._allowed, found, needs)  # lazy: read only as far as resolvelib goes
@@ -306,7 +306,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             if name not in self.catalog.known:
                 self._index_candidates[name] = (pinned,)  # what explanations say the index offered
             return (pinned,)
-        if name in (CUDA, PYTHON, BUILD):
+        if name in (CUDA, CUDNN, PYTHON, BUILD):
             return self.catalog.for_name(name)
         if name in self.catalog.known:
             return self._with_companions(name) if self.companions is not None else self.catalog.for_name(name)
@@ -382,7 +382,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         return (*own, *major_needs(self.catalog, candidate))  # one CUDA major per environment (``cudamajor``)
 
     def _metadata_needs(self, candidate: Candidate, extras: frozenset[str], *, only_extras: bool = False) -> list[Need]:
-        if self.source is None or candidate.name == CUDA:
+        if self.source is None or candidate.name in (CUDA, CUDNN):
             return []
         release = candidate.source or self._build(candidate)
         if release is None:

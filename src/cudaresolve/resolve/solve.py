@@ -18,7 +18,7 @@ from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import IndexUnavailable, NoSolution
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, satisfies
+from cudaresolve.resolve.catalog import CUDA, CUDNN, Candidate, Catalog, Need, build_catalog, satisfies
 from cudaresolve.resolve.direct import direct_candidate
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
@@ -274,7 +274,7 @@ class _Search:
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
         resolution: Resolution[Need, Candidate, str] = Resolution(provider, BaseReporter())
-        return connected_pins(resolution.resolve(needs, max_rounds=_MAX_ROUNDS))  # not Resolver: see ``connected``
+        return connected_pins(resolution.resolve(needs, max_rounds=_MAX_ROUNDS), hide=CUDNN)  # see ``connected``
 
 
 def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> dict[str, Candidate] | None:
