@@ -89,11 +89,11 @@ def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
     """The lock with each URL under a configured mirror's original fetched through the mirror: each
     package's index and file URL (its hash is checked wherever the file comes from). Mirrors only map
     URLs the lock names; they never add a source."""
+    if not mirrors:
+        return lock
     from cudaresolve.core.urls import strip_credentials
     from cudaresolve.index.client import apply_mirror
 
-    if not mirrors:
-        return lock
     # a lock names the mirror that served it without its credentials; the same mirror configured with them
     # (PIP_INDEX_URL=https://user:token@mirror/simple) gives them back, as pip and uv match them by URL
     mirrors = {**{strip_credentials(m): m for m in mirrors.values() if strip_credentials(m) != m}, **mirrors}
