@@ -22,8 +22,8 @@ What it does:
    * warm: the tool's caches as its previous run left them (one untimed run first).
    Commands: ``python -m cudaresolve install --from pylock.toml --python VENV --cpu -q`` (the synthetic
    wheels hold nothing the doctor pass checks, so it loads no database and runs no doctor pass; a real
-   torch lock, ``--lock``, has both), ``uv pip sync --no-config --python VENV pylock.toml``, ``VENV/bin/python -m pip install
-   --no-deps --require-hashes --index-url URL --cache-dir DIR -r requirements.txt``.
+   torch lock, ``--lock``, has both), ``uv pip sync --no-config --python VENV pylock.toml``,
+   ``VENV/bin/python -m pip install --no-deps --require-hashes --index-url URL --cache-dir DIR -r requirements.txt``.
    * again: the same command once more into the venv the warm run just filled (nothing to do).
 4. Counts the server's requests during cudaresolve's warm runs: a fresh venv should fetch nothing.
 
