@@ -20,9 +20,10 @@ What it does:
    * cold: the tool's caches empty (``CUDARESOLVE_CACHE_DIR`` and ``UV_CACHE_DIR`` for cudaresolve,
      which installs with uv; ``UV_CACHE_DIR`` for uv; ``--cache-dir`` for pip);
    * warm: the tool's caches as its previous run left them (one untimed run first).
-   Commands: ``python -m cudaresolve install --from pylock.toml --python VENV --cpu -q`` (its doctor pass
-   included), ``uv pip sync --no-config --python VENV pylock.toml``, ``VENV/bin/python -m pip install
-   --no-deps --require-hashes --index-url URL --cache-dir DIR -r requirements.txt``.
+   Commands: ``python -m cudaresolve install --from pylock.toml --python VENV --cpu -q`` (the synthetic
+   wheels hold nothing the doctor pass checks, so it loads no database and runs no doctor pass; a real
+   torch lock, ``--lock``, has both), ``uv pip sync --no-config --python VENV pylock.toml``,
+   ``VENV/bin/python -m pip install --no-deps --require-hashes --index-url URL --cache-dir DIR -r requirements.txt``.
    * again: the same command once more into the venv the warm run just filled (nothing to do).
 4. Counts the server's requests during cudaresolve's warm runs: a fresh venv should fetch nothing.
 

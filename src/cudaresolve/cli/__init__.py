@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from cudaresolve import __version__
 from cudaresolve.errors import CudaResolveError, UsageError
@@ -99,17 +99,36 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only`` (a module of ``_COMMANDS``) just that command's parser, which parses
+    a line naming that command the same (a run imports and builds only the command it runs)."""
     parser = _Parser(prog="cudaresolve", description="Resolve a GPU Python stack that runs on this machine.")
     _add_global_options(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     import importlib
 
-    for name in _COMMANDS:
+    for name in _COMMANDS if only is None else (only,):
         importlib.import_module(f"cudaresolve.cli.{name}").register(sub)
     for command in _subcommands(parser):
         _add_global_options(command, default=argparse.SUPPRESS)
     return parser
+
+
+#: The global options that take a value (so the word after them is not the command).
+_VALUED: Final = frozenset({"--lang", "--color", "--cache-dir"})
+
+
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The module of the command ``argv`` names (its first word that is no option nor a global option's value),
+    None when that word is no command (argparse then says so, listing them all)."""
+    modules = {name.replace("_", "-"): name for name in _COMMANDS}
+    words = iter(argv)
+    for word in words:
+        if word in _VALUED:
+            next(words, None)
+        elif word == "--" or not word.startswith("-"):
+            return modules.get(word)
+    return None
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
@@ -166,7 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = None
     configure(Output(json=wants_json))
     try:
-        parser = build_parser()
+        only = _named_command(args_list)
+        parser = build_parser(only=only) if only is not None else build_parser()
         args = parser.parse_args(args_list)
         configure(_output(args))
         if not getattr(args, "func", None):

@@ -100,26 +100,9 @@ def read_target(
 def start_target(python: str, **options: Any) -> Callable[[], TargetEnvironment]:
     """``read_target`` begun in a thread (the probe is another process: the caller reads the lock and loads the
     database meanwhile); the function returned waits for it and gives its answer or raises its error."""
-    import threading
+    from cudaresolve.install.background import begin
 
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["found"] = read_target(python, **options)
-        except Exception as exc:  # handed to the caller, raised there
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, name="probe", daemon=True)
-    thread.start()
-
-    def result() -> TargetEnvironment:
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["found"]  # type: ignore[no-any-return]
-
-    return result
+    return begin(lambda: read_target(python, **options), name="probe")
 
 
 def _probe(python: str) -> str:

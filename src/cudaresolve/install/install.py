@@ -6,23 +6,28 @@ pins nor needs are reported (removed with ``exact``).
 
 ``install`` returns an ``InstallResult``; after a real install that pip finished, ``check`` holds
 what the doctor pass needs (the database, the target and the interpreter). The doctor itself sits
-above this package (``doctor.environment.check_environment``), so the caller runs it.
+above this package (``doctor.environment.check_environment``), so the caller runs it. A lock read
+from a file needs only a few facts of the shipped database (``facts``); the database itself is
+loaded (in a thread, while the installer runs) only when the environment holds something the
+doctor pass checks: a package of one of its tables or a CUDA package. Otherwise ``check`` is None
+and no doctor pass runs: its one finding would be that there is nothing to check.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.install.facts import InstallFacts
     from cudaresolve.install.pip import PipCommand
     from cudaresolve.install.sync import SyncResult
     from cudaresolve.lock.flow import LockRequest
     from cudaresolve.lock.model import Lock
-    from cudaresolve.resolve.model import Solution
+    from cudaresolve.resolve.model import LockedPackage, Solution
     from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.interpreter import Interpreter
     from cudaresolve.target.model import Target
@@ -31,6 +36,7 @@ __all__ = [
     "InstallCheck",
     "InstallRequest",
     "InstallResult",
+    "doctor_has_work",
     "find_environment",
     "for_interpreter",
     "install",
@@ -69,7 +75,8 @@ class InstallCheck:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InstallResult:
     """pip's exit code, the lock as installed (mirrors applied), what changed in the environment
-    (``sync``: None for a dry run) and, after a real install that succeeded, what to check it against."""
+    (``sync``: None for a dry run) and, after a real install that succeeded, what to check it against
+    (None when the environment holds nothing the doctor pass checks: module docstring)."""
 
     returncode: int
     lock: Lock
@@ -82,11 +89,11 @@ def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
     """The lock with each URL under a configured mirror's original fetched through the mirror: each
     package's index and file URL (its hash is checked wherever the file comes from). Mirrors only map
     URLs the lock names; they never add a source."""
+    if not mirrors:
+        return lock
     from cudaresolve.core.urls import strip_credentials
     from cudaresolve.index.client import apply_mirror
 
-    if not mirrors:
-        return lock
     # a lock names the mirror that served it without its credentials; the same mirror configured with them
     # (PIP_INDEX_URL=https://user:token@mirror/simple) gives them back, as pip and uv match them by URL
     mirrors = {**{strip_credentials(m): m for m in mirrors.values() if strip_credentials(m) != m}, **mirrors}
@@ -130,7 +137,24 @@ def install(
     (``target.interpreter``), not this one's. ``show`` gets the lock (and the solution with its
     warnings, when resolved now) before pip runs; each pip command goes to ``echo``. The doctor
     pass afterwards (``check``) uses the lock's own target when the lock records one."""
-    from cudaresolve.db.database import load_compat
+    started: list[Callable[[], CompatDB]] = []  # the database's thread, when one is started: joined on every path
+    try:
+        return _install(order, echo=echo, show=show, started=started)
+    finally:  # its error was raised where the database was needed, or it never was
+        import contextlib
+
+        for database in started:
+            with contextlib.suppress(Exception):
+                database()
+
+
+def _install(
+    order: InstallRequest,
+    *,
+    echo: Callable[[PipCommand], None] | None,
+    show: Callable[[Lock, Solution | None], None] | None,
+    started: list[Callable[[], CompatDB]],
+) -> InstallResult:
     from cudaresolve.install.environment import start_target
     from cudaresolve.install.sync import sync_environment
 
@@ -140,18 +164,28 @@ def install(
     probed = start_target(python)  # the one probe of the target interpreter (kept in the user cache)
     solution = None
     target = None
-    db = None
+    database: Callable[[], CompatDB] | None = None
+    facts: InstallFacts | None = None  # a lock read from a file: the database's few facts it needs
     if order.lockfile:
         import os
 
+        from cudaresolve.install.facts import facts_of, install_facts
         from cudaresolve.install.verify import check_installable
         from cudaresolve.lock.flow import all_mirrors
         from cudaresolve.lock.lockfile import read_lock
         from cudaresolve.lock.project import load_project
 
         lock = rooted(read_lock(order.lockfile), os.path.dirname(os.path.abspath(order.lockfile)))
-        db = load_compat(request.compat)  # loaded once: the mirrors' default index, then the doctor pass
-        mirrors = all_mirrors(request, load_project(request.project, pytorch_root=db.pytorch_index_root), db)
+        if request.compat is not None:  # a --compat file: loaded and validated before anything is installed
+            from cudaresolve.db.database import load_compat
+
+            loaded = load_compat(request.compat)
+            database = lambda: loaded  # noqa: E731
+            facts = facts_of(loaded)
+        else:  # the shipped database: its few facts, the database itself only for a doctor pass
+            facts = install_facts()
+        project = load_project(request.project, pytorch_root=facts.pytorch_index_root)
+        mirrors = all_mirrors(request, project, cast("CompatDB", facts))  # duck-typed: its default_index is read
         lock = mirrored(lock, mirrors)
         found = probed()
         request = replace(request, target=for_interpreter(request.target, found.interpreter))
@@ -178,6 +212,9 @@ def install(
         lock, target = mirrored(lock_from_solution(solution), inputs.mirrors), inputs.target
     if show is not None:
         show(lock, solution)
+    if not order.dry_run and database is None and (facts is None or doctor_has_work(lock.packages, (), facts)):
+        database = _database(request.compat)  # loaded while the installer runs
+        started.append(database)
     ran: list[PipCommand] = []
 
     def seen(command: PipCommand) -> None:
@@ -193,10 +230,36 @@ def install(
         return InstallResult(returncode=synced.returncode, lock=lock)
     if synced.returncode != 0:
         return InstallResult(returncode=synced.returncode, lock=lock, sync=synced, failed=ran[-1] if ran else None)
-    db = db or load_compat(request.compat)
+    if facts is not None and not doctor_has_work(lock.packages, _remaining(synced), facts):
+        return InstallResult(returncode=0, lock=lock, sync=synced)  # nothing the doctor pass checks is installed
+    db = (database or _database(request.compat))()
     check = InstallCheck(db=db, target=target or lock_target(lock, request, db), python=order.python,
                          site_packages=found.site_packages, version=found.interpreter.python)
     return InstallResult(returncode=0, lock=lock, sync=synced, check=check)
+
+
+def _database(compat: str | None) -> Callable[[], CompatDB]:
+    """The database begun loading in a thread (``background.begin``), waited for where the doctor pass needs it."""
+    from cudaresolve.db.database import load_compat
+    from cudaresolve.install.background import begin
+
+    return begin(lambda: load_compat(compat), name="database")
+
+
+def doctor_has_work(packages: Iterable[LockedPackage], others: Iterable[str], facts: InstallFacts) -> bool:
+    """Whether the doctor pass has anything to check among the locked ``packages`` and the ``others`` installed:
+    a package of one of the database's tables, or a CUDA package (``nvidia-*``, as ``doctor.environment``
+    reads them). Without one, its only findings would be that there is none."""
+    from cudaresolve.core.platforms import canonical_name
+
+    kinds = set(facts.package_kinds)
+    names = {canonical_name(n) for n in (*(p.name for p in packages), *others)}
+    return any(n in kinds or n.startswith("nvidia-") for n in names)
+
+
+def _remaining(synced: SyncResult) -> tuple[str, ...]:
+    """The installed packages the lock does not name that are still there after the sync."""
+    return tuple(n for n in synced.foreign if n not in synced.removed)
 
 
 def find_environment(*, system: bool = False, environ: Mapping[str, str] | None = None,

@@ -157,14 +157,29 @@ def loads_pylock(text: str, *, source: str = "pylock.toml") -> Lock:
         data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidLockfile(Text.of("lock.not-toml", source=source, error=str(exc)), hint=REGENERATE_HINT) from exc
-    _validate_pylock(data, source=source)
+    _validate_pylock(data, source=source, text=text)
     try:
         return Lock.from_dict(data)
     except InvalidLockfile as exc:
         raise InvalidLockfile(Text.of("lock.in-file", source=source, message=exc.text), hint=exc.hint_text) from exc
 
 
-def _validate_pylock(data: Mapping[str, Any], *, source: str) -> None:
+#: The folder under the user cache that marks the lock texts ``packaging.pylock`` found valid (``_validate_pylock``).
+PYLOCK_CHECKED: Final = "pylock-checked-v1"
+_CHECKED_KEEP: Final = 64
+_CHECKED_NAMES: Final = re.compile(r"[0-9a-f]{64}")
+
+
+def _validate_pylock(data: Mapping[str, Any], *, source: str, text: str | None = None) -> None:
+    """``packaging.pylock``'s PEP 751 validation. A ``text`` it found valid before, with the same packaging, is
+    marked in the user cache (``PYLOCK_CHECKED``: an empty file named by the sha256 of both) and not checked
+    again: installing one lock into a second environment does not pay for that module again."""
+    try:
+        marker = _checked_marker(text) if text is not None else None
+    except (OSError, RuntimeError, KeyError):  # no user cache to be found: checked every time
+        marker = None
+    if marker is not None and marker.is_file():
+        return
     try:
         from packaging.pylock import Pylock, PylockValidationError
     except ImportError:  # packaging < 26.0 has no pylock module; our own checks still ran
@@ -175,6 +190,26 @@ def _validate_pylock(data: Mapping[str, Any], *, source: str) -> None:
         raise InvalidLockfile(
             Text.of("lock.not-pep751", source=source, error=str(exc)), hint=REGENERATE_HINT
         ) from exc
+    if marker is not None:
+        from cudaresolve.core.files import keep_newest, make_cache_dir, write_private_atomic
+
+        try:
+            make_cache_dir(marker.parent)
+            write_private_atomic(marker, b"")
+            keep_newest(marker.parent, _CHECKED_KEEP, _CHECKED_NAMES, spare=marker.name)
+        except OSError:  # only an optimisation
+            return
+
+
+def _checked_marker(text: str) -> Path:
+    import hashlib
+
+    import packaging
+
+    from cudaresolve.core.paths import default_cache_dir
+
+    digest = hashlib.sha256(f"{packaging.__version__}\0{text}".encode()).hexdigest()
+    return default_cache_dir() / PYLOCK_CHECKED / digest
 
 
 def _inline(value: Any) -> Any:

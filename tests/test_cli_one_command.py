@@ -1,0 +1,52 @@
+"""A run builds the parser of the command it runs alone (``cli.build_parser(only=...)``): the same line
+parses to the same namespace as with every command registered."""
+
+from __future__ import annotations
+
+import pytest
+
+from cudaresolve import cli
+
+
+@pytest.mark.parametrize(
+    ("line", "module"),
+    [
+        (["install", "--from", "pylock.toml", "-q"], "install"),
+        (["--lang", "zh", "--cache-dir", "install", "why-not", "cu118"], "why_not"),  # a value, not the command
+        (["--color", "never", "-q", "arch-list", "--gpu", "H100"], "arch_list"),
+        (["-v", "--cache-dir=/tmp/x", "db", "show"], "db"),
+        (["doctor", "--json"], "doctor"),
+    ],
+)
+def test_a_line_parses_the_same_with_only_its_command(line: list[str], module: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[str | None] = []
+    real = cli.build_parser
+
+    def recording(*, only: str | None = None) -> object:
+        asked.append(only)
+        raise SystemExit(0)  # the parser is what is looked at here, not the command
+
+    monkeypatch.setattr(cli, "build_parser", recording)
+    with pytest.raises(SystemExit):
+        cli.main(line)
+    assert asked == [module]
+    alone, every = real(only=module).parse_args(line), real().parse_args(line)
+    assert vars(alone) == vars(every)
+
+
+@pytest.mark.parametrize("line", [[], ["--json"], ["no-such-command"], ["--lang", "en"]])
+def test_a_line_without_a_known_command_gets_every_command(line: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    asked: list[dict[str, object]] = []
+    real = cli.build_parser
+
+    def recording(**kwargs: object) -> object:
+        asked.append(kwargs)
+        return real()
+
+    monkeypatch.setattr(cli, "build_parser", recording)
+    assert cli.main(line) == 2
+    assert asked == [{}]
+    if line == ["no-such-command"]:  # argparse names the commands there are
+        assert "why-not" in capsys.readouterr().err
