@@ -126,3 +126,34 @@ def test_a_cpu_lock_from_pypi_finds_pypis_cpu_wheels(platform: str, source: str,
     assert "no-wheel-for-platform" not in captured.err
     assert f"--index-url {DB.default_index}" in captured.out
     assert all("+" not in line for line in captured.out.splitlines() if line.startswith("torch"))
+
+
+@pytest.mark.parametrize(("platform", "cpu"), [("linux_aarch64", False), ("win_amd64", False), ("win_amd64", True),
+                                               ("linux_aarch64", True)])
+def test_a_pypi_wheel_no_build_describes_is_never_said_to_be_absent(platform: str, cpu: bool) -> None:
+    options = TargetOptions(cpu=cpu, python="3.12", platform=platform,
+                            gpus=() if cpu else ("9.0",), driver=None if cpu else "580.65.06")
+    catalog = build_catalog(DB, build_target(options, DB))
+    undescribed = 0
+    for name in DB.package_names:
+        releases = {str(r.version): r for r in DB.packages(name)}
+        for rejection in catalog.rejected(name):
+            if rejection.finding.code != "no-wheel-for-platform":
+                continue
+            release = releases[str(rejection.version).split("+")[0]]
+            builds = (*release.builds, *release.withdrawn)
+            on_pypi = platform in release.platforms and not any(platform in b.platforms for b in builds)
+            key = rejection.finding.text.key
+            assert (key == "resolve.wheel-not-described") == on_pypi, (name, str(rejection.version), key)
+            undescribed += on_pypi
+    if (platform, cpu) == ("linux_aarch64", False):
+        assert undescribed, "vLLM's aarch64 wheels are on PyPI but not described: the case must be met"
+
+
+def test_the_cli_says_the_aarch64_wheel_is_not_described(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["lock", "vllm", "--gpu", "GH200", "--driver", "580.65.06", "--platform", "linux_aarch64",
+                 "--offline", "--no-cache", "--format", "requirements", "-o", "-"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 1
+    assert "has no wheel for linux_aarch64" not in err
+    assert f"has a wheel for linux_aarch64 on {DB.default_index}, but the database does not describe it" in err

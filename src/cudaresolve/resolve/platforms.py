@@ -8,7 +8,8 @@
 * ``below_floor``: the macOS or glibc version a PyPI or PyTorch-index wheel needs (``platform-too-old``).
 * ``on_source``: under ``--gpu-source pytorch`` or ``pypi`` a release may have a wheel for the
   target's platform only on the other index (torch 2.15.0's macOS wheel is PyPI's): "has no wheel
-  for" then names the index it is true of, and where the wheel is.
+  for" then names the index it is true of, and where the wheel is. A wheel PyPI has (the release's
+  ``platforms``) that no build describes is said to be undescribed, never absent.
 
 PyPI's wheel tags name the oldest system each wheel installs on (``macosx_14_0_arm64``,
 ``manylinux_2_28_x86_64``); the database keeps them per release (``floors``). A declared target
@@ -105,6 +106,21 @@ def _kind(build: Build, cpu: bool) -> bool:
     return (build.variant == "cpu") == cpu
 
 
+def _undescribed(release: PackageRelease, platform: str) -> bool:
+    """PyPI has a wheel of ``release`` for ``platform`` (the release's ``platforms``: its file list) that no
+    build, usable or withdrawn, describes (vLLM's linux_aarch64 wheels)."""
+    builds = (*release.builds, *release.withdrawn)
+    return bool(release.builds) and platform in release.platforms and not any(_serves(b, platform) for b in builds)
+
+
+def _not_described(db: CompatDB, release: PackageRelease, finding: Finding, platform: str) -> Finding:
+    described = dict.fromkeys(p for b in release.builds for p in b.platforms if p != "any")
+    text = Text.of("resolve.wheel-not-described", package=release.name, version=str(release.version),
+                   found=platform, index=db.default_index, required=", ".join(described) or "-")
+    return Finding(code=finding.code, text=text, package=finding.package, variant=finding.variant,
+                   required=", ".join(described), found=finding.found)
+
+
 def on_source(db: CompatDB, target: Target, release: PackageRelease, finding: Finding, gpu_source: str) -> Finding:
     """``finding`` (``no-wheel-for-platform``) said of the whole release: the platforms it lists are every one
     the builds of the target's kind (CUDA, or CPU for a CPU target) serve on the sources ``gpu_source`` keeps,
@@ -120,6 +136,8 @@ def on_source(db: CompatDB, target: Target, release: PackageRelease, finding: Fi
     elsewhere = gpu_source in ("pytorch", "pypi") and any(
         _serves(b, target.platform) and _kind(b, cpu) and _on_pytorch(db, b) != pytorch for b in release.builds)
     if not elsewhere:
+        if _undescribed(release, target.platform):
+            return _not_described(db, release, finding, target.platform)
         if not kept:
             return finding
         return reason("no-wheel-for-platform", package=release.name, version=str(release.version),
