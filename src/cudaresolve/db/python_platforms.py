@@ -29,7 +29,8 @@ __all__ = [
 ]
 
 #: The ``[packages]`` keys read here, beside ``tables``, ``anchor``, ``os``, ``source`` and ``note``.
-PACKAGE_FACT_KEYS: Final = ("runs-without-gpu", "runs-without-gpu-source", "cpu-package", "cpu-package-source")
+PACKAGE_FACT_KEYS: Final = ("runs-without-gpu", "runs-without-gpu-source", "cpu-package", "cpu-package-source",
+                             "index-floors", "index-floors-source")
 
 _KEYS: Final = {"platform", "glibc", "macos"}
 _DOTTED: Final = re.compile(r"[0-9]{1,2}\.[0-9]{1,2}")

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.core.archs import Arch, ComputeCapability
     from cudaresolve.core.versions import CudaVersion, DriverVersion
+    from cudaresolve.db.index_floors import IndexFloor
     from cudaresolve.db.python_platforms import PythonPlatform
 
 __all__ = [
@@ -113,6 +114,7 @@ class PackageFacts:
     runs_without_gpu: frozenset[str] = frozenset()
     os: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ``[packages.os]``: (table, its operating systems)
     cpu_packages: tuple[tuple[str, str], ...] = ()  # ``[packages.cpu-package]``: (table, its CPU-only PyPI project)
+    index_floors: tuple[IndexFloor, ...] = ()  # ``[packages.index-floors]``: the PyTorch index's Linux wheels' glibc
 
     def cpu_package(self, name: str) -> str | None:
         """The PyPI project that is the CPU-only build of package ``name`` (fbgemm-gpu-cpu); None when none is known."""

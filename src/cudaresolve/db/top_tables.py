@@ -10,6 +10,7 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.db import python_platforms
+from cudaresolve.db.index_floors import read_index_floors
 from cudaresolve.db.python_platforms import read_package_os, read_python_platforms, read_runs_without_gpu
 from cudaresolve.db.rows import IndexFacts, PackageFacts
 from cudaresolve.text.model import Text
@@ -87,4 +88,5 @@ def read_package_facts(c: Collector, data: Mapping[str, Any]) -> PackageFacts:
     built = dict.fromkeys(r["package"] for r in rows if isinstance(r, dict) and isinstance(r.get("package"), str))
     systems, cpu = read_package_os(c, row, [*tables, *built]), read_runs_without_gpu(c, row, tables)
     return PackageFacts(tables=tuple(tables), anchor=anchor, source=c.source(row, "packages"), os=systems,
-                        runs_without_gpu=cpu, cpu_packages=python_platforms.read_cpu_packages(c, row, tables))
+                        runs_without_gpu=cpu, cpu_packages=python_platforms.read_cpu_packages(c, row, tables),
+                        index_floors=read_index_floors(c, row, tables))

@@ -5,16 +5,19 @@
 * ``other_platform``: a build for another platform is no candidate, and no reason either, when
   another build of the release serves the target's platform (torch 2.15.0's cu132 build is not
   for macOS; its cpu build is): "has no wheel for" is said only of a release with none at all.
-* ``below_floor``: the macOS or glibc version a PyPI wheel needs (``platform-too-old``).
+* ``below_floor``: the macOS or glibc version a PyPI or PyTorch-index wheel needs (``platform-too-old``).
 * ``on_source``: under ``--gpu-source pytorch`` or ``pypi`` a release may have a wheel for the
   target's platform only on the other index (torch 2.15.0's macOS wheel is PyPI's): "has no wheel
-  for" then names the index it is true of, and where the wheel is.
+  for" then names the index it is true of, and where the wheel is. A wheel PyPI has (the release's
+  ``platforms``) that no build describes is said to be undescribed, never absent.
 
 PyPI's wheel tags name the oldest system each wheel installs on (``macosx_14_0_arm64``,
 ``manylinux_2_28_x86_64``); the database keeps them per release (``floors``). A declared target
 runs the macOS or glibc its flags name (``--platform macosx_13_0_arm64``), else the one the
-database assumes for declared targets (``[index]``, as uv assumes). A build from PyPI whose floor
-is newer than that is no candidate, offline as online, where the index's file tags say the same.
+database assumes for declared targets (``[index]``, as uv assumes). The PyTorch index's Linux wheels
+need the glibc of their build platform (``[packages.index-floors]``: manylinux 2.28 from torch 2.7).
+A build whose floor is newer than the target's system is no candidate, offline as online, where the
+index's file tags say the same.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cudaresolve.core.platforms import platform_os
+from cudaresolve.db.index_floors import index_floor
 from cudaresolve.resolve.sources import sourced_builds
 from cudaresolve.text.findings import Finding, reason
 from cudaresolve.text.model import Text
@@ -61,12 +65,21 @@ def _dotted(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
 
 
+def _floor(db: CompatDB, target: Target, release: PackageRelease, build: Build | None) -> str | None:
+    """PyPI's wheel: the release's ``floors`` (its tags); the PyTorch index's: ``[packages.index-floors]``
+    (its build platform); any other index's: not known."""
+    if build is None or build.channel == "pypi":
+        return release.floor(target.platform, target.python)
+    if not _on_pytorch(db, build):
+        return None
+    return index_floor(db.package_facts.index_floors, release.name, release.version, build.variant, target.platform)
+
+
 def below_floor(db: CompatDB, target: Target, release: PackageRelease, build: Build | None) -> Finding | None:
     """The ``platform-too-old`` finding when the target's system is older than the floor of the wheel
-    ``build`` (a PyPI build, or a pure release) would install; None otherwise or when no floor is known."""
-    if build is not None and build.channel != "pypi":
-        return None  # floors are read from PyPI's files; the PyTorch index's own tags are not recorded
-    floor = release.floor(target.platform, target.python)
+    ``build`` (a PyPI or PyTorch-index build, or a pure release) would install; None otherwise or when no
+    floor is known."""
+    floor = _floor(db, target, release, build)
     if floor is None:
         return None
     mac = target.platform.startswith("macosx")
@@ -93,6 +106,21 @@ def _kind(build: Build, cpu: bool) -> bool:
     return (build.variant == "cpu") == cpu
 
 
+def _undescribed(release: PackageRelease, platform: str) -> bool:
+    """PyPI has a wheel of ``release`` for ``platform`` (the release's ``platforms``: its file list) that no
+    build, usable or withdrawn, describes (vLLM's linux_aarch64 wheels)."""
+    builds = (*release.builds, *release.withdrawn)
+    return bool(release.builds) and platform in release.platforms and not any(_serves(b, platform) for b in builds)
+
+
+def _not_described(db: CompatDB, release: PackageRelease, finding: Finding, platform: str) -> Finding:
+    described = dict.fromkeys(p for b in release.builds for p in b.platforms if p != "any")
+    text = Text.of("resolve.wheel-not-described", package=release.name, version=str(release.version),
+                   found=platform, index=db.default_index, required=", ".join(described) or "-")
+    return Finding(code=finding.code, text=text, package=finding.package, variant=finding.variant,
+                   required=", ".join(described), found=finding.found)
+
+
 def on_source(db: CompatDB, target: Target, release: PackageRelease, finding: Finding, gpu_source: str) -> Finding:
     """``finding`` (``no-wheel-for-platform``) said of the whole release: the platforms it lists are every one
     the builds of the target's kind (CUDA, or CPU for a CPU target) serve on the sources ``gpu_source`` keeps,
@@ -108,6 +136,8 @@ def on_source(db: CompatDB, target: Target, release: PackageRelease, finding: Fi
     elsewhere = gpu_source in ("pytorch", "pypi") and any(
         _serves(b, target.platform) and _kind(b, cpu) and _on_pytorch(db, b) != pytorch for b in release.builds)
     if not elsewhere:
+        if _undescribed(release, target.platform):
+            return _not_described(db, release, finding, target.platform)
         if not kept:
             return finding
         return reason("no-wheel-for-platform", package=release.name, version=str(release.version),
