@@ -26,8 +26,10 @@ Cases:
     (an empty cache before every run) and warm (the same cache, one untimed run first). cudaresolve
     reads PyPI through ``--index-mirror`` and the PyTorch index through the ``/whl/<variant>/``
     pages the server makes from PyPI's own torch files (see ``pypi_frozen.py``); the target is
-    H100, driver 580.65.06. Freeze the union once: ``python tools/freeze_pypi.py -r FILE`` with the
-    requirements of the three projects.
+    H100, driver 580.65.06. Freeze the union once: ``python tools/freeze_pypi.py -r FILE --also
+    "torch==2.14.1 torchvision torchaudio" --also "torch==2.10.0 torchvision torchaudio"`` with the
+    requirements of the three projects: uv's closure alone leaves out the CUDA libraries of the torch
+    builds cudaresolve may pick (a page missing from the copy reads as a release that does not exist).
 
 Every peer at its best: uv gets the real interpreter (``--python`` = the realpath of
 ``sys.executable``, never a shim) and ``--python-platform``; pip is a throwaway venv's, upgraded

@@ -47,6 +47,8 @@ from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from cudaresolve.errors import IndexUnavailable
+
 PYPI: Final = "https://pypi.org/simple"
 ACCEPT: Final = "application/vnd.pypi.simple.v1+json"
 DEFAULT_OUT: Final = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "cudaresolve-bench" / "pypi"
@@ -131,7 +133,7 @@ def freeze_project(
     page = reply.json()
     kept = trim_page(page, pinned, tags, releases)
     files = []
-    ranged = 0
+    ranged = dropped = 0
     for file in kept:
         target = out / "files" / f"{file['filename']}.metadata"
         if not target.exists():
@@ -144,7 +146,11 @@ def freeze_project(
                 got.raise_for_status()
                 body = got.content
             else:
-                body = remote_metadata(client, file["url"])
+                try:
+                    body = remote_metadata(client, file["url"])
+                except IndexUnavailable:  # a malformed old wheel (two METADATA files): no tool can read it either
+                    dropped += 1
+                    continue
                 ranged += 1
             target.write_bytes(body)
         digest = hashlib.sha256(target.read_bytes()).hexdigest()
@@ -172,6 +178,7 @@ def freeze_project(
         "versions": len(versions),
         "wheels": len(files),
         "ranged": ranged,
+        "dropped": dropped,
     }
 
 
