@@ -54,10 +54,10 @@ NAMED = {
 }
 
 
-def _torch_fits(release: PackageRelease, torch_pin: SpecifierSet | None) -> bool:
+def _torch_fits(release: PackageRelease, build: Build, torch_pin: SpecifierSet | None) -> bool:
     if torch_pin is None:
         return True
-    for req in release.requires:
+    for req in (*release.requires, *build.requires):  # flashinfer's AOT builds pin torch per build
         if req.name == "torch" and not any(
             req.specifier.contains(t.version, prereleases=True) and torch_pin.contains(t.version, prereleases=True)
             for t in DB.packages("torch")
@@ -70,7 +70,7 @@ def _broken(target: Target, release: PackageRelease, build: Build, spec: Specifi
             ) -> set[str]:
     """The constraints ``build`` of ``release`` breaks on ``target`` under the user's requests."""
     out = set()
-    if not spec.contains(release.version, prereleases=True) or not _torch_fits(release, torch_pin):
+    if not spec.contains(release.version, prereleases=True) or not _torch_fits(release, build, torch_pin):
         out.add("pin")
     if platform_os(target.platform) not in (DB.operating_systems(release.name) or (platform_os(target.platform),)):
         out.add("os")
