@@ -32,12 +32,13 @@ if TYPE_CHECKING:
 DB = load_compat()
 PLATFORMS = ("linux_x86_64", "linux_aarch64", "win_amd64")
 #: packages whose findings are checked (pure packages like torchrec fail through these)
-CHECKED = ("torch", "torchvision", "torchaudio", "xformers", "fbgemm-gpu")
+CHECKED = ("torch", "torchvision", "torchaudio", "xformers", "fbgemm-gpu", "flashinfer-python")
 #: what a finding that is not the headline may name: only a way out (another Python or platform) is worth it
 WAY_OUT = {"no-wheel-for-python": "python", "requires-python": "python", "no-wheel-for-platform": "platform",
            "platform-too-old": "floor"}
 PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14")
-PACKAGES = ("torch", "torchvision", "torchaudio", "xformers", "fbgemm-gpu", "torchrec")
+PACKAGES = ("torch", "torchvision", "torchaudio", "xformers", "fbgemm-gpu", "torchrec", "flashinfer-python")
+GLIBCS = (None, "2.17", "2.27", "2.28", "2.34")
 DRIVERS = ("418.40.04", "450.80.02", "470.82.01", "525.60.13", "535.104.05", "570.26", "580.65.06", "595.45.04")
 #: what each headline code names
 NAMED = {
@@ -53,10 +54,10 @@ NAMED = {
 }
 
 
-def _torch_fits(release: PackageRelease, torch_pin: SpecifierSet | None) -> bool:
+def _torch_fits(release: PackageRelease, build: Build, torch_pin: SpecifierSet | None) -> bool:
     if torch_pin is None:
         return True
-    for req in release.requires:
+    for req in (*release.requires, *build.requires):  # flashinfer's AOT builds pin torch per build
         if req.name == "torch" and not any(
             req.specifier.contains(t.version, prereleases=True) and torch_pin.contains(t.version, prereleases=True)
             for t in DB.packages("torch")
@@ -69,7 +70,7 @@ def _broken(target: Target, release: PackageRelease, build: Build, spec: Specifi
             ) -> set[str]:
     """The constraints ``build`` of ``release`` breaks on ``target`` under the user's requests."""
     out = set()
-    if not spec.contains(release.version, prereleases=True) or not _torch_fits(release, torch_pin):
+    if not spec.contains(release.version, prereleases=True) or not _torch_fits(release, build, torch_pin):
         out.add("pin")
     if platform_os(target.platform) not in (DB.operating_systems(release.name) or (platform_os(target.platform),)):
         out.add("os")
@@ -130,8 +131,10 @@ def cases(draw: st.DrawFn) -> tuple[Target, str, SpecifierSet, SpecifierSet | No
     platform = draw(st.sampled_from(PLATFORMS))
     model = draw(st.sampled_from([g for g in DB.gpus if not g.tegra]))
     gpu = Gpu(name=model.name, cc=model.cc, datacenter=model.datacenter, tegra=model.tegra)
+    # a Linux target's glibc, when the user gave one, meets or misses the builds' platform floors
+    glibc = draw(st.sampled_from(GLIBCS)) if platform.startswith("linux") else None
     target = Target(gpus=(gpu,), driver=parse_driver(draw(st.sampled_from(DRIVERS))), platform=platform,
-                    python=draw(st.sampled_from(PYTHONS)))
+                    python=draw(st.sampled_from(PYTHONS)), glibc=glibc)
     package = draw(st.sampled_from(PACKAGES))
     releases = DB.packages(package)
     spec = SpecifierSet(draw(st.sampled_from(["", *(f"=={r.version}" for r in releases)])))
