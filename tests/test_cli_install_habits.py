@@ -182,3 +182,18 @@ def test_lock_target_reads_the_lock() -> None:
     target = lock_target(recorded, request, db)
     assert ([g.name for g in target.gpus], target.python, target.driver) == (["NVIDIA A100"], "3.10", None)
     assert lock_target(Lock(packages=()), request, db).is_cpu  # no target recorded: the flags'
+
+
+def test_a_quiet_install_that_goes_well_prints_nothing(
+    locked: tuple[list[str], dict[str, str], list[Event]], venv: Path
+) -> None:
+    flags, expected, _ = locked
+    import cudaresolve
+
+    env = {**os.environ, "PYTHONPATH": str(Path(cudaresolve.__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-m", "cudaresolve", "install", "--from", "pylock.toml", "--python",
+                           str(venv), "-q", *flags], env=env, capture_output=True, text=True, check=False)  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")  # the installer's own lines too
+    listed = subprocess.run([str(venv), "-c", "import importlib.metadata as m; print(m.version('torch'))"],
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    assert listed.stdout.strip() == expected["torch"]

@@ -38,8 +38,9 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.cli._common import language
     from cudaresolve.cli.lock import request_from_args
     from cudaresolve.install.install import InstallRequest, install
-    from cudaresolve.install.pip import format_command, pip_stdout
+    from cudaresolve.install.pip import format_command, installer_quiet, pip_stdout
     from cudaresolve.render.install import install_json, render_plan
+    from cudaresolve.render.output import current
 
     if args.lockfile and (args.requirement_files or args.constraint_files):
         from cudaresolve.errors import UsageError
@@ -64,7 +65,8 @@ def _run(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         exact=args.exact,
     )
-    with pip_stdout(2 if args.json else None):  # --json: stdout holds the one JSON object
+    # --json: stdout holds the one JSON object; -q: the installer's output only when it fails
+    with pip_stdout(2 if args.json else None), installer_quiet(current().verbosity < 0):
         result = install(order, echo=lambda c: _echo(out, format_command(c), args.dry_run),
                          show=None if args.json else lambda lock, solution: render_plan(lock, solution, console,
                                                                                         lang=lang))

@@ -39,7 +39,9 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-from contextlib import contextmanager
+import sys
+import tempfile
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
@@ -61,6 +63,7 @@ __all__ = [
     "download_commands",
     "format_command",
     "install_commands",
+    "installer_quiet",
     "pip_commands",
     "pip_stdout",
     "run_pip",
@@ -203,9 +206,11 @@ def run_pip(
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(text, encoding="utf-8")
         try:
-            result = subprocess.run(
-                list(command.argv), env={**base, **dict(command.env)}, check=False, stdout=_STDOUT[0]
-            )
+            with tempfile.TemporaryFile() if _QUIET[0] else nullcontext() as held:
+                result = subprocess.run(list(command.argv), env={**base, **dict(command.env)}, check=False,
+                                        stdout=held if held is not None else _STDOUT[0], stderr=held)
+                if held is not None and result.returncode != 0:
+                    _replay_tail(held)
         except OSError as exc:
             raise InvalidInput(
                 Text.of("lock.cannot-run-python", python=command.argv[0], reason=str(exc.strerror or exc)),
@@ -219,6 +224,30 @@ def run_pip(
 
 #: Where pip's standard output goes (None: the terminal); ``pip_stdout`` sets it for a run.
 _STDOUT: list[int | IO[str] | None] = [None]
+
+
+#: Whether the installer's output is held back, and shown only when it fails (``-q``); ``installer_quiet`` sets it.
+_QUIET: list[bool] = [False]
+#: How much of a failed quiet run's output is shown: its end, where pip and uv say what went wrong.
+_TAIL_BYTES: Final = 64 * 1024
+
+
+@contextmanager
+def installer_quiet(quiet: bool) -> Iterator[None]:
+    """Within the block a successful installer run prints nothing (``install -q``: "a quiet install that goes
+    well prints nothing"); a failed one shows the end of what it said, on stderr."""
+    before, _QUIET[0] = _QUIET[0], quiet
+    try:
+        yield
+    finally:
+        _QUIET[0] = before
+
+
+def _replay_tail(held: IO[bytes]) -> None:
+    size = held.seek(0, os.SEEK_END)
+    held.seek(max(0, size - _TAIL_BYTES))
+    sys.stderr.write(held.read().decode("utf-8", errors="replace"))
+    sys.stderr.flush()
 
 
 @contextmanager
