@@ -5,8 +5,8 @@ rest of the set, never turns an answer into a failure, and stays bounded."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 import time
+from dataclasses import replace
 
 import pytest
 
