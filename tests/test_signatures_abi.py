@@ -69,7 +69,7 @@ TORCH_185512 = "RuntimeError: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH"
 @pytest.fixture(scope="module")
 def db() -> CompatDB:
     data = copy.deepcopy(DB_DATA)
-    data["packages"]["tables"] += ["flash-attn", "torch-scatter", "mmcv"]
+    data["packages"]["tables"] += ["flash-attn", "torch-scatter", "mmcv", "torch-sparse"]
     return CompatDB.from_dict(data)
 
 
@@ -87,6 +87,9 @@ def explain(text: str, db: CompatDB | None, target: Target | None = None, lang: 
     (MMCV_17, "mmcv", "mmcv", "at::_ops::zeros_like::call(at::Tensor const&, c10::optional<c10::ScalarType>, "
      "c10::optional<c10::Layout>, c10::optional<c10::Device>, c10::optional<bool>, "
      "c10::optional<c10::MemoryFormat>)"),
+    # the same class beyond the examples: another PyG page package
+    ("OSError: /home/u/.venv/lib/python3.11/site-packages/torch_sparse/_convert_cuda.so: undefined symbol: "
+     "_ZN3c1017RegisterOperatorsD1Ev", "torch_sparse", "torch-sparse", "c10::RegisterOperators::~RegisterOperators()"),
 ])
 def test_an_undefined_torch_symbol_in_any_extension_is_an_abi_mismatch(
     text: str, library: str, package: str, symbol: str, db: CompatDB,

@@ -24,11 +24,16 @@ TARGETS = {
     "k80-r470": ("Tesla K80", "470.82.01", "linux_x86_64"),
     "rtx3060-win": ("RTX 3060", "580.65.06", "win_amd64"),
     "cpu-mac": (None, None, "macosx_arm64"),
+    "h100-r570": ("H100", "570.86.10", "linux_x86_64"),
+    "rtx3090-r580": ("RTX 3090", "580.65.06", "linux_x86_64"),
 }
 SPECS = [
     "torch", "torch==2.9.0+cpu", "torch==2.9.0+cu128", "torch==2.7.1", "torchaudio", "xformers",
     "flashinfer-python", "fbgemm-gpu==1.9.0", "torchvision==0.29.1", "torch<2.1",
     "torch @ file:///etc/passwd", "torch @ https://example.com/torch-2.9.0-cp312-cp312-linux_x86_64.whl",
+    # the issue-28 packages: prebuilt release wheels, find-links pages, exact torch pins, cuDNN majors
+    "flash-attn", "flash-attn==2.8.3", "torch-scatter", "pyg-lib", "torch-sparse", "mmcv", "vllm", "sglang",
+    "sgl-kernel", "onnxruntime-gpu", "fbgemm-gpu-genai",
 ]
 
 
@@ -57,7 +62,8 @@ def _why_not(spec: str, target: Target) -> str:
     except CudaResolveError as exc:
         return exc.code
     for reason in answer.reasons:
-        assert "<cuda>" not in reason.message and "<python>" not in reason.message, reason.message
+        for internal in ("<cuda>", "<cudnn>", "<python>"):
+            assert internal not in reason.message, reason.message
     return "possible" if answer.possible else "impossible"
 
 

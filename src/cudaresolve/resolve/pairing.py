@@ -13,7 +13,7 @@ stands beside nothing while one of its wheels can stand beside every requested p
 is the way out only where no wheel fits (``offered``).
 
 Cost: per (candidate, requested package), one pass over that package's candidates of the same
-variant, memoised.
+variant, memoised; ``offered`` once per requested package, without recursion.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class Companions:
         self._members: dict[str, dict[str | None, tuple[Candidate, ...]]] = {}
         self._memo: dict[tuple[Candidate, str], bool] = {}
         self._wheels: dict[str, bool] = {}  # name -> whether a wheel of it fits (``offered``)
+        self._joints: dict[tuple[str, str, str | None, str, str | None], bool] = {}
 
     @property
     def names(self) -> frozenset[str]:
@@ -80,10 +81,40 @@ class Companions:
             return True
         name = candidate.name
         if name not in self._wheels:
-            self._wheels[name] = True  # in progress
             wheels = (c for c in self.members(name, None) if c.build is None or c.build.channel != SDIST)
-            self._wheels[name] = any(self.fits(c) for c in wheels)
+            self._wheels[name] = any(self._pairs_with_all(c) for c in wheels)
         return not self._wheels[name]
+
+    def _pairs_with_all(self, wheel: Candidate) -> bool:
+        """Whether ``wheel`` pairs with some candidate of every other requested package, a source build among
+        them: not through ``offered``, so that no answer depends on another package's answer being found
+        (several source-only packages asked together would otherwise read each other half-done)."""
+        others = (n for n in self._wanted if n != wheel.name)
+        return all(any(self._together(wheel, m) for m in self.members(n, wheel.variant)) for n in others)
+
+    def _together(self, one: Candidate, other: Candidate) -> bool:
+        """``paired``, and each need the two place on a third database package (both extensions on torch) met by
+        one candidate of it: mmcv's torch 2.4 wheel and pyg-lib's torch 2.8 wheel pair with nothing in common."""
+        if not paired(one, other):
+            return False
+        theirs: dict[str, list[Need]] = {}
+        for need in other.dependencies:
+            if need.name not in (CUDA, one.name) and need.name in self._catalog.known:
+                theirs.setdefault(need.name, []).append(need)
+        for need in one.dependencies:
+            for mine in theirs.get(need.name, ()) if need.name != other.name else ():
+                if not self._joint(need, mine):
+                    return False
+        return True
+
+    def _joint(self, one: Need, other: Need) -> bool:
+        """Whether one candidate of their package meets both needs; memoised on what the needs ask."""
+        key = (one.name, str(one.specifier), one.variant, str(other.specifier), other.variant)
+        found = self._joints.get(key)
+        if found is None:
+            choices = self._catalog.for_name(one.name)
+            found = self._joints[key] = any(satisfies(one, c) and satisfies(other, c) for c in choices)
+        return found
 
     def meets(self, candidate: Candidate, name: str) -> bool:
         """Whether some requested candidate of ``name`` and ``candidate`` accept each other."""
@@ -91,7 +122,7 @@ class Companions:
         found = self._memo.get(key)
         if found is None:
             members = self.members(name, candidate.variant)
-            found = self._memo[key] = any(paired(candidate, m) and self.offered(m) for m in members)
+            found = self._memo[key] = any(self._together(candidate, m) and self.offered(m) for m in members)
         return found
 
 

@@ -378,7 +378,10 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return (base, *self._metadata_needs(candidate, candidate.extras, only_extras=True))
         if candidate.variant is not None and candidate.variant not in self.catalog.runnable:
             return candidate.dependencies  # its ``<cuda>`` need fails at once: no metadata to fetch for it
-        own = (*candidate.dependencies, *self._metadata_needs(candidate, frozenset()))
+        needs = candidate.dependencies
+        if self.source is None:  # offline: a row's need on a package the database does not model (einops) is the
+            needs = tuple(n for n in needs if n.name in self.catalog.known)  # index's to read, as numpy is
+        own = (*needs, *self._metadata_needs(candidate, frozenset()))
         return (*own, *major_needs(self.catalog, candidate))  # one CUDA major per environment (``cudamajor``)
 
     def _metadata_needs(self, candidate: Candidate, extras: frozenset[str], *, only_extras: bool = False) -> list[Need]:
