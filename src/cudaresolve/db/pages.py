@@ -23,15 +23,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from packaging.requirements import Requirement
-from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.archs import parse_arch_list
+from cudaresolve.db.fields import parse_release_version
 from cudaresolve.db.prebuilt import SDIST
 from cudaresolve.db.rows import Build, PackageRelease
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+
+    from packaging.version import Version
 
     from cudaresolve.core.archs import Arch
     from cudaresolve.db.fields import Collector
@@ -93,10 +95,8 @@ def read_page(c: Collector, row: Mapping[str, Any], path: str) -> PageRow | None
     archs = tuple((str(v), c.parse(f"{path}.arch-list.{v}", parse_arch_list, str(t))) for v, t in lists.items())
     if package is None or version_text is None or page is None:
         return None
-    try:
-        version = Version(version_text)
-    except InvalidVersion:
-        c.add(f"{path}.version", Text.of("db.bad-choice", expected=("'PEP 440 version'",), found=repr(version_text)))
+    version = c.parse(f"{path}.version", parse_release_version, version_text)
+    if version is None:
         return None
     keys = [_PAGE_KEY.fullmatch(p) if isinstance(p, str) else None for p in pages]
     test_copy = page.startswith(("http://127.0.0.1", "http://localhost"))  # a test's copy, as [[prebuilt]] allows

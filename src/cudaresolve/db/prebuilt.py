@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
+from cudaresolve.db.fields import parse_release_version
 from cudaresolve.db.rows import Build, PackageRelease
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+
+    from packaging.version import Version
 
     from cudaresolve.core.archs import Arch
     from cudaresolve.db.fields import Collector
@@ -116,10 +118,8 @@ def read_prebuilt(c: Collector, row: Mapping[str, Any], path: str) -> PrebuiltRo
     source = c.source(row, path)
     if package is None or version_text is None or url is None:
         return None
-    try:
-        version = Version(version_text)
-    except InvalidVersion:
-        c.add(f"{path}.version", Text.of("db.bad-choice", expected=("'PEP 440 version'",), found=repr(version_text)))
+    version = c.parse(f"{path}.version", parse_release_version, version_text)
+    if version is None:
         return None
     problems = [t for t in torch if not _MINOR.fullmatch(t)]
     problems += [m for m in cuda if not m.isdigit()] + [a for a in abi if a not in ("TRUE", "FALSE")]
