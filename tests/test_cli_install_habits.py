@@ -188,9 +188,8 @@ def test_a_quiet_install_that_goes_well_prints_nothing(
     locked: tuple[list[str], dict[str, str], list[Event]], venv: Path
 ) -> None:
     flags, expected, _ = locked
-    import cudaresolve
-
-    env = {**os.environ, "PYTHONPATH": str(Path(cudaresolve.__file__).resolve().parents[1])}
+    # this interpreter's cudaresolve, with no PYTHONPATH (the target venv would inherit it and list its packages)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([sys.executable, "-m", "cudaresolve", "install", "--from", "pylock.toml", "--python",
                            str(venv), "-q", *flags], env=env, capture_output=True, text=True, check=False)  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")  # the installer's own lines too

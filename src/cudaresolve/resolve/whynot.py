@@ -96,7 +96,7 @@ def why_not(
                 Text.of("resolve.unknown-variant", variant=repr(text)),
                 hint=Text.of("resolve.unknown-variant.hint", known=known),
             )
-        needs = parse_requests(list(context) or [db.anchor])
+        needs = _in_db(parse_requests(list(context) or [db.anchor]), db)
         return _answer(text, [*needs, Need(name=CUDA, variant=text)], text, db, catalog, limits)
     try:
         req = Requirement(text)
@@ -107,11 +107,20 @@ def why_not(
 
         parse_direct(req.name, req.url)
         parse_requests([text])  # why-not reads no file: a wheel URL is refused with its own coded error
+    first = Need.from_requirement(req)
+    if first.name not in db.package_names:  # lock takes it from the index: the database gives no verdict on it
+        raise InvalidInput(Text.of("resolve.why-not-outside-db", package=first.name, known=tuple(db.package_names)),
+                           hint=Text.of("resolve.why-not-outside-db.hint", package=first.name))
     variant = _variant_of(req)
-    needs = [Need.from_requirement(req), *parse_requests(list(context))] if context else [Need.from_requirement(req)]
+    needs = [first, *_in_db(parse_requests(list(context)), db)] if context else [first]
     if variant is not None:
         needs.append(Need(name=CUDA, variant=variant))
     return _answer(text, needs, variant, db, catalog, limits)
+
+
+def _in_db(needs: Sequence[Need], db: CompatDB) -> list[Need]:
+    """The needs on the database's packages: the others are the index's to answer, at lock time."""
+    return [n for n in needs if n.name in db.package_names or n.name == CUDA]
 
 
 def _variant_of(req: Requirement) -> str | None:
