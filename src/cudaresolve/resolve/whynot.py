@@ -96,7 +96,8 @@ def why_not(
                 Text.of("resolve.unknown-variant", variant=repr(text)),
                 hint=Text.of("resolve.unknown-variant.hint", known=known),
             )
-        needs = _in_db(parse_requests(list(context) or [db.anchor]), db)
+        needs = _in_db(parse_requests(list(context)), db) if context else []
+        needs = needs or parse_requests([db.anchor])  # no database package asked: the variant is judged by the anchor
         return _answer(text, [*needs, Need(name=CUDA, variant=text)], text, db, catalog, limits)
     try:
         req = Requirement(text)
