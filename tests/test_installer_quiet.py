@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from cudaresolve.install.pip import PipCommand, installer_quiet, run_pip
+from cudaresolve.install.pip import PipCommand, installer_output, run_pip
 
 if TYPE_CHECKING:
     import pytest
@@ -18,21 +18,21 @@ def _command(code: int, noise: int = 1) -> PipCommand:
 
 
 def test_a_quiet_run_that_succeeds_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
-    with installer_quiet(True):
+    with installer_output(quiet=True):
         assert run_pip([_command(0)]) == 0
     out, err = capfd.readouterr()
     assert (out, err) == ("", "")
 
 
 def test_a_quiet_run_that_fails_shows_what_the_installer_said(capfd: pytest.CaptureFixture[str]) -> None:
-    with installer_quiet(True):
+    with installer_output(quiet=True):
         assert run_pip([_command(3), _command(0)]) == 3  # the first failure stops the run
     out, err = capfd.readouterr()
     assert out == "" and "step 0" in err and err.rstrip().endswith("the cause")
 
 
 def test_a_long_failure_shows_its_end(capfd: pytest.CaptureFixture[str]) -> None:
-    with installer_quiet(True):
+    with installer_output(quiet=True):
         assert run_pip([_command(1, noise=20_000)]) == 1
     err = capfd.readouterr().err
     assert err.rstrip().endswith("the cause") and "warn 19999" in err
@@ -43,7 +43,7 @@ def test_without_quiet_the_installer_speaks(capfd: pytest.CaptureFixture[str]) -
     assert run_pip([_command(0)]) == 0
     out, err = capfd.readouterr()
     assert "step 0" in out and "warn 0" in err
-    with installer_quiet(True):
+    with installer_output(quiet=True):
         pass
     assert run_pip([_command(0)]) == 0  # the setting ends with its block
     assert "step 0" in capfd.readouterr().out

@@ -38,7 +38,7 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.cli._common import language
     from cudaresolve.cli.lock import request_from_args
     from cudaresolve.install.install import InstallRequest, install
-    from cudaresolve.install.pip import format_command, installer_quiet, pip_stdout
+    from cudaresolve.install.pip import format_command, installer_output
     from cudaresolve.render.install import install_json, render_plan
     from cudaresolve.render.output import current
 
@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
         exact=args.exact,
     )
     # --json: stdout holds the one JSON object; -q: the installer's output only when it fails
-    with pip_stdout(2 if args.json else None), installer_quiet(current().verbosity < 0):
+    with installer_output(2 if args.json else None, quiet=current().verbosity < 0):
         result = install(order, echo=lambda c: _echo(out, format_command(c), args.dry_run),
                          show=None if args.json else lambda lock, solution: render_plan(lock, solution, console,
                                                                                         lang=lang))

@@ -63,9 +63,8 @@ __all__ = [
     "download_commands",
     "format_command",
     "install_commands",
-    "installer_quiet",
+    "installer_output",
     "pip_commands",
-    "pip_stdout",
     "run_pip",
     "uninstall_command",
     "wheel_dir",
@@ -206,9 +205,10 @@ def run_pip(
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(text, encoding="utf-8")
         try:
-            with tempfile.TemporaryFile() if _QUIET[0] else nullcontext() as held:
+            output = _OUTPUT[0]
+            with tempfile.TemporaryFile() if output.quiet else nullcontext() as held:
                 result = subprocess.run(list(command.argv), env={**base, **dict(command.env)}, check=False,
-                                        stdout=held if held is not None else _STDOUT[0], stderr=held)
+                                        stdout=held if held is not None else output.stdout, stderr=held)
                 if held is not None and result.returncode != 0:
                     _replay_tail(held)
         except OSError as exc:
@@ -222,25 +222,31 @@ def run_pip(
     return 0
 
 
-#: Where pip's standard output goes (None: the terminal); ``pip_stdout`` sets it for a run.
-_STDOUT: list[int | IO[str] | None] = [None]
+@dataclass(frozen=True, slots=True)
+class _Output:
+    """Where the installer's output goes for a run: ``stdout`` its standard output (None: the terminal);
+    ``quiet``: all of it held back, and the end of it shown on stderr only when the run fails."""
+
+    stdout: int | IO[str] | None = None
+    quiet: bool = False
 
 
-#: Whether the installer's output is held back, and shown only when it fails (``-q``); ``installer_quiet`` sets it.
-_QUIET: list[bool] = [False]
+#: The output settings of the run in progress; ``installer_output`` sets them.
+_OUTPUT: list[_Output] = [_Output()]
 #: How much of a failed quiet run's output is shown: its end, where pip and uv say what went wrong.
 _TAIL_BYTES: Final = 64 * 1024
 
 
 @contextmanager
-def installer_quiet(quiet: bool) -> Iterator[None]:
-    """Within the block a successful installer run prints nothing (``install -q``: "a quiet install that goes
-    well prints nothing"); a failed one shows the end of what it said, on stderr."""
-    before, _QUIET[0] = _QUIET[0], quiet
+def installer_output(stdout: int | IO[str] | None = None, *, quiet: bool = False) -> Iterator[None]:
+    """Within the block the installer's standard output goes to ``stdout`` (``install --json``: stderr, so that
+    stdout holds only the JSON object); ``quiet`` (``install -q``: "a quiet install that goes well prints
+    nothing"): a successful run prints nothing, a failed one the end of what it said, on stderr."""
+    before, _OUTPUT[0] = _OUTPUT[0], _Output(stdout, quiet)
     try:
         yield
     finally:
-        _QUIET[0] = before
+        _OUTPUT[0] = before
 
 
 def _replay_tail(held: IO[bytes]) -> None:
@@ -248,17 +254,6 @@ def _replay_tail(held: IO[bytes]) -> None:
     held.seek(max(0, size - _TAIL_BYTES))
     sys.stderr.write(held.read().decode("utf-8", errors="replace"))
     sys.stderr.flush()
-
-
-@contextmanager
-def pip_stdout(stream: int | IO[str] | None) -> Iterator[None]:
-    """Within the block pip's standard output goes to ``stream`` (``install --json``: stderr, so
-    that stdout holds only the JSON object)."""
-    before, _STDOUT[0] = _STDOUT[0], stream
-    try:
-        yield
-    finally:
-        _STDOUT[0] = before
 
 
 def _verb(command: PipCommand) -> str:
