@@ -22,8 +22,8 @@ from cudaresolve.core.progress import Event, listening
 from cudaresolve.db.database import load_compat
 from cudaresolve.errors import InvalidInput
 from cudaresolve.install.install import for_interpreter, lock_target
-from cudaresolve.lock.flow import LockRequest
 from cudaresolve.lock.model import Lock
+from cudaresolve.lock.request import LockRequest
 from cudaresolve.target.build import TargetOptions
 from cudaresolve.target.interpreter import parse_probe, probe_interpreter
 from test_cli_lock_install_e2e import mirror  # noqa: F401 (a fixture)

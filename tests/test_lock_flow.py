@@ -9,8 +9,9 @@ import pytest
 
 from cudaresolve.errors import InvalidInput
 from cudaresolve.install.install import InstallRequest, install, mirrored
-from cudaresolve.lock.flow import LockRequest, lock, prepare, project_mirrors
+from cudaresolve.lock.flow import lock, prepare
 from cudaresolve.lock.model import Lock
+from cudaresolve.lock.request import LockRequest, project_mirrors
 from cudaresolve.resolve.model import LockedPackage
 from cudaresolve.target.build import TargetOptions
 

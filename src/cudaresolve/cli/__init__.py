@@ -210,7 +210,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """The command, with the cache where ``--cache-dir`` says (or in a temporary one, ``--no-cache``)
     and a progress display on stderr where one is wanted (``render.progress``)."""
-    import tempfile
     from contextlib import ExitStack
     from pathlib import Path
 
@@ -220,6 +219,8 @@ def _run(args: argparse.Namespace) -> int:
 
     with ExitStack() as stack:
         if getattr(args, "no_cache", False):
+            import tempfile
+
             scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="cudaresolve-cache-"))
             stack.enter_context(use_cache_dir(Path(scratch)))
         elif getattr(args, "cache_dir", None):

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     import argparse
 
     from cudaresolve.db.database import CompatDB
-    from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.model import Target
+    from cudaresolve.target.options import TargetOptions
 
 __all__ = ["add_target_arguments", "compat_from_args", "options_from_args", "target_from_args"]
 
@@ -59,7 +59,7 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> TargetOptions:
-    from cudaresolve.target.build import TargetOptions, split_gpu_list  # not at import: --help stays light
+    from cudaresolve.target.options import TargetOptions, split_gpu_list  # not at import: --help stays light
 
     """The declared part of the target; ``--gpu 'RTX 2080,RTX 3090'`` counts as two GPUs."""
     if any(not split_gpu_list(value) for value in args.gpu):

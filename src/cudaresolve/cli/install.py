@@ -39,7 +39,6 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.cli.lock import request_from_args
     from cudaresolve.install.install import InstallRequest, install
     from cudaresolve.install.pip import format_command, installer_output
-    from cudaresolve.render.install import install_json, render_plan
     from cudaresolve.render.output import current
 
     if args.lockfile and (args.requirement_files or args.constraint_files):
@@ -55,6 +54,12 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(Text.of("lock.requirements-with-lock", requirements=tuple(args.requirements[:5])),
                          hint=Text("lock.requirements-with-lock.hint"))
     lang = language(args)
+
+    def show(lock: Any, solution: Any) -> None:
+        from cudaresolve.render.install import render_plan
+
+        render_plan(lock, solution, console, lang=lang)
+
     console: Any = _Later(render.make_console)  # a quiet install that goes well prints nothing: rich is not loaded
     out = console if not args.dry_run or args.json else _Later(lambda: render.make_console(stderr=False))
     order = InstallRequest(
@@ -68,8 +73,7 @@ def _run(args: argparse.Namespace) -> int:
     # --json: stdout holds the one JSON object; -q: the installer's output only when it fails
     with installer_output(2 if args.json else None, quiet=current().verbosity < 0):
         result = install(order, echo=lambda c: _echo(out, format_command(c), args.dry_run),
-                         show=None if args.json else lambda lock, solution: render_plan(lock, solution, console,
-                                                                                        lang=lang))
+                         show=None if args.json else show)
     report = None
     if result.check is not None:  # a doctor pass on what pip installed, against the lock's target
         report = _doctor(result.check)
@@ -78,6 +82,8 @@ def _run(args: argparse.Namespace) -> int:
 
         raise PipFailed(result.returncode, index=result.failed.index if result.failed is not None else "")
     if args.json:
+        from cudaresolve.render.install import install_json
+
         render.emit_json(install_json(result, report), lang=lang)
         return 0
     _render_after(result, report, console, lang)

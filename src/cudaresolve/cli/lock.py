@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import argparse
 
-    from cudaresolve.lock.flow import LockRequest
     from cudaresolve.lock.reqfiles import RequirementFiles
+    from cudaresolve.lock.request import LockRequest
 
 __all__ = [
     "add_feature_arguments", "add_file_arguments", "add_request_arguments", "register", "request_from_args",
@@ -153,8 +153,8 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
     from cudaresolve.cli._target import options_from_args
     from cudaresolve.core.versions import parse_cutoff
     from cudaresolve.lock.features import Selection
-    from cudaresolve.lock.flow import LockRequest
     from cudaresolve.lock.reqfiles import read_requirement_files
+    from cudaresolve.lock.request import LockRequest
 
     files = read_requirement_files(args.requirement_files, getattr(args, "constraint_files", []))
     requirements, constraints = requirements_from_args(args, files)

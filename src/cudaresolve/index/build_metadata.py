@@ -80,7 +80,7 @@ class BuildPolicy:
 def build_policy(default_index: str, mirrors: Mapping[str, str], *, no_build: bool) -> BuildPolicy:
     """The run's policy: no builds under ``--no-build``; build requirements from the default index (mirrors
     applied); the timeout from ``CUDARESOLVE_BUILD_TIMEOUT``."""
-    from cudaresolve.index.simple import apply_mirror
+    from cudaresolve.index.mirrors import apply_mirror
 
     index = apply_mirror(default_index.rstrip("/"), mirrors)
     return BuildPolicy(allowed=not no_build, index_url=index, timeout=build_timeout_from_env(os.environ))

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from cudaresolve.core.urls import redact, split_url
 from cudaresolve.errors import InvalidInput
-from cudaresolve.index.simple import check_http_url
+from cudaresolve.index.mirrors import check_http_url
 from cudaresolve.index.trust import LOCAL_HOSTS
 from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text

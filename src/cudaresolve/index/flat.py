@@ -78,7 +78,7 @@ def links_page(client: PageReader, url: str, project: str) -> ProjectPage:
     when it lists none of them. The page is fetched and cached once, whichever project asks first."""
     from packaging.utils import canonicalize_name
 
-    from cudaresolve.index.simple import apply_mirror
+    from cudaresolve.index.mirrors import apply_mirror
 
     served = apply_mirror(url, client.mirrors)  # a copy of the page stands in for it
     got = client.entry(served if is_page_url(served) else served.rstrip("/") + "/")

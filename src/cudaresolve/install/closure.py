@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import zipfile
-from email.parser import HeaderParser
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.platforms import canonical_name
@@ -45,6 +44,8 @@ def wheel_requires(path: Path) -> tuple[str, ...] | None:
             text = archive.read(found[0]).decode("utf-8")
     except (OSError, zipfile.BadZipFile, UnicodeDecodeError, ValueError):
         return None
+    from email.parser import HeaderParser
+
     return tuple(str(v).strip() for v in HeaderParser().parsestr(text).get_all("Requires-Dist") or ())
 
 

@@ -1,7 +1,7 @@
 """The few database facts installing a lock needs, kept small so that a warm install loads no database. Does
 I/O: reads and writes one small file in the user cache (and loads the database when it is missing).
 
-Installing a lock asks the database three things: its default index (``lock.flow.all_mirrors``: the
+Installing a lock asks the database three things: its default index (``lock.request.all_mirrors``: the
 mirror a pip or uv setting names stands for it), the PyTorch index root (a project's bare
 ``index-mirror`` URL replaces it) and the packages the doctor pass checks (``package_kinds``: is
 there anything to check after the install). Loading the built database costs the import of its

@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from cudaresolve.install.facts import InstallFacts
     from cudaresolve.install.pip import PipCommand
     from cudaresolve.install.sync import SyncResult
-    from cudaresolve.lock.flow import LockRequest
     from cudaresolve.lock.model import Lock
+    from cudaresolve.lock.request import LockRequest
     from cudaresolve.resolve.model import LockedPackage, Solution
-    from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.interpreter import Interpreter
     from cudaresolve.target.model import Target
+    from cudaresolve.target.options import TargetOptions
 
 __all__ = [
     "InstallCheck",
@@ -92,7 +92,7 @@ def mirrored(lock: Lock, mirrors: Mapping[str, str]) -> Lock:
     if not mirrors:
         return lock
     from cudaresolve.core.urls import strip_credentials
-    from cudaresolve.index.client import apply_mirror
+    from cudaresolve.index.mirrors import apply_mirror
 
     # a lock names the mirror that served it without its credentials; the same mirror configured with them
     # (PIP_INDEX_URL=https://user:token@mirror/simple) gives them back, as pip and uv match them by URL
@@ -156,12 +156,12 @@ def _install(
     started: list[Callable[[], CompatDB]],
 ) -> InstallResult:
     from cudaresolve.install.environment import start_target
-    from cudaresolve.install.sync import sync_environment
 
     request = order.request
     python = order.python or find_environment(system=order.system)
     order = replace(order, python=python)
-    probed = start_target(python)  # the one probe of the target interpreter (kept in the user cache)
+    probed = start_target(python)  # the one probe of the target interpreter (kept in the user cache), begun first
+    from cudaresolve.install.sync import sync_environment  # its imports while the probe runs
     solution = None
     target = None
     database: Callable[[], CompatDB] | None = None
@@ -171,9 +171,9 @@ def _install(
 
         from cudaresolve.install.facts import facts_of, install_facts
         from cudaresolve.install.verify import check_installable
-        from cudaresolve.lock.flow import all_mirrors
         from cudaresolve.lock.lockfile import read_lock
         from cudaresolve.lock.project import load_project
+        from cudaresolve.lock.request import all_mirrors
 
         lock = rooted(read_lock(order.lockfile), os.path.dirname(os.path.abspath(order.lockfile)))
         if request.compat is not None:  # a --compat file: loaded and validated before anything is installed

@@ -2,8 +2,9 @@
 
 The target is usually another interpreter (``--python``). Its ``sys.path`` comes from
 ``environment.read_target`` (one probe of that interpreter, kept in the user cache); the
-distributions on it are read here, in this process, with ``importlib.metadata`` (the first of a
-name on ``sys.path`` wins, as for imports and for pip): each one's name, version, ``.dist-info``
+distributions on it are read here, in this process (the first of a name on ``sys.path`` wins, as for imports
+and for pip; ``.dist-info`` folders are read directly, as ``importlib.metadata`` finds them, anything else
+through ``importlib.metadata`` itself, which is imported only then): each one's name, version, ``.dist-info``
 directory, installer, requirements and ``direct_url.json`` URL. For the names asked for it also
 reads the installed RECORD and the RECORD paths whose file is missing on disk or has another size
 (a cheap check for files changed after the install; at most ``_MAX_DAMAGED`` named). At most
@@ -26,7 +27,7 @@ from cudaresolve.install.record import MAX_RECORD_BYTES
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
 __all__ = ["InstalledDist", "read_installed"]
 
@@ -56,8 +57,6 @@ def read_installed(
     interpreter's), with the RECORD of each name in ``records``. ``paths``: that interpreter's
     ``sys.path`` when known (else ``environment.read_target`` asks it). An interpreter that cannot run
     or answer, or a distribution that cannot be read, is ``InvalidInput``."""
-    import importlib.metadata
-
     if paths is None:
         if python is None:
             paths = [p for p in sys.path if p and p != os.getcwd()]
@@ -68,7 +67,7 @@ def read_installed(
     want = {canonical_name(n) for n in records}
     budget = MAX_RECORD_BYTES
     found: dict[str, InstalledDist] = {}
-    for dist in importlib.metadata.distributions(path=list(paths)):
+    for dist in _distributions(paths):
         where = getattr(dist, "_path", None)
         try:
             head = _headers(dist.read_text("METADATA"))  # parsed once (importlib parses it per question)
@@ -95,6 +94,51 @@ def read_installed(
             ) from exc
         found[key] = item
     return found
+
+
+class _DistInfo:
+    """A ``.dist-info`` folder read as ``importlib.metadata.PathDistribution`` reads one (the part used here)."""
+
+    __slots__ = ("_path",)
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+    def read_text(self, filename: str) -> str | None:
+        try:
+            with open(os.path.join(self._path, filename), encoding="utf-8") as file:
+                return file.read()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            return None
+
+    def locate_file(self, path: str) -> str:
+        return os.path.join(os.path.dirname(self._path), path)
+
+    def __getattr__(self, name: str) -> Any:  # a folder without METADATA: importlib.metadata's own reading
+        import importlib.metadata
+        from pathlib import Path
+
+        return getattr(importlib.metadata.PathDistribution(Path(self._path)), name)
+
+
+def _distributions(paths: Sequence[str]) -> Iterator[Any]:
+    """The distributions on ``paths`` in ``importlib.metadata.distributions``'s order: each folder's ``.dist-info``
+    folders as ``_DistInfo``; a path entry that is not a folder (a zip), or one holding ``.egg-info`` entries or an
+    ``EGG-INFO``, through ``importlib.metadata`` itself."""
+    for entry in paths:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:  # a zip file, or gone: importlib.metadata knows zips and skips what is not there
+            names = None
+        lowered = [n.lower() for n in names or ()]
+        if names is None or any(n.endswith(".egg-info") or n == "egg-info" for n in lowered):
+            import importlib.metadata
+
+            yield from importlib.metadata.distributions(path=[entry])
+            continue
+        for name, low in zip(names, lowered, strict=True):
+            if low.endswith(".dist-info"):
+                yield _DistInfo(os.path.join(entry or ".", name))
 
 
 def _headers(text: str | None) -> tuple[str, str, tuple[str, ...]] | None:

@@ -48,7 +48,6 @@ from typing import IO, TYPE_CHECKING, Final
 
 from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.model import archives, index_groups
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.model import Text
 
@@ -103,6 +102,8 @@ def wheel_dir(workdir: str) -> str:
 def download_commands(lock: Lock, *, python: str, workdir: str, pip: Sequence[str] = ()) -> list[PipCommand]:
     """Step 1: every locked wheel, per index, into ``wheel_dir``: exact pins, no dependencies, hashes checked;
     an sdist built into a wheel there; the direct references from their URLs."""
+    from cudaresolve.lock.model import archives, index_groups
+
     commands: list[PipCommand] = []
     for number, (index, members) in enumerate(index_groups(lock), 1):
         env = (("PIP_EXTRA_INDEX_URL", index), ("PIP_FIND_LINKS", workdir))

@@ -51,11 +51,11 @@ def chosen_features(lock: Lock, selection: Selection, *, source: str) -> tuple[f
 def select_packages(lock: Lock, selection: Selection, environment: Mapping[str, str], *, source: str) -> Lock:
     """``lock`` with only the packages whose marker holds for ``selection`` (``chosen_features``) on the
     interpreter whose marker values are ``environment``; ``source`` names the lock in messages."""
-    from packaging.markers import Marker, UndefinedComparison, UndefinedEnvironmentName
-
     extras, groups = chosen_features(lock, selection, source=source)
     if not any(p.marker for p in lock.packages):
         return lock
+    from packaging.markers import Marker, UndefinedComparison, UndefinedEnvironmentName
+
     values: dict[str, str | AbstractSet[str]] = {**environment, "extras": extras, "dependency_groups": groups}
     kept = []
     for i, package in enumerate(lock.packages):

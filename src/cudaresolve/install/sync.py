@@ -150,7 +150,7 @@ def sync_environment(
             from cudaresolve.install.verify import interpreter_environment
 
             markers = interpreter_environment(python)
-        _check_closure(lock, before, todo, files, markers)
+        _check_closure(lock, before, todo, files, markers, cache.parent)
         if todo:
             code = run_pip(_installs(lock, todo, files, installer, replaced), env=env, echo=echo)
             if grown:
@@ -277,10 +277,18 @@ def _check_closure(
     todo: Mapping[str, Change],
     files: Mapping[str, Path],
     markers: Mapping[str, str],
+    root: Path,
 ) -> None:
     """``IncompleteLock`` when a locked file needs what the lock does not hold (module docstring): the
     requirements of a package to install come from its verified wheel, those of a kept one from its
-    installed copy (the locked wheel's files, by RECORD)."""
+    installed copy (the locked wheel's files, by RECORD). A verdict of complete is kept under ``root``
+    (``complete``): the same lock, files and interpreter are not checked again."""
+    from cudaresolve.install.complete import complete_key, known_complete, remember_complete
+
+    kept = {p.name: before[canonical_name(p.name)].requires for p in lock.packages if p.name not in todo}
+    key = complete_key(lock, todo, kept, markers)
+    if known_complete(root, key):
+        return
     from cudaresolve.errors import IncompleteLock
     from cudaresolve.install.closure import unmet, wheel_requires
 
@@ -292,6 +300,8 @@ def _check_closure(
         else:
             requires[package.name] = before[canonical_name(package.name)].requires
     missing = unmet(lock, requires, markers)
+    if not missing:
+        remember_complete(root, key)
     if missing:
         name, requirement = missing[0]
         version = next(p.version for p in lock.packages if canonical_name(p.name) == name)

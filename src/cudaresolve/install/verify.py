@@ -129,11 +129,10 @@ def check_installable(
 
 
 def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) -> None:
-    from packaging.markers import InvalidMarker, Marker
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     found = environment.get("python_full_version", "")
     if lock.requires_python:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
         try:
             ok = SpecifierSet(lock.requires_python).contains(found, prereleases=True)
         except InvalidSpecifier:
@@ -144,6 +143,8 @@ def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) 
                 hint=Text.of("lock.install.python-mismatch.hint", found=environment.get("python_version", found)),
             )
     if lock.environments:
+        from packaging.markers import InvalidMarker, Marker
+
         try:
             ok = any(Marker(m).evaluate(dict(environment)) for m in lock.environments)
         except (InvalidMarker, ValueError, KeyError):

@@ -13,12 +13,11 @@ module never sees argparse.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from cudaresolve.errors import InvalidInput, NoSolution
 from cudaresolve.index.extra import ExtraSources
-from cudaresolve.lock.features import Selection
+from cudaresolve.lock.request import LockRequest, all_mirrors
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text
 
@@ -31,52 +30,19 @@ if TYPE_CHECKING:
     from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.lock.features import Chosen
     from cudaresolve.lock.previous import Change
-    from cudaresolve.lock.project import ProjectSettings
     from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.model import Solution
-    from cudaresolve.target.build import TargetOptions
     from cudaresolve.target.model import Target
 
 __all__ = [
     "LockInputs",
-    "LockRequest",
     "LockResult",
-    "all_mirrors",
     "lock",
     "prepare",
-    "project_mirrors",
     "resolve_inputs",
 ]
 
 Format = Literal["pylock", "requirements"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LockRequest:
-    """What the user asked for, as given: requirements (none: the project's), the declared target,
-    the database file (None: the shipped one), ``--offline`` and ``ORIG=MIRROR`` mirror mappings;
-    ``constraints``: ``-c`` lines (they narrow versions, never add a package)."""
-
-    requirements: tuple[str, ...] = ()
-    constraints: tuple[str, ...] = ()
-    target: TargetOptions
-    compat: str | None = None
-    offline: bool = False
-    mirrors: tuple[str, ...] = ()
-    project: Path = Path("pyproject.toml")
-    gpu_source: str | None = None  # --gpu-source; None: the project's gpu-source, else "auto"
-    index_url: str | None = None  # --index-url: the default index (a PyPI mirror); None: the user's settings
-    environ: Mapping[str, str] | None = field(default=None, repr=False)  # None: os.environ (pip/uv settings)
-    no_build: bool = False  # --no-build: an sdist with dynamic metadata is never built; its release is passed over
-    upgrade: bool = False  # -U/--upgrade: the previous lock's pins are not kept
-    upgrade_packages: tuple[str, ...] = ()  # --upgrade-package: these names' pins are not kept
-    extra_index_urls: tuple[str, ...] = ()  # --extra-index-url, then a requirement file's (``index.extra``)
-    find_links: tuple[str, ...] = ()  # -f/--find-links likewise
-    trusted_hosts: tuple[str, ...] = ()  # a requirement file's --trusted-host lines
-    editables: tuple[str, ...] = ()  # local folders given with -e, locked editable
-    features: Selection = field(default_factory=Selection)  # --extra/--all-extras/--group/--all-groups/--no-dev
-    exclude_newer: datetime | None = None  # --exclude-newer: files uploaded after it are not seen
-    prerelease: str = "explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,36 +78,6 @@ class LockResult:
             **self.solution.to_dict(), "complete": self.complete, "output": self.path, "format": self.format,
             "unchanged": self.unchanged, "changes": [c.to_dict() for c in self.changes],
         }  # fmt: skip
-
-
-def project_mirrors(request: LockRequest) -> dict[str, str]:
-    """Every mirror of the run (``all_mirrors``), for a request whose database is not loaded yet."""
-    from cudaresolve.db.database import load_compat
-    from cudaresolve.lock.project import load_project
-
-    db = load_compat(request.compat)
-    return all_mirrors(request, load_project(request.project, pytorch_root=db.pytorch_index_root), db)
-
-
-def all_mirrors(request: LockRequest, project: ProjectSettings, db: CompatDB) -> dict[str, str]:
-    """The user's default index (pip's and uv's settings, ``[tool.cudaresolve] index-url``, ``--index-url``:
-    ``index.settings``) as the mirror of the database's default index, under the project's ``index-mirror``
-    table, under the ``--index-mirror`` flags."""
-    import os
-
-    from cudaresolve.index.settings import default_index
-    from cudaresolve.index.simple import parse_mirrors
-
-    try:
-        home = Path.home()
-    except (RuntimeError, KeyError):  # no HOME and no passwd entry: no user files
-        home = Path("/nonexistent")
-    environ = os.environ if request.environ is None else request.environ
-    setting = default_index(environ, home=home, cwd=Path.cwd(), project=project.index_url, flag=request.index_url)
-    base: dict[str, str] = {}
-    if setting is not None and setting.url.rstrip("/") != db.default_index.rstrip("/"):
-        base[db.default_index] = setting.url
-    return {**base, **project.mirrors, **parse_mirrors(request.mirrors)}
 
 
 def prepare(request: LockRequest) -> LockInputs:

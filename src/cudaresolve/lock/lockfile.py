@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from cudaresolve.core.decode import loads_toml
 from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT, Lock
-from cudaresolve.lock.requirements import dumps_requirements, loads_requirements
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.model import Text
 
@@ -258,13 +257,19 @@ def read_lock(path: str | os.PathLike[str]) -> Lock:
         ) from exc
     if file.suffix == ".toml":
         return loads_pylock(text, source=str(file))
+    from cudaresolve.lock.requirements import loads_requirements  # packaging's parser: only for this format
+
     return loads_requirements(text, source=str(file))
 
 
 def render_lock(path: str, lock: Lock, *, fmt: Literal["pylock", "requirements"] = "pylock") -> str:
     """``lock`` as ``fmt`` text for ``path``; a pylock goes only to a PEP 751 name, stdout or a stream."""
     check_output_name(path, fmt)
-    return dumps_pylock(lock) if fmt == "pylock" else dumps_requirements(lock)
+    if fmt == "pylock":
+        return dumps_pylock(lock)
+    from cudaresolve.lock.requirements import dumps_requirements
+
+    return dumps_requirements(lock)
 
 
 def check_output_name(path: str, fmt: Literal["pylock", "requirements"]) -> None:

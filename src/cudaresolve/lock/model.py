@@ -150,7 +150,7 @@ def lock_from_solution(
     installed in place (``-e``);
     ``mirrors``: each package's ``index`` is the index or mirror that really served it; ``root``: the lock
     file's folder, which directory paths are relative to."""
-    from cudaresolve.index.simple import apply_mirror
+    from cudaresolve.index.mirrors import apply_mirror
 
     def served(index: str) -> str:  # never a mirror's token: it fetches, it is not part of the lock
         return strip_credentials(apply_mirror(index, mirrors)) if index and mirrors else index
@@ -315,10 +315,10 @@ def _package_from_dict(entry: Any, path: str) -> LockedPackage:
 
 def _marker(entry: Mapping[str, Any], path: str) -> str | None:
     """``packages.marker`` (PEP 751), checked to parse as a marker (``'x' in extras`` included)."""
-    from packaging.markers import InvalidMarker, Marker
-
     text: str | None = _get(entry, "marker", str, path=path)
     if text is not None:
+        from packaging.markers import InvalidMarker, Marker
+
         try:
             Marker(text)
         except InvalidMarker:

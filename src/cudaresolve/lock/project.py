@@ -38,7 +38,7 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
     """``pytorch_root`` (the database's PyTorch index root) is what a bare ``index-mirror`` URL replaces.
     Every shape is checked (``tool = "x"``, ``project = [1]`` ...): a wrong one is ``InvalidInput``,
     and ``index-mirror`` is validated exactly like the ``--index-mirror`` flag."""
-    from cudaresolve.index.simple import parse_mirrors
+    from cudaresolve.index.mirrors import parse_mirrors
 
     tool = _table(_table(data, "tool", source, "tool"), "cudaresolve", source, "tool.cudaresolve")
     reqs = tool.get("requirements")
@@ -53,7 +53,7 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
         mirror = {pytorch_root: mirror}
     if not isinstance(mirror, Mapping) or not all(isinstance(v, str) for v in mirror.values()):
         raise InvalidInput(Text.of("lock.project.bad-mirror", source=source), hint=Text("lock.project.bad-mirror.hint"))
-    from cudaresolve.index.simple import parse_package_indexes
+    from cudaresolve.index.mirrors import parse_package_indexes
 
     indexes = tool.get("package-index", {})
     if not isinstance(indexes, Mapping) or not all(isinstance(v, str) for v in indexes.values()):

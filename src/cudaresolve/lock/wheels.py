@@ -32,7 +32,7 @@ def not_listed(package: LockedPackage, target: Target, mirrors: Mapping[str, str
     """The ``wheel-not-listed`` warning for a package locked without a file; when its index is fetched
     through a mirror, the warning names the mirror and its URL (the mirror lacks it, or is laid out
     in a way we do not read), not the original index."""
-    from cudaresolve.index.simple import apply_mirror
+    from cudaresolve.index.mirrors import apply_mirror
 
     if package.url and not package.sha256:  # listed, but the page gave no sha256 (a flat directory of wheels)
         return warning("wheel-not-listed", "lock.wheel-not-hashed", url=package.url, package=package.name)

@@ -32,6 +32,8 @@ def render_plan(lock: Lock, solution: Solution | None, console: Console, *, lang
     from cudaresolve.render.explain_findings import render_solution, render_warnings
     from cudaresolve.render.output import current
 
+    if solution is None and not current().shows_info:
+        return  # -q and a lock file: its table is not shown, and it carries no solver warnings
     if solution is None:  # a lock file: the same table, from the lock's own packages
         from cudaresolve.resolve.model import Solution as Shown
         from cudaresolve.target.model import Target

@@ -32,7 +32,6 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.archs import ComputeCapability, parse_cc
@@ -43,6 +42,7 @@ from cudaresolve.core.versions import parse_driver, parse_python_version
 from cudaresolve.db.gpu_names import MatchKind, closest_labels
 from cudaresolve.errors import InvalidDriver, InvalidInput, UnknownGpu
 from cudaresolve.target.model import Gpu, Target
+from cudaresolve.target.options import TargetOptions, split_gpu_list
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -80,27 +80,6 @@ _HOST_HINT: Final = Text("target.host-file.hint")
 # number is one only with a major below 20: "4090" and "800" are model numbers, never SM 409.0 or 80.0.
 _CC_LIKE: Final = re.compile(r"^(sm_|compute_)[0-9]+(\.[0-9]+)?[af]?$|^(1?[0-9])(\.[0-9]+|[0-9])?[af]?$", re.IGNORECASE)
 _SM_SPELLING: Final = re.compile(r"^sm[-_ ]?(?=[0-9])", re.IGNORECASE)
-# GPU names never hold a comma, a semicolon or the word "and": those separate GPUs.
-_GPU_SEPARATOR: Final = re.compile(r"[,;]|\s+and\s+", re.IGNORECASE)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TargetOptions:
-    """What the user declared with flags; the environment and detection fill in the rest."""
-
-    gpus: tuple[str, ...] = ()
-    driver: str | None = None
-    cpu: bool = False
-    python: str | None = None
-    platform: str | None = None
-    host_file: str | None = None
-    python_platform: str | None = None  # uv's --python-platform name (``x86_64-manylinux_2_28``)
-    glibc: str | None = None  # from the interpreter itself (``install --python``)
-
-
-def split_gpu_list(text: str) -> tuple[str, ...]:
-    """``"RTX 2080, RTX 3090"``, ``"A800;H100"``, ``"A100 and H100"`` -> one name per GPU."""
-    return tuple(part.strip() for part in _GPU_SEPARATOR.split(text) if part.strip())
 
 
 def this_python() -> str:

@@ -1,0 +1,35 @@
+"""What the user declared about the target with flags, as one value; how ``--gpu`` lists several GPUs. Pure.
+
+Kept apart from ``build`` (which turns these into a ``Target`` with the database) so that a command that only
+carries the options along, such as ``install --from``, imports none of the target-building code.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["TargetOptions", "split_gpu_list"]
+
+# GPU names never hold a comma, a semicolon or the word "and": those separate GPUs.
+_GPU_SEPARATOR: Final = re.compile(r"[,;]|\s+and\s+", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetOptions:
+    """What the user declared with flags; the environment and detection fill in the rest."""
+
+    gpus: tuple[str, ...] = ()
+    driver: str | None = None
+    cpu: bool = False
+    python: str | None = None
+    platform: str | None = None
+    host_file: str | None = None
+    python_platform: str | None = None  # uv's --python-platform name (``x86_64-manylinux_2_28``)
+    glibc: str | None = None  # from the interpreter itself (``install --python``)
+
+
+def split_gpu_list(text: str) -> tuple[str, ...]:
+    """``"RTX 2080, RTX 3090"``, ``"A800;H100"``, ``"A100 and H100"`` -> one name per GPU."""
+    return tuple(part.strip() for part in _GPU_SEPARATOR.split(text) if part.strip())
