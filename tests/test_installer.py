@@ -237,3 +237,22 @@ def test_sync_reads_the_environment_then_passes_pip_exit_code_through(
     # a second sync asks the cache, not the interpreter: only pip runs
     assert sync_environment(_lock(None, None, None), python=str(fake), markers={}, env=env).returncode == 23
     assert log.read_text().splitlines() == ["-c ", "-m download", "-m download"]
+
+
+def test_choosing_the_installer_asks_the_import_system_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Looking ``pip`` up through the import system holds the global import lock while the meta-path hooks run;
+    setuptools' ``_distutils_hack`` imports a module there for ``pip``, which deadlocked against the thread that
+    loads the database for the doctor pass. pip is looked for on disk instead."""
+    from cudaresolve.install.installer import choose_installer
+
+    asked: list[str] = []
+
+    class Recorder:
+        def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+            asked.append(name)
+
+    monkeypatch.setattr(sys, "meta_path", [Recorder(), *sys.meta_path])
+    monkeypatch.setenv("CUDARESOLVE_INSTALLER", "pip")
+    chosen = choose_installer(sys.executable, has_pip=False)
+    assert "pip" not in asked
+    assert chosen.kind == "pip" and chosen.head == (sys.executable, "-m", "pip", "--python", sys.executable)

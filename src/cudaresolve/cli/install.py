@@ -73,7 +73,7 @@ def _run(args: argparse.Namespace) -> int:
     # --json: stdout holds the one JSON object; -q: the installer's output only when it fails
     with installer_output(2 if args.json else None, quiet=current().verbosity < 0):
         result = install(order, echo=lambda c: _echo(out, format_command(c), args.dry_run),
-                         show=None if args.json else show)
+                         show=None if args.json else show, warm_up=_doctor_modules)
     report = None
     if result.check is not None:  # a doctor pass on what pip installed, against the lock's target
         report = _doctor(result.check)
@@ -108,6 +108,12 @@ def _echo(out: Any, line: str, dry_run: bool) -> None:
 
     if dry_run or current().shows_info:
         out.print(line, markup=False, highlight=False)
+
+
+def _doctor_modules() -> None:
+    """The doctor pass's modules, imported in ``install``'s background thread while the installer runs."""
+    import cudaresolve.doctor.check
+    import cudaresolve.doctor.environment  # noqa: F401
 
 
 def _doctor(check: Any) -> Any:

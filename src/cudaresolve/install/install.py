@@ -130,16 +130,19 @@ def install(
     *,
     echo: Callable[[PipCommand], None] | None = None,
     show: Callable[[Lock, Solution | None], None] | None = None,
+    warm_up: Callable[[], object] | None = None,
 ) -> InstallResult:
     """Read (or resolve) the lock, apply the mirrors once, make the environment equal to it.
 
     With ``python``, the target's Python version, platform and glibc are that interpreter's
     (``target.interpreter``), not this one's. ``show`` gets the lock (and the solution with its
     warnings, when resolved now) before pip runs; each pip command goes to ``echo``. The doctor
-    pass afterwards (``check``) uses the lock's own target when the lock records one."""
-    started: list[Callable[[], CompatDB]] = []  # the database's thread, when one is started: joined on every path
+    pass afterwards (``check``) uses the lock's own target when the lock records one; ``warm_up``
+    (the caller's preparation for that pass, such as importing its modules) runs in the database's
+    thread while the installer runs, only when a doctor pass is likely."""
+    started: list[Callable[[], object]] = []  # the database's thread, when one is started: joined on every path
     try:
-        return _install(order, echo=echo, show=show, started=started)
+        return _install(order, echo=echo, show=show, started=started, warm_up=warm_up)
     finally:  # its error was raised where the database was needed, or it never was
         import contextlib
 
@@ -153,7 +156,8 @@ def _install(
     *,
     echo: Callable[[PipCommand], None] | None,
     show: Callable[[Lock, Solution | None], None] | None,
-    started: list[Callable[[], CompatDB]],
+    started: list[Callable[[], object]],
+    warm_up: Callable[[], object] | None,
 ) -> InstallResult:
     from cudaresolve.install.environment import start_target
 
@@ -212,9 +216,14 @@ def _install(
         lock, target = mirrored(lock_from_solution(solution), inputs.mirrors), inputs.target
     if show is not None:
         show(lock, solution)
-    if not order.dry_run and database is None and (facts is None or doctor_has_work(lock.packages, (), facts)):
-        database = _database(request.compat)  # loaded while the installer runs
-        started.append(database)
+    if not order.dry_run and (facts is None or doctor_has_work(lock.packages, (), facts)):
+        if database is None:  # loaded while the installer runs, after the caller's warm-up
+            database = _database(request.compat, warm_up)
+            started.append(database)
+        elif warm_up is not None:
+            from cudaresolve.install.background import begin
+
+            started.append(begin(warm_up, name="warm-up"))
     ran: list[PipCommand] = []
 
     def seen(command: PipCommand) -> None:
@@ -238,12 +247,20 @@ def _install(
     return InstallResult(returncode=0, lock=lock, sync=synced, check=check)
 
 
-def _database(compat: str | None) -> Callable[[], CompatDB]:
-    """The database begun loading in a thread (``background.begin``), waited for where the doctor pass needs it."""
-    from cudaresolve.db.database import load_compat
+def _database(compat: str | None, warm_up: Callable[[], object] | None = None) -> Callable[[], CompatDB]:
+    """The database begun loading in a thread (``background.begin``), waited for where the doctor pass needs it;
+    ``warm_up`` first, in that thread, and the module that builds the lock's target."""
     from cudaresolve.install.background import begin
 
-    return begin(lambda: load_compat(compat), name="database")
+    def load() -> CompatDB:
+        if warm_up is not None:
+            warm_up()
+        import cudaresolve.target.build  # noqa: F401 (lock_target's, imported while the installer runs)
+        from cudaresolve.db.database import load_compat
+
+        return load_compat(compat)
+
+    return begin(load, name="database")
 
 
 def doctor_has_work(packages: Iterable[LockedPackage], others: Iterable[str], facts: InstallFacts) -> bool:

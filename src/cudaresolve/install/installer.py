@@ -23,7 +23,6 @@ would be one more dependency where uv or pip is nearly always at hand.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import sys
@@ -109,7 +108,7 @@ def choose_installer(python: str, *, has_pip: bool, env: Mapping[str, str] | Non
     has pip. None at hand is ``InvalidInput``."""
     env = os.environ if env is None else env
     wanted = env.get(CHOICE_ENV, "").strip().lower()
-    own_pip = (sys.executable, "-m", "pip", "--python", python) if importlib.util.find_spec("pip") else ()
+    own_pip = (sys.executable, "-m", "pip", "--python", python) if _has_pip() else ()
     pip = (python, "-m", "pip") if has_pip else own_pip
     uv = find_uv(env) if wanted != "pip" else None
     if uv is not None:
@@ -120,6 +119,14 @@ def choose_installer(python: str, *, has_pip: bool, env: Mapping[str, str] | Non
         Text.of("lock.install.no-installer", python=python, wanted=wanted or "uv, pip"),
         hint=Text("lock.install.no-installer.hint"),
     )
+
+
+def _has_pip() -> bool:
+    """Whether this interpreter can run ``-m pip``: a ``pip`` package on its ``sys.path``, looked for on disk.
+    Not ``importlib.util.find_spec``: it holds the global import lock while the path hooks run, and setuptools'
+    ``_distutils_hack`` hook imports a module there for the name ``pip``, which deadlocks against the thread that
+    loads the database (``install.background``) when that thread is importing the same module."""
+    return any(os.path.isfile(os.path.join(folder or ".", "pip", "__main__.py")) for folder in sys.path)
 
 
 def find_uv(env: Mapping[str, str] | None = None) -> str | None:
