@@ -30,7 +30,7 @@ def _parser_whose_command_raises(exc: BaseException) -> argparse.ArgumentParser:
 def test_an_unexpected_error_is_one_coded_line_without_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "build_parser", lambda: _parser_whose_command_raises(ZeroDivisionError("oops")))
+    monkeypatch.setattr(cli, "build_parser", lambda **_: _parser_whose_command_raises(ZeroDivisionError("oops")))
     assert cli.main([]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: internal-error: an unexpected ZeroDivisionError: oops (hint: ")
@@ -40,14 +40,14 @@ def test_an_unexpected_error_is_one_coded_line_without_a_traceback(
 def test_an_unexpected_error_in_json_mode_is_the_error_object(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "build_parser", lambda: _parser_whose_command_raises(KeyError("k")))
+    monkeypatch.setattr(cli, "build_parser", lambda **_: _parser_whose_command_raises(KeyError("k")))
     assert cli.main(["--json"]) == 2
     payload = json.loads(capsys.readouterr().out)
     assert payload["schema"] == 1 and payload["error"]["code"] == "internal-error"
 
 
 def test_debug_shows_the_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "build_parser", lambda: _parser_whose_command_raises(ZeroDivisionError("oops")))
+    monkeypatch.setattr(cli, "build_parser", lambda **_: _parser_whose_command_raises(ZeroDivisionError("oops")))
     with pytest.raises(ZeroDivisionError, match="oops"):
         cli.main(["--debug"])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cudaresolve import cli
+from cudaresolve.errors import UsageError
 
 
 @pytest.mark.parametrize(
@@ -43,10 +44,23 @@ def test_a_line_without_a_known_command_gets_every_command(line: list[str], monk
 
     def recording(**kwargs: object) -> object:
         asked.append(kwargs)
-        return real()
+        return real(**kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(cli, "build_parser", recording)
     assert cli.main(line) == 2
-    assert asked == [{}]
+    assert asked == [{"summary": True}]  # every command's name and help line, none of their options
     if line == ["no-such-command"]:  # argparse names the commands there are
         assert "why-not" in capsys.readouterr().err
+
+
+def test_the_summary_says_what_the_whole_parser_says_without_a_command(capsys: pytest.CaptureFixture[str]) -> None:
+    summary, whole = cli.build_parser(summary=True), cli.build_parser()
+    assert summary.format_help() == whole.format_help()  # the top-level help, word for word
+    assert summary.format_usage() == whole.format_usage()
+    for line in (["--lang", "zh"], ["-q", "--no-cache"], []):
+        assert vars(summary.parse_args(line)) == vars(whole.parse_args(line))
+    with pytest.raises(UsageError) as summary_error:
+        summary.parse_args(["no-such-command"])
+    with pytest.raises(UsageError) as whole_error:
+        whole.parse_args(["no-such-command"])
+    assert str(summary_error.value) == str(whole_error.value)

@@ -99,16 +99,22 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(*, only: str | None = None, summary: bool = False) -> argparse.ArgumentParser:
     """The whole command line; with ``only`` (a module of ``_COMMANDS``) just that command's parser, which parses
-    a line naming that command the same (a run imports and builds only the command it runs)."""
+    a line naming that command the same (a run imports and builds only the command it runs). With ``summary``
+    each command is only its name and help line (each module's ``NAME`` and ``HELP``): the top-level help and
+    a line naming no command need no command's own options."""
     parser = _Parser(prog="cudaresolve", description="Resolve a GPU Python stack that runs on this machine.")
     _add_global_options(parser, default=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     import importlib
 
     for name in _COMMANDS if only is None else (only,):
-        importlib.import_module(f"cudaresolve.cli.{name}").register(sub)
+        module = importlib.import_module(f"cudaresolve.cli.{name}")
+        if summary:
+            sub.add_parser(module.NAME, help=module.HELP)
+        else:
+            module.register(sub)
     for command in _subcommands(parser):
         _add_global_options(command, default=argparse.SUPPRESS)
     return parser
@@ -186,7 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure(Output(json=wants_json))
     try:
         only = _named_command(args_list)
-        parser = build_parser(only=only) if only is not None else build_parser()
+        if only is not None:
+            parser = build_parser(only=only)
+        else:  # no command named: the summary, unless a command's name is there (after ``--``, say)
+            parser = build_parser(summary=not {n.replace("_", "-") for n in _COMMANDS} & set(args_list))
         args = parser.parse_args(args_list)
         configure(_output(args))
         if not getattr(args, "func", None):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
 from cudaresolve.errors import InvalidInput
@@ -12,13 +12,18 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "arch-list"
+HELP: Final = "print TORCH_CUDA_ARCH_LIST for the target's GPUs (e.g. 7.5;8.6)"
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
-        "arch-list",
-        help="print TORCH_CUDA_ARCH_LIST for the target's GPUs (e.g. 7.5;8.6)",
+        NAME,
+        help=HELP,
         description="Print a TORCH_CUDA_ARCH_LIST naming every distinct compute capability of the target, "
         "for building extensions from source. A mixed-GPU machine needs all of them (xformers#1045).",
     )

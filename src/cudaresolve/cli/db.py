@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.errors import InvalidCompatData
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "db"
+HELP: Final = "check or summarise the compatibility database"
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("db", help="check or summarise the compatibility database")
+    parser = sub.add_parser(NAME, help=HELP)
     actions = parser.add_subparsers(dest="db_command", metavar="ACTION", required=True)
     check = actions.add_parser("check", help="validate a compat.toml (the shipped one by default)")
     check.add_argument("path", nargs="?", help="the file to check")

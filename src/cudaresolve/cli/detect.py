@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "detect"
+HELP: Final = "show the GPUs, driver and highest CUDA of this machine"
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
-        "detect",
-        help="show the GPUs, driver and highest CUDA of this machine",
+        NAME,
+        help=HELP,
         description="Show the target: GPUs with their compute capability, the driver, the highest CUDA it "
         "runs, platform and Python. Detected through NVML (then nvidia-smi, then /proc) unless flags, "
         "CUDARESOLVE_GPUS/CUDARESOLVE_DRIVER or --host say otherwise.",

@@ -3,22 +3,27 @@ Shell."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import argparse
 
     from cudaresolve.doctor.limits import ChildLimits
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "doctor"
+HELP: Final = "check the installed GPU packages against this machine's GPUs and driver"
 
 
 def register(sub: Any) -> None:
     from cudaresolve.cli._target import add_target_arguments
 
     parser = sub.add_parser(
-        "doctor",
-        help="check the installed GPU packages against this machine's GPUs and driver",
+        NAME,
+        help=HELP,
         description="Read torch, fbgemm-gpu, torchrec, xformers, flashinfer and the CUDA runtime packages of an "
         "environment (from files only: nothing is imported) and report each library's code for every GPU of "
         "the target, torch pairings, the runtime against the driver, and TORCH_CUDA_ARCH_LIST. Exit 0 when ok.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.cli._common import language
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
@@ -16,13 +16,18 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import CompatDB
     from cudaresolve.target.model import Target
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "explain-error"
+HELP: Final = "explain a CUDA error message or log: its cause and the fixes for the target"
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
-        "explain-error",
-        help="explain a CUDA error message or log: its cause and the fixes for the target",
+        NAME,
+        help=HELP,
         description="Find known CUDA error messages in TEXT (or in a whole log read from stdin) and explain "
         "each: its cause and the fixes for the target machine (this one unless TARGET flags name another). "
         "Only the first 1 MiB (1,048,576 characters) of the text is read; a warning says when it was cut.",

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "gpus"
+HELP: Final = "list the GPUs the database knows (the names --gpu takes)"
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
-        "gpus",
-        help="list the GPUs the database knows (the names --gpu takes)",
+        NAME,
+        help=HELP,
         description="List the GPUs of the compatibility database with their compute capability, architecture "
         "and the other names --gpu accepts. PATTERN keeps those whose name or alias holds it (case, spaces and "
         "hyphens ignored: 'rtx40', 'A100'), or whose architecture or compute capability it is ('Hopper', '8.9').",

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "inspect"
+HELP: Final = "list the SASS, PTX and LTO targets inside GPU binaries"
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
-        "inspect",
-        help="list the SASS, PTX and LTO targets inside GPU binaries",
+        NAME,
+        help=HELP,
         description="Read CUDA fat binaries from .so/.o/.cubin/.fatbin files, wheels (read in place), "
         "directories, AOTInductor .pt2 packages, or installed distributions given by name; only headers "
         "are read, nothing is loaded or decompressed. Extension modules in the wheels and .so files named "

@@ -3,18 +3,23 @@ Shell."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "install"
+HELP: Final = "install a resolved set (or a lock file) with pip, one index per package"
 
 
 def register(sub: Any) -> None:
     from cudaresolve.cli.lock import add_feature_arguments, add_request_arguments
 
-    parser = sub.add_parser("install", help="install a resolved set (or a lock file) with pip, one index per package")
+    parser = sub.add_parser(NAME, help=HELP)
     add_request_arguments(parser)
     add_feature_arguments(parser, installing=True)
     parser.add_argument(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import argparse
@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from cudaresolve.lock.request import LockRequest
 
 __all__ = [
+    "HELP",
+    "NAME",
     "add_feature_arguments", "add_file_arguments", "add_request_arguments", "register", "request_from_args",
     "requirements_from_args",
 ]
@@ -125,8 +127,13 @@ def _folder_or_text(text: str) -> str:
     return text
 
 
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "lock"
+HELP: Final = "resolve a consistent GPU stack for the target and write a lock file"
+
+
 def register(sub: Any) -> None:
-    parser = sub.add_parser("lock", help="resolve a consistent GPU stack for the target and write a lock file")
+    parser = sub.add_parser(NAME, help=HELP)
     add_request_arguments(parser)
     parser.add_argument(
         "-o", "--output", metavar="PATH", help="where to write (default: pylock.toml or requirements.txt)"

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "plan"
+HELP: Final = "plan the fewest locks that run on every node of a fleet"
 
 
 def register(sub: Any) -> None:
@@ -15,8 +20,8 @@ def register(sub: Any) -> None:
     from cudaresolve.cli.lock import add_file_arguments
 
     parser = sub.add_parser(
-        "plan",
-        help="plan the fewest locks that run on every node of a fleet",
+        NAME,
+        help=HELP,
         description="Read host files, 'kubectl get nodes -o json', 'scontrol show node --oneliner' or a CSV "
         "inventory, group the nodes into pools, and plan the fewest locks that run on every pool, with the "
         "driver upgrades that let the other pools join.",

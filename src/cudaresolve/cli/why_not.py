@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["register"]
+__all__ = ["HELP", "NAME", "register"]
+
+
+#: The command's name and its line in the top-level help (``cli.build_parser(summary=True)`` reads them alone).
+NAME: Final = "why-not"
+HELP: Final = "say why a variant, build or requirement cannot be used here, and what works instead"
 
 
 def register(sub: Any) -> None:
     from cudaresolve.cli._target import add_target_arguments
 
     parser = sub.add_parser(
-        "why-not",
-        help="say why a variant, build or requirement cannot be used here, and what works instead",
+        NAME,
+        help=HELP,
         description="SPEC is a variant (cu121), a pinned build (torch==2.5.1+cu121) or a requirement (xformers).",
     )
     parser.add_argument("spec", metavar="SPEC")
