@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cudaresolve.install.complete import COMPLETE, complete_key, known_complete, remember_complete
 from cudaresolve.install.installed import read_installed
+from cudaresolve.install.verdicts import VERDICTS, closure_key, environment_key, known, remember
 from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import FileKind, LockedPackage
 from test_cli_install_habits import locked, pristine, venv  # noqa: F401 (fixtures; venv needs pristine)
@@ -46,13 +46,13 @@ def test_a_second_environment_reads_no_requirement_and_loads_no_solver(
     flags, _, _ = locked
     first = _install(venv, flags, tmp_path / "first.json")
     cache = Path(os.environ["CUDARESOLVE_CACHE_DIR"])
-    kept = [p for p in (cache / COMPLETE).iterdir() if not p.name.startswith(".")]
-    assert first["code"] == 0 and len(kept) == 1  # the lock was found complete for this interpreter, and kept so
+    kept = [p for p in (cache / VERDICTS).iterdir() if not p.name.startswith(".")]
+    assert first["code"] == 0 and len(kept) == 2  # its Python range and its closure held here, and are kept so
     assert "cudaresolve.install.closure" in first["loaded"]  # the first install read the wheel's requirements
     second_venv = tmp_path / "second"
     subprocess.run([str(venv), "-m", "venv", "--without-pip", str(second_venv)], check=True)
     second = _install(second_venv / "bin" / "python", flags, tmp_path / "second.json")
-    assert second == {"code": 0, "loaded": []}  # no requirement read again, no solver, no HTTP client
+    assert second == {"code": 0, "loaded": []}  # nothing checked again, no solver, no HTTP client
     listed = subprocess.run([str(second_venv / "bin" / "python"), "-c", "import torch, sys; print(torch.__file__)"],
                             capture_output=True, text=True, check=True)  # fmt: skip
     assert listed.stdout.startswith(str(second_venv))
@@ -73,33 +73,69 @@ MARKERS = {"python_full_version": "3.11.7", "sys_platform": "linux"}
 
 def test_the_verdict_key_follows_every_input_of_the_check() -> None:
     lock = _lock(_wheel("a", "1" * 64), _wheel("b", "2" * 64))
-    key = complete_key(lock, {"a", "b"}, {}, MARKERS)
-    assert key is not None and key == complete_key(lock, {"a", "b"}, {}, dict(reversed(MARKERS.items())))
+    key = closure_key(lock, {"a", "b"}, {}, MARKERS)
+    assert key is not None and key == closure_key(lock, {"a", "b"}, {}, dict(reversed(MARKERS.items())))
     others = [
-        complete_key(_lock(_wheel("a", "1" * 64), _wheel("b", "3" * 64)), {"a", "b"}, {}, MARKERS),  # another file
-        complete_key(lock, {"a", "b"}, {}, {**MARKERS, "python_full_version": "3.11.0"}),  # another interpreter
-        complete_key(lock, {"a"}, {"b": ()}, MARKERS),  # b kept as installed, not installed from its file
-        complete_key(lock, {"a"}, {"b": ("c>=1",)}, MARKERS),  # ... and its installed copy needs c
+        closure_key(_lock(_wheel("a", "1" * 64), _wheel("b", "3" * 64)), {"a", "b"}, {}, MARKERS),  # another file
+        closure_key(lock, {"a", "b"}, {}, {**MARKERS, "python_full_version": "3.11.0"}),  # another interpreter
+        closure_key(lock, {"a"}, {"b": ()}, MARKERS),  # b kept as installed, not installed from its file
+        closure_key(lock, {"a"}, {"b": ("c>=1",)}, MARKERS),  # ... and its installed copy needs c
     ]
     assert len({key, *others}) == 5
     for kind in (FileKind.SDIST, FileKind.DIRECTORY):  # requirements no hash fixes: never kept
-        assert complete_key(_lock(_wheel("a", "1" * 64, kind)), {"a"}, {}, MARKERS) is None
-    assert complete_key(_lock(_wheel("a", "")), {"a"}, {}, MARKERS) is None
-    assert complete_key(_lock(_wheel("a", "")), set(), {"a": ()}, MARKERS) is not None  # kept: its requires say
+        assert closure_key(_lock(_wheel("a", "1" * 64, kind)), {"a"}, {}, MARKERS) is None
+    assert closure_key(_lock(_wheel("a", "")), {"a"}, {}, MARKERS) is None
+    assert closure_key(_lock(_wheel("a", "")), set(), {"a": ()}, MARKERS) is not None  # kept: its requires say
+
+
+def test_the_environment_key_follows_the_range_the_environments_and_the_interpreter() -> None:
+    lock = Lock(packages=(), requires_python="==3.11.*", environments=("sys_platform == 'linux'",))
+    key = environment_key(lock, MARKERS)
+    others = [
+        environment_key(Lock(packages=(), requires_python=">=3.11", environments=lock.environments), MARKERS),
+        environment_key(Lock(packages=(), requires_python="==3.11.*"), MARKERS),
+        environment_key(lock, {**MARKERS, "sys_platform": "darwin"}),
+        # the same characters split another way: a range holding what was an environment
+        environment_key(Lock(packages=(), requires_python="==3.11.*sys_platform == 'linux'"), MARKERS),
+    ]
+    assert len({key, *others}) == 5 and key == environment_key(lock, dict(reversed(MARKERS.items())))
+
+
+def test_a_lock_whose_range_held_here_is_not_checked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from cudaresolve.errors import InvalidLockfile
+    from cudaresolve.install import install, verify
+
+    checked: list[str | None] = []
+    real = verify.check_environment
+
+    def counting(lock: Lock, source: str, environment: dict[str, str]) -> None:
+        checked.append(lock.requires_python)
+        real(lock, source, environment)
+
+    monkeypatch.setattr(verify, "check_environment", counting)
+    good = Lock(packages=(), requires_python="==3.11.*", environments=("sys_platform == 'linux'",))
+    bad = Lock(packages=(), requires_python=">=3.12")
+    for _ in range(2):
+        install._check_environment(good, "pylock.toml", MARKERS)
+        with pytest.raises(InvalidLockfile):  # a lock that does not hold is refused on every try
+            install._check_environment(bad, "pylock.toml", MARKERS)
+    assert checked == ["==3.11.*", ">=3.12", ">=3.12"]
+    install._check_environment(good, "pylock.toml", {**MARKERS, "python_full_version": "3.11.9"})
+    assert checked[-1] == "==3.11.*"  # another interpreter: checked
 
 
 def test_verdicts_are_kept_and_bounded(tmp_path: Path) -> None:
     keys = [f"{n:064x}" for n in range(300)]
-    assert not known_complete(tmp_path, keys[0]) and not known_complete(tmp_path, None)
+    assert not known(tmp_path, keys[0]) and not known(tmp_path, None)
     for key in keys:
-        remember_complete(tmp_path, key)
-    remember_complete(tmp_path, None)  # nothing to keep
-    left = sorted(p.name for p in (tmp_path / COMPLETE).iterdir() if not p.name.startswith("."))
-    assert 0 < len(left) <= 256 and known_complete(tmp_path, keys[-1])
+        remember(tmp_path, key)
+    remember(tmp_path, None)  # nothing to keep
+    left = sorted(p.name for p in (tmp_path / VERDICTS).iterdir() if not p.name.startswith("."))
+    assert 0 < len(left) <= 256 and known(tmp_path, keys[-1])
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder would be")
-    remember_complete(blocked, keys[0])  # a cache that cannot be written: skipped, no error
-    assert not known_complete(blocked, keys[0])
+    remember(blocked, keys[0])  # a cache that cannot be written: skipped, no error
+    assert not known(blocked, keys[0])
 
 
 # --- the installed distributions, read without importlib.metadata where it can be ------------------------------

@@ -198,12 +198,10 @@ def _install(
 
         lock = select_packages(lock, request.features, environment, source=order.lockfile)
         check_installable(
-            lock,
-            source=order.lockfile,
-            requirements=not order.lockfile.endswith(".toml"),
-            mirrors=mirrors,
-            environment=environment,
+            lock, source=order.lockfile, requirements=not order.lockfile.endswith(".toml"), mirrors=mirrors,
+            environment=None,
         )
+        _check_environment(lock, order.lockfile, environment)
     else:
         from cudaresolve.lock.flow import prepare, resolve_inputs
         from cudaresolve.lock.model import lock_from_solution
@@ -245,6 +243,26 @@ def _install(
     check = InstallCheck(db=db, target=target or lock_target(lock, request, db), python=order.python,
                          site_packages=found.site_packages, version=found.interpreter.python)
     return InstallResult(returncode=0, lock=lock, sync=synced, check=check)
+
+
+def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) -> None:
+    """``verify.check_environment``, unless the same lock's Python range and environments passed on the same
+    interpreter before (``verdicts``: then not even ``packaging``'s marker modules are loaded)."""
+    from cudaresolve.core.paths import default_cache_dir
+    from cudaresolve.install.verdicts import environment_key, known, remember
+
+    from cudaresolve.install.verify import check_environment
+
+    try:
+        root = default_cache_dir()
+    except (OSError, RuntimeError, KeyError):  # no user cache to be found: checked every time
+        check_environment(lock, source, environment)
+        return
+    key = environment_key(lock, environment)
+    if known(root, key):
+        return
+    check_environment(lock, source, environment)
+    remember(root, key)
 
 
 def _database(compat: str | None, warm_up: Callable[[], object] | None = None) -> Callable[[], CompatDB]:

@@ -281,13 +281,13 @@ def _check_closure(
 ) -> None:
     """``IncompleteLock`` when a locked file needs what the lock does not hold (module docstring): the
     requirements of a package to install come from its verified wheel, those of a kept one from its
-    installed copy (the locked wheel's files, by RECORD). A verdict of complete is kept under ``root``
-    (``complete``): the same lock, files and interpreter are not checked again."""
-    from cudaresolve.install.complete import complete_key, known_complete, remember_complete
+    installed copy (the locked wheel's files, by RECORD). A pass is kept under ``root`` (``verdicts``): the
+    same lock, files and interpreter are not checked again."""
+    from cudaresolve.install.verdicts import closure_key, known, remember
 
     kept = {p.name: before[canonical_name(p.name)].requires for p in lock.packages if p.name not in todo}
-    key = complete_key(lock, todo, kept, markers)
-    if known_complete(root, key):
+    key = closure_key(lock, todo, kept, markers)
+    if known(root, key):
         return
     from cudaresolve.errors import IncompleteLock
     from cudaresolve.install.closure import unmet, wheel_requires
@@ -301,7 +301,7 @@ def _check_closure(
             requires[package.name] = before[canonical_name(package.name)].requires
     missing = unmet(lock, requires, markers)
     if not missing:
-        remember_complete(root, key)
+        remember(root, key)
     if missing:
         name, requirement = missing[0]
         version = next(p.version for p in lock.packages if canonical_name(p.name) == name)

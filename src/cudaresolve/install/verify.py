@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.lock.model import Lock
 
-__all__ = ["check_installable", "interpreter_environment", "url_allowed"]
+__all__ = ["check_environment", "check_installable", "interpreter_environment", "url_allowed"]
 
 _LOCAL_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 # The marker environment of an interpreter, without needing packaging inside it (PEP 508).
@@ -79,9 +79,10 @@ def interpreter_environment(python: str | None) -> dict[str, str]:
 
 
 def check_installable(
-    lock: Lock, *, source: str, requirements: bool, mirrors: Mapping[str, str], environment: Mapping[str, str]
+    lock: Lock, *, source: str, requirements: bool, mirrors: Mapping[str, str], environment: Mapping[str, str] | None
 ) -> None:
-    """Raise ``InvalidLockfile`` for the first reason (module docstring) this lock must not be installed."""
+    """Raise ``InvalidLockfile`` for the first reason (module docstring) this lock must not be installed;
+    ``environment`` None: all but ``check_environment``, which the caller runs apart."""
     if not lock.packages:
         raise _refuse(Text.of("lock.install.empty", source=source))
     counts = Counter(p.name for p in lock.packages)
@@ -125,10 +126,13 @@ def check_installable(
             ),
             hint=Text("lock.install.no-hashes.hint"),
         )
-    _check_environment(lock, source, environment)
+    if environment is not None:
+        check_environment(lock, source, environment)
 
 
-def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) -> None:
+def check_environment(lock: Lock, source: str, environment: Mapping[str, str]) -> None:
+    """``InvalidLockfile`` unless the lock's ``requires-python`` and ``environments`` hold for the interpreter whose
+    marker values are ``environment``."""
     found = environment.get("python_full_version", "")
     if lock.requires_python:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
