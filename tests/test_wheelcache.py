@@ -50,6 +50,22 @@ def test_fetched_once_then_served_from_the_cache(tmp_path: Path) -> None:
 
 
 @respx.mock
+def test_the_largest_files_are_fetched_first_and_answered_in_the_locks_order(tmp_path: Path) -> None:
+    bodies = {"small": b"s", "large": b"L" * 300, "middle": b"m" * 20, "unsized": b"u"}
+    packages = [_package(n, b, size=None if n == "unsized" else len(b)) for n, b in bodies.items()]
+    asked: list[str] = []
+    for package, body in zip(packages, bodies.values(), strict=True):
+        def answer(request: httpx.Request, body: bytes = body) -> httpx.Response:
+            asked.append(request.url.path.rsplit("/", 1)[-1].split("-")[0])
+            return httpx.Response(200, content=body)
+
+        respx.get(package.url).mock(side_effect=answer)
+    files = fetch_files(packages, tmp_path, _client(), workers=1)  # one at a time: the order shows
+    assert asked == ["large", "middle", "small", "unsized"]
+    assert list(files) == list(bodies)
+
+
+@respx.mock
 def test_a_file_of_other_bytes_is_a_hash_mismatch_and_leaves_nothing(tmp_path: Path) -> None:
     package = _package("a", b"locked")
     respx.get(package.url).mock(return_value=httpx.Response(200, content=b"served"))

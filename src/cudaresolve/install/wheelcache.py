@@ -95,8 +95,10 @@ def fetch_files(
     if todo:
         from concurrent.futures import ThreadPoolExecutor  # only when something is fetched
 
+        largest_first = sorted(todo, key=lambda p: -(p.size or 0))  # the longest download is not left to the end
         with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo))), thread_name_prefix="fetch") as pool:
-            futures = [(p, pool.submit(_fetch, p, root, client)) for p in todo]
+            submitted = {p.name: pool.submit(_fetch, p, root, client) for p in largest_first}
+            futures = [(p, submitted[p.name]) for p in todo]  # answered in the lock's order
             errors = []
             for package, future in futures:
                 try:
