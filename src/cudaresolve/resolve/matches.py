@@ -4,7 +4,8 @@ resolvelib asks the same questions many times: every round it re-checks each pin
 requirement (``is_satisfied_by``), and every new requirement re-filters all candidates of its
 identifier (``find_matches``).  ``MatchCache`` answers each (requirement, candidate) question once:
 a verdict row per distinct requirement (name, variant, specifier), indexed by the candidate's
-position in ``catalog.for_name(name)``.  ``find_matches`` results are ``LazyMatches`` sequences,
+position in ``catalog.for_name(name)``, and a pair asked before (resolvelib's per-round re-check of
+each pin) is one lookup keyed by the pair's identities.  ``find_matches`` results are ``LazyMatches`` sequences,
 shared per (identifier, requirement set, incompatibilities), that test candidates only as far as
 the resolver reads them.
 """
