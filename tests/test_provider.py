@@ -189,3 +189,26 @@ def test_matches_are_lazy_memoised_and_shared(catalog: Catalog) -> None:
     assert provider.matches.checks == 3
     assert len(found) == 2
     assert list(found[:1]) == [catalog.for_name("torch")[1]]
+
+
+def test_repeated_pin_check_is_answered_from_the_pair_memo(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """resolvelib re-checks every unchanged pin each round: the second ask of a pair computes nothing."""
+    from cudaresolve.resolve.catalog import satisfies
+
+    provider = CatalogProvider(catalog, anchor="torch")
+    needs = [Need(name="torch"), Need(name="torch", specifier=SpecifierSet("==2.7.*")), Need(name="fbgemm-gpu")]
+    candidates = [*catalog.for_name("torch"), *catalog.for_name(CUDA)]
+    first = {(i, j): provider.is_satisfied_by(n, c) for i, n in enumerate(needs) for j, c in enumerate(candidates)}
+    assert first == {(i, j): satisfies(n, c) for i, n in enumerate(needs) for j, c in enumerate(candidates)}
+
+    def computed(need: Need, candidate: Candidate) -> bool:
+        raise AssertionError(f"recomputed {need} for {candidate}")
+
+    monkeypatch.setattr(provider.matches, "_check", computed)
+    assert {
+        (i, j): provider.is_satisfied_by(n, c) for i, n in enumerate(needs) for j, c in enumerate(candidates)
+    } == first
+    # an equal requirement that is another object is asked afresh (the memo is keyed by identity, never by a
+    # reused id): it reaches the computation
+    with pytest.raises(AssertionError, match="recomputed"):
+        provider.is_satisfied_by(Need(name="torch"), candidates[0])

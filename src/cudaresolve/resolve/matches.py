@@ -4,7 +4,8 @@ resolvelib asks the same questions many times: every round it re-checks each pin
 requirement (``is_satisfied_by``), and every new requirement re-filters all candidates of its
 identifier (``find_matches``).  ``MatchCache`` answers each (requirement, candidate) question once:
 a verdict row per distinct requirement (name, variant, specifier), indexed by the candidate's
-position in ``catalog.for_name(name)``.  ``find_matches`` results are ``LazyMatches`` sequences,
+position in ``catalog.for_name(name)``, and a pair asked before (resolvelib's per-round re-check of
+each pin) is one lookup keyed by the pair's identities.  ``find_matches`` results are ``LazyMatches`` sequences,
 shared per (identifier, requirement set, incompatibilities), that test candidates only as far as
 the resolver reads them.
 """
@@ -102,6 +103,9 @@ class MatchCache:
         self._rows: dict[_RowKey, dict[int, bool]] = {}
         self._by_id: dict[int, tuple[Need, dict[int, bool]]] = {}
         self._lists: dict[tuple[str, frozenset[int], frozenset[int]], LazyMatches] = {}
+        #: ``check``'s answers by the identities of the pair asked, with the pair itself kept alive (so neither
+        #: id is reused while its entry stands): resolvelib re-checks every unchanged pin each round.
+        self._pairs: dict[tuple[int, int], tuple[Need, Candidate, bool]] = {}
 
     def base(self, name: str) -> Sequence[Candidate]:
         """The candidates of identifier ``name`` (``base``), asked once per identifier."""
@@ -146,7 +150,16 @@ class MatchCache:
         return verdict
 
     def check(self, need: Need, candidate: Candidate) -> bool:
-        """``satisfies(need, candidate)``, memoised for catalog candidates."""
+        """``satisfies(need, candidate)``, memoised for catalog candidates; a pair asked before is one lookup."""
+        pair = (id(need), id(candidate))
+        seen = self._pairs.get(pair)
+        if seen is not None and seen[0] is need and seen[1] is candidate:
+            return seen[2]
+        verdict = self._check(need, candidate)
+        self._pairs[pair] = (need, candidate, verdict)
+        return verdict
+
+    def _check(self, need: Need, candidate: Candidate) -> bool:
         if need.key != candidate.key:
             return False
         pos = self.position(candidate)
