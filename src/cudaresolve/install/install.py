@@ -250,7 +250,6 @@ def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) 
     interpreter before (``verdicts``: then not even ``packaging``'s marker modules are loaded)."""
     from cudaresolve.core.paths import default_cache_dir
     from cudaresolve.install.verdicts import environment_key, known, remember
-
     from cudaresolve.install.verify import check_environment
 
     try:
