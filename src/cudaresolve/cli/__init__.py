@@ -120,6 +120,8 @@ def build_parser(*, only: str | None = None, summary: bool = False) -> argparse.
     return parser
 
 
+#: Each command as typed -> its module in ``_COMMANDS``.
+_MODULES: Final = {name.replace("_", "-"): name for name in _COMMANDS}
 #: The global options that take a value (so the word after them is not the command).
 _VALUED: Final = frozenset({"--lang", "--color", "--cache-dir"})
 
@@ -127,13 +129,12 @@ _VALUED: Final = frozenset({"--lang", "--color", "--cache-dir"})
 def _named_command(argv: Sequence[str]) -> str | None:
     """The module of the command ``argv`` names (its first word that is no option nor a global option's value),
     None when that word is no command (argparse then says so, listing them all)."""
-    modules = {name.replace("_", "-"): name for name in _COMMANDS}
     words = iter(argv)
     for word in words:
         if word in _VALUED:
             next(words, None)
         elif word == "--" or not word.startswith("-"):
-            return modules.get(word)
+            return _MODULES.get(word)
     return None
 
 
@@ -195,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if only is not None:
             parser = build_parser(only=only)
         else:  # no command named: the summary, unless a command's name is there (after ``--``, say)
-            parser = build_parser(summary=not {n.replace("_", "-") for n in _COMMANDS} & set(args_list))
+            parser = build_parser(summary=not _MODULES.keys() & set(args_list))
         args = parser.parse_args(args_list)
         configure(_output(args))
         if not getattr(args, "func", None):

@@ -249,7 +249,7 @@ def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) 
     """``verify.check_environment``, unless the same lock's Python range and environments passed on the same
     interpreter before (``verdicts``: then not even ``packaging``'s marker modules are loaded)."""
     from cudaresolve.core.paths import default_cache_dir
-    from cudaresolve.install.verdicts import environment_key, known, remember
+    from cudaresolve.install.verdicts import check_once, environment_key
     from cudaresolve.install.verify import check_environment
 
     try:
@@ -257,11 +257,7 @@ def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) 
     except (OSError, RuntimeError, KeyError):  # no user cache to be found: checked every time
         check_environment(lock, source, environment)
         return
-    key = environment_key(lock, environment)
-    if known(root, key):
-        return
-    check_environment(lock, source, environment)
-    remember(root, key)
+    check_once(root, environment_key(lock, environment), lambda: check_environment(lock, source, environment))
 
 
 def _database(compat: str | None, warm_up: Callable[[], object] | None = None) -> Callable[[], CompatDB]:

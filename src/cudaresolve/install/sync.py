@@ -283,25 +283,27 @@ def _check_closure(
     requirements of a package to install come from its verified wheel, those of a kept one from its
     installed copy (the locked wheel's files, by RECORD). A pass is kept under ``root`` (``verdicts``): the
     same lock, files and interpreter are not checked again."""
-    from cudaresolve.install.verdicts import closure_key, known, remember
+    from cudaresolve.install.verdicts import check_once, closure_key
 
     kept = {p.name: before[canonical_name(p.name)].requires for p in lock.packages if p.name not in todo}
-    key = closure_key(lock, todo, kept, markers)
-    if known(root, key):
-        return
+    check_once(root, closure_key(lock, todo, kept, markers), lambda: _closure_holds(lock, kept, files, markers))
+
+
+def _closure_holds(
+    lock: Lock, kept: Mapping[str, tuple[str, ...]], files: Mapping[str, Path], markers: Mapping[str, str]
+) -> None:
+    """``_check_closure``'s check itself: the wheels to install (those not ``kept``) read for their requirements."""
     from cudaresolve.errors import IncompleteLock
     from cudaresolve.install.closure import unmet, wheel_requires
 
     requires: dict[str, tuple[str, ...]] = {}
     for package in lock.packages:
-        if package.name in todo:
+        if package.name in kept:
+            requires[package.name] = kept[package.name]
+        else:
             path = files.get(package.name)
             requires[package.name] = (wheel_requires(path) if path is not None else None) or ()
-        else:
-            requires[package.name] = before[canonical_name(package.name)].requires
     missing = unmet(lock, requires, markers)
-    if not missing:
-        remember(root, key)
     if missing:
         name, requirement = missing[0]
         version = next(p.version for p in lock.packages if canonical_name(p.name) == name)

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Final
 from cudaresolve.resolve.model import FileKind
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
     from pathlib import Path
 
     from cudaresolve.lock.model import Lock
 
-__all__ = ["VERDICTS", "closure_key", "environment_key", "known", "remember"]
+__all__ = ["VERDICTS", "check_once", "closure_key", "environment_key", "known", "remember"]
 
 #: The folder under the user cache holding the verdicts.
 VERDICTS: Final = "install-verdicts-v1"
@@ -69,6 +69,15 @@ def _key(kind: str, parts: object, markers: Mapping[str, str]) -> str:
 
     text = json.dumps([kind, packaging.__version__, parts, sorted(markers.items())], ensure_ascii=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def check_once(root: Path, key: str | None, check: Callable[[], object]) -> None:
+    """``check()``, which raises when the lock fails it, unless the check named ``key`` passed before; a pass is
+    kept (``remember``), a failure raises as it did."""
+    if known(root, key):
+        return
+    check()
+    remember(root, key)
 
 
 def known(root: Path, key: str | None) -> bool:
