@@ -126,3 +126,64 @@ def test_metadata_headers_are_read_once_as_the_email_parser_reads_them() -> None
     expected = (parsed["Name"], parsed["Version"], tuple(" ".join(v.split()) for v in parsed.get_all("Requires-Dist")))
     assert _headers(text) == expected == ("Demo_Pkg", "1.0", ("a>=1; python_version < '3.12'", "b"))
     assert _headers(None) is None
+
+
+def _venv(path: Path, *flags: str) -> str:
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", *flags, str(path)], check=True)
+    return str(path / "bin" / "python")
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from cudaresolve.install import environment
+
+    probed: list[str] = []
+    real = environment._probe
+
+    def probe(python: str) -> str:
+        probed.append(python)
+        return real(python)
+
+    monkeypatch.setattr(environment, "_probe", probe)
+    return probed
+
+
+def test_a_new_venv_of_an_interpreter_probed_before_is_not_probed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probed = _counting(monkeypatch)
+    (tmp_path / "extra").mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "extra"))  # the probe runs with it
+    cache, environ = tmp_path / "cache", dict(os.environ)
+    read_target(_venv(tmp_path / "a"), cache=cache, environ=environ)
+    second = _venv(tmp_path / "b")
+    kept = read_target(second, cache=cache, environ=environ)
+    assert len(probed) == 1
+    fresh = read_target(second, cache=tmp_path / "empty", environ=environ)  # what a probe of it says
+    assert kept == fresh and len(probed) == 2
+    assert str(tmp_path / "b" / "lib") in kept.site_packages[0] and str(tmp_path / "extra") in kept.sys_path
+
+
+def test_a_venv_whose_site_packages_can_change_sys_path_is_probed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probed = _counting(monkeypatch)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    cache = tmp_path / "cache"
+    read_target(_venv(tmp_path / "a"), cache=cache, environ={})
+    python = _venv(tmp_path / "b")
+    site = next((tmp_path / "b" / "lib").glob("python*/site-packages"))
+    (tmp_path / "elsewhere").mkdir()
+    (site / "extra.pth").write_text(str(tmp_path / "elsewhere") + "\n")
+    found = read_target(python, cache=cache, environ={})
+    assert len(probed) == 2 and str(tmp_path / "elsewhere") in found.sys_path
+    read_target(_venv(tmp_path / "c", "--system-site-packages"), cache=cache, environ={})  # sees more than its own
+    read_target(_venv(tmp_path / "d", "--system-site-packages"), cache=cache, environ={})
+    assert len(probed) == 4
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    read_target(_venv(tmp_path / "e"), cache=cache, environ=dict(os.environ))  # another sys.path
+    assert len(probed) == 5
+    monkeypatch.delenv("PYTHONPATH")
+    read_target(_venv(tmp_path / "f"), cache=cache, environ={})  # as the first: not probed
+    assert len(probed) == 5

@@ -7,39 +7,32 @@ from (what is installed is read from there, in this process: ``installed.read_in
 site-packages folders (the doctor pass after the install). One short run of ``PYTHON -c <probe>``
 answers all three; nothing but the standard library is imported there.
 
-The answer is kept in the user cache (``interpreters-v1/<key>.json``), the key made of the path
-given, the interpreter file (``lstat`` of the path and ``stat`` of what it points to: size, inode,
-modification time), its ``pyvenv.cfg`` and the variables that change ``sys.path`` (``PYTHONPATH``,
-``PYTHONHOME``, ``PYTHONUSERBASE``, ``PYTHONNOUSERSITE``, ``PYTHONSAFEPATH``). An entry is used only
-while every folder of the answer's ``sys.path`` has the modification time it had when probed: a
-``.pth`` file added or removed (which changes ``sys.path``) changes its folder, so a changed
-environment is probed again. An entry that cannot be read or written is no error: the probe runs.
-uv keeps its interpreter answers the same way.
+The answer is kept in the user cache (``install.probecache``: by the interpreter's path, and for a venv by its
+base interpreter, so that a new venv of an interpreter probed before is not probed); an entry is used only while
+the folders of its ``sys.path`` are unchanged.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.install.probecache import INTERPRETERS, from_venv, path_key, read_entry, store, venv_key
 from cudaresolve.target.interpreter import cannot_run, run_python
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from pathlib import Path
 
     from cudaresolve.target.interpreter import Interpreter
 
 __all__ = ["INTERPRETERS", "TargetEnvironment", "read_target", "start_target"]
 
-#: The folder under the user cache that keeps the probes' answers.
-INTERPRETERS: Final = "interpreters-v1"
-_PATH_VARIABLES: Final = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH")
 _MAX_OUTPUT: Final = 256 * 1024
-# target.interpreter's probe, plus sys.path (without the current folder) and site-packages (doctor's view).
+# target.interpreter's probe, plus sys.path (without the current folder), site-packages (doctor's view) and the
+# prefixes (whether it is a venv: probecache).
 _PROBE: Final = r"""
 import json, os, platform, site, sys, sysconfig
 v = sys.version_info
@@ -54,7 +47,8 @@ print(json.dumps({'version': '%d.%d' % (v[0], v[1]), 'platform': sysconfig.get_p
     'os_name': os.name, 'implementation_name': sys.implementation.name,
     'platform_python_implementation': platform.python_implementation(), 'platform_release': platform.release(),
     'platform_version': platform.version(), 'implementation_version': platform.python_version()},
-  'sys_path': [p for p in sys.path if p and p != here], 'site': sites}))
+  'sys_path': [p for p in sys.path if p and p != here], 'site': sites,
+  'prefix': sys.prefix, 'base_prefix': sys.base_prefix}))
 """
 
 
@@ -81,14 +75,12 @@ def read_target(
         from cudaresolve.core.paths import default_cache_dir
 
         cache = default_cache_dir() / INTERPRETERS
-    key = _key(python, environ)
-    entry = cache / f"{key}.json" if key is not None else None
-    text = _cached(entry) if entry is not None else None
+    keys = (path_key(python, environ), venv_key(python, environ))
+    text = _kept(cache, keys, python)
     if text is None:
         text = _probe(python)
         data = _decode(python, text)
-        if entry is not None:
-            _store(entry, text, data)
+        store(cache, keys, python, text, data, environ)
     else:
         data = _decode(python, text)
     interpreter = parse_probe(python, text)
@@ -119,50 +111,11 @@ def _decode(python: str, text: str) -> dict[str, Any]:
     return data
 
 
-def _key(python: str, environ: Mapping[str, str]) -> str | None:
-    """The cache key of ``python`` as it is now; None when it cannot be looked at (then it is probed)."""
-    path = os.path.abspath(python)
-    try:
-        link, real = os.lstat(path), os.stat(path)
-    except OSError:
-        return None
-    venv = Path(path).parent.parent / "pyvenv.cfg"
-    try:
-        cfg: list[int] | None = [os.stat(venv).st_mtime_ns, os.stat(venv).st_size]
-    except OSError:
-        cfg = None
-    parts = [path, [link.st_mtime_ns, link.st_ino, link.st_size], [real.st_mtime_ns, real.st_ino, real.st_size], cfg,
-             [environ.get(name) for name in _PATH_VARIABLES]]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
-
-
-def _cached(entry: Path) -> str | None:
-    """The probe's answer kept in ``entry`` when every folder on its ``sys.path`` is unchanged, else None."""
-    try:
-        stored = json.loads(entry.read_text(encoding="utf-8"))
-        text, folders = stored["answer"], stored["folders"]
-        if not isinstance(text, str) or not isinstance(folders, dict):
-            return None
-        for folder, mtime in folders.items():
-            if _mtime(folder) != mtime:
-                return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return text
-
-
-def _store(entry: Path, text: str, data: Mapping[str, Any]) -> None:
-    from cudaresolve.core.files import write_private_atomic
-
-    folders = {str(p): _mtime(str(p)) for p in data.get("sys_path") or ()}
-    try:
-        write_private_atomic(entry, json.dumps({"answer": text, "folders": folders}).encode())
-    except OSError:
-        return
-
-
-def _mtime(folder: str) -> int | None:
-    try:
-        return os.stat(folder).st_mtime_ns
-    except OSError:
-        return None
+def _kept(cache: Path, keys: tuple[str | None, str | None], python: str) -> str | None:
+    """The kept answer for ``python``: by its path, else (a venv) by its base interpreter; None: probe it."""
+    by_path, by_venv = keys
+    stored = read_entry(cache / f"{by_path}.json") if by_path is not None else None
+    if stored is not None and isinstance(stored.get("answer"), str):
+        return str(stored["answer"])
+    stored = read_entry(cache / f"{by_venv}.json") if by_venv is not None else None
+    return from_venv(stored, python) if stored is not None else None

@@ -1,0 +1,220 @@
+"""The target interpreter's probe answers, kept in the user cache. Does I/O: stats files, reads and writes small
+JSON entries under ``INTERPRETERS``.
+
+Two kinds of entry, both a JSON object ``{"answer": ..., "folders": {folder: mtime}}``:
+
+* **by path** (``path_key``): the path given, the interpreter file (``lstat`` of the path and ``stat`` of what it
+  points to), its ``pyvenv.cfg`` (time and size), the variables that change ``sys.path`` (``PYTHONPATH``,
+  ``PYTHONHOME``, ``PYTHONUSERBASE``, ``PYTHONNOUSERSITE``, ``PYTHONSAFEPATH``) and the kernel (``uname``: the
+  ``platform_release`` and ``platform_version`` markers). Used while every folder of the answer's ``sys.path`` has
+  the modification time it had when probed: a ``.pth`` file added or removed changes its folder. uv keeps its
+  interpreter answers the same way.
+* **by venv** (``venv_key``): a virtual environment is its base interpreter plus its own site-packages, so a new
+  venv of an interpreter probed before needs no probe of its own. The key is the file the venv's ``python`` runs
+  (``stat``: device, inode, size, time), where that link sits in the venv, the ``pyvenv.cfg`` lines with the venv's
+  own folder written as ``{prefix}`` (``command`` and ``prompt`` left out: they name nothing the interpreter
+  reads), the same variables and the kernel. Kept only for a venv that does not see the system site-packages,
+  whose ``sys.path`` is the base interpreter's folders (and ``PYTHONPATH``'s) plus site-packages folders inside the
+  venv holding no ``.pth`` file and no ``sitecustomize``/``usercustomize`` (nothing there that could add to
+  ``sys.path``). Used for
+  another venv only while that holds too for its own site-packages and the base folders are unchanged (times, as
+  above); the answer's folders inside the venv are then the new venv's.
+
+An entry that cannot be read or written is no error: the probe runs. The newest ``KEEP`` entries are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+__all__ = ["INTERPRETERS", "KEEP", "from_venv", "path_key", "read_entry", "store", "venv_key"]
+
+#: The folder under the user cache that keeps the probes' answers.
+INTERPRETERS: Final = "interpreters-v2"
+#: How many entries are kept (the newest).
+KEEP: Final = 512
+_NAMES: Final = re.compile(r"[0-9a-f]{64}\.json")
+_PATH_VARIABLES: Final = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH")
+_UNREAD_CFG: Final = frozenset({"command", "prompt"})
+_MAX_CFG: Final = 64 * 1024
+_ADDS_TO_PATH: Final = ("sitecustomize.py", "usercustomize.py")
+
+
+def path_key(python: str, environ: Mapping[str, str]) -> str | None:
+    """The by-path key of ``python`` as it is now; None when it cannot be looked at (then it is probed)."""
+    path = os.path.abspath(python)
+    try:
+        link, real = os.lstat(path), os.stat(path)
+    except OSError:
+        return None
+    venv = os.path.join(os.path.dirname(os.path.dirname(path)), "pyvenv.cfg")
+    try:
+        cfg_stat = os.stat(venv)
+        cfg: list[int] | None = [cfg_stat.st_mtime_ns, cfg_stat.st_size]
+    except OSError:
+        cfg = None
+    return _digest(["path", path, [link.st_mtime_ns, link.st_ino, link.st_size], _file(real), cfg,
+                    _variables(environ), _kernel()])
+
+
+def venv_key(python: str, environ: Mapping[str, str]) -> str | None:
+    """The by-venv key of ``python`` (module docstring); None when it is not in a venv that could share one."""
+    path = os.path.abspath(python)
+    prefix = _prefix(path)
+    try:
+        real = os.stat(path)
+        with open(os.path.join(prefix, "pyvenv.cfg"), "rb") as handle:
+            text = handle.read(_MAX_CFG + 1)
+    except OSError:
+        return None
+    if len(text) > _MAX_CFG:
+        return None
+    lines = []
+    for line in text.decode("utf-8", "replace").splitlines():
+        name, _, value = line.partition("=")
+        name = name.strip().lower()
+        if name == "include-system-site-packages" and value.strip().lower() != "false":
+            return None
+        if name and name not in _UNREAD_CFG:
+            lines.append(f"{name}={value.strip()}".replace(prefix, "{prefix}"))
+    if not any(line.startswith("include-system-site-packages=") for line in lines):
+        return None
+    return _digest(["venv", os.path.relpath(path, prefix), _file(real), sorted(lines), _variables(environ),
+                    _kernel()])
+
+
+def read_entry(entry: Path) -> dict[str, Any] | None:
+    """The entry's stored object when every folder it names is unchanged, else None."""
+    try:
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+        if not isinstance(stored, dict) or not isinstance(stored.get("folders"), dict):
+            return None
+        for folder, mtime in stored["folders"].items():
+            if _mtime(folder) != mtime:
+                return None
+    except (OSError, ValueError, TypeError):
+        return None
+    return stored
+
+
+def from_venv(stored: Mapping[str, Any], python: str) -> str | None:
+    """A by-venv entry's answer for the venv of ``python``: its folders inside the venv made the new venv's; None
+    when the entry is not a venv template or the new venv's site-packages could add to ``sys.path``."""
+    prefix = _prefix(os.path.abspath(python))
+    data, inside = stored.get("answer"), stored.get("inside")
+    if not isinstance(data, dict) or not isinstance(inside, list):
+        return None
+    try:
+        def place(entry: Any) -> str:
+            return os.path.join(prefix, entry[1]) if entry[0] else str(entry[1])
+
+        answer = {**data, "prefix": prefix, "sys_path": [place(e) for e in data["sys_path"]],
+                  "site": [place(e) for e in data["site"]]}
+        if any(_adds_to_path(os.path.join(prefix, str(rel))) for rel in inside):
+            return None
+    except (KeyError, TypeError, IndexError):
+        return None
+    return json.dumps(answer)
+
+
+def store(
+    cache: Path, keys: tuple[str | None, str | None], python: str, text: str, data: Mapping[str, Any],
+    environ: Mapping[str, str],
+) -> None:
+    """Keep a fresh probe's answer under its by-path key and, where the venv qualifies, its by-venv key."""
+    from cudaresolve.core.files import keep_newest, make_cache_dir, write_private_atomic
+
+    by_path, by_venv = keys
+    folders = {str(p): _mtime(str(p)) for p in data.get("sys_path") or ()}
+    entries: list[tuple[str, bytes]] = []
+    if by_path is not None:
+        entries.append((f"{by_path}.json", json.dumps({"answer": text, "folders": folders}).encode()))
+    template = _template(python, data, environ) if by_venv is not None else None
+    if by_venv is not None and template is not None:
+        entries.append((f"{by_venv}.json", json.dumps(template).encode()))
+    try:
+        make_cache_dir(cache)
+        for name, body in entries:
+            write_private_atomic(cache / name, body)
+        if entries:
+            keep_newest(cache, KEEP, _NAMES, spare=entries[0][0])
+    except OSError:
+        return
+
+
+def _template(python: str, data: Mapping[str, Any], environ: Mapping[str, str]) -> dict[str, Any] | None:
+    """A probed venv's answer with its own folders relative to it, or None when it cannot stand for another venv.
+    Its other folders are the base interpreter's and those ``PYTHONPATH`` names (part of the key)."""
+    prefix = _prefix(os.path.abspath(python))
+    base = data.get("base_prefix")
+    if data.get("prefix") != prefix or not isinstance(base, str) or not base:
+        return None
+    sys_path, sites = [str(p) for p in data.get("sys_path") or ()], [str(p) for p in data.get("site") or ()]
+
+    def inside(path: str) -> bool:
+        return path.startswith(prefix + os.sep)
+
+    named = {os.path.abspath(p) for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+
+    def under_base(path: str) -> bool:
+        return path == base or path.startswith(base.rstrip(os.sep) + os.sep) or path in named
+
+    own = [p for p in sys_path if inside(p)]
+    if any(p not in sites for p in own) or not all(inside(p) or under_base(p) for p in sys_path):
+        return None
+    if not all(inside(p) for p in sites) or any(_adds_to_path(p) for p in own):
+        return None
+
+    def relative(path: str) -> list[Any]:
+        return [True, os.path.relpath(path, prefix)] if inside(path) else [False, path]
+
+    answer = {**data, "sys_path": [relative(p) for p in sys_path], "site": [relative(p) for p in sites]}
+    outside = {p: _mtime(p) for p in sys_path if not inside(p)}
+    return {"answer": answer, "folders": outside, "inside": [os.path.relpath(p, prefix) for p in own]}
+
+
+def _adds_to_path(folder: str) -> bool:
+    """Whether ``folder`` holds a ``.pth`` file or a ``sitecustomize``/``usercustomize`` module (or cannot be read
+    as a folder that exists)."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name.endswith(".pth") or e.name in _ADDS_TO_PATH for e in entries)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
+def _prefix(path: str) -> str:
+    return os.path.dirname(os.path.dirname(path))
+
+
+def _file(found: os.stat_result) -> list[int]:
+    return [found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns]
+
+
+def _variables(environ: Mapping[str, str]) -> list[str | None]:
+    return [environ.get(name) for name in _PATH_VARIABLES]
+
+
+def _kernel() -> list[str] | None:
+    return list(os.uname()) if hasattr(os, "uname") else None
+
+
+def _digest(parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def _mtime(folder: str) -> int | None:
+    try:
+        return os.stat(folder).st_mtime_ns
+    except OSError:
+        return None
