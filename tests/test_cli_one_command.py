@@ -24,7 +24,7 @@ def test_a_line_parses_the_same_with_only_its_command(line: list[str], module: s
     asked: list[str | None] = []
     real = cli.build_parser
 
-    def recording(*, only: str | None = None) -> object:
+    def recording(*, only: str | None = None, **_: object) -> object:
         asked.append(only)
         raise SystemExit(0)  # the parser is what is looked at here, not the command
 
@@ -48,7 +48,8 @@ def test_a_line_without_a_known_command_gets_every_command(line: list[str], monk
 
     monkeypatch.setattr(cli, "build_parser", recording)
     assert cli.main(line) == 2
-    assert asked == [{"summary": True}]  # every command's name and help line, none of their options
+    # every command's name and help line, none of their options
+    assert asked == [{"summary": True, "json": "--json" in line}]
     if line == ["no-such-command"]:  # argparse names the commands there are
         assert "why-not" in capsys.readouterr().err
 
@@ -64,3 +65,30 @@ def test_the_summary_says_what_the_whole_parser_says_without_a_command(capsys: p
     with pytest.raises(UsageError) as whole_error:
         whole.parse_args(["no-such-command"])
     assert str(summary_error.value) == str(whole_error.value)
+
+
+_LOADED = """
+import json, sys
+from cudaresolve.cli import main
+try:
+    code = main(json.loads(sys.argv[1]))
+except SystemExit as exit:
+    code = exit.code
+print(json.dumps({"code": code, "loaded": sorted({"dataclasses", "inspect", "cudaresolve.errors"} & set(sys.modules))}),
+      file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("line", [["--help"], ["-V"], ["lock", "--help"], ["detect", "-h"], ["install", "--help"]])
+def test_help_and_version_import_no_dataclass(line: list[str]) -> None:
+    """``dataclasses`` imports ``inspect``: together some 15 ms of a ``--help`` that should cost little more than
+    the interpreter's start."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _LOADED, json.dumps(line)], capture_output=True, text=True,
+                          check=False)
+    answer = json.loads(done.stderr.strip().splitlines()[-1])
+    assert answer["code"] in (0, None) and done.stdout.strip()
+    assert answer["loaded"] == []

@@ -14,12 +14,14 @@ import sys
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from cudaresolve import __version__
-from cudaresolve.errors import CudaResolveError, UsageError
-from cudaresolve.render.output import COLOR_CHOICES, Output, configure
-from cudaresolve.text.model import LANGS, Text, literal
+from cudaresolve.render.color import COLOR_CHOICES
+from cudaresolve.text.langs import LANGS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from cudaresolve.errors import CudaResolveError
+    from cudaresolve.render.output import Output
 
 __all__ = ["main"]
 
@@ -51,6 +53,9 @@ class _Parser(argparse.ArgumentParser):
         return super()._get_value(action, arg_string)
 
     def error(self, message: str) -> NoReturn:
+        from cudaresolve.errors import UsageError
+        from cudaresolve.text.model import Text, literal
+
         raise UsageError(Text.of("cli.usage", prog=self.prog, message=literal(message)),
                            hint=Text.of("cli.usage.hint", prog=self.prog))
 
@@ -81,16 +86,15 @@ def _columns() -> int:
 
 
 class _Version(argparse.Action):
-    """``--version``: ``cudaresolve X.Y``, or with ``--json`` anywhere on the line one JSON object."""
+    """``--version``: ``cudaresolve X.Y``, or with ``--json`` anywhere on the line (``const``) one JSON object."""
 
     def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help"))
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=kwargs.get("help"),
+                         const=bool(kwargs.get("const")))
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
                  option_string: str | None = None) -> NoReturn:
-        from cudaresolve.render.output import current
-
-        if current().json:  # main configures the output from the whole line before parsing
+        if self.const:  # the whole line, not just what was parsed before -V
             from cudaresolve.render import emit_json
 
             emit_json({"name": "cudaresolve", "version": __version__})
@@ -99,13 +103,14 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser(*, only: str | None = None, summary: bool = False) -> argparse.ArgumentParser:
+def build_parser(*, only: str | None = None, summary: bool = False, json: bool = False) -> argparse.ArgumentParser:
     """The whole command line; with ``only`` (a module of ``_COMMANDS``) just that command's parser, which parses
     a line naming that command the same (a run imports and builds only the command it runs). With ``summary``
     each command is only its name and help line (each module's ``NAME`` and ``HELP``): the top-level help and
-    a line naming no command need no command's own options."""
+    a line naming no command need no command's own options. ``json``: the line holds ``--json`` (``-V`` answers
+    in JSON)."""
     parser = _Parser(prog="cudaresolve", description="Resolve a GPU Python stack that runs on this machine.")
-    _add_global_options(parser, default=False)
+    _add_global_options(parser, default=False, json=json)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     import importlib
 
@@ -116,7 +121,7 @@ def build_parser(*, only: str | None = None, summary: bool = False) -> argparse.
         else:
             module.register(sub)
     for command in _subcommands(parser):
-        _add_global_options(command, default=argparse.SUPPRESS)
+        _add_global_options(command, default=argparse.SUPPRESS, json=json)
     return parser
 
 
@@ -148,7 +153,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParse
     return found
 
 
-def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+def _add_global_options(parser: argparse.ArgumentParser, *, default: object, json: bool) -> None:
     """The global options, accepted before the command and after it (a command's own wins)."""
     known = parser._option_string_actions
     if "--lang" in known and default is argparse.SUPPRESS:
@@ -158,7 +163,8 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
                             help="message language (default: from LC_ALL/LC_MESSAGES/LANG)")
     unset = None if default is False else default
     if "-V" not in known:  # pip and uv take --version after the command too
-        parser.add_argument("-V", "--version", action=_Version, help="show the version (as JSON with --json) and exit")
+        parser.add_argument("-V", "--version", action=_Version, const=json,
+                            help="show the version (as JSON with --json) and exit")
     parser.add_argument("-q", "--quiet", action="count", default=0 if default is False else default,
                         help="say less: -q no progress or summaries, -qq errors only (stderr)")
     parser.add_argument("-v", "--verbose", action="count", default=0 if default is False else default,
@@ -176,12 +182,16 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
 
 def _output(args: argparse.Namespace) -> Output:
     """The run's ``render.output.Output`` from ``-q``/``-v``, ``--color`` and ``--json``."""
+    from cudaresolve.render.output import Output
+
     verbosity = getattr(args, "verbose", 0) - getattr(args, "quiet", 0)
     return Output(verbosity=verbosity, color=getattr(args, "color", None) or "auto",
                   json=bool(getattr(args, "json", False)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line's exit code. A line asking only for help or the version imports no dataclass (nor
+    ``inspect``, which ``dataclasses`` loads): the output settings are set once the line has parsed."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     for name in ("stdout", "stderr"):  # a stream closed by the caller (>&-): what would go there goes nowhere
         if getattr(sys, name) is None:
@@ -190,31 +200,37 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # kept open for the process
     wants_json = "--json" in args_list
     args = None
-    configure(Output(json=wants_json))
+    configured = False
     try:
         only = _named_command(args_list)
         if only is not None:
-            parser = build_parser(only=only)
+            parser = build_parser(only=only, json=wants_json)
         else:  # no command named: the summary, unless a command's name is there (after ``--``, say)
-            parser = build_parser(summary=not _MODULES.keys() & set(args_list))
+            parser = build_parser(summary=not _MODULES.keys() & set(args_list), json=wants_json)
         args = parser.parse_args(args_list)
+        from cudaresolve.render.output import configure
+
         configure(_output(args))
+        configured = True
         if not getattr(args, "func", None):
             parser.print_help(sys.stderr)
             return 2
         return _run(args)
-    except CudaResolveError as err:
-        return _report(err, args, args_list, wants_json=wants_json)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # an unexpected error: one coded line, the traceback only with --debug
+    except Exception as exc:  # a coded error: its line; an unexpected one: a coded line, the traceback with --debug
+        from cudaresolve.errors import CudaResolveError, InternalError
+
+        if isinstance(exc, CudaResolveError):
+            return _report(exc, args, args_list, wants_json=wants_json)
         if getattr(args, "debug", False) or "--debug" in args_list:
             raise
-        from cudaresolve.errors import InternalError
-
         return _report(InternalError(exc), args, args_list, wants_json=wants_json)
     finally:
-        configure(Output())
+        if configured:
+            from cudaresolve.render.output import Output, configure
+
+            configure(Output())
 
 
 def _run(args: argparse.Namespace) -> int:

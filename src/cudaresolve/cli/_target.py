@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cudaresolve.errors import InvalidInput
-from cudaresolve.text.model import Text
-
 if TYPE_CHECKING:
     import argparse
 
@@ -59,10 +56,13 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace) -> TargetOptions:
+    """The declared part of the target; ``--gpu 'RTX 2080,RTX 3090'`` counts as two GPUs."""
     from cudaresolve.target.options import TargetOptions, split_gpu_list  # not at import: --help stays light
 
-    """The declared part of the target; ``--gpu 'RTX 2080,RTX 3090'`` counts as two GPUs."""
     if any(not split_gpu_list(value) for value in args.gpu):
+        from cudaresolve.errors import InvalidInput
+        from cudaresolve.text.model import Text
+
         raise InvalidInput(Text("target.gpu-flag-empty"), hint=Text("target.gpu-flag-empty.hint"))
     gpus = tuple(name for value in args.gpu for name in split_gpu_list(value))
     return TargetOptions(

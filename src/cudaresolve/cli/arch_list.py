@@ -6,8 +6,6 @@ import sys
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
-from cudaresolve.errors import InvalidInput
-from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     import argparse
@@ -36,6 +34,9 @@ def register(sub: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     target = target_from_args(args, compat_from_args(args))
     if target.is_cpu:
+        from cudaresolve.errors import InvalidInput
+        from cudaresolve.text.model import Text
+
         raise InvalidInput(Text("target.arch-list-cpu"), hint=Text("target.arch-list-cpu.hint"))
     from cudaresolve.core.archs import format_arch_list
 

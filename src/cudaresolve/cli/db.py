@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.errors import InvalidCompatData
-
 if TYPE_CHECKING:
     import argparse
 
@@ -34,6 +32,7 @@ def _check(args: argparse.Namespace) -> int:
     from cudaresolve import render
     from cudaresolve.cli._common import language
     from cudaresolve.db.database import SHIPPED_LABEL, load_compat
+    from cudaresolve.errors import InvalidCompatData
     from cudaresolve.render import db as render_db
 
     lang = language(args)

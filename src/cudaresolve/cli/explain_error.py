@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.cli._common import language
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
-from cudaresolve.errors import DetectionError, InvalidInput
 
 if TYPE_CHECKING:
     import argparse
@@ -77,6 +76,7 @@ def _read_text(words: list[str]) -> str:
     ``explain_log`` to know the text was cut (and say so); an endless pipe cannot hang the read.
     """
     from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
+    from cudaresolve.errors import InvalidInput
     from cudaresolve.text.model import Text
 
     if words and words != ["-"]:
@@ -96,6 +96,8 @@ def _target(args: argparse.Namespace, db: CompatDB) -> Target | None:
     A log pasted on a machine without a GPU most likely came from another one, so an empty
     detection means "target unknown" here rather than "a CPU target".
     """
+    from cudaresolve.errors import DetectionError
+
     try:
         target = target_from_args(args, db)
     except DetectionError:

@@ -20,15 +20,14 @@ else colour only when the stream is a terminal. ``NO_COLOR`` wins over ``FORCE_C
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING
+
+from cudaresolve.render.color import COLOR_CHOICES, wants_color
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from cudaresolve.render.color import ColorChoice
 
 __all__ = ["COLOR_CHOICES", "Output", "configure", "current", "wants_color"]
-
-ColorChoice = Literal["auto", "always", "never"]
-COLOR_CHOICES: Final = ("auto", "always", "never")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,16 +69,3 @@ def configure(output: Output) -> None:
 
 def current() -> Output:
     return _CURRENT[0]
-
-
-def wants_color(choice: str, environ: Mapping[str, str], *, is_terminal: bool) -> bool:
-    """Whether to colour a stream (module docstring: the flag, NO_COLOR, FORCE_COLOR, a terminal)."""
-    if choice == "always":
-        return True
-    if choice == "never":
-        return False
-    if environ.get("NO_COLOR", ""):
-        return False
-    if environ.get("FORCE_COLOR", ""):
-        return True
-    return is_terminal

@@ -11,14 +11,13 @@ A field is a string, a number, a ``Text`` (formatted in the same language), or a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import TypeAlias
+
+from cudaresolve.text.langs import LANGS, Lang
 
 __all__ = ["LANGS", "Field", "Lang", "Text", "groups", "literal", "paren", "sentences"]
 
 Field: TypeAlias = "str | int | Text | tuple[str | int | Text, ...]"
-Lang: TypeAlias = Literal["en", "zh"]
-#: The languages every sentence exists in (``text/en``, ``text/zh``).
-LANGS: Final[tuple[Lang, ...]] = ("en", "zh")
 
 
 @dataclass(frozen=True, slots=True)
