@@ -33,6 +33,15 @@ def _fake(tmp_path: Path, site: Path, *, version: str = "3.11") -> tuple[Path, P
     return fake, log
 
 
+@pytest.fixture(autouse=True)
+def _binary_fakes(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shell scripts here stand for interpreter binaries (a real script, a shim, is never kept: its own test)."""
+    if "script" not in request.node.name:
+        from cudaresolve.install import probecache
+
+        monkeypatch.setattr(probecache, "_is_script", lambda path: False)
+
+
 def _runs(log: Path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
@@ -187,3 +196,57 @@ def test_a_venv_whose_site_packages_can_change_sys_path_is_probed(
     monkeypatch.delenv("PYTHONPATH")
     read_target(_venv(tmp_path / "f"), cache=cache, environ={})  # as the first: not probed
     assert len(probed) == 5
+
+
+def test_a_script_is_probed_on_every_run(tmp_path: Path) -> None:
+    """A pyenv shim or a wrapper may start another interpreter each time: its answer is never kept."""
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    fake, log = _fake(tmp_path, site)
+    cache = tmp_path / "cache"
+    read_target(str(fake), cache=cache, environ={})
+    read_target(str(fake), cache=cache, environ={})
+    assert _runs(log) == 2 and not list(cache.glob("*.json"))
+
+
+def test_a_kept_answer_that_is_no_probe_answer_is_probed_again(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    fake, log = _fake(tmp_path, site)
+    cache = tmp_path / "cache"
+    read_target(str(fake), cache=cache, environ={})
+    for entry in cache.glob("*.json"):
+        stored = json.loads(entry.read_text())
+        entry.write_text(json.dumps({**stored, "answer": "{}"}))
+    assert read_target(str(fake), cache=cache, environ={}).interpreter.python == "3.11"
+    assert _runs(log) == 2
+
+
+def test_an_edited_pth_file_or_a_new_user_site_or_another_home_is_probed_again(tmp_path: Path) -> None:
+    site, user = tmp_path / "site-packages", tmp_path / "home" / "user-site"
+    site.mkdir()
+    fake, log = _fake(tmp_path, site)
+    answer = json.loads((tmp_path / "answer.json").read_text())
+    (tmp_path / "answer.json").write_text(json.dumps({**answer, "site": [str(site), str(user)]}))
+    (site / "a.pth").write_text("x\n")
+    cache, environ = tmp_path / "cache", {"HOME": str(tmp_path / "home")}
+    read_target(str(fake), cache=cache, environ=environ)
+    mtime = site.stat().st_mtime_ns
+    (site / "a.pth").write_text("longer\n")  # edited in place: the folder's time kept
+    os.utime(site, ns=(mtime, mtime))
+    read_target(str(fake), cache=cache, environ=environ)
+    assert _runs(log) == 2
+    read_target(str(fake), cache=cache, environ=environ)
+    assert _runs(log) == 2
+    user.mkdir(parents=True)  # the user site made after the probe (a first pip install --user)
+    read_target(str(fake), cache=cache, environ=environ)
+    assert _runs(log) == 3
+    read_target(str(fake), cache=cache, environ={"HOME": str(tmp_path)})
+    assert _runs(log) == 4
+
+
+def test_the_probe_reads_no_module_of_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "platform.py").write_text("def python_version():\n    return '3.99.0'\n")
+    monkeypatch.chdir(tmp_path)
+    found = read_target(sys.executable, cache=tmp_path / "cache", environ={})
+    assert found.interpreter.markers["python_full_version"] == ".".join(map(str, sys.version_info[:3]))

@@ -63,6 +63,23 @@ class Served:
                     requires_python=f"=={short}.*")
 
 
+def _unreadable(wheel: TinyWheel, files: Path) -> TinyWheel:
+    """``wheel`` with its METADATA (which names a requirement) rewritten in Latin-1: no UTF-8 text to read."""
+    import dataclasses
+    import zipfile
+
+    path = files / wheel.filename
+    with zipfile.ZipFile(path) as archive:
+        members = {i.filename: archive.read(i) for i in archive.infolist()}
+    for name in members:
+        if name.endswith(".dist-info/METADATA"):
+            members[name] = members[name] + "Summary: caf\u00e9\n".encode("latin-1")
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return dataclasses.replace(wheel, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("hostile-index")
@@ -73,6 +90,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         "patchy": build_wheel(files, "patchy", "1.0", "py3-none-any",
                               requires=(f"late; python_full_version >= '{FULL}'",)),
         "late": build_wheel(files, "late", "1.0", "py3-none-any"),
+        "latin": _unreadable(build_wheel(files, "latin", "1.0", "py3-none-any", requires=("late",)), files),
     }
     lying = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"  # the wheel says Requires-Dist: evilpkg
     (files / f"{wheels['demo'].filename}.metadata").write_text(lying)
@@ -161,6 +179,15 @@ def test_a_dependency_from_this_patch_release_on_is_not_followed_but_refused(ser
     lock = served.lock("patchy", "late")
     assert sync_environment(lock, python=str(venv), env=_pip_env(os.devnull)).returncode == 0
     assert pip_list(venv) == {"patchy": "1.0", "late": "1.0"}
+
+
+def test_a_wheel_whose_metadata_cannot_be_read_is_refused_not_taken_as_needing_nothing(
+    served: Served, venv: Path
+) -> None:
+    with pytest.raises(IncompleteLock) as info:
+        sync_environment(served.lock("latin"), python=str(venv), env=_pip_env(os.devnull))
+    assert "METADATA" in info.value.message and "latin 1.0" in info.value.message
+    assert pip_list(venv) == {}
 
 
 # --- the environment the user means ----------------------------------------------------------------

@@ -231,6 +231,9 @@ def test_sync_reads_the_environment_then_passes_pip_exit_code_through(
     )
     fake.chmod(0o755)
     monkeypatch.setenv("PROBE", json.dumps(answer))
+    from cudaresolve.install import probecache
+
+    monkeypatch.setattr(probecache, "_is_script", lambda path: False)  # the script stands for a binary: kept
     env = {"CUDARESOLVE_INSTALLER": "pip"}
     assert sync_environment(_lock(None, None, None), python=str(fake), markers={}, env=env).returncode == 23
     assert log.read_text().splitlines() == ["-c ", "-m download"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import zipfile
 from typing import TYPE_CHECKING
@@ -185,3 +186,15 @@ def test_record_cache_round_trip_and_refusals(tmp_path: Path) -> None:
     store_record(tmp_path, "../escape", WHEEL)  # not a sha256: never a path
     assert cached_record(tmp_path, "../escape") is None
     assert not (tmp_path.parent / "escape.RECORD").exists()
+
+
+def test_the_record_cache_keeps_the_newest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cudaresolve.install import record
+
+    monkeypatch.setattr(record, "KEEP_RECORDS", 3)
+    folder = tmp_path / "records"
+    for n in range(5):
+        store_record(folder, f"{n:064x}", WHEEL)
+        os.utime(folder / f"{n:064x}.RECORD", ns=(n * 10**9, n * 10**9))
+    kept = sorted(p.name for p in folder.glob("*.RECORD"))
+    assert kept == [f"{n:064x}.RECORD" for n in (2, 3, 4)]

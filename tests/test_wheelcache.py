@@ -21,6 +21,7 @@ from cudaresolve.install.wheelcache import cache_path, cached_file, fetch_files,
 from cudaresolve.resolve.model import LockedPackage
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 BASE = "https://files.example.org/packages"
@@ -142,3 +143,46 @@ def test_choose_installer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(InvalidInput) as info:
         choose_installer("/env/bin/python", has_pip=True, env={"CUDARESOLVE_INSTALLER": "uv"})
     assert "asked for uv" in info.value.message
+
+
+@respx.mock
+def test_no_more_than_the_locked_size_is_read(tmp_path: Path) -> None:
+    package = _package("a", b"AAAA", size=4)
+    sent: list[int] = []
+
+    def endless() -> Iterator[bytes]:
+        for _ in range(10_000):  # 640 MB if it were all read
+            sent.append(1)
+            yield b"A" * 65536
+
+    respx.get(package.url).mock(return_value=httpx.Response(200, content=endless()))
+    with pytest.raises(IndexUnavailable):
+        fetch_files([package], tmp_path, _client())
+    assert len(sent) < 4 and cached_file(tmp_path, package) is None
+
+
+@respx.mock
+@pytest.mark.parametrize("shape", ["files-root-is-a-file", "entry-is-a-file", "file-is-a-folder", "entry-is-a-link"])
+def test_a_cache_not_as_it_was_left_is_one_coded_error_and_nothing_written_elsewhere(
+    tmp_path: Path, shape: str
+) -> None:
+    package = _package("a", b"AAAA", size=4)
+    root, elsewhere = tmp_path / "files", tmp_path / "elsewhere"
+    path = cache_path(root, package)
+    assert path is not None
+    elsewhere.mkdir()
+    if shape == "files-root-is-a-file":
+        root.write_text("x")
+    else:
+        root.mkdir()
+        if shape == "entry-is-a-file":
+            path.parent.write_text("x")
+        elif shape == "entry-is-a-link":
+            path.parent.symlink_to(elsewhere)
+        else:
+            path.mkdir(parents=True)
+    respx.get(package.url).mock(return_value=httpx.Response(200, content=b"AAAA"))
+    with pytest.raises(InvalidInput) as info:
+        fetch_files([package], root, _client())
+    assert info.value.code == "invalid-input" and "cache" in str(info.value)
+    assert list(elsewhere.iterdir()) == []

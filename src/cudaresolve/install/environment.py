@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.errors import InvalidInput
 from cudaresolve.install.probecache import INTERPRETERS, from_venv, path_key, read_entry, store, venv_key
 from cudaresolve.target.interpreter import cannot_run, run_python
 
@@ -68,21 +69,29 @@ def read_target(
     """``python``'s environment, from the cache when its entry still holds (module docstring), else probed
     once and kept. ``cache`` is the folder of entries (None: ``INTERPRETERS`` in the user cache). An
     interpreter that cannot run or answer is ``InvalidInput``, as ``target.interpreter.probe_interpreter``."""
-    from cudaresolve.target.interpreter import parse_probe
-
     environ = os.environ if environ is None else environ
     if cache is None:
         from cudaresolve.core.paths import default_cache_dir
 
         cache = default_cache_dir() / INTERPRETERS
     keys = (path_key(python, environ), venv_key(python, environ))
-    text = _kept(cache, keys, python)
-    if text is None:
-        text = _probe(python)
-        data = _decode(python, text)
-        store(cache, keys, python, text, data, environ)
-    else:
-        data = _decode(python, text)
+    kept = _kept(cache, keys, python)
+    if kept is not None:
+        try:  # a kept answer that does not read as a probe's is probed again, never an error
+            return _environment(python, kept)
+        except InvalidInput:
+            pass
+    text = _probe(python)
+    found = _environment(python, text)
+    store(cache, keys, python, text, _decode(python, text), environ)
+    return found
+
+
+def _environment(python: str, text: str) -> TargetEnvironment:
+    """The probe's answer ``text`` read; ``InvalidInput`` when it is not one."""
+    from cudaresolve.target.interpreter import parse_probe
+
+    data = _decode(python, text)
     interpreter = parse_probe(python, text)
     sys_path = tuple(str(p) for p in data.get("sys_path") or () if os.path.isdir(str(p)))
     sites = tuple(dict.fromkeys(str(p) for p in data.get("site") or () if os.path.isdir(str(p))))

@@ -47,7 +47,8 @@ def gather(
     """pip's exit code (0 when no pip run failed) and name -> the verified wheel of each of ``packages``
     (module docstring); a package whose wheel could not be had is left out."""
     direct = [p for p in packages if p.url and p.sha256 and cache_path(cache, p) is not None]
-    rest = [p for p in packages if p not in direct]
+    taken = {id(p) for p in direct}  # by identity: comparing dataclasses pairwise is quadratic in the lock
+    rest = [p for p in packages if id(p) not in taken]
     files: dict[str, Path] = {}
     hits = {p.name: cached_file(cache, p) for p in direct}
     if direct and all(hits.values()):  # all in the cache: no HTTP client is made (or imported)

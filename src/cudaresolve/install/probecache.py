@@ -1,14 +1,16 @@
 """The target interpreter's probe answers, kept in the user cache. Does I/O: stats files, reads and writes small
 JSON entries under ``INTERPRETERS``.
 
-Two kinds of entry, both a JSON object ``{"answer": ..., "folders": {folder: mtime}}``:
+Two kinds of entry, both a JSON object ``{"answer": ..., "folders": {folder: mtime}, "files": {file: stamp}}``:
 
 * **by path** (``path_key``): the path given, the interpreter file (``lstat`` of the path and ``stat`` of what it
-  points to), its ``pyvenv.cfg`` (time and size), the variables that change ``sys.path`` (``PYTHONPATH``,
-  ``PYTHONHOME``, ``PYTHONUSERBASE``, ``PYTHONNOUSERSITE``, ``PYTHONSAFEPATH``) and the kernel (``uname``: the
-  ``platform_release`` and ``platform_version`` markers). Used while every folder of the answer's ``sys.path`` has
-  the modification time it had when probed: a ``.pth`` file added or removed changes its folder. uv keeps its
-  interpreter answers the same way.
+  points to), the ``pyvenv.cfg`` files ``site`` reads (time and size), the variables that change ``sys.path``
+  (``PYTHONPATH``, with the current folder when it names a relative one, ``PYTHONHOME``, ``PYTHONUSERBASE``,
+  ``PYTHONNOUSERSITE``, ``PYTHONSAFEPATH``, ``HOME``) and the kernel (``uname``: the ``platform_release`` and
+  ``platform_version`` markers). Used while every folder of the answer's ``sys.path`` and site-packages (one that
+  did not exist too) has the modification time it had when probed (a ``.pth`` file added or removed changes its
+  folder) and every ``.pth`` file and ``sitecustomize``/``usercustomize`` there its time and size (an edit in
+  place does not change the folder). uv keeps its interpreter answers much the same way.
 * **by venv** (``venv_key``): a virtual environment is its base interpreter plus its own site-packages, so a new
   venv of an interpreter probed before needs no probe of its own. The key is the file the venv's ``python`` runs
   (``stat``: device, inode, size, time), where that link sits in the venv, the ``pyvenv.cfg`` lines with the venv's
@@ -16,10 +18,11 @@ Two kinds of entry, both a JSON object ``{"answer": ..., "folders": {folder: mti
   reads), the same variables and the kernel. Kept only for a venv that does not see the system site-packages,
   whose ``sys.path`` is the base interpreter's folders (and ``PYTHONPATH``'s) plus site-packages folders inside the
   venv holding no ``.pth`` file and no ``sitecustomize``/``usercustomize`` (nothing there that could add to
-  ``sys.path``). Used for
-  another venv only while that holds too for its own site-packages and the base folders are unchanged (times, as
-  above); the answer's folders inside the venv are then the new venv's.
+  ``sys.path``). Used for another venv only while that holds too for its own site-packages and the base folders
+  and files are unchanged (as above); the answer's folders inside the venv are then the new venv's.
 
+Never kept: the answer of an interpreter that is a script (``#!``: a pyenv shim or a wrapper may start another
+interpreter on every run), and a by-venv answer for a venv with a ``pyvenv.cfg`` beside its ``python``.
 An entry that cannot be read or written is no error: the probe runs. The newest ``KEEP`` entries are kept.
 """
 
@@ -42,10 +45,11 @@ INTERPRETERS: Final = "interpreters-v2"
 #: How many entries are kept (the newest).
 KEEP: Final = 512
 _NAMES: Final = re.compile(r"[0-9a-f]{64}\.json")
-_PATH_VARIABLES: Final = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH")
+_PATH_VARIABLES: Final = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "HOME")
 _UNREAD_CFG: Final = frozenset({"command", "prompt"})
 _MAX_CFG: Final = 64 * 1024
 _ADDS_TO_PATH: Final = ("sitecustomize.py", "usercustomize.py")
+_MAX_WATCHED: Final = 256  # .pth files watched per folder
 
 
 def path_key(python: str, environ: Mapping[str, str]) -> str | None:
@@ -55,13 +59,16 @@ def path_key(python: str, environ: Mapping[str, str]) -> str | None:
         link, real = os.lstat(path), os.stat(path)
     except OSError:
         return None
-    venv = os.path.join(os.path.dirname(os.path.dirname(path)), "pyvenv.cfg")
-    try:
-        cfg_stat = os.stat(venv)
-        cfg: list[int] | None = [cfg_stat.st_mtime_ns, cfg_stat.st_size]
-    except OSError:
-        cfg = None
-    return _digest(["path", path, [link.st_mtime_ns, link.st_ino, link.st_size], _file(real), cfg,
+    if _is_script(path):
+        return None
+    cfgs: list[list[int] | None] = []
+    for folder in (os.path.dirname(path), _prefix(path)):  # where site.py looks for pyvenv.cfg
+        try:
+            cfg_stat = os.stat(os.path.join(folder, "pyvenv.cfg"))
+            cfgs.append([cfg_stat.st_mtime_ns, cfg_stat.st_size])
+        except OSError:
+            cfgs.append(None)
+    return _digest(["path", path, [link.st_mtime_ns, link.st_ino, link.st_size], _file(real), cfgs,
                     _variables(environ), _kernel()])
 
 
@@ -69,6 +76,8 @@ def venv_key(python: str, environ: Mapping[str, str]) -> str | None:
     """The by-venv key of ``python`` (module docstring); None when it is not in a venv that could share one."""
     path = os.path.abspath(python)
     prefix = _prefix(path)
+    if os.path.lexists(os.path.join(os.path.dirname(path), "pyvenv.cfg")) or _is_script(path):
+        return None  # site.py reads that one first; a script (a shim) may run any interpreter
     try:
         real = os.stat(path)
         with open(os.path.join(prefix, "pyvenv.cfg"), "rb") as handle:
@@ -92,13 +101,18 @@ def venv_key(python: str, environ: Mapping[str, str]) -> str | None:
 
 
 def read_entry(entry: Path) -> dict[str, Any] | None:
-    """The entry's stored object when every folder it names is unchanged, else None."""
+    """The entry's stored object when every folder and file it watches is unchanged, else None."""
     try:
         stored = json.loads(entry.read_text(encoding="utf-8"))
         if not isinstance(stored, dict) or not isinstance(stored.get("folders"), dict):
             return None
+        if not isinstance(stored.get("files"), dict):
+            return None
         for folder, mtime in stored["folders"].items():
             if _mtime(folder) != mtime:
+                return None
+        for file, seen in stored["files"].items():
+            if _stamp(file) != seen:
                 return None
     except (OSError, ValueError, TypeError):
         return None
@@ -133,10 +147,12 @@ def store(
     from cudaresolve.core.files import keep_newest, make_cache_dir, write_private_atomic
 
     by_path, by_venv = keys
-    folders = {str(p): _mtime(str(p)) for p in data.get("sys_path") or ()}
+    watched = [str(p) for p in (*(data.get("sys_path") or ()), *(data.get("site") or ()))]
+    folders = {p: _mtime(p) for p in watched}  # a site folder that does not exist yet is watched too
     entries: list[tuple[str, bytes]] = []
     if by_path is not None:
-        entries.append((f"{by_path}.json", json.dumps({"answer": text, "folders": folders}).encode()))
+        kept = {"answer": text, "folders": folders, "files": _path_files(watched)}
+        entries.append((f"{by_path}.json", json.dumps(kept).encode()))
     template = _template(python, data, environ) if by_venv is not None else None
     if by_venv is not None and template is not None:
         entries.append((f"{by_venv}.json", json.dumps(template).encode()))
@@ -178,7 +194,42 @@ def _template(python: str, data: Mapping[str, Any], environ: Mapping[str, str]) 
 
     answer = {**data, "sys_path": [relative(p) for p in sys_path], "site": [relative(p) for p in sites]}
     outside = {p: _mtime(p) for p in sys_path if not inside(p)}
-    return {"answer": answer, "folders": outside, "inside": [os.path.relpath(p, prefix) for p in own]}
+    return {"answer": answer, "folders": outside, "files": _path_files(list(outside)),
+            "inside": [os.path.relpath(p, prefix) for p in own]}
+
+
+def _path_files(folders: list[str]) -> dict[str, list[int] | None]:
+    """The ``.pth`` files and ``sitecustomize``/``usercustomize`` modules in ``folders``, each with its time and
+    size: an edit in place changes what ``sys.path`` holds but not its folder's time."""
+    found: dict[str, list[int] | None] = {}
+    for folder in folders:
+        try:
+            with os.scandir(folder) as entries:
+                names = [e.name for e in entries if e.name.endswith(".pth") or e.name in _ADDS_TO_PATH]
+        except OSError:
+            continue
+        for name in names[:_MAX_WATCHED]:
+            path = os.path.join(folder, name)
+            found[path] = _stamp(path)
+    return found
+
+
+def _stamp(path: str) -> list[int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return [found.st_mtime_ns, found.st_size]
+
+
+def _is_script(path: str) -> bool:
+    """Whether the file ``path`` runs is a script (``#!``: a pyenv shim, a wrapper), which may start a different
+    interpreter on each run: its answer is never kept."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(2) == b"#!"
+    except OSError:
+        return True
 
 
 def _adds_to_path(folder: str) -> bool:
@@ -202,7 +253,11 @@ def _file(found: os.stat_result) -> list[int]:
 
 
 def _variables(environ: Mapping[str, str]) -> list[str | None]:
-    return [environ.get(name) for name in _PATH_VARIABLES]
+    """The variables that change ``sys.path``, and the current folder when ``PYTHONPATH`` names one relative to it."""
+    values = [environ.get(name) for name in _PATH_VARIABLES]
+    if any(p and not os.path.isabs(p) for p in (environ.get("PYTHONPATH") or "").split(os.pathsep)):
+        values.append(os.getcwd())
+    return values
 
 
 def _kernel() -> list[str] | None:

@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-__all__ = ["MAX_RECORD_BYTES", "cached_record", "parse_record", "read_wheel_record", "same_files", "store_record"]
+__all__ = [
+    "KEEP_RECORDS", "MAX_RECORD_BYTES", "cached_record", "parse_record", "read_wheel_record", "same_files",
+    "store_record",
+]
 
 #: The largest RECORD read, from a wheel or an environment (torch's is about 2 MB).
 MAX_RECORD_BYTES: Final = 32 * 1024 * 1024
@@ -38,6 +41,9 @@ _INSTALLER_FILES: Final = frozenset({"INSTALLER", "REQUESTED", "direct_url.json"
 _DATA_TOP: Final = re.compile(r"^[^/]+\.data/(?:purelib|platlib)/(.+)$")
 _DATA_OTHER: Final = re.compile(r"^[^/]+\.data/")
 _SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
+_RECORD_NAMES: Final = re.compile(r"[0-9a-f]{64}\.RECORD")
+#: How many wheels' RECORDs are kept (the newest written); one is a few KB to 2 MB.
+KEEP_RECORDS: Final = 2048
 
 
 def parse_record(text: str) -> dict[str, str]:
@@ -81,8 +87,12 @@ def store_record(cache: Path, sha256: str, text: str) -> None:
     crash is read from the wheel again."""
     if not _SHA256.match(sha256):
         return
+    from cudaresolve.core.files import keep_newest, make_cache_dir
+
     try:
+        make_cache_dir(cache)  # marked as this tool's when made here: only then are old entries removed
         write_private_atomic(cache / f"{sha256}.RECORD", text.encode("utf-8"))
+        keep_newest(cache, KEEP_RECORDS, _RECORD_NAMES, spare=f"{sha256}.RECORD")
     except OSError:
         return
 

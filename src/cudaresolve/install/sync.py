@@ -213,7 +213,8 @@ def _plan(lock: Lock, installer: Installer, root: Path, workdir: str) -> list[Pi
     folders = [p for p in lock.packages if p.kind is FileKind.DIRECTORY]
     packages = [p for p in lock.packages if p.kind is not FileKind.DIRECTORY]
     direct = [p for p in packages if p.url and p.sha256 and cache_path(root, p) is not None]
-    rest = tuple(p for p in packages if p not in direct)
+    taken = {id(p) for p in direct}  # by identity: comparing dataclasses pairwise is quadratic in the lock
+    rest = tuple(p for p in packages if id(p) not in taken)
     commands = download_commands(Lock(packages=rest), python=installer.python, workdir=workdir,
                                  pip=installer.pip) if rest else []
     paths = {p.name: cache_path(root, p) for p in direct if p.kind is not FileKind.SDIST}
@@ -302,7 +303,14 @@ def _closure_holds(
             requires[package.name] = kept[package.name]
         else:
             path = files.get(package.name)
-            requires[package.name] = (wheel_requires(path) if path is not None else None) or ()
+            lines = wheel_requires(path) if path is not None else None
+            if lines is None and path is not None and path.name.lower().endswith(".whl"):  # never taken as "none"
+                raise IncompleteLock(
+                    Text.of("lock.install.unreadable-metadata", name=package.name, version=package.version,
+                            file=path.name),
+                    hint=Text("lock.install.unreadable-metadata.hint"),
+                )
+            requires[package.name] = lines or ()  # a local folder or sdist: built by the installer, unread here
     missing = unmet(lock, requires, markers)
     if missing:
         name, requirement = missing[0]

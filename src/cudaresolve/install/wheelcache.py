@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, urlsplit
 
 from cudaresolve.core.files import make_private_dirs
-from cudaresolve.errors import InvalidLockfile
+from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT, is_sha256
 from cudaresolve.text.model import Text
 
@@ -63,10 +63,12 @@ def cached_file(root: Path, package: LockedPackage) -> Path | None:
     if path is None:
         return None
     try:
-        info = os.lstat(path)
+        info, folder = os.lstat(path), os.lstat(path.parent)
     except OSError:
         return None
-    if not stat.S_ISREG(info.st_mode) or (package.size is not None and info.st_size != package.size):
+    if not stat.S_ISDIR(folder.st_mode) or not stat.S_ISREG(info.st_mode):
+        return None
+    if package.size is not None and info.st_size != package.size:
         return None
     try:
         os.utime(path.parent)
@@ -116,7 +118,14 @@ def _fetch(package: LockedPackage, root: Path, client: IndexClient) -> Path:
 
     path = cache_path(root, package)
     assert path is not None and package.url and package.sha256  # fetch_files checked
-    make_private_dirs(path.parent)
+    try:
+        make_private_dirs(path.parent)
+        if not stat.S_ISDIR(os.lstat(path.parent).st_mode):  # a link planted there: nothing is written through it
+            raise NotADirectoryError(f"{path.parent} is a symbolic link")
+    except OSError as exc:
+        raise _unusable(path.parent, exc) from exc
+    # a body past the locked size cannot hash to the locked sha256: read no more than that (an endless body)
+    cap = MAX_DIRECT_BYTES if package.size is None else min(MAX_DIRECT_BYTES, max(package.size, 0))
     hasher = hashlib.sha256()
     part = path.parent / f".{path.name}.{os.getpid()}.{id(package)}.part"
     try:
@@ -127,15 +136,24 @@ def _fetch(package: LockedPackage, root: Path, client: IndexClient) -> Path:
                 hasher.update(chunk)
 
             if package.url.startswith("file://"):
-                _read_local(package.url, write, cap=MAX_DIRECT_BYTES)
+                _read_local(package.url, write, cap=cap)
             else:
-                client.download(package.url, write, cap=MAX_DIRECT_BYTES, any_host=True)
+                client.download(package.url, write, cap=cap, any_host=True)
         check_hashes(package.url, (("sha256", package.sha256),), {"sha256": hasher.hexdigest()})
         os.chmod(part, 0o600)
         os.replace(part, path)
+    except OSError as exc:
+        raise _unusable(path, exc) from exc
     finally:
         part.unlink(missing_ok=True)
     return path
+
+
+def _unusable(path: Path, exc: OSError) -> InvalidInput:
+    """The cache entry ``path`` cannot be made or written: one coded line naming it, never a traceback."""
+    reason = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+    return InvalidInput(Text.of("lock.install.cache-unusable", path=str(path), reason=reason),
+                        hint=Text.of("lock.install.cache-unusable.hint", path=str(path)))
 
 
 def _read_local(url: str, write: Callable[[bytes], None], *, cap: int) -> None:

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["MAX_OUTPUT", "PROBE_TIMEOUT", "Interpreter", "cannot_run", "parse_probe", "probe_interpreter", "run_python"]
 
 PROBE_TIMEOUT: Final = 30
+# ``-c`` puts the current folder first on sys.path: a platform.py or json.py there would answer for the standard
+# library (``-P`` does the same, but only from 3.11 on)
+_SAFE_PATH: Final = "import sys\nif sys.path and sys.path[0] == '': del sys.path[0]\n"
 MAX_OUTPUT: Final = 64 * 1024
 _PROBE: Final = (
     "import json,os,platform,sys,sysconfig;"
@@ -60,7 +63,7 @@ def run_python(path: str, code: str, *, max_output: int = MAX_OUTPUT) -> str:
     """``path -c code``'s stdout (its first ``max_output`` bytes), within ``PROBE_TIMEOUT`` seconds; an interpreter
     that cannot start, hangs or fails is one ``cannot_run`` error naming its last line of stderr."""
     try:
-        done = subprocess.run([path, "-c", code], capture_output=True, timeout=PROBE_TIMEOUT, check=False)
+        done = subprocess.run([path, "-c", _SAFE_PATH + code], capture_output=True, timeout=PROBE_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as exc:
         raise cannot_run(path, f"no answer within {PROBE_TIMEOUT} s") from exc
     except OSError as exc:
