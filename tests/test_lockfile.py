@@ -240,6 +240,17 @@ def test_pylock_needs_every_hash() -> None:
     assert info.value.hint == "without them, write requirements instead: --format requirements"
 
 
+def test_a_file_given_only_by_another_hash_is_refused_never_taken_unchecked(lock: Lock) -> None:
+    """PEP 751 allows any algorithm; a file whose sha256 is not there could only be installed unchecked."""
+    text = dumps_pylock(lock)
+    sha = lock.packages[0].sha256
+    assert sha is not None and f'sha256 = "{sha}"' in text
+    other = text.replace(f'sha256 = "{sha}"', 'sha512 = "' + "ab" * 64 + '"', 1)
+    with pytest.raises(InvalidLockfile) as info:
+        loads_pylock(other)
+    assert "sha512" in info.value.message and "sha256" in info.value.message
+
+
 def test_pylock_problem_singular_and_missing_url(lock: Lock) -> None:
     assert pylock_problem(lock) is None
     one = replace(lock, packages=(replace(lock.packages[0], sha256=None), *lock.packages[1:]))

@@ -377,6 +377,10 @@ def _sha256(file: Mapping[str, Any], where: str) -> str | None:
     sha256 = hashes.get("sha256")
     if sha256 is not None and not (isinstance(sha256, str) and is_sha256(sha256.lower())):
         raise InvalidLockfile(Text.of("lock.bad-sha256", path=f"{where}.hashes.sha256"))
+    if sha256 is None and hashes:  # PEP 751 allows any algorithm; a file whose hash goes unchecked is never taken
+        raise InvalidLockfile(Text.of("lock.no-sha256", path=f"{where}.hashes",
+                                      algorithms=tuple(sorted(str(k) for k in hashes)[:5])),
+                              hint=Text("lock.no-sha256.hint"))
     return sha256.lower() if sha256 else None
 
 
