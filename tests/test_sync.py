@@ -164,6 +164,26 @@ def test_foreign_is_what_the_lock_does_not_hold_but_the_installer_tools() -> Non
     assert foreign(lock, dists) == ("einops", "triton")
 
 
+def test_foreign_is_only_what_the_environment_itself_holds(tmp_path: Path) -> None:
+    """A package seen through PYTHONPATH, the user site or a venv's system site-packages is not the environment's:
+    never reported as not locked, never removed by --exact."""
+    from dataclasses import replace
+
+    venv, elsewhere = tmp_path / "venv", tmp_path / "elsewhere"
+    lock = Lock(packages=(_locked("torch", "2.7.1+cu126"),))
+    site = venv / "lib" / "python3.11" / "site-packages"
+    dists = {
+        "torch": replace(_dist("torch", "2.7.1+cu126"), path=str(site / "torch-2.7.1.dist-info")),
+        "einops": replace(_dist("einops", "1"), path=str(site / "einops-1.dist-info")),
+        "stray": replace(_dist("stray", "1"), path=str(elsewhere / "stray-1.dist-info")),
+        "nowhere": _dist("nowhere", "1"),
+    }
+    (tmp_path / "link").symlink_to(venv)
+    assert foreign(lock, dists, prefix=str(venv)) == ("einops",)
+    assert foreign(lock, dists, prefix=str(tmp_path / "link")) == ("einops",)  # the same folder through a link
+    assert foreign(lock, dists, prefix=str(tmp_path / "ven")) == ()  # a name's start is no folder
+
+
 def test_read_installed_from_this_interpreter() -> None:
     dists = read_installed(sys.executable, records=["pytest"])
     assert dists["pytest"].record is not None

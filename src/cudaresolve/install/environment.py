@@ -61,6 +61,7 @@ class TargetEnvironment:
     interpreter: Interpreter
     sys_path: tuple[str, ...]
     site_packages: tuple[str, ...]
+    prefix: str | None = None  # its sys.prefix: the environment itself (a venv's folder)
 
 
 def read_target(
@@ -95,7 +96,9 @@ def _environment(python: str, text: str) -> TargetEnvironment:
     interpreter = parse_probe(python, text)
     sys_path = tuple(str(p) for p in data.get("sys_path") or () if os.path.isdir(str(p)))
     sites = tuple(dict.fromkeys(str(p) for p in data.get("site") or () if os.path.isdir(str(p))))
-    return TargetEnvironment(interpreter=interpreter, sys_path=sys_path, site_packages=sites)
+    prefix = data.get("prefix")
+    return TargetEnvironment(interpreter=interpreter, sys_path=sys_path, site_packages=sites,
+                             prefix=prefix if isinstance(prefix, str) and prefix else None)
 
 
 def start_target(python: str, **options: Any) -> Callable[[], TargetEnvironment]:

@@ -26,6 +26,7 @@ downloading its wheel again: a second run over the same lock downloads and insta
 from __future__ import annotations
 
 import enum
+import os
 import sys
 import tempfile
 from dataclasses import dataclass, replace
@@ -112,6 +113,7 @@ def sync_environment(
     file_cache: Path | None = None,
     offline: bool = False,
     paths: Sequence[str] | None = None,
+    prefix: str | None = None,
 ) -> SyncResult:
     """Make ``python``'s environment (None: this interpreter's) equal to ``lock`` (module docstring).
 
@@ -120,7 +122,10 @@ def sync_environment(
     ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for the installer.
     ``record_cache`` holds the RECORDs of verified wheels (None: ``RECORD_CACHE`` in the user cache),
     ``file_cache`` the verified files (None: ``wheelcache.FILES`` there); ``offline``: files only
-    from that cache; ``paths``: the target's ``sys.path`` when known (``environment.read_target``)."""
+    from that cache; ``paths``: the target's ``sys.path`` when known (``environment.read_target``); ``prefix``:
+    its ``sys.prefix`` when known, the environment whose own packages are reported (and with ``exact`` removed)
+    when the lock does not pin them: never one found through ``PYTHONPATH``, the user site or, from a venv, the
+    system site-packages it sees."""
     interpreter = python or sys.executable
     root = default_cache_dir() / FILES if file_cache is None else file_cache
     with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
@@ -157,7 +162,8 @@ def sync_environment(
                 trim(root, keep=files.values())
             if code != 0:
                 return replace(result, returncode=code)
-        extra = foreign(lock, before)  # installing follows no dependency: nothing but locked names was added
+        # installing follows no dependency: nothing but locked names was added
+        extra = foreign(lock, before, prefix=prefix)
         if not extra:
             return result
         if not exact:
@@ -361,10 +367,22 @@ def _compare_folder(package: LockedPackage, dist: InstalledDist | None) -> Chang
     return Change.FOLDER if same else Change.FILES
 
 
-def foreign(lock: Lock, dists: Mapping[str, InstalledDist]) -> tuple[str, ...]:
-    """Installed names that are not locked, nor in ``KEEP``; sorted (the lock is the whole environment)."""
+def foreign(lock: Lock, dists: Mapping[str, InstalledDist], *, prefix: str | None = None) -> tuple[str, ...]:
+    """Installed names that are not locked, nor in ``KEEP``; sorted (the lock is the whole environment). With
+    ``prefix``, only those installed under it (the environment's own)."""
     locked = {canonical_name(p.name) for p in lock.packages}
-    return tuple(sorted(set(dists) - locked - KEEP))
+    own = set(dists) if prefix is None else {name for name, dist in dists.items() if _inside(dist.path, prefix)}
+    return tuple(sorted(own - locked - KEEP))
+
+
+def _inside(path: str | None, prefix: str) -> bool:
+    """Whether ``path`` lies under the folder ``prefix`` (as given, or both with their links resolved)."""
+    if path is None:
+        return False
+    for there, root in ((path, prefix), (os.path.realpath(path), os.path.realpath(prefix))):
+        if there.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+    return False
 
 
 def _mtime(folder: Path) -> int | None:
