@@ -419,6 +419,11 @@ def test_install_exact_removes_what_the_lock_neither_pins_nor_needs(
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
     target = ["--cpu", "--python-version", python, "--platform", "linux_x86_64"]
     argv = ["install", "--from", str(drifted.lock_path), "--python", str(drifted.python), "--exact", *target]
+    before = _installed(drifted.python)
+
+    assert main([*argv, "--dry-run"]) == 0  # the plan holds the removal; nothing changes
+    out = capsys.readouterr().out
+    assert re.search(r"uninstall .*einops", out) and _installed(drifted.python) == before
 
     assert main(argv) == 0
 

@@ -119,7 +119,8 @@ def sync_environment(
 
     ``markers`` is the target's PEP 508 environment (None: asked of the interpreter). Each installer
     command goes to ``echo`` before it runs; with ``dry_run`` the commands of a full install go to
-    ``echo`` and nothing is read, run or written. ``env`` replaces ``os.environ`` for the installer.
+    ``echo`` and nothing is run or written (nor read, but with ``exact`` what is installed: what it would remove is
+    planned too). ``env`` replaces ``os.environ`` for the installer.
     ``record_cache`` holds the RECORDs of verified wheels (None: ``RECORD_CACHE`` in the user cache),
     ``file_cache`` the verified files (None: ``wheelcache.FILES`` there); ``offline``: files only
     from that cache; ``paths``: the target's ``sys.path`` when known (``environment.read_target``); ``prefix``:
@@ -130,10 +131,16 @@ def sync_environment(
     root = default_cache_dir() / FILES if file_cache is None else file_cache
     with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
         if dry_run:
-            for command in _plan(lock, choose_installer(interpreter, has_pip=True, env=env), root, workdir):
+            planned = choose_installer(interpreter, has_pip=True, env=env)
+            commands = _plan(lock, planned, root, workdir)
+            extra: tuple[str, ...] = ()
+            if exact:  # what the real run would remove is part of the plan
+                extra = foreign(lock, read_installed(python, records=(), paths=paths), prefix=prefix)
+                commands += [planned.uninstall(extra)] if extra else []
+            for command in commands:
                 if echo is not None:
                     echo(command)
-            return SyncResult(returncode=0)
+            return SyncResult(returncode=0, foreign=extra)
         before = read_installed(python, records=(p.name for p in lock.packages), paths=paths)
         installer = choose_installer(interpreter, has_pip="pip" in before, env=env)
         cache = default_cache_dir() / RECORD_CACHE if record_cache is None else record_cache
