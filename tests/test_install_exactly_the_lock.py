@@ -190,6 +190,15 @@ def test_a_wheel_whose_metadata_cannot_be_read_is_refused_not_taken_as_needing_n
     assert pip_list(venv) == {}
 
 
+def test_python_may_name_the_environments_folder_as_uv_takes_it(
+    served: Served, venv: Path, tmp_path: Path, clean_pip: None
+) -> None:
+    write_lock(tmp_path / "pylock.toml", served.lock("evilpkg"))
+    assert main(["install", "--from", str(tmp_path / "pylock.toml"), "--python", str(venv.parent.parent), "--cpu",
+                 "-q"]) == 0
+    assert pip_list(venv) == {"evilpkg": "6.6.6"}
+
+
 # --- the environment the user means ----------------------------------------------------------------
 
 

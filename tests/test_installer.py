@@ -259,3 +259,13 @@ def test_choosing_the_installer_asks_the_import_system_nothing(monkeypatch: pyte
     chosen = choose_installer(sys.executable, has_pip=False)
     assert "pip" not in asked
     assert chosen.kind == "pip" and chosen.head == (sys.executable, "-m", "pip", "--python", sys.executable)
+
+
+def test_an_unknown_installer_choice_is_one_coded_error() -> None:
+    from cudaresolve.install.installer import choose_installer
+
+    with pytest.raises(InvalidInput) as info:
+        choose_installer(sys.executable, has_pip=True, env={"CUDARESOLVE_INSTALLER": "pipx"})
+    assert "CUDARESOLVE_INSTALLER=pipx" in info.value.message
+    for value in ("", "uv", "PIP", " pip "):  # the known choices, as spelled by hand
+        choose_installer(sys.executable, has_pip=True, env={"CUDARESOLVE_INSTALLER": value, "PATH": ""})

@@ -30,9 +30,9 @@ def register(sub: Any) -> None:
     )
     parser.add_argument("--dry-run", action="store_true", help="print the pip commands and change nothing")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--python", metavar="PATH", help="the interpreter of the environment to install into "
-                       "(default: the active VIRTUAL_ENV, else ./.venv); the target's Python version, platform "
-                       "and glibc are its own")
+    where.add_argument("--python", metavar="PATH", help="the interpreter (or the folder) of the environment to "
+                       "install into (default: the active VIRTUAL_ENV, else ./.venv); the target's Python version, "
+                       "platform and glibc are its own")
     where.add_argument("--system", action="store_true", help="install into the first python3 on PATH")
     parser.add_argument("--json", action="store_true", help="print the result as JSON (pip's output goes to stderr)")
     parser.set_defaults(func=_run)

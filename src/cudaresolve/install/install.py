@@ -162,7 +162,7 @@ def _install(
     from cudaresolve.install.environment import start_target
 
     request = order.request
-    python = order.python or find_environment(system=order.system)
+    python = _interpreter_of(order.python) if order.python else find_environment(system=order.system)
     order = replace(order, python=python)
     probed = start_target(python)  # the one probe of the target interpreter (kept in the user cache), begun first
     from cudaresolve.install.sync import sync_environment  # its imports while the probe runs
@@ -320,6 +320,16 @@ def find_environment(*, system: bool = False, environ: Mapping[str, str] | None 
                             hint=Text("lock.install.no-environment.hint"))
     raise NoEnvironment(Text.of("lock.install.no-environment", folder=folder),
                         hint=Text("lock.install.no-environment.hint"))
+
+
+def _interpreter_of(given: str) -> str:
+    """``--python``: an interpreter, or (as uv takes it) the folder of an environment, for its ``bin/python``."""
+    import os
+
+    if not os.path.isdir(given):
+        return given
+    inside = os.path.join(given, "Scripts", "python.exe") if os.name == "nt" else os.path.join(given, "bin", "python")
+    return inside if os.path.isfile(inside) else given
 
 
 def for_interpreter(options: TargetOptions, interpreter: Interpreter) -> TargetOptions:

@@ -108,6 +108,9 @@ def choose_installer(python: str, *, has_pip: bool, env: Mapping[str, str] | Non
     has pip. None at hand is ``InvalidInput``."""
     env = os.environ if env is None else env
     wanted = env.get(CHOICE_ENV, "").strip().lower()
+    if wanted not in ("", "uv", "pip"):  # a typo never silently means "whichever is present"
+        raise InvalidInput(Text.of("lock.install.bad-installer", variable=CHOICE_ENV, value=wanted[:40]),
+                           hint=Text.of("lock.install.bad-installer.hint", variable=CHOICE_ENV))
     own_pip = (sys.executable, "-m", "pip", "--python", python) if _has_pip() else ()
     pip = (python, "-m", "pip") if has_pip else own_pip
     uv = find_uv(env) if wanted != "pip" else None
