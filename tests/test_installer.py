@@ -269,3 +269,13 @@ def test_an_unknown_installer_choice_is_one_coded_error() -> None:
     assert "CUDARESOLVE_INSTALLER=pipx" in info.value.message
     for value in ("", "uv", "PIP", " pip "):  # the known choices, as spelled by hand
         choose_installer(sys.executable, has_pip=True, env={"CUDARESOLVE_INSTALLER": value, "PATH": ""})
+
+
+def test_a_failed_install_names_the_installer_that_ran() -> None:
+    from cudaresolve.cli.install import _runs_uv
+    from cudaresolve.errors import PipFailed
+
+    assert _runs_uv(["/opt/bin/uv", "pip", "install"]) and not _runs_uv([sys.executable, "-m", "pip", "install"])
+    failed = PipFailed(2, tool="uv")
+    assert (failed.code, failed.exit_code, failed.message) == ("pip-failed", 2, "uv exited with code 2")
+    assert PipFailed(1, index="https://pypi.org/simple").message.startswith("pip exited with code 1 while using")

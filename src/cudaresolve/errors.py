@@ -231,13 +231,15 @@ class NoKnownError(CudaResolveError):
 class PipFailed(CudaResolveError):
     code = "pip-failed"
 
-    def __init__(self, returncode: int, *, command: Sequence[str] = (), index: str = "") -> None:
-        """``index``: the index the failed pip run used ("" for none: it installed from local files)."""
+    def __init__(self, returncode: int, *, command: Sequence[str] = (), index: str = "", tool: str = "pip") -> None:
+        """``index``: the index the failed run used ("" for none: it installed from local files); ``tool``: the
+        installer that ran (``pip`` or ``uv``: the code stays ``pip-failed``)."""
         if index:
-            super().__init__(Text.of("error.pip-failed.index", code=returncode, index=index),
-                             hint=Text.of("error.pip-failed.index.hint", index=index))
+            super().__init__(Text.of("error.pip-failed.index", code=returncode, index=index, tool=tool),
+                             hint=Text.of("error.pip-failed.index.hint", index=index, tool=tool))
         else:
-            super().__init__(Text.of("error.pip-failed", code=returncode), hint=Text("error.pip-failed.hint"))
+            super().__init__(Text.of("error.pip-failed", code=returncode, tool=tool),
+                             hint=Text.of("error.pip-failed.hint", tool=tool))
         self.returncode = returncode
         self.command = list(command)
         self.index = index

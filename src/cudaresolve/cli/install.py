@@ -85,7 +85,9 @@ def _run(args: argparse.Namespace) -> int:
     if result.returncode != 0:  # pip said why above; one coded line naming its index, and pip's exit code
         from cudaresolve.errors import PipFailed
 
-        raise PipFailed(result.returncode, index=result.failed.index if result.failed is not None else "")
+        failed = result.failed
+        tool = "uv" if failed is not None and _runs_uv(failed.argv) else "pip"
+        raise PipFailed(result.returncode, index=failed.index if failed is not None else "", tool=tool)
     if args.json:
         from cudaresolve.render.install import install_json
 
@@ -93,6 +95,13 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     _render_after(result, report, console, lang)
     return 0
+
+
+def _runs_uv(argv: Any) -> bool:
+    """Whether the failed command ran uv (``uv pip ...``), not pip."""
+    import os
+
+    return bool(argv) and os.path.basename(str(argv[0])).lower() in ("uv", "uv.exe")
 
 
 class _Later:
