@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 from typing import TYPE_CHECKING
 
@@ -212,3 +213,15 @@ def test_manylinux_name_sets_the_glibc_of_the_wheel_tags() -> None:
     assert "cp311-cp311-manylinux_2_31_x86_64" in newer_tags
     assert "cp311-cp311-manylinux_2_31_x86_64" not in plain_tags
     assert "cp311-cp311-manylinux_2_28_x86_64" in plain_tags
+
+
+def test_an_error_naming_a_path_with_a_newline_stays_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cudaresolve.cli import main
+
+    odd = tmp_path / "a\nb\x1b[31m.toml"
+    assert main(["install", "--from", str(odd), "--python", sys.executable, "--dry-run"]) != 0
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "\x1b" not in err
+    assert "a\\nb\\x1b[31m.toml" in err

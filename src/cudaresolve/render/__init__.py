@@ -72,6 +72,12 @@ def emit_json(payload: dict[str, Any], *, lang: str = "en", stream: IO[str] | No
     out.write(json.dumps({"schema": SCHEMA, **plain(payload, lang)}, indent=2, ensure_ascii=False) + "\n")
 
 
+def _one_line(text: str) -> str:
+    """``text`` with each character that is not printable (a newline, a tab, an escape sequence's ESC, as a path or
+    a value the user gave may hold) written as its Python escape: an error stays one line, and says what it saw."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def render_error(err: CudaResolveError, console: Console, *, lang: str = "en") -> None:
     """The error and its hint on one line, then any findings or problems indented below it."""
     from rich.markup import escape
@@ -79,13 +85,13 @@ def render_error(err: CudaResolveError, console: Console, *, lang: str = "en") -
     from cudaresolve.text.catalogue import format_text
     from cudaresolve.text.model import Text
 
-    hint = format_text(err.hint_text, lang) if err.hint_text is not None else None
+    hint = _one_line(format_text(err.hint_text, lang)) if err.hint_text is not None else None
     console.print(
-        f"[bold red]error[/]: {escape(err.code)}: {escape(format_text(err.text, lang))}"
+        f"[bold red]error[/]: {escape(err.code)}: {escape(_one_line(format_text(err.text, lang)))}"
         + (f" [cyan](hint: {escape(hint)})[/]" if hint else "")
     )
     for path, problem in getattr(err, "problems", []):
-        console.print(f"  {escape(path or '<top>')}: {escape(format_text(problem, lang))}")
+        console.print(f"  {escape(_one_line(path or '<top>'))}: {escape(_one_line(format_text(problem, lang)))}")
     findings = getattr(err, "findings", [])
     if findings:
         from rich.tree import Tree
