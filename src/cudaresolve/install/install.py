@@ -175,11 +175,13 @@ def _install(
 
         from cudaresolve.install.facts import facts_of, install_facts
         from cudaresolve.install.verify import check_installable
+        from cudaresolve.install.wheelchoice import wheel_choice
         from cudaresolve.lock.lockfile import read_lock
         from cudaresolve.lock.project import load_project
         from cudaresolve.lock.request import all_mirrors
 
-        lock = rooted(read_lock(order.lockfile), os.path.dirname(os.path.abspath(order.lockfile)))
+        choose = wheel_choice(lambda: probed().interpreter)  # a package of several wheels: the interpreter's
+        lock = rooted(read_lock(order.lockfile, choose=choose), os.path.dirname(os.path.abspath(order.lockfile)))
         if request.compat is not None:  # a --compat file: loaded and validated before anything is installed
             from cudaresolve.db.database import load_compat
 

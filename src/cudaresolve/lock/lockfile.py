@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import os
     from collections.abc import Sequence
 
+    from cudaresolve.lock.model import WheelChoice
     from cudaresolve.text.findings import Notice
 
 __all__ = [
@@ -150,15 +151,16 @@ def _with_tomlkit(data: Mapping[str, Any]) -> str:
     return tomlkit.dumps(doc)
 
 
-def loads_pylock(text: str, *, source: str = "pylock.toml") -> Lock:
-    """pylock.toml text -> ``Lock``, validated by ``packaging.pylock`` (hashes required) first."""
+def loads_pylock(text: str, *, source: str = "pylock.toml", choose: WheelChoice | None = None) -> Lock:
+    """pylock.toml text -> ``Lock``, validated by ``packaging.pylock`` (hashes required) first; ``choose``: as
+    ``Lock.from_dict`` takes it (a package of several wheels)."""
     try:
         data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise InvalidLockfile(Text.of("lock.not-toml", source=source, error=str(exc)), hint=REGENERATE_HINT) from exc
     _validate_pylock(data, source=source, text=text)
     try:
-        return Lock.from_dict(data)
+        return Lock.from_dict(data, choose=choose)
     except InvalidLockfile as exc:
         raise InvalidLockfile(Text.of("lock.in-file", source=source, message=exc.text), hint=exc.hint_text) from exc
 
@@ -224,8 +226,9 @@ def _inline(value: Any) -> Any:
 # --- files -----------------------------------------------------------------------------------
 
 
-def read_lock(path: str | os.PathLike[str]) -> Lock:
-    """Read a lock: ``*.toml`` as pylock.toml, anything else as requirements written by cudaresolve.
+def read_lock(path: str | os.PathLike[str], *, choose: WheelChoice | None = None) -> Lock:
+    """Read a lock: ``*.toml`` as pylock.toml (``choose``: ``loads_pylock``'s), anything else as requirements
+    written by cudaresolve.
 
     Only a regular file of at most ``MAX_LOCK_BYTES`` is read, without blocking
     (``core.files.read_regular_bounded``): a FIFO, a device such as ``/dev/zero``, a directory or a
@@ -256,7 +259,7 @@ def read_lock(path: str | os.PathLike[str]) -> Lock:
             Text.of("lock.cannot-read", path=str(file), reason=str(exc)), hint=Text("lock.cannot-read.hint")
         ) from exc
     if file.suffix == ".toml":
-        return loads_pylock(text, source=str(file))
+        return loads_pylock(text, source=str(file), choose=choose)
     from cudaresolve.lock.requirements import loads_requirements  # packaging's parser: only for this format
 
     return loads_requirements(text, source=str(file))

@@ -11,14 +11,15 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import unquote
 
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.core.urls import split_url, strip_credentials
+from cudaresolve.core.urls import strip_credentials
 from cudaresolve.errors import InvalidLockfile
+from cudaresolve.lock.entries import package_from_dict
+from cudaresolve.lock.fields import REGENERATE_HINT, WheelChoice, get_field, is_sha256, url_filename
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
@@ -31,20 +32,21 @@ __all__ = [
     "LOCK_VERSION",
     "REGENERATE_HINT",
     "Lock",
+    "WheelChoice",
     "archives",
     "drop_none",
+    "get_field",
     "index_groups",
     "is_sha256",
     "lock_from_solution",
     "notice_from_dict",
+    "url_filename",
 ]
 
 LOCK_VERSION: Final = "1.0"
 CREATED_BY: Final = "cudaresolve"
 #: The hint of most lock-file errors: the file was not written by cudaresolve, or was edited.
-REGENERATE_HINT: Final = Text("lock.regenerate.hint")
 _TOOL: Final = "cudaresolve"
-_SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
 # PEP 508 markers for the platform keys of core.platforms.PLATFORMS (platform_machine is "AMD64" on Windows).
 _PLATFORM_MARKERS: Final = {
     "linux_x86_64": "sys_platform == 'linux' and platform_machine == 'x86_64'",
@@ -106,32 +108,34 @@ class Lock:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Lock:
+    def from_dict(cls, data: Mapping[str, Any], *, choose: WheelChoice | None = None) -> Lock:
         """A pylock mapping -> ``Lock``. Hashes may be missing here (``lockfile.pylock_problem`` judges
         that); anything cudaresolve cannot install exactly (no index, no version, a VCS or directory
-        source, an archive that is no wheel, several wheels) is ``InvalidLockfile`` naming the dotted path."""
-        version = _get(data, "lock-version", str, required=True)
+        source, an archive that is no wheel) is ``InvalidLockfile`` naming the dotted path. A package with
+        several wheels (one per platform, as ``uv export`` writes them) takes the one ``choose`` picks from their
+        file names (an installer's, for its interpreter); without ``choose`` it is ``InvalidLockfile``."""
+        version = get_field(data, "lock-version", str, required=True)
         if not re.match(r"^1(\.\d+)?$", version):
             raise InvalidLockfile(
                 Text.of("lock.unsupported-version", version=repr(version)),
                 hint=Text("lock.unsupported-version.hint"),
             )
-        entries = _get(data, "packages", list, required=True)
-        tool = _get(_get(data, "tool", dict) or {}, _TOOL, dict) or {}
-        warnings = _get(tool, "warnings", list) or []
+        entries = get_field(data, "packages", list, required=True)
+        tool = get_field(get_field(data, "tool", dict) or {}, _TOOL, dict) or {}
+        warnings = get_field(tool, "warnings", list) or []
         return cls(
-            packages=tuple(_package_from_dict(e, f"packages[{i}]") for i, e in enumerate(entries)),
-            variant=_get(tool, "variant", str),
-            index_url=_get(tool, "index-url", str),
-            target=dict(_get(tool, "target", dict) or {}),
+            packages=tuple(package_from_dict(e, f"packages[{i}]", choose) for i, e in enumerate(entries)),
+            variant=get_field(tool, "variant", str),
+            index_url=get_field(tool, "index-url", str),
+            target=dict(get_field(tool, "target", dict) or {}),
             warnings=tuple(notice_from_dict(w, f"tool.cudaresolve.warnings[{i}]") for i, w in enumerate(warnings)),
-            requires_python=_get(data, "requires-python", str),
-            environments=tuple(_get(data, "environments", list) or ()),
+            requires_python=get_field(data, "requires-python", str),
+            environments=tuple(get_field(data, "environments", list) or ()),
             lock_version=version,
-            created_by=_get(data, "created-by", str, required=True),
-            extras=tuple(_get(data, "extras", list) or ()),
-            groups=tuple(_get(data, "dependency-groups", list) or ()),
-            default_groups=tuple(_get(data, "default-groups", list) or ()),
+            created_by=get_field(data, "created-by", str, required=True),
+            extras=tuple(get_field(data, "extras", list) or ()),
+            groups=tuple(get_field(data, "dependency-groups", list) or ()),
+            default_groups=tuple(get_field(data, "default-groups", list) or ()),
             features=any(key in data for key in ("extras", "dependency-groups", "default-groups")),
         )
 
@@ -163,7 +167,7 @@ def lock_from_solution(
                 index=served(p.index),
                 url=strip_credentials(p.url) if p.url else p.url,
                 sha256=p.sha256.lower() if p.sha256 else None,
-                filename=p.filename or _url_filename(p.url),
+                filename=p.filename or url_filename(p.url),
                 requires_python=p.requires_python,
                 size=p.size,
                 kind=p.kind,
@@ -210,11 +214,6 @@ def index_groups(lock: Lock) -> list[tuple[str, tuple[LockedPackage, ...]]]:
 def archives(lock: Lock) -> tuple[LockedPackage, ...]:
     """The packages a direct reference pins (``name @ URL``), in lock order."""
     return tuple(p for p in lock.packages if p.kind is FileKind.ARCHIVE)
-
-
-def is_sha256(text: str) -> bool:
-    """Whether ``text`` is a lower-case hex sha256 digest (64 digits)."""
-    return _SHA256.match(text) is not None
 
 
 def notice_from_dict(item: Any, path: str) -> Notice:
@@ -268,122 +267,6 @@ def _package_to_dict(package: LockedPackage, root: str | None = None) -> dict[st
     return entry
 
 
-def _package_from_dict(entry: Any, path: str) -> LockedPackage:
-    if not isinstance(entry, Mapping):
-        raise InvalidLockfile(Text.of("lock.not-a-table", path=path), hint=REGENERATE_HINT)
-    name = _get(entry, "name", str, required=True, path=path)
-    for key in ("vcs",):
-        if key in entry:
-            raise InvalidLockfile(
-                Text.of("lock.unsupported-source", path=path, name=name, key=repr(key)),
-                hint=Text("lock.lock-it.hint"),
-            )
-    marker = _marker(entry, path)
-    if "archive" in entry:
-        return replace(_archive_from_dict(entry, name, path), marker=marker)
-    if "directory" in entry:
-        return replace(_directory_from_dict(entry, name, path), marker=marker)
-    index = _get(entry, "index", str, path=path)
-    if not index:
-        raise InvalidLockfile(Text.of("lock.no-index", path=path, name=name), hint=Text("lock.no-index.hint"))
-    wheels = _get(entry, "wheels", list, path=path) or []
-    if len(wheels) > 1:
-        raise InvalidLockfile(
-            Text.of("lock.several-wheels", path=path, name=name, count=len(wheels)),
-            hint=Text("lock.several-wheels.hint"),
-        )
-    kind, where = FileKind.WHEEL, f"{path}.wheels[0]"
-    file = wheels[0] if wheels else {}
-    if not wheels and "sdist" in entry:  # PEP 751: wheels before the sdist; a lock of ours has one or the other
-        kind, where, file = FileKind.SDIST, f"{path}.sdist", entry["sdist"]
-    if not isinstance(file, Mapping):
-        raise InvalidLockfile(Text.of("lock.not-a-table", path=where), hint=REGENERATE_HINT)
-    return LockedPackage(
-        name=name,
-        version=_get(entry, "version", str, required=True, path=path),
-        index=index,
-        url=_get(file, "url", str, path=where),
-        sha256=_sha256(file, where),
-        filename=_get(file, "name", str, path=where),
-        requires_python=_get(entry, "requires-python", str, path=path),
-        size=_size(file, where),
-        kind=kind,
-        upload_time=_upload_time(file, where),
-        marker=marker,
-    )
-
-
-def _marker(entry: Mapping[str, Any], path: str) -> str | None:
-    """``packages.marker`` (PEP 751), checked to parse as a marker (``'x' in extras`` included)."""
-    text: str | None = _get(entry, "marker", str, path=path)
-    if text is not None:
-        from packaging.markers import InvalidMarker, Marker
-
-        try:
-            Marker(text)
-        except InvalidMarker:
-            raise InvalidLockfile(Text.of("lock.bad-marker", path=f"{path}.marker"), hint=REGENERATE_HINT) from None
-    return text
-
-
-def _archive_from_dict(entry: Mapping[str, Any], name: str, path: str) -> LockedPackage:
-    """A direct reference's ``[packages.archive]``: a wheel by URL (its version from the entry, else from the
-    wheel's file name, which pip's locks leave out); a local ``path`` or anything but a wheel is refused."""
-    where = f"{path}.archive"
-    archive = _get(entry, "archive", dict, path=path)
-    url = _get(archive, "url", str, path=where)
-    filename = _url_filename(url)
-    if not url or not filename or not filename.endswith(".whl"):
-        raise InvalidLockfile(
-            Text.of("lock.archive-not-wheel", path=where, name=name), hint=Text("lock.lock-it.hint")
-        )
-    version = _get(entry, "version", str, path=path) or _wheel_version(filename, where)
-    return LockedPackage(
-        name=name,
-        version=version,
-        index="",
-        url=url,
-        sha256=_sha256(archive, where),
-        filename=filename,
-        requires_python=_get(entry, "requires-python", str, path=path),
-        size=_size(archive, where),
-        kind=FileKind.ARCHIVE,
-    )
-
-
-def _directory_from_dict(entry: Mapping[str, Any], name: str, path: str) -> LockedPackage:
-    """A local project folder's ``[packages.directory]``: its ``path`` (with ``subdirectory``) as written, relative
-    to the lock's folder or absolute (``install`` resolves it), kept in ``url``; ``editable`` (PEP 751)."""
-    where = f"{path}.directory"
-    folder = _get(entry, "directory", dict, path=path)
-    place = _get(folder, "path", str, required=True, path=where)
-    sub = _get(folder, "subdirectory", str, path=where)
-    editable = folder.get("editable", False)
-    if not isinstance(editable, bool):
-        raise InvalidLockfile(Text.of("lock.should-be-bool", path=f"{where}.editable"), hint=REGENERATE_HINT)
-    return LockedPackage(
-        name=name,
-        version=_get(entry, "version", str, path=path) or "",
-        index="",
-        url=f"{place.rstrip('/')}/{sub}" if sub else place,
-        requires_python=_get(entry, "requires-python", str, path=path),
-        kind=FileKind.DIRECTORY,
-        editable=editable,
-    )
-
-
-def _sha256(file: Mapping[str, Any], where: str) -> str | None:
-    hashes = _get(file, "hashes", dict, path=where) or {}
-    sha256 = hashes.get("sha256")
-    if sha256 is not None and not (isinstance(sha256, str) and is_sha256(sha256.lower())):
-        raise InvalidLockfile(Text.of("lock.bad-sha256", path=f"{where}.hashes.sha256"))
-    if sha256 is None and hashes:  # PEP 751 allows any algorithm; a file whose hash goes unchecked is never taken
-        raise InvalidLockfile(Text.of("lock.no-sha256", path=f"{where}.hashes",
-                                      algorithms=tuple(sorted(str(k) for k in hashes)[:5])),
-                              hint=Text("lock.no-sha256.hint"))
-    return sha256.lower() if sha256 else None
-
-
 def _folder(url: str, root: str | None) -> str:
     """A ``file://`` folder as PEP 751 writes it: relative to the lock's folder (POSIX separators), when known."""
     import os.path
@@ -397,54 +280,6 @@ def _folder(url: str, root: str | None) -> str:
     return relative.replace(os.sep, "/")
 
 
-def _upload_time(file: Mapping[str, Any], where: str) -> str | None:
-    value = file.get("upload-time")
-    if value is not None and not isinstance(value, datetime):
-        raise InvalidLockfile(Text.of("lock.should-be-time", path=f"{where}.upload-time"), hint=REGENERATE_HINT)
-    return value.isoformat() if value is not None else None
-
-
-def _size(file: Mapping[str, Any], where: str) -> int | None:
-    size = file.get("size")
-    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
-        raise InvalidLockfile(Text.of("lock.should-be-size", path=f"{where}.size"), hint=REGENERATE_HINT)
-    return size
-
-
-def _wheel_version(filename: str, where: str) -> str:
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-
-    try:
-        return str(parse_wheel_filename(filename)[1])
-    except (InvalidWheelFilename, ValueError):
-        raise InvalidLockfile(
-            Text.of("lock.archive-not-wheel", path=where, name=filename), hint=REGENERATE_HINT
-        ) from None
-
-
-_KINDS: Final[dict[type, str]] = {dict: "lock.should-be-table", list: "lock.should-be-array"}
-
-
-def _get(data: Mapping[str, Any], key: str, kind: type, *, required: bool = False, path: str = "") -> Any:
-    where = f"{path}.{key}" if path else key
-    value = data.get(key)
-    if value is None:
-        if required:
-            raise InvalidLockfile(Text.of("lock.missing-key", path=where), hint=REGENERATE_HINT)
-        return None
-    expected = Mapping if kind is dict else kind
-    if not isinstance(value, expected):
-        raise InvalidLockfile(Text.of(_KINDS.get(kind, "lock.should-be-string"), path=where), hint=REGENERATE_HINT)
-    return value
-
-
 def _same_index(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
 
-
-def _url_filename(url: str | None) -> str | None:
-    """The file name at the end of a wheel URL, percent-decoded (``%2B`` is the ``+`` of a local version)."""
-    parts = split_url(url) if url else None
-    if parts is None:  # no URL, or one urllib cannot split (``http://[::1/x.whl``)
-        return None
-    return unquote(parts.path.rsplit("/", 1)[-1]) or None

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.target.model import Target
 
-__all__ = ["marker_environment", "tag_priority", "wheel_tags"]
+__all__ = ["interpreter_tags", "marker_environment", "tag_priority", "wheel_tags"]
 
 #: platform key -> (sys_platform, platform_system, platform_machine, os_name)
 _MARKERS: Final = {
@@ -89,6 +89,11 @@ def _tags(python: str, platform: str, glibc: str | None, macos: str | None) -> t
     major, minor = (int(p) for p in python.split(".")[:2])
     platforms = _platform_tags(platform, glibc, macos)
     return (*cpython_tags((major, minor), platforms=platforms), *compatible_tags((major, minor), platforms=platforms))
+
+
+def interpreter_tags(python: str, platform: str, glibc: str | None) -> tuple[Tag, ...]:
+    """Every tag a wheel for an interpreter (``X.Y``, its platform key and glibc) may carry, best first."""
+    return _tags(python, platform, glibc, None)
 
 
 def wheel_tags(target: Target, *, glibc: str | None = None, macos: str | None = None) -> tuple[Tag, ...]:
