@@ -67,8 +67,8 @@ class LazyTables(Sequence[Table]):
         out: list[tuple[str, bool, bytes | str]] = []
         for name, filled in self.names:
             blob = self._blobs.get(name)
-            if not isinstance(blob, bytes) and name in self._loaded:
-                blob = pickle.dumps(self._loaded[name], protocol=pickle.HIGHEST_PROTOCOL)
+            if not isinstance(blob, bytes) and name in self._loaded:  # pickled once, for every later store
+                blob = self._blobs[name] = pickle.dumps(self._loaded[name], protocol=pickle.HIGHEST_PROTOCOL)
             out.append((name, filled, blob if blob is not None else pickle.dumps((), protocol=pickle.HIGHEST_PROTOCOL)))
         return tuple(out)
 
