@@ -52,8 +52,15 @@ def test_split_tables_cuts_each_named_table_whole_and_in_order() -> None:
     assert _merged(rest, cut) == tomllib.loads(_TEXT)
 
 
-def test_a_text_with_a_multiline_string_is_left_whole() -> None:
-    text = 'note = """\n[[a]]\n"""\n[[a]]\nversion = "1"\n'
+@pytest.mark.parametrize(
+    "text",
+    [
+        'note = """\n[[a]]\n"""\n[[a]]\nversion = "1"\n',  # a header-like line inside a multi-line string
+        '[[a]]\nversion = "1"\n[ other ]\nk = 1\n',  # a header this splitter does not read: not cut
+        '[[a]]\nrows = [\n[1, 2],\n]\n[other]\nk = 1\n',  # an array's row at a line's start
+    ],
+)
+def test_a_text_it_cannot_cut_safely_is_left_whole(text: str) -> None:
     assert split_tables(text, ("a",)) == (text, {})
 
 

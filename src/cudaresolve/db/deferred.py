@@ -40,14 +40,16 @@ T = TypeVar("T")
 
 #: A table header on a line of its own, at the line's start: ``[name]``, ``[[name]]``, ``[name.sub]`` ...
 _HEADER: Final = re.compile(r"^\[\[?(?P<name>[A-Za-z0-9_-]+)(?:\.[A-Za-z0-9_.-]+)?\]\]?[ \t]*(?:#[^\n]*)?$", re.M)
+#: Any line that starts with ``[``: each must be a header of that plain form, else nothing is cut.
+_BRACKET_LINE: Final = re.compile(r"^\[", re.M)
 
 
 def split_tables(text: str, names: Collection[str]) -> tuple[str, dict[str, str]]:
     """``text`` without the sections of the tables ``names``, and each such table's sections (in order).
 
-    A text holding a multi-line string, where a line that looks like a header may be inside a value, is
-    left whole (no table cut out)."""
-    if '"""' in text or "'''" in text:
+    A text holding a multi-line string (where a line that looks like a header may be inside a value), or a
+    line starting with ``[`` that is not a plain header (``[ "quoted" ]``, an array's row), is left whole."""
+    if '"""' in text or "'''" in text or len(_BRACKET_LINE.findall(text)) != len(_HEADER.findall(text)):
         return text, {}
     kept: list[str] = []
     cut: dict[str, list[str]] = {}
