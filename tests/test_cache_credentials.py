@@ -72,6 +72,22 @@ def test_credentials_are_taken_off_urls_and_page_bodies_and_given_back_for_the_s
     assert strip_credentials_in(body) == stripped
 
 
+@pytest.mark.parametrize(
+    ("text", "stripped"),
+    [
+        ("git+https://u:p@h/x", "git+https://h/x"),  # a scheme with + and letters after the first
+        ("x1-a.b://u@h 9x://v@h", "x1-a.b://h 9x://h"),  # the scheme starts at its first letter
+        ("12://u@h +.-://v@h ://w@h", "12://u@h +.-://v@h ://w@h"),  # no letter before the colon: no scheme
+        ("a@b://u@h http://x:y@h", "a@b://h http://h"),  # the run of scheme characters stops at an @
+        ("http://a://b@h", "http://a://h"),  # userinfo holds no /: the later URL is the one with a user
+        ("ht tp://u@h http:/u@h", "ht tp://h http:/u@h"),  # the scheme ends at the colon; one slash is no URL
+    ],
+)
+def test_userinfo_in_a_body_is_found_after_a_real_scheme_only(text: str, stripped: str) -> None:
+    assert strip_credentials_in(text) == stripped
+    assert strip_credentials_in(stripped) == stripped
+
+
 @pytest.mark.parametrize("url", ["http://[::1", "http://u:pw@[::1/pkg-1.0-py3-none-any.whl", "https://host:port/x"])
 def test_a_malformed_url_splits_to_none_and_is_still_shown_without_its_password(url: str) -> None:
     assert split_url(url) is None

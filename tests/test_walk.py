@@ -116,3 +116,15 @@ def test_a_warm_cache_starts_no_walk_and_a_page_the_cache_lacks_is_walked_again(
         partial.prefetch(partial.requires(a))  # b's page must be fetched: the walk does it on its thread
         partial.close()
         assert [r.call_count for r in (*pages, *files)] == [1, 2, 1, 1]
+
+
+def test_a_pages_releases_are_built_once_whoever_asks() -> None:
+    with respx.mock() as router, httpx.Client() as http:
+        page = router.get(f"{PYPI}/a/").respond(200, text=_page("a"), headers={"Content-Type": "text/html"})
+        source = IndexSource(IndexClient(http, sleep=lambda _: None), default_index=PYPI,
+                             tags=tuple(parse_tag("py3-none-any")), python="3.11")  # fmt: skip
+        first = source.releases("a")
+        assert [str(r.version) for r in first] == ["1.0"]
+        assert source.releases("A") is first  # the same objects again: not rebuilt per question
+        assert source.build_release("a", "1.0", PYPI) == first[0]
+        assert page.call_count == 1

@@ -1,5 +1,5 @@
 """Entry point for ``python -m cudaresolve``."""
 
-from cudaresolve.cli import main
+from cudaresolve.cli import run
 
-raise SystemExit(main())
+run()

@@ -32,8 +32,11 @@ __all__ = [
 
 #: ``scheme://`` then the authority (RFC 3986 section 3.2: up to the first ``/``, ``?`` or ``#``).
 _AUTHORITY: Final = re.compile(r"^(?P<head>\s*[A-Za-z][A-Za-z0-9+.\-]*:)?//(?P<authority>[^/?#]*)")
-#: Userinfo of any absolute URL inside a text (an index page), also with JSON's escaped ``\/\/``.
-_USERINFO_IN_TEXT: Final = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2})[^/\\?#\s\"'<>@]*@")
+#: Userinfo of any absolute URL inside a text (an index page), also with JSON's escaped ``\/\/``: found from
+#: the ``://`` (a literal the regex engine skips to), its scheme checked backwards (``_scheme_before``), since a
+#: pattern that starts at the scheme is tried at every letter of the text: most of a cold lock's time in here.
+_USERINFO_IN_TEXT: Final = re.compile(r"(?P<head>:(?:\\?/){2})[^/\\?#\s\"'<>@]*@")
+_SCHEME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 
 
 #: Whitespace (Unicode's too), C0/C1 controls, and the invisible format characters (zero widths, bidi
@@ -95,7 +98,22 @@ def strip_credentials_in(text: str) -> str:
     """``text`` (an index page's body) with the ``user:password@`` of every absolute URL in it removed."""
     if "@" not in text:
         return text
-    return _USERINFO_IN_TEXT.sub(r"\g<head>", text)
+
+    def drop(match: re.Match[str]) -> str:
+        return match["head"] if _scheme_before(text, match.start()) else match[0]
+
+    return _USERINFO_IN_TEXT.sub(drop, text)
+
+
+def _scheme_before(text: str, colon: int) -> bool:
+    """Whether a URL scheme (RFC 3986: a letter, then letters, digits, ``+``, ``.``, ``-``) ends at ``colon``:
+    the run of scheme characters just before it holds a letter (the scheme starts at that letter)."""
+    at = colon - 1
+    while at >= 0 and text[at] in _SCHEME_CHARS:
+        if text[at].isalpha():
+            return True
+        at -= 1
+    return False
 
 
 def with_credentials_of(url: str, index_url: str) -> str:

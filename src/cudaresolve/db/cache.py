@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
-__all__ = ["ENTRY_NAMES", "FORMAT", "KEEP", "MAX_ENTRY_BYTES", "SUBDIR", "cached_build", "code_key", "entry_name"]
+__all__ = [
+    "ENTRY_NAMES", "FORMAT", "KEEP", "MAX_ENTRY_BYTES", "SUBDIR", "cached_build", "code_key", "entry_name",
+    "store_entry",
+]  # fmt: skip
 
 FORMAT: Final = 2  # bump when the entry's meaning changes (1 was tomllib's result as JSON)
 KEEP: Final = 3  # entries kept: the current file's, and a couple for other installs or checkouts
@@ -77,12 +80,20 @@ def cached_build(path: Path, cache_dir: Path, build: Callable[[], T], *, expect:
             if isinstance(value, expect):
                 return value
     value = build()
+    store_entry(path, cache_dir, value, code=code)
+    return value
+
+
+def store_entry(path: Path, cache_dir: Path, value: object, *, code: str) -> None:
+    """Store ``value`` as the cache entry of ``path`` (over the one there); a failure leaves the cache as it was."""
+    import pickle
+
+    entry = cache_dir / SUBDIR / entry_name(path, code)
     with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError):
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         make_cache_dir(entry.parent)  # 0700 when made here; one that existed keeps its mode
         write_bytes_atomic(entry, data, mode=0o600)
         keep_newest(entry.parent, KEEP, ENTRY_NAMES, spare=entry.name)
-    return value
 
 
 def _safe_to_load(entry: Path) -> bool:

@@ -12,15 +12,14 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core.decode import TooDeep, loads_toml
 from cudaresolve.core.paths import default_cache_dir
-from cudaresolve.db.cache import cached_build, code_key
+from cudaresolve.db.cache import code_key
 from cudaresolve.db.cudamajor import tie_counts
+from cudaresolve.db.deferred import parse_toml as _parse_toml
 from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
 from cudaresolve.db.gpudriver import GpuDriverCheck, check_gpu, gpu_arch, match_row
 from cudaresolve.db.rows import (
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
     from cudaresolve.core.versions import CudaVersion, DriverVersion
     from cudaresolve.db.cudamajor import CudaMajorRule
     from cudaresolve.db.python_platforms import PythonPlatform
+    from cudaresolve.db.read import Parts
 
 __all__ = [
     "SHIPPED_LABEL",
@@ -176,21 +176,17 @@ class CompatDB:
         """
         from cudaresolve.db.read import read_database  # only when built: a warm start unpickles the database
 
-        parts = read_database(data, source=source, trusted=trusted)
+        return cls.from_parts(read_database(data, source=source, trusted=trusted), source=source)
+
+    @classmethod
+    def from_parts(cls, parts: Parts, *, source: str, tables: LazyTables | None = None) -> CompatDB:
+        """The database of ``parts`` (``read.read_database``), its package tables ``tables`` when given."""
         return cls(
-            schema_version=parts.schema_version,
-            snapshot_date=parts.snapshot_date,
-            index=parts.index,
-            package_facts=parts.package_facts,
-            cuda=parts.cuda,
-            forward_compat=parts.forward_compat,
-            gpus=parts.gpus,
-            variants=parts.variants,
-            tables=parts.packages,
-            source=source,
-            driver_gpus=parts.driver_gpus,
-            cuda_majors=parts.cuda_majors,
-        )
+            schema_version=parts.schema_version, snapshot_date=parts.snapshot_date, index=parts.index,
+            package_facts=parts.package_facts, cuda=parts.cuda, forward_compat=parts.forward_compat, gpus=parts.gpus,
+            variants=parts.variants, tables=parts.packages if tables is None else tables,  # type: ignore[arg-type]
+            source=source, driver_gpus=parts.driver_gpus, cuda_majors=parts.cuda_majors,
+        )  # fmt: skip
 
     # -- facts of the [index] and [packages] tables ----------------------------------------
     @property
@@ -370,15 +366,6 @@ _BUILT_FROM: Final = ("db", "core")
 """A ``--compat`` file is read up to this many bytes (the shipped one is about 0.4 MB); a longer one is refused."""
 
 
-def _parse_toml(text: str, label: str) -> Mapping[str, Any]:
-    try:
-        return loads_toml(text)
-    except TooDeep as exc:  # tomllib recurses once per nesting level
-        raise InvalidCompatData([("", Text("db.too-deep"))], source=label) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidCompatData([("", Text.of("db.bad-toml", detail=literal(str(exc))))], source=label) from exc
-
-
 def _read_bounded(path: str | Path, label: str) -> str:
     """The text of ``path``: at most ``MAX_COMPAT_BYTES`` read (a device such as /dev/zero never ends), UTF-8."""
     try:  # non-blocking: a FIFO is refused at once instead of waiting for a writer (a device is read up to the cap)
@@ -400,8 +387,11 @@ def _read_bounded(path: str | Path, label: str) -> str:
         raise InvalidCompatData([("", Text.of("db.not-utf8", offset=exc.start))], source=label) from exc
 
 
-def _restored(state: dict[str, Any], tables: tuple[tuple[str, bool, bytes], ...]) -> CompatDB:
-    return CompatDB(**state, tables=LazyTables(tables))  # type: ignore[arg-type]
+def _restored(state: dict[str, Any], tables: tuple[tuple[str, bool, bytes | str], ...]) -> CompatDB:
+    from cudaresolve.db.deferred import table_reader  # a table stored as its text (``db.deferred``)
+
+    reader = table_reader(state["variants"], state["index"].default, state["source"])
+    return CompatDB(**state, tables=LazyTables(tables, reader))  # type: ignore[arg-type]
 
 
 def shipped_path() -> Path:
@@ -421,17 +411,18 @@ def load_compat(
         shipped = shipped_path()
         if shipped.is_file():  # an ordinary install or checkout
 
-            def build() -> CompatDB:
-                text = _read_bounded(shipped, SHIPPED_LABEL)
-                return CompatDB.from_dict(_parse_toml(text, SHIPPED_LABEL), source=SHIPPED_LABEL, trusted=not validate)
-
             if validate:
-                return build()
+                text = _read_bounded(shipped, SHIPPED_LABEL)
+                return CompatDB.from_dict(_parse_toml(text, SHIPPED_LABEL), source=SHIPPED_LABEL)
+            from cudaresolve.db.deferred import build_deferred, load_shipped
+
+            def build() -> CompatDB:  # package tables read when first asked for (``db.deferred``)
+                parts, tables = build_deferred(_read_bounded(shipped, SHIPPED_LABEL), SHIPPED_LABEL)
+                return CompatDB.from_parts(parts, source=SHIPPED_LABEL, tables=tables)
+
             package = Path(__file__).parent.parent  # the built value holds classes of these folders' modules
             cache = default_cache_dir() if cache_dir is None else cache_dir
-            return cached_build(
-                shipped, cache, build, expect=CompatDB, code=code_key(package / d for d in _BUILT_FROM)
-            )
+            return load_shipped(shipped, cache, build, expect=CompatDB, code=code_key(package / d for d in _BUILT_FROM))
         else:  # a zipped or otherwise unusual install: ask importlib.resources
             from importlib.resources import files
 

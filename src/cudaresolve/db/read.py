@@ -40,7 +40,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-__all__ = ["SCHEMA_MAJOR", "Parts", "read_database"]
+__all__ = ["SCHEMA_MAJOR", "Parts", "read_database", "read_package_table"]
 
 SCHEMA_MAJOR: Final = 1
 _ROW_COMMON: Final = {"source", "verified", "note"}
@@ -291,6 +291,15 @@ def _provenance(
     return level, scanned, withdrawn
 
 
+def read_package_table(
+    c: Collector, data: Mapping[str, Any], kind: str, variants: Mapping[str, VariantInfo], default_index: str
+) -> tuple[PackageRelease, ...]:
+    """The rows of the package table ``kind`` of ``data`` (``db.deferred`` reads one on its own)."""
+    read = (_read_package(c, kind, row, f"{kind}[{i}]", variants, default_index)
+            for i, row in enumerate(c.table_list(data, kind)))  # fmt: skip
+    return tuple(r for r in read if r is not None)
+
+
 def _read_package(
     c: Collector, kind: str, row: Mapping[str, Any], path: str, variants: Mapping[str, VariantInfo], default_index: str
 ) -> PackageRelease | None:
@@ -354,9 +363,7 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
     by_name = {v.name: v for v in variants}
     packages: dict[str, tuple[PackageRelease, ...]] = {}
     for kind in facts.tables:
-        rows = enumerate(c.table_list(data, kind))
-        read = (_read_package(c, kind, row, f"{kind}[{i}]", by_name, index.default) for i, row in rows)
-        packages[kind] = tuple(r for r in read if r is not None)
+        packages[kind] = read_package_table(c, data, kind, by_name, index.default)
     abi = _rows(c, c.table_list(data, "torch-cxx11-abi"), "torch-cxx11-abi", read_abi)
     prebuilt = _rows(c, c.table_list(data, "prebuilt"), "prebuilt", read_prebuilt)
     packages.update(expand_prebuilt(prebuilt, abi, variants, packages.get("torch", ()), index.default))

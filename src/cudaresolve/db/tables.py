@@ -6,6 +6,8 @@ parsing ``compat.toml``. Unpickling every package table costs a command that ask
 modules alone take tens of milliseconds to import. ``CompatDB.__reduce__`` therefore pickles each table on
 its own (``pickled_tables``), and the database read back holds a ``LazyTables``: the table names and which
 have rows are at hand at once, a table's releases are unpickled on the first question about that package.
+A first run's database, built with its package tables left as text (``db.deferred``), is a ``LazyTables``
+too: a table's text is parsed on its first question, and a table never asked for is stored as its text.
 """
 
 from __future__ import annotations
@@ -16,15 +18,24 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, overload
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cudaresolve.db.rows import PackageRelease
+
+    Rows = tuple[PackageRelease, ...]
+    #: A table as held: its releases pickled (bytes), its text in ``compat.toml`` (str), or read (a tuple).
+    Stored = bytes | str | Rows
 
 __all__ = ["LazyTables", "pickled_tables", "table_names"]
 
 Table = tuple[str, tuple["PackageRelease", ...]]
 
 
-def pickled_tables(tables: Sequence[Table]) -> tuple[tuple[str, bool, bytes], ...]:
-    """(name, whether it has rows, its releases pickled) per table, in order."""
+def pickled_tables(tables: Sequence[Table]) -> tuple[tuple[str, bool, bytes | str], ...]:
+    """(name, whether it has rows, its releases pickled) per table, in order; a ``LazyTables``' table not read
+    yet stays as it is stored (pickled, or its text: a table no run asked for is never read to be stored)."""
+    if isinstance(tables, LazyTables):
+        return tables.stored()
     return tuple((name, bool(rows), pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)) for name, rows in tables)
 
 
@@ -39,12 +50,27 @@ class LazyTables(Sequence[Table]):
     """``CompatDB.tables`` read back from the cache: a sequence of (name, releases), each table unpickled once,
     on first use (thread-safe: the solver's threads may ask together). ``get`` serves ``CompatDB.packages``."""
 
-    def __init__(self, pickled: Sequence[tuple[str, bool, bytes]]) -> None:
+    def __init__(
+        self, pickled: Sequence[tuple[str, bool, Stored]], reader: Callable[[str, str], Rows] | None = None
+    ) -> None:
+        """``pickled``: (name, whether it has rows, the table as stored) each; ``reader``: (name, text) -> rows."""
         self.names = tuple((name, filled) for name, filled, _ in pickled)
-        self._blobs = {name: blob for name, _, blob in pickled}
+        self._blobs = {name: blob for name, _, blob in pickled if not isinstance(blob, tuple)}
         self._order = tuple(name for name, _, _ in pickled)
-        self._loaded: dict[str, tuple[PackageRelease, ...]] = {}
+        self._loaded: dict[str, tuple[PackageRelease, ...]] = {n: b for n, _, b in pickled if isinstance(b, tuple)}
+        self._reader = reader
         self._lock = threading.Lock()
+        self.after_text_read: Callable[[], None] | None = None  # called once a table has been read from its text
+
+    def stored(self) -> tuple[tuple[str, bool, bytes | str], ...]:
+        """Each table as ``pickled_tables`` stores it: pickled once read (or when read back pickled), else its text."""
+        out: list[tuple[str, bool, bytes | str]] = []
+        for name, filled in self.names:
+            blob = self._blobs.get(name)
+            if not isinstance(blob, bytes) and name in self._loaded:  # pickled once, for every later store
+                blob = self._blobs[name] = pickle.dumps(self._loaded[name], protocol=pickle.HIGHEST_PROTOCOL)
+            out.append((name, filled, blob if blob is not None else pickle.dumps((), protocol=pickle.HIGHEST_PROTOCOL)))
+        return tuple(out)
 
     def get(self, name: str, default: tuple[PackageRelease, ...] = ()) -> tuple[PackageRelease, ...]:
         rows = self._loaded.get(name)
@@ -53,10 +79,19 @@ class LazyTables(Sequence[Table]):
         blob = self._blobs.get(name)
         if blob is None:
             return default
+        read_text = False
         with self._lock:
             rows = self._loaded.get(name)
             if rows is None:
-                rows = self._loaded[name] = pickle.loads(blob)
+                if isinstance(blob, str):
+                    if self._reader is None:
+                        raise TypeError(f"no reader for the text of table {name!r}")
+                    rows = self._loaded[name] = self._reader(name, blob)
+                    read_text = True
+                else:
+                    rows = self._loaded[name] = pickle.loads(blob)
+        if read_text and self.after_text_read is not None:
+            self.after_text_read()
         return rows
 
     def __len__(self) -> int:

@@ -17,12 +17,7 @@ result is cached by the sdist's URL (its sha256 was checked when it was download
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
-import tarfile
-import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
@@ -33,6 +28,7 @@ from cudaresolve.index.limits import MAX_SDIST_MEMBERS, MAX_SDIST_UNPACKED
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Mapping
 
     from cudaresolve.index.simple import IndexFile
@@ -99,6 +95,8 @@ def build_timeout_from_env(environ: Mapping[str, str]) -> float:
 def prepare_metadata(archive: IO[bytes], file: IndexFile, policy: BuildPolicy) -> str:
     """The METADATA text the sdist ``archive`` (``file``, already hash-checked) builds, as the module docstring
     says; ``DynamicMetadata`` naming the sdist and the reason when it cannot be had."""
+    import tempfile  # this module's heavier imports wait for a build: a lock imports it for ``build_policy``
+
     with tempfile.TemporaryDirectory(prefix="cudaresolve-sdist-") as scratch:
         root = Path(scratch)
         source = _unpack(archive, file, root / "src")
@@ -108,6 +106,8 @@ def prepare_metadata(archive: IO[bytes], file: IndexFile, policy: BuildPolicy) -
 def prepare_tree_metadata(source: Path, policy: BuildPolicy) -> str:
     """The METADATA text a local project folder (a directory reference, ``-e PATH``) builds, the same way; its
     backend runs in the folder itself, as pip's and uv's do."""
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="cudaresolve-tree-") as scratch:
         return _prepare(source, Path(scratch), str(source), source.name, policy)
 
@@ -129,6 +129,9 @@ def _prepare(source: Path, scratch: Path, label: str, package: str, policy: Buil
 
 def _unpack(archive: IO[bytes], file: IndexFile, into: Path) -> Path:
     """The sdist's one top folder, unpacked under the member and size bounds."""
+    import tarfile
+    import zipfile
+
     into.mkdir()
     archive.seek(0)
     try:
@@ -149,6 +152,8 @@ def _unpack(archive: IO[bytes], file: IndexFile, into: Path) -> Path:
 def _untar(archive: IO[bytes], into: Path) -> None:
     """One pass over the stream, each member extracted as it comes (a compressed archive read out of order
     decompresses from its start again for every member)."""
+    import tarfile
+
     total = 0
     with tarfile.open(fileobj=archive, mode="r|*") as tar:
         for count, member in enumerate(tar, 1):
@@ -159,6 +164,8 @@ def _untar(archive: IO[bytes], into: Path) -> None:
 
 
 def _unzip(archive: IO[bytes], into: Path) -> None:
+    import zipfile
+
     with zipfile.ZipFile(archive) as sdist:
         infos = sdist.infolist()
         if len(infos) > MAX_SDIST_MEMBERS or sum(i.file_size for i in infos) > MAX_SDIST_UNPACKED:
@@ -172,6 +179,8 @@ def _unzip(archive: IO[bytes], into: Path) -> None:
 
 
 def _run_child(source: Path, out: Path, label: str, package: str, policy: BuildPolicy) -> str:
+    import subprocess
+
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
     env.update(PIP_NO_INPUT="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PYTHONDONTWRITEBYTECODE="1")
     if policy.index_url:
@@ -204,6 +213,8 @@ def _run_child(source: Path, out: Path, label: str, package: str, policy: BuildP
 
 def _uv_folder() -> str | None:
     """The folder of a uv executable, when there is one (uv makes the isolated environment faster than pip)."""
+    import shutil
+
     found = shutil.which("uv")
     if found is not None:
         return str(Path(found).parent)

@@ -102,6 +102,7 @@ class IndexSource:
         self._requires: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
         self._requires_python: dict[tuple[str, str, str], str] = {}  # the metadata's, where it states one
         self._best: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}
+        self._releases: dict[tuple[str, str], tuple[IndexRelease, ...]] = {}  # (index, project) -> newest first
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)  # notified when the walk has nothing left to do
         self._gates: dict[tuple[str, ...], threading.Lock] = {}  # one fetch per page or metadata file
@@ -307,10 +308,11 @@ class IndexSource:
     def releases(self, name: str) -> Sequence[IndexRelease]:
         index = self.index_for(name)
         page = self._page(index, name)
-        out = []
-        for version, (file, yanked) in sorted(self._best_files(page).items(), reverse=True):
-            self._files[(index, str(page.project), str(version))] = file
-            out.append(index_release(page.project, version, index, file, yanked=yanked))
+        out = self._releases.get(key := (index, str(page.project)))  # once per page: the solver and walk re-ask
+        if out is None:
+            best = sorted(self._best_files(page).items(), reverse=True)
+            self._files.update({(*key, str(version)): file for version, (file, _) in best})
+            out = self._releases[key] = tuple(index_release(page.project, v, index, f, yanked=y) for v, (f, y) in best)
         return out
 
     def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:

@@ -1,0 +1,140 @@
+"""The shipped database built with most package tables left unparsed until asked for. Pure.
+
+Parsing ``compat.toml`` (pure-Python ``tomllib``) and typing its rows is most of a first run's database
+cost, and most of that is package tables a run never asks about: a lock of ``torch numpy`` reads one of
+fifteen. ``split_tables`` cuts the ``[[name]]`` sections of the package tables out of the text before it is
+parsed (every header line of a section whose first key is ``name``, up to the next header of another name;
+an array of tables keeps its order, so the parsed value is the same); ``build_deferred`` parses the rest and
+hands ``LazyTables`` the cut text of each table, which ``read_table_text`` parses and types on its first
+question; ``load_shipped`` then stores the entry again (``db.cache``) with that table pickled, so a later
+run unpickles it. The anchor table (``[packages] anchor``: torch) is read at once: the ``[[prebuilt]]`` and
+``[[wheel-page]]`` rows expand against it. Only the shipped file, trusted (validated in CI), is read so: a
+``--compat`` file or a validating read parses everything at once and checks across rows.
+``tests/test_db_deferred.py`` holds the shipped file to being read alike both ways.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import partial
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from cudaresolve.core.decode import TooDeep, loads_toml
+from cudaresolve.errors import InvalidCompatData
+from cudaresolve.text.model import Text, literal
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Mapping, Sequence
+    from pathlib import Path
+
+    from cudaresolve.db.read import Parts
+    from cudaresolve.db.rows import PackageRelease, VariantInfo
+    from cudaresolve.db.tables import LazyTables, Stored
+
+    Reader = Callable[[str, str], tuple[PackageRelease, ...]]  # (table name, its text) -> its releases
+
+__all__ = ["build_deferred", "load_shipped", "parse_toml", "read_table_text", "split_tables", "table_reader"]
+
+T = TypeVar("T")
+
+#: A table header on a line of its own, at the line's start: ``[name]``, ``[[name]]``, ``[name.sub]`` ...
+_HEADER: Final = re.compile(r"^\[\[?(?P<name>[A-Za-z0-9_-]+)(?:\.[A-Za-z0-9_.-]+)?\]\]?[ \t]*(?:#[^\n]*)?$", re.M)
+#: Any line that starts with ``[``: each must be a header of that plain form, else nothing is cut.
+_BRACKET_LINE: Final = re.compile(r"^\[", re.M)
+
+
+def split_tables(text: str, names: Collection[str]) -> tuple[str, dict[str, str]]:
+    """``text`` without the sections of the tables ``names``, and each such table's sections (in order).
+
+    A text holding a multi-line string (where a line that looks like a header may be inside a value), or a
+    line starting with ``[`` that is not a plain header (``[ "quoted" ]``, an array's row), is left whole."""
+    if '"""' in text or "'''" in text or len(_BRACKET_LINE.findall(text)) != len(_HEADER.findall(text)):
+        return text, {}
+    kept: list[str] = []
+    cut: dict[str, list[str]] = {}
+    start, owner = 0, None
+    for header in _HEADER.finditer(text):
+        _add(kept, cut, owner, text[start : header.start()])
+        start, owner = header.start(), header["name"] if header["name"] in names else None
+    _add(kept, cut, owner, text[start:])
+    return "".join(kept), {name: "".join(parts) for name, parts in cut.items()}
+
+
+def _add(kept: list[str], cut: dict[str, list[str]], owner: str | None, part: str) -> None:
+    if owner is None:
+        kept.append(part)
+    else:
+        cut.setdefault(owner, []).append(part)
+
+
+def read_table_text(
+    name: str, text: str, *, variants: Sequence[VariantInfo], default_index: str, source: str
+) -> tuple[PackageRelease, ...]:
+    """The releases of the package table ``name`` from its cut ``text`` (as ``read.read_database`` reads them)."""
+    from cudaresolve.db.fields import Collector
+    from cudaresolve.db.read import read_package_table
+
+    c = Collector()
+    rows = read_package_table(c, parse_toml(text, source), name, {v.name: v for v in variants}, default_index)
+    if c.problems:
+        raise InvalidCompatData(c.problems, source=source)
+    return rows
+
+
+def table_reader(variants: Sequence[VariantInfo], default_index: str, source: str) -> Reader:
+    """``read_table_text`` for a database of these variants and default index."""
+    return partial(read_table_text, variants=variants, default_index=default_index, source=source)
+
+
+def build_deferred(text: str, source: str) -> tuple[Parts, LazyTables]:
+    """The parts of the trusted database ``text`` and its package tables, those other than the anchor left as
+    text (module docstring)."""
+    from cudaresolve.db.read import read_database
+    from cudaresolve.db.tables import LazyTables
+
+    rest, cut = split_tables(text, _listed_tables(text))
+    parts = read_database(parse_toml(rest, source), source=source, trusted=True)
+    tables: list[tuple[str, bool, Stored]] = []
+    for name, rows in parts.packages:
+        later = cut.get(name) if not rows else None  # rows read now (the anchor, expanded rows) stand as read
+        tables.append((name, True, later) if later else (name, bool(rows), rows))
+    return parts, LazyTables(tables, table_reader(parts.variants, parts.index.default, source))
+
+
+def load_shipped(shipped: Path, cache: Path, build: Callable[[], T], *, expect: type[T], code: str) -> T:
+    """``db.cache.cached_build``; when a package table of the value is then read from its text, the entry is
+    stored again with that table pickled, so a later run unpickles it."""
+    from cudaresolve.db.cache import cached_build, store_entry
+    from cudaresolve.db.tables import LazyTables
+
+    value = cached_build(shipped, cache, build, expect=expect, code=code)
+    tables = getattr(value, "tables", None)
+    if isinstance(tables, LazyTables):
+        tables.after_text_read = partial(store_entry, shipped, cache, value, code=code)
+    return value
+
+
+def parse_toml(text: str, label: str) -> Mapping[str, Any]:
+    """``text`` parsed; ``InvalidCompatData`` naming ``label`` when it is not TOML or nests too deep."""
+    try:
+        return loads_toml(text)
+    except TooDeep as exc:  # tomllib recurses once per nesting level
+        raise InvalidCompatData([("", Text("db.too-deep"))], source=label) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidCompatData([("", Text.of("db.bad-toml", detail=literal(str(exc))))], source=label) from exc
+
+
+def _listed_tables(text: str) -> frozenset[str]:
+    """The package tables ``[packages] tables`` names, less the anchor (read at once); none when unclear."""
+    _, found = split_tables(text, ("packages",))
+    try:
+        row = loads_toml(found.get("packages", "")).get("packages")
+    except (TooDeep, tomllib.TOMLDecodeError):  # the full read reports it, with its path
+        return frozenset()
+    if not isinstance(row, dict):
+        return frozenset()
+    listed, anchor = row.get("tables"), row.get("anchor")
+    if not isinstance(listed, list) or not all(isinstance(n, str) for n in listed):
+        return frozenset()
+    return frozenset(listed) - {anchor}

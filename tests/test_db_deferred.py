@@ -1,0 +1,100 @@
+"""A first run's database leaves the package tables it is not asked about as text, and answers as one read whole."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import TYPE_CHECKING
+
+import pytest
+
+from cudaresolve.db.database import load_compat, shipped_path
+from cudaresolve.db.deferred import split_tables
+from cudaresolve.db.tables import LazyTables
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+_TEXT = """\
+top = 1
+[packages]
+tables = ["a", "b"]  # a comment
+[[a]]
+version = "1"
+[[a.build]]
+x = [
+  "[not a header]",
+]
+[[b]]
+version = "2"
+[other]
+k = "v"
+[[a]] # the same array again, after another table
+version = "3"
+[a.extra-is-not-read-here]
+"""
+
+
+def _merged(rest: str, cut: dict[str, str]) -> dict[str, object]:
+    merged = tomllib.loads(rest)
+    for text in cut.values():
+        merged.update(tomllib.loads(text))
+    return merged
+
+
+def test_split_tables_cuts_each_named_table_whole_and_in_order() -> None:
+    rest, cut = split_tables(_TEXT, ("a",))
+    assert set(cut) == {"a"}
+    assert "[[a" not in rest and "[a." not in rest and "[[b]]" in rest and "[other]" in rest
+    assert [row["version"] for row in tomllib.loads(cut["a"])["a"]] == ["1", "3"]
+    assert _merged(rest, cut) == tomllib.loads(_TEXT)
+    rest, cut = split_tables(_TEXT, ("a", "b", "packages"))
+    assert tomllib.loads(rest) == {"top": 1, "other": {"k": "v"}}
+    assert _merged(rest, cut) == tomllib.loads(_TEXT)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'note = """\n[[a]]\n"""\n[[a]]\nversion = "1"\n',  # a header-like line inside a multi-line string
+        '[[a]]\nversion = "1"\n[ other ]\nk = 1\n',  # a header this splitter does not read: not cut
+        '[[a]]\nrows = [\n[1, 2],\n]\n[other]\nk = 1\n',  # an array's row at a line's start
+    ],
+)
+def test_a_text_it_cannot_cut_safely_is_left_whole(text: str) -> None:
+    assert split_tables(text, ("a",)) == (text, {})
+
+
+def test_the_shipped_file_read_by_table_answers_as_read_whole(tmp_path: Path) -> None:
+    whole = load_compat(validate=True)
+    built = load_compat(cache_dir=tmp_path)  # built here, most package tables left as text
+    assert isinstance(built.tables, LazyTables)
+    stored = {name: blob for name, _, blob in built.tables.stored()}
+    text_tables = {name for name, blob in stored.items() if isinstance(blob, str)}
+    assert len(text_tables) >= 5 and "torch" not in text_tables  # the anchor is read at once
+    assert built.package_names == whole.package_names and built.package_kinds == whole.package_kinds
+    for name in (*whole.package_names, "not-a-package"):
+        assert built.packages(name) == whole.packages(name)
+    assert built == whole
+    text = shipped_path().read_text(encoding="utf-8")
+    rest, cut = split_tables(text, text_tables)
+    assert set(cut) == text_tables and _merged(rest, cut) == tomllib.loads(text)
+
+
+def test_a_table_read_from_its_text_is_stored_pickled_and_the_others_stay_text(tmp_path: Path) -> None:
+    built = load_compat(cache_dir=tmp_path)
+    assert isinstance(built.tables, LazyTables)
+    text_tables = [name for name, _, blob in built.tables.stored() if isinstance(blob, str)]
+    asked, never = text_tables[0], text_tables[-1]
+    rows = built.packages(asked)
+    assert rows
+    again = load_compat(cache_dir=tmp_path)  # the entry as stored after that question
+    assert isinstance(again.tables, LazyTables)
+    kinds = {name: type(blob) for name, _, blob in again.tables.stored()}
+    assert kinds[asked] is bytes and kinds[never] is str
+    assert again.packages(asked) == rows and again.packages(never) == load_compat(validate=True).packages(never)
+
+
+def test_a_text_table_without_a_reader_is_refused() -> None:
+    tables = LazyTables([("a", True, '[[a]]\nversion = "1"\n')])
+    with pytest.raises(TypeError):
+        tables.get("a")
