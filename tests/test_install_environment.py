@@ -46,6 +46,15 @@ def _runs(log: Path) -> int:
     return len(log.read_text().splitlines()) if log.exists() else 0
 
 
+@pytest.fixture
+def faked(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A fake interpreter with one site-packages folder: (the interpreter, its run log, an empty cache folder)."""
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    fake, log = _fake(tmp_path, site)
+    return fake, log, tmp_path / "cache"
+
+
 def test_one_probe_then_the_cache_until_a_folder_on_sys_path_changes(tmp_path: Path) -> None:
     site = tmp_path / "site-packages"
     site.mkdir()
@@ -198,22 +207,16 @@ def test_a_venv_whose_site_packages_can_change_sys_path_is_probed(
     assert len(probed) == 5
 
 
-def test_a_script_is_probed_on_every_run(tmp_path: Path) -> None:
+def test_a_script_is_probed_on_every_run(faked: tuple[Path, Path, Path]) -> None:
     """A pyenv shim or a wrapper may start another interpreter each time: its answer is never kept."""
-    site = tmp_path / "site-packages"
-    site.mkdir()
-    fake, log = _fake(tmp_path, site)
-    cache = tmp_path / "cache"
+    fake, log, cache = faked
     read_target(str(fake), cache=cache, environ={})
     read_target(str(fake), cache=cache, environ={})
     assert _runs(log) == 2 and not list(cache.glob("*.json"))
 
 
-def test_a_kept_answer_that_is_no_probe_answer_is_probed_again(tmp_path: Path) -> None:
-    site = tmp_path / "site-packages"
-    site.mkdir()
-    fake, log = _fake(tmp_path, site)
-    cache = tmp_path / "cache"
+def test_a_kept_answer_that_is_no_probe_answer_is_probed_again(faked: tuple[Path, Path, Path]) -> None:
+    fake, log, cache = faked
     read_target(str(fake), cache=cache, environ={})
     for entry in cache.glob("*.json"):
         stored = json.loads(entry.read_text())
