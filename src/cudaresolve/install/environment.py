@@ -75,24 +75,25 @@ def read_target(
         from cudaresolve.core.paths import default_cache_dir
 
         cache = default_cache_dir() / INTERPRETERS
-    keys = (path_key(python, environ), venv_key(python, environ))
-    kept = _kept(cache, keys, python)
-    if kept is not None:
-        try:  # a kept answer that does not read as a probe's is probed again, never an error
-            return _environment(python, kept)
-        except InvalidInput:
-            pass
+    by_path = path_key(python, environ)
+    found = _taken(python, _by_path(cache, by_path))
+    if found is not None:
+        return found
+    by_venv = venv_key(python, environ)  # asked only when no entry by path holds
+    found = _taken(python, _by_venv(cache, by_venv, python))
+    if found is not None:
+        return found
     text = _probe(python)
-    found = _environment(python, text)
-    store(cache, keys, python, text, _decode(python, text), environ)
+    data = _decode(python, text)
+    found = _environment(python, text, data)
+    store(cache, (by_path, by_venv), python, text, data, environ)
     return found
 
 
-def _environment(python: str, text: str) -> TargetEnvironment:
-    """The probe's answer ``text`` read; ``InvalidInput`` when it is not one."""
+def _environment(python: str, text: str, data: Mapping[str, Any]) -> TargetEnvironment:
+    """The probe's answer ``text`` (decoded: ``data``) read; ``InvalidInput`` when it is not one."""
     from cudaresolve.target.interpreter import parse_probe
 
-    data = _decode(python, text)
     interpreter = parse_probe(python, text)
     sys_path = tuple(str(p) for p in data.get("sys_path") or () if os.path.isdir(str(p)))
     sites = tuple(dict.fromkeys(str(p) for p in data.get("site") or () if os.path.isdir(str(p))))
@@ -123,11 +124,24 @@ def _decode(python: str, text: str) -> dict[str, Any]:
     return data
 
 
-def _kept(cache: Path, keys: tuple[str | None, str | None], python: str) -> str | None:
-    """The kept answer for ``python``: by its path, else (a venv) by its base interpreter; None: probe it."""
-    by_path, by_venv = keys
-    stored = read_entry(cache / f"{by_path}.json") if by_path is not None else None
-    if stored is not None and isinstance(stored.get("answer"), str):
-        return str(stored["answer"])
-    stored = read_entry(cache / f"{by_venv}.json") if by_venv is not None else None
+def _by_path(cache: Path, key: str | None) -> str | None:
+    """The answer kept for the interpreter's path, while it holds."""
+    stored = read_entry(cache / f"{key}.json") if key is not None else None
+    return str(stored["answer"]) if stored is not None and isinstance(stored.get("answer"), str) else None
+
+
+def _by_venv(cache: Path, key: str | None, python: str) -> str | None:
+    """The answer kept for a venv's base interpreter, made the venv's of ``python``, while it holds."""
+    stored = read_entry(cache / f"{key}.json") if key is not None else None
     return from_venv(stored, python) if stored is not None else None
+
+
+def _taken(python: str, kept: str | None) -> TargetEnvironment | None:
+    """A kept answer read; None when there is none or it does not read as a probe's (then it is probed again,
+    never an error)."""
+    if kept is None:
+        return None
+    try:
+        return _environment(python, kept, _decode(python, kept))
+    except InvalidInput:
+        return None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput
 from cudaresolve.install.pip import PipCommand, download_commands, run_pip, wheel_dir
-from cudaresolve.install.wheelcache import cache_path, cached_file, fetch_files
+from cudaresolve.install.wheelcache import cached_file, fetch_files, split_direct
 from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.model import Text
@@ -46,9 +46,7 @@ def gather(
 ) -> tuple[int, dict[str, Path]]:
     """pip's exit code (0 when no pip run failed) and name -> the verified wheel of each of ``packages``
     (module docstring); a package whose wheel could not be had is left out."""
-    direct = [p for p in packages if p.url and p.sha256 and cache_path(cache, p) is not None]
-    taken = {id(p) for p in direct}  # by identity: comparing dataclasses pairwise is quadratic in the lock
-    rest = [p for p in packages if id(p) not in taken]
+    direct, rest = split_direct(packages, cache)
     files: dict[str, Path] = {}
     hits = {p.name: cached_file(cache, p) for p in direct}
     if direct and all(hits.values()):  # all in the cache: no HTTP client is made (or imported)

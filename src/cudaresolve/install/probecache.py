@@ -204,8 +204,7 @@ def _path_files(folders: list[str]) -> dict[str, list[int] | None]:
     found: dict[str, list[int] | None] = {}
     for folder in folders:
         try:
-            with os.scandir(folder) as entries:
-                names = [e.name for e in entries if e.name.endswith(".pth") or e.name in _ADDS_TO_PATH]
+            names = _path_adders(folder)
         except OSError:
             continue
         for name in names[:_MAX_WATCHED]:
@@ -236,12 +235,17 @@ def _adds_to_path(folder: str) -> bool:
     """Whether ``folder`` holds a ``.pth`` file or a ``sitecustomize``/``usercustomize`` module (or cannot be read
     as a folder that exists)."""
     try:
-        with os.scandir(folder) as entries:
-            return any(e.name.endswith(".pth") or e.name in _ADDS_TO_PATH for e in entries)
+        return bool(_path_adders(folder))
     except FileNotFoundError:
         return False
     except OSError:
         return True
+
+
+def _path_adders(folder: str) -> list[str]:
+    """The names in ``folder`` that can add to ``sys.path``: ``.pth`` files, ``sitecustomize``/``usercustomize``."""
+    with os.scandir(folder) as entries:
+        return [e.name for e in entries if e.name.endswith(".pth") or e.name in _ADDS_TO_PATH]
 
 
 def _prefix(path: str) -> str:

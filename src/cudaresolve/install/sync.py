@@ -39,7 +39,7 @@ from cudaresolve.install.installed import read_installed
 from cudaresolve.install.installer import Installer, choose_installer
 from cudaresolve.install.pip import download_commands, run_pip, wheel_dir
 from cudaresolve.install.record import cached_record, parse_record, read_wheel_record, same_files, store_record
-from cudaresolve.install.wheelcache import FILES, cache_path, trim
+from cudaresolve.install.wheelcache import FILES, cache_path, split_direct, trim
 from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.text.findings import Notice
@@ -225,10 +225,8 @@ def _plan(lock: Lock, installer: Installer, root: Path, workdir: str) -> list[Pi
 
     folders = [p for p in lock.packages if p.kind is FileKind.DIRECTORY]
     packages = [p for p in lock.packages if p.kind is not FileKind.DIRECTORY]
-    direct = [p for p in packages if p.url and p.sha256 and cache_path(root, p) is not None]
-    taken = {id(p) for p in direct}  # by identity: comparing dataclasses pairwise is quadratic in the lock
-    rest = tuple(p for p in packages if id(p) not in taken)
-    commands = download_commands(Lock(packages=rest), python=installer.python, workdir=workdir,
+    direct, rest = split_direct(packages, root)
+    commands = download_commands(Lock(packages=tuple(rest)), python=installer.python, workdir=workdir,
                                  pip=installer.pip) if rest else []
     paths = {p.name: cache_path(root, p) for p in direct if p.kind is not FileKind.SDIST}
     files = [paths.get(p.name) or Path(wheel_dir(workdir), "-".join(version_key(p))) for p in packages]

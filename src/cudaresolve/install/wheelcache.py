@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.client import IndexClient
     from cudaresolve.resolve.model import LockedPackage
 
-__all__ = ["FILES", "MAX_CACHE_BYTES", "WORKERS", "cache_path", "cached_file", "fetch_files", "trim"]
+__all__ = ["FILES", "MAX_CACHE_BYTES", "WORKERS", "cache_path", "cached_file", "fetch_files", "split_direct", "trim"]
 
 #: The folder under the user cache that holds the verified files.
 FILES: Final = "files-v1"
@@ -54,6 +54,16 @@ def cache_path(root: Path, package: LockedPackage) -> Path | None:
     if not package.sha256 or not is_sha256(package.sha256) or name is None:
         return None
     return root / package.sha256 / name
+
+
+def split_direct(
+    packages: Sequence[LockedPackage], root: Path
+) -> tuple[list[LockedPackage], list[LockedPackage]]:
+    """``packages`` as (those fetched from their own URL into the cache under ``root``: a URL, a sha256 and a safe
+    file name; the rest), each in order. Split by identity: comparing the dataclasses pairwise is quadratic."""
+    direct = [p for p in packages if p.url and p.sha256 and cache_path(root, p) is not None]
+    taken = {id(p) for p in direct}
+    return direct, [p for p in packages if id(p) not in taken]
 
 
 def cached_file(root: Path, package: LockedPackage) -> Path | None:
@@ -151,7 +161,7 @@ def _fetch(package: LockedPackage, root: Path, client: IndexClient) -> Path:
 
 def _unusable(path: Path, exc: OSError) -> InvalidInput:
     """The cache entry ``path`` cannot be made or written: one coded line naming it, never a traceback."""
-    reason = str(exc.strerror or exc) if isinstance(exc, OSError) else str(exc)
+    reason = str(exc.strerror or exc)
     return InvalidInput(Text.of("lock.install.cache-unusable", path=str(path), reason=reason),
                         hint=Text.of("lock.install.cache-unusable.hint", path=str(path)))
 

@@ -79,10 +79,8 @@ def _wheel_name(file: Any, where: str) -> str:
     name = get_field(file, "name", str, path=where)
     if name:
         return str(name)
-    from urllib.parse import unquote, urlsplit
-
-    source = get_field(file, "url", str, path=where) or get_field(file, "path", str, path=where) or ""
-    return unquote(urlsplit(source).path.rsplit("/", 1)[-1])
+    path = get_field(file, "path", str, path=where)
+    return url_filename(get_field(file, "url", str, path=where)) or (path or "").replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _marker(entry: Mapping[str, Any], path: str) -> str | None:
