@@ -17,8 +17,8 @@ What it does:
    ``--hash``) for pip.
 3. Each round, each tool in turn (the order rotated), installs into a fresh venv made beforehand
    (untimed; ``--without-pip`` for cudaresolve and uv, with pip for pip):
-   * cold: the tool's caches empty (``CUDARESOLVE_CACHE_DIR`` and ``UV_CACHE_DIR`` for cudaresolve,
-     which installs with uv; ``UV_CACHE_DIR`` for uv; ``--cache-dir`` for pip);
+   * cold: the tool's caches empty (``CUDARESOLVE_CACHE_DIR`` for cudaresolve, which unpacks and links the
+     wheels itself, and ``UV_CACHE_DIR`` should it run uv; ``UV_CACHE_DIR`` for uv; ``--cache-dir`` for pip);
    * warm: the tool's caches as its previous run left them (one untimed run first).
    Commands: ``python -m cudaresolve install --from pylock.toml --python VENV --cpu -q`` (the synthetic
    wheels hold nothing the doctor pass checks, so it loads no database and runs no doctor pass; a real

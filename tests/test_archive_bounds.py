@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from cudaresolve.binaries import archive
 from cudaresolve.binaries.scan import read_wheel
+from cudaresolve.core import archive
 from cudaresolve.text.catalogue import format_text
 from hostile.zip_craft import declaring, overlapping, real_zip, shared_offsets
 

@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from cudaresolve.binaries import archive as binaries
-from cudaresolve.binaries.archive import open_zip_member
 from cudaresolve.binaries.inspect import (
     find_distribution,
     inspect_directory,
@@ -26,6 +24,8 @@ from cudaresolve.binaries.inspect import (
 from cudaresolve.binaries.report import BinaryReport, FileError
 from cudaresolve.binaries.scan import is_candidate, read_wheel
 from cudaresolve.cli import main
+from cudaresolve.core import archive as binaries
+from cudaresolve.core.archive import open_zip_member
 from cudaresolve.core.archs import Arch, ComputeCapability
 from cudaresolve.errors import InvalidBinary, InvalidInput
 from cudaresolve.render import plain

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cudaresolve.binaries.aoti import package_report
-from cudaresolve.binaries.archive import open_zip_member
 from cudaresolve.binaries.elf import Limits
 from cudaresolve.binaries.fatbin import read_fatbin_archs
 from cudaresolve.binaries.inspect import inspect_path
+from cudaresolve.core.archive import open_zip_member
 from cudaresolve.errors import InvalidBinary, InvalidInput
 from hostile.cases_binaries import scattered_elf_parts, write_scattered_member
 from hostile.counting import CountingFile

@@ -99,7 +99,7 @@ def test_install_shows_the_table_before_pip_and_checks_the_lock_target(
     err = capsys.readouterr().err
     assert code == 0, err
     table = err.index(f"torch    {expected['torch']}")
-    install = err.index(" pip install ")  # uv's, or pip's: the one run, from the verified files
+    install = err.index("# link 1 verified wheel")  # the one step, in this process, from the verified files
     assert table < install < err.index("target: no NVIDIA GPU")  # the doctor: the lock's target
     assert [(e.kind, e.label) for e in events if e.kind.startswith("pip-")] == [
         ("pip-start", "install"), ("pip-end", "install")]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from cudaresolve.binaries import archive
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
+from cudaresolve.core import archive
 from cudaresolve.core.decode import nesting_limit
 from cudaresolve.core.files import CACHE_MARK
 from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
@@ -29,6 +29,7 @@ from cudaresolve.index.limits import (
     READ_TIMEOUT,
 )
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
+from cudaresolve.install.unpack import UNPACKED
 from cudaresolve.install.wheelcache import MAX_CACHE_BYTES
 from cudaresolve.lock.lockfile import MAX_LOCK_BYTES
 from cudaresolve.lock.previous import MAX_PREVIOUS_BYTES
@@ -70,6 +71,11 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s" in fetched
     assert f"redirects {client._MAX_REDIRECTS}" in fetched
     assert f"{MAX_CACHE_BYTES // 1024**3} GiB" in rows["the shared file cache (`<cache>/files-v1/`)"]
+    unpacked = rows[f"the unpacked wheels installs link from (`<cache>/{UNPACKED}/`)"]
+    assert f"{archive.MAX_ARCHIVE_MEMBERS:,} members" in unpacked
+    assert f"at most {archive.ARCHIVE_INFLATE_RATIO} times the wheel's size" in unpacked
+    least, most = archive.MIN_ARCHIVE_INFLATE // MIB, archive.MAX_ARCHIVE_INFLATED // 1024**3
+    assert f"{least} MiB at least and {most} GiB at most" in unpacked
     host = rows["a host file (`--host FILE`)"]
     assert HOST_FILE_MAX_BYTES == MIB and f"({HOST_FILE_MAX_BYTES:,} bytes)" in host
     settings = rows["a pip or uv settings file read for the default index (`pip.conf`, `uv.toml`, ...)"]

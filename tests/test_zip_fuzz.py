@@ -1,5 +1,5 @@
 """Property tests of the zip readers: wheels (binaries/scan.py), ``.pt2`` packages (binaries/aoti.py)
-and the member streams under both (binaries/archive.py).
+and the member streams under both (core/archive.py).
 
 A valid archive built from parts lists exactly the device code of its members; a damaged one
 (any field of a local header, the central directory or its end record set to anything, names

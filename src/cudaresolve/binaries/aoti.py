@@ -25,11 +25,11 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.binaries.fatbin import KIND_CUBIN, FatbinEntry, FatbinListing
 from cudaresolve.binaries.report import AotiModel, AotiPackage, BinaryReport, FileError
 from cudaresolve.binaries.scan import open_regular, report_stream
+from cudaresolve.core.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.core.decode import loads_json
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text, literal

@@ -36,10 +36,10 @@ from cudaresolve.binaries.abi import (
     is_torch_library,
     missing_symbols,
 )
-from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.binaries.dynamic import DynamicSymbols, read_linkage, read_symbols
 from cudaresolve.binaries.elf import DEFAULT_LIMITS, BoundedReader
 from cudaresolve.binaries.scan import is_candidate, open_regular
+from cudaresolve.core.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.errors import InvalidBinary
 
 if TYPE_CHECKING:

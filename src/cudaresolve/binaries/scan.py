@@ -13,10 +13,10 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Final
 
-from cudaresolve.binaries.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.binaries.elf import DEFAULT_LIMITS, invalid_binary
 from cudaresolve.binaries.fatbin import read_fatbin_archs
 from cudaresolve.binaries.report import BinaryReport, FileError
+from cudaresolve.core.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from cudaresolve.errors import InvalidDriver, InvalidInput
 from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = ["CudaVersion", "DriverVersion", "parse_cuda_version", "parse_cutoff", "parse_driver", "parse_python_version"]
 
@@ -79,6 +82,8 @@ _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 def parse_cutoff(text: str) -> datetime:
     """``--exclude-newer``: an RFC 3339 timestamp with its offset (``2025-06-01T12:00:00Z``), or a date
     (``2025-06-01``), which means the end of that day in UTC; the result carries its time zone."""
+    from datetime import UTC, datetime, timedelta  # here: a run without --exclude-newer never needs it
+
     raw = text.strip()
     try:
         if _DATE.match(raw):

@@ -24,7 +24,6 @@ error naming where it was set. Files are read up to ``MAX_CONFIG_BYTES``.
 
 from __future__ import annotations
 
-import configparser
 import os
 import tomllib
 from dataclasses import dataclass
@@ -102,6 +101,8 @@ def _read(path: Path) -> str | None:
 
 def pip_index(text: str, path: str) -> IndexSetting | None:
     """``[install] index-url`` else ``[global] index-url`` of a pip configuration file's text."""
+    import configparser  # here: most runs find no pip configuration file
+
     parser = configparser.RawConfigParser(strict=False, interpolation=None)
     try:
         parser.read_string(text, source=path)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.lock.model import Lock
 
-__all__ = ["MAX_METADATA_BYTES", "unmet", "wheel_requires"]
+__all__ = ["MAX_METADATA_BYTES", "closure_holds", "unmet", "wheel_requires"]
 
 #: The largest METADATA read from a wheel (a real one is a few KB; long descriptions reach 1 MB).
 MAX_METADATA_BYTES: Final = 16 * 1024 * 1024
@@ -106,3 +106,36 @@ def _contains(specifier: object, version: str) -> bool:
         return specifier.contains(Version(version), prereleases=True)
     except InvalidVersion:
         return False
+
+
+def closure_holds(
+    lock: Lock, kept: Mapping[str, tuple[str, ...]], files: Mapping[str, Path], markers: Mapping[str, str]
+) -> None:
+    """``verdicts.check_closure``'s check itself: the wheels to install (those not ``kept``) read for their
+    requirements."""
+    from cudaresolve.errors import IncompleteLock
+    from cudaresolve.text.model import Text
+
+    requires: dict[str, tuple[str, ...]] = {}
+    for package in lock.packages:
+        if package.name in kept:
+            requires[package.name] = kept[package.name]
+        else:
+            path = files.get(package.name)
+            lines = wheel_requires(path) if path is not None else None
+            if lines is None and path is not None and path.name.lower().endswith(".whl"):  # never taken as "none"
+                raise IncompleteLock(
+                    Text.of("lock.install.unreadable-metadata", name=package.name, version=package.version,
+                            file=path.name),
+                    hint=Text("lock.install.unreadable-metadata.hint"),
+                )
+            requires[package.name] = lines or ()  # a local folder or sdist: built by the installer, unread here
+    missing = unmet(lock, requires, markers)
+    if missing:
+        name, requirement = missing[0]
+        version = next(p.version for p in lock.packages if canonical_name(p.name) == name)
+        raise IncompleteLock(
+            Text.of("lock.install.incomplete", name=name, version=version, requirement=requirement,
+                    python=markers.get("python_full_version", "?")),
+            hint=Text("lock.install.incomplete.hint"),
+        )

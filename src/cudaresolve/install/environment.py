@@ -32,12 +32,13 @@ if TYPE_CHECKING:
 __all__ = ["INTERPRETERS", "TargetEnvironment", "read_target", "start_target"]
 
 _MAX_OUTPUT: Final = 256 * 1024
-# target.interpreter's probe, plus sys.path (without the current folder), site-packages (doctor's view) and the
-# prefixes (whether it is a venv: probecache).
+# target.interpreter's probe, plus sys.path (without the current folder), site-packages (doctor's view), the
+# prefixes (whether it is a venv: probecache) and the folders installing writes to (``link.Scheme``).
 _PROBE: Final = r"""
 import json, os, platform, site, sys, sysconfig
 v = sys.version_info
 here = os.getcwd()
+paths = sysconfig.get_paths()
 sites = list(site.getsitepackages()) if hasattr(site, 'getsitepackages') else []
 if site.ENABLE_USER_SITE:
     sites.append(site.getusersitepackages())
@@ -49,7 +50,9 @@ print(json.dumps({'version': '%d.%d' % (v[0], v[1]), 'platform': sysconfig.get_p
     'platform_python_implementation': platform.python_implementation(), 'platform_release': platform.release(),
     'platform_version': platform.version(), 'implementation_version': platform.python_version()},
   'sys_path': [p for p in sys.path if p and p != here], 'site': sites,
-  'prefix': sys.prefix, 'base_prefix': sys.base_prefix}))
+  'prefix': sys.prefix, 'base_prefix': sys.base_prefix,
+  'scheme': dict([(k, paths[k]) for k in ('purelib', 'platlib', 'scripts', 'data')], headers=os.path.join(
+    sys.prefix, 'include', 'site', 'python%d.%d' % v[:2]) if sys.prefix != sys.base_prefix else paths['include'])}))
 """
 
 
@@ -62,6 +65,7 @@ class TargetEnvironment:
     sys_path: tuple[str, ...]
     site_packages: tuple[str, ...]
     prefix: str | None = None  # its sys.prefix: the environment itself (a venv's folder)
+    scheme: tuple[tuple[str, str], ...] = ()  # where installing puts files: ``link.Scheme``'s folders, by name
 
 
 def read_target(
@@ -98,8 +102,10 @@ def _environment(python: str, text: str, data: Mapping[str, Any]) -> TargetEnvir
     sys_path = tuple(str(p) for p in data.get("sys_path") or () if os.path.isdir(str(p)))
     sites = tuple(dict.fromkeys(str(p) for p in data.get("site") or () if os.path.isdir(str(p))))
     prefix = data.get("prefix")
+    given = data.get("scheme")
+    scheme = tuple((str(k), v) for k, v in given.items() if isinstance(v, str)) if isinstance(given, dict) else ()
     return TargetEnvironment(interpreter=interpreter, sys_path=sys_path, site_packages=sites,
-                             prefix=prefix if isinstance(prefix, str) and prefix else None)
+                             prefix=prefix if isinstance(prefix, str) and prefix else None, scheme=scheme)
 
 
 def start_target(python: str, **options: Any) -> Callable[[], TargetEnvironment]:

@@ -233,7 +233,7 @@ def _install(
 
     synced = sync_environment(
         lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=seen,
-        offline=request.offline, paths=found.sys_path, prefix=found.prefix,
+        offline=request.offline, paths=found.sys_path, prefix=found.prefix, scheme=found.scheme,
     )
     if order.dry_run:
         return InstallResult(returncode=synced.returncode, lock=lock)

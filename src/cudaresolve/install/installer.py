@@ -47,8 +47,9 @@ CHOICE_ENV: Final = "CUDARESOLVE_INSTALLER"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Installer:
-    """``kind`` ("uv" or "pip"); ``head``: the argv that runs it for the target (``uv pip`` with
-    ``--python PY`` following the verb, or ``PY -m pip``, or ``THIS -m pip --python PY``); ``pip``:
+    """``kind`` ("uv", "pip", or "none": no command at hand, ``choose_installer``); ``head``: the argv that
+    runs it for the target (``uv pip`` with ``--python PY`` following the verb, or ``PY -m pip``, or
+    ``THIS -m pip --python PY``); ``pip``:
     how pip is run for what only pip does here (building a locked sdist, downloading a file the lock
     gives no URL for), empty when no pip can reach the target."""
 
@@ -66,6 +67,8 @@ class Installer:
         anew). ``fresh``: an installed file was changed in place, so uv unpacks the wheels anew instead of
         linking from its cache (an edit through a hard link changed the cached copy too)."""
         paths = tuple(str(f) for f in files)
+        if not self.head:
+            raise _none_at_hand(self.python, "")
         if self.kind == "uv":
             again = ("--reinstall",) if replacing is None else tuple(
                 word for name in replacing for word in ("--reinstall-package", name))
@@ -82,6 +85,8 @@ class Installer:
         environment, as ``uv pip sync`` builds them."""
         from cudaresolve.resolve.direct import local_directory
 
+        if not self.head:
+            raise _none_at_hand(self.python, "")
         words: list[str] = []
         for folder in folders:
             path = local_directory(folder.url or "") or folder.url or ""
@@ -95,6 +100,8 @@ class Installer:
 
     def uninstall(self, names: Sequence[str]) -> PipCommand:
         """Remove the distributions ``names``."""
+        if not self.head:
+            raise _none_at_hand(self.python, "")
         if self.kind == "uv":
             return PipCommand(argv=(*self.head, "uninstall", "--python", self.python, "--no-config", *names), index="")
         return PipCommand(argv=(*self.head, "uninstall", "-y", *names), index="")
@@ -103,14 +110,21 @@ class Installer:
 _UV_EXACT: Final = ("--no-deps", "--no-index", "--offline", "--no-config")
 
 
-def choose_installer(python: str, *, has_pip: bool, env: Mapping[str, str] | None = None) -> Installer:
+def choose_installer(
+    python: str, *, has_pip: bool, env: Mapping[str, str] | None = None, needed: bool = True, look: bool = True
+) -> Installer:
     """The installer for ``python``'s environment (module docstring); ``has_pip``: whether the target
-    has pip. None at hand is ``InvalidInput``."""
+    has pip. None at hand is ``InvalidInput``; unless ``needed`` (the wheels are installed in this process:
+    ``inprocess``), then an installer of kind ``none`` that raises it only when a command of it is asked for
+    (a locked sdist or folder to build). Not ``look``: that one at once, uv and pip not looked for (nothing
+    will ask for a command)."""
     env = os.environ if env is None else env
     wanted = env.get(CHOICE_ENV, "").strip().lower()
     if wanted not in ("", "uv", "pip"):  # a typo never silently means "whichever is present"
         raise InvalidInput(Text.of("lock.install.bad-installer", variable=CHOICE_ENV, value=wanted[:40]),
                            hint=Text.of("lock.install.bad-installer.hint", variable=CHOICE_ENV))
+    if not look and not needed:
+        return Installer(kind="none", head=(), python=python)
     own_pip = (sys.executable, "-m", "pip", "--python", python) if _has_pip() else ()
     pip = (python, "-m", "pip") if has_pip else own_pip
     uv = find_uv(env) if wanted != "pip" else None
@@ -118,10 +132,14 @@ def choose_installer(python: str, *, has_pip: bool, env: Mapping[str, str] | Non
         return Installer(kind="uv", head=(uv, "pip"), python=python, pip=pip)
     if pip and wanted != "uv":
         return Installer(kind="pip", head=pip, python=python, pip=pip)
-    raise InvalidInput(
-        Text.of("lock.install.no-installer", python=python, wanted=wanted or "uv, pip"),
-        hint=Text("lock.install.no-installer.hint"),
-    )
+    if not needed:
+        return Installer(kind="none", head=(), python=python, pip=pip)
+    raise _none_at_hand(python, wanted)
+
+
+def _none_at_hand(python: str, wanted: str) -> InvalidInput:
+    return InvalidInput(Text.of("lock.install.no-installer", python=python, wanted=wanted or "uv, pip"),
+                        hint=Text("lock.install.no-installer.hint"))
 
 
 def _has_pip() -> bool:

@@ -37,10 +37,7 @@ left as the user has them.
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
 import sys
-import tempfile
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -72,12 +69,14 @@ __all__ = [
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PipCommand:
     """One pip run: its argv, the index it may use ("" for none), the environment it overrides
-    and the files (path, text) that must exist before it starts."""
+    and the files (path, text) that must exist before it starts. ``said``: a step done in this process
+    instead (``inprocess.link_plan``), in words, shown in place of a command line; its argv is empty."""
 
     argv: tuple[str, ...]
     index: str
     env: tuple[tuple[str, str], ...] = ()
     files: tuple[tuple[str, str], ...] = ()
+    said: str = ""
 
 
 def pip_commands(lock: Lock, *, python: str, workdir: str, pip: Sequence[str] = ()) -> list[PipCommand]:
@@ -175,8 +174,12 @@ def _hashed_and_plain(
 
 def format_command(command: PipCommand, *, env: bool = True) -> str:
     """A shell line for ``command`` (``VAR=value ... python -m pip ...``), then each file it reads
-    as ``#`` comment lines."""
+    as ``#`` comment lines; a step done in this process, its words."""
+    if command.said:
+        return command.said
     words = [f"{key}={value}" for key, value in command.env] if env else []
+    import shlex
+
     from cudaresolve.text.redact import redact_text
 
     lines = [redact_text(shlex.join([*words, *command.argv]))]  # a mirror's credentials are never shown
@@ -196,6 +199,10 @@ def run_pip(
     that fails and return its exit code, else 0. Each command goes to ``echo`` just before it runs.
     ``env`` replaces ``os.environ`` as the base environment. A missing interpreter is
     ``InvalidInput``; a caller wanting an exception for a pip failure raises ``errors.PipFailed``."""
+    import subprocess  # here: an install that links every wheel runs no installer
+    import tempfile
+
+
     base = dict(os.environ if env is None else env)
     for step, command in enumerate(commands, 1):
         if echo is not None:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["INTERPRETERS", "KEEP", "from_venv", "path_key", "read_entry", "store", "venv_key"]
 
 #: The folder under the user cache that keeps the probes' answers.
-INTERPRETERS: Final = "interpreters-v2"
+INTERPRETERS: Final = "interpreters-v3"
 #: How many entries are kept (the newest).
 KEEP: Final = 512
 _NAMES: Final = re.compile(r"[0-9a-f]{64}\.json")
@@ -128,10 +128,12 @@ def from_venv(stored: Mapping[str, Any], python: str) -> str | None:
         return None
     try:
         def place(entry: Any) -> str:
-            return os.path.join(prefix, entry[1]) if entry[0] else str(entry[1])
+            return os.path.normpath(os.path.join(prefix, entry[1])) if entry[0] else str(entry[1])
 
         answer = {**data, "prefix": prefix, "sys_path": [place(e) for e in data["sys_path"]],
                   "site": [place(e) for e in data["site"]]}
+        if isinstance(data.get("scheme"), dict):
+            answer["scheme"] = {k: place(v) for k, v in data["scheme"].items()}
         if any(_adds_to_path(os.path.join(prefix, str(rel))) for rel in inside):
             return None
     except (KeyError, TypeError, IndexError):
@@ -193,6 +195,9 @@ def _template(python: str, data: Mapping[str, Any], environ: Mapping[str, str]) 
         return [True, os.path.relpath(path, prefix)] if inside(path) else [False, path]
 
     answer = {**data, "sys_path": [relative(p) for p in sys_path], "site": [relative(p) for p in sites]}
+    scheme = data.get("scheme")
+    if isinstance(scheme, dict):
+        answer["scheme"] = {k: [True, "."] if str(v) == prefix else relative(str(v)) for k, v in scheme.items()}
     outside = {p: _mtime(p) for p in sys_path if not inside(p)}
     return {"answer": answer, "folders": outside, "files": _path_files(list(outside)),
             "inside": [os.path.relpath(p, prefix) for p in own]}

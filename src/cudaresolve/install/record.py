@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import re
-import zipfile
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.files import write_private_atomic
@@ -58,6 +57,8 @@ def parse_record(text: str) -> dict[str, str]:
 def read_wheel_record(path: Path) -> str | None:
     """The text of ``*.dist-info/RECORD`` inside the wheel at ``path``; None when the file is not a
     wheel, has no RECORD (or several) or a RECORD over ``MAX_RECORD_BYTES``."""
+    import zipfile  # here: a warm install reads its RECORDs from the cache
+
     try:
         with zipfile.ZipFile(path) as archive:
             found = [i for i in archive.infolist() if re.fullmatch(r"[^/]+\.dist-info/RECORD", i.filename)]

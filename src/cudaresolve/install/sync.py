@@ -7,14 +7,14 @@ shared, sha256-keyed cache), and decides per package (``compare``): a package is
 installed version (local label included) is the locked one, its files are the locked wheel's by
 RECORD (``record.same_files``) and none of them is missing or of another size on disk; anything
 else (not installed, another version, another build of the same version, changed files) is
-installed from the verified file in one run of the installer (``installer.choose_installer``: uv
-when present, else pip), replacing what is there. pip alone would keep an installed distribution
-of the same version without looking at it ("Requirement already satisfied").
+installed from the verified file, replacing what is there: a wheel in this process (``inprocess``),
+else by one run of the installer (``installer.choose_installer``: uv when present, else pip). pip
+alone would keep an installed distribution of the same version without looking at it.
 
 Nothing is resolved: a lock is the whole environment, and the installer follows no dependency.
 Before anything is installed, the ``Requires-Dist`` of every locked file (read from the
 hash-checked wheel itself, or from the installed copy of a package kept as locked) is evaluated for
-the target interpreter (``closure.unmet``); a requirement the lock does not meet is
+the target interpreter (``verdicts.check_closure``); a requirement the lock does not meet is
 ``IncompleteLock`` and nothing changes. Everything else installed (but pip, setuptools and wheel)
 is reported, and removed with ``exact`` (``uv pip sync``'s behaviour).
 
@@ -35,10 +35,19 @@ from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.core.platforms import canonical_name
+from cudaresolve.install.inprocess import (
+    link_locked,
+    link_scheme,
+    linkable,
+    prune_unpacked,
+    remove_dists,
+    remove_plan,
+)
 from cudaresolve.install.installed import read_installed
 from cudaresolve.install.installer import Installer, choose_installer
 from cudaresolve.install.pip import download_commands, run_pip, wheel_dir
 from cudaresolve.install.record import cached_record, parse_record, read_wheel_record, same_files, store_record
+from cudaresolve.install.verdicts import check_closure
 from cudaresolve.install.wheelcache import FILES, cache_path, split_direct, trim
 from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import FileKind
@@ -49,6 +58,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from cudaresolve.install.installed import InstalledDist
+    from cudaresolve.install.link import Scheme
     from cudaresolve.install.pip import PipCommand
     from cudaresolve.resolve.model import LockedPackage
 
@@ -114,6 +124,7 @@ def sync_environment(
     offline: bool = False,
     paths: Sequence[str] | None = None,
     prefix: str | None = None,
+    scheme: Sequence[tuple[str, str]] = (),
 ) -> SyncResult:
     """Make ``python``'s environment (None: this interpreter's) equal to ``lock`` (module docstring).
 
@@ -126,23 +137,27 @@ def sync_environment(
     from that cache; ``paths``: the target's ``sys.path`` when known (``environment.read_target``); ``prefix``:
     its ``sys.prefix`` when known, the environment whose own packages are reported (and with ``exact`` removed)
     when the lock does not pin them: never one found through ``PYTHONPATH``, the user site or, from a venv, the
-    system site-packages it sees."""
+    system site-packages it sees; ``scheme``: its folders (``environment.TargetEnvironment.scheme``), without
+    which the wheels go to uv or pip instead of the in-process installer (``inprocess``)."""
     interpreter = python or sys.executable
     root = default_cache_dir() / FILES if file_cache is None else file_cache
+    linking = link_scheme(scheme, interpreter, env)
     with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
         if dry_run:
-            planned = choose_installer(interpreter, has_pip=True, env=env)
-            commands = _plan(lock, planned, root, workdir)
+            planned = choose_installer(interpreter, has_pip=True, env=env, needed=linking is None)
+            commands = _plan(lock, planned, root, workdir, linking)
             extra: tuple[str, ...] = ()
             if exact:  # what the real run would remove is part of the plan
                 extra = foreign(lock, read_installed(python, records=(), paths=paths), prefix=prefix)
-                commands += [planned.uninstall(extra)] if extra else []
+                commands += [remove_plan(extra) if linking else planned.uninstall(extra)] if extra else []
             for command in commands:
                 if echo is not None:
                     echo(command)
             return SyncResult(returncode=0, foreign=extra)
         before = read_installed(python, records=(p.name for p in lock.packages), paths=paths)
-        installer = choose_installer(interpreter, has_pip="pip" in before, env=env)
+        simple = linking is not None and all(p.url and linkable(p, Path(p.filename or p.url)) for p in lock.packages)
+        installer = choose_installer(interpreter, has_pip="pip" in before, env=env, needed=linking is None,
+                                     look=not simple)  # every file a verified wheel to link: no tool looked for
         cache = default_cache_dir() / RECORD_CACHE if record_cache is None else record_cache
         fetched = _Fetch(installer=installer, workdir=workdir, root=root, offline=offline, env=env, echo=echo)
         grown = _mtime(root)
@@ -162,11 +177,18 @@ def sync_environment(
             from cudaresolve.install.verify import interpreter_environment
 
             markers = interpreter_environment(python)
-        _check_closure(lock, before, todo, files, markers, cache.parent)
+        kept = {p.name: before[canonical_name(p.name)].requires for p in lock.packages if p.name not in todo}
+        check_closure(lock, kept, files, markers, cache.parent)
         if todo:
-            code = run_pip(_installs(lock, todo, files, installer, replaced), env=env, echo=echo)
+            if linking is not None:  # the wheels in this process, then what needs a build by the installer
+                link_locked([p for p in lock.packages if p.name in todo], files, linking, before, root,
+                            echo=echo, fresh=Change.DAMAGED in todo.values())
+            code = run_pip(_installs(lock, todo, files, installer, replaced, linked=linking is not None), env=env,
+                           echo=echo)
             if grown:
                 trim(root, keep=files.values())
+                if linking is not None:
+                    prune_unpacked(root)
             if code != 0:
                 return replace(result, returncode=code)
         # installing follows no dependency: nothing but locked names was added
@@ -178,7 +200,12 @@ def sync_environment(
         removing = Notice(
             code="removed-not-in-lock", text=Text.of("lock.sync.removing", count=len(extra), names=_names(extra))
         )
-        code = run_pip([installer.uninstall(extra)], env=env, echo=echo)
+        if linking is not None:  # their RECORDs read now, as each is removed by it
+            if echo is not None:
+                echo(remove_plan(extra))
+            code = remove_dists(read_installed(python, records=extra, paths=paths), extra, linking)
+        else:
+            code = run_pip([installer.uninstall(extra)], env=env, echo=echo)
         return replace(
             result,
             returncode=code,
@@ -202,12 +229,14 @@ class _Fetch:
 
 def _installs(
     lock: Lock, todo: Mapping[str, Change], files: Mapping[str, Path], installer: Installer,
-    replaced: Sequence[LockedPackage],
+    replaced: Sequence[LockedPackage], *, linked: bool = False,
 ) -> list[PipCommand]:
-    """One installer run for every locked file to install (those in ``todo``), then one for the local project
-    folders to install (built by the installer, in place when locked ``editable``)."""
+    """One installer run for every locked file to install (those in ``todo``; with ``linked``, only those the
+    in-process installer does not take: ``inprocess.linkable``), then one for the local project folders to install
+    (built by the installer, in place when locked ``editable``)."""
     commands: list[PipCommand] = []
-    wheels = [files[p.name] for p in lock.packages if p.name in todo and p.kind is not FileKind.DIRECTORY]
+    wheels = [files[p.name] for p in lock.packages if p.name in todo and p.kind is not FileKind.DIRECTORY
+              and not (linked and linkable(p, files.get(p.name)))]
     if wheels:
         fresh = Change.DAMAGED in todo.values()
         names = [p.name for p in replaced if p.kind is not FileKind.DIRECTORY]
@@ -218,7 +247,9 @@ def _installs(
     return commands
 
 
-def _plan(lock: Lock, installer: Installer, root: Path, workdir: str) -> list[PipCommand]:
+def _plan(
+    lock: Lock, installer: Installer, root: Path, workdir: str, linking: Scheme | None = None
+) -> list[PipCommand]:
     """``--dry-run``: the pip downloads of packages the lock gives no URL for, then one install of every
     file from the cache (where a file with a URL and a sha256 is fetched to)."""
     from cudaresolve.install.fetch import version_key
@@ -230,6 +261,12 @@ def _plan(lock: Lock, installer: Installer, root: Path, workdir: str) -> list[Pi
                                  pip=installer.pip) if rest else []
     paths = {p.name: cache_path(root, p) for p in direct if p.kind is not FileKind.SDIST}
     files = [paths.get(p.name) or Path(wheel_dir(workdir), "-".join(version_key(p))) for p in packages]
+    if linking is not None:
+        from cudaresolve.install.inprocess import link_plan
+
+        linked = [f for p, f in zip(packages, files, strict=True) if linkable(p, f)]
+        files = [f for f in files if f not in linked]
+        commands += [link_plan(linked, linking)] if linked else []
     if files:
         commands.append(installer.install([f for f in files if f is not None]))
     if folders:
@@ -281,56 +318,6 @@ def _compare_all(
                 store_record(cache, checked, text)
             verdicts[package.name] = compare(package, dist, text)
     return 0, {p.name: verdicts[p.name] for p in lock.packages}, files
-
-
-def _check_closure(
-    lock: Lock,
-    before: Mapping[str, InstalledDist],
-    todo: Mapping[str, Change],
-    files: Mapping[str, Path],
-    markers: Mapping[str, str],
-    root: Path,
-) -> None:
-    """``IncompleteLock`` when a locked file needs what the lock does not hold (module docstring): the
-    requirements of a package to install come from its verified wheel, those of a kept one from its
-    installed copy (the locked wheel's files, by RECORD). A pass is kept under ``root`` (``verdicts``): the
-    same lock, files and interpreter are not checked again."""
-    from cudaresolve.install.verdicts import check_once, closure_key
-
-    kept = {p.name: before[canonical_name(p.name)].requires for p in lock.packages if p.name not in todo}
-    check_once(root, closure_key(lock, todo, kept, markers), lambda: _closure_holds(lock, kept, files, markers))
-
-
-def _closure_holds(
-    lock: Lock, kept: Mapping[str, tuple[str, ...]], files: Mapping[str, Path], markers: Mapping[str, str]
-) -> None:
-    """``_check_closure``'s check itself: the wheels to install (those not ``kept``) read for their requirements."""
-    from cudaresolve.errors import IncompleteLock
-    from cudaresolve.install.closure import unmet, wheel_requires
-
-    requires: dict[str, tuple[str, ...]] = {}
-    for package in lock.packages:
-        if package.name in kept:
-            requires[package.name] = kept[package.name]
-        else:
-            path = files.get(package.name)
-            lines = wheel_requires(path) if path is not None else None
-            if lines is None and path is not None and path.name.lower().endswith(".whl"):  # never taken as "none"
-                raise IncompleteLock(
-                    Text.of("lock.install.unreadable-metadata", name=package.name, version=package.version,
-                            file=path.name),
-                    hint=Text("lock.install.unreadable-metadata.hint"),
-                )
-            requires[package.name] = lines or ()  # a local folder or sdist: built by the installer, unread here
-    missing = unmet(lock, requires, markers)
-    if missing:
-        name, requirement = missing[0]
-        version = next(p.version for p in lock.packages if canonical_name(p.name) == name)
-        raise IncompleteLock(
-            Text.of("lock.install.incomplete", name=name, version=version, requirement=requirement,
-                    python=markers.get("python_full_version", "?")),
-            hint=Text("lock.install.incomplete.hint"),
-        )
 
 
 def compare(package: LockedPackage, dist: InstalledDist | None, wheel_record: str | None) -> Change | None:

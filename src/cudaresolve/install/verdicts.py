@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.lock.model import Lock
 
-__all__ = ["VERDICTS", "check_once", "closure_key", "environment_key", "known", "remember"]
+__all__ = ["VERDICTS", "check_closure", "check_once", "closure_key", "environment_key", "known", "remember"]
 
 #: The folder under the user cache holding the verdicts.
 VERDICTS: Final = "install-verdicts-v1"
@@ -98,3 +98,24 @@ def remember(root: Path, key: str | None) -> None:
         keep_newest(folder, _KEEP, _NAMES, spare=key)
     except OSError:
         return
+
+
+def check_closure(
+    lock: Lock,
+    kept: Mapping[str, tuple[str, ...]],
+    files: Mapping[str, Path],
+    markers: Mapping[str, str],
+    root: Path,
+) -> None:
+    """``IncompleteLock`` when a locked file needs what the lock does not hold (``closure``): the
+    requirements of a package to install come from its verified wheel in ``files``, those of one ``kept`` as
+    installed from its installed copy (the locked wheel's files, by RECORD: ``kept`` maps its name to them). A
+    pass is kept under ``root``: the same lock, files and interpreter are not checked again."""
+
+    def check() -> None:
+        from cudaresolve.install.closure import closure_holds  # only when no pass is kept
+
+        closure_holds(lock, kept, files, markers)
+
+    installing = {p.name for p in lock.packages if p.name not in kept}
+    check_once(root, closure_key(lock, installing, kept, markers), check)

@@ -1,0 +1,148 @@
+"""The installer that runs in this process (the default): each verified wheel unpacked once into the user cache
+(``unpack``) and linked into the environment (``link``), the distributions it replaces removed first. Does I/O.
+
+Chosen unless ``CUDARESOLVE_INSTALLER`` names uv or pip, and only where the probe of the target gave its
+folders (``environment.TargetEnvironment.scheme``). Why not uv: a second program that starts, asks the
+interpreter again what it is and reads its own cache costs a warm install more than the linking itself (measured
+in ``bench/bench_install.py``); local project folders and sdists, which need a build, still go to uv or pip.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.install.link import Scheme
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from pathlib import Path
+
+    from cudaresolve.install.installed import InstalledDist
+    from cudaresolve.install.pip import PipCommand
+    from cudaresolve.resolve.model import LockedPackage
+
+__all__ = [
+    "link_locked", "link_plan", "link_scheme", "link_wheels", "linkable", "prune_unpacked", "remove_dists",
+    "remove_plan",
+]
+
+_FIELDS: Final = ("purelib", "platlib", "scripts", "data", "headers")
+
+
+def link_scheme(scheme: Iterable[tuple[str, str]], python: str, env: Mapping[str, str] | None) -> Scheme | None:
+    """The in-process installer's folders for ``python``; None when another installer is asked for
+    (``CUDARESOLVE_INSTALLER``) or the probe gave no folders."""
+    from cudaresolve.install.installer import CHOICE_ENV
+
+    chosen = (os.environ if env is None else env).get(CHOICE_ENV, "").strip().lower()
+    given = dict(scheme)
+    if chosen or not all(isinstance(given.get(k), str) and given[k] for k in _FIELDS):
+        return None
+    return Scheme(**{k: given[k] for k in _FIELDS}, python=python)
+
+
+def linkable(package: LockedPackage, path: Path | None) -> bool:
+    """Whether this installer takes ``package`` from the file at ``path``: a verified wheel (an sdist or a folder
+    needs a build)."""
+    from cudaresolve.resolve.model import FileKind
+
+    return (package.kind in (FileKind.WHEEL, FileKind.ARCHIVE) and bool(package.sha256) and path is not None
+            and path.name.endswith(".whl"))
+
+
+def link_locked(
+    packages: Sequence[LockedPackage], files: Mapping[str, Path], scheme: Scheme,
+    before: Mapping[str, InstalledDist], root: Path, *, echo: Callable[[PipCommand], None] | None, fresh: bool,
+) -> None:
+    """The ``linkable`` of ``packages`` (their verified files in ``files``, under the file cache ``root``)
+    installed by ``link_wheels``, the step shown to ``echo`` first."""
+    from cudaresolve.install.unpack import UNPACKED
+
+    pairs = [(p, files[p.name]) for p in packages if linkable(p, files.get(p.name))]
+    if not pairs:
+        return
+    from cudaresolve.core.progress import Event, report
+
+    if echo is not None:
+        echo(link_plan([f for _, f in pairs], scheme))
+    report(Event(kind="pip-start", label="install", step=1, steps=1))  # as an installer run reports it
+    link_wheels(pairs, scheme, before, root.parent / UNPACKED, fresh=fresh)
+    report(Event(kind="pip-end", label="install", amount=0))
+
+
+def prune_unpacked(root: Path) -> None:
+    """The unpacked wheels whose file the cache under ``root`` no longer holds removed (``unpack.prune``)."""
+    from cudaresolve.install.unpack import UNPACKED, prune
+
+    try:
+        wanted = {entry.name for entry in os.scandir(root)}
+    except OSError:
+        return
+    prune(root.parent / UNPACKED, wanted)
+
+
+def link_plan(files: Sequence[Path], scheme: Scheme) -> PipCommand:
+    """What ``link_wheels`` does, for ``--dry-run`` and the echo of a run: a command in words."""
+    from cudaresolve.install.pip import PipCommand
+
+    said = f"# link {len(files)} verified wheel(s) into {scheme.purelib} (cudaresolve, in this process):"
+    return PipCommand(argv=(), index="", said="\n".join([said, *(f"#   {f}" for f in files)]))
+
+
+def remove_plan(names: Sequence[str]) -> PipCommand:
+    """What ``remove_dists`` does for ``--exact``, in words (as ``link_plan``)."""
+    from cudaresolve.install.pip import PipCommand
+
+    return PipCommand(argv=(), index="", said=f"# uninstall {len(names)} distribution(s) the lock does not pin "
+                      f"(cudaresolve, in this process): {' '.join(names)}")
+
+
+def link_wheels(
+    packages: Sequence[tuple[LockedPackage, Path]],
+    scheme: Scheme,
+    before: Mapping[str, InstalledDist],
+    unpacked_root: Path,
+    *,
+    fresh: bool = False,
+) -> None:
+    """Install each (package, verified wheel) pair: the installed distribution of its name inside the
+    environment removed, the wheel unpacked (again when ``fresh``: an installed file was changed through a hard
+    link) and linked. ``InvalidBinary`` for a wheel that is not one; ``InvalidInput`` for a file that cannot be
+    written (naming it)."""
+    from cudaresolve.core.platforms import canonical_name
+    from cudaresolve.install.link import install_tree
+    from cudaresolve.install.unpack import forget, unpacked
+
+    for package, wheel in packages:
+        sha256 = package.sha256 or ""
+        try:
+            if fresh:
+                forget(unpacked_root, sha256)
+            tree = unpacked(unpacked_root, sha256, wheel)
+            remove_dists(before, [canonical_name(package.name)], scheme)
+            install_tree(tree, scheme, url=wheel.absolute().as_uri(), sha256=sha256)
+        except OSError as exc:
+            raise _cannot_write(exc, package) from exc
+
+
+def remove_dists(installed: Mapping[str, InstalledDist], names: Iterable[str], scheme: Scheme) -> int:
+    """Remove each distribution of ``names`` (normalized) among ``installed`` that lives in the environment's own
+    folders (one found elsewhere on ``sys.path`` is left: installing shadows it, as pip and uv do); 0."""
+    from cudaresolve.install.link import remove
+
+    found = [installed[n] for n in names if n in installed]
+    homes = tuple(os.path.join(os.path.realpath(f), "") for f in (scheme.purelib, scheme.platlib)) if found else ()
+    for dist in found:
+        if dist.path and os.path.join(os.path.realpath(os.path.dirname(dist.path)), "").startswith(homes):
+            remove(dist.path, dist.record, scheme.folders)
+    return 0
+
+
+def _cannot_write(exc: OSError, package: LockedPackage) -> Exception:
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.text.model import Text
+
+    where = exc.filename or package.name
+    return InvalidInput(Text.of("lock.install.link-failed", name=package.name, path=str(where),
+                                reason=str(exc.strerror or exc)), hint=Text("lock.install.link-failed.hint"))

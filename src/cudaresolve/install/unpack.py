@@ -1,0 +1,114 @@
+"""Verified wheels kept unpacked in the user cache, one folder per sha256, so that an install links their files
+instead of inflating the archive again. Does I/O: reads wheels, writes and removes cache folders.
+
+``unpacked(root, sha256, wheel)`` gives the folder holding ``wheel``'s members as the archive lays them out
+(``<sha256>/``, made once: the members are written under a temporary name and the folder renamed into place,
+so a folder that exists is whole). The archive is opened with ``core.archive.open_archive``'s bounds
+(members, overlap, inflated size); a member whose name is absolute, has a ``..`` or an empty part, or a
+backslash, is refused before anything is written. Only the wheel's own hash, checked against the lock before,
+makes its members trusted.
+
+``prune(root, wanted)`` removes the folders whose wheel the file cache no longer holds (``wheelcache.trim``
+removed it), so this cache is bounded as that one is. ``forget`` removes one folder: an installed file was
+changed in place, and through a hard link that changed the kept copy too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.core.files import make_cache_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+    from pathlib import Path
+
+__all__ = ["UNPACKED", "forget", "prune", "unpacked"]
+
+#: The folder under the user cache that keeps unpacked wheels.
+UNPACKED: Final = "unpacked-v1"
+_CHUNK: Final = 1024 * 1024
+
+
+def unpacked(root: Path, sha256: str, wheel: Path) -> Path:
+    """The folder under ``root`` holding ``wheel``'s members (module docstring), made when missing.
+    ``InvalidBinary`` for an archive past its bounds or with an unsafe member name; ``OSError`` as the system
+    gave it."""
+    final = root / sha256
+    if final.is_dir():
+        return final
+    make_cache_dir(root)
+    work = root / f".{sha256}.{os.urandom(4).hex()}.tmp"
+    os.mkdir(work, 0o700)
+    try:
+        _extract(wheel, work)
+        try:
+            os.rename(work, final)
+        except OSError:
+            if not final.is_dir():  # another install made it first: theirs is as good
+                raise
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    return final
+
+
+def forget(root: Path, sha256: str) -> None:
+    """Remove the folder of ``sha256`` (made again from the wheel when next needed)."""
+    shutil.rmtree(root / sha256, ignore_errors=True)
+
+
+def prune(root: Path, wanted: Collection[str]) -> None:
+    """Remove the folders whose sha256 is not in ``wanted`` (the wheels the file cache still holds) and
+    temporary folders left by an interrupted run. Never raises."""
+    with contextlib.suppress(OSError), os.scandir(root) as entries:
+        for entry in entries:
+            name = entry.name
+            stale = name not in wanted and len(name) == 64 and all(c in "0123456789abcdef" for c in name)
+            if stale or (name.startswith(".") and name.endswith(".tmp") and _old(entry.path)):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _old(path: str) -> bool:
+    import time
+
+    try:
+        return os.stat(path).st_mtime < time.time() - 3600  # an hour: never one a running install is writing
+    except OSError:
+        return False
+
+
+def _extract(wheel: Path, into: Path) -> None:
+    from cudaresolve.core.archive import open_archive
+    from cudaresolve.errors import InvalidBinary
+    from cudaresolve.text.model import Text
+
+    with open(wheel, "rb") as raw, open_archive(raw) as archive:
+        infos = archive.infolist()
+        for info in infos:
+            if not _safe(info.filename):
+                raise InvalidBinary(Text.of("lock.install.unsafe-member", file=wheel.name, member=info.filename[:200]),
+                                    hint=Text("lock.install.unsafe-member.hint"))
+        made: set[str] = set()
+        for info in infos:
+            if info.is_dir():
+                continue
+            target = os.path.join(into, *info.filename.split("/"))
+            folder = os.path.dirname(target)
+            if folder not in made:
+                os.makedirs(folder, exist_ok=True)
+                made.add(folder)
+            with archive.open(info) as source, open(target, "wb") as sink:
+                shutil.copyfileobj(source, sink, _CHUNK)
+            os.chmod(target, 0o755 if (info.external_attr >> 16) & 0o111 else 0o644)
+
+
+def _safe(name: str) -> bool:
+    """A member name that stays inside the folder it is unpacked in."""
+    if not name or name.startswith("/") or "\\" in name or "\x00" in name or ":" in name.split("/", 1)[0]:
+        return False
+    parts = name.rstrip("/").split("/")
+    return all(part not in ("", ".", "..") for part in parts)

@@ -1,0 +1,206 @@
+"""The in-process installer (``install.unpack``, ``install.link``): real wheels unpacked into a cache and linked
+into real venvs, then imported and run there by the venv's own interpreter."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from cudaresolve.errors import InvalidBinary
+from cudaresolve.install.environment import read_target
+from cudaresolve.install.link import Scheme, install_tree, remove
+from cudaresolve.install.unpack import forget, prune, unpacked
+
+
+def _wheel(folder: Path, name: str = "demo", version: str = "1.0", extra: dict[str, bytes] | None = None,
+           purelib: bool = True) -> tuple[Path, str]:
+    """A wheel of ``name`` with a module, a ``.data`` script, data file and header, and two entry points."""
+    info = f"{name}-{version}.dist-info"
+    data = f"{name}-{version}.data"
+    files = {
+        f"{name}/__init__.py": (f"VERSION = {version!r}\n"
+                                "def main():\n    print('hello from', __name__, VERSION)\n").encode(),
+        f"{name}/sub/deep.py": b"X = 1\n",
+        f"{data}/scripts/{name}-tool": b"#!python\nimport sys\nprint('tool on', sys.executable)\n",
+        f"{data}/data/share/{name}/notes.txt": b"notes\n",
+        f"{data}/headers/{name}.h": b"int x;\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": f"Wheel-Version: 1.0\nRoot-Is-Purelib: {str(purelib).lower()}\nTag: py3-none-any\n".encode(),
+        f"{info}/entry_points.txt": (f"[console_scripts]\n{name}-hello = {name}:main\n../escape = {name}:main\n"
+                                     f"bad-target = os; rm -rf /\n").encode(),
+        **(extra or {}),
+    }
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for path, body in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
+        writer.writerow((path, f"sha256={digest}", len(body)))
+    writer.writerow((f"{info}/RECORD", "", ""))
+    files[f"{info}/RECORD"] = out.getvalue().encode()
+    path = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, body in files.items():
+            entry = zipfile.ZipInfo(member)
+            entry.external_attr = (0o755 if "/scripts/" in member else 0o644) << 16
+            archive.writestr(entry, body)
+    return path, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def base_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("venvs")
+
+
+def _venv(root: Path, name: str) -> tuple[Path, Scheme]:
+    folder = root / name
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    python = str(folder / "bin" / "python")
+    found = read_target(python, cache=root / f"probe-{name}")
+    return folder, Scheme(**dict(found.scheme), python=python)
+
+
+def test_a_linked_wheel_imports_runs_and_records_every_file(base_venv: Path, tmp_path: Path) -> None:
+    venv, scheme = _venv(base_venv, "one")
+    wheel, sha = _wheel(tmp_path)
+    tree = unpacked(tmp_path / "cache", sha, wheel)
+    meta = Path(install_tree(tree, scheme, url=wheel.as_uri(), sha256=sha))
+    python = str(venv / "bin" / "python")
+
+    ran = subprocess.run([python, "-c", "import demo, demo.sub.deep; demo.main()"], capture_output=True, text=True)
+    assert ran.stdout.strip() == "hello from demo 1.0", ran.stderr
+    hello = subprocess.run([str(venv / "bin" / "demo-hello")], capture_output=True, text=True)  # entry point
+    assert hello.stdout.strip() == "hello from demo 1.0", hello.stderr
+    tool = subprocess.run([str(venv / "bin" / "demo-tool")], capture_output=True, text=True)  # #!python rewritten
+    assert tool.stdout.strip() == f"tool on {python}", tool.stderr
+    assert not (venv / "bin" / "escape").exists() and not (venv / "escape").exists()  # an unsafe name: no launcher
+    assert not (venv / "bin" / "bad-target").exists()
+    assert (venv / "share" / "demo" / "notes.txt").read_text() == "notes\n"
+    assert any(venv.glob("include/site/python*/demo/demo.h"))
+    # a hard link to the cached copy, not a copy
+    installed = Path(scheme.purelib) / "demo" / "__init__.py"
+    assert os.stat(tree / "demo" / "__init__.py").st_ino == os.stat(installed).st_ino
+    # RECORD: every file there, with its real hash and size; importlib.metadata reads it
+    site = Path(scheme.purelib)
+    for row in csv.reader((meta / "RECORD").read_text().splitlines()):
+        path = (site / row[0]).resolve()
+        assert path.is_file(), row
+        if row[1]:
+            body = path.read_bytes()
+            digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
+            assert row[1:] == [f"sha256={digest}", str(len(body))], row
+    listed = subprocess.run([python, "-c", "import importlib.metadata as m; d = m.distribution('demo'); "
+                             "print(d.version, d.read_text('INSTALLER').strip(), len(d.files))"],
+                            capture_output=True, text=True, check=True)
+    assert listed.stdout.split() == ["1.0", "cudaresolve", str(len((meta / "RECORD").read_text().splitlines()))]
+
+
+def test_platlib_wheels_go_to_platlib(base_venv: Path, tmp_path: Path) -> None:
+    _, scheme = _venv(base_venv, "plat")
+    scheme = Scheme(purelib=str(tmp_path / "pure"), platlib=scheme.platlib, scripts=scheme.scripts, data=scheme.data,
+                    headers=scheme.headers, python=scheme.python)
+    wheel, sha = _wheel(tmp_path, purelib=False)
+    install_tree(unpacked(tmp_path / "cache", sha, wheel), scheme, url=wheel.as_uri(), sha256=sha)
+    assert (Path(scheme.platlib) / "demo" / "__init__.py").is_file() and not (tmp_path / "pure").exists()
+
+
+def test_remove_takes_what_record_lists_inside_the_environment_only(base_venv: Path, tmp_path: Path) -> None:
+    venv, scheme = _venv(base_venv, "rm")
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me")
+    wheel, sha = _wheel(tmp_path)
+    meta = install_tree(unpacked(tmp_path / "cache", sha, wheel), scheme, url=wheel.as_uri(), sha256=sha)
+    pyc = Path(scheme.purelib) / "demo" / "__pycache__"
+    pyc.mkdir()
+    (pyc / "__init__.cpython-311.pyc").write_bytes(b"")
+    record = Path(meta, "RECORD").read_text() + f"{os.path.relpath(outside, scheme.purelib)},,\n"
+    remove(meta, record, scheme.folders)
+    assert outside.read_text() == "keep me"  # a RECORD row pointing outside the environment is not followed
+    assert not (Path(scheme.purelib) / "demo").exists() and not Path(meta).exists()
+    assert not (venv / "bin" / "demo-hello").exists() and not (venv / "share" / "demo").exists()
+    assert (venv / "bin" / "python").exists() and Path(scheme.purelib).is_dir()  # the folders of the venv stay
+
+
+def test_a_new_version_replaces_the_old_through_sync(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels, remove_dists
+    from cudaresolve.install.installed import read_installed
+    from cudaresolve.resolve.model import LockedPackage
+
+    venv, scheme = _venv(base_venv, "replace")
+    python = str(venv / "bin" / "python")
+    old, old_sha = _wheel(tmp_path, version="1.0", extra={"demo/old_only.py": b""})
+    (tmp_path / "new").mkdir()
+    new, new_sha = _wheel(tmp_path / "new", version="2.0")
+    paths = read_target(python, cache=tmp_path / "probe").sys_path
+    for wheel, sha, version in ((old, old_sha, "1.0"), (new, new_sha, "2.0")):
+        package = LockedPackage(name="demo", version=version, index="", sha256=sha, url=wheel.as_uri(),
+                                filename=wheel.name)
+        link_wheels([(package, wheel)], scheme, read_installed(python, records=["demo"], paths=paths),
+                    tmp_path / "cache")
+    found = read_installed(python, records=["demo"], paths=paths)
+    assert found["demo"].version == "2.0" and not (Path(scheme.purelib) / "demo" / "old_only.py").exists()
+    assert [p.name for p in Path(scheme.purelib).glob("demo-*.dist-info")] == ["demo-2.0.dist-info"]
+    remove_dists(found, ["demo"], scheme)
+    assert read_installed(python, paths=paths) == {}
+
+
+@pytest.mark.parametrize("member", ["../evil.py", "/abs/evil.py", "a/../../evil.py", "a\\..\\evil.py", "C:/evil.py"])
+def test_a_member_that_leaves_its_folder_is_refused_before_anything_is_written(tmp_path: Path, member: str) -> None:
+    wheel, sha = _wheel(tmp_path, extra={member: b"boom"})
+    with pytest.raises(InvalidBinary) as caught:
+        unpacked(tmp_path / "cache", sha, wheel)
+    assert caught.value.text.key == "lock.install.unsafe-member"
+    assert not (tmp_path / "evil.py").exists() and not (tmp_path / "cache" / sha).exists()
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name != ".cudaresolve-cache"]  # no half-made folder
+
+
+def test_the_cache_is_made_once_pruned_with_the_file_cache_and_forgotten_on_demand(tmp_path: Path) -> None:
+    wheel, sha = _wheel(tmp_path)
+    first = unpacked(tmp_path / "cache", sha, wheel)
+    marker = first / "demo" / "__init__.py"
+    mtime = marker.stat().st_mtime_ns
+    assert unpacked(tmp_path / "cache", sha, wheel) == first and marker.stat().st_mtime_ns == mtime  # not made again
+    prune(tmp_path / "cache", {sha})
+    assert first.is_dir()
+    prune(tmp_path / "cache", set())
+    assert not first.exists()
+    unpacked(tmp_path / "cache", sha, wheel)
+    forget(tmp_path / "cache", sha)
+    assert not first.exists()
+
+
+def test_where_linking_fails_the_file_is_copied(
+    base_venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, scheme = _venv(base_venv, "copy")
+
+    def cross_device(source: str, target: str) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+    wheel, sha = _wheel(tmp_path)
+    tree = unpacked(tmp_path / "cache", sha, wheel)
+    install_tree(tree, scheme, url=wheel.as_uri(), sha256=sha)
+    installed = Path(scheme.purelib) / "demo" / "__init__.py"
+    assert installed.read_bytes() == (tree / "demo" / "__init__.py").read_bytes()
+    assert os.stat(installed).st_ino != os.stat(tree / "demo" / "__init__.py").st_ino
+
+
+def test_a_long_interpreter_path_gets_a_launcher_that_still_runs(tmp_path: Path) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60) / "with space"
+    venv, scheme = _venv(deep.parent, deep.name)
+    assert len(scheme.python) > 127 and " " in scheme.python
+    wheel, sha = _wheel(tmp_path)
+    install_tree(unpacked(tmp_path / "cache", sha, wheel), scheme, url=wheel.as_uri(), sha256=sha)
+    hello = subprocess.run([str(venv / "bin" / "demo-hello")], capture_output=True, text=True)
+    assert hello.stdout.strip() == "hello from demo 1.0", hello.stderr
+    tool = subprocess.run([str(venv / "bin" / "demo-tool")], capture_output=True, text=True)
+    assert tool.stdout.strip() == f"tool on {scheme.python}", tool.stderr
