@@ -204,3 +204,24 @@ def test_a_long_interpreter_path_gets_a_launcher_that_still_runs(tmp_path: Path)
     assert hello.stdout.strip() == "hello from demo 1.0", hello.stderr
     tool = subprocess.run([str(venv / "bin" / "demo-tool")], capture_output=True, text=True)
     assert tool.stdout.strip() == f"tool on {scheme.python}", tool.stderr
+
+
+def test_a_kept_file_changed_through_a_hard_link_is_unpacked_again(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+    from cudaresolve.install.link import StaleTree
+    from cudaresolve.resolve.model import LockedPackage
+
+    _, scheme = _venv(base_venv, "edited")
+    wheel, sha = _wheel(tmp_path)
+    tree = unpacked(tmp_path / "cache", sha, wheel)
+    install_tree(tree, scheme, url=wheel.as_uri(), sha256=sha)
+    with (Path(scheme.purelib) / "demo" / "__init__.py").open("a") as edited:  # the user patches the installed copy
+        edited.write("raise SystemExit('patched')\n")
+    _, other = _venv(base_venv, "next")
+    with pytest.raises(StaleTree):  # the kept copy changed with it: nothing is linked from it
+        install_tree(tree, other, url=wheel.as_uri(), sha256=sha)
+    assert not (Path(other.purelib) / "demo").exists()
+    package = LockedPackage(name="demo", version="1.0", index="", sha256=sha, url=wheel.as_uri(), filename=wheel.name)
+    link_wheels([(package, wheel)], other, {}, tmp_path / "cache")
+    ran = subprocess.run([other.python, "-c", "import demo; demo.main()"], capture_output=True, text=True)
+    assert ran.stdout.strip() == "hello from demo 1.0", ran.stderr  # from the wheel, unpacked again

@@ -111,7 +111,7 @@ def link_wheels(
     link) and linked. ``InvalidBinary`` for a wheel that is not one; ``InvalidInput`` for a file that cannot be
     written (naming it)."""
     from cudaresolve.core.platforms import canonical_name
-    from cudaresolve.install.link import install_tree
+    from cudaresolve.install.link import StaleTree, install_tree
     from cudaresolve.install.unpack import forget, unpacked
 
     for package, wheel in packages:
@@ -121,7 +121,12 @@ def link_wheels(
                 forget(unpacked_root, sha256)
             tree = unpacked(unpacked_root, sha256, wheel)
             remove_dists(before, [canonical_name(package.name)], scheme)
-            install_tree(tree, scheme, url=wheel.absolute().as_uri(), sha256=sha256)
+            try:
+                install_tree(tree, scheme, url=wheel.absolute().as_uri(), sha256=sha256)
+            except StaleTree:  # a kept file was changed through a hard link: unpacked again from the wheel
+                forget(unpacked_root, sha256)
+                install_tree(unpacked(unpacked_root, sha256, wheel), scheme, url=wheel.absolute().as_uri(),
+                             sha256=sha256)
         except OSError as exc:
             raise _cannot_write(exc, package) from exc
 

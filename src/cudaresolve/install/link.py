@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-__all__ = ["INSTALLER_NAME", "Scheme", "install_tree", "remove"]
+__all__ = ["INSTALLER_NAME", "Scheme", "StaleTree", "install_tree", "remove"]
 
 #: What the installed ``INSTALLER`` file says.
 INSTALLER_NAME: Final = "cudaresolve"
@@ -72,35 +72,27 @@ class Scheme:
 def install_tree(tree: Path, scheme: Scheme, *, url: str, sha256: str) -> str:
     """Install the unpacked wheel ``tree`` (``unpack.unpacked``) into ``scheme``; the ``.dist-info`` folder
     written. ``url``: the wheel file's URL for ``direct_url.json``, ``sha256`` its hash. A tree that is no
-    wheel (no single ``.dist-info``, a RECORD that does not read) is ``InvalidBinary``."""
+    wheel (no single ``.dist-info``, a RECORD that does not read) is ``InvalidBinary``; a kept file whose size
+    is not the wheel's RECORD's (changed through a hard link since) is ``StaleTree``, before anything is
+    written."""
     info = _dist_info(tree)
     wheel_record = _wheel_record(tree / info)
     root = scheme.purelib if _root_is_purelib(tree / info / "WHEEL") else scheme.platlib
-    data = info[: -len(".dist-info")] + ".data"
-    homes = {**{k: getattr(scheme, k) for k in _KEYS}, "headers": os.path.join(scheme.headers, info.split("-")[0])}
+    placed = _placed(tree, info, scheme, root)
+    for source, _, rel, script in placed:
+        known = wheel_record.get(rel)
+        if not script and known is not None and str(os.stat(source).st_size) != known[1]:
+            raise StaleTree(rel)
     rows: list[tuple[str, str, str]] = []
     made: set[str] = set()
-    for folder, _, names in os.walk(tree):
-        rel_folder = os.path.relpath(folder, tree)
-        for name in names:
-            rel = name if rel_folder == "." else f"{rel_folder}/{name}".replace(os.sep, "/")
-            if rel in (f"{info}/RECORD", f"{info}/INSTALLER", f"{info}/direct_url.json"):
-                continue
-            source = os.path.join(folder, name)
-            parts = rel.split("/", 2)
-            if parts[0] == data and len(parts) == 3 and parts[1] in homes:
-                target, script = os.path.join(homes[parts[1]], parts[2]), parts[1] == "scripts"
-            elif parts[0] == data:
-                raise _bad(tree.name, f"{rel}: unknown .data folder")
-            else:
-                target, script = os.path.join(root, rel), False
-            _folder(os.path.dirname(target), made)
-            if script:
-                digest, size = _write(target, _shebang(source, scheme.python), executable=True)
-            else:
-                _link(source, target)
-                digest, size = wheel_record.get(rel) or _hashed(target)
-            rows.append((_relative(target, root), digest, size))
+    for source, target, rel, script in placed:
+        _folder(os.path.dirname(target), made)
+        if script:
+            digest, size = _write(target, _shebang(source, scheme.python), executable=True)
+        else:
+            _link(source, target)
+            digest, size = wheel_record.get(rel) or _hashed(target)
+        rows.append((_relative(target, root), digest, size))
     rows += _launchers(tree / info / "entry_points.txt", scheme, root, made)
     meta = os.path.join(root, info)
     _folder(meta, made)
@@ -113,6 +105,34 @@ def install_tree(tree: Path, scheme: Scheme, *, url: str, sha256: str) -> str:
     writer.writerow((f"{info}/RECORD", "", ""))
     _write(os.path.join(meta, "RECORD"), out.getvalue().encode())
     return meta
+
+
+class StaleTree(Exception):  # not an error the user sees: the caller unpacks the wheel again
+    """A kept, unpacked file differs from its wheel's RECORD (its path is the argument)."""
+
+
+def _placed(tree: Path, info: str, scheme: Scheme, root: str) -> list[tuple[str, str, str, bool]]:
+    """Each file of ``tree`` to install: (its kept path, where it goes, its RECORD path, whether it is a script
+    to rewrite), by the wheel's ``.data`` layout."""
+    data = info[: -len(".dist-info")] + ".data"
+    homes = {**{k: getattr(scheme, k) for k in _KEYS}, "headers": os.path.join(scheme.headers, info.split("-")[0])}
+    skipped = (f"{info}/RECORD", f"{info}/INSTALLER", f"{info}/direct_url.json")
+    placed: list[tuple[str, str, str, bool]] = []
+    for folder, _, names in os.walk(tree):
+        rel_folder = os.path.relpath(folder, tree)
+        for name in names:
+            rel = name if rel_folder == "." else f"{rel_folder}/{name}".replace(os.sep, "/")
+            if rel in skipped:
+                continue
+            parts = rel.split("/", 2)
+            if parts[0] == data and len(parts) == 3 and parts[1] in homes:
+                target, script = os.path.join(homes[parts[1]], parts[2]), parts[1] == "scripts"
+            elif parts[0] == data:
+                raise _bad(tree.name, f"{rel}: unknown .data folder")
+            else:
+                target, script = os.path.join(root, rel), False
+            placed.append((os.path.join(folder, name), target, rel, script))
+    return placed
 
 
 def remove(dist_info: str, record: str | None, inside: Sequence[str]) -> None:
