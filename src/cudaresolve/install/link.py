@@ -259,6 +259,9 @@ def _record_hash(data: bytes) -> str:
 
 
 def _relative(target: str, root: str) -> str:
+    inside = os.path.join(root, "")
+    if target.startswith(inside) and "/." not in target[len(inside):]:  # the usual case, without relpath's work
+        return target[len(inside):].replace(os.sep, "/")
     return os.path.relpath(target, root).replace(os.sep, "/")
 
 
