@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import csv
-import hashlib
 import io
 import json
 import os
@@ -34,6 +33,7 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.core.digest import sha256_bytes
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text
 
@@ -245,6 +245,8 @@ def _write(path: str, data: bytes, *, executable: bool = False) -> tuple[str, st
 
 
 def _hashed(path: str) -> tuple[str, str]:
+    import hashlib  # a file: OpenSSL's speed per byte
+
     digest = hashlib.sha256()
     size = 0
     with open(path, "rb") as source:
@@ -255,7 +257,7 @@ def _hashed(path: str) -> tuple[str, str]:
 
 
 def _record_hash(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return "sha256=" + base64.urlsafe_b64encode(sha256_bytes(data)).rstrip(b"=").decode()
 
 
 def _relative(target: str, root: str) -> str:

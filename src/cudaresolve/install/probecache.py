@@ -28,11 +28,12 @@ An entry that cannot be read or written is no error: the probe runs. The newest 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.core.digest import sha256_hex
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -274,7 +275,7 @@ def _kernel() -> list[str] | None:
 
 
 def _digest(parts: object) -> str:
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+    return sha256_hex(json.dumps(parts).encode())
 
 
 def _mtime(folder: str) -> int | None:

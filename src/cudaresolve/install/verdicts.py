@@ -18,10 +18,10 @@ an sdist, a file without a sha256) leaves the closure verdict unkept: checked ev
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.core.digest import sha256_hex
 from cudaresolve.resolve.model import FileKind
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def _key(kind: str, parts: object, markers: Mapping[str, str]) -> str:
     import packaging
 
     text = json.dumps([kind, packaging.__version__, parts, sorted(markers.items())], ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256_hex(text.encode())
 
 
 def check_once(root: Path, key: str | None, check: Callable[[], object]) -> None:

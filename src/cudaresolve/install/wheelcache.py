@@ -17,7 +17,6 @@ anything else there is left alone.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -136,6 +135,8 @@ def _fetch(package: LockedPackage, root: Path, client: IndexClient) -> Path:
         raise _unusable(path.parent, exc) from exc
     # a body past the locked size cannot hash to the locked sha256: read no more than that (an endless body)
     cap = MAX_DIRECT_BYTES if package.size is None else min(MAX_DIRECT_BYTES, max(package.size, 0))
+    import hashlib  # here: a warm install downloads nothing
+
     hasher = hashlib.sha256()
     part = path.parent / f".{path.name}.{os.getpid()}.{id(package)}.part"
     try:

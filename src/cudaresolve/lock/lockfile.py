@@ -203,13 +203,12 @@ def _validate_pylock(data: Mapping[str, Any], *, source: str, text: str | None =
 
 
 def _checked_marker(text: str) -> Path:
-    import hashlib
-
     import packaging
 
+    from cudaresolve.core.digest import sha256_hex
     from cudaresolve.core.paths import default_cache_dir
 
-    digest = hashlib.sha256(f"{packaging.__version__}\0{text}".encode()).hexdigest()
+    digest = sha256_hex(f"{packaging.__version__}\0{text}".encode())
     return default_cache_dir() / PYLOCK_CHECKED / digest
 
 

@@ -11,7 +11,6 @@ Bounded: ``PROBE_TIMEOUT`` seconds and ``MAX_OUTPUT`` bytes of answer.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -62,6 +61,8 @@ def probe_interpreter(path: str) -> Interpreter:
 def run_python(path: str, code: str, *, max_output: int = MAX_OUTPUT) -> str:
     """``path -c code``'s stdout (its first ``max_output`` bytes), within ``PROBE_TIMEOUT`` seconds; an interpreter
     that cannot start, hangs or fails is one ``cannot_run`` error naming its last line of stderr."""
+    import subprocess  # here: an install whose target's answer is kept runs nothing
+
     try:
         done = subprocess.run([path, "-c", _SAFE_PATH + code], capture_output=True, timeout=PROBE_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as exc:
