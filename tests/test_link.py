@@ -225,3 +225,19 @@ def test_a_kept_file_changed_through_a_hard_link_is_unpacked_again(base_venv: Pa
     link_wheels([(package, wheel)], other, {}, tmp_path / "cache")
     ran = subprocess.run([other.python, "-c", "import demo; demo.main()"], capture_output=True, text=True)
     assert ran.stdout.strip() == "hello from demo 1.0", ran.stderr  # from the wheel, unpacked again
+
+
+def test_one_bad_wheel_among_several_installs_none_of_them(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+    from cudaresolve.resolve.model import LockedPackage
+
+    _, scheme = _venv(base_venv, "several")
+    pairs = []
+    for name, extra in (("good", {}), ("bad", {"../../evil.py": b"boom"}), ("fine", {})):
+        (tmp_path / name).mkdir()
+        wheel, sha = _wheel(tmp_path / name, name=name, extra=extra)
+        pairs.append((LockedPackage(name=name, version="1.0", index="", sha256=sha, url=wheel.as_uri(),
+                                    filename=wheel.name), wheel))
+    with pytest.raises(InvalidBinary):
+        link_wheels(pairs, scheme, {}, tmp_path / "cache")
+    assert not list(Path(scheme.purelib).glob("*.dist-info"))  # unpacked side by side first: nothing linked

@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 _FIELDS: Final = ("purelib", "platlib", "scripts", "data", "headers")
+_UNPACKERS: Final = 4  # threads unpacking wheels on a cold install
 
 
 def link_scheme(scheme: Iterable[tuple[str, str]], python: str, env: Mapping[str, str] | None) -> Scheme | None:
@@ -114,11 +115,13 @@ def link_wheels(
     from cudaresolve.install.link import StaleTree, install_tree
     from cudaresolve.install.unpack import forget, unpacked
 
+    if fresh:
+        for package, _ in packages:
+            forget(unpacked_root, package.sha256 or "")
+    _unpack_all([(p, w) for p, w in packages if not (unpacked_root / (p.sha256 or "")).is_dir()], unpacked_root)
     for package, wheel in packages:
         sha256 = package.sha256 or ""
         try:
-            if fresh:
-                forget(unpacked_root, sha256)
             tree = unpacked(unpacked_root, sha256, wheel)
             remove_dists(before, [canonical_name(package.name)], scheme)
             try:
@@ -129,6 +132,36 @@ def link_wheels(
                              sha256=sha256)
         except OSError as exc:
             raise _cannot_write(exc, package) from exc
+
+
+def _unpack_all(packages: Sequence[tuple[LockedPackage, Path]], root: Path) -> None:
+    """The wheels not kept unpacked yet, unpacked side by side (reading and writing release the GIL: a cold
+    install's big wheel no longer waits for the small ones); the first failure raised, before anything is
+    linked."""
+    if len(packages) < 2:
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cudaresolve.install.unpack import unpacked
+
+    def one(pair: tuple[LockedPackage, Path]) -> None:
+        package, wheel = pair
+        try:
+            unpacked(root, package.sha256 or "", wheel)
+        except OSError as exc:
+            raise _cannot_write(exc, package) from exc
+
+    biggest_first = sorted(packages, key=lambda pair: -_size(pair[1]))
+    with ThreadPoolExecutor(max_workers=min(_UNPACKERS, len(packages)), thread_name_prefix="unpack") as pool:
+        for _ in pool.map(one, biggest_first):
+            pass
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def remove_dists(installed: Mapping[str, InstalledDist], names: Iterable[str], scheme: Scheme) -> int:
