@@ -100,7 +100,7 @@ def _origin(python: Path, module: str) -> str:
     return f"{origin} {'site-packages' if 'site-packages' in file else 'folder'}"
 
 
-@pytest.mark.parametrize("installer", ["uv", "pip"])
+@pytest.mark.parametrize("installer", ["", "uv", "pip"])  # "": the wheel linked in this process, the folders by uv
 def test_local_folders_install_beside_the_locked_wheel(
     served: Served, venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installer: str,  # noqa: F811
     clean_pip: None,  # noqa: F811
@@ -124,6 +124,23 @@ def test_local_folders_install_beside_the_locked_wheel(
     assert (result.returncode, result.installed) == (0, (("copied", Change.FOLDER),))
     assert set(result.kept) == {"late", "in-place"} and result.notices == ()
     assert _origin(venv, "copied") == "second site-packages"
+
+
+def test_a_folder_with_no_installer_at_hand_fails_before_the_wheels_are_linked(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],  # noqa: F811
+) -> None:
+    from cudaresolve.install import installer
+
+    bare = tmp_path / "bare"  # no pip in it, and neither uv nor this interpreter's pip to be found
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    monkeypatch.setattr(installer, "find_uv", lambda env=None: None)
+    monkeypatch.setattr(installer, "_has_pip", lambda: False)
+    lock = _lock_with_folders(served, tmp_path)
+
+    assert main(["install", "--from", str(lock), "--python", str(bare / "bin" / "python"), *TARGET, "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "error: invalid-input: no installer can reach" in err, err
+    assert not list((bare / "lib").glob("python*/site-packages/*.dist-info"))  # the wheel was not linked first
 
 
 def rooted_lock(path: Path) -> Lock:

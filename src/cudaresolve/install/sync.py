@@ -180,11 +180,13 @@ def sync_environment(
         kept = {p.name: before[canonical_name(p.name)].requires for p in lock.packages if p.name not in todo}
         check_closure(lock, kept, files, markers, cache.parent)
         if todo:
-            if linking is not None:  # the wheels in this process, then what needs a build by the installer
+            # the installer's commands first (none at hand is an error before anything changes), then the wheels
+            # in this process, then what needs a build by the installer
+            commands = _installs(lock, todo, files, installer, replaced, linked=linking is not None)
+            if linking is not None:
                 link_locked([p for p in lock.packages if p.name in todo], files, linking, before, root,
                             echo=echo, fresh=Change.DAMAGED in todo.values())
-            code = run_pip(_installs(lock, todo, files, installer, replaced, linked=linking is not None), env=env,
-                           echo=echo)
+            code = run_pip(commands, env=env, echo=echo)
             if grown:
                 trim(root, keep=files.values())
                 if linking is not None:
