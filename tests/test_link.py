@@ -12,6 +12,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -241,3 +242,117 @@ def test_one_bad_wheel_among_several_installs_none_of_them(base_venv: Path, tmp_
     with pytest.raises(InvalidBinary):
         link_wheels(pairs, scheme, {}, tmp_path / "cache")
     assert not list(Path(scheme.purelib).glob("*.dist-info"))  # unpacked side by side first: nothing linked
+
+
+def _package(wheel: Path, sha: str, name: str = "demo", version: str = "1.0") -> Any:
+    from cudaresolve.resolve.model import LockedPackage
+
+    return LockedPackage(name=name, version=version, index="", sha256=sha, url=wheel.as_uri(), filename=wheel.name)
+
+
+def _installed(scheme: Scheme) -> dict[str, Any]:
+    from cudaresolve.install.installed import read_installed
+
+    return read_installed(scheme.python, records=["aaa", "zzz", "demo", "alpha"], paths=[scheme.purelib])
+
+
+def test_a_file_that_moves_to_another_package_survives_the_upgrade(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, "moved")
+    made = {}
+    for name, version, extra in (("aaa", "1.0", {}), ("zzz", "1.0", {"common/shared.py": b"WHO = 'zzz'\n"}),
+                                 ("aaa", "2.0", {"common/shared.py": b"WHO = 'aaa'\n"}), ("zzz", "2.0", {})):
+        folder = tmp_path / f"{name}{version}"
+        folder.mkdir()
+        made[name, version] = _wheel(folder, name=name, version=version, extra=extra)
+    for version in ("1.0", "2.0"):
+        pairs = [(_package(*made[n, version], name=n, version=version), made[n, version][0]) for n in ("aaa", "zzz")]
+        link_wheels(pairs, scheme, _installed(scheme), tmp_path / "cache")
+    ran = subprocess.run([scheme.python, "-c", "import common.shared as s; print(s.WHO)"], capture_output=True,
+                         text=True)
+    assert ran.stdout.strip() == "aaa", ran.stderr
+
+
+def test_a_new_version_that_cannot_install_leaves_the_old_one(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, "keepold")
+    old = _wheel(tmp_path, version="1.0")
+    (tmp_path / "new").mkdir()
+    new = _wheel(tmp_path / "new", version="2.0", extra={"demo-2.0.data/unknown/x": b""})
+    link_wheels([(_package(*old), old[0])], scheme, {}, tmp_path / "cache")
+    with pytest.raises(InvalidBinary) as caught:
+        link_wheels([(_package(*new, version="2.0"), new[0])], scheme, _installed(scheme), tmp_path / "cache")
+    assert "demo-2.0-py3-none-any.whl" in caught.value.message  # the wheel is named, not its cache folder
+    assert _installed(scheme)["demo"].version == "1.0"  # checked before anything was removed
+
+
+@pytest.mark.parametrize("script", [".data", "entry point"])
+def test_a_script_named_like_the_interpreter_is_refused(base_venv: Path, tmp_path: Path, script: str) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, f"python-{script.replace(' ', '-')}")
+    extra = ({"demo-1.0.data/scripts/python3": b"#!python\nprint(1)\n"} if script == ".data" else
+             {"demo-1.0.dist-info/entry_points.txt": b"[console_scripts]\npython = demo:main\n"})
+    wheel, sha = _wheel(tmp_path, extra=extra)
+    with pytest.raises(InvalidBinary):
+        link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+    assert subprocess.run([scheme.python, "-c", "pass"], check=False).returncode == 0  # the venv still runs
+
+
+def test_removing_skips_rows_it_cannot_remove_and_every_copy_of_the_project_goes(
+    base_venv: Path, tmp_path: Path
+) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, "copies")
+    site = Path(scheme.purelib)
+    for version in ("0.8", "0.9"):  # two copies of one project, one with a RECORD row under a file
+        info = site / f"demo-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: demo\nVersion: {version}\n")
+        (site / f"old_{version[-1]}.py").write_text("")
+        (info / "RECORD").write_text(f"old_{version[-1]}.py/oops,,\nold_{version[-1]}.py,,\n"
+                                     f"demo-{version}.dist-info/METADATA,,\n")
+    wheel, sha = _wheel(tmp_path)
+    link_wheels([(_package(wheel, sha), wheel)], scheme, _installed(scheme), tmp_path / "cache")
+    assert sorted(p.name for p in site.glob("demo-*.dist-info")) == ["demo-1.0.dist-info"]
+    assert not (site / "old_8.py").exists() and not (site / "old_9.py").exists()
+
+
+def test_a_damaged_member_and_a_missing_kept_file(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+
+    wheel, sha = _wheel(tmp_path)
+    body = wheel.read_bytes()
+    damaged = tmp_path / "damaged" / wheel.name
+    damaged.parent.mkdir()
+    damaged.write_bytes(body.replace(b"print('hello from'", b"print('HELLO from'"))  # same size, CRC wrong
+    with pytest.raises(InvalidBinary):
+        unpacked(tmp_path / "cache-a", sha, damaged)
+    _, scheme = _venv(base_venv, "missing")
+    tree = unpacked(tmp_path / "cache", sha, wheel)
+    (tree / "demo" / "sub" / "deep.py").unlink()  # a cleaner took one kept file
+    link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+    assert (Path(scheme.purelib) / "demo" / "sub" / "deep.py").is_file()  # unpacked again from the wheel
+
+
+def test_exact_removes_a_foreign_copy_before_the_locked_one_is_linked(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+    from cudaresolve.install.sync import sync_environment
+    from cudaresolve.lock.model import Lock
+
+    _, scheme = _venv(base_venv, "exact")
+    made = {}
+    for name in ("full", "headless"):  # two builds of one module under two names (opencv-python and -headless)
+        (tmp_path / name).mkdir()
+        made[name] = _wheel(tmp_path / name, name=name, extra={"cv/__init__.py": f"WHO = {name!r}\n".encode()})
+    link_wheels([(_package(*made["full"], name="full"), made["full"][0])], scheme, {}, tmp_path / "cache")
+    lock = Lock(packages=(_package(*made["headless"], name="headless"),))
+    found = read_target(scheme.python, cache=tmp_path / "probe")
+    result = sync_environment(lock, python=scheme.python, exact=True, paths=found.sys_path, prefix=found.prefix,
+                              scheme=found.scheme, record_cache=tmp_path / "records", file_cache=tmp_path / "files")
+    assert result.returncode == 0 and result.removed == ("full",)
+    ran = subprocess.run([scheme.python, "-c", "import cv; print(cv.WHO)"], capture_output=True, text=True)
+    assert ran.stdout.strip() == "headless", ran.stderr

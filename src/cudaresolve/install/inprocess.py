@@ -112,24 +112,30 @@ def link_wheels(
     link) and linked. ``InvalidBinary`` for a wheel that is not one; ``InvalidInput`` for a file that cannot be
     written (naming it)."""
     from cudaresolve.core.platforms import canonical_name
-    from cudaresolve.install.link import StaleTree, install_tree
+    from cudaresolve.install.link import StaleTree, apply, plan_tree
     from cudaresolve.install.unpack import forget, unpacked
 
     if fresh:
         for package, _ in packages:
             forget(unpacked_root, package.sha256 or "")
     _unpack_all([(p, w) for p, w in packages if not (unpacked_root / (p.sha256 or "")).is_dir()], unpacked_root)
-    for package, wheel in packages:
+    plans = []
+    for package, wheel in packages:  # every wheel checked before anything is removed or written
         sha256 = package.sha256 or ""
         try:
-            tree = unpacked(unpacked_root, sha256, wheel)
-            remove_dists(before, [canonical_name(package.name)], scheme)
             try:
-                install_tree(tree, scheme, url=wheel.absolute().as_uri(), sha256=sha256)
+                plan = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name)
             except StaleTree:  # a kept file was changed through a hard link: unpacked again from the wheel
                 forget(unpacked_root, sha256)
-                install_tree(unpacked(unpacked_root, sha256, wheel), scheme, url=wheel.absolute().as_uri(),
-                             sha256=sha256)
+                plan = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name, check=False)
+        except OSError as exc:
+            raise _cannot_write(exc, package) from exc
+        plans.append((package, wheel, plan))
+    # what they replace removed first: a file that moves from one package to another is not removed after it
+    remove_dists(before, [canonical_name(p.name) for p, _ in packages], scheme)
+    for package, wheel, plan in plans:
+        try:
+            apply(plan, scheme, url=wheel.absolute().as_uri(), sha256=package.sha256 or "")
         except OSError as exc:
             raise _cannot_write(exc, package) from exc
 
@@ -166,21 +172,55 @@ def _size(path: Path) -> int:
 
 def remove_dists(installed: Mapping[str, InstalledDist], names: Iterable[str], scheme: Scheme) -> int:
     """Remove each distribution of ``names`` (normalized) among ``installed`` that lives in the environment's own
-    folders (one found elsewhere on ``sys.path`` is left: installing shadows it, as pip and uv do); 0."""
+    folders, and any other copy of the same project there (two ``.dist-info`` folders of one name: pip and uv
+    remove both); one found elsewhere on ``sys.path`` is left (installing shadows it, as pip and uv do); 0."""
     from cudaresolve.install.link import remove
 
     found = [installed[n] for n in names if n in installed]
-    homes = tuple(os.path.join(os.path.realpath(f), "") for f in (scheme.purelib, scheme.platlib)) if found else ()
+    if not found:
+        return 0
+    homes = tuple(os.path.join(os.path.realpath(f), "") for f in (scheme.purelib, scheme.platlib))
+    others = _copies(scheme)
     for dist in found:
         if dist.path and os.path.join(os.path.realpath(os.path.dirname(dist.path)), "").startswith(homes):
             remove(dist.path, dist.record, scheme.folders)
+        for copy in others.get(dist.name, ()):
+            if os.path.realpath(copy) != os.path.realpath(dist.path or ""):
+                remove(copy, _record(copy), scheme.folders)
     return 0
+
+
+def _copies(scheme: Scheme) -> dict[str, list[str]]:
+    """Every ``.dist-info`` folder in the environment's site folders, by normalized project name."""
+    from cudaresolve.core.platforms import canonical_name
+
+    copies: dict[str, list[str]] = {}
+    for site in dict.fromkeys((scheme.purelib, scheme.platlib)):
+        try:
+            names = os.listdir(site)
+        except OSError:
+            continue
+        for entry in names:
+            if entry.endswith(".dist-info"):
+                copies.setdefault(canonical_name(entry[: -len(".dist-info")].rsplit("-", 1)[0]), []).append(
+                    os.path.join(site, entry))
+    return copies
+
+
+def _record(dist_info: str) -> str | None:
+    from cudaresolve.install.record import MAX_RECORD_BYTES
+
+    try:
+        with open(os.path.join(dist_info, "RECORD"), encoding="utf-8") as handle:
+            return handle.read(MAX_RECORD_BYTES)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _cannot_write(exc: OSError, package: LockedPackage) -> Exception:
     from cudaresolve.errors import InvalidInput
     from cudaresolve.text.model import Text
 
-    where = exc.filename or package.name
+    where = exc.filename2 or exc.filename or package.name  # a link's target, where the two are named
     return InvalidInput(Text.of("lock.install.link-failed", name=package.name, path=str(where),
                                 reason=str(exc.strerror or exc)), hint=Text("lock.install.link-failed.hint"))

@@ -30,7 +30,7 @@ import json
 import os
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.digest import sha256_bytes
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-__all__ = ["INSTALLER_NAME", "Scheme", "StaleTree", "install_tree", "remove"]
+__all__ = ["INSTALLER_NAME", "Scheme", "StaleTree", "TreePlan", "apply", "install_tree", "plan_tree", "remove"]
 
 #: What the installed ``INSTALLER`` file says.
 INSTALLER_NAME: Final = "cudaresolve"
@@ -49,6 +49,7 @@ _KEYS: Final = ("purelib", "platlib", "scripts", "headers", "data")
 _ENTRY: Final = re.compile(r"^\s*([\w.]+)\s*:\s*([\w.]+)\s*(?:\[[^\]]*\])?\s*$")
 _SCRIPT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _MAX_SHEBANG: Final = 127  # the kernel's limit on a #! line
+_RESERVED: Final = re.compile(r"^(?:python(?:[0-9.]*)w?|activate(?:\..*)?|Activate\.ps1|pip[0-9.]*)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,41 +70,115 @@ class Scheme:
         return (self.purelib, self.platlib, self.scripts, self.data, self.headers)
 
 
-def install_tree(tree: Path, scheme: Scheme, *, url: str, sha256: str) -> str:
-    """Install the unpacked wheel ``tree`` (``unpack.unpacked``) into ``scheme``; the ``.dist-info`` folder
-    written. ``url``: the wheel file's URL for ``direct_url.json``, ``sha256`` its hash. A tree that is no
-    wheel (no single ``.dist-info``, a RECORD that does not read) is ``InvalidBinary``; a kept file whose size
-    is not the wheel's RECORD's (changed through a hard link since) is ``StaleTree``, before anything is
-    written."""
-    info = _dist_info(tree)
-    wheel_record = _wheel_record(tree / info)
+def install_tree(tree: Path, scheme: Scheme, *, url: str, sha256: str, wheel: str = "") -> str:
+    """Install the unpacked wheel ``tree`` (``unpack.unpacked``) into ``scheme``: ``plan_tree``, then ``apply``."""
+    return apply(plan_tree(tree, scheme, wheel=wheel), scheme, url=url, sha256=sha256)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TreePlan:
+    """A kept wheel checked and ready to link: its ``.dist-info`` name, the folder RECORD is relative to, each of
+    its folders as (kept folder, target folder, RECORD prefix, scripts to rewrite?, file names), the wheel's
+    RECORD rows by path, and its entry points as (script name, module, attribute)."""
+
+    tree: str
+    info: str
+    root: str
+    folders: tuple[tuple[str, str, str, bool, tuple[str, ...]], ...]
+    record: Mapping[str, tuple[str, str]] = field(repr=False)
+    launchers: tuple[tuple[str, str, str], ...] = ()
+
+
+def plan_tree(tree: Path, scheme: Scheme, *, wheel: str = "", check: bool = True) -> TreePlan:
+    """``tree``'s files placed by the wheel's layout (module docstring), nothing written. ``InvalidBinary`` (naming
+    ``wheel``, the file's name) for a tree that is no wheel: no single ``.dist-info``, a RECORD that does not read,
+    an unknown ``.data`` folder, a script that would replace the environment's interpreter; ``StaleTree`` for a
+    kept file missing or of another size than the wheel's RECORD says (changed through a hard link since), unless
+    not ``check`` (a tree just unpacked: the wheel's RECORD itself is wrong, and the archive is what is installed,
+    as uv and pip install it)."""
+    label = wheel or tree.name
+    info = _dist_info(tree, label)
+    record = _wheel_record(tree / info, label)
     root = scheme.purelib if _root_is_purelib(tree / info / "WHEEL") else scheme.platlib
-    placed = _placed(tree, info, scheme, root)
-    for source, _, rel, script in placed:
-        known = wheel_record.get(rel)
-        if not script and known is not None and str(os.stat(source).st_size) != known[1]:
-            raise StaleTree(rel)
-    rows: list[tuple[str, str, str]] = []
-    made: set[str] = set()
-    for source, target, rel, script in placed:
-        _folder(os.path.dirname(target), made)
-        if script:
-            digest, size = _write(target, _shebang(source, scheme.python), executable=True)
+    data = info[: -len(".dist-info")] + ".data"
+    homes = {**{k: getattr(scheme, k) for k in _KEYS}, "headers": os.path.join(scheme.headers, info.split("-")[0])}
+    skipped = {f"{info}/RECORD", f"{info}/INSTALLER", f"{info}/direct_url.json"}
+    top = str(tree)
+    folders: list[tuple[str, str, str, bool, tuple[str, ...]]] = []
+    seen = 0
+    for folder, _, names in os.walk(top):
+        rel_dir = folder[len(top) + 1:].replace(os.sep, "/") if folder != top else ""
+        parts = rel_dir.split("/", 2) if rel_dir else []
+        if parts and parts[0] == data:
+            if len(parts) < 2 or parts[1] not in homes:
+                if names:
+                    raise _bad(label, f"{rel_dir}/{names[0]}: not in a known .data folder")
+                continue
+            target = os.path.join(homes[parts[1]], *parts[2:])
         else:
-            _link(source, target)
-            digest, size = wheel_record.get(rel) or _hashed(target)
-        rows.append((_relative(target, root), digest, size))
-    rows += _launchers(tree / info / "entry_points.txt", scheme, root, made)
-    meta = os.path.join(root, info)
-    _folder(meta, made)
-    rows.append((f"{info}/INSTALLER", *_write(os.path.join(meta, "INSTALLER"), f"{INSTALLER_NAME}\n".encode())))
-    direct = json.dumps({"url": url, "archive_info": {"hashes": {"sha256": sha256}}}, sort_keys=True).encode()
-    rows.append((f"{info}/direct_url.json", *_write(os.path.join(meta, "direct_url.json"), direct)))
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerows(rows)
-    writer.writerow((f"{info}/RECORD", "", ""))
-    _write(os.path.join(meta, "RECORD"), out.getvalue().encode())
+            target = os.path.join(root, rel_dir) if rel_dir else root
+        script = bool(parts) and parts[0] == data and parts[1] == "scripts"
+        prefix = f"{rel_dir}/" if rel_dir else ""
+        kept = tuple(n for n in names if prefix + n not in skipped)
+        for name in kept:
+            known = record.get(prefix + name)
+            if known is not None:
+                seen += 1
+                if check and not script and str(os.stat(f"{folder}/{name}").st_size) != known[1]:
+                    raise StaleTree(prefix + name)
+            if script and _reserved(name):
+                raise _bad(label, f"the script {name} would replace the environment's interpreter")
+        placed = _relative(target, root)
+        folders.append((folder, target, "" if placed == "." else placed + "/", script, kept))
+    if check and seen != sum(1 for path in record if path not in skipped):
+        raise StaleTree("a file its RECORD lists is missing")
+    launchers = tuple(_entry_points(tree / info / "entry_points.txt"))
+    for name, _, _ in launchers:
+        if _reserved(name):
+            raise _bad(label, f"the entry point {name} would replace the environment's interpreter")
+    return TreePlan(tree=top, info=info, root=root, folders=tuple(folders), record=record, launchers=launchers)
+
+
+def apply(plan: TreePlan, scheme: Scheme, *, url: str, sha256: str) -> str:
+    """Write ``plan`` into the environment (module docstring); the ``.dist-info`` folder written. An ``OSError``
+    removes what this call wrote before it is raised again."""
+    rows: list[tuple[str, str, str]] = []
+    written: list[str] = []
+    try:
+        for source, target, prefix, script, names in plan.folders:
+            os.makedirs(target, exist_ok=True)
+            for name in names:
+                path = f"{target}/{name}"
+                written.append(path)
+                if script:
+                    rows.append((prefix + name, *_write(path, _shebang(f"{source}/{name}", scheme.python),
+                                                        executable=True)))
+                    continue
+                _link(f"{source}/{name}", path)
+                rows.append((prefix + name, *(plan.record.get(prefix + name) or _hashed(path))))
+        for name, module, attribute in plan.launchers:
+            os.makedirs(scheme.scripts, exist_ok=True)
+            path = os.path.join(scheme.scripts, name)
+            written.append(path)
+            rows.append((_relative(path, plan.root), *_write(path, _launcher(scheme.python, module, attribute),
+                                                              executable=True)))
+        meta = os.path.join(plan.root, plan.info)
+        os.makedirs(meta, exist_ok=True)
+        direct = json.dumps({"url": url, "archive_info": {"hashes": {"sha256": sha256}}}, sort_keys=True).encode()
+        for name, body in (("INSTALLER", f"{INSTALLER_NAME}\n".encode()), ("direct_url.json", direct)):
+            written.append(os.path.join(meta, name))
+            rows.append((f"{plan.info}/{name}", *_write(os.path.join(meta, name), body)))
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerows(rows)
+        writer.writerow((f"{plan.info}/RECORD", "", ""))
+        written.append(os.path.join(meta, "RECORD"))
+        _write(os.path.join(meta, "RECORD"), out.getvalue().encode())
+    except OSError:
+        for path in written:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        raise
     return meta
 
 
@@ -111,52 +186,46 @@ class StaleTree(Exception):  # not an error the user sees: the caller unpacks th
     """A kept, unpacked file differs from its wheel's RECORD (its path is the argument)."""
 
 
-def _placed(tree: Path, info: str, scheme: Scheme, root: str) -> list[tuple[str, str, str, bool]]:
-    """Each file of ``tree`` to install: (its kept path, where it goes, its RECORD path, whether it is a script
-    to rewrite), by the wheel's ``.data`` layout."""
-    data = info[: -len(".dist-info")] + ".data"
-    homes = {**{k: getattr(scheme, k) for k in _KEYS}, "headers": os.path.join(scheme.headers, info.split("-")[0])}
-    skipped = (f"{info}/RECORD", f"{info}/INSTALLER", f"{info}/direct_url.json")
-    placed: list[tuple[str, str, str, bool]] = []
-    for folder, _, names in os.walk(tree):
-        rel_folder = os.path.relpath(folder, tree)
-        for name in names:
-            rel = name if rel_folder == "." else f"{rel_folder}/{name}".replace(os.sep, "/")
-            if rel in skipped:
-                continue
-            parts = rel.split("/", 2)
-            if parts[0] == data and len(parts) == 3 and parts[1] in homes:
-                target, script = os.path.join(homes[parts[1]], parts[2]), parts[1] == "scripts"
-            elif parts[0] == data:
-                raise _bad(tree.name, f"{rel}: unknown .data folder")
-            else:
-                target, script = os.path.join(root, rel), False
-            placed.append((os.path.join(folder, name), target, rel, script))
-    return placed
+def _reserved(name: str) -> bool:
+    """A script name that is the environment's own (its interpreter, its activation scripts)."""
+    return _RESERVED.match(name) is not None
 
 
 def remove(dist_info: str, record: str | None, inside: Sequence[str]) -> None:
-    """Remove the distribution whose ``.dist-info`` folder is ``dist_info`` (``record``: its RECORD's text,
-    None when it has none: the folder alone goes): each listed file inside one of the ``inside`` folders, the
-    byte-code of each ``.py`` among them, the folders left empty (up to those), then the ``.dist-info``."""
-    site = os.path.dirname(dist_info)
+    """Remove the distribution whose metadata is ``dist_info`` (``record``: its RECORD's text): each listed file
+    inside one of the ``inside`` folders, the byte-code of each ``.py`` among them, the folders left empty (up to
+    those), then the metadata itself. An ``.egg-info`` folder lists its files in ``installed-files.txt``,
+    relative to itself; an ``.egg-info`` file lists none. A file that cannot be removed is left."""
+    base = os.path.dirname(dist_info)
+    if record is None and dist_info.endswith(".egg-info") and os.path.isdir(dist_info):
+        base, record = dist_info, _listed(os.path.join(dist_info, "installed-files.txt"))
     homes = tuple(os.path.join(os.path.realpath(f), "") for f in inside)
+    real: dict[str, str] = {}  # a folder's real path, found once
     emptied: set[str] = set()
-    for row in csv.reader((record or "").splitlines()):
+    try:
+        rows = list(csv.reader((record or "").splitlines()))
+    except csv.Error:
+        rows = []
+    for row in rows:
         if not row or not row[0]:
             continue
-        path = os.path.normpath(os.path.join(site, row[0]))
-        if not os.path.realpath(path).startswith(homes):
+        path = os.path.normpath(os.path.join(base, row[0]))
+        folder = os.path.dirname(path)
+        if folder not in real:
+            real[folder] = os.path.join(os.path.realpath(folder), "")
+        if not real[folder].startswith(homes) or os.path.islink(folder):
             continue
         for gone in (path, *_bytecode(path)):
             try:
                 os.unlink(gone)
-            except FileNotFoundError:
+            except OSError:  # not there, a folder, not ours to remove: left
                 continue
-            except IsADirectoryError:
-                break
             emptied.add(os.path.dirname(gone))
-    shutil.rmtree(dist_info, ignore_errors=True)
+    if os.path.isdir(dist_info) and not os.path.islink(dist_info):
+        shutil.rmtree(dist_info, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(dist_info)
     tops = {h.rstrip(os.sep) for h in homes}
     for folder in sorted(emptied, key=len, reverse=True):
         while os.path.realpath(folder) not in tops and os.path.realpath(folder).startswith(homes):
@@ -165,6 +234,16 @@ def remove(dist_info: str, record: str | None, inside: Sequence[str]) -> None:
             except OSError:
                 break
             folder = os.path.dirname(folder)
+
+
+def _listed(path: str) -> str:
+    """An ``installed-files.txt`` as RECORD text (one path per row); empty when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return "".join(f'"{line.strip()}"\n' for line in handle.read(32 * 1024 * 1024).splitlines()
+                           if line.strip() and '"' not in line)
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _bad(tree: str, reason: str) -> InvalidBinary:
@@ -184,20 +263,20 @@ def _bytecode(path: str) -> list[str]:
         return []
 
 
-def _dist_info(tree: Path) -> str:
+def _dist_info(tree: Path, label: str) -> str:
     found = [n for n in os.listdir(tree) if n.endswith(".dist-info") and (tree / n).is_dir()]
     if len(found) != 1:
-        raise _bad(tree.name, f"{len(found)} .dist-info folders")
+        raise _bad(label, f"{len(found)} .dist-info folders")
     return found[0]
 
 
-def _wheel_record(info: Path) -> dict[str, tuple[str, str]]:
+def _wheel_record(info: Path, label: str) -> dict[str, tuple[str, str]]:
     """The wheel's RECORD: path -> (hash, size) of each row that has both."""
     try:
-        text = (info / "RECORD").read_text(encoding="utf-8")
-        rows = list(csv.reader(text.splitlines()))
+        with open(info / "RECORD", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle.read().splitlines()))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise _bad(info.parent.name, f"RECORD: {exc}") from exc
+        raise _bad(label, f"RECORD: {exc}") from exc
     return {r[0]: (r[1], r[2]) for r in rows if len(r) >= 3 and r[1] and r[2]}
 
 
@@ -208,12 +287,6 @@ def _root_is_purelib(wheel: Path) -> bool:
         return True
     found = re.search(r"(?im)^Root-Is-Purelib:\s*(\S+)", text)
     return found is None or found.group(1).lower() == "true"
-
-
-def _folder(path: str, made: set[str]) -> None:
-    if path not in made:
-        os.makedirs(path, exist_ok=True)
-        made.add(path)
 
 
 def _link(source: str, target: str) -> None:
@@ -285,42 +358,34 @@ def _shebang(source: str, python: str) -> bytes:
     return data
 
 
-def _launchers(entry_points: Path, scheme: Scheme, root: str, made: set[str]) -> list[tuple[str, str, str]]:
-    """A launcher in ``scripts`` for each console or GUI entry point; their RECORD rows."""
-    groups = _entry_points(entry_points)
-    rows: list[tuple[str, str, str]] = []
-    for name, value in (*groups.get("console_scripts", ()), *groups.get("gui_scripts", ())):
-        found = _ENTRY.match(value)
-        if found is None or not _SCRIPT_NAME.match(name) or name in (".", ".."):
-            continue
-        module, attribute = found.groups()
-        head = attribute.split(".")[0]
-        body = (f"import sys\nfrom {module} import {head}\n"
-                f"if __name__ == \"__main__\":\n"
-                f"    if sys.argv[0].endswith(\".exe\"):\n        sys.argv[0] = sys.argv[0][:-4]\n"
-                f"    sys.exit({attribute}())\n")
-        _folder(scheme.scripts, made)
-        target = os.path.join(scheme.scripts, name)
-        rows.append((_relative(target, root), *_write(target, _interpreter_line(scheme.python) + body.encode(),
-                                                      executable=True)))
-    return rows
+def _launcher(python: str, module: str, attribute: str) -> bytes:
+    """A launcher script running ``module:attribute`` with ``python``."""
+    head = attribute.split(".")[0]
+    body = (f"import sys\nfrom {module} import {head}\n"
+            f"if __name__ == \"__main__\":\n"
+            f"    if sys.argv[0].endswith(\".exe\"):\n        sys.argv[0] = sys.argv[0][:-4]\n"
+            f"    sys.exit({attribute}())\n")
+    return _interpreter_line(python) + body.encode()
 
 
-def _entry_points(path: Path) -> Mapping[str, list[tuple[str, str]]]:
-    """``entry_points.txt`` read as ``{group: [(name, value), ...]}`` (an INI file; missing: none)."""
+def _entry_points(path: Path) -> list[tuple[str, str, str]]:
+    """The console and GUI entry points of ``entry_points.txt`` (an INI file; missing: none) as (script name,
+    module, attribute); one whose name or value is not of the entry-point form is left out."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return {}
-    groups: dict[str, list[tuple[str, str]]] = {}
-    current: list[tuple[str, str]] | None = None
+        return []
+    found: list[tuple[str, str, str]] = []
+    group = ""
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith(("#", ";")):
             continue
         if line.startswith("[") and line.endswith("]"):
-            current = groups.setdefault(line[1:-1].strip(), [])
-        elif current is not None and "=" in line:
+            group = line[1:-1].strip()
+        elif group in ("console_scripts", "gui_scripts") and "=" in line:
             name, _, value = line.partition("=")
-            current.append((name.strip(), value.strip()))
-    return groups
+            name, matched = name.strip(), _ENTRY.match(value.strip())
+            if matched is not None and _SCRIPT_NAME.match(name) and name not in (".", ".."):
+                found.append((name, matched.group(1), matched.group(2)))
+    return found

@@ -179,6 +179,10 @@ def sync_environment(
             markers = interpreter_environment(python)
         kept = {p.name: before[canonical_name(p.name)].requires for p in lock.packages if p.name not in todo}
         check_closure(lock, kept, files, markers, cache.parent)
+        extra = foreign(lock, before, prefix=prefix)  # installing follows no dependency: nothing else is added
+        early = bool(exact and extra and linking is not None)
+        if early and linking is not None:  # removed before the wheels are linked: a file both hold stays the lock's
+            _remove(python, paths, extra, linking, echo)
         if todo:
             # the installer's commands first (none at hand is an error before anything changes), then the wheels
             # in this process, then what needs a build by the installer
@@ -193,8 +197,6 @@ def sync_environment(
                     prune_unpacked(root)
             if code != 0:
                 return replace(result, returncode=code)
-        # installing follows no dependency: nothing but locked names was added
-        extra = foreign(lock, before, prefix=prefix)
         if not extra:
             return result
         if not exact:
@@ -202,12 +204,7 @@ def sync_environment(
         removing = Notice(
             code="removed-not-in-lock", text=Text.of("lock.sync.removing", count=len(extra), names=_names(extra))
         )
-        if linking is not None:  # their RECORDs read now, as each is removed by it
-            if echo is not None:
-                echo(remove_plan(extra))
-            code = remove_dists(read_installed(python, records=extra, paths=paths), extra, linking)
-        else:
-            code = run_pip([installer.uninstall(extra)], env=env, echo=echo)
+        code = 0 if early else run_pip([installer.uninstall(extra)], env=env, echo=echo)
         return replace(
             result,
             returncode=code,
@@ -215,6 +212,16 @@ def sync_environment(
             removed=extra if code == 0 else (),
             notices=(*result.notices, removing),
         )
+
+
+def _remove(
+    python: str | None, paths: Sequence[str] | None, names: tuple[str, ...], scheme: Scheme,
+    echo: Callable[[PipCommand], None] | None,
+) -> None:
+    """``--exact`` in this process: the distributions ``names`` removed, their RECORDs read now."""
+    if echo is not None:
+        echo(remove_plan(names))
+    remove_dists(read_installed(python, records=names, paths=paths), names, scheme)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

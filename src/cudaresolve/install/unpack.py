@@ -82,6 +82,20 @@ def _old(path: str) -> bool:
 
 
 def _extract(wheel: Path, into: Path) -> None:
+    import zipfile
+    import zlib
+
+    from cudaresolve.errors import InvalidBinary
+    from cudaresolve.text.model import Text
+
+    try:
+        _extract_members(wheel, into)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:  # the archive, not the disk
+        raise InvalidBinary(Text.of("lock.install.bad-wheel", file=wheel.name, reason=str(exc)[:200]),
+                            hint=Text("lock.install.bad-wheel.hint")) from exc
+
+
+def _extract_members(wheel: Path, into: Path) -> None:
     from cudaresolve.core.archive import open_archive
     from cudaresolve.errors import InvalidBinary
     from cudaresolve.text.model import Text
