@@ -356,3 +356,23 @@ def test_exact_removes_a_foreign_copy_before_the_locked_one_is_linked(base_venv:
     assert result.returncode == 0 and result.removed == ("full",)
     ran = subprocess.run([scheme.python, "-c", "import cv; print(cv.WHO)"], capture_output=True, text=True)
     assert ran.stdout.strip() == "headless", ran.stderr
+
+
+def test_many_files_are_linked_side_by_side_with_the_same_result(
+    base_venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cudaresolve.install import inprocess
+
+    monkeypatch.setattr(inprocess, "_MANY_FILES", 1)  # the threaded path for a few small wheels
+    _, scheme = _venv(base_venv, "threads")
+    pairs = []
+    for name in ("one", "two", "three"):
+        (tmp_path / name).mkdir()
+        wheel, sha = _wheel(tmp_path / name, name=name)
+        pairs.append((_package(wheel, sha, name=name), wheel))
+    inprocess.link_wheels(pairs, scheme, {}, tmp_path / "cache")
+    ran = subprocess.run([scheme.python, "-c", "import one, two, three; one.main(); three.main()"],
+                         capture_output=True, text=True)
+    assert ran.stdout.split("\n")[:2] == ["hello from one 1.0", "hello from three 1.0"], ran.stderr
+    assert sorted(p.name for p in Path(scheme.purelib).glob("*.dist-info")) == [
+        "one-1.0.dist-info", "three-1.0.dist-info", "two-1.0.dist-info"]

@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 _FIELDS: Final = ("purelib", "platlib", "scripts", "data", "headers")
-_UNPACKERS: Final = 4  # threads unpacking wheels on a cold install
+_UNPACKERS: Final = 4  # threads unpacking wheels on a cold install, and linking many files
+_MANY_FILES: Final = 1000  # fewer files are linked in one thread: starting the others costs more
 
 
 def link_scheme(scheme: Iterable[tuple[str, str]], python: str, env: Mapping[str, str] | None) -> Scheme | None:
@@ -112,7 +113,7 @@ def link_wheels(
     link) and linked. ``InvalidBinary`` for a wheel that is not one; ``InvalidInput`` for a file that cannot be
     written (naming it)."""
     from cudaresolve.core.platforms import canonical_name
-    from cudaresolve.install.link import StaleTree, apply, plan_tree
+    from cudaresolve.install.link import StaleTree, TreePlan, apply, plan_tree
     from cudaresolve.install.unpack import forget, unpacked
 
     if fresh:
@@ -133,11 +134,24 @@ def link_wheels(
         plans.append((package, wheel, plan))
     # what they replace removed first: a file that moves from one package to another is not removed after it
     remove_dists(before, [canonical_name(p.name) for p, _ in packages], scheme)
-    for package, wheel, plan in plans:
+
+    def one(planned: tuple[LockedPackage, Path, TreePlan]) -> None:
+        package, wheel, plan = planned
         try:
             apply(plan, scheme, url=wheel.absolute().as_uri(), sha256=package.sha256 or "")
         except OSError as exc:
             raise _cannot_write(exc, package) from exc
+
+    files = sum(len(names) for _, _, plan in plans for *_, names in plan.folders)
+    if files < _MANY_FILES or len(plans) < 2:
+        for planned in plans:
+            one(planned)
+        return
+    from concurrent.futures import ThreadPoolExecutor  # the folders and links of many files, side by side
+
+    with ThreadPoolExecutor(max_workers=_UNPACKERS, thread_name_prefix="link") as pool:
+        for _ in pool.map(one, sorted(plans, key=lambda p: -sum(len(f[-1]) for f in p[2].folders))):
+            pass
 
 
 def _unpack_all(packages: Sequence[tuple[LockedPackage, Path]], root: Path) -> None:
