@@ -158,7 +158,6 @@ def register(sub: Any) -> None:
 def request_from_args(args: argparse.Namespace) -> LockRequest:
     """The lock request these flags describe (lock and install share it)."""
     from cudaresolve.cli._target import options_from_args
-    from cudaresolve.core.versions import parse_cutoff
     from cudaresolve.lock.features import Selection
     from cudaresolve.lock.reqfiles import read_requirement_files
     from cudaresolve.lock.request import LockRequest
@@ -181,7 +180,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         no_build=args.no_build,
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),
-        exclude_newer=parse_cutoff(args.exclude_newer) if getattr(args, "exclude_newer", None) else None,
+        exclude_newer=_cutoff(args.exclude_newer) if getattr(args, "exclude_newer", None) else None,
         prerelease=getattr(args, "prerelease", "explicit"),
         features=Selection(
             extras=tuple(getattr(args, "extras", ())), all_extras=getattr(args, "all_extras", False),
@@ -190,6 +189,12 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
             no_default_groups=getattr(args, "no_default_groups", False),
         ),
     )
+
+
+def _cutoff(text: str) -> Any:
+    from cudaresolve.core.versions import parse_cutoff  # here: most runs give no --exclude-newer
+
+    return parse_cutoff(text)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -38,14 +38,15 @@ def gather(
     packages: Sequence[LockedPackage],
     *,
     installer: Installer,
-    workdir: str,
+    workdir: Callable[[], str],
     cache: Path,
     offline: bool = False,
     env: Mapping[str, str] | None = None,
     echo: Callable[[PipCommand], None] | None = None,
 ) -> tuple[int, dict[str, Path]]:
     """pip's exit code (0 when no pip run failed) and name -> the verified wheel of each of ``packages``
-    (module docstring); a package whose wheel could not be had is left out."""
+    (module docstring); a package whose wheel could not be had is left out. ``workdir`` gives the private folder
+    pip's downloads and builds go to, asked for only when there are some."""
     direct, rest = split_direct(packages, cache)
     files: dict[str, Path] = {}
     hits = {p.name: cached_file(cache, p) for p in direct}
@@ -60,15 +61,15 @@ def gather(
             files.update(fetch_files(direct, cache, IndexClient(http, IndexPolicy(offline=offline))))
     sdists = [p for p in direct if p.kind is FileKind.SDIST]
     if sdists or rest:
-        pip = _pip(installer)
-        commands = [_build(p, files.pop(p.name), pip, workdir) for p in sdists]
+        pip, folder = _pip(installer), workdir()
+        commands = [_build(p, files.pop(p.name), pip, folder) for p in sdists]
         if rest:
-            commands += download_commands(Lock(packages=tuple(rest)), python=installer.python, workdir=workdir,
+            commands += download_commands(Lock(packages=tuple(rest)), python=installer.python, workdir=folder,
                                           pip=pip)
         code = run_pip(commands, env=env, echo=echo)
         if code != 0:
             return code, files
-        built = _downloaded(workdir)
+        built = _downloaded(folder)
         files.update({p.name: built[version_key(p)] for p in (*sdists, *rest) if version_key(p) in built})
     return 0, files
 

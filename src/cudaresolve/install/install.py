@@ -338,12 +338,16 @@ def for_interpreter(options: TargetOptions, interpreter: Interpreter) -> TargetO
     """The target options with the interpreter's Python, platform and glibc; a flag that says
     otherwise (``--python-version 3.12`` for a 3.8 interpreter) is ``InvalidInput``."""
     from cudaresolve.core.platforms import normalize_platform
-    from cudaresolve.core.versions import parse_python_version
     from cudaresolve.errors import InvalidInput
     from cudaresolve.text.model import Text
 
+    def other_python(given: str) -> bool:
+        from cudaresolve.core.versions import parse_python_version  # only when --python-version was given
+
+        return parse_python_version(given) != interpreter.python
+
     said = {
-        "--python-version": options.python and parse_python_version(options.python) != interpreter.python,
+        "--python-version": bool(options.python) and other_python(options.python or ""),
         "--platform": options.platform and normalize_platform(options.platform) != interpreter.platform,
         "--python-platform": bool(options.python_platform),
     }

@@ -28,10 +28,9 @@ from __future__ import annotations
 import enum
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.core.platforms import canonical_name
@@ -142,10 +141,10 @@ def sync_environment(
     interpreter = python or sys.executable
     root = default_cache_dir() / FILES if file_cache is None else file_cache
     linking = link_scheme(scheme, interpreter, env)
-    with tempfile.TemporaryDirectory(prefix="cudaresolve-") as workdir:
+    with _Workdir() as workdir:
         if dry_run:
             planned = choose_installer(interpreter, has_pip=True, env=env, needed=linking is None)
-            commands = _plan(lock, planned, root, workdir, linking)
+            commands = _plan(lock, planned, root, workdir(), linking)
             extra: tuple[str, ...] = ()
             if exact:  # what the real run would remove is part of the plan
                 extra = foreign(lock, read_installed(python, records=(), paths=paths), prefix=prefix)
@@ -224,12 +223,34 @@ def _remove(
     remove_dists(read_installed(python, records=names, paths=paths), names, scheme)
 
 
+class _Workdir:
+    """A private temporary folder for pip's downloads and builds, made when first asked for (a warm install of
+    verified wheels needs none, nor the ``tempfile`` module) and removed at the end."""
+
+    def __init__(self) -> None:
+        self._held: Any = None
+
+    def __call__(self) -> str:
+        if self._held is None:
+            import tempfile
+
+            self._held = tempfile.TemporaryDirectory(prefix="cudaresolve-")
+        return str(self._held.name)
+
+    def __enter__(self) -> _Workdir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._held is not None:
+            self._held.cleanup()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Fetch:
     """How the wheels to compare and install are had (``fetch.gather``'s settings)."""
 
     installer: Installer
-    workdir: str
+    workdir: Callable[[], str]
     root: Path
     offline: bool
     env: Mapping[str, str] | None
