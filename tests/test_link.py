@@ -376,3 +376,17 @@ def test_many_files_are_linked_side_by_side_with_the_same_result(
     assert ran.stdout.split("\n")[:2] == ["hello from one 1.0", "hello from three 1.0"], ran.stderr
     assert sorted(p.name for p in Path(scheme.purelib).glob("*.dist-info")) == [
         "one-1.0.dist-info", "three-1.0.dist-info", "two-1.0.dist-info"]
+
+
+def test_a_lock_of_many_files_goes_to_uv_when_it_is_at_hand(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from cudaresolve.install import inprocess, installer
+
+    wheel, sha = _wheel(tmp_path)
+    rows = {sha: "a,b,1\n" * 2000}
+    packages = [_package(wheel, sha), _package(wheel, sha, name="other")]  # 4,000 files in all
+    monkeypatch.setattr(installer, "find_uv", lambda env=None: "/usr/bin/uv")
+    assert inprocess.hand_to_uv(packages, rows.get, {})
+    assert not inprocess.hand_to_uv(packages[:1], rows.get, {})  # 2,000: linked here
+    assert not inprocess.hand_to_uv(packages, rows.get, {"CUDARESOLVE_INSTALLER": "cudaresolve"})
+    monkeypatch.setattr(installer, "find_uv", lambda env=None: None)
+    assert not inprocess.hand_to_uv(packages, rows.get, {})  # no uv: linked here whatever the count

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from cudaresolve.install.installer import Installer
     from cudaresolve.resolve.model import LockedPackage
 
-__all__ = ["gather", "version_key"]
+__all__ = ["Workdir", "gather", "version_key"]
 
 
 def gather(
@@ -114,3 +114,25 @@ def _downloaded(workdir: str) -> dict[tuple[str, str], Path]:
         if os.path.isfile(path):
             found[(canonical_name(name), str(version))] = path
     return found
+
+
+class Workdir:
+    """A private temporary folder for pip's downloads and builds, made when first asked for (a warm install of
+    verified wheels needs none, nor the ``tempfile`` module) and removed at the end."""
+
+    def __init__(self) -> None:
+        self._held: Any = None
+
+    def __call__(self) -> str:
+        if self._held is None:
+            import tempfile
+
+            self._held = tempfile.TemporaryDirectory(prefix="cudaresolve-")
+        return str(self._held.name)
+
+    def __enter__(self) -> Workdir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._held is not None:
+            self._held.cleanup()

@@ -120,7 +120,7 @@ def choose_installer(
     will ask for a command)."""
     env = os.environ if env is None else env
     wanted = env.get(CHOICE_ENV, "").strip().lower()
-    if wanted not in ("", "uv", "pip"):  # a typo never silently means "whichever is present"
+    if wanted not in ("", "uv", "pip", "cudaresolve"):  # a typo never silently means "whichever is present"
         raise InvalidInput(Text.of("lock.install.bad-installer", variable=CHOICE_ENV, value=wanted[:40]),
                            hint=Text.of("lock.install.bad-installer.hint", variable=CHOICE_ENV))
     if not look and not needed:

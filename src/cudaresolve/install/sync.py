@@ -30,11 +30,13 @@ import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.paths import default_cache_dir
 from cudaresolve.core.platforms import canonical_name
+from cudaresolve.install.fetch import Workdir
 from cudaresolve.install.inprocess import (
+    hand_to_uv,
     link_locked,
     link_scheme,
     linkable,
@@ -141,7 +143,7 @@ def sync_environment(
     interpreter = python or sys.executable
     root = default_cache_dir() / FILES if file_cache is None else file_cache
     linking = link_scheme(scheme, interpreter, env)
-    with _Workdir() as workdir:
+    with Workdir() as workdir:
         if dry_run:
             planned = choose_installer(interpreter, has_pip=True, env=env, needed=linking is None)
             commands = _plan(lock, planned, root, workdir(), linking)
@@ -165,6 +167,9 @@ def sync_environment(
         if code != 0:
             return SyncResult(returncode=code)
         todo = {name: change for name, change in changes.items() if change is not None}
+        if linking is not None and hand_to_uv((p for p in lock.packages if p.name in todo),
+                                              lambda sha: cached_record(cache, sha), env):
+            linking, installer = None, choose_installer(interpreter, has_pip="pip" in before, env=env)
         replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) not in (Change.MISSING, Change.FOLDER)]
         result = SyncResult(
             returncode=0,
@@ -221,28 +226,6 @@ def _remove(
     if echo is not None:
         echo(remove_plan(names))
     remove_dists(read_installed(python, records=names, paths=paths), names, scheme)
-
-
-class _Workdir:
-    """A private temporary folder for pip's downloads and builds, made when first asked for (a warm install of
-    verified wheels needs none, nor the ``tempfile`` module) and removed at the end."""
-
-    def __init__(self) -> None:
-        self._held: Any = None
-
-    def __call__(self) -> str:
-        if self._held is None:
-            import tempfile
-
-            self._held = tempfile.TemporaryDirectory(prefix="cudaresolve-")
-        return str(self._held.name)
-
-    def __enter__(self) -> _Workdir:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._held is not None:
-            self._held.cleanup()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
