@@ -390,3 +390,19 @@ def test_a_lock_of_many_files_goes_to_uv_when_it_is_at_hand(monkeypatch: pytest.
     assert not inprocess.hand_to_uv(packages, rows.get, {"CUDARESOLVE_INSTALLER": "cudaresolve"})
     monkeypatch.setattr(installer, "find_uv", lambda env=None: None)
     assert not inprocess.hand_to_uv(packages, rows.get, {})  # no uv: linked here whatever the count
+
+
+def test_files_the_wheel_records_are_not_read_again(
+    base_venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cudaresolve.install import link
+
+    def no_hashing(path: str) -> tuple[str, str]:
+        raise AssertionError(f"{path} was hashed: its row is in the wheel's RECORD")
+
+    monkeypatch.setattr(link, "_hashed", no_hashing)  # .data files too: looked up by their path in the wheel
+    _, scheme = _venv(base_venv, "nohash")
+    wheel, sha = _wheel(tmp_path)
+    install_tree(unpacked(tmp_path / "cache", sha, wheel), scheme, url=wheel.as_uri(), sha256=sha)
+    record = (Path(scheme.purelib) / "demo-1.0.dist-info" / "RECORD").read_text()
+    assert "share/demo/notes.txt,sha256=" in record and "include/site/python" in record

@@ -4,7 +4,9 @@
 Chosen unless ``CUDARESOLVE_INSTALLER`` names uv or pip, and only where the probe of the target gave its
 folders (``environment.TargetEnvironment.scheme``). Why not uv: a second program that starts, asks the
 interpreter again what it is and reads its own cache costs a warm install more than the linking itself (measured
-in ``bench/bench_install.py``); local project folders and sdists, which need a build, still go to uv or pip.
+in ``bench/bench_install.py``); local project folders and sdists, which need a build, still go to uv or pip. But
+wheels of many files (``hand_to_uv``) go to uv when it is at hand: per file it links in half the time this
+process takes, which outweighs its start from about 3,000 files on.
 """
 
 from __future__ import annotations

@@ -78,13 +78,14 @@ def install_tree(tree: Path, scheme: Scheme, *, url: str, sha256: str, wheel: st
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TreePlan:
     """A kept wheel checked and ready to link: its ``.dist-info`` name, the folder RECORD is relative to, each of
-    its folders as (kept folder, target folder, RECORD prefix, scripts to rewrite?, file names), the wheel's
-    RECORD rows by path, and its entry points as (script name, module, attribute)."""
+    its folders as (kept folder, target folder, its path in the wheel, its path in the installed RECORD, scripts to
+    rewrite?, file names), the wheel's RECORD rows by path, and its entry points as (script name, module,
+    attribute)."""
 
     tree: str
     info: str
     root: str
-    folders: tuple[tuple[str, str, str, bool, tuple[str, ...]], ...]
+    folders: tuple[tuple[str, str, str, str, bool, tuple[str, ...]], ...]
     record: Mapping[str, tuple[str, str]] = field(repr=False)
     launchers: tuple[tuple[str, str, str], ...] = ()
 
@@ -104,7 +105,7 @@ def plan_tree(tree: Path, scheme: Scheme, *, wheel: str = "", check: bool = True
     homes = {**{k: getattr(scheme, k) for k in _KEYS}, "headers": os.path.join(scheme.headers, info.split("-")[0])}
     skipped = {f"{info}/RECORD", f"{info}/INSTALLER", f"{info}/direct_url.json"}
     top = str(tree)
-    folders: list[tuple[str, str, str, bool, tuple[str, ...]]] = []
+    folders: list[tuple[str, str, str, str, bool, tuple[str, ...]]] = []
     seen = 0
     for folder, _, names in os.walk(top):
         rel_dir = folder[len(top) + 1:].replace(os.sep, "/") if folder != top else ""
@@ -129,7 +130,7 @@ def plan_tree(tree: Path, scheme: Scheme, *, wheel: str = "", check: bool = True
             if script and _reserved(name):
                 raise _bad(label, f"the script {name} would replace the environment's interpreter")
         placed = _relative(target, root)
-        folders.append((folder, target, "" if placed == "." else placed + "/", script, kept))
+        folders.append((folder, target, prefix, "" if placed == "." else placed + "/", script, kept))
     if check and seen != sum(1 for path in record if path not in skipped):
         raise StaleTree("a file its RECORD lists is missing")
     launchers = tuple(_entry_points(tree / info / "entry_points.txt"))
@@ -145,7 +146,7 @@ def apply(plan: TreePlan, scheme: Scheme, *, url: str, sha256: str) -> str:
     rows: list[tuple[str, str, str]] = []
     written: list[str] = []
     try:
-        for source, target, prefix, script, names in plan.folders:
+        for source, target, inside, prefix, script, names in plan.folders:
             os.makedirs(target, exist_ok=True)
             for name in names:
                 path = f"{target}/{name}"
@@ -155,7 +156,7 @@ def apply(plan: TreePlan, scheme: Scheme, *, url: str, sha256: str) -> str:
                                                         executable=True)))
                     continue
                 _link(f"{source}/{name}", path)
-                rows.append((prefix + name, *(plan.record.get(prefix + name) or _hashed(path))))
+                rows.append((prefix + name, *(plan.record.get(inside + name) or _hashed(path))))
         for name, module, attribute in plan.launchers:
             os.makedirs(scheme.scripts, exist_ok=True)
             path = os.path.join(scheme.scripts, name)
