@@ -301,6 +301,17 @@ def test_a_script_named_like_the_interpreter_is_refused(base_venv: Path, tmp_pat
     assert subprocess.run([scheme.python, "-c", "pass"], check=False).returncode == 0  # the venv still runs
 
 
+def test_pips_own_scripts_are_not_reserved(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, "pip-scripts")  # a lock may pin pip itself: its pip, pip3, pip3.11 go in
+    points = b"[console_scripts]\npip = demo:main\npip3 = demo:main\npip3.11 = demo:main\n"
+    wheel, sha = _wheel(tmp_path, extra={"demo-1.0.dist-info/entry_points.txt": points})
+    link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+    ran = subprocess.run([str(Path(scheme.scripts) / "pip3.11")], capture_output=True, text=True)
+    assert ran.stdout.strip() == "hello from demo 1.0", ran.stderr
+
+
 def test_removing_skips_rows_it_cannot_remove_and_every_copy_of_the_project_goes(
     base_venv: Path, tmp_path: Path
 ) -> None:

@@ -49,7 +49,7 @@ _KEYS: Final = ("purelib", "platlib", "scripts", "headers", "data")
 _ENTRY: Final = re.compile(r"^\s*([\w.]+)\s*:\s*([\w.]+)\s*(?:\[[^\]]*\])?\s*$")
 _SCRIPT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _MAX_SHEBANG: Final = 127  # the kernel's limit on a #! line
-_RESERVED: Final = re.compile(r"^(?:python(?:[0-9.]*)w?|activate(?:\..*)?|Activate\.ps1|pip[0-9.]*)$", re.IGNORECASE)
+_RESERVED: Final = re.compile(r"^(?:python(?:[0-9.]*)w?|activate(?:\..*)?|Activate\.ps1)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
