@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.model import LockedPackage
 
 __all__ = [
-    "OWN", "hand_to_uv", "link_locked", "link_plan", "link_scheme", "link_wheels", "linkable", "prune_unpacked",
+    "hand_to_uv", "link_locked", "link_plan", "link_scheme", "link_wheels", "linkable", "prune_unpacked",
     "remove_dists", "remove_plan",
 ]
 
@@ -36,18 +36,15 @@ _MANY_WHEELS: Final = 8  # fewer wheels are checked in one thread
 #: From this many files to link, uv (when at hand) installs the wheels: measured on this machine's ext4, this process
 #: links a file in about 45 us and uv in about 20 us after its own start and probe (about 80 ms).
 _UV_FILES: Final = 3000
-#: ``CUDARESOLVE_INSTALLER``'s value for this installer whatever the lock.
-OWN: Final = "cudaresolve"
 
 
 def link_scheme(scheme: Iterable[tuple[str, str]], python: str, env: Mapping[str, str] | None) -> Scheme | None:
     """The in-process installer's folders for ``python``; None when another installer is asked for
     (``CUDARESOLVE_INSTALLER``) or the probe gave no folders."""
-    from cudaresolve.install.installer import CHOICE_ENV
+    from cudaresolve.install.installer import OWN, wanted_installer
 
-    chosen = (os.environ if env is None else env).get(CHOICE_ENV, "").strip().lower()
     given = dict(scheme)
-    if chosen not in ("", OWN) or not all(isinstance(given.get(k), str) and given[k] for k in _FIELDS):
+    if wanted_installer(env) not in ("", OWN) or not all(isinstance(given.get(k), str) and given[k] for k in _FIELDS):
         return None
     return Scheme(**{k: given[k] for k in _FIELDS}, python=python)
 
@@ -58,9 +55,9 @@ def hand_to_uv(
     """Whether the wheels of ``packages`` hold so many files (their kept RECORDs' rows, ``records`` by sha256)
     that uv, when at hand, links them sooner than this process does, its start included (``_UV_FILES``);
     never when ``CUDARESOLVE_INSTALLER=cudaresolve`` asks for this installer."""
-    from cudaresolve.install.installer import CHOICE_ENV, find_uv
+    from cudaresolve.install.installer import OWN, find_uv, wanted_installer
 
-    if (os.environ if env is None else env).get(CHOICE_ENV, "").strip().lower() == OWN:
+    if wanted_installer(env) == OWN:
         return False
     files = 0
     for package in packages:
@@ -197,15 +194,15 @@ def _size(path: Path) -> int:
         return 0
 
 
-def remove_dists(installed: Mapping[str, InstalledDist], names: Iterable[str], scheme: Scheme) -> int:
+def remove_dists(installed: Mapping[str, InstalledDist], names: Iterable[str], scheme: Scheme) -> None:
     """Remove each distribution of ``names`` (normalized) among ``installed`` that lives in the environment's own
     folders, and any other copy of the same project there (two ``.dist-info`` folders of one name: pip and uv
-    remove both); one found elsewhere on ``sys.path`` is left (installing shadows it, as pip and uv do); 0."""
+    remove both); one found elsewhere on ``sys.path`` is left (installing shadows it, as pip and uv do)."""
     from cudaresolve.install.link import remove
 
     found = [installed[n] for n in names if n in installed]
     if not found:
-        return 0
+        return
     homes = tuple(os.path.join(os.path.realpath(f), "") for f in (scheme.purelib, scheme.platlib))
     others = _copies(scheme)
     for dist in found:
@@ -214,7 +211,6 @@ def remove_dists(installed: Mapping[str, InstalledDist], names: Iterable[str], s
         for copy in others.get(dist.name, ()):
             if os.path.realpath(copy) != os.path.realpath(dist.path or ""):
                 remove(copy, _record(copy), scheme.folders)
-    return 0
 
 
 def _copies(scheme: Scheme) -> dict[str, list[str]]:

@@ -39,10 +39,12 @@ if TYPE_CHECKING:
 
     from cudaresolve.resolve.model import LockedPackage
 
-__all__ = ["CHOICE_ENV", "Installer", "choose_installer", "find_uv"]
+__all__ = ["CHOICE_ENV", "OWN", "Installer", "choose_installer", "find_uv", "wanted_installer"]
 
 #: The environment variable that picks the installer (``uv`` or ``pip``; unset: uv when present).
 CHOICE_ENV: Final = "CUDARESOLVE_INSTALLER"
+#: ``CHOICE_ENV``'s value for the in-process installer whatever the lock (``inprocess``).
+OWN: Final = "cudaresolve"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,8 +121,8 @@ def choose_installer(
     (a locked sdist or folder to build). Not ``look``: that one at once, uv and pip not looked for (nothing
     will ask for a command)."""
     env = os.environ if env is None else env
-    wanted = env.get(CHOICE_ENV, "").strip().lower()
-    if wanted not in ("", "uv", "pip", "cudaresolve"):  # a typo never silently means "whichever is present"
+    wanted = wanted_installer(env)
+    if wanted not in ("", "uv", "pip", OWN):  # a typo never silently means "whichever is present"
         raise InvalidInput(Text.of("lock.install.bad-installer", variable=CHOICE_ENV, value=wanted[:40]),
                            hint=Text.of("lock.install.bad-installer.hint", variable=CHOICE_ENV))
     if not look and not needed:
@@ -135,6 +137,11 @@ def choose_installer(
     if not needed:
         return Installer(kind="none", head=(), python=python, pip=pip)
     raise _none_at_hand(python, wanted)
+
+
+def wanted_installer(env: Mapping[str, str] | None = None) -> str:
+    """``CHOICE_ENV`` as given (None: ``os.environ``), trimmed and lower-cased; "" when unset."""
+    return (os.environ if env is None else env).get(CHOICE_ENV, "").strip().lower()
 
 
 def _none_at_hand(python: str, wanted: str) -> InvalidInput:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.digest import sha256_bytes
 from cudaresolve.errors import InvalidBinary
+from cudaresolve.install.record import MAX_RECORD_BYTES
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -82,7 +83,6 @@ class TreePlan:
     rewrite?, file names), the wheel's RECORD rows by path, and its entry points as (script name, module,
     attribute)."""
 
-    tree: str
     info: str
     root: str
     folders: tuple[tuple[str, str, str, str, bool, tuple[str, ...]], ...]
@@ -137,7 +137,7 @@ def plan_tree(tree: Path, scheme: Scheme, *, wheel: str = "", check: bool = True
     for name, _, _ in launchers:
         if _reserved(name):
             raise _bad(label, f"the entry point {name} would replace the environment's interpreter")
-    return TreePlan(tree=top, info=info, root=root, folders=tuple(folders), record=record, launchers=launchers)
+    return TreePlan(info=info, root=root, folders=tuple(folders), record=record, launchers=launchers)
 
 
 def apply(plan: TreePlan, scheme: Scheme, *, url: str, sha256: str) -> str:
@@ -241,15 +241,15 @@ def _listed(path: str) -> str:
     """An ``installed-files.txt`` as RECORD text (one path per row); empty when it cannot be read."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return "".join(f'"{line.strip()}"\n' for line in handle.read(32 * 1024 * 1024).splitlines()
+            return "".join(f'"{line.strip()}"\n' for line in handle.read(MAX_RECORD_BYTES).splitlines()
                            if line.strip() and '"' not in line)
     except (OSError, UnicodeDecodeError):
         return ""
 
 
-def _bad(tree: str, reason: str) -> InvalidBinary:
-    """A kept wheel (its folder named by its sha256) that is no wheel."""
-    return InvalidBinary(Text.of("lock.install.bad-wheel", file=tree, reason=reason),
+def _bad(label: str, reason: str) -> InvalidBinary:
+    """The wheel ``label`` (its file's name) is no wheel."""
+    return InvalidBinary(Text.of("lock.install.bad-wheel", file=label, reason=reason),
                          hint=Text("lock.install.bad-wheel.hint"))
 
 
@@ -327,11 +327,16 @@ def _hashed(path: str) -> tuple[str, str]:
         while chunk := source.read(1024 * 1024):
             digest.update(chunk)
             size += len(chunk)
-    return "sha256=" + base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode(), str(size)
+    return _record_form(digest.digest()), str(size)
 
 
 def _record_hash(data: bytes) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(sha256_bytes(data)).rstrip(b"=").decode()
+    return _record_form(sha256_bytes(data))
+
+
+def _record_form(digest: bytes) -> str:
+    """A sha256 as RECORD writes it: ``sha256=`` and the urlsafe base64 of the digest, unpadded."""
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
 def _relative(target: str, root: str) -> str:

@@ -38,6 +38,7 @@ from cudaresolve.install.fetch import Workdir
 from cudaresolve.install.inprocess import (
     hand_to_uv,
     link_locked,
+    link_plan,
     link_scheme,
     linkable,
     prune_unpacked,
@@ -184,9 +185,10 @@ def sync_environment(
         kept = {p.name: before[canonical_name(p.name)].requires for p in lock.packages if p.name not in todo}
         check_closure(lock, kept, files, markers, cache.parent)
         extra = foreign(lock, before, prefix=prefix)  # installing follows no dependency: nothing else is added
-        early = bool(exact and extra and linking is not None)
-        if early and linking is not None:  # removed before the wheels are linked: a file both hold stays the lock's
-            _remove(python, paths, extra, linking, echo)
+        early = False
+        if exact and extra and linking is not None:  # removed before the wheels are linked: a file both hold stays
+            _remove(python, paths, extra, linking, echo)  # the lock's
+            early = True
         if todo:
             # the installer's commands first (none at hand is an error before anything changes), then the wheels
             # in this process, then what needs a build by the installer
@@ -275,8 +277,6 @@ def _plan(
     paths = {p.name: cache_path(root, p) for p in direct if p.kind is not FileKind.SDIST}
     files = [paths.get(p.name) or Path(wheel_dir(workdir), "-".join(version_key(p))) for p in packages]
     if linking is not None:
-        from cudaresolve.install.inprocess import link_plan
-
         linked = [f for p, f in zip(packages, files, strict=True) if linkable(p, f)]
         files = [f for f in files if f not in linked]
         commands += [link_plan(linked, linking)] if linked else []

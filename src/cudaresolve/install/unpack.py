@@ -21,6 +21,7 @@ import shutil
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.files import make_cache_dir
+from cudaresolve.lock.fields import is_sha256
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -67,7 +68,7 @@ def prune(root: Path, wanted: Collection[str]) -> None:
     with contextlib.suppress(OSError), os.scandir(root) as entries:
         for entry in entries:
             name = entry.name
-            stale = name not in wanted and len(name) == 64 and all(c in "0123456789abcdef" for c in name)
+            stale = name not in wanted and is_sha256(name)
             if stale or (name.startswith(".") and name.endswith(".tmp") and _old(entry.path)):
                 shutil.rmtree(entry.path, ignore_errors=True)
 
