@@ -30,9 +30,8 @@ __all__ = [
 ]
 
 _FIELDS: Final = ("purelib", "platlib", "scripts", "data", "headers")
-_WORKERS: Final = 4  # threads unpacking a cold install's wheels, checking many wheels, linking many files
+_WORKERS: Final = 4  # threads unpacking a cold install's wheels, linking many files
 _MANY_FILES: Final = 1000  # fewer files are linked in one thread: the others cost more than they save
-_MANY_WHEELS: Final = 8  # fewer wheels are checked in one thread
 #: From this many files to link, uv (when at hand) installs the wheels: measured on this machine's ext4, this process
 #: links a file in about 45 us and uv in about 20 us after its own start and probe (about 80 ms).
 _UV_FILES: Final = 3000
@@ -137,7 +136,7 @@ def link_wheels(
     from cudaresolve.core.parallel import each
     from cudaresolve.core.platforms import canonical_name
     from cudaresolve.install.link import StaleTree, TreePlan, apply, plan_tree
-    from cudaresolve.install.unpack import forget, unpacked
+    from cudaresolve.install.unpack import META, forget, unpacked
 
     if fresh:
         for package, _ in packages:
@@ -160,14 +159,16 @@ def link_wheels(
             raise _cannot_write(exc, package) from exc
         plans[package.name] = (package, wheel, made)
 
-    each(plan, packages, workers=_WORKERS if len(packages) >= _MANY_WHEELS else 1, name="plan")
+    for pair in packages:  # in this thread: checking is Python's work, threads only add the GIL's hand-offs
+        plan(pair)
     # what they replace removed first: a file that moves from one package to another is not removed after it
     remove_dists(before, [canonical_name(p.name) for p, _ in packages], scheme)
 
     def one(planned: tuple[LockedPackage, Path, TreePlan]) -> None:
         package, wheel, made = planned
         try:
-            apply(made, scheme, url=wheel.absolute().as_uri(), sha256=package.sha256 or "")
+            apply(made, scheme, url=wheel.absolute().as_uri(), sha256=package.sha256 or "",
+                  store=str(unpacked_root / f"{package.sha256}{META}"))
         except OSError as exc:
             raise _cannot_write(exc, package) from exc
 

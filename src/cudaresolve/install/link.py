@@ -11,7 +11,9 @@ the target interpreter in its place, and each ``console_scripts``/``gui_scripts`
 system). The installed ``RECORD`` lists every file written with its sha256 and size (the wheel's RECORD gives
 those of the linked files), and ``INSTALLER`` says ``cudaresolve``; ``direct_url.json`` names the cached wheel
 (as uv's own install from that file wrote it), which is how a later sync knows the package for the locked file
-without reading its RECORD. No byte-code is compiled (uv's default).
+without reading its RECORD. Those three files are the same in every environment (``RECORD`` where no script is
+written for the environment): given a ``store`` folder, each is kept there once, by its sha256, and linked, as
+the wheel's files are. No byte-code is compiled (uv's default).
 
 ``remove`` deletes what an installed distribution's RECORD lists, only inside ``inside`` (the environment's
 folders), and the folders left empty; the byte-code of each ``.py`` removed goes with it.
@@ -71,9 +73,11 @@ class Scheme:
         return (self.purelib, self.platlib, self.scripts, self.data, self.headers)
 
 
-def install_tree(tree: Path, scheme: Scheme, *, url: str, sha256: str, wheel: str = "") -> str:
+def install_tree(
+    tree: Path, scheme: Scheme, *, url: str, sha256: str, wheel: str = "", store: str | None = None
+) -> str:
     """Install the unpacked wheel ``tree`` (``unpack.unpacked``) into ``scheme``: ``plan_tree``, then ``apply``."""
-    return apply(plan_tree(tree, scheme, wheel=wheel), scheme, url=url, sha256=sha256)
+    return apply(plan_tree(tree, scheme, wheel=wheel), scheme, url=url, sha256=sha256, store=store)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,14 +144,21 @@ def plan_tree(tree: Path, scheme: Scheme, *, wheel: str = "", check: bool = True
     return TreePlan(info=info, root=root, folders=tuple(folders), record=record, launchers=launchers)
 
 
-def apply(plan: TreePlan, scheme: Scheme, *, url: str, sha256: str) -> str:
+def apply(plan: TreePlan, scheme: Scheme, *, url: str, sha256: str, store: str | None = None) -> str:
     """Write ``plan`` into the environment (module docstring); the ``.dist-info`` folder written. An ``OSError``
-    removes what this call wrote before it is raised again."""
+    removes what this call wrote before it is raised again. ``store``: a cache folder of this wheel's own where
+    the metadata files this writes (``INSTALLER``, ``direct_url.json``, and ``RECORD`` when no file of the wheel
+    is written for this environment alone: no script, no launcher) are kept by their sha256, so that a later
+    install links them as it links the wheel's files (making a file costs the file system several times what
+    linking one does)."""
     rows: list[tuple[str, str, str]] = []
     written: list[str] = []
+    made: set[str] = set()
+    shared = store if not plan.launchers and not any(f[4] for f in plan.folders) else None
     try:
         for source, target, inside, prefix, script, names in plan.folders:
             os.makedirs(target, exist_ok=True)
+            made.add(target)
             for name in names:
                 path = f"{target}/{name}"
                 written.append(path)
@@ -164,17 +175,18 @@ def apply(plan: TreePlan, scheme: Scheme, *, url: str, sha256: str) -> str:
             rows.append((_relative(path, plan.root), *_write(path, _launcher(scheme.python, module, attribute),
                                                               executable=True)))
         meta = os.path.join(plan.root, plan.info)
-        os.makedirs(meta, exist_ok=True)
+        if meta not in made:
+            os.makedirs(meta, exist_ok=True)
         direct = json.dumps({"url": url, "archive_info": {"hashes": {"sha256": sha256}}}, sort_keys=True).encode()
         for name, body in (("INSTALLER", f"{INSTALLER_NAME}\n".encode()), ("direct_url.json", direct)):
             written.append(os.path.join(meta, name))
-            rows.append((f"{plan.info}/{name}", *_write(os.path.join(meta, name), body)))
+            rows.append((f"{plan.info}/{name}", *_put(os.path.join(meta, name), body, store)))
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerows(rows)
         writer.writerow((f"{plan.info}/RECORD", "", ""))
         written.append(os.path.join(meta, "RECORD"))
-        _write(os.path.join(meta, "RECORD"), out.getvalue().encode())
+        _put(os.path.join(meta, "RECORD"), out.getvalue().encode(), shared)
     except OSError:
         for path in written:
             with contextlib.suppress(OSError):
@@ -290,8 +302,9 @@ def _root_is_purelib(wheel: Path) -> bool:
     return found is None or found.group(1).lower() == "true"
 
 
-def _link(source: str, target: str) -> None:
-    """``target`` made a hard link to ``source``, replacing a file there; a copy where linking fails."""
+def _link(source: str, target: str, *, copy: bool = True) -> None:
+    """``target`` made a hard link to ``source``, replacing a file there; a copy where linking fails (unless not
+    ``copy``: the ``OSError`` is raised)."""
     for _ in range(2):
         try:
             os.link(source, target)
@@ -301,11 +314,50 @@ def _link(source: str, target: str) -> None:
                 raise
             os.unlink(target)
         except OSError:
+            if not copy:
+                raise
             break
     with contextlib.suppress(FileNotFoundError):
         os.unlink(target)
     shutil.copyfile(source, target)
     shutil.copymode(source, target)
+
+
+def _put(path: str, data: bytes, store: str | None) -> tuple[str, str]:
+    """``data`` at ``path`` as ``_write`` puts it, but a hard link to ``store``'s copy of it (named by its
+    sha256; made there first when missing, through a temporary name) where there is a ``store``."""
+    digest = _record_hash(data)
+    if store is not None:
+        kept = os.path.join(store, digest[len("sha256="):])
+        try:
+            try:
+                if os.stat(kept).st_size != len(data):  # changed in place through a link: made again
+                    _keep(kept, data)
+            except FileNotFoundError:
+                _keep(kept, data)
+            _link(kept, path, copy=False)
+            return digest, str(len(data))
+        except OSError:  # another file system, a store that cannot be written: the file is written
+            pass
+    _write(path, data)
+    return digest, str(len(data))
+
+
+def _keep(kept: str, data: bytes) -> None:
+    """``data`` made the store's file ``kept`` (its folder made when missing); a reader sees all of it or none."""
+    folder = os.path.dirname(kept)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    work = f"{kept}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(work, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as sink:
+            sink.write(data)
+        os.replace(work, kept)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(work)
+        raise
 
 
 def _write(path: str, data: bytes, *, executable: bool = False) -> tuple[str, str]:

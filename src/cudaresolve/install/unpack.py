@@ -8,9 +8,12 @@ so a folder that exists is whole). The archive is opened with ``core.archive.ope
 backslash, is refused before anything is written. Only the wheel's own hash, checked against the lock before,
 makes its members trusted.
 
+Beside each, ``<sha256>.meta/`` keeps the metadata files installing that wheel writes (``link.apply``), by
+their sha256, to be linked too.
+
 ``prune(root, wanted)`` removes the folders whose wheel the file cache no longer holds (``wheelcache.trim``
-removed it), so this cache is bounded as that one is. ``forget`` removes one folder: an installed file was
-changed in place, and through a hard link that changed the kept copy too.
+removed it), with their ``.meta`` folders, so this cache is bounded as that one is. ``forget`` removes one
+folder: an installed file was changed in place, and through a hard link that changed the kept copy too.
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from pathlib import Path
 
-__all__ = ["UNPACKED", "forget", "prune", "unpacked"]
+__all__ = ["META", "UNPACKED", "forget", "prune", "unpacked"]
 
 #: The folder under the user cache that keeps unpacked wheels.
 UNPACKED: Final = "unpacked-v1"
+#: The end of the name of a wheel's metadata folder beside its unpacked folder.
+META: Final = ".meta"
 _CHUNK: Final = 1024 * 1024
 
 
@@ -68,7 +73,8 @@ def prune(root: Path, wanted: Collection[str]) -> None:
     with contextlib.suppress(OSError), os.scandir(root) as entries:
         for entry in entries:
             name = entry.name
-            stale = name not in wanted and is_sha256(name)
+            sha256 = name[: -len(META)] if name.endswith(META) else name
+            stale = sha256 not in wanted and is_sha256(sha256)
             if stale or (name.startswith(".") and name.endswith(".tmp") and _old(entry.path)):
                 shutil.rmtree(entry.path, ignore_errors=True)
 
