@@ -18,7 +18,8 @@ import pytest
 
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.install.environment import read_target
-from cudaresolve.install.link import Scheme, install_tree, remove
+from cudaresolve.install.link import Scheme, install_tree
+from cudaresolve.install.uninstall import remove
 from cudaresolve.install.unpack import forget, prune, unpacked
 
 

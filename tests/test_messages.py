@@ -17,9 +17,9 @@ from cudaresolve.text.catalogue import (
     join_sentences,
     message,
     parenthesize,
-    pick_lang,
     placeholders,
 )
+from cudaresolve.text.langs import pick_lang
 from cudaresolve.text.model import Text
 
 # The reason codes listed in the README, plus the minor-version-compatibility warning.

@@ -302,7 +302,7 @@ def _language(args: argparse.Namespace | None, argv: list[str]) -> str:
     """``--lang``, else the language of the environment's locale (also when the flags did not parse)."""
     import os
 
-    from cudaresolve.text.catalogue import pick_lang
+    from cudaresolve.text.langs import pick_lang
 
     flag = getattr(args, "lang", None)
     if args is None and "--lang" in argv[:-1]:

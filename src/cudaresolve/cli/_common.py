@@ -27,6 +27,6 @@ def load_db(args: argparse.Namespace) -> CompatDB:
 
 def language(args: argparse.Namespace) -> str:
     """``--lang``, else ``zh`` when LANG/LC_ALL/LC_MESSAGES says Chinese, else ``en``."""
-    from cudaresolve.text.catalogue import pick_lang
+    from cudaresolve.text.langs import pick_lang
 
     return pick_lang(getattr(args, "lang", None), os.environ)

@@ -43,7 +43,7 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.cli._common import language
     from cudaresolve.cli.lock import request_from_args
     from cudaresolve.install.install import InstallRequest, install
-    from cudaresolve.install.pip import format_command, installer_output
+    from cudaresolve.install.pip import installer_output
     from cudaresolve.render.output import current
 
     if args.lockfile and (args.requirement_files or args.constraint_files):
@@ -61,6 +61,8 @@ def _run(args: argparse.Namespace) -> int:
     lang = language(args)
 
     def show(lock: Any, solution: Any) -> None:
+        if solution is None and not current().shows_info:  # -q and a lock file: no table (render_plan's rule), and
+            return  # the rendering modules are not loaded
         from cudaresolve.render.install import render_plan
 
         render_plan(lock, solution, console, lang=lang)
@@ -77,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     # --json: stdout holds the one JSON object; -q: the installer's output only when it fails
     with installer_output(2 if args.json else None, quiet=current().verbosity < 0):
-        result = install(order, echo=lambda c: _echo(out, format_command(c), args.dry_run),
+        result = install(order, echo=lambda c: _echo(out, c, args.dry_run),
                          show=None if args.json else show, warm_up=_doctor_modules)
     report = None
     if result.check is not None:  # a doctor pass on what pip installed, against the lock's target
@@ -116,12 +118,14 @@ class _Later:
         return getattr(self._made, name)
 
 
-def _echo(out: Any, line: str, dry_run: bool) -> None:
+def _echo(out: Any, command: Any, dry_run: bool) -> None:
     """An installer command: the result of ``--dry-run``; else shown as it runs, not under ``-q``."""
     from cudaresolve.render.output import current
 
     if dry_run or current().shows_info:
-        out.print(line, markup=False, highlight=False)
+        from cudaresolve.install.pip import format_command
+
+        out.print(format_command(command), markup=False, highlight=False)
 
 
 def _doctor_modules() -> None:
@@ -147,7 +151,7 @@ def _render_after(result: Any, report: Any, console: Any, lang: str) -> None:
     """What changed, then the doctor's verdict (under ``-q``: only when something is wrong)."""
     from cudaresolve.render.output import current
 
-    if result.sync is not None:
+    if result.sync is not None and (result.sync.notices or current().shows_info):  # else it would say nothing
         from cudaresolve.render.install import render_sync
 
         render_sync(result.sync, console, lang=lang)

@@ -103,17 +103,26 @@ def requirements_from_args(
     args: argparse.Namespace, files: RequirementFiles | None = None
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(requirements, constraints): the REQ arguments and what ``-r``/``-c`` files say (``files``: read already)."""
-    from cudaresolve.errors import InvalidInput
-    from cudaresolve.lock.reqfiles import read_requirement_files
-    from cudaresolve.text.model import Text
-
     if files is None:
-        files = read_requirement_files(args.requirement_files, getattr(args, "constraint_files", []))
+        files = _read_files(args)
     given = tuple(_folder_or_text(r) for r in args.requirements)  # ``.`` or ``./pkg``: a local project
-    requirements = (*given, *files.requirements)
+    requirements = (*given, *getattr(files, "requirements", ()))
     if args.requirement_files and not requirements:  # never the project's list instead of an empty file
+        from cudaresolve.errors import InvalidInput
+        from cudaresolve.text.model import Text
+
         raise InvalidInput(Text("lock.reqfile.empty"), hint=Text("lock.reqfile.empty.hint"))
-    return requirements, files.constraints
+    return requirements, getattr(files, "constraints", ())
+
+
+def _read_files(args: argparse.Namespace) -> RequirementFiles | None:
+    """The ``-r`` and ``-c`` files read; None when the line names none (``lock.reqfiles`` is not loaded)."""
+    named = (args.requirement_files, getattr(args, "constraint_files", []))
+    if not any(named):
+        return None
+    from cudaresolve.lock.reqfiles import read_requirement_files
+
+    return read_requirement_files(*named)
 
 
 def _folder_or_text(text: str) -> str:
@@ -159,10 +168,9 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
     """The lock request these flags describe (lock and install share it)."""
     from cudaresolve.cli._target import options_from_args
     from cudaresolve.lock.features import Selection
-    from cudaresolve.lock.reqfiles import read_requirement_files
     from cudaresolve.lock.request import LockRequest
 
-    files = read_requirement_files(args.requirement_files, getattr(args, "constraint_files", []))
+    files = _read_files(args)  # None: the line names no file, and each of its values below is empty
     requirements, constraints = requirements_from_args(args, files)
     return LockRequest(
         requirements=requirements,
@@ -172,11 +180,11 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         offline=args.offline,
         mirrors=tuple(args.index_mirror),
         gpu_source=args.gpu_source,
-        index_url=args.index_url or files.index_url,
-        extra_index_urls=(*getattr(args, "extra_index_urls", ()), *files.extra_index_urls),
-        find_links=(*getattr(args, "find_links", ()), *files.find_links),
-        trusted_hosts=files.trusted_hosts,
-        editables=files.editables,
+        index_url=args.index_url or getattr(files, "index_url", None),
+        extra_index_urls=(*getattr(args, "extra_index_urls", ()), *getattr(files, "extra_index_urls", ())),
+        find_links=(*getattr(args, "find_links", ()), *getattr(files, "find_links", ())),
+        trusted_hosts=getattr(files, "trusted_hosts", ()),
+        editables=getattr(files, "editables", ()),
         no_build=args.no_build,
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),

@@ -199,7 +199,7 @@ def remove_dists(installed: Mapping[str, InstalledDist], names: Iterable[str], s
     """Remove each distribution of ``names`` (normalized) among ``installed`` that lives in the environment's own
     folders, and any other copy of the same project there (two ``.dist-info`` folders of one name: pip and uv
     remove both); one found elsewhere on ``sys.path`` is left (installing shadows it, as pip and uv do)."""
-    from cudaresolve.install.link import remove
+    from cudaresolve.install.uninstall import remove
 
     found = [installed[n] for n in names if n in installed]
     if not found:

@@ -24,7 +24,6 @@ would be one more dependency where uv or pip is nearly always at hand.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -159,6 +158,8 @@ def _has_pip() -> bool:
 
 def find_uv(env: Mapping[str, str] | None = None) -> str | None:
     """uv on PATH, else the binary of the ``uv`` package installed beside cudaresolve, else None."""
+    import shutil  # here: an install that links every wheel looks for no tool
+
     env = os.environ if env is None else env
     found = shutil.which("uv", path=env.get("PATH"))
     if found:

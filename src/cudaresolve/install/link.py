@@ -15,42 +15,38 @@ without reading its RECORD. Those three files are the same in every environment 
 written for the environment): given a ``store`` folder, each is kept there once, by its sha256, and linked, as
 the wheel's files are. No byte-code is compiled (uv's default).
 
-``remove`` deletes what an installed distribution's RECORD lists, only inside ``inside`` (the environment's
-folders), and the folders left empty; the byte-code of each ``.py`` removed goes with it.
-
 Spec: https://packaging.python.org/en/latest/specifications/binary-distribution-format/ and
 https://packaging.python.org/en/latest/specifications/entry-points/
 """
 
 from __future__ import annotations
 
-import base64
+import binascii
 import contextlib
 import csv
 import io
 import json
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.digest import sha256_bytes
 from cudaresolve.errors import InvalidBinary
-from cudaresolve.install.record import MAX_RECORD_BYTES
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
     from pathlib import Path
 
-__all__ = ["INSTALLER_NAME", "Scheme", "StaleTree", "TreePlan", "apply", "install_tree", "plan_tree", "remove"]
+__all__ = ["INSTALLER_NAME", "Scheme", "StaleTree", "TreePlan", "apply", "install_tree", "plan_tree"]
 
 #: What the installed ``INSTALLER`` file says.
 INSTALLER_NAME: Final = "cudaresolve"
 _KEYS: Final = ("purelib", "platlib", "scripts", "headers", "data")
 _ENTRY: Final = re.compile(r"^\s*([\w.]+)\s*:\s*([\w.]+)\s*(?:\[[^\]]*\])?\s*$")
 _SCRIPT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")  # base64 to its urlsafe form (``base64`` itself costs an import)
 _MAX_SHEBANG: Final = 127  # the kernel's limit on a #! line
 _RESERVED: Final = re.compile(r"^(?:python(?:[0-9.]*)w?|activate(?:\..*)?|Activate\.ps1)$", re.IGNORECASE)
 
@@ -204,76 +200,10 @@ def _reserved(name: str) -> bool:
     return _RESERVED.match(name) is not None
 
 
-def remove(dist_info: str, record: str | None, inside: Sequence[str]) -> None:
-    """Remove the distribution whose metadata is ``dist_info`` (``record``: its RECORD's text): each listed file
-    inside one of the ``inside`` folders, the byte-code of each ``.py`` among them, the folders left empty (up to
-    those), then the metadata itself. An ``.egg-info`` folder lists its files in ``installed-files.txt``,
-    relative to itself; an ``.egg-info`` file lists none. A file that cannot be removed is left."""
-    base = os.path.dirname(dist_info)
-    if record is None and dist_info.endswith(".egg-info") and os.path.isdir(dist_info):
-        base, record = dist_info, _listed(os.path.join(dist_info, "installed-files.txt"))
-    homes = tuple(os.path.join(os.path.realpath(f), "") for f in inside)
-    real: dict[str, str] = {}  # a folder's real path, found once
-    emptied: set[str] = set()
-    try:
-        rows = list(csv.reader((record or "").splitlines()))
-    except csv.Error:
-        rows = []
-    for row in rows:
-        if not row or not row[0]:
-            continue
-        path = os.path.normpath(os.path.join(base, row[0]))
-        folder = os.path.dirname(path)
-        if folder not in real:
-            real[folder] = os.path.join(os.path.realpath(folder), "")
-        if not real[folder].startswith(homes) or os.path.islink(folder):
-            continue
-        for gone in (path, *_bytecode(path)):
-            try:
-                os.unlink(gone)
-            except OSError:  # not there, a folder, not ours to remove: left
-                continue
-            emptied.add(os.path.dirname(gone))
-    if os.path.isdir(dist_info) and not os.path.islink(dist_info):
-        shutil.rmtree(dist_info, ignore_errors=True)
-    else:
-        with contextlib.suppress(OSError):
-            os.unlink(dist_info)
-    tops = {h.rstrip(os.sep) for h in homes}
-    for folder in sorted(emptied, key=len, reverse=True):
-        while os.path.realpath(folder) not in tops and os.path.realpath(folder).startswith(homes):
-            try:
-                os.rmdir(folder)
-            except OSError:
-                break
-            folder = os.path.dirname(folder)
-
-
-def _listed(path: str) -> str:
-    """An ``installed-files.txt`` as RECORD text (one path per row); empty when it cannot be read."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return "".join(f'"{line.strip()}"\n' for line in handle.read(MAX_RECORD_BYTES).splitlines()
-                           if line.strip() and '"' not in line)
-    except (OSError, UnicodeDecodeError):
-        return ""
-
-
 def _bad(label: str, reason: str) -> InvalidBinary:
     """The wheel ``label`` (its file's name) is no wheel."""
     return InvalidBinary(Text.of("lock.install.bad-wheel", file=label, reason=reason),
                          hint=Text("lock.install.bad-wheel.hint"))
-
-
-def _bytecode(path: str) -> list[str]:
-    if not path.endswith(".py"):
-        return []
-    cache = os.path.join(os.path.dirname(path), "__pycache__")
-    stem = os.path.basename(path)[:-3] + "."
-    try:
-        return [os.path.join(cache, n) for n in os.listdir(cache) if n.startswith(stem) and n.endswith(".pyc")]
-    except OSError:
-        return []
 
 
 def _dist_info(tree: Path, label: str) -> str:
@@ -319,6 +249,8 @@ def _link(source: str, target: str, *, copy: bool = True) -> None:
             break
     with contextlib.suppress(FileNotFoundError):
         os.unlink(target)
+    import shutil  # here: most installs link every file
+
     shutil.copyfile(source, target)
     shutil.copymode(source, target)
 
@@ -388,7 +320,7 @@ def _record_hash(data: bytes) -> str:
 
 def _record_form(digest: bytes) -> str:
     """A sha256 as RECORD writes it: ``sha256=`` and the urlsafe base64 of the digest, unpadded."""
-    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return "sha256=" + binascii.b2a_base64(digest, newline=False).translate(_URLSAFE).rstrip(b"=").decode()
 
 
 def _relative(target: str, root: str) -> str:

@@ -199,7 +199,9 @@ def run_pip(
     that fails and return its exit code, else 0. Each command goes to ``echo`` just before it runs.
     ``env`` replaces ``os.environ`` as the base environment. A missing interpreter is
     ``InvalidInput``; a caller wanting an exception for a pip failure raises ``errors.PipFailed``."""
-    import subprocess  # here: an install that links every wheel runs no installer
+    if not commands:  # an install that links every wheel runs no installer
+        return 0
+    import subprocess
     import tempfile
 
 

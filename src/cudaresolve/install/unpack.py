@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.files import make_cache_dir
@@ -46,6 +45,8 @@ def unpacked(root: Path, sha256: str, wheel: Path) -> Path:
     final = root / sha256
     if final.is_dir():
         return final
+    import shutil  # here: a warm install unpacks nothing
+
     make_cache_dir(root)
     work = root / f".{sha256}.{os.urandom(4).hex()}.tmp"
     os.mkdir(work, 0o700)
@@ -64,12 +65,16 @@ def unpacked(root: Path, sha256: str, wheel: Path) -> Path:
 
 def forget(root: Path, sha256: str) -> None:
     """Remove the folder of ``sha256`` (made again from the wheel when next needed)."""
+    import shutil
+
     shutil.rmtree(root / sha256, ignore_errors=True)
 
 
 def prune(root: Path, wanted: Collection[str]) -> None:
     """Remove the folders whose sha256 is not in ``wanted`` (the wheels the file cache still holds) and
     temporary folders left by an interrupted run. Never raises."""
+    import shutil
+
     with contextlib.suppress(OSError), os.scandir(root) as entries:
         for entry in entries:
             name = entry.name
@@ -103,6 +108,8 @@ def _extract(wheel: Path, into: Path) -> None:
 
 
 def _extract_members(wheel: Path, into: Path) -> None:
+    import shutil
+
     from cudaresolve.core.archive import open_archive
     from cudaresolve.errors import InvalidBinary
     from cudaresolve.text.model import Text

@@ -13,7 +13,6 @@ hold for the target interpreter.
 
 from __future__ import annotations
 
-import subprocess
 from collections import Counter
 from typing import TYPE_CHECKING, Final
 
@@ -65,6 +64,8 @@ def interpreter_environment(python: str | None) -> dict[str, str]:
         from packaging.markers import default_environment
 
         return {str(k): str(v) for k, v in default_environment().items()}
+    import subprocess  # here: an install whose target was probed before runs nothing
+
     try:
         out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=True).stdout
         env = loads_json(out)

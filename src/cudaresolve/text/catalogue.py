@@ -13,6 +13,7 @@ import string
 from functools import cache
 from typing import TYPE_CHECKING, Final
 
+from cudaresolve.text.langs import check_lang
 from cudaresolve.text.model import LANGS, Lang, Text
 from cudaresolve.text.redact import redact_text
 
@@ -31,7 +32,6 @@ __all__ = [
     "join_sentences",
     "message",
     "parenthesize",
-    "pick_lang",
     "placeholders",
     "templates",
 ]
@@ -43,15 +43,6 @@ _ITEM_SEP: Final[Mapping[str, str]] = {"en": ", ", "zh": "、"}
 _GROUP_SEP: Final[Mapping[str, str]] = {"en": "; ", "zh": "；"}  # noqa: RUF001
 _SENTENCE_SEP: Final[Mapping[str, str]] = {"en": " ", "zh": ""}
 _PARENS: Final[Mapping[str, tuple[str, str]]] = {"en": (" (", ")"), "zh": ("（", "）")}  # noqa: RUF001
-
-
-def check_lang(lang: str) -> Lang:
-    """``lang`` as a ``Lang``; another value is ``InvalidInput``."""
-    if lang == "en":
-        return "en"
-    if lang == "zh":
-        return "zh"
-    raise ValueError(f"unknown language: {lang!r} (use en or zh)")
 
 
 @cache
@@ -151,14 +142,3 @@ def parenthesize(head: str, inner: str, lang: str = "en") -> str:
 def join_sentences(parts: Iterable[str], lang: str = "en") -> str:
     """Sentences joined by a space in English and directly in Chinese."""
     return _SENTENCE_SEP[check_lang(lang)].join(p for p in parts if p)
-
-
-def pick_lang(flag: str | None, env: Mapping[str, str]) -> Lang:
-    """``--lang`` if given; else the POSIX message locale (LC_ALL, then LC_MESSAGES, then LANG): zh* is Chinese."""
-    if flag:
-        return check_lang(flag.strip().lower())
-    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
-        value = env.get(name, "")
-        if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    return "en"
