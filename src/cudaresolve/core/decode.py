@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-import tomllib
+from functools import cache
 from typing import Any
 
 __all__ = ["TooDeep", "loads_json", "loads_toml", "nesting_limit"]
@@ -31,10 +31,6 @@ class TooDeep(ValueError):
         ValueError.__init__(self, f"{kind} nested deeper than {nesting_limit():,} levels")
 
 
-class _TomlTooDeep(TooDeep, tomllib.TOMLDecodeError):
-    pass
-
-
 class _JsonTooDeep(TooDeep, json.JSONDecodeError):
     def __init__(self, kind: str, doc: str) -> None:
         TooDeep.__init__(self, kind)
@@ -43,10 +39,23 @@ class _JsonTooDeep(TooDeep, json.JSONDecodeError):
 
 def loads_toml(text: str) -> dict[str, Any]:
     """``tomllib.loads(text)``; nesting Python cannot follow raises ``TooDeep`` (a ``TOMLDecodeError``)."""
+    import tomllib  # here: a run that reads no TOML (or only texts ``core.tomlcache`` kept) loads no parser
+
     try:
         return tomllib.loads(text)
     except RecursionError:
-        raise _TomlTooDeep("TOML") from None
+        raise _toml_too_deep()("TOML") from None
+
+
+@cache
+def _toml_too_deep() -> type[TooDeep]:
+    """The ``TooDeep`` that is a ``tomllib.TOMLDecodeError`` too (made once ``tomllib`` is loaded)."""
+    import tomllib
+
+    class _TomlTooDeep(TooDeep, tomllib.TOMLDecodeError):
+        pass
+
+    return _TomlTooDeep
 
 
 def loads_json(text: str | bytes) -> Any:

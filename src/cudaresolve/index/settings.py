@@ -25,7 +25,6 @@ error naming where it was set. Files are read up to ``MAX_CONFIG_BYTES``.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -184,7 +183,7 @@ def _uv_file(path: Path, table: str) -> IndexSetting | None:
         return None
     try:
         data: Any = loads_toml(text)
-    except tomllib.TOMLDecodeError as e:
+    except ValueError as e:  # tomllib.TOMLDecodeError, decode.TooDeep
         raise InvalidInput(
             Text.of("index.config-unreadable", path=str(path), error=str(e)[:200]),
             hint=Text("index.config-unreadable.hint"),

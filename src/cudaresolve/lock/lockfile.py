@@ -17,12 +17,10 @@ requirements files: ``requirements`` (one active ``--index-url`` group, never
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from cudaresolve.core.decode import loads_toml
 from cudaresolve.errors import InvalidInput, InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT, Lock
 from cudaresolve.resolve.model import FileKind
@@ -154,9 +152,11 @@ def _with_tomlkit(data: Mapping[str, Any]) -> str:
 def loads_pylock(text: str, *, source: str = "pylock.toml", choose: WheelChoice | None = None) -> Lock:
     """pylock.toml text -> ``Lock``, validated by ``packaging.pylock`` (hashes required) first; ``choose``: as
     ``Lock.from_dict`` takes it (a package of several wheels)."""
+    from cudaresolve.core.tomlcache import load_toml
+
     try:
-        data = loads_toml(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = load_toml(text)
+    except ValueError as exc:  # tomllib.TOMLDecodeError, decode.TooDeep
         raise InvalidLockfile(Text.of("lock.not-toml", source=source, error=str(exc)), hint=REGENERATE_HINT) from exc
     _validate_pylock(data, source=source, text=text)
     try:

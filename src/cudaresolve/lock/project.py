@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from cudaresolve.core.decode import loads_toml
+from cudaresolve.core.tomlcache import load_toml
 from cudaresolve.errors import InvalidInput
 from cudaresolve.lock.features import Features, features_from_dict
 from cudaresolve.text.model import Text
@@ -104,8 +103,8 @@ def load_project(path: Path, *, pytorch_root: str) -> ProjectSettings:
     if not path.is_file():
         return ProjectSettings()
     try:
-        data = loads_toml(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:  # decode.TooDeep too
+        data = load_toml(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError, tomllib.TOMLDecodeError, decode.TooDeep
         raise InvalidInput(
             Text.of("lock.project.cannot-read", path=str(path), error=str(exc)),
             hint=Text("lock.project.cannot-read.hint"),
