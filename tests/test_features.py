@@ -231,3 +231,27 @@ def _names(uv: str, python: Path) -> set[str]:
     frozen = subprocess.run([uv, "pip", "freeze", "--python", str(python)], capture_output=True, text=True,
                             timeout=60, check=True).stdout  # fmt: skip
     return {line.split("==")[0].split(" @ ")[0] for line in frozen.splitlines() if line} - {"pip", "setuptools"}
+
+
+def test_a_project_without_self_references_is_read_without_packaging() -> None:
+    """Reading a pyproject (every lock and install does) parses no requirement that names another project: a
+    warm install pays for no ``packaging`` import."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from cudaresolve.lock.features import features_from_dict\n"
+        "data = {'project': {'name': 'me', 'dependencies': ['torch>=2', 'numpy'],\n"
+        "        'optional-dependencies': {'test': ['pytest>=8 ; python_version >= \"3.9\"', 'Me-Too[x]'],\n"
+        "                                  'all': ['me[test]']}},\n"
+        "        'dependency-groups': {'dev': ['ruff', {'include-group': 'lint'}], 'lint': ['mypy']}}\n"
+        "plain = features_from_dict({'project': {'name': 'me', 'optional-dependencies': data['project']\n"
+        "                           ['optional-dependencies'] | {'all': ['other[x]']}}}, 'pyproject.toml')\n"
+        "assert 'packaging.requirements' not in sys.modules, 'parsed'\n"
+        "assert plain.extras['test'] == ('pytest>=8 ; python_version >= \"3.9\"', 'Me-Too[x]')\n"
+        "full = features_from_dict(data, 'pyproject.toml')\n"
+        "assert full.extras['all'] == plain.extras['test'], full.extras\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr

@@ -14,6 +14,7 @@ Specs: https://packaging.python.org/en/latest/specifications/dependency-groups/ 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -31,6 +32,8 @@ __all__ = ["DEFAULT_GROUP", "Chosen", "Features", "Selection", "choose", "featur
 DEFAULT_GROUP: Final = "dev"
 #: Include chains deeper than this are refused (a bound on work, not a fact).
 _MAX_DEPTH: Final = 64
+#: A requirement's leading project name (PEP 508: letters, digits, ``.``, ``_``, ``-``).
+_LEADING_NAME: Final = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,15 +123,20 @@ def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
 def _own(reqs: tuple[str, ...], own: str, extras: Mapping[str, tuple[str, ...]], source: str) -> tuple[str, ...]:
     """``reqs`` with each requirement on the project itself (``own``) replaced by its extras' requirements, the
     reference's marker joined to each (``me[gpu] ; sys_platform == 'linux'``); the project alone adds nothing (its
-    dependencies are the lock's base). An extra reached again adds nothing more, so a cycle ends."""
-    from packaging.markers import Marker
-    from packaging.requirements import InvalidRequirement, Requirement
-
+    dependencies are the lock's base). An extra reached again adds nothing more, so a cycle ends. A requirement
+    whose leading name is another project's is kept as written without being parsed (nor ``packaging`` loaded)."""
     out: list[str] = []
     todo: list[tuple[str, str | None]] = [(r, None) for r in reversed(reqs)]
     seen: set[str] = set()
     while todo:
         text, outer = todo.pop()
+        named = _LEADING_NAME.match(text)
+        if outer is None and named is not None and str(canonical_name(named[1])) != own:
+            out.append(text)
+            continue
+        from packaging.markers import Marker
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             req = Requirement(text)
         except InvalidRequirement:  # the solver's own parse names it with a coded error
