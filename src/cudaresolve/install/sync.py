@@ -398,6 +398,8 @@ def _mtime(folder: Path) -> int | None:
 
 
 def _same_version(installed: str, locked: str) -> bool:
+    if installed == locked:  # the usual case, without loading packaging's version module
+        return True
     from packaging.version import InvalidVersion, Version
 
     try:
