@@ -53,7 +53,6 @@ from cudaresolve.install.verdicts import check_closure
 from cudaresolve.install.wheelcache import FILES, cache_path, split_direct, trim
 from cudaresolve.lock.model import Lock
 from cudaresolve.resolve.model import FileKind
-from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
@@ -63,6 +62,7 @@ if TYPE_CHECKING:
     from cudaresolve.install.link import Scheme
     from cudaresolve.install.pip import PipCommand
     from cudaresolve.resolve.model import LockedPackage
+    from cudaresolve.text.findings import Notice
 
 __all__ = ["KEEP", "RECORD_CACHE", "Change", "SyncResult", "compare", "foreign", "sync_environment"]
 
@@ -207,6 +207,8 @@ def sync_environment(
             return result
         if not exact:
             return replace(result, foreign=extra, notices=(*result.notices, _foreign(extra)))
+        from cudaresolve.text.findings import Notice  # here: an install that removes nothing says nothing
+
         removing = Notice(
             code="removed-not-in-lock", text=Text.of("lock.sync.removing", count=len(extra), names=_names(extra))
         )
@@ -409,6 +411,8 @@ def _same_version(installed: str, locked: str) -> bool:
 
 
 def _differs(package: LockedPackage, dist: InstalledDist, change: Change) -> Notice:
+    from cudaresolve.text.findings import Notice
+
     return Notice(
         code="installed-differs",
         text=Text.of(
@@ -422,6 +426,8 @@ def _differs(package: LockedPackage, dist: InstalledDist, change: Change) -> Not
 
 
 def _foreign(names: tuple[str, ...]) -> Notice:
+    from cudaresolve.text.findings import Notice
+
     return Notice(code="not-in-lock", text=Text.of("lock.sync.foreign", count=len(names), names=_names(names)))
 
 

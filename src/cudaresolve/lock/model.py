@@ -21,11 +21,11 @@ from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.entries import package_from_dict
 from cudaresolve.lock.fields import REGENERATE_HINT, WheelChoice, get_field, is_sha256, url_filename
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
-from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
     from cudaresolve.lock.features import Chosen
+    from cudaresolve.text.findings import Notice
 
 __all__ = [
     "CREATED_BY",
@@ -218,6 +218,8 @@ def archives(lock: Lock) -> tuple[LockedPackage, ...]:
 
 def notice_from_dict(item: Any, path: str) -> Notice:
     """A warning a lock file recorded (``{"code", "message"}``, the message in English) as a Notice."""
+    from cudaresolve.text.findings import Notice  # here: a lock without warnings needs no findings module
+
     if not isinstance(item, Mapping) or not all(isinstance(item.get(k), str) for k in ("code", "message")):
         raise InvalidLockfile(Text.of("lock.notice-incomplete", path=path), hint=REGENERATE_HINT)
     return Notice(code=item["code"], text=literal(item["message"]))
