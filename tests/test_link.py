@@ -6,11 +6,9 @@ from __future__ import annotations
 import base64
 import csv
 import hashlib
-import io
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from cudaresolve.install.environment import read_target
 from cudaresolve.install.link import Scheme, install_tree
 from cudaresolve.install.uninstall import remove
 from cudaresolve.install.unpack import forget, prune, unpacked
+from wheelfiles import write_wheel
 
 
 def _wheel(folder: Path, name: str = "demo", version: str = "1.0", extra: dict[str, bytes] | None = None,
@@ -41,20 +40,8 @@ def _wheel(folder: Path, name: str = "demo", version: str = "1.0", extra: dict[s
                                      f"bad-target = os; rm -rf /\n").encode(),
         **(extra or {}),
     }
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    for path, body in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
-        writer.writerow((path, f"sha256={digest}", len(body)))
-    writer.writerow((f"{info}/RECORD", "", ""))
-    files[f"{info}/RECORD"] = out.getvalue().encode()
     path = folder / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for member, body in files.items():
-            entry = zipfile.ZipInfo(member)
-            entry.external_attr = (0o755 if "/scripts/" in member else 0o644) << 16
-            archive.writestr(entry, body)
-    return path, hashlib.sha256(path.read_bytes()).hexdigest()
+    return path, write_wheel(path, files, info)
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,9 @@ from __future__ import annotations
 import base64
 import csv
 import hashlib
-import io
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ import pytest
 from cudaresolve.install.environment import read_target
 from cudaresolve.install.link import Scheme, install_tree
 from cudaresolve.install.unpack import META, prune, unpacked
+from wheelfiles import write_wheel
 
 
 def _wheel(folder: Path, name: str, *, script: bool = False) -> tuple[Path, str]:
@@ -31,18 +30,8 @@ def _wheel(folder: Path, name: str, *, script: bool = False) -> tuple[Path, str]
     }
     if script:
         files[f"{name}-1.0.data/scripts/{name}-tool"] = b"#!python\nprint('tool')\n"
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    for path, body in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(body).digest()).rstrip(b"=").decode()
-        writer.writerow((path, f"sha256={digest}", len(body)))
-    writer.writerow((f"{info}/RECORD", "", ""))
-    files[f"{info}/RECORD"] = out.getvalue().encode()
     path = folder / f"{name}-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for member, body in files.items():
-            archive.writestr(member, body)
-    return path, hashlib.sha256(path.read_bytes()).hexdigest()
+    return path, write_wheel(path, files, info)
 
 
 @pytest.fixture(scope="module")
