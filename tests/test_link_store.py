@@ -122,3 +122,50 @@ def test_the_metadata_folder_is_pruned_with_its_wheel(venvs: Path, tmp_path: Pat
     prune(cache, {kept})
     assert (cache / kept).is_dir() and (cache / f"{kept}{META}").is_dir()
     assert not (cache / gone).exists() and not (cache / f"{gone}{META}").exists()
+
+
+def test_a_kept_file_changed_in_place_to_the_same_size_is_made_again(venvs: Path, tmp_path: Path) -> None:
+    wheel, sha = _wheel(tmp_path, "samesize")
+    first = _install(tmp_path, wheel, sha, _venv(venvs, "i"))
+    record = first / "RECORD"
+    body = record.read_bytes()
+    with open(record, "r+b") as edited:  # an edit in place that keeps the size, through the shared inode
+        edited.write(body.replace(b"samesize/__init__.py", b"samesize/__init__.pz"))
+    second = _install(tmp_path, wheel, sha, _venv(venvs, "j"))
+    assert (second / "RECORD").read_bytes() == body  # the store's copy was made again, not linked as it was
+    _record_holds(second)
+
+
+def test_kept_metadata_is_readable_by_all_whatever_the_first_installs_umask(venvs: Path, tmp_path: Path) -> None:
+    wheel, sha = _wheel(tmp_path, "umasked")
+    old = os.umask(0o077)
+    try:
+        _install(tmp_path, wheel, sha, _venv(venvs, "k"))
+    finally:
+        os.umask(old)
+    second = _install(tmp_path, wheel, sha, _venv(venvs, "l"))
+    for name in ("INSTALLER", "direct_url.json", "RECORD", "METADATA"):
+        assert (os.stat(second / name).st_mode & 0o777) == 0o644, name
+
+
+@pytest.mark.parametrize("plant", ["folder", "entry"])
+def test_a_link_planted_in_the_store_is_never_followed(venvs: Path, tmp_path: Path, plant: str) -> None:
+    wheel, sha = _wheel(tmp_path, "planted")
+    store = tmp_path / "cache" / f"{sha}{META}"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if plant == "folder":
+        store.parent.mkdir(parents=True)
+        store.symlink_to(outside)
+    else:
+        _install(tmp_path, wheel, sha, _venv(venvs, f"m-{plant}"))
+        kept = next(p for p in store.iterdir() if p.read_bytes() == b"cudaresolve\n")
+        (outside / "evil").write_bytes(b"cudaresolve\n")
+        kept.unlink()
+        kept.symlink_to(outside / "evil")
+    meta = _install(tmp_path, wheel, sha, _venv(venvs, f"n-{plant}"))
+    assert (meta / "INSTALLER").read_text() == "cudaresolve\n" and not (meta / "INSTALLER").is_symlink()
+    if plant == "entry":
+        assert os.stat(meta / "INSTALLER").st_ino != os.stat(outside / "evil").st_ino
+    assert sorted(p.name for p in outside.iterdir()) == (["evil"] if plant == "entry" else [])  # nothing written there
+    _record_holds(meta)

@@ -3,6 +3,7 @@ included; what cannot be kept exactly is parsed every time."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tomllib
@@ -138,3 +139,75 @@ def test_a_text_with_a_url_that_may_carry_a_secret_is_never_kept(url: str) -> No
     plain = '[tool.cudaresolve]\nindex-url = "https://mirror.example/simple"\n'
     load_toml(plain)
     assert len(_entries()) == 1
+
+
+@pytest.mark.parametrize("escaped", [
+    'index-url = """https://ci-bot:S3CR3T\\\n@mirror.example/simple"""',  # a line ending escaped inside the URL
+    'url = "https://alice:S3CR3T\\u0040files.example/x.whl"',  # the @ written as an escape
+    'url = "https\\u003a//alice:S3CR3T@files.example/x.whl"',
+    'mirrors = {"https://alice:S3CR3T@mirror.example/simple" = "https://pypi.org/simple"}',  # in a key
+])
+def test_a_secret_written_with_escapes_is_never_kept(escaped: str) -> None:
+    text = f"[tool.cudaresolve]\n{escaped}\n"
+    assert load_toml(text) == tomllib.loads(text)
+    assert _entries() == []
+
+
+def test_a_long_run_of_url_like_text_is_read_in_linear_time() -> None:
+    """A text the secret check used to scan quadratically (hours for a megabyte): bounded work."""
+    import subprocess
+    import sys
+
+    code = ("from cudaresolve.core.tomlcache import load_toml\n"
+            "for body in ('a' * 1_000_000, 'https://' + 'a' * 1_000_000, 'a://' * 250_000):\n"
+            "    load_toml('x = 1\\n# ' + body + '\\ny = \"' + body + '\"\\n')\n")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+
+
+def _entry_of(text: str) -> Path:
+    return Path(os.environ["CUDARESOLVE_CACHE_DIR"]) / FOLDER / hashlib.sha256(text.encode()).hexdigest()
+
+
+def _planted(text: str, body: bytes) -> Path:
+    load_toml(text)
+    entry = _entry_of(text)
+    entry.unlink()
+    entry.write_bytes(body)
+    return entry
+
+
+def test_an_entry_made_for_another_text_is_not_used() -> None:
+    other = load_toml("name = 'other'\n")
+    (kept,) = _entries()
+    body = kept.read_bytes()
+    entry = _planted("name = 'mine'\n", body)  # another text's entry under this text's hash
+    assert load_toml("name = 'mine'\n") == {"name": "mine"} != other
+    assert json.loads(entry.read_bytes())["value"] == {"name": "mine"}  # made again from the text
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs and modes")
+@pytest.mark.parametrize("plant", ["fifo", "link", "group-writable", "too-big"])
+def test_an_entry_that_is_not_a_private_file_is_not_read(tmp_path: Path, plant: str) -> None:
+    text = "name = 'mine'\n"
+    load_toml(text)
+    (entry,) = _entries()
+    good = entry.read_bytes().replace(b'"mine"', b'"evil"')
+    entry.unlink()
+    if plant == "fifo":
+        os.mkfifo(entry)
+    elif plant == "link":
+        (tmp_path / "target").write_bytes(good)
+        entry.symlink_to(tmp_path / "target")
+    elif plant == "group-writable":
+        entry.write_bytes(good)
+        entry.chmod(0o662)
+    else:
+        entry.write_bytes(good[:-1] + b" " * tomlcache.MAX_ENTRY_BYTES + b"}")
+    assert load_toml(text) == {"name": "mine"}  # parsed, not read from the planted entry
+
+
+def test_a_value_too_large_to_keep_is_parsed_each_time() -> None:
+    text = f'blob = "{"x" * (tomlcache.MAX_ENTRY_BYTES + 10)}"\n'
+    assert load_toml(text)["blob"].startswith("xxx")
+    assert _entries() == []

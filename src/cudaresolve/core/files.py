@@ -19,6 +19,7 @@ __all__ = [
     "keep_newest",
     "make_cache_dir",
     "make_private_dirs",
+    "private_entry",
     "read_regular_bounded",
     "write_bytes_atomic",
     "write_private_atomic",
@@ -52,6 +53,24 @@ def read_regular_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def private_entry(entry: Path, limit: int) -> bool:
+    """Whether the cache entry ``entry`` is a regular file (not a link) of at most ``limit`` bytes, in a real
+    folder, both owned by this user and writable by nobody else: one only this user could have written."""
+    try:
+        st = entry.lstat()  # a symbolic link is not followed: it is not a regular file
+        folder = entry.parent.lstat()
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(folder.st_mode) or st.st_size > limit:
+        return False
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # no POSIX owners (Windows): the user's own profile holds the cache
+        return True
+    uid = getuid()
+    others = stat.S_IWGRP | stat.S_IWOTH
+    return st.st_uid == folder.st_uid == uid and not (st.st_mode & others) and not (folder.st_mode & others)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -21,12 +21,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import stat
 import sys
 import zlib
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from cudaresolve.core.files import keep_newest, make_cache_dir, write_bytes_atomic
+from cudaresolve.core.files import keep_newest, make_cache_dir, private_entry, write_bytes_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -98,16 +97,4 @@ def store_entry(path: Path, cache_dir: Path, value: object, *, code: str) -> Non
 
 def _safe_to_load(entry: Path) -> bool:
     """Whether ``entry`` is a regular file of bounded size that only this user could have written."""
-    try:
-        st = entry.lstat()  # a symbolic link is not followed: it is not a regular file
-        folder = entry.parent.lstat()
-    except OSError:
-        return False
-    if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(folder.st_mode) or st.st_size > MAX_ENTRY_BYTES:
-        return False
-    getuid = getattr(os, "getuid", None)
-    if getuid is None:  # no POSIX owners (Windows): the user's own profile holds the cache
-        return True
-    uid = getuid()
-    others = stat.S_IWGRP | stat.S_IWOTH
-    return st.st_uid == folder.st_uid == uid and not (st.st_mode & others) and not (folder.st_mode & others)
+    return private_entry(entry, MAX_ENTRY_BYTES)

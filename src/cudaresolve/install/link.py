@@ -28,6 +28,7 @@ import io
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -47,6 +48,7 @@ _KEYS: Final = ("purelib", "platlib", "scripts", "headers", "data")
 _ENTRY: Final = re.compile(r"^\s*([\w.]+)\s*:\s*([\w.]+)\s*(?:\[[^\]]*\])?\s*$")
 _SCRIPT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _URLSAFE: Final = bytes.maketrans(b"+/", b"-_")  # base64 to its urlsafe form (``base64`` itself costs an import)
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _MAX_SHEBANG: Final = 127  # the kernel's limit on a #! line
 _RESERVED: Final = re.compile(r"^(?:python(?:[0-9.]*)w?|activate(?:\..*)?|Activate\.ps1)$", re.IGNORECASE)
 
@@ -257,39 +259,68 @@ def _link(source: str, target: str, *, copy: bool = True) -> None:
 
 def _put(path: str, data: bytes, store: str | None) -> tuple[str, str]:
     """``data`` at ``path`` as ``_write`` puts it, but a hard link to ``store``'s copy of it (named by its
-    sha256; made there first when missing, through a temporary name) where there is a ``store``."""
+    sha256) where there is a ``store``. The kept copy is read first: one missing, or changed in place through a
+    link (any byte), is made again, through a temporary name; one that is not a regular file of this user's, in
+    a real folder of this user's, is not used (the file is written)."""
     digest = _record_hash(data)
     if store is not None:
         kept = os.path.join(store, digest[len("sha256="):])
         try:
-            try:
-                if os.stat(kept).st_size != len(data):  # changed in place through a link: made again
-                    _keep(kept, data)
-            except FileNotFoundError:
+            if _kept_bytes(kept, len(data)) != data:
                 _keep(kept, data)
             _link(kept, path, copy=False)
             return digest, str(len(data))
-        except OSError:  # another file system, a store that cannot be written: the file is written
+        except OSError:  # another file system, a store that cannot be written or trusted: the file is written
             pass
     _write(path, data)
     return digest, str(len(data))
 
 
+def _kept_bytes(kept: str, size: int) -> bytes | None:
+    """Up to ``size + 1`` bytes of the store's file ``kept``; None when there is none. ``OSError`` for one that is
+    a link, not a regular file, or not this user's."""
+    try:
+        fd = os.open(kept, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _mine(st):
+            raise OSError(f"{kept}: not a file of the store")
+        return os.read(fd, size + 1)
+    finally:
+        os.close(fd)
+
+
 def _keep(kept: str, data: bytes) -> None:
-    """``data`` made the store's file ``kept`` (its folder made when missing); a reader sees all of it or none."""
+    """``data`` made the store's file ``kept``, 0644 whatever the umask (as the unpacked files are), its folder
+    made when missing; a reader sees all of it or none. ``OSError`` where the folder is a link or not this
+    user's."""
     folder = os.path.dirname(kept)
-    with contextlib.suppress(FileExistsError):
+    try:
         os.mkdir(folder, 0o700)
+    except FileExistsError:
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or not _mine(st):
+            raise OSError(f"{folder}: not a folder of the store") from None
     work = f"{kept}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(work, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(work, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
     try:
         with os.fdopen(fd, "wb") as sink:
+            if hasattr(os, "fchmod"):
+                os.fchmod(sink.fileno(), 0o644)
             sink.write(data)
         os.replace(work, kept)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(work)
         raise
+
+
+def _mine(st: os.stat_result) -> bool:
+    """Whether this user owns the file or folder ``st`` describes (always, without POSIX owners)."""
+    getuid = getattr(os, "getuid", None)
+    return getuid is None or st.st_uid == getuid()
 
 
 def _write(path: str, data: bytes, *, executable: bool = False) -> tuple[str, str]:

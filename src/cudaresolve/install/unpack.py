@@ -12,7 +12,8 @@ Beside each, ``<sha256>.meta/`` keeps the metadata files installing that wheel w
 their sha256, to be linked too.
 
 ``prune(root, wanted)`` removes the folders whose wheel the file cache no longer holds (``wheelcache.trim``
-removed it), with their ``.meta`` folders, so this cache is bounded as that one is. ``forget`` removes one
+removed it), with their ``.meta`` folders (and, in the others, temporary files an interrupted install left), so
+this cache is bounded as that one is. ``forget`` removes one
 folder: an installed file was changed in place, and through a hard link that changed the kept copy too.
 """
 
@@ -82,6 +83,17 @@ def prune(root: Path, wanted: Collection[str]) -> None:
             stale = sha256 not in wanted and is_sha256(sha256)
             if stale or (name.startswith(".") and name.endswith(".tmp") and _old(entry.path)):
                 shutil.rmtree(entry.path, ignore_errors=True)
+            elif name.endswith(META):  # a kept metadata file's temporary copy an interrupted install left
+                _sweep(entry.path)
+
+
+def _sweep(folder: str) -> None:
+    """Remove the temporary files older than an hour in a wheel's metadata folder."""
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.endswith(".tmp") and entry.is_file(follow_symlinks=False) and _old(entry.path):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
 
 def _old(path: str) -> bool:
