@@ -2,7 +2,7 @@
 
 A lock or project file is read on every install; parsing it again, and loading a TOML parser to do so, cost a
 warm install more than the rest of reading the lock. ``load_toml(text)`` is ``decode.loads_toml(text)``, but the
-value of a text parsed before is read back from ``<cache>/toml-v1/<sha256 of the text>`` (JSON: ``json`` is
+value of a text parsed before is read back from ``<cache>/toml-v2/<sha256 of the text>`` (JSON: ``json`` is
 in C and loaded anyway), so the same text is parsed once. TOML's dates and times are kept as one-key objects
 (``{"\\u0000datetime": "2025-01-01T00:00:00+00:00"}``) and read back as the same values.
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["FOLDER", "KEEP", "MAX_ENTRY_BYTES", "load_toml"]
 
 #: The folder under the user cache.
-FOLDER: Final = "toml-v1"
+FOLDER: Final = "toml-v2"
 #: Entries kept (the newest): a few projects and locks.
 KEEP: Final = 64
 #: A value larger than this as JSON is not kept (a lock of thousands of packages): the folder stays bounded.
