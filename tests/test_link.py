@@ -405,3 +405,16 @@ def test_files_the_wheel_records_are_not_read_again(
     install_tree(unpacked(tmp_path / "cache", sha, wheel), scheme, url=wheel.as_uri(), sha256=sha)
     record = (Path(scheme.purelib) / "demo-1.0.dist-info" / "RECORD").read_text()
     assert "share/demo/notes.txt,sha256=" in record and "include/site/python" in record
+
+
+def test_a_wheel_of_another_project_than_the_locked_name_is_refused(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, "renamed")
+    wheel, sha = _wheel(tmp_path, name="gamma")
+    with pytest.raises(InvalidBinary) as caught:  # pip and uv refuse it too
+        link_wheels([(_package(wheel, sha, name="omega"), wheel)], scheme, {}, tmp_path / "cache")
+    assert "another project than omega" in str(caught.value.text.fields)
+    assert not list(Path(scheme.purelib).glob("*.dist-info"))
+    link_wheels([(_package(wheel, sha, name="Gamma"), wheel)], scheme, {}, tmp_path / "cache")  # the same project
+    assert [p.name for p in Path(scheme.purelib).glob("*.dist-info")] == ["gamma-1.0.dist-info"]

@@ -151,10 +151,12 @@ def link_wheels(
         sha256 = package.sha256 or ""
         try:
             try:
-                made = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name)
+                made = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name,
+                                 project=package.name)
             except StaleTree:  # a kept file was changed through a hard link: unpacked again from the wheel
                 forget(unpacked_root, sha256)
-                made = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name, check=False)
+                made = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name, check=False,
+                                 project=package.name)
         except OSError as exc:
             raise _cannot_write(exc, package) from exc
         plans[package.name] = (package, wheel, made)

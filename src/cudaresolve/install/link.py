@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.digest import sha256_bytes
+from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text
 
@@ -92,15 +93,21 @@ class TreePlan:
     launchers: tuple[tuple[str, str, str], ...] = ()
 
 
-def plan_tree(tree: Path, scheme: Scheme, *, wheel: str = "", check: bool = True) -> TreePlan:
+def plan_tree(
+    tree: Path, scheme: Scheme, *, wheel: str = "", check: bool = True, project: str | None = None
+) -> TreePlan:
     """``tree``'s files placed by the wheel's layout (module docstring), nothing written. ``InvalidBinary`` (naming
-    ``wheel``, the file's name) for a tree that is no wheel: no single ``.dist-info``, a RECORD that does not read,
+    ``wheel``, the file's name) for a tree that is no wheel: no single ``.dist-info``, one naming another project
+    than ``project`` (the locked name, when given: pip and uv refuse such a wheel too), a RECORD that does not read,
     an unknown ``.data`` folder, a script that would replace the environment's interpreter; ``StaleTree`` for a
     kept file missing or of another size than the wheel's RECORD says (changed through a hard link since), unless
     not ``check`` (a tree just unpacked: the wheel's RECORD itself is wrong, and the archive is what is installed,
     as uv and pip install it)."""
     label = wheel or tree.name
     info = _dist_info(tree, label)
+    named = info[: -len(".dist-info")].rsplit("-", 1)[0]
+    if project is not None and canonical_name(named) != canonical_name(project):
+        raise _bad(label, f"its metadata ({info}) is of another project than {project}")
     record = _wheel_record(tree / info, label)
     root = scheme.purelib if _root_is_purelib(tree / info / "WHEEL") else scheme.platlib
     data = info[: -len(".dist-info")] + ".data"
