@@ -19,6 +19,7 @@ __all__ = [
     "keep_newest",
     "make_cache_dir",
     "make_private_dirs",
+    "owned_by_user",
     "private_entry",
     "read_regular_bounded",
     "write_bytes_atomic",
@@ -65,12 +66,16 @@ def private_entry(entry: Path, limit: int) -> bool:
         return False
     if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(folder.st_mode) or st.st_size > limit:
         return False
-    getuid = getattr(os, "getuid", None)
-    if getuid is None:  # no POSIX owners (Windows): the user's own profile holds the cache
+    if getattr(os, "getuid", None) is None:  # no POSIX owners (Windows): the user's own profile holds the cache
         return True
-    uid = getuid()
     others = stat.S_IWGRP | stat.S_IWOTH
-    return st.st_uid == folder.st_uid == uid and not (st.st_mode & others) and not (folder.st_mode & others)
+    return owned_by_user(st, folder) and not (st.st_mode & others) and not (folder.st_mode & others)
+
+
+def owned_by_user(*found: os.stat_result) -> bool:
+    """Whether this user owns every file or folder ``found`` describes (always, without POSIX owners)."""
+    getuid = getattr(os, "getuid", None)
+    return getuid is None or all(st.st_uid == getuid() for st in found)
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
@@ -209,6 +214,4 @@ def _owned_cache_folder(fd: int, folder: str | os.PathLike[str]) -> bool:
         mark = os.stat(CACHE_MARK, dir_fd=fd, follow_symlinks=False)
     else:
         mark = os.lstat(os.path.join(folder, CACHE_MARK))
-    getuid = getattr(os, "getuid", None)
-    mine = getuid is None or here.st_uid == mark.st_uid == getuid()
-    return stat.S_ISREG(mark.st_mode) and mine
+    return stat.S_ISREG(mark.st_mode) and owned_by_user(here, mark)

@@ -224,7 +224,7 @@ def remove_dists(installed: Mapping[str, InstalledDist], names: Iterable[str], s
 
 def _copies(scheme: Scheme) -> dict[str, list[str]]:
     """Every ``.dist-info`` folder in the environment's site folders, by normalized project name."""
-    from cudaresolve.core.platforms import canonical_name
+    from cudaresolve.install.link import dist_info_project
 
     copies: dict[str, list[str]] = {}
     for site in dict.fromkeys((scheme.purelib, scheme.platlib)):
@@ -234,8 +234,7 @@ def _copies(scheme: Scheme) -> dict[str, list[str]]:
             continue
         for entry in names:
             if entry.endswith(".dist-info"):
-                copies.setdefault(canonical_name(entry[: -len(".dist-info")].rsplit("-", 1)[0]), []).append(
-                    os.path.join(site, entry))
+                copies.setdefault(dist_info_project(entry), []).append(os.path.join(site, entry))
     return copies
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.digest import sha256_bytes
+from cudaresolve.core.files import owned_by_user, write_bytes_atomic
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text
@@ -41,7 +42,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-__all__ = ["INSTALLER_NAME", "Scheme", "StaleTree", "TreePlan", "apply", "install_tree", "plan_tree"]
+__all__ = [
+    "INSTALLER_NAME", "Scheme", "StaleTree", "TreePlan", "apply", "dist_info_project", "install_tree", "plan_tree",
+]
 
 #: What the installed ``INSTALLER`` file says.
 INSTALLER_NAME: Final = "cudaresolve"
@@ -105,8 +108,7 @@ def plan_tree(
     as uv and pip install it)."""
     label = wheel or tree.name
     info = _dist_info(tree, label)
-    named = info[: -len(".dist-info")].rsplit("-", 1)[0]
-    if project is not None and canonical_name(named) != canonical_name(project):
+    if project is not None and dist_info_project(info) != canonical_name(project):
         raise _bad(label, f"its metadata ({info}) is of another project than {project}")
     record = _wheel_record(tree / info, label)
     root = scheme.purelib if _root_is_purelib(tree / info / "WHEEL") else scheme.platlib
@@ -198,6 +200,11 @@ def apply(plan: TreePlan, scheme: Scheme, *, url: str, sha256: str, store: str |
                 os.unlink(path)
         raise
     return meta
+
+
+def dist_info_project(folder: str) -> str:
+    """The normalized project name of a ``NAME-VERSION.dist-info`` folder's name."""
+    return str(canonical_name(folder[: -len(".dist-info")].rsplit("-", 1)[0]))
 
 
 class StaleTree(Exception):  # not an error the user sees: the caller unpacks the wheel again
@@ -292,7 +299,7 @@ def _kept_bytes(kept: str, size: int) -> bytes | None:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _mine(st):
+        if not stat.S_ISREG(st.st_mode) or not owned_by_user(st):
             raise OSError(f"{kept}: not a file of the store")
         return os.read(fd, size + 1)
     finally:
@@ -308,26 +315,9 @@ def _keep(kept: str, data: bytes) -> None:
         os.mkdir(folder, 0o700)
     except FileExistsError:
         st = os.lstat(folder)
-        if not stat.S_ISDIR(st.st_mode) or not _mine(st):
+        if not stat.S_ISDIR(st.st_mode) or not owned_by_user(st):
             raise OSError(f"{folder}: not a folder of the store") from None
-    work = f"{kept}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(work, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as sink:
-            if hasattr(os, "fchmod"):
-                os.fchmod(sink.fileno(), 0o644)
-            sink.write(data)
-        os.replace(work, kept)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(work)
-        raise
-
-
-def _mine(st: os.stat_result) -> bool:
-    """Whether this user owns the file or folder ``st`` describes (always, without POSIX owners)."""
-    getuid = getattr(os, "getuid", None)
-    return getuid is None or st.st_uid == getuid()
+    write_bytes_atomic(kept, data, mode=0o644, durable=False)
 
 
 def _write(path: str, data: bytes, *, executable: bool = False) -> tuple[str, str]:

@@ -13,8 +13,8 @@ their sha256, to be linked too.
 
 ``prune(root, wanted)`` removes the folders whose wheel the file cache no longer holds (``wheelcache.trim``
 removed it), with their ``.meta`` folders (and, in the others, temporary files an interrupted install left), so
-this cache is bounded as that one is. ``forget`` removes one
-folder: an installed file was changed in place, and through a hard link that changed the kept copy too.
+this cache is bounded as that one is. ``forget`` removes one folder: an installed file was changed in place, and
+through a hard link that changed the kept copy too.
 """
 
 from __future__ import annotations
