@@ -40,6 +40,7 @@ __all__ = [
     "lock",
     "prepare",
     "resolve_inputs",
+    "run_client",
 ]
 
 Format = Literal["pylock", "requirements"]
@@ -248,7 +249,7 @@ def _solve_whole(
 
     db, target = inputs.db, inputs.target
     tags = wheel_tags(target, glibc=target.glibc or db.assumed_glibc, macos=target.macos or db.assumed_macos)
-    with _client(inputs.offline) as http:
+    with run_client(inputs.offline) as http:
         client = IndexClient(http, policy, keep=tag_filter(tags))  # only the target's wheels of each page are parsed
         source = IndexSource(
             client,
@@ -318,7 +319,7 @@ def index_policy(inputs: LockInputs) -> IndexPolicy:
     )
 
 
-def _client(offline: bool) -> Any:
+def run_client(offline: bool) -> Any:
     """The HTTP client for a run: none offline; online a ``LazyClient``, built on the first real request
     (a warm run whose pages and metadata are all fresh in the cache never imports httpx)."""
     from contextlib import nullcontext
@@ -345,6 +346,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     """
     import os
 
+    from cudaresolve.lock.keep import PLACEHOLDER, inputs_key, keepable, kept_lock, same_but_stamp, stamp, still_served
     from cudaresolve.lock.lockfile import check_output_name, pylock_blocker
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.output import check_default_free, is_stream
@@ -354,13 +356,20 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     check_output_name(path, fmt)  # before any work: a wrong name fails at once
     if output is None:
         check_default_free(path)
-    previous = read_pins(path) if fmt == "pylock" and path != "-" and not is_stream(path) else None
-    wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
+    streamed = path == "-" or is_stream(path)
     inputs = prepare(request)
+    root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
+    key = None if streamed else inputs_key(inputs, fmt=fmt, editables=request.editables, root=root)
+    if key is not None and not request.upgrade and not request.upgrade_packages:  # uv's rule: a lock that
+        old = kept_lock(path, fmt, key)  # still answers the request is kept, nothing solved (``lock.keep``)
+        kept = still_served(old, inputs) if old is not None else None
+        if kept is not None:
+            return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
+    previous = None if streamed else read_pins(path, fmt)
+    wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
     solution = resolve_inputs(inputs, preferences=wanted)
     frozen = lock_from_solution(
-        solution, features=inputs.chosen, editables=request.editables, mirrors=inputs.mirrors,
-        root=None if is_stream(path) else os.path.dirname(os.path.abspath(path)),
+        solution, features=inputs.chosen, editables=request.editables, mirrors=inputs.mirrors, root=root,
     )  # fmt: skip
     complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":
@@ -376,9 +385,16 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     from cudaresolve.lock.lockfile import render_lock  # tomlkit and packaging.pylock: only when a file is written
     from cudaresolve.lock.output import holds_text, write_output
 
-    text = render_lock(path, frozen, fmt=fmt)
+    text = None
+    if key is not None and complete and keepable(frozen, inputs):
+        text = stamp(render_lock(path, replace(frozen, inputs=PLACEHOLDER), fmt=fmt), key)
+    text = text or render_lock(path, frozen, fmt=fmt)
     moved = changes(previous, frozen)
-    if previous is not None and not moved and holds_text(path, text):
-        return LockResult(solution=solution, path=path, format=fmt, complete=complete, unchanged=True)
+    if previous is not None and not moved:
+        same = holds_text(path, text)
+        if same or same_but_stamp(path, text):  # the same lock; a stamp for other inputs is brought up to date
+            if not same:
+                write_output(path, text)
+            return LockResult(solution=solution, path=path, format=fmt, complete=complete, unchanged=True)
     write_output(path, text)
     return LockResult(solution=solution, path=path, format=fmt, complete=complete, changes=moved)

@@ -76,6 +76,7 @@ class Lock:
     groups: tuple[str, ...] = ()  # its dependency groups likewise (``dependency-groups``)
     default_groups: tuple[str, ...] = ()  # those installed when none is named (``default-groups``)
     features: bool = field(default=False, compare=False)  # from a project: the three lists written even when empty
+    inputs: str | None = field(default=None, compare=False)  # the stamp of what it answers (``lock.keep``)
 
     def missing_hashes(self) -> tuple[str, ...]:
         """Names of packages without a known sha256, in lock order (a local folder has none to have)."""
@@ -99,6 +100,8 @@ class Lock:
             tool["variant"] = self.variant
         if self.index_url:
             tool["index-url"] = self.index_url
+        if self.inputs:
+            tool["inputs"] = self.inputs
         if self.warnings:
             tool["warnings"] = [{"code": w.code, "message": w.message} for w in self.warnings]
         if self.target:
@@ -127,6 +130,7 @@ class Lock:
             packages=tuple(package_from_dict(e, f"packages[{i}]", choose) for i, e in enumerate(entries)),
             variant=get_field(tool, "variant", str),
             index_url=get_field(tool, "index-url", str),
+            inputs=get_field(tool, "inputs", str),
             target=dict(get_field(tool, "target", dict) or {}),
             warnings=tuple(notice_from_dict(w, f"tool.cudaresolve.warnings[{i}]") for i, w in enumerate(warnings)),
             requires_python=get_field(data, "requires-python", str),

@@ -3,8 +3,10 @@
 uv's rule for a repeated lock: the versions an existing lock holds are kept while they still satisfy the
 requirements and the target, and move only when asked (``-U/--upgrade``, ``--upgrade-package NAME``). Any
 valid PEP 751 lock counts (ours, uv's, pip's): it is read as ``packaging.pylock`` reads it, bounded in size
-and never blocking. A file that is no such lock gives no preference (the new lock is a fresh resolve, and
-it is written only where the usual output rules allow).
+and never blocking; with ``--format requirements``, a requirements lock in the shape cudaresolve writes
+(``lock.requirements``), as ``uv pip compile`` prefers the pins of the file it writes over. A file that is
+no such lock gives no preference (the new lock is a fresh resolve, and it is written only where the usual
+output rules allow). A lock that still answers the same request is kept without solving (``lock.keep``).
 """
 
 from __future__ import annotations
@@ -38,11 +40,10 @@ class Change:
         return {"name": self.name, "from": self.old, "to": self.new}
 
 
-def read_pins(path: str) -> dict[str, str] | None:
-    """name -> version of the PEP 751 lock at ``path``; None when there is none there, or it is not one (too
-    large, not a regular file, not TOML, not valid PEP 751)."""
-    from packaging.pylock import Pylock, PylockValidationError
-
+def read_pins(path: str, fmt: str = "pylock") -> dict[str, str] | None:
+    """name -> version of the lock at ``path``: a PEP 751 lock, or for ``fmt`` "requirements" a requirements
+    lock as cudaresolve writes it; None when there is none there, or it is not one (too large, not a regular
+    file, not TOML, not valid PEP 751, not such a requirements file)."""
     from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 
     try:
@@ -51,6 +52,10 @@ def read_pins(path: str) -> dict[str, str] | None:
         return None
     if len(data) > MAX_PREVIOUS_BYTES:
         return None
+    if fmt == "requirements":
+        return _requirements_pins(data)
+    from packaging.pylock import Pylock, PylockValidationError
+
     try:
         lock = Pylock.from_dict(tomllib.loads(data.decode("utf-8")))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, PylockValidationError, RecursionError, ValueError):
@@ -58,6 +63,17 @@ def read_pins(path: str) -> dict[str, str] | None:
     return {  # a local folder has no version to keep
         str(canonical_name(p.name)): str(p.version) for p in lock.packages if p.version is not None
     }
+
+
+def _requirements_pins(data: bytes) -> dict[str, str] | None:
+    from cudaresolve.errors import CudaResolveError
+    from cudaresolve.lock.requirements import loads_requirements
+
+    try:
+        lock = loads_requirements(data.decode("utf-8"))
+    except (UnicodeDecodeError, CudaResolveError, ValueError, RecursionError):
+        return None
+    return {p.name: p.version for p in lock.packages if p.version} if lock.packages else None
 
 
 def preferences(pins: Mapping[str, str] | None, *, upgrade: bool, upgrade_packages: Iterable[str]) -> dict[str, str]:

@@ -21,8 +21,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import unquote, urlsplit
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from cudaresolve.core.decode import loads_json
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.core.urls import shown_url
@@ -77,6 +75,7 @@ def dumps_requirements(lock: Lock | Solution) -> str:
         "target": drop_none(lock.target) or None,
         "warnings": [{"code": w.code, "message": w.message} for w in lock.warnings] or None,
         "sdists": [p.name for p in lock.packages if p.kind is FileKind.SDIST] or None,
+        "inputs": lock.inputs,  # the stamp of what it answers (``lock.keep``)
     }
     lines += [f"{_META} {key} = {json.dumps(value)}" for key, value in meta.items() if value is not None]
     groups: list[tuple[str | None, tuple[LockedPackage, ...]]] = list(index_groups(lock)) or [(None, ())]
@@ -165,6 +164,7 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
         packages=tuple(sorted(packages, key=lambda p: p.name)),
         variant=meta.get("variant"),
         index_url=meta.get("index-url"),
+        inputs=meta["inputs"] if isinstance(meta.get("inputs"), str) else None,
         target=dict(meta.get("target") or {}),
         warnings=tuple(notice_from_dict(w, "warnings") for w in meta.get("warnings") or ()),
         requires_python=meta.get("requires-python"),
@@ -207,7 +207,21 @@ def _json(text: str) -> Any:
         raise _LineError(Text.of("lock.req.bad-metadata", text=repr(text.strip()))) from None
 
 
+#: ``name==version`` with a PEP 508 name and a plain PEP 440 version: what ``_parse_pin`` gives for it without
+#: packaging's requirement parser (a cost at every start); anything else goes through that parser.
+_PLAIN_PIN: Final = re.compile(
+    r"([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)==((?:0|[1-9][0-9]*)(?:\.(?:0|[1-9][0-9]*))*"
+    r"(?:(?:a|b|rc)(?:0|[1-9][0-9]*))?(?:\.post(?:0|[1-9][0-9]*))?(?:\.dev(?:0|[1-9][0-9]*))?"
+    r"(?:\+[a-z0-9]+(?:\.[a-z0-9]+)*)?)"
+)
+
+
 def _parse_pin(text: str) -> tuple[str, str]:
+    plain = _PLAIN_PIN.fullmatch(text)
+    if plain is not None:
+        return canonical_name(plain.group(1)), plain.group(2)
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(text)
     except InvalidRequirement:
@@ -220,6 +234,7 @@ def _parse_pin(text: str) -> tuple[str, str]:
 
 def _parse_direct_line(tokens: Sequence[str], comment: str) -> LockedPackage:
     """``name @ URL [--hash=sha256:HEX]`` -> an archive package; its version from the wheel's file name."""
+    from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
     text = " ".join(tokens[:3])

@@ -1,0 +1,205 @@
+"""A lock that still answers the request is kept without solving (issue 23, item 1; uv's rule).
+
+The lock carries a stamp of the inputs it answers; a repeat with the same inputs checks that stamp and that
+every locked file is still on its index, and solves nothing. Anything else (an edit, other requirements, a
+file gone or yanked from its page, ``-U``) solves again, keeping the pins that still fit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from local_index import LocalIndex
+
+from cudaresolve.lock import flow
+from cudaresolve.lock.keep import PLACEHOLDER, inputs_key, kept_lock, stamp
+from cudaresolve.lock.request import LockRequest
+from cudaresolve.target.options import TargetOptions
+from test_direct_e2e import run_cli
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TARGET = TargetOptions(cpu=True, python="3.11", platform="linux_x86_64")
+FLAGS = ["--cpu", "--python-version", "3.11", "--platform", "linux_x86_64"]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Any:
+    index = LocalIndex(tmp_path / "index")
+    for version in ("1.0", "1.1"):
+        index.add("pypi", "numpyish", version)
+    index.add("pypi", "helper", "3.0")
+    index.add("pypi", "app", "1.0", requires=["helper"])
+    with index.serve() as base:
+        yield index, base
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty working folder and cache for in-process locks."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("CUDARESOLVE_CACHE_DIR", str(tmp_path / "cache"))
+    return work
+
+
+def _request(base: str, *requirements: str, **changes: Any) -> LockRequest:
+    mirror = f"https://pypi.org/simple={base}/pypi/simple"
+    return LockRequest(requirements=requirements, target=TARGET, mirrors=(mirror,), environ={}, **changes)
+
+
+def _solves(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the solves the lock flow runs from now on."""
+    calls: list[int] = []
+    real = flow.resolve_inputs
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(flow, "resolve_inputs", counted)
+    return calls
+
+
+def _republish(index: LocalIndex) -> None:
+    """Write the pages again, dated later than any copy a cache holds (a revalidation sees the change)."""
+    index.write()
+    later = time.time() + 30
+    for page in (index.root / "pypi" / "simple").glob("*/index.html"):
+        os.utime(page, (later, later))
+
+
+@pytest.mark.parametrize(("fmt", "name"), [("pylock", "pylock.toml"), ("requirements", "requirements.txt")])
+def test_the_same_request_again_keeps_the_lock_and_solves_nothing(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch, fmt: Any, name: str
+) -> None:
+    _, base = index
+    first = flow.lock(_request(base, "app", "numpyish"), output=name, fmt=fmt)
+    text = (project / name).read_text()
+    assert not first.unchanged and text.count('inputs = "sha256:') == 1
+    before = os.stat(project / name)
+    solves = _solves(monkeypatch)
+    again = flow.lock(_request(base, "app", "numpyish"), output=name, fmt=fmt)
+    assert solves == [] and again.unchanged
+    assert again.to_dict() == {**first.to_dict(), "unchanged": True}  # the same answer, every field
+    after = os.stat(project / name)
+    assert (project / name).read_text() == text and after.st_mtime_ns == before.st_mtime_ns
+
+
+def test_an_edited_lock_is_solved_again_and_written_back(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, base = index
+    flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    path = project / "pylock.toml"
+    good = path.read_text()
+    path.write_text(good.replace('version = "1.1"', 'version = "1.0"', 1))  # a pin moved by hand
+    solves = _solves(monkeypatch)
+    result = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    assert solves == [1] and result.changes == ()  # the new lock prefers the edited pin: it still fits
+    assert 'version = "1.0"' in path.read_text() and path.read_text().count('inputs = "sha256:') == 1
+    path.write_text(good + "\n# a comment\n")  # any byte: the stamp covers the whole text
+    assert kept_lock(str(path), "pylock", _key(base, "numpyish")) is None
+
+
+def test_other_requirements_solve_and_then_are_kept(index: Any, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, base = index
+    flow.lock(_request(base, "numpyish==1.0", "app"), output="pylock.toml", fmt="pylock")
+    stamped = (project / "pylock.toml").read_text()
+    solves = _solves(monkeypatch)
+    relaxed = flow.lock(_request(base, "numpyish", "app"), output="pylock.toml", fmt="pylock")
+    assert solves == [1] and relaxed.unchanged  # the same pins: only the stamp is brought up to date
+    assert (project / "pylock.toml").read_text() != stamped
+    assert {p.name: p.version for p in relaxed.solution.packages}["numpyish"] == "1.0"
+    flow.lock(_request(base, "numpyish", "app"), output="pylock.toml", fmt="pylock")
+    assert solves == [1]  # the third run is kept
+    flow.lock(_request(base, "numpyish", "app", upgrade=True), output="pylock.toml", fmt="pylock")
+    assert solves == [1, 1]  # -U always solves, and moves the pin
+    assert json.loads(json.dumps(flow.lock(_request(base, "numpyish", "app"), output="pylock.toml",
+                                           fmt="pylock").to_dict()))["unchanged"] is True  # fmt: skip
+
+
+@pytest.mark.parametrize("change", ["yanked", "removed"])
+def test_a_locked_file_gone_from_its_index_is_solved_again(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    served, base = index
+    flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    entries = served.entries["pypi"]["numpyish"]
+    newest = entries.pop()
+    if change == "yanked":
+        entries.append(replace(newest, yanked="broken"))
+    else:
+        (served.root / "files" / newest.wheel.filename).unlink()
+    _republish(served)
+    solves = _solves(monkeypatch)
+    result = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    assert solves == [1] and not result.unchanged
+    assert [c.to_dict() for c in result.changes] == [{"name": "numpyish", "from": "1.1", "to": "1.0"}]
+
+
+def test_another_target_or_mirror_is_another_request(index: Any, project: Path) -> None:
+    _, base = index
+    request = _request(base, "numpyish")
+    inputs = flow.prepare(request)
+    key = _key(base, "numpyish")
+    assert key == inputs_key(inputs, fmt="pylock", editables=(), root=str(project))
+    other = flow.prepare(replace(request, target=replace(TARGET, python="3.12")))
+    assert inputs_key(other, fmt="pylock", editables=(), root=str(project)) != key
+    assert inputs_key(inputs, fmt="requirements", editables=(), root=str(project)) != key
+    assert inputs_key(inputs, fmt="pylock", editables=(), root=str(project / "sub")) != key
+    mirrored = flow.prepare(replace(request, mirrors=(f"https://pypi.org/simple={base}/other/simple",)))
+    assert inputs_key(mirrored, fmt="pylock", editables=(), root=str(project)) != key
+
+
+def test_a_stamp_is_checked_not_trusted(index: Any, project: Path) -> None:
+    _, base = index
+    flow.lock(_request(base, "numpyish"), output="requirements.txt", fmt="requirements")
+    path = project / "requirements.txt"
+    text = path.read_text()
+    key = _key(base, "numpyish", fmt="requirements")
+    assert kept_lock(str(path), "requirements", key) is not None
+    assert kept_lock(str(path), "requirements", "0" * 64) is None  # made for another request
+    line = next(line for line in text.splitlines() if "inputs =" in line)
+    path.write_text(text + line + "\n")  # two stamps: neither is taken
+    assert kept_lock(str(path), "requirements", key) is None
+    path.write_text(text.replace(line, line.replace("sha256:", "sha256:" + "0" * 64)[: len(line)]))
+    assert kept_lock(str(path), "requirements", key) is None
+    assert stamp(f"a {PLACEHOLDER} b {PLACEHOLDER}", key) is None  # the value it covers must be there once
+    os.mkfifo(project / "fifo.txt")
+    assert kept_lock(str(project / "fifo.txt"), "requirements", key) is None  # never blocks on a FIFO
+
+
+def test_a_lock_with_a_direct_url_is_never_kept(index: Any, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    served, base = index
+    wheel = served.add("pypi", "direct", "1.0")
+    served.write()
+    url = (served.root / "files" / wheel.filename).as_uri()
+    flow.lock(_request(base, f"direct @ {url}"), output="pylock.toml", fmt="pylock")
+    assert "inputs =" not in (project / "pylock.toml").read_text()  # its file can change under the same URL
+    solves = _solves(monkeypatch)
+    assert flow.lock(_request(base, f"direct @ {url}"), output="pylock.toml", fmt="pylock").unchanged
+    assert solves == [1]
+
+
+def test_the_command_line_says_the_lock_is_unchanged(index: Any, tmp_path: Path) -> None:
+    _, base = index
+    mirror = f"--index-mirror=https://pypi.org/simple={base}/pypi/simple"
+    args = ["lock", "app", *FLAGS, mirror, "--format", "requirements", "-o", "req.txt"]
+    assert run_cli(args, tmp_path, tmp_path / "cache").returncode == 0
+    again = run_cli(args, tmp_path, tmp_path / "cache")
+    assert again.returncode == 0, again.stderr
+    assert "req.txt is unchanged: the lock there already holds these 2 packages" in again.stdout + again.stderr
+
+
+def _key(base: str, *requirements: str, fmt: str = "pylock") -> str:
+    key = inputs_key(flow.prepare(_request(base, *requirements)), fmt=fmt, editables=(), root=os.getcwd())
+    assert key is not None
+    return key
