@@ -26,7 +26,10 @@ Cases:
     (an empty cache before every run) and warm (the same cache, one untimed run first). cudaresolve
     reads PyPI through ``--index-mirror`` and the PyTorch index through the ``/whl/<variant>/``
     pages the server makes from PyPI's own torch files (see ``pypi_frozen.py``); the target is
-    H100, driver 580.65.06. Freeze the union once: ``python tools/freeze_pypi.py -r FILE --also
+    H100, driver 580.65.06. A warm cudaresolve run finds the lock its warm-up wrote at ``-o`` and keeps it
+    without solving when it still answers the request (``lock.keep``, uv's rule for ``uv lock``); the
+    "solving" row adds ``-U``, so every run solves again on the same warm cache, as ``uv pip compile``
+    does. Freeze the union once: ``python tools/freeze_pypi.py -r FILE --also
     "torch==2.14.1 torchvision torchaudio" --also "torch==2.10.0 torchvision torchaudio"`` with the
     requirements of the three projects: uv's closure alone leaves out the CUDA libraries of the torch
     builds cudaresolve may pick (a page missing from the copy reads as a release that does not exist).
@@ -295,6 +298,22 @@ def project_rows(tools: Tools, work: Path, base: str, name: str) -> list[Row]:
                 work / f"{case}-cr-{state}",
                 cold=cold,
                 baseline=uv_label,
+            ),
+            *(
+                []
+                if cold
+                else [
+                    cr_row(  # the lock at -o is kept without solving above (``lock.keep``); -U always solves
+                        case,
+                        "solving cudaresolve lock -U (warm cache, solves again)",
+                        work,
+                        project,
+                        [*mirrors, "-U"],
+                        work / f"{case}-cr-{state}",
+                        cold=False,
+                        baseline=uv_label,
+                    )
+                ]
             ),
             uv_row(case, uv_label, tools, work, req_in, simple, work / f"{case}-uv-{state}", cold=cold),
             pip_row(

@@ -203,3 +203,28 @@ def _key(base: str, *requirements: str, fmt: str = "pylock") -> str:
     key = inputs_key(flow.prepare(_request(base, *requirements)), fmt=fmt, editables=(), root=os.getcwd())
     assert key is not None
     return key
+
+
+def test_a_kept_lock_with_warnings_is_solved_again_in_another_language(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cudaresolve.text.findings import warning
+
+    _, base = index
+    real = flow.resolve_inputs
+    solves: list[str] = []
+
+    def warned(*args: Any, **kwargs: Any) -> Any:  # a solve whose answer carries a warning, as a GPU stack may
+        solves.append("solve")
+        solution = real(*args, **kwargs)
+        return replace(solution, warnings=(warning("driver-unknown", "warn.driver-unknown"),))
+
+    monkeypatch.setattr(flow, "resolve_inputs", warned)
+    first = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    assert "driver-unknown" in (project / "pylock.toml").read_text()
+    kept = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock", lang="en")
+    assert solves == ["solve"] and kept.unchanged
+    assert [w.message for w in kept.solution.warnings] == [w.message for w in first.solution.warnings]
+    chinese = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock", lang="zh")
+    assert solves == ["solve", "solve"] and chinese.unchanged  # said again from the catalogue, not the file
+    assert chinese.solution.warnings[0].text.key == "warn.driver-unknown"

@@ -223,7 +223,7 @@ def _run(args: argparse.Namespace) -> int:
         from cudaresolve.target.interpreter import probe_interpreter
 
         request = replace(request, target=for_interpreter(request.target, probe_interpreter(args.lock_python)))
-    result = lock(request, output=args.output, fmt=args.format)
+    result = lock(request, output=args.output, fmt=args.format, lang=language(args))
     if args.json:
         render.emit_json(result.to_dict(), lang=language(args))
     else:

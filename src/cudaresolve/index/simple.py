@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from html.parser import HTMLParser
 from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
@@ -221,51 +220,15 @@ def _metadata_flag(value: object) -> tuple[bool, str | None]:
     return False, None
 
 
-class _AnchorParser(HTMLParser):
-    """Collects ``<a>`` attributes and text, ``<base href>`` and the repository-version meta tag."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)  # attribute values arrive html-unescaped
-        self.anchors: list[tuple[dict[str, str | None], str]] = []
-        self.base: str | None = None
-        self.api_version: str | None = None
-        self._open: tuple[dict[str, str | None], list[str]] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        if tag == "a":
-            self._close()
-            self._open = (values, [])
-        elif tag == "base" and self.base is None and values.get("href"):
-            self.base = values["href"]
-        elif tag == "meta" and values.get("name") == "pypi:repository-version":
-            self.api_version = values.get("content")
-
-    def handle_data(self, data: str) -> None:
-        if self._open is not None:
-            self._open[1].append(data)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "a":
-            self._close()
-
-    def close(self) -> None:
-        super().close()
-        self._close()  # an anchor left open at the end of the page still counts
-
-    def _close(self) -> None:
-        if self._open is not None:
-            self.anchors.append((self._open[0], "".join(self._open[1]).strip()))
-            self._open = None
-
-
 def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> list[IndexFile]:
     """The wheels and sdists on a PEP 503 project page, in page order.
 
     ``href`` resolves against ``<base href>`` or ``page_url``; the filename is the percent-decoded
     last path segment (the PyTorch index writes ``+`` as ``%2B`` in hrefs), else the anchor text.
     """
-    parser = _AnchorParser()
+    from cudaresolve.index.anchors import AnchorParser  # html.parser: only for HTML pages (PyPI sends JSON)
+
+    parser = AnchorParser()
     parser.feed(_drop_other_lines(text, keep) if keep is not None else text)
     parser.close()
     _check_api_version(parser.api_version, page_url)

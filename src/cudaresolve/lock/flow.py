@@ -12,27 +12,22 @@ module never sees argparse.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from cudaresolve.errors import InvalidInput, NoSolution
-from cudaresolve.index.extra import ExtraSources
-from cudaresolve.lock.request import LockRequest, all_mirrors
+from cudaresolve.lock.request import LockInputs, LockRequest, all_mirrors
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from datetime import datetime
 
-    from cudaresolve.db.database import CompatDB
     from cudaresolve.errors import IndexUnavailable
     from cudaresolve.index.policy import IndexPolicy
-    from cudaresolve.lock.features import Chosen
     from cudaresolve.lock.previous import Change
     from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.model import Solution
-    from cudaresolve.target.model import Target
 
 __all__ = [
     "LockInputs",
@@ -44,25 +39,6 @@ __all__ = [
 ]
 
 Format = Literal["pylock", "requirements"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LockInputs:
-    """A request made concrete: the requirements, the Target, the database and the merged mirrors."""
-
-    requirements: tuple[str, ...]
-    target: Target
-    db: CompatDB = field(repr=False)
-    constraints: tuple[str, ...] = ()
-    offline: bool = False
-    mirrors: Mapping[str, str] = field(default_factory=dict)
-    package_indexes: Mapping[str, str] = field(default_factory=dict)  # [tool.cudaresolve] package-index
-    gpu_source: str = "auto"  # where GPU builds come from (``resolve.sources.GPU_SOURCES``)
-    no_build: bool = False
-    extra: ExtraSources = field(default_factory=ExtraSources)  # more indexes, first-index rule (``index.extra``)
-    exclude_newer: datetime | None = None
-    prerelease: str = "explicit"
-    chosen: Chosen | None = None  # the project's requirements by extra and group (None: given as arguments)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -336,13 +312,17 @@ def _with_notices(solution: Solution, notices: list[Notice]) -> Solution:
     return replace(solution, warnings=solution.warnings + extra) if extra else solution
 
 
-def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult:
+def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "en") -> LockResult:
     """Resolve and write the lock exactly where asked (``output``, else the format's default).
 
     A pylock.toml needs a hash for every wheel (PEP 751). Without them (offline, or the index
     failed) nothing is written: with no ``-o`` the chosen stack comes back with ``complete`` false
     and a ``no-lock-written`` warning; a named ``-o`` is an error with a hint. Requirements are
     written as asked, with a header saying they are not a complete lock when hashes are missing.
+
+    A lock already at ``path`` that still answers this request is kept as it is and nothing is solved
+    (``lock.keep``), unless ``-U``/``-P`` asked for moves, or it records warnings and ``lang`` (the language
+    the result is said in) is not English: lock files record their warnings in English.
     """
     import os
 
@@ -362,9 +342,11 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     key = None if streamed else inputs_key(inputs, fmt=fmt, editables=request.editables, root=root)
     if key is not None and not request.upgrade and not request.upgrade_packages:  # uv's rule: a lock that
         old = kept_lock(path, fmt, key)  # still answers the request is kept, nothing solved (``lock.keep``)
-        kept = still_served(old, inputs) if old is not None else None
-        if kept is not None:
-            return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
+        if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
+            with run_client(inputs.offline) as http:
+                kept = still_served(old, inputs, http, index_policy(inputs))
+            if kept is not None:
+                return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
     previous = None if streamed else read_pins(path, fmt)
     wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
     solution = resolve_inputs(inputs, preferences=wanted)
@@ -386,7 +368,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format) -> LockResult
     from cudaresolve.lock.output import holds_text, write_output
 
     text = None
-    if key is not None and complete and keepable(frozen, inputs):
+    if key is not None and complete and keepable(frozen, inputs, fmt):
         text = stamp(render_lock(path, replace(frozen, inputs=PLACEHOLDER), fmt=fmt), key)
     text = text or render_lock(path, frozen, fmt=fmt)
     moved = changes(previous, frozen)

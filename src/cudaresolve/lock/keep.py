@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
-    from cudaresolve.lock.flow import LockInputs
+    from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.lock.model import Lock
+    from cudaresolve.lock.request import LockInputs
     from cudaresolve.resolve.model import Solution
 
 __all__ = ["PLACEHOLDER", "inputs_key", "keepable", "kept_lock", "same_but_stamp", "stamp", "still_served"]
@@ -70,11 +71,14 @@ def inputs_key(inputs: LockInputs, *, fmt: str, editables: Collection[str], root
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def keepable(lock: Lock, inputs: LockInputs) -> bool:
-    """Whether ``lock`` may carry a stamp: whole, every package a hashed file of an index, no find-links."""
+def keepable(lock: Lock, inputs: LockInputs, fmt: str) -> bool:
+    """Whether ``lock`` may carry a stamp: whole, every package a hashed file of an index, no find-links, and
+    as ``fmt`` it says all the answer says (a requirements file has no PEP 751 ``marker``)."""
     from cudaresolve.resolve.model import FileKind
 
     if not lock.complete or inputs.extra.find_links or not lock.packages:
+        return False
+    if fmt == "requirements" and any(p.marker for p in lock.packages):
         return False
     return all(p.kind in (FileKind.WHEEL, FileKind.SDIST) and p.sha256 and p.index and p.url for p in lock.packages)
 
@@ -120,11 +124,11 @@ def kept_lock(path: str, fmt: str, key: str) -> Lock | None:
         return None
 
 
-def still_served(lock: Lock, inputs: LockInputs) -> Solution | None:
+def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy) -> Solution | None:
     """The solution ``lock`` holds, each file as its index lists it now; None when any locked file is gone from
-    its page, changed its hash, was yanked, or its page could not be read (the lock is then solved again)."""
+    its page, changed its hash, was yanked, or its page could not be read (the lock is then solved again).
+    ``http`` and ``policy``: the run's client and index policy (``lock.flow``)."""
     from cudaresolve.index.listings import fetch_listings
-    from cudaresolve.lock.flow import index_policy, run_client
     from cudaresolve.resolve.model import LockedPackage, Solution
 
     if not lock.packages or lock.variant is None or lock.index_url is None:
@@ -132,8 +136,7 @@ def still_served(lock: Lock, inputs: LockInputs) -> Solution | None:
     indexes = {p.name: _configured(p.index, inputs.mirrors) for p in lock.packages}
     wanted = [(indexes[p.name], p.name) for p in lock.packages]
     versions = {p.name: [p.version] for p in lock.packages}
-    with run_client(inputs.offline) as http:
-        listings = fetch_listings(http, wanted, index_policy(inputs), versions=versions)
+    listings = fetch_listings(http, wanted, policy, versions=versions)
     if listings.unavailable or listings.notices:  # a page missing, stale for a failure, or a file refused
         return None
     packages: list[LockedPackage] = []

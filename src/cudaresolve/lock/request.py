@@ -1,5 +1,6 @@
-"""What the user asked ``lock`` or ``install`` for, as given (``LockRequest``), and the mirrors that request
-and the project name together (``all_mirrors``). Pure, but for the user's pip and uv settings files read there.
+"""What the user asked ``lock`` or ``install`` for, as given (``LockRequest``) and made concrete (``LockInputs``),
+and the mirrors that request and the project name together (``all_mirrors``). Pure, but for the user's pip
+and uv settings files read there.
 
 Apart from the lock flow so that ``install --from``, which carries the request but resolves nothing, imports
 no solver and no index client.
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cudaresolve.index.extra import ExtraSources
 from cudaresolve.lock.features import Selection
 
 if TYPE_CHECKING:
@@ -18,10 +20,12 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.lock.features import Chosen
     from cudaresolve.lock.project import ProjectSettings
+    from cudaresolve.target.model import Target
     from cudaresolve.target.options import TargetOptions
 
-__all__ = ["LockRequest", "all_mirrors", "project_mirrors"]
+__all__ = ["LockInputs", "LockRequest", "all_mirrors", "project_mirrors"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,6 +54,26 @@ class LockRequest:
     features: Selection = field(default_factory=Selection)  # --extra/--all-extras/--group/--all-groups/--no-dev
     exclude_newer: datetime | None = None  # --exclude-newer: files uploaded after it are not seen
     prerelease: str = "explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockInputs:
+    """A request made concrete: the requirements, the Target, the database and the merged mirrors."""
+
+    requirements: tuple[str, ...]
+    target: Target
+    db: CompatDB = field(repr=False)
+    constraints: tuple[str, ...] = ()
+    offline: bool = False
+    mirrors: Mapping[str, str] = field(default_factory=dict)
+    package_indexes: Mapping[str, str] = field(default_factory=dict)  # [tool.cudaresolve] package-index
+    gpu_source: str = "auto"  # where GPU builds come from (``resolve.sources.GPU_SOURCES``)
+    no_build: bool = False
+    extra: ExtraSources = field(default_factory=ExtraSources)  # more indexes, first-index rule (``index.extra``)
+    exclude_newer: datetime | None = None
+    prerelease: str = "explicit"
+    chosen: Chosen | None = None  # the project's requirements by extra and group (None: given as arguments)
+
 
 
 def project_mirrors(request: LockRequest) -> dict[str, str]:
