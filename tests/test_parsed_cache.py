@@ -200,3 +200,32 @@ def test_a_filter_without_a_key_is_parsed_for_and_never_stored(tmp_path: Path) -
     assert files
     assert all("cp311" in f.filename for f in files)
     assert not parsed_path(cache, page.url).exists()
+
+
+def test_a_version_filter_within_a_tag_filter_reads_the_tag_filters_form(tmp_path: Path) -> None:
+    from packaging.tags import Tag
+
+    from cudaresolve.index.fitting import tag_filter
+
+    cache, page = HttpCache(tmp_path), entry("json")
+    tags = tag_filter((Tag("cp311", "cp311", "manylinux_2_28_x86_64"), Tag("py3", "none", "any")))
+    solved = parse_files(cache, page, tags)  # what a lock's solve reads and stores
+    assert stored(cache, page.url)["kept"] == tags.key  # type: ignore[attr-defined]
+    pinned = str(solved[-1].version)
+    narrow = version_filter("torch", [pinned], within=tags)
+
+    def set_hash(data: dict[str, list[list[object]]]) -> None:
+        for row in data["files"]:
+            row[2] = "f" * 64
+
+    rewrite(parsed_path(cache, page.url), set_hash)
+    checked = parse_files(cache, page, narrow)  # a lock's check: read from that form, not parsed again
+    assert checked and all(f.sha256 == "f" * 64 and str(f.version) == pinned for f in checked)
+    assert [f.filename for f in checked] == [f.filename for f in solved if str(f.version) == pinned]
+    assert stored(cache, page.url)["kept"] == tags.key  # type: ignore[attr-defined]  # the solve's form stays
+    # without that form the narrow filter parses for itself, and stores under its own key
+    parsed_path(cache, page.url).unlink()
+    fresh = parse_files(cache, page, narrow)
+    assert fresh == parse_body(page.body, page.content_type, page.page_url, narrow)
+    assert stored(cache, page.url)["kept"] == narrow.key  # type: ignore[attr-defined]
+    assert parse_files(cache, page, tags) == solved  # ...which no wider filter takes: it parses again

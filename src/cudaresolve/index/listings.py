@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
     from cudaresolve.index.policy import IndexPolicy
+    from cudaresolve.index.simple import Keep
     from cudaresolve.index.transport import LazyClient
 
 __all__ = ["fetch_listings"]
@@ -38,11 +39,13 @@ def fetch_listings(
     *,
     sleep: Callable[[float], None] = time.sleep,
     versions: Mapping[str, Iterable[str]] | None = None,
+    within: Keep | None = None,
 ) -> Listings:
     """Fetch every (index_url, project) page; never raises ``IndexUnavailable``.
 
     ``versions`` (project -> versions) limits which files of a page are parsed, when the caller
-    needs only those (a lock adding hashes to its pins); other files are skipped unparsed.
+    needs only those (a lock adding hashes to its pins); other files are skipped unparsed. ``within``:
+    a filter those files must pass too, whose stored parsed forms then serve (``simple.version_filter``).
 
     A page that cannot be fetched is left out (listed in ``unavailable``) and one
     ``index-unavailable-fallback`` notice per index says the embedded data is used instead and
@@ -61,7 +64,7 @@ def fetch_listings(
     offline = policy.offline
     index_client = IndexClient(client, policy, sleep=sleep)
     for project, wanted in (versions or {}).items():
-        index_client.keep[canonical_project(project)] = version_filter(project, wanted)
+        index_client.keep[canonical_project(project)] = version_filter(project, wanted, within=within)
     pages: list[ProjectPage] = []
     unavailable: list[tuple[str, NormalizedName]] = []
     failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)

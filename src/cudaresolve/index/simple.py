@@ -105,24 +105,30 @@ def mirrored_file(file: IndexFile, mirrors: Mapping[str, str]) -> IndexFile:
     return file if url == file.url else replace(file, url=url)
 
 
-def version_filter(project: str, versions: Iterable[str]) -> Keep:
+def version_filter(project: str, versions: Iterable[str], *, within: Keep | None = None) -> Keep:
     """A cheap test on wheel file names: only ``project``'s files of exactly these versions.
 
     Used to skip parsing (Version, tags) the hundreds of other files on a page when a lock only
-    needs the pinned ones.
+    needs the pinned ones. ``within``: a broader filter (``fitting.tag_filter``) the files must pass too;
+    a page's parsed form stored for it then serves this one as well (``parsed_cache``), so that checking
+    a lock reads what its solve stored rather than parsing the page again.
     """
     dist = re.sub(r"[-_.]+", "_", project).lower()
     wanted = {v.lower() for v in versions}
 
     def keep(filename: str) -> bool:
         parts = filename.split("-", 2)
-        return len(parts) == 3 and parts[0].lower() == dist and parts[1].lower() in wanted
+        ours = len(parts) == 3 and parts[0].lower() == dist and parts[1].lower() in wanted
+        return ours and (within is None or within(filename))
 
     # Substrings one of which a kept file's line must hold ("+" is "%2B" in the PyTorch index's hrefs).
     keep.needles = tuple(  # type: ignore[attr-defined]
         f"{dist}-{form}-" for v in wanted for form in {v, v.replace("+", "%2b")}
     )
-    keep.key = f"{dist}=={','.join(sorted(wanted))}"  # type: ignore[attr-defined]  # what it keeps (parsed_cache)
+    key = f"{dist}=={','.join(sorted(wanted))}"
+    broader = getattr(within, "key", None) if within is not None else None
+    keep.key = key if broader is None else f"{broader}|{key}"  # type: ignore[attr-defined]  # what it keeps
+    keep.within = broader  # type: ignore[attr-defined]  # a form stored for it holds all this one keeps
     return keep
 
 

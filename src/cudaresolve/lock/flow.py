@@ -220,11 +220,11 @@ def _solve_whole(
     from cudaresolve.index.fitting import tag_filter
     from cudaresolve.index.source import IndexSource
     from cudaresolve.resolve.solve import skipped_requests, solve
-    from cudaresolve.target.environment import marker_environment, wheel_tags
+    from cudaresolve.target.environment import marker_environment
     from cudaresolve.text.findings import warning
 
     db, target = inputs.db, inputs.target
-    tags = wheel_tags(target, glibc=target.glibc or db.assumed_glibc, macos=target.macos or db.assumed_macos)
+    tags = inputs.wheel_tags()
     with run_client(inputs.offline) as http:
         client = IndexClient(http, policy, keep=tag_filter(tags))  # only the target's wheels of each page are parsed
         source = IndexSource(

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
     from cudaresolve.index.policy import IndexPolicy
+    from cudaresolve.index.simple import Keep
     from cudaresolve.lock.model import Lock
     from cudaresolve.lock.request import LockInputs
     from cudaresolve.resolve.model import Solution
@@ -136,7 +137,7 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy)
     indexes = {p.name: _configured(p.index, inputs.mirrors) for p in lock.packages}
     wanted = [(indexes[p.name], p.name) for p in lock.packages]
     versions = {p.name: [p.version] for p in lock.packages}
-    listings = fetch_listings(http, wanted, policy, versions=versions)
+    listings = fetch_listings(http, wanted, policy, versions=versions, within=_target_filter(inputs))
     if listings.unavailable or listings.notices:  # a page missing, stale for a failure, or a file refused
         return None
     packages: list[LockedPackage] = []
@@ -156,6 +157,14 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy)
         target=inputs.target, variant=lock.variant, index_url=lock.index_url, packages=tuple(packages),
         warnings=lock.warnings,
     )  # fmt: skip
+
+
+def _target_filter(inputs: LockInputs) -> Keep:
+    """The filter the lock's solve read pages through (``lock.flow``): the target's wheels and every sdist,
+    so the forms it stored are read, not parsed again."""
+    from cudaresolve.index.fitting import tag_filter
+
+    return tag_filter(inputs.wheel_tags())
 
 
 def _configured(served: str, mirrors: Mapping[str, str]) -> str:

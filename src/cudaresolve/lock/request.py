@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from datetime import datetime
 
+    from packaging.tags import Tag
+
     from cudaresolve.db.database import CompatDB
     from cudaresolve.lock.features import Chosen
     from cudaresolve.lock.project import ProjectSettings
@@ -73,6 +75,13 @@ class LockInputs:
     exclude_newer: datetime | None = None
     prerelease: str = "explicit"
     chosen: Chosen | None = None  # the project's requirements by extra and group (None: given as arguments)
+
+    def wheel_tags(self) -> tuple[Tag, ...]:
+        """The wheel tags the target takes, best first (the database's glibc and macOS where it states none)."""
+        from cudaresolve.target.environment import wheel_tags
+
+        target, db = self.target, self.db
+        return wheel_tags(target, glibc=target.glibc or db.assumed_glibc, macos=target.macos or db.assumed_macos)
 
 
 
