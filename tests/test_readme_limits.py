@@ -63,7 +63,7 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"`PKG-INFO` {MAX_PKG_INFO_BYTES // MIB} MiB" in sdist
     build = rows["an sdist built for its metadata (dynamic `Requires-Dist`)"]
     assert f"{BUILD_TIMEOUT:g} s for its build" in build and f"`{BUILD_TIMEOUT_ENV}=SECONDS` sets the 300" in build
-    previous = rows["the lock already at the output path, read for its pins"]
+    previous = rows["the lock already at the output path, read for its pins and its stamp"]
     assert f"{MAX_PREVIOUS_BYTES // MIB} MiB, a regular file" in previous
     lock = rows["a lock file (`install --from FILE`)"]
     assert f"{MAX_LOCK_BYTES // MIB} MiB, a regular file" in lock

@@ -31,6 +31,8 @@ from datetime import date, datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.lock.previous import MAX_PREVIOUS_BYTES  # the bound on reading the lock already there
+
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
@@ -47,8 +49,6 @@ _FORMAT: Final = 1
 #: The stamp's value while the text it covers is hashed (never a hex digest, so never a real value).
 PLACEHOLDER: Final = "sha256:" + "x" * 64
 _STAMP: Final = re.compile(r'^(?:# cudaresolve: )?inputs = "sha256:([0-9a-f]{64})"$', re.MULTILINE)
-#: The largest lock read for its stamp (a 190-package pylock.toml is about 150 KB).
-_MAX_BYTES: Final = 16 * 1024 * 1024
 
 
 class _Unkeyable(Exception):
@@ -186,8 +186,8 @@ def _read(path: str) -> str | None:
     from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 
     try:
-        data = read_regular_bounded(path, _MAX_BYTES)
-        return data.decode("utf-8") if len(data) <= _MAX_BYTES else None
+        data = read_regular_bounded(path, MAX_PREVIOUS_BYTES)
+        return data.decode("utf-8") if len(data) <= MAX_PREVIOUS_BYTES else None
     except (OSError, NotRegularFile, UnicodeDecodeError):
         return None
 

@@ -11,7 +11,6 @@ output rules allow). A lock that still answers the same request is kept without 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -54,6 +53,8 @@ def read_pins(path: str, fmt: str = "pylock") -> dict[str, str] | None:
         return None
     if fmt == "requirements":
         return _requirements_pins(data)
+    import tomllib
+
     from packaging.pylock import Pylock, PylockValidationError
 
     try:
