@@ -7,14 +7,18 @@ file gone or yanked from its page, ``-U``) solves again, keeping the pins that s
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import shutil
+import threading
 import time
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from local_index import LocalIndex
+from local_index import LocalIndex, serving
 
 from cudaresolve.lock import flow
 from cudaresolve.lock.keep import PLACEHOLDER, inputs_key, kept_lock, stamp
@@ -150,13 +154,13 @@ def test_another_target_or_mirror_is_another_request(index: Any, project: Path) 
     request = _request(base, "numpyish")
     inputs = flow.prepare(request)
     key = _key(base, "numpyish")
-    assert key == inputs_key(inputs, fmt="pylock", editables=(), root=str(project))
+    assert key == inputs_key(inputs, fmt="pylock", editables=())
     other = flow.prepare(replace(request, target=replace(TARGET, python="3.12")))
-    assert inputs_key(other, fmt="pylock", editables=(), root=str(project)) != key
-    assert inputs_key(inputs, fmt="requirements", editables=(), root=str(project)) != key
-    assert inputs_key(inputs, fmt="pylock", editables=(), root=str(project / "sub")) != key
+    assert inputs_key(other, fmt="pylock", editables=()) != key
+    assert inputs_key(inputs, fmt="requirements", editables=()) != key
+    assert inputs_key(inputs, fmt="pylock", editables=("numpyish",)) != key
     mirrored = flow.prepare(replace(request, mirrors=(f"https://pypi.org/simple={base}/other/simple",)))
-    assert inputs_key(mirrored, fmt="pylock", editables=(), root=str(project)) != key
+    assert inputs_key(mirrored, fmt="pylock", editables=()) != key
 
 
 def test_a_stamp_is_checked_not_trusted(index: Any, project: Path) -> None:
@@ -200,7 +204,7 @@ def test_the_command_line_says_the_lock_is_unchanged(index: Any, tmp_path: Path)
 
 
 def _key(base: str, *requirements: str, fmt: str = "pylock") -> str:
-    key = inputs_key(flow.prepare(_request(base, *requirements)), fmt=fmt, editables=(), root=os.getcwd())
+    key = inputs_key(flow.prepare(_request(base, *requirements)), fmt=fmt, editables=())
     assert key is not None
     return key
 
@@ -228,3 +232,138 @@ def test_a_kept_lock_with_warnings_is_solved_again_in_another_language(
     chinese = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock", lang="zh")
     assert solves == ["solve", "solve"] and chinese.unchanged  # said again from the catalogue, not the file
     assert chinese.solution.warnings[0].text.key == "warn.driver-unknown"
+
+
+class _Switchable(http.server.SimpleHTTPRequestHandler):
+    """A local index that can be taken down (503 to everything) and brought back at the same address."""
+
+    down = False
+
+    def send_head(self) -> Any:
+        if type(self).down:
+            self.send_error(503)
+            return None
+        return super().send_head()
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "max-age=0" if "/simple/" in self.path else "max-age=31536000, immutable")
+        super().end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_lock_made_while_its_index_failed_is_never_kept(tmp_path: Path, project: Path) -> None:
+    served = LocalIndex(tmp_path / "switchable")
+    served.add("pypi", "numpyish", "1.0")
+    served.write()
+    handler = type("Handler", (_Switchable,), {})
+    with serving(partial(handler, directory=str(served.root))) as base:
+        flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        handler.down = True  # the index fails: the lock is made from the stale copy, with a warning
+        stale = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        assert [w.code for w in stale.solution.warnings] == ["index-stale-cache"]
+        assert "inputs =" not in (project / "pylock.toml").read_text()  # such an answer gets no stamp
+        handler.down = False
+        back = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        assert back.solution.warnings == () and "index-stale-cache" not in (project / "pylock.toml").read_text()
+        assert (project / "pylock.toml").read_text().count('inputs = "sha256:') == 1
+
+
+def _relink(index: LocalIndex, wheel: str, folder: str) -> None:
+    """The page of ``numpyish`` linking ``wheel`` from ``/folder/`` (the same file, the same hash)."""
+    (index.root / folder).mkdir(exist_ok=True)
+    for name in (wheel, f"{wheel}.metadata"):
+        shutil.copy(index.root / "files" / name, index.root / folder / name)
+    page = index.root / "pypi" / "simple" / "numpyish" / "index.html"
+    page.write_text(page.read_text().replace(f'"/files/{wheel}', f'"/{folder}/{wheel}'))
+    later = time.time() + 30
+    os.utime(page, (later, later))
+
+
+@pytest.mark.parametrize("change", ["url", "requires-python"])
+def test_a_file_listed_otherwise_than_the_lock_wrote_is_solved_again(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    served, base = index
+    flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    entries = served.entries["pypi"]["numpyish"]
+    newest = entries[-1]
+    if change == "url":
+        _relink(served, newest.wheel.filename, "files2")
+    else:  # the index now says the newest release needs a later Python than the target's
+        entries[-1] = replace(newest, requires_python=">=3.12")
+        _republish(served)
+    solves = _solves(monkeypatch)
+    result = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    assert solves == [1]
+    pins = {p.name: (p.version, p.url) for p in result.solution.packages}
+    if change == "url":
+        assert "/files2/" in pins["numpyish"][1] and "/files2/" in (project / "pylock.toml").read_text()
+    else:
+        assert pins["numpyish"][0] == "1.0"
+
+
+def test_a_lock_moved_to_another_folder_or_machine_keeps_its_stamp(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, base = index
+    flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    elsewhere = project.parent / "clone"
+    elsewhere.mkdir()
+    shutil.copy(project / "pylock.toml", elsewhere / "pylock.toml")
+    monkeypatch.chdir(elsewhere)
+    solves = _solves(monkeypatch)
+    assert flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock").unchanged and solves == []
+    assert (elsewhere / "pylock.toml").read_text() == (project / "pylock.toml").read_text()
+
+
+def test_a_lock_without_a_stamp_and_the_same_pins_is_unchanged_and_gains_one(index: Any, project: Path) -> None:
+    _, base = index
+    flow.lock(_request(base, "numpyish"), output="requirements.txt", fmt="requirements")
+    path = project / "requirements.txt"
+    stamped = path.read_text()
+    path.write_text("".join(line for line in stamped.splitlines(keepends=True) if "inputs =" not in line))
+    again = flow.lock(_request(base, "numpyish"), output="requirements.txt", fmt="requirements")
+    assert again.unchanged and path.read_text() == stamped  # as an older cudaresolve wrote it
+
+
+def test_a_lock_of_an_sdist_is_kept(index: Any, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    served, base = index
+    served.add_sdist("pypi", "sdonly", "1.0")
+    served.write()
+    flow.lock(_request(base, "sdonly"), output="pylock.toml", fmt="pylock")
+    solves = _solves(monkeypatch)
+    assert flow.lock(_request(base, "sdonly"), output="pylock.toml", fmt="pylock").unchanged and solves == []
+
+
+def test_the_index_a_kept_lock_names_is_the_configured_one_under_nested_mirrors() -> None:
+    from cudaresolve.lock.keep import _configured
+
+    base = "http://127.0.0.1:1/x"
+    nested = {"https://pypi.org/simple": base, "https://download.pytorch.org/whl": f"{base}/whl"}
+    for mirrors in (nested, dict(reversed(list(nested.items())))):
+        assert _configured(f"{base}/whl/cpu", mirrors, frozenset()) == "https://download.pytorch.org/whl/cpu"
+        assert _configured(base, mirrors, frozenset()) == "https://pypi.org/simple"
+    extra = f"{base}/extra"  # an extra index that lies under a mirror's folder is itself
+    assert _configured(extra, nested, frozenset({extra})) == extra
+
+
+def test_a_fifo_at_the_default_output_path_is_refused_not_waited_on(project: Path) -> None:
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.lock.output import check_default_free
+
+    os.mkfifo(project / "pylock.toml")
+    outcome: list[object] = []
+    worker = threading.Thread(target=lambda: outcome.append(_raised(check_default_free, "pylock.toml")), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert outcome and isinstance(outcome[0], InvalidInput)
+
+
+def _raised(function: Any, *args: Any) -> object:
+    try:
+        function(*args)
+    except Exception as e:
+        return e
+    return None

@@ -117,19 +117,34 @@ def version_filter(project: str, versions: Iterable[str], *, within: Keep | None
     wanted = {v.lower() for v in versions}
 
     def keep(filename: str) -> bool:
-        parts = filename.split("-", 2)
-        ours = len(parts) == 3 and parts[0].lower() == dist and parts[1].lower() in wanted
-        return ours and (within is None or within(filename))
+        return _names_version(filename, dist, wanted) and (within is None or within(filename))
 
-    # Substrings one of which a kept file's line must hold ("+" is "%2B" in the PyTorch index's hrefs).
+    # Substrings one of which a kept file's line must hold ("+" is "%2B" in the PyTorch index's hrefs; an
+    # sdist's name may be spelled another way, so its line is found by its version and suffix alone).
     keep.needles = tuple(  # type: ignore[attr-defined]
-        f"{dist}-{form}-" for v in wanted for form in {v, v.replace("+", "%2b")}
+        needle
+        for v in wanted
+        for form in {v, v.replace("+", "%2b")}
+        for needle in (f"{dist}-{form}-", f"-{form}.tar.gz", f"-{form}.zip")
     )
     key = f"{dist}=={','.join(sorted(wanted))}"
     broader = getattr(within, "key", None) if within is not None else None
     keep.key = key if broader is None else f"{broader}|{key}"  # type: ignore[attr-defined]  # what it keeps
     keep.within = broader  # type: ignore[attr-defined]  # a form stored for it holds all this one keeps
     return keep
+
+
+def _names_version(filename: str, dist: str, wanted: set[str]) -> bool:
+    """Whether ``filename`` is a file of project ``dist`` (normalized with ``_``) at one of the ``wanted`` versions:
+    a wheel (``name-version-...whl``) or an sdist (``name-version.tar.gz``, ``.zip``; an older sdist may spell the
+    name with ``-`` or ``.``)."""
+    lower = filename.lower()
+    for suffix in (".tar.gz", ".zip"):
+        if lower.endswith(suffix):
+            name, _, version = lower[: -len(suffix)].rpartition("-")
+            return re.sub(r"[-_.]+", "_", name) == dist and version in wanted
+    parts = lower.split("-", 2)
+    return len(parts) == 3 and parts[0] == dist and parts[1] in wanted
 
 
 def _drop_other_lines(text: str, keep: Keep) -> str:

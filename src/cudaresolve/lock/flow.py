@@ -273,6 +273,7 @@ def _solve_whole(
     notices += [not_listed(p, target, inputs.mirrors) for p in unlisted]
     notices += sdist_notices(solution)
     solution = _with_notices(solution, [*inputs.extra.notices, *notices])
+    solution = replace(solution, failed_indexes=tuple(sorted(failures))) if failures else solution
     return replace(solution, complete=False) if unlisted else solution
 
 
@@ -339,7 +340,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     streamed = path == "-" or is_stream(path)
     inputs = prepare(request)
     root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
-    key = None if streamed else inputs_key(inputs, fmt=fmt, editables=request.editables, root=root)
+    key = None if streamed else inputs_key(inputs, fmt=fmt, editables=request.editables)
     if key is not None and not request.upgrade and not request.upgrade_packages:  # uv's rule: a lock that
         old = kept_lock(path, fmt, key)  # still answers the request is kept, nothing solved (``lock.keep``)
         if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
@@ -368,7 +369,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     from cudaresolve.lock.output import holds_text, write_output
 
     text = None
-    if key is not None and complete and keepable(frozen, inputs, fmt):
+    if key is not None and complete and not solution.failed_indexes and keepable(frozen, inputs, fmt):
         text = stamp(render_lock(path, replace(frozen, inputs=PLACEHOLDER), fmt=fmt), key)
     text = text or render_lock(path, frozen, fmt=fmt)
     moved = changes(previous, frozen)

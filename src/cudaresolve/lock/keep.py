@@ -37,34 +37,43 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
     from cudaresolve.index.policy import IndexPolicy
-    from cudaresolve.index.simple import Keep
+    from cudaresolve.index.simple import IndexFile, Keep
     from cudaresolve.lock.model import Lock
     from cudaresolve.lock.request import LockInputs
-    from cudaresolve.resolve.model import Solution
+    from cudaresolve.resolve.model import LockedPackage, Solution
 
 __all__ = ["PLACEHOLDER", "inputs_key", "keepable", "kept_lock", "same_but_stamp", "stamp", "still_served"]
 
 #: Bump when what ``inputs_key`` covers changes: every stamp made before then stops matching.
 _FORMAT: Final = 1
+#: Warnings that say an index or file failed while the lock was made: such a lock may change once it answers,
+#: so it is never stamped, and a lock recording one is never kept (the flow also skips ``failed_indexes``).
+_FAILURES: Final = frozenset({
+    "incomplete-lock", "index-stale-cache", "index-unavailable-fallback", "index-unreachable-pypi-set",
+    "index-file-refused", "wheel-not-listed", "sdist-unusable",
+})  # fmt: skip
 #: The stamp's value while the text it covers is hashed (never a hex digest, so never a real value).
 PLACEHOLDER: Final = "sha256:" + "x" * 64
 _STAMP: Final = re.compile(r'^(?:# cudaresolve: )?inputs = "sha256:([0-9a-f]{64})"$', re.MULTILINE)
+_STAMP_LINE: Final = re.compile(r'^(?:# cudaresolve: )?inputs = "sha256:[0-9a-f]{64}"\n', re.MULTILINE)
 
 
 class _Unkeyable(Exception):
     """A value ``inputs_key`` cannot write down faithfully: such a request is never kept."""
 
 
-def inputs_key(inputs: LockInputs, *, fmt: str, editables: Collection[str], root: str | None) -> str | None:
+def inputs_key(inputs: LockInputs, *, fmt: str, editables: Collection[str]) -> str | None:
     """The SHA-256 of everything a lock is made from besides the indexes' pages: each compared field of
-    ``inputs`` (the database by the bytes of its file), the format, the ``-e`` folders, the lock's folder (its
-    relative paths), this code; None when some value has no faithful written form (never kept)."""
+    ``inputs`` (the database by the bytes of its file), the format, the ``-e`` folders, this code (by its
+    content: the same on every machine, so a lock kept in version control keeps its stamp); None when some
+    value has no faithful written form (never kept). A stamped lock holds no local folder, so the folder it
+    is written in is no input."""
     from cudaresolve import __version__
 
     fields = [f for f in dataclasses.fields(inputs) if f.compare and f.name != "db"]
     try:
         value = [
-            _FORMAT, __version__, _code_key(), _database_digest(inputs), fmt, sorted(editables), root,
+            _FORMAT, __version__, _code_digest(), _database_digest(inputs), fmt, sorted(editables),
             [[f.name, _canon(getattr(inputs, f.name), 0)] for f in fields],
         ]  # fmt: skip
     except (_Unkeyable, OSError):
@@ -78,6 +87,8 @@ def keepable(lock: Lock, inputs: LockInputs, fmt: str) -> bool:
     from cudaresolve.resolve.model import FileKind
 
     if not lock.complete or inputs.extra.find_links or not lock.packages:
+        return False
+    if any(w.code in _FAILURES for w in lock.warnings):  # an answer from an index that did not answer
         return False
     if fmt == "requirements" and any(p.marker for p in lock.packages):
         return False
@@ -95,7 +106,7 @@ def stamp(text: str, key: str) -> str | None:
 def same_but_stamp(path: str, text: str) -> bool:
     """Whether the file at ``path`` holds ``text`` but for the ``inputs`` stamp (or its lack)."""
     existing = _read(path)
-    return existing is not None and _STAMP.sub("", existing) == _STAMP.sub("", text)
+    return existing is not None and _STAMP_LINE.sub("", existing) == _STAMP_LINE.sub("", text)
 
 
 def kept_lock(path: str, fmt: str, key: str) -> Lock | None:
@@ -117,24 +128,28 @@ def kept_lock(path: str, fmt: str, key: str) -> Lock | None:
         if fmt == "pylock":
             from cudaresolve.lock.lockfile import loads_pylock
 
-            return loads_pylock(text, source=path)
-        from cudaresolve.lock.requirements import loads_requirements
+            lock = loads_pylock(text, source=path)
+        else:
+            from cudaresolve.lock.requirements import loads_requirements
 
-        return loads_requirements(text, source=path)
+            lock = loads_requirements(text, source=path)
     except (CudaResolveError, ValueError, RecursionError):
         return None
+    return None if any(w.code in _FAILURES for w in lock.warnings) else lock
 
 
 def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy) -> Solution | None:
     """The solution ``lock`` holds, each file as its index lists it now; None when any locked file is gone from
-    its page, changed its hash, was yanked, or its page could not be read (the lock is then solved again).
-    ``http`` and ``policy``: the run's client and index policy (``lock.flow``)."""
+    its page, changed its hash, was yanked, no longer admits the target's Python, is listed with another URL,
+    size, upload time or ``Requires-Python`` than the lock wrote, or its page could not be read (the lock is
+    then solved again). ``http`` and ``policy``: the run's client and index policy (``lock.flow``)."""
     from cudaresolve.index.listings import fetch_listings
     from cudaresolve.resolve.model import LockedPackage, Solution
 
     if not lock.packages or lock.variant is None or lock.index_url is None:
         return None
-    indexes = {p.name: _configured(p.index, inputs.mirrors) for p in lock.packages}
+    known = _configured_indexes(inputs)
+    indexes = {p.name: _configured(p.index, inputs.mirrors, known) for p in lock.packages}
     wanted = [(indexes[p.name], p.name) for p in lock.packages]
     versions = {p.name: [p.version] for p in lock.packages}
     listings = fetch_listings(http, wanted, policy, versions=versions, within=_target_filter(inputs))
@@ -144,19 +159,43 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy)
     for p in lock.packages:
         files = listings.files(indexes[p.name], p.name) or ()
         found = next((f for f in files if f.sha256 and f.sha256.lower() == p.sha256), None)
-        if found is None or found.yanked or str(found.version) != p.version:
+        if found is None or found.yanked or str(found.version) != p.version or not _fits(found, inputs):
             return None
-        packages.append(
-            LockedPackage(
-                name=p.name, version=p.version, index=indexes[p.name], url=found.url, sha256=p.sha256,
-                filename=found.filename, requires_python=found.requires_python, size=found.size, kind=p.kind,
-                upload_time=found.upload_time.isoformat() if found.upload_time else None, marker=p.marker,
-            )
+        served = LockedPackage(
+            name=p.name, version=p.version, index=indexes[p.name], url=found.url, sha256=p.sha256,
+            filename=found.filename, requires_python=found.requires_python, size=found.size, kind=p.kind,
+            upload_time=found.upload_time.isoformat() if found.upload_time else None, marker=p.marker,
         )  # fmt: skip
+        if not _as_written(p, served):
+            return None
+        packages.append(served)
     return Solution(
         target=inputs.target, variant=lock.variant, index_url=lock.index_url, packages=tuple(packages),
         warnings=lock.warnings,
     )  # fmt: skip
+
+
+def _fits(file: IndexFile, inputs: LockInputs) -> bool:
+    """Whether the file's listed ``Requires-Python`` (which an index may change) still admits the target's."""
+    from cudaresolve.index.fitting import python_fits
+
+    python = inputs.target.python
+    full = python if python.count(".") >= 2 else f"{python}.0"
+    return not file.requires_python or python_fits(file.requires_python, full) is not False
+
+
+def _as_written(locked: LockedPackage, served: LockedPackage) -> bool:
+    """Whether what the lock file wrote of a package (a requirements file writes no URL, size or times) is what
+    its index lists now: else the file would no longer say what a new lock says."""
+    from cudaresolve.core.urls import strip_credentials
+
+    pairs = (
+        (locked.url, strip_credentials(served.url) if served.url else None),
+        (locked.size, served.size),
+        (locked.upload_time, served.upload_time),
+        (locked.requires_python, served.requires_python),
+    )
+    return all(written is None or written == listed for written, listed in pairs)
 
 
 def _target_filter(inputs: LockInputs) -> Keep:
@@ -167,16 +206,31 @@ def _target_filter(inputs: LockInputs) -> Keep:
     return tag_filter(inputs.wheel_tags())
 
 
-def _configured(served: str, mirrors: Mapping[str, str]) -> str:
-    """The index as configured whose mirror served ``served`` (what a lock names is what served it)."""
+def _configured_indexes(inputs: LockInputs) -> frozenset[str]:
+    """Every index the request names as it is configured: the default, the variants', the project's, extras."""
+    db = inputs.db
+    named = (db.default_index, *(v.index_url for v in db.variants), *inputs.package_indexes.values(),
+             *inputs.extra.indexes)  # fmt: skip
+    return frozenset(i.rstrip("/") for i in named if i)
+
+
+def _configured(served: str, mirrors: Mapping[str, str], known: frozenset[str]) -> str:
+    """The index as configured that served ``served`` (what a lock names is what served it): itself when it is
+    a configured index no mirror moves, else through the mirror with the longest matching folder."""
     from cudaresolve.core.urls import strip_credentials
     from cudaresolve.index.mirrors import apply_mirror
 
-    for prefix, target in mirrors.items():
+    def through(index: str) -> str:
+        return strip_credentials(apply_mirror(index, mirrors))
+
+    if served in known and through(served) == served:
+        return served
+    targets = sorted(mirrors.items(), key=lambda item: -len(strip_credentials(item[1]).rstrip("/")))
+    for prefix, target in targets:
         clean = strip_credentials(target).rstrip("/")
         if served == clean or served.startswith(clean + "/"):
             index = prefix.rstrip("/") + served[len(clean) :]
-            if strip_credentials(apply_mirror(index, mirrors)) == served:
+            if through(index) == served:
                 return index
     return served
 
@@ -207,14 +261,20 @@ def _database_digest(inputs: LockInputs) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _code_key() -> str:
-    """This code as it is on disk (``db.cache.code_key`` over every folder of the package)."""
-    from pathlib import Path
+def _code_digest() -> str:
+    """The SHA-256 of this package's Python files, by path inside it and content (a few milliseconds)."""
+    import os
 
-    from cudaresolve.db.cache import code_key
-
-    package = Path(__file__).resolve().parent.parent
-    return code_key([package, *sorted(p for p in package.iterdir() if p.is_dir() and p.name != "__pycache__")])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    digest = hashlib.sha256()
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            with open(path, "rb") as handle:
+                digest.update(f"{os.path.relpath(path, root)}\0".encode())
+                digest.update(handle.read())
+    return digest.hexdigest()
 
 
 def _canon(value: Any, depth: int) -> Any:

@@ -55,10 +55,11 @@ def check_default_free(path: str) -> None:
     file = Path(path)
     if not file.exists() and not file.is_symlink():
         return
-    try:
-        with open(file, "rb") as handle:
-            head = handle.read(_HEADER_BYTES)
-    except OSError:
+    from cudaresolve.core.files import NotRegularFile, read_regular_bounded
+
+    try:  # never blocks: a FIFO or a device there is not ours either
+        head = read_regular_bounded(file, _HEADER_BYTES)
+    except (OSError, NotRegularFile):
         head = b""
     if GENERATED_MARK.encode() not in head:
         raise InvalidInput(

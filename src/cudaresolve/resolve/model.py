@@ -67,6 +67,8 @@ class Solution:
     packages: tuple[LockedPackage, ...]
     warnings: tuple[Notice, ...] = ()
     complete: bool = True  # every package and dependency resolved from real metadata (a whole-environment lock)
+    #: indexes that failed while it was solved (down, a stale copy used): an answer that may change when they answer
+    failed_indexes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
