@@ -7,17 +7,19 @@ value, never a replay of a recorded run:
 * **made for these inputs, and untouched since.** A lock cudaresolve writes carries one ``inputs`` line
   (``# cudaresolve: inputs = "sha256:..."`` in a requirements file, ``inputs`` under ``[tool.cudaresolve]``
   in a pylock.toml): the SHA-256 of the request it answers (``inputs_key``: every field of ``LockInputs``,
-  the bytes of the compatibility database, the output's format and folder, this code) together with the
-  rest of the file's text. A lock edited by hand, made for other requirements, another target, other
-  indexes or mirrors, another database or another version of cudaresolve does not match and is solved
-  again;
-* **still served.** Every locked file is still on its index's page for that version with the same
-  sha256, and not yanked (``still_served``): pages fresh in the cache are read with no request, stale
-  ones are revalidated as any lock revalidates them (``index.listings``).
+  the bytes of the compatibility database, the output's format, this code by its content) together with
+  the rest of the file's text. A lock edited by hand, made for other requirements, another target, other
+  indexes or mirrors, another database or another cudaresolve does not match and is solved again; the
+  same lock in another clone or on another machine matches;
+* **still served.** Every locked file is still on its index's page for that version as the lock wrote it
+  (the same sha256, URL, size, upload time and ``Requires-Python``), not yanked, and still for the target's
+  Python (``still_served``): pages fresh in the cache are read with no request, stale ones are revalidated
+  as any lock revalidates them (``index.listings``).
 
-Only a whole-environment lock of index files is stamped (``keepable``): a lock with a direct URL or a
-local folder (whose content can change under the same name), a ``--find-links`` source, or a file
-without a hash is always solved again. ``-U`` and ``-P`` always solve.
+Only a whole-environment lock of index files, made while every index answered, is stamped (``keepable``,
+``Solution.failed_indexes``): a lock with a direct URL or a local folder (whose content can change under
+the same name), a ``--find-links`` source, a file without a hash, or an answer made from a stale page or
+without an index that failed is always solved again. ``-U`` and ``-P`` always solve.
 """
 
 from __future__ import annotations
