@@ -159,11 +159,19 @@ class CompatDB:
         object.__setattr__(self, "_packages", self.tables if lazy else dict(self.tables))
         object.__setattr__(self, "_variant_by_name", {v.name: v for v in self.variants})
         object.__setattr__(self, "_cuda_by_version", {r.version: r for r in self.cuda})
-        object.__setattr__(self, "_gpu_names", GpuNames(self.gpus))
 
     def __reduce__(self) -> tuple[Any, ...]:  # each package table pickled on its own (``db.tables``)
         state = {f.name: getattr(self, f.name) for f in fields(self) if f.init and f.name != "tables"}
-        return (_restored, (state, pickled_tables(self.tables)))
+        return (_restored, (state, pickled_tables(self.tables), self._names()))  # the names index as built
+
+    def _names(self) -> GpuNames:
+        """The GPU names index, built when first asked for (or restored with a cached database)."""
+        try:
+            return self._gpu_names
+        except AttributeError:  # not built yet
+            names = GpuNames(self.gpus)
+            object.__setattr__(self, "_gpu_names", names)
+            return names
 
     # -- construction -------------------------------------------------------------------
     @classmethod
@@ -275,15 +283,15 @@ class CompatDB:
     def find_gpu(self, name: str) -> GpuModel | None:
         """The one GPU ``name`` names (``db.gpu_names``: case, punctuation, vendor words, memory
         and form-factor words ignored), else None: unknown, ambiguous, or several GPUs."""
-        return self._gpu_names.find(name)
+        return self._names().find(name)
 
     def match_gpu(self, name: str) -> GpuMatch:
         """What ``name`` names: one GPU, several candidates, several GPUs in a row, or none."""
-        return self._gpu_names.match(name)
+        return self._names().match(name)
 
     def list_gpus(self, pattern: str | None = None) -> GpuListing:
         """The GPUs whose names hold ``pattern`` (normalised), or whose arch or cc it is; all without one."""
-        return GpuListing(pattern=pattern, gpus=self._gpu_names.filter(pattern))
+        return GpuListing(pattern=pattern, gpus=self._names().filter(pattern))
 
     def driver_support(self, cuda: CudaVersion, driver: DriverVersion, platform: str) -> DriverSupport:
         """Whether ``driver`` runs the CUDA ``cuda`` runtime fully, under minor-version compatibility, or not."""
@@ -387,11 +395,16 @@ def _read_bounded(path: str | Path, label: str) -> str:
         raise InvalidCompatData([("", Text.of("db.not-utf8", offset=exc.start))], source=label) from exc
 
 
-def _restored(state: dict[str, Any], tables: tuple[tuple[str, bool, bytes | str], ...]) -> CompatDB:
+def _restored(
+    state: dict[str, Any], tables: tuple[tuple[str, bool, bytes | str], ...], names: GpuNames | None = None
+) -> CompatDB:
     from cudaresolve.db.deferred import table_reader  # a table stored as its text (``db.deferred``)
 
     reader = table_reader(state["variants"], state["index"].default, state["source"])
-    return CompatDB(**state, tables=LazyTables(tables, reader))  # type: ignore[arg-type]
+    db = CompatDB(**state, tables=LazyTables(tables, reader))  # type: ignore[arg-type]
+    if isinstance(names, GpuNames) and names.gpus == db.gpus:  # the index pickled with it: not built again
+        object.__setattr__(db, "_gpu_names", names)
+    return db
 
 
 def shipped_path() -> Path:

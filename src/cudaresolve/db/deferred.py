@@ -16,7 +16,6 @@ run unpickles it. The anchor table (``[packages] anchor``: torch) is read at onc
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -117,6 +116,8 @@ def load_shipped(shipped: Path, cache: Path, build: Callable[[], T], *, expect: 
 
 def parse_toml(text: str, label: str) -> Mapping[str, Any]:
     """``text`` parsed; ``InvalidCompatData`` naming ``label`` when it is not TOML or nests too deep."""
+    import tomllib  # its error type only: the text itself is parsed by core.decode
+
     try:
         return loads_toml(text)
     except TooDeep as exc:  # tomllib recurses once per nesting level
@@ -127,6 +128,8 @@ def parse_toml(text: str, label: str) -> Mapping[str, Any]:
 
 def _listed_tables(text: str) -> frozenset[str]:
     """The package tables ``[packages] tables`` names, less the anchor (read at once); none when unclear."""
+    import tomllib  # its error type only: the text itself is parsed by core.decode
+
     _, found = split_tables(text, ("packages",))
     try:
         row = loads_toml(found.get("packages", "")).get("packages")

@@ -20,7 +20,6 @@ Jetson), so ``1080 Ti``, ``4090`` and ``Orin Nano`` are names too.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import re
 from dataclasses import dataclass, field
@@ -72,6 +71,8 @@ def gpu_loose_key(key: tuple[str, ...]) -> tuple[str, ...]:
 
 def closest_labels(text: str, labels: Iterable[str], count: int) -> tuple[str, ...]:
     """The ``count`` labels spelled most like ``text`` (case aside; the given order among equals)."""
+    import difflib  # only to suggest names for one that is unknown
+
     typed = text.lower()
     ranked = sorted(labels, key=lambda label: -difflib.SequenceMatcher(None, typed, label.lower()).ratio())
     return tuple(ranked[:count])
@@ -145,6 +146,8 @@ class GpuNames:
 
     def closest(self, key: tuple[str, ...]) -> tuple[GpuModel, ...]:
         """Up to three GPUs whose names are spelled most like ``key``."""
+        import difflib
+
         near = difflib.get_close_matches(" ".join(key), self._spelled, n=_SUGGESTIONS * 3, cutoff=_SIMILARITY)
         return _unique(self._spelled[n] for n in near)[:_SUGGESTIONS]
 
