@@ -329,10 +329,12 @@ def test_the_index_a_kept_lock_names_is_the_configured_one_under_nested_mirrors(
     base = "http://127.0.0.1:1/x"
     nested = {"https://pypi.org/simple": base, "https://download.pytorch.org/whl": f"{base}/whl"}
     for mirrors in (nested, dict(reversed(list(nested.items())))):
-        assert _configured(f"{base}/whl/cpu", mirrors, frozenset()) == "https://download.pytorch.org/whl/cpu"
-        assert _configured(base, mirrors, frozenset()) == "https://pypi.org/simple"
+        assert _configured(f"{base}/whl/cpu", mirrors, {}) == "https://download.pytorch.org/whl/cpu"
+        assert _configured(base, mirrors, {}) == "https://pypi.org/simple"
     extra = f"{base}/extra"  # an extra index that lies under a mirror's folder is itself
-    assert _configured(extra, nested, frozenset({extra})) == extra
+    assert _configured(extra, nested, {extra: extra}) == extra
+    private = "http://u:p@127.0.0.1:1/private"  # a lock names it without its credentials; they are asked with
+    assert _configured("http://127.0.0.1:1/private", nested, {"http://127.0.0.1:1/private": private}) == private
 
 
 def test_a_fifo_at_the_default_output_path_is_refused_not_waited_on(project: Path) -> None:
@@ -353,3 +355,59 @@ def _raised(function: Any, *args: Any) -> object:
     except Exception as e:
         return e
     return None
+
+
+def test_a_wheel_published_since_for_a_locked_sdist_is_taken(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, base = index
+    served.add_sdist("pypi", "late", "1.0")
+    served.write()
+    flow.lock(_request(base, "late"), output="pylock.toml", fmt="pylock")
+    assert "late-1.0.tar.gz" in (project / "pylock.toml").read_text()
+    served.add("pypi", "late", "1.0")  # the project's CI uploads the wheel hours after the sdist
+    _republish(served)
+    solves = _solves(monkeypatch)
+    result = flow.lock(_request(base, "late"), output="pylock.toml", fmt="pylock")
+    assert solves == [1] and not result.unchanged
+    assert "late-1.0-py3-none-any.whl" in (project / "pylock.toml").read_text()
+
+
+def test_a_field_the_index_lists_since_is_written_by_a_new_solve(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, base = index
+    flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    assert 'requires-python = ">=3.8"' not in (project / "pylock.toml").read_text()
+    entries = served.entries["pypi"]["numpyish"]
+    entries[-1] = replace(entries[-1], requires_python=">=3.8")  # still for the target's 3.11
+    _republish(served)
+    solves = _solves(monkeypatch)
+    flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    assert solves == [1] and 'requires-python = ">=3.8"' in (project / "pylock.toml").read_text()
+
+
+def test_a_project_whose_files_keep_a_dot_in_their_name_is_kept(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, base = index
+    wheel = served.add("pypi", "dotted.pkg", "1.0")
+    served.write()
+    flow.lock(_request(base, "dotted.pkg"), output="pylock.toml", fmt="pylock")
+    assert wheel.filename.startswith("dotted") and wheel.filename in (project / "pylock.toml").read_text()
+    solves = _solves(monkeypatch)
+    assert flow.lock(_request(base, "dotted.pkg"), output="pylock.toml", fmt="pylock").unchanged and solves == []
+
+
+def test_an_answer_made_while_something_failed_gets_no_stamp(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, base = index
+    real = flow.resolve_inputs
+
+    def passed_over(*args: Any, **kwargs: Any) -> Any:  # as a release whose sdist build timed out once
+        return replace(real(*args, **kwargs), failed=("sdist-unusable: xdyn 1.0",))
+
+    monkeypatch.setattr(flow, "resolve_inputs", passed_over)
+    flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+    assert "inputs =" not in (project / "pylock.toml").read_text()

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["parse_files", "parsed_key", "parsed_path"]
 
-_FORMAT: Final = 3  # bump when the row layout or what is parsed changes (2: sdists too; 3: a version filter's too)
+_FORMAT: Final = 4  # bump when the row layout or what is parsed changes (2: sdists; 3, 4: a version filter's)
 _SUBDIR: Final = "parsed-v1"
 _ALL: Final = "all"  # what a form parsed with no filter says it kept
 

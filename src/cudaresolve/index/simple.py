@@ -119,13 +119,13 @@ def version_filter(project: str, versions: Iterable[str], *, within: Keep | None
     def keep(filename: str) -> bool:
         return _names_version(filename, dist, wanted) and (within is None or within(filename))
 
-    # Substrings one of which a kept file's line must hold ("+" is "%2B" in the PyTorch index's hrefs; an
-    # sdist's name may be spelled another way, so its line is found by its version and suffix alone).
+    # Substrings one of which a kept file's line must hold ("+" is "%2B" in the PyTorch index's hrefs; a file's
+    # name may spell the project another way, so its line is found by its version alone).
     keep.needles = tuple(  # type: ignore[attr-defined]
         needle
         for v in wanted
         for form in {v, v.replace("+", "%2b")}
-        for needle in (f"{dist}-{form}-", f"-{form}.tar.gz", f"-{form}.zip")
+        for needle in (f"-{form}-", f"-{form}.tar.gz", f"-{form}.zip")
     )
     key = f"{dist}=={','.join(sorted(wanted))}"
     broader = getattr(within, "key", None) if within is not None else None
@@ -143,8 +143,8 @@ def _names_version(filename: str, dist: str, wanted: set[str]) -> bool:
         if lower.endswith(suffix):
             name, _, version = lower[: -len(suffix)].rpartition("-")
             return re.sub(r"[-_.]+", "_", name) == dist and version in wanted
-    parts = lower.split("-", 2)
-    return len(parts) == 3 and parts[0] == dist and parts[1] in wanted
+    parts = lower.split("-", 2)  # a wheel's name has no "-"; an older one may keep a "." (ruamel.yaml)
+    return len(parts) == 3 and re.sub(r"[-_.]+", "_", parts[0]) == dist and parts[1] in wanted
 
 
 def _drop_other_lines(text: str, keep: Keep) -> str:

@@ -273,7 +273,9 @@ def _solve_whole(
     notices += [not_listed(p, target, inputs.mirrors) for p in unlisted]
     notices += sdist_notices(solution)
     solution = _with_notices(solution, [*inputs.extra.notices, *notices])
-    solution = replace(solution, failed_indexes=tuple(sorted(failures))) if failures else solution
+    unusable = [n.message for n in source.notices(passed_over=skipped) if n.code == "sdist-unusable"]
+    failed = (*sorted(failures), *sorted(set(unusable)))  # releases passed over, held by the set or not
+    solution = replace(solution, failed=failed) if failed else solution
     return replace(solution, complete=False) if unlisted else solution
 
 
@@ -345,7 +347,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
         old = kept_lock(path, fmt, key)  # still answers the request is kept, nothing solved (``lock.keep``)
         if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
             with run_client(inputs.offline) as http:
-                kept = still_served(old, inputs, http, index_policy(inputs))
+                kept = still_served(old, inputs, http, index_policy(inputs), fmt)
             if kept is not None:
                 return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
     previous = None if streamed else read_pins(path, fmt)
@@ -369,7 +371,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     from cudaresolve.lock.output import holds_text, write_output
 
     text = None
-    if key is not None and complete and not solution.failed_indexes and keepable(frozen, inputs, fmt):
+    if key is not None and complete and not solution.failed and keepable(frozen, inputs, fmt):
         text = stamp(render_lock(path, replace(frozen, inputs=PLACEHOLDER), fmt=fmt), key)
     text = text or render_lock(path, frozen, fmt=fmt)
     moved = changes(previous, frozen)

@@ -17,7 +17,7 @@ value, never a replay of a recorded run:
   as any lock revalidates them (``index.listings``).
 
 Only a whole-environment lock of index files, made while every index answered, is stamped (``keepable``,
-``Solution.failed_indexes``): a lock with a direct URL or a local folder (whose content can change under
+``Solution.failed``): a lock with a direct URL or a local folder (whose content can change under
 the same name), a ``--find-links`` source, a file without a hash, or an answer made from a stale page or
 without an index that failed is always solved again. ``-U`` and ``-P`` always solve.
 """
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
     from cudaresolve.index.policy import IndexPolicy
-    from cudaresolve.index.simple import IndexFile, Keep
     from cudaresolve.lock.model import Lock
     from cudaresolve.lock.request import LockInputs
     from cudaresolve.resolve.model import LockedPackage, Solution
@@ -48,11 +47,12 @@ __all__ = ["PLACEHOLDER", "inputs_key", "keepable", "kept_lock", "same_but_stamp
 
 #: Bump when what ``inputs_key`` covers changes: every stamp made before then stops matching.
 _FORMAT: Final = 1
-#: Warnings that say an index or file failed while the lock was made: such a lock may change once it answers,
-#: so it is never stamped, and a lock recording one is never kept (the flow also skips ``failed_indexes``).
+#: Warnings that say an index or file failed while the lock was made (such a lock may change once it answers), or
+#: that its answer holds for this host alone (metadata an sdist's build backend made here): a lock with one is
+#: never stamped, and a lock recording one is never kept (the flow also skips a ``Solution.failed``).
 _FAILURES: Final = frozenset({
     "incomplete-lock", "index-stale-cache", "index-unavailable-fallback", "index-unreachable-pypi-set",
-    "index-file-refused", "wheel-not-listed", "sdist-unusable",
+    "index-file-refused", "wheel-not-listed", "sdist-unusable", "sdist-metadata-built",
 })  # fmt: skip
 #: The stamp's value while the text it covers is hashed (never a hex digest, so never a real value).
 PLACEHOLDER: Final = "sha256:" + "x" * 64
@@ -140,35 +140,42 @@ def kept_lock(path: str, fmt: str, key: str) -> Lock | None:
     return None if any(w.code in _FAILURES for w in lock.warnings) else lock
 
 
-def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy) -> Solution | None:
+def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy, fmt: str) -> Solution | None:
     """The solution ``lock`` holds, each file as its index lists it now; None when any locked file is gone from
-    its page, changed its hash, was yanked, no longer admits the target's Python, is listed with another URL,
-    size, upload time or ``Requires-Python`` than the lock wrote, or its page could not be read (the lock is
-    then solved again). ``http`` and ``policy``: the run's client and index policy (``lock.flow``)."""
+    its page, changed its hash, was yanked, no longer admits the target's Python, is no longer the best file of
+    its version for the target (a wheel published since for an sdist, a better-tagged wheel), is listed
+    otherwise than a pylock.toml wrote it (URL, size, upload time, ``Requires-Python``), or its page could not
+    be read (the lock is then solved again). ``http`` and ``policy``: the run's client and index policy
+    (``lock.flow``); ``fmt``: the lock's format."""
+    from cudaresolve.index.fitting import best_files, tag_filter
     from cudaresolve.index.listings import fetch_listings
     from cudaresolve.resolve.model import LockedPackage, Solution
 
     if not lock.packages or lock.variant is None or lock.index_url is None:
         return None
     known = _configured_indexes(inputs)
+    tags, python = inputs.wheel_tags(), _full_python(inputs)
     indexes = {p.name: _configured(p.index, inputs.mirrors, known) for p in lock.packages}
     wanted = [(indexes[p.name], p.name) for p in lock.packages]
     versions = {p.name: [p.version] for p in lock.packages}
-    listings = fetch_listings(http, wanted, policy, versions=versions, within=_target_filter(inputs))
+    listings = fetch_listings(http, wanted, policy, versions=versions, within=tag_filter(tags))
     if listings.unavailable or listings.notices:  # a page missing, stale for a failure, or a file refused
         return None
     packages: list[LockedPackage] = []
     for p in lock.packages:
         files = listings.files(indexes[p.name], p.name) or ()
         found = next((f for f in files if f.sha256 and f.sha256.lower() == p.sha256), None)
-        if found is None or found.yanked or str(found.version) != p.version or not _fits(found, inputs):
+        if found is None or found.yanked or str(found.version) != p.version:
+            return None
+        best = best_files(files, tags, python, exclude_newer=inputs.exclude_newer).get(found.version)
+        if best is None or best[0].sha256 != found.sha256:  # it no longer fits, or a better file came
             return None
         served = LockedPackage(
             name=p.name, version=p.version, index=indexes[p.name], url=found.url, sha256=p.sha256,
             filename=found.filename, requires_python=found.requires_python, size=found.size, kind=p.kind,
             upload_time=found.upload_time.isoformat() if found.upload_time else None, marker=p.marker,
         )  # fmt: skip
-        if not _as_written(p, served):
+        if fmt == "pylock" and not _as_written(p, served):  # a requirements file writes none of these
             return None
         packages.append(served)
     return Solution(
@@ -177,18 +184,15 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy)
     )  # fmt: skip
 
 
-def _fits(file: IndexFile, inputs: LockInputs) -> bool:
-    """Whether the file's listed ``Requires-Python`` (which an index may change) still admits the target's."""
-    from cudaresolve.index.fitting import python_fits
-
+def _full_python(inputs: LockInputs) -> str:
+    """The target's Python as X.Y.Z, as the solve compares ``Requires-Python`` with it."""
     python = inputs.target.python
-    full = python if python.count(".") >= 2 else f"{python}.0"
-    return not file.requires_python or python_fits(file.requires_python, full) is not False
+    return python if python.count(".") >= 2 else f"{python}.0"
 
 
 def _as_written(locked: LockedPackage, served: LockedPackage) -> bool:
-    """Whether what the lock file wrote of a package (a requirements file writes no URL, size or times) is what
-    its index lists now: else the file would no longer say what a new lock says."""
+    """Whether what a pylock.toml wrote of a package is what its index lists now (a field written or not alike):
+    else the file would no longer say what a new lock says."""
     from cudaresolve.core.urls import strip_credentials
 
     pairs = (
@@ -197,36 +201,31 @@ def _as_written(locked: LockedPackage, served: LockedPackage) -> bool:
         (locked.upload_time, served.upload_time),
         (locked.requires_python, served.requires_python),
     )
-    return all(written is None or written == listed for written, listed in pairs)
+    return all(written == listed for written, listed in pairs)
 
 
-def _target_filter(inputs: LockInputs) -> Keep:
-    """The filter the lock's solve read pages through (``lock.flow``): the target's wheels and every sdist,
-    so the forms it stored are read, not parsed again."""
-    from cudaresolve.index.fitting import tag_filter
+def _configured_indexes(inputs: LockInputs) -> dict[str, str]:
+    """Every index the request names, as configured (credentials too), by its URL without credentials (as a
+    lock names it): the default, the variants', the project's, the extra indexes."""
+    from cudaresolve.core.urls import strip_credentials
 
-    return tag_filter(inputs.wheel_tags())
-
-
-def _configured_indexes(inputs: LockInputs) -> frozenset[str]:
-    """Every index the request names as it is configured: the default, the variants', the project's, extras."""
     db = inputs.db
     named = (db.default_index, *(v.index_url for v in db.variants), *inputs.package_indexes.values(),
              *inputs.extra.indexes)  # fmt: skip
-    return frozenset(i.rstrip("/") for i in named if i)
+    return {strip_credentials(i).rstrip("/"): i.rstrip("/") for i in named if i}
 
 
-def _configured(served: str, mirrors: Mapping[str, str], known: frozenset[str]) -> str:
-    """The index as configured that served ``served`` (what a lock names is what served it): itself when it is
-    a configured index no mirror moves, else through the mirror with the longest matching folder."""
+def _configured(served: str, mirrors: Mapping[str, str], known: Mapping[str, str]) -> str:
+    """The index as configured that served ``served`` (what a lock names is what served it, without its
+    credentials): a configured index no mirror moves, else through the mirror with the longest matching folder."""
     from cudaresolve.core.urls import strip_credentials
     from cudaresolve.index.mirrors import apply_mirror
 
     def through(index: str) -> str:
         return strip_credentials(apply_mirror(index, mirrors))
 
-    if served in known and through(served) == served:
-        return served
+    if served in known and through(known[served]) == served:
+        return known[served]
     targets = sorted(mirrors.items(), key=lambda item: -len(strip_credentials(item[1]).rstrip("/")))
     for prefix, target in targets:
         clean = strip_credentials(target).rstrip("/")
@@ -264,14 +263,15 @@ def _database_digest(inputs: LockInputs) -> str:
 
 
 def _code_digest() -> str:
-    """The SHA-256 of this package's Python files, by path inside it and content (a few milliseconds)."""
+    """The SHA-256 of this package's code and messages (its ``.py`` and ``.toml`` files but the database, which
+    ``_database_digest`` covers), by path inside it and content (a few milliseconds)."""
     import os
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     digest = hashlib.sha256()
     for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
-        for name in sorted(f for f in files if f.endswith(".py")):
+        subfolders[:] = sorted(d for d in subfolders if d not in ("__pycache__", "data"))
+        for name in sorted(f for f in files if f.endswith((".py", ".toml"))):
             path = os.path.join(folder, name)
             with open(path, "rb") as handle:
                 digest.update(f"{os.path.relpath(path, root)}\0".encode())

@@ -67,8 +67,9 @@ class Solution:
     packages: tuple[LockedPackage, ...]
     warnings: tuple[Notice, ...] = ()
     complete: bool = True  # every package and dependency resolved from real metadata (a whole-environment lock)
-    #: indexes that failed while it was solved (down, a stale copy used): an answer that may change when they answer
-    failed_indexes: tuple[str, ...] = ()
+    #: what failed while it was solved: an index (down, a stale copy used), or a release's metadata passed over
+    #: (``sdist-unusable``, whether or not the set holds that package): an answer that may change once it answers
+    failed: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
