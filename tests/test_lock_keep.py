@@ -22,6 +22,7 @@ from local_index import LocalIndex, serving
 
 from cudaresolve.lock import flow
 from cudaresolve.lock.keep import PLACEHOLDER, inputs_key, kept_lock, stamp
+from cudaresolve.lock.previous import read_existing
 from cudaresolve.lock.request import LockRequest
 from cudaresolve.target.options import TargetOptions
 from test_direct_e2e import run_cli
@@ -110,7 +111,7 @@ def test_an_edited_lock_is_solved_again_and_written_back(
     assert solves == [1] and result.changes == ()  # the new lock prefers the edited pin: it still fits
     assert 'version = "1.0"' in path.read_text() and path.read_text().count('inputs = "sha256:') == 1
     path.write_text(good + "\n# a comment\n")  # any byte: the stamp covers the whole text
-    assert kept_lock(str(path), "pylock", _key(base, "numpyish")) is None
+    assert kept_lock(path.read_text(), "pylock", _key(base, "numpyish"), source=str(path)) is None
 
 
 def test_other_requirements_solve_and_then_are_kept(index: Any, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -150,16 +151,16 @@ def test_a_stamp_is_checked_not_trusted(index: Any, project: Path) -> None:
     path = project / "requirements.txt"
     text = path.read_text()
     key = _key(base, "numpyish", fmt="requirements")
-    assert kept_lock(str(path), "requirements", key) is not None
-    assert kept_lock(str(path), "requirements", "0" * 64) is None  # made for another request
+    assert kept_lock(path.read_text(), "requirements", key, source=str(path)) is not None
+    assert kept_lock(path.read_text(), "requirements", "0" * 64, source=str(path)) is None  # made for another request
     line = next(line for line in text.splitlines() if "inputs =" in line)
     path.write_text(text + line + "\n")  # two stamps: neither is taken
-    assert kept_lock(str(path), "requirements", key) is None
+    assert kept_lock(path.read_text(), "requirements", key, source=str(path)) is None
     path.write_text(text.replace(line, line.replace("sha256:", "sha256:" + "0" * 64)[: len(line)]))
-    assert kept_lock(str(path), "requirements", key) is None
+    assert kept_lock(path.read_text(), "requirements", key, source=str(path)) is None
     assert stamp(f"a {PLACEHOLDER} b {PLACEHOLDER}", key) is None  # the value it covers must be there once
     os.mkfifo(project / "fifo.txt")
-    assert kept_lock(str(project / "fifo.txt"), "requirements", key) is None  # never blocks on a FIFO
+    assert read_existing(str(project / "fifo.txt")) is None  # never blocks on a FIFO
 
 
 def test_a_lock_with_a_direct_url_is_never_kept(index: Any, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

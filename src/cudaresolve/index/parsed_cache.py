@@ -79,7 +79,8 @@ def parse_files(cache: HttpCache | None, entry: CachedResponse, keep: Keep | Non
     if cache is None or not isinstance(kept, str):
         return _credentialed(parse_body(entry.body, entry.content_type, base, keep), entry.page_url)
     key, path = parsed_key(entry), parsed_path(cache, entry.url)
-    files = _load(path, key, (kept, getattr(keep, "within", None)), keep)
+    within = getattr(keep, "within", None)  # a broader filter whose stored form serves this one
+    files = _load(path, key, (kept, within) if within else (kept,), keep)
     if files is None:
         files = parse_body(entry.body, entry.content_type, base, keep)
         # an entry made by hand (not ``CachedResponse.from_headers``) may link URLs with credentials
@@ -126,7 +127,7 @@ def _file(row: object) -> IndexFile | None:
     )  # fmt: skip
 
 
-def _load(path: Path, key: str, kept: tuple[str, str | None], keep: Keep | None) -> list[IndexFile] | None:
+def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> list[IndexFile] | None:
     """The wanted wheels of the stored form at ``path``; None when absent, damaged, parsed from
     another body, or filtered for something else. ``kept``: the filter's key, and the key of the broader
     filter it narrows (``simple.version_filter``'s ``within``), whose form serves it too."""
@@ -139,7 +140,7 @@ def _load(path: Path, key: str, kept: tuple[str, str | None], keep: Keep | None)
         return None
     if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("files"), list):
         return None
-    if data.get("kept") is None or data.get("kept") not in (_ALL, *kept):
+    if data.get("kept") not in (_ALL, *kept):
         return None
     files: list[IndexFile] = []
     for row in data["files"]:

@@ -333,7 +333,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     from cudaresolve.lock.lockfile import check_output_name, pylock_blocker
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.output import check_default_free, is_stream
-    from cudaresolve.lock.previous import changes, preferences, read_pins
+    from cudaresolve.lock.previous import changes, pins_of, preferences, read_existing
 
     path = output or ("pylock.toml" if fmt == "pylock" else "requirements.txt")
     check_output_name(path, fmt)  # before any work: a wrong name fails at once
@@ -341,16 +341,17 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
         check_default_free(path)
     streamed = path == "-" or is_stream(path)
     inputs = prepare(request)
+    existing = None if streamed else read_existing(path)  # the lock already there, read once
     root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
     key = None if streamed else inputs_key(inputs, fmt=fmt, editables=request.editables)
     if key is not None and not request.upgrade and not request.upgrade_packages:  # uv's rule: a lock that
-        old = kept_lock(path, fmt, key)  # still answers the request is kept, nothing solved (``lock.keep``)
+        old = kept_lock(existing, fmt, key, source=path)  # still answers is kept, nothing solved (``lock.keep``)
         if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
             with run_client(inputs.offline) as http:
                 kept = still_served(old, inputs, http, index_policy(inputs), fmt)
             if kept is not None:
                 return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
-    previous = None if streamed else read_pins(path, fmt)
+    previous = pins_of(existing, fmt)
     wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
     solution = resolve_inputs(inputs, preferences=wanted)
     frozen = lock_from_solution(
@@ -368,7 +369,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
             notice = Notice(code="no-lock-written", text=Text.of("lock.incomplete-not-written", reason=problem))
             return LockResult(solution=_with_notices(solution, [notice]), path=None, format=fmt, complete=False)
     from cudaresolve.lock.lockfile import render_lock  # tomlkit and packaging.pylock: only when a file is written
-    from cudaresolve.lock.output import holds_text, write_output
+    from cudaresolve.lock.output import write_output
 
     text = None
     if key is not None and complete and not solution.failed and keepable(frozen, inputs, fmt):
@@ -376,8 +377,8 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     text = text or render_lock(path, frozen, fmt=fmt)
     moved = changes(previous, frozen)
     if previous is not None and not moved:
-        same = holds_text(path, text)
-        if same or same_but_stamp(path, text):  # the same lock; a stamp for other inputs is brought up to date
+        same = existing == text
+        if same or same_but_stamp(existing, text):  # the same lock; a stamp for other inputs is brought up to date
             if not same:
                 write_output(path, text)
             return LockResult(solution=solution, path=path, format=fmt, complete=complete, unchanged=True)

@@ -33,8 +33,6 @@ from datetime import date, datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.lock.previous import MAX_PREVIOUS_BYTES  # the bound on reading the lock already there
-
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
 
@@ -105,18 +103,16 @@ def stamp(text: str, key: str) -> str | None:
     return text.replace(PLACEHOLDER, "sha256:" + _digest(key, text))
 
 
-def same_but_stamp(path: str, text: str) -> bool:
-    """Whether the file at ``path`` holds ``text`` but for the ``inputs`` stamp (or its lack)."""
-    existing = _read(path)
+def same_but_stamp(existing: str | None, text: str) -> bool:
+    """Whether the lock text ``existing`` is ``text`` but for the ``inputs`` stamp (or its lack)."""
     return existing is not None and _STAMP_LINE.sub("", existing) == _STAMP_LINE.sub("", text)
 
 
-def kept_lock(path: str, fmt: str, key: str) -> Lock | None:
-    """The lock at ``path`` when its stamp says it was made for ``key`` and not changed since; else None
-    (no file, not a regular file, too large, no stamp or two, another request, edited, unreadable)."""
+def kept_lock(text: str | None, fmt: str, key: str, *, source: str) -> Lock | None:
+    """The lock ``text`` (the file ``source``, ``previous.read_existing``) when its stamp says it was made for
+    ``key`` and not changed since; else None (no text, no stamp or two, another request, edited, unreadable)."""
     from cudaresolve.errors import CudaResolveError
 
-    text = _read(path)
     if text is None:
         return None
     found = list(_STAMP.finditer(text))
@@ -130,11 +126,11 @@ def kept_lock(path: str, fmt: str, key: str) -> Lock | None:
         if fmt == "pylock":
             from cudaresolve.lock.lockfile import loads_pylock
 
-            lock = loads_pylock(text, source=path)
+            lock = loads_pylock(text, source=source)
         else:
             from cudaresolve.lock.requirements import loads_requirements
 
-            lock = loads_requirements(text, source=path)
+            lock = loads_requirements(text, source=source)
     except (CudaResolveError, ValueError, RecursionError):
         return None
     return None if any(w.code in _FAILURES for w in lock.warnings) else lock
@@ -150,11 +146,12 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
     from cudaresolve.index.fitting import best_files, tag_filter
     from cudaresolve.index.listings import fetch_listings
     from cudaresolve.resolve.model import LockedPackage, Solution
+    from cudaresolve.target.environment import full_python
 
     if not lock.packages or lock.variant is None or lock.index_url is None:
         return None
     known = _configured_indexes(inputs)
-    tags, python = inputs.wheel_tags(), _full_python(inputs)
+    tags, python = inputs.wheel_tags(), full_python(inputs.target.python)
     indexes = {p.name: _configured(p.index, inputs.mirrors, known) for p in lock.packages}
     wanted = [(indexes[p.name], p.name) for p in lock.packages]
     versions = {p.name: [p.version] for p in lock.packages}
@@ -182,12 +179,6 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
         target=inputs.target, variant=lock.variant, index_url=lock.index_url, packages=tuple(packages),
         warnings=lock.warnings,
     )  # fmt: skip
-
-
-def _full_python(inputs: LockInputs) -> str:
-    """The target's Python as X.Y.Z, as the solve compares ``Requires-Python`` with it."""
-    python = inputs.target.python
-    return python if python.count(".") >= 2 else f"{python}.0"
 
 
 def _as_written(locked: LockedPackage, served: LockedPackage) -> bool:
@@ -219,10 +210,10 @@ def _configured(served: str, mirrors: Mapping[str, str], known: Mapping[str, str
     """The index as configured that served ``served`` (what a lock names is what served it, without its
     credentials): a configured index no mirror moves, else through the mirror with the longest matching folder."""
     from cudaresolve.core.urls import strip_credentials
-    from cudaresolve.index.mirrors import apply_mirror
+    from cudaresolve.lock.model import served_index
 
-    def through(index: str) -> str:
-        return strip_credentials(apply_mirror(index, mirrors))
+    def through(index: str) -> str:  # as a lock names it, credentials out
+        return strip_credentials(served_index(index, mirrors))
 
     if served in known and through(known[served]) == served:
         return known[served]
@@ -234,17 +225,6 @@ def _configured(served: str, mirrors: Mapping[str, str], known: Mapping[str, str
             if through(index) == served:
                 return index
     return served
-
-
-def _read(path: str) -> str | None:
-    """The text of the regular file at ``path`` (bounded, never blocking); None when there is none to read."""
-    from cudaresolve.core.files import NotRegularFile, read_regular_bounded
-
-    try:
-        data = read_regular_bounded(path, MAX_PREVIOUS_BYTES)
-        return data.decode("utf-8") if len(data) <= MAX_PREVIOUS_BYTES else None
-    except (OSError, NotRegularFile, UnicodeDecodeError):
-        return None
 
 
 def _digest(key: str, text: str) -> str:

@@ -158,17 +158,12 @@ def lock_from_solution(
     installed in place (``-e``);
     ``mirrors``: each package's ``index`` is the index or mirror that really served it; ``root``: the lock
     file's folder, which directory paths are relative to."""
-    from cudaresolve.index.mirrors import apply_mirror
-
-    def served(index: str) -> str:  # never a mirror's token: it fetches, it is not part of the lock
-        return strip_credentials(apply_mirror(index, mirrors)) if index and mirrors else index
-
     packages = sorted(
         (
             LockedPackage(
                 name=canonical_name(p.name),
                 version=p.version,
-                index=served(p.index),
+                index=served_index(p.index, mirrors),
                 url=strip_credentials(p.url) if p.url else p.url,
                 sha256=p.sha256.lower() if p.sha256 else None,
                 filename=p.filename or url_filename(p.url),
@@ -200,6 +195,14 @@ def lock_from_solution(
         features=features is not None,
         root=root,
     )
+
+
+def served_index(index: str, mirrors: Mapping[str, str] | None) -> str:
+    """What a lock names as ``index``: the index or mirror that really serves it, never with a mirror's token
+    (it fetches; it is not part of the lock)."""
+    from cudaresolve.index.mirrors import apply_mirror
+
+    return strip_credentials(apply_mirror(index, mirrors)) if index and mirrors else index
 
 
 def index_groups(lock: Lock) -> list[tuple[str, tuple[LockedPackage, ...]]]:

@@ -20,7 +20,7 @@ from cudaresolve.core.files import write_text_atomic
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
-__all__ = ["GENERATED_MARK", "STDOUT", "check_default_free", "holds_text", "is_stdout", "is_stream", "write_output"]
+__all__ = ["GENERATED_MARK", "STDOUT", "check_default_free", "is_stdout", "is_stream", "write_output"]
 
 STDOUT: Final = "-"
 #: Every file cudaresolve writes carries this in its header; a default path without it is the user's.
@@ -65,17 +65,6 @@ def check_default_free(path: str) -> None:
         raise InvalidInput(
             Text.of("lock.output.not-ours", path=path), hint=Text.of("lock.output.not-ours.hint", path=path)
         )
-
-
-def holds_text(path: str, text: str) -> bool:
-    """Whether the regular file at ``path`` already holds exactly ``text`` (a lock that need not be written again)."""
-    from cudaresolve.core.files import NotRegularFile, read_regular_bounded
-
-    data = text.encode("utf-8")
-    try:
-        return read_regular_bounded(path, len(data)) == data
-    except (OSError, NotRegularFile):
-        return False
 
 
 def write_output(path: str, text: str) -> None:

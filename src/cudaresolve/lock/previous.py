@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.lock.model import Lock
 
-__all__ = ["MAX_PREVIOUS_BYTES", "Change", "changes", "preferences", "read_pins"]
+__all__ = ["MAX_PREVIOUS_BYTES", "Change", "changes", "pins_of", "preferences", "read_existing", "read_pins"]
 
 #: The largest previous lock read for its pins; a larger one gives no preference.
 MAX_PREVIOUS_BYTES: Final = 16 * 1024 * 1024
@@ -39,40 +39,51 @@ class Change:
         return {"name": self.name, "from": self.old, "to": self.new}
 
 
-def read_pins(path: str, fmt: str = "pylock") -> dict[str, str] | None:
-    """name -> version of the lock at ``path``: a PEP 751 lock, or for ``fmt`` "requirements" a requirements
-    lock as cudaresolve writes it; None when there is none there, or it is not one (too large, not a regular
-    file, not TOML, not valid PEP 751, not such a requirements file)."""
+def read_existing(path: str) -> str | None:
+    """The text of the lock already at ``path``; None when there is none to read (no file, not a regular file,
+    larger than ``MAX_PREVIOUS_BYTES``, not UTF-8). Never blocks (``core.files.read_regular_bounded``)."""
     from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 
     try:
         data = read_regular_bounded(path, MAX_PREVIOUS_BYTES)
-    except (OSError, NotRegularFile):
+        return data.decode("utf-8") if len(data) <= MAX_PREVIOUS_BYTES else None
+    except (OSError, NotRegularFile, UnicodeDecodeError):
         return None
-    if len(data) > MAX_PREVIOUS_BYTES:
+
+
+def read_pins(path: str, fmt: str = "pylock") -> dict[str, str] | None:
+    """``pins_of`` the lock at ``path`` (``read_existing``)."""
+    return pins_of(read_existing(path), fmt)
+
+
+def pins_of(text: str | None, fmt: str = "pylock") -> dict[str, str] | None:
+    """name -> version of the lock ``text``: a PEP 751 lock, or for ``fmt`` "requirements" a requirements
+    lock as cudaresolve writes it; None when there is none, or it is not one (not TOML, not valid PEP 751,
+    not such a requirements file)."""
+    if text is None:
         return None
     if fmt == "requirements":
-        return _requirements_pins(data)
+        return _requirements_pins(text)
     import tomllib
 
     from packaging.pylock import Pylock, PylockValidationError
 
     try:
-        lock = Pylock.from_dict(tomllib.loads(data.decode("utf-8")))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, PylockValidationError, RecursionError, ValueError):
+        lock = Pylock.from_dict(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, PylockValidationError, RecursionError, ValueError):
         return None
     return {  # a local folder has no version to keep
         str(canonical_name(p.name)): str(p.version) for p in lock.packages if p.version is not None
     }
 
 
-def _requirements_pins(data: bytes) -> dict[str, str] | None:
+def _requirements_pins(text: str) -> dict[str, str] | None:
     from cudaresolve.errors import CudaResolveError
     from cudaresolve.lock.requirements import loads_requirements
 
     try:
-        lock = loads_requirements(data.decode("utf-8"))
-    except (UnicodeDecodeError, CudaResolveError, ValueError, RecursionError):
+        lock = loads_requirements(text)
+    except (CudaResolveError, ValueError, RecursionError):
         return None
     return {p.name: p.version for p in lock.packages if p.version} if lock.packages else None
 

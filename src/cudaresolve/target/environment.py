@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.target.model import Target
 
-__all__ = ["interpreter_tags", "marker_environment", "tag_priority", "wheel_tags"]
+__all__ = ["full_python", "interpreter_tags", "marker_environment", "tag_priority", "wheel_tags"]
 
 #: platform key -> (sys_platform, platform_system, platform_machine, os_name)
 _MARKERS: Final = {
@@ -35,10 +35,15 @@ _ANY_GLIBC_MINOR: Final = 99
 _ANY_MACOS_MAJOR: Final = 30
 
 
+def full_python(python: str) -> str:
+    """A target's Python as X.Y.Z, as markers and ``Requires-Python`` compare it (``.0`` when only X.Y is known)."""
+    return python if python.count(".") >= 2 else f"{python}.0"
+
+
 def marker_environment(target: Target) -> dict[str, str]:
     """The PEP 508 marker values for ``target`` (CPython; the patch level is ``.0`` when only X.Y is known)."""
     sys_platform, system, machine, os_name = _MARKERS.get(target.platform, _MARKERS["linux_x86_64"])
-    full = target.python if target.python.count(".") >= 2 else f"{target.python}.0"
+    full = full_python(target.python)
     short = ".".join(full.split(".")[:2])
     return {
         "implementation_name": "cpython",
