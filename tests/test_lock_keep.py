@@ -412,3 +412,79 @@ def test_an_answer_made_while_something_failed_gets_no_stamp(
     monkeypatch.setattr(flow, "resolve_inputs", passed_over)
     flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
     assert "inputs =" not in (project / "pylock.toml").read_text()
+
+
+def _fresh_index(tmp_path: Path, max_age: int) -> Any:
+    """The ``index`` fixture's projects, served with pages fresh for ``max_age`` seconds (as PyPI: 600)."""
+    served = LocalIndex(tmp_path / "fresh-index")
+    for version in ("1.0", "1.1"):
+        served.add("pypi", "numpyish", version)
+    served.add("pypi", "helper", "3.0")
+    served.add("pypi", "app", "1.0", requires=["helper"])
+    return served, served.serve(max_age=max_age)
+
+
+def _no_page_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on, reading a page's files fails the test: the check must not need them."""
+    import cudaresolve.index.listings as listings
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the lock's pages were read again")
+
+    monkeypatch.setattr(listings, "fetch_listings", refuse)
+
+
+def test_a_verdict_on_fresh_pages_is_read_back_not_worked_out_again(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cudaresolve.index.listings as listings
+
+    served, serving_ = _fresh_index(tmp_path, 600)
+    with serving_ as base:
+        first = flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")
+        assert flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock").unchanged
+        memo = list((tmp_path / "cache" / "kept-v1").rglob("*.json"))
+        assert len(memo) == 1  # the verdict, kept with the keys of the pages it was checked on
+        asked = sum(served.requests.values())
+        fetch_listings = listings.fetch_listings
+        _no_page_read(monkeypatch)
+        solves = _solves(monkeypatch)
+        again = flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")
+        assert solves == [] and again.unchanged and sum(served.requests.values()) == asked  # nothing asked
+        assert again.to_dict() == {**first.to_dict(), "unchanged": True}
+        memo[0].write_text(memo[0].read_text().replace("numpyish", "numpyisH"))  # damaged: never trusted
+        monkeypatch.setattr(listings, "fetch_listings", fetch_listings)  # the pages are read again, and still hold
+        assert flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock").to_dict() == {
+            **first.to_dict(), "unchanged": True}  # fmt: skip
+
+
+def test_a_page_that_changed_since_the_verdict_is_checked_again(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, serving_ = _fresh_index(tmp_path, 2)
+    with serving_ as base:
+        flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        assert flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock").unchanged  # a verdict
+        entries = served.entries["pypi"]["numpyish"]
+        entries.append(replace(entries.pop(), yanked="broken"))
+        _republish(served)
+        time.sleep(2.1)  # stale; another lock on the same cache reads the page anew: fresh again, another body
+        flow.lock(_request(base, "numpyish==1.0"), output="pylock.other.toml", fmt="pylock")
+        solves = _solves(monkeypatch)
+        result = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        assert solves == [1] and [c.to_dict() for c in result.changes] == [
+            {"name": "numpyish", "from": "1.1", "to": "1.0"}]  # fmt: skip
+
+
+def test_no_verdict_is_kept_for_a_lock_from_a_private_index(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served = LocalIndex(tmp_path / "private")
+    served.add("pypi", "numpyish", "1.0")
+    with served.serve(auth="user:secret", max_age=600) as base:
+        request = _request(base.replace("http://", "http://user:secret@"), "numpyish")
+        flow.lock(request, output="pylock.toml", fmt="pylock")
+        assert flow.lock(request, output="pylock.toml", fmt="pylock").unchanged
+        assert flow.lock(request, output="pylock.toml", fmt="pylock").unchanged
+    assert not (tmp_path / "cache" / "kept-v1").exists()  # its URLs carry credentials: checked every time
+    assert "secret" not in "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))

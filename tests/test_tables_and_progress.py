@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import io
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from rich.cells import cell_len
 from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from cudaresolve.binaries.inspect import inspect_file
 from cudaresolve.core.progress import Event, listening, report
 from cudaresolve.db.database import load_compat
 from cudaresolve.render.db import render_summary
 from cudaresolve.render.explain_findings import render_solution
-from cudaresolve.render.fit import fold_path
+from cudaresolve.render.fit import fold_path, plain_table
 from cudaresolve.render.inspect import render_inspect
 from cudaresolve.render.output import Output
 from cudaresolve.render.progress import LineLog, LiveCounts, format_bytes, listener_for
@@ -83,6 +89,48 @@ def test_lock_table_fits_80_columns() -> None:
     torch = next(i for i, line in enumerate(rows) if line.startswith("torch "))
     assert "".join(line.split()[-1] for line in rows[1:torch]) == index  # folded after each '/', whole
     assert all(line.split()[-1].endswith("/") for line in rows[1 : torch - 1])
+
+
+_CELL = st.text(alphabet=st.sampled_from("abz-./:+0179软件ü"), max_size=14)
+_ROW = st.tuples(_CELL, _CELL, st.lists(_CELL, min_size=1, max_size=3).map("\n".join))
+
+
+@given(headers=st.tuples(_CELL, _CELL, _CELL), rows=st.lists(_ROW, max_size=6), width=st.integers(20, 90))
+def test_plain_table_lays_out_what_rich_lays_out(headers: tuple[str, str, str], rows: list, width: int) -> None:
+    """The lock table's fast layout gives rich's text for the same table, or None where rich would shrink it."""
+    console, buffer = _console(width)
+    table = Table(box=None, pad_edge=False)
+    for header in headers:
+        table.add_column(escape(header), no_wrap=True)
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
+    console.print(table, soft_wrap=False)
+    lines = plain_table(headers, rows, width)
+    if lines is not None:
+        assert "".join(f"{line}\n" for line in lines) == buffer.getvalue()
+    else:
+        assert sum(max(cell_len(x) for x in (h, *(r[i] for r in rows)) for x in x.split("\n")) for i, h in
+                   enumerate(headers)) + 4 > width
+
+
+def test_a_lock_table_reads_as_rich_lays_it_out() -> None:
+    index = "https://mirror.internal.example.com/artifactory/api/pypi/pytorch-remote/whl/cu128"
+    packages = tuple(LockedPackage(name=f"pkg-{i}", version=f"1.{i}", index=index) for i in range(40))
+    solution = Solution(target=Target(), variant="cu128", index_url=index, packages=packages)
+    console, buffer = _console()
+    render_solution(solution, console)
+    expected, table = _console(), Table(box=None, pad_edge=False)
+    for header in ("package", "version", "index"):
+        table.add_column(header, no_wrap=True)
+    for p in packages:
+        table.add_row(p.name, p.version, fold_path(index, 80 - 7 - 7 - 4))
+    expected[0].print(table, soft_wrap=False)
+    assert buffer.getvalue().splitlines()[1:] == expected[1].getvalue().splitlines()
+    wide = (LockedPackage(name="n" * 70, version="1.0" + "0" * 12, index=index),)  # wider than 80: rich lays it out
+    console, buffer = _console()
+    render_solution(replace(solution, packages=wide), console)
+    assert max(len(line) for line in buffer.getvalue().splitlines()[1:]) <= 80  # rich shrank it to fit
+    assert "n" * 40 in buffer.getvalue()
 
 
 class _Terminal(io.StringIO):

@@ -10,9 +10,9 @@
 Each index ``NAME`` has pages at ``/NAME/<project>/`` (``pypi`` is served as ``/pypi/simple``), with
 ``#sha256=`` fragments, ``data-requires-python``, ``data-yanked`` and PEP 658/714 metadata
 attributes; the wheels and their ``.metadata`` files are under ``/files/``. Pages say
-``Cache-Control: max-age=0`` (revalidate), files ``immutable``, as PyPI does. ``requests`` counts
-what the server answered, per path. ``serve(auth="user:password")`` makes a private index: a request
-without that HTTP Basic ``Authorization`` is answered 401 and counted in ``refused``.
+``Cache-Control: max-age=0`` (revalidate; ``serve(max_age=...)`` keeps them fresh), files ``immutable``,
+as PyPI does. ``requests`` counts what the server answered, per path. ``serve(auth="user:password")``
+makes a private index: a request without that HTTP Basic ``Authorization`` is answered 401 and counted in ``refused``.
 """
 
 from __future__ import annotations
@@ -147,8 +147,9 @@ class LocalIndex:
                 (self.root / "files" / f"{e.wheel.filename}.metadata").unlink(missing_ok=True)
 
     @contextmanager
-    def serve(self, *, auth: str | None = None) -> Iterator[str]:
-        """Serve the indexes; with ``auth`` (``"user:password"``), only to requests that send it (HTTP Basic)."""
+    def serve(self, *, auth: str | None = None, max_age: int = 0) -> Iterator[str]:
+        """Serve the indexes; with ``auth`` (``"user:password"``), only to requests that send it (HTTP Basic).
+        ``max_age``: the seconds a page stays fresh (``Cache-Control``; 0: revalidated on every use)."""
         self.write()
         counter, refused = self.requests, self.refused
         wanted = None if auth is None else "Basic " + base64.b64encode(auth.encode()).decode()
@@ -168,7 +169,7 @@ class LocalIndex:
 
             def end_headers(self) -> None:
                 immutable = self.path.startswith("/files/")
-                self.send_header("Cache-Control", "max-age=31536000, immutable" if immutable else "max-age=0")
+                self.send_header("Cache-Control", "max-age=31536000, immutable" if immutable else f"max-age={max_age}")
                 super().end_headers()
 
             def log_message(self, format: str, *args: object) -> None:

@@ -25,7 +25,7 @@ from cudaresolve.index.limits import (
 )
 from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.pages import Listings, ProjectPage
-from cudaresolve.index.parsed_cache import parse_files
+from cudaresolve.index.parsed_cache import parse_files, parsed_key
 from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.simple import (
     ACCEPT,
@@ -53,19 +53,9 @@ if TYPE_CHECKING:
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
 
 __all__ = [
-    "ACCEPT",
-    "IndexClient",
-    "IndexFile",
-    "Listings",
-    "ProjectPage",
-    "apply_mirror",
-    "listing_notices",
-    "make_http_client",
-    "parse_mirrors",
-    "parse_simple_html",
-    "parse_simple_json",
-    "version_filter",
-]
+    "ACCEPT", "IndexClient", "IndexFile", "Listings", "ProjectPage", "apply_mirror",
+    "listing_notices", "make_http_client", "parse_mirrors", "parse_simple_html", "parse_simple_json", "version_filter",
+]  # fmt: skip
 
 _RETRY_STATUS: Final = frozenset({429, 500, 502, 503, 504})
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
@@ -281,6 +271,14 @@ class IndexClient:
         cached = self._cached(url)
         self._peeked[url] = (cached,)
         return not (self._usable(cached, url) and cached.status != 404)
+
+    def fresh_key(self, index_url: str, name: str) -> str | None:
+        """What the page's parsed form is keyed by (``parsed_cache.parsed_key``: its body, type and URL) when the
+        page is found and fresh in the cache (used with no request); else None. Reads the entry only."""
+        *_, url = self._where(index_url, name)
+        cached = self.cache.get(url) if self.cache is not None else None
+        usable = cached is not None and cached.status != 404 and self._usable(cached, url)
+        return parsed_key(cached) if usable and cached is not None else None
 
     def _cached(self, url: str) -> CachedResponse | None:
         peeked = self._peeked.pop(url, None)  # one pop: another thread may take it between a test and a pop

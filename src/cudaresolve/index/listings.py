@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.simple import Keep
     from cudaresolve.index.transport import LazyClient
 
-__all__ = ["fetch_listings"]
+__all__ = ["fetch_listings", "fresh_keys"]
 
 
 def fetch_listings(
@@ -109,3 +109,16 @@ def fetch_listings(
             stale.setdefault(key[0], (reason, page.fetched_at, []))[2].append(key[1])
     notices = listing_notices(failed, stale, refused)
     return Listings(pages=tuple(pages), unavailable=tuple(unavailable), notices=tuple(notices))
+
+
+def fresh_keys(requests: Sequence[tuple[str, str]], policy: IndexPolicy) -> list[str] | None:
+    """What each (index_url, project) page's parsed form is keyed by (``IndexClient.fresh_key``), in order, when
+    every page is found and fresh in the cache; else None. Sends no request: reads the cache entries only."""
+    index_client = IndexClient(None, policy)
+    keys = []
+    for index_url, name in requests:
+        key = index_client.fresh_key(index_url, name)
+        if key is None:
+            return None
+        keys.append(key)
+    return keys

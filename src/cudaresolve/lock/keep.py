@@ -14,7 +14,9 @@ value, never a replay of a recorded run:
 * **still served.** Every locked file is still on its index's page for that version as the lock wrote it
   (the same sha256, URL, size, upload time and ``Requires-Python``), not yanked, and still for the target's
   Python (``still_served``): pages fresh in the cache are read with no request, stale ones are revalidated
-  as any lock revalidates them (``index.listings``).
+  as any lock revalidates them (``index.listings``). A verdict that the lock stands is kept in the cache with
+  what the pages it was checked on are keyed by (each body's SHA-256, its type and URL): while every page is
+  fresh and has those keys, the verdict is the same and is read back (``_recalled``), not worked out again.
 
 Only a whole-environment lock of index files, made while every index answered, is stamped (``keepable``,
 ``Solution.failed``): a lock with a direct URL or a local folder (whose content can change under
@@ -52,6 +54,10 @@ _FAILURES: Final = frozenset({
     "incomplete-lock", "index-stale-cache", "index-unavailable-fallback", "index-unreachable-pypi-set",
     "index-file-refused", "wheel-not-listed", "sdist-unusable", "sdist-metadata-built",
 })  # fmt: skip
+#: Where ``still_served`` keeps its verdicts in the cache, and the fields of a package it keeps.
+_MEMO_DIR: Final = "kept-v1"
+_MEMO_FIELDS: Final = ("name", "version", "index", "url", "sha256", "filename", "requires_python", "size", "kind",
+                       "upload_time", "marker")  # fmt: skip
 #: The stamp's value while the text it covers is hashed (never a hex digest, so never a real value).
 PLACEHOLDER: Final = "sha256:" + "x" * 64
 _STAMP: Final = re.compile(r'^(?:# cudaresolve: )?inputs = "sha256:([0-9a-f]{64})"$', re.MULTILINE)
@@ -133,7 +139,9 @@ def kept_lock(text: str | None, fmt: str, key: str, *, source: str) -> Lock | No
             lock = loads_requirements(text, source=source)
     except (CudaResolveError, ValueError, RecursionError):
         return None
-    return None if any(w.code in _FAILURES for w in lock.warnings) else lock
+    if any(w.code in _FAILURES for w in lock.warnings):
+        return None
+    return dataclasses.replace(lock, inputs="sha256:" + match.group(1))  # what ``still_served``'s memo is keyed by
 
 
 def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy, fmt: str) -> Solution | None:
@@ -144,7 +152,7 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
     be read (the lock is then solved again). ``http`` and ``policy``: the run's client and index policy
     (``lock.flow``); ``fmt``: the lock's format."""
     from cudaresolve.index.fitting import best_files, tag_filter
-    from cudaresolve.index.listings import fetch_listings
+    from cudaresolve.index.listings import fetch_listings, fresh_keys
     from cudaresolve.resolve.model import LockedPackage, Solution
     from cudaresolve.target.environment import full_python
 
@@ -155,6 +163,13 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
     indexes = {p.name: _configured(p.index, inputs.mirrors, known) for p in lock.packages}
     wanted = [(indexes[p.name], p.name) for p in lock.packages]
     versions = {p.name: [p.version] for p in lock.packages}
+    pages = fresh_keys(wanted, policy)  # every page fresh in the cache: the last check's verdict may stand
+    remembered = _recalled(policy, lock.inputs, pages) if pages is not None else None
+    if remembered is not None:
+        return Solution(
+            target=inputs.target, variant=lock.variant, index_url=lock.index_url, packages=remembered,
+            warnings=lock.warnings,
+        )  # fmt: skip
     listings = fetch_listings(http, wanted, policy, versions=versions, within=tag_filter(tags))
     if listings.unavailable or listings.notices:  # a page missing, stale for a failure, or a file refused
         return None
@@ -175,10 +190,55 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
         if fmt == "pylock" and not _as_written(p, served):  # a requirements file writes none of these
             return None
         packages.append(served)
+    _remember(policy, lock.inputs, pages or fresh_keys(wanted, policy), packages)
     return Solution(
         target=inputs.target, variant=lock.variant, index_url=lock.index_url, packages=tuple(packages),
         warnings=lock.warnings,
     )  # fmt: skip
+
+
+def _memo_path(policy: IndexPolicy, stamp: str | None) -> Any:
+    """Where the verdict for the lock with ``stamp`` is kept (None: no cache, or no stamp)."""
+    if policy.cache is None or not stamp or not re.fullmatch(r"sha256:[0-9a-f]{64}", stamp):
+        return None
+    return policy.cache.root / _MEMO_DIR / stamp[7:9] / f"{stamp[7:]}.json"
+
+
+def _remember(policy: IndexPolicy, stamp: str | None, pages: list[str] | None, packages: list[LockedPackage]) -> None:
+    """Keep the verdict that the lock with ``stamp`` still stands, with the pages it was checked on (by what
+    their parsed forms are keyed by: body, type, URL) and the packages as served. A package whose URL or index
+    carries credentials is never written down (the cache holds none): such a lock is checked every time."""
+    from cudaresolve.core.files import write_private_atomic
+    from cudaresolve.core.urls import strip_credentials
+
+    path = _memo_path(policy, stamp)
+    clean = all(strip_credentials(u) == u for p in packages for u in (p.url or "", p.index))
+    if path is None or pages is None or not clean:
+        return
+    rows = [[getattr(p, f) if f != "kind" else p.kind.value for f in _MEMO_FIELDS] for p in packages]
+    payload = json.dumps({"pages": pages, "packages": rows}, separators=(",", ":"))
+    try:  # an optimisation: a read-only or full disk must not stop a lock
+        write_private_atomic(path, f"{hashlib.sha256(payload.encode()).hexdigest()}\n{payload}".encode())
+    except OSError:
+        pass
+
+
+def _recalled(policy: IndexPolicy, stamp: str | None, pages: list[str]) -> tuple[LockedPackage, ...] | None:
+    """The packages as served when the lock with ``stamp`` was last found to stand on exactly these ``pages``
+    (``_remember``); None when there is no such verdict, or it was checked on other pages, or is damaged."""
+    from cudaresolve.core.decode import loads_json
+    from cudaresolve.resolve.model import FileKind, LockedPackage
+
+    path = _memo_path(policy, stamp)
+    try:
+        digest, _, payload = path.read_text(encoding="utf-8").partition("\n") if path else ("", "", "")
+        data = loads_json(payload) if hashlib.sha256(payload.encode()).hexdigest() == digest else None
+        if not isinstance(data, dict) or data.get("pages") != pages or not isinstance(data.get("packages"), list):
+            return None
+        packages = [dict(zip(_MEMO_FIELDS, row, strict=True)) for row in data["packages"]]
+        return tuple(LockedPackage(**{**p, "kind": FileKind(p["kind"])}) for p in packages)
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def _as_written(locked: LockedPackage, served: LockedPackage) -> bool:

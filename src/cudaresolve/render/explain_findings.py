@@ -15,7 +15,6 @@ __all__ = ["render_lock_result", "render_solution", "render_warnings", "render_w
 
 def render_solution(solution: Solution, console: Console, *, lang: str = "en") -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     from cudaresolve.text.catalogue import format_text
     from cudaresolve.text.model import Text
@@ -23,19 +22,33 @@ def render_solution(solution: Solution, console: Console, *, lang: str = "en") -
 
     console.print(escape(format_text(Text.of("render.solution.variant", variant=solution.variant,
                                              index=solution.index_url), lang)))
-    from cudaresolve.render.fit import fold_path, print_fitted
+    from cudaresolve.render.fit import fold_path, plain_table, print_fitted
 
-    columns = ("render.solution.package", "render.solution.version", "render.solution.index")
-    table = Table(box=None, pad_edge=False)
-    for key in columns:  # names and versions whole; an index URL broken only after a '/'
-        table.add_column(format_text(Text(key), lang), no_wrap=True)
+    headers = [format_text(Text(key), lang) for key in
+               ("render.solution.package", "render.solution.version", "render.solution.index")]
     names = max((len(p.name) for p in solution.packages), default=0)
     versions = max((len(p.version) for p in solution.packages), default=0)
     room = max(20, console.width - max(names, 7) - max(versions, 7) - 4)
+    rows = []  # names and versions whole; an index URL broken only after a '/'
     for p in solution.packages:
         where = p.url if not p.index and p.url else p.index  # a direct reference: its URL, from no index
-        table.add_row(p.name, p.version, escape(fold_path(redact_text(where), room)))
-    print_fitted(console, table)
+        rows.append((p.name, p.version, fold_path(redact_text(where), room)))
+    lines = plain_table(headers, rows, console.width)
+    if lines is not None:  # rich's layout, made without rich's per-cell work
+        from rich.text import Text as RichText
+
+        shown = RichText("\n".join(lines))
+        shown.stylize("table.header", 0, len(lines[0]))
+        console.print(shown, soft_wrap=True)
+    else:
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False)
+        for header in headers:
+            table.add_column(header, no_wrap=True)
+        for row in rows:
+            table.add_row(*(escape(cell) for cell in row))
+        print_fitted(console, table)
     render_warnings(solution, console, lang=lang)
 
 
