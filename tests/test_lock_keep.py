@@ -443,7 +443,7 @@ def test_a_verdict_on_fresh_pages_is_read_back_not_worked_out_again(
     with serving_ as base:
         first = flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")
         assert flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock").unchanged
-        memo = list((tmp_path / "cache" / "kept-v1").rglob("*.json"))
+        memo = list((tmp_path / "cache" / "kept-v2").rglob("*.json"))
         assert len(memo) == 1  # the verdict, kept with the keys of the pages it was checked on
         asked = sum(served.requests.values())
         fetch_listings = listings.fetch_listings
@@ -486,5 +486,61 @@ def test_no_verdict_is_kept_for_a_lock_from_a_private_index(
         flow.lock(request, output="pylock.toml", fmt="pylock")
         assert flow.lock(request, output="pylock.toml", fmt="pylock").unchanged
         assert flow.lock(request, output="pylock.toml", fmt="pylock").unchanged
-    assert not (tmp_path / "cache" / "kept-v1").exists()  # its URLs carry credentials: checked every time
+    assert not (tmp_path / "cache" / "kept-v2").exists()  # its URLs carry credentials: checked every time
     assert "secret" not in "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
+
+
+def test_a_verdict_names_the_pages_it_was_reached_on(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another run sharing the cache may store a newer page while this one checks: the verdict is kept with the
+    keys of the pages this run read, so the newer page (the locked file yanked there) is checked, not trusted."""
+    import cudaresolve.index.listings as listings
+    from cudaresolve.index.http_cache import HttpCache
+
+    served, serving_ = _fresh_index(tmp_path, 2)
+    with serving_ as base:
+        flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        time.sleep(2.1)  # stale: the repeat checks the lock on the pages it reads anew
+        real = listings.fetch_listings
+
+        def and_meanwhile_another_run(client: Any, wanted: Any, policy: Any, **kwargs: Any) -> Any:
+            read = real(client, wanted, policy, **kwargs)
+            entries = served.entries["pypi"]["numpyish"]
+            entries.append(replace(entries.pop(), yanked="broken"))
+            _republish(served)
+            HttpCache(tmp_path / "cache").path_for(f"{base}/pypi/simple/numpyish/").unlink()
+            real(client, wanted, replace(policy, deadline=None))  # stores the page as it is now
+            return read
+
+        monkeypatch.setattr(listings, "fetch_listings", and_meanwhile_another_run)
+        assert flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock").unchanged
+        monkeypatch.setattr(listings, "fetch_listings", real)
+        solves = _solves(monkeypatch)
+        result = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        assert solves == [1] and [c.to_dict() for c in result.changes] == [
+            {"name": "numpyish", "from": "1.1", "to": "1.0"}]  # fmt: skip
+
+
+@pytest.mark.parametrize("planted", ["other-version", "wrong-type", "no-rows"])
+def test_a_verdict_that_is_not_of_the_lock_files_is_not_taken(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch, planted: str
+) -> None:
+    import hashlib
+
+    _, serving_ = _fresh_index(tmp_path, 600)
+    with serving_ as base:
+        first = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        (memo,) = (tmp_path / "cache" / "kept-v2").glob("*.json")
+        data = json.loads(memo.read_text().partition("\n")[2])
+        if planted == "other-version":
+            data["packages"][0][1] = "1.0"
+        elif planted == "wrong-type":
+            data["packages"][0][0] = 7
+        else:
+            data["packages"] = []
+        payload = json.dumps(data)  # a well-formed file: its digest matches, its content does not fit the lock
+        memo.write_text(f"{hashlib.sha256(payload.encode()).hexdigest()}\n{payload}")
+        again = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
+        assert again.to_dict() == {**first.to_dict(), "unchanged": True}  # checked whole, as without a verdict

@@ -330,6 +330,7 @@ class IndexClient:
             fetched_at=entry.fetched_at,
             error=error,
             refused=tuple((f.filename, why) for f, why in refused),
+            key=parsed_key(entry) if found else None,
         )
 
     def _download(self, url: str, cached: CachedResponse | None) -> tuple[CachedResponse, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from cudaresolve.index.simple import IndexFile, canonical_project
@@ -36,6 +36,7 @@ class ProjectPage:
     fetched_at: float | None = None
     error: Text | None = None
     refused: tuple[tuple[str, str], ...] = ()  # (file name, why) of links not taken: bad scheme or host
+    key: str | None = field(default=None, compare=False)  # what the files were parsed from (``parsed_key``)
 
     @property
     def mirrored(self) -> bool:

@@ -54,10 +54,17 @@ _FAILURES: Final = frozenset({
     "incomplete-lock", "index-stale-cache", "index-unavailable-fallback", "index-unreachable-pypi-set",
     "index-file-refused", "wheel-not-listed", "sdist-unusable", "sdist-metadata-built",
 })  # fmt: skip
-#: Where ``still_served`` keeps its verdicts in the cache, and the fields of a package it keeps.
-_MEMO_DIR: Final = "kept-v1"
-_MEMO_FIELDS: Final = ("name", "version", "index", "url", "sha256", "filename", "requires_python", "size", "kind",
-                       "upload_time", "marker")  # fmt: skip
+#: Where ``still_served`` keeps its verdicts in the cache (the newest ``_MEMO_KEEP``), the fields of a package it
+#: keeps and their types.
+_MEMO_DIR: Final = "kept-v2"
+_MEMO_KEEP: Final = 64
+_MEMO_NAMES: Final = re.compile(r"[0-9a-f]{64}\.json")
+_MEMO_TYPES: Final[dict[str, type | tuple[type, ...]]] = {
+    "name": str, "version": str, "index": str, "url": (str, type(None)), "sha256": str, "filename": (str, type(None)),
+    "requires_python": (str, type(None)), "size": (int, type(None)), "kind": str, "upload_time": (str, type(None)),
+    "marker": (str, type(None)),
+}  # fmt: skip
+_MEMO_FIELDS: Final = tuple(_MEMO_TYPES)
 #: The stamp's value while the text it covers is hashed (never a hex digest, so never a real value).
 PLACEHOLDER: Final = "sha256:" + "x" * 64
 _STAMP: Final = re.compile(r'^(?:# cudaresolve: )?inputs = "sha256:([0-9a-f]{64})"$', re.MULTILINE)
@@ -151,25 +158,27 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
     otherwise than a pylock.toml wrote it (URL, size, upload time, ``Requires-Python``), or its page could not
     be read (the lock is then solved again). ``http`` and ``policy``: the run's client and index policy
     (``lock.flow``); ``fmt``: the lock's format."""
-    from cudaresolve.index.fitting import best_files, tag_filter
     from cudaresolve.index.listings import fetch_listings, fresh_keys
     from cudaresolve.resolve.model import LockedPackage, Solution
-    from cudaresolve.target.environment import full_python
 
     if not lock.packages or lock.variant is None or lock.index_url is None:
         return None
     known = _configured_indexes(inputs)
-    tags, python = inputs.wheel_tags(), full_python(inputs.target.python)
-    indexes = {p.name: _configured(p.index, inputs.mirrors, known) for p in lock.packages}
+    configured = {i: _configured(i, inputs.mirrors, known) for i in {p.index for p in lock.packages}}
+    indexes = {p.name: configured[p.index] for p in lock.packages}
     wanted = [(indexes[p.name], p.name) for p in lock.packages]
-    versions = {p.name: [p.version] for p in lock.packages}
     pages = fresh_keys(wanted, policy)  # every page fresh in the cache: the last check's verdict may stand
-    remembered = _recalled(policy, lock.inputs, pages) if pages is not None else None
+    remembered = _recalled(lock, policy, pages) if pages is not None else None
     if remembered is not None:
         return Solution(
             target=inputs.target, variant=lock.variant, index_url=lock.index_url, packages=remembered,
             warnings=lock.warnings,
         )  # fmt: skip
+    from cudaresolve.index.fitting import best_files, tag_filter  # the whole check: files ranked as a solve ranks
+    from cudaresolve.target.environment import full_python
+
+    tags, python = inputs.wheel_tags(), full_python(inputs.target.python)
+    versions = {p.name: [p.version] for p in lock.packages}
     listings = fetch_listings(http, wanted, policy, versions=versions, within=tag_filter(tags))
     if listings.unavailable or listings.notices:  # a page missing, stale for a failure, or a file refused
         return None
@@ -190,7 +199,8 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
         if fmt == "pylock" and not _as_written(p, served):  # a requirements file writes none of these
             return None
         packages.append(served)
-    _remember(policy, lock.inputs, pages or fresh_keys(wanted, policy), packages)
+    read = [listings.page(*w) for w in wanted]  # the keys of the very pages checked, not of what is there now
+    _remember(policy, lock.inputs, [p.key if p is not None else None for p in read], packages)
     return Solution(
         target=inputs.target, variant=lock.variant, index_url=lock.index_url, packages=tuple(packages),
         warnings=lock.warnings,
@@ -201,44 +211,53 @@ def _memo_path(policy: IndexPolicy, stamp: str | None) -> Any:
     """Where the verdict for the lock with ``stamp`` is kept (None: no cache, or no stamp)."""
     if policy.cache is None or not stamp or not re.fullmatch(r"sha256:[0-9a-f]{64}", stamp):
         return None
-    return policy.cache.root / _MEMO_DIR / stamp[7:9] / f"{stamp[7:]}.json"
+    return policy.cache.root / _MEMO_DIR / f"{stamp[7:]}.json"
 
 
-def _remember(policy: IndexPolicy, stamp: str | None, pages: list[str] | None, packages: list[LockedPackage]) -> None:
-    """Keep the verdict that the lock with ``stamp`` still stands, with the pages it was checked on (by what
-    their parsed forms are keyed by: body, type, URL) and the packages as served. A package whose URL or index
-    carries credentials is never written down (the cache holds none): such a lock is checked every time."""
-    from cudaresolve.core.files import write_private_atomic
+def _remember(
+    policy: IndexPolicy, stamp: str | None, pages: list[str | None], packages: list[LockedPackage]
+) -> None:
+    """Keep the verdict that the lock with ``stamp`` still stands, with the keys of the pages it was checked on
+    (what their parsed forms are keyed by: body, type, URL) and the packages as served. Not kept: a page without a
+    key (not found, a flat listing), or a package whose URL or index carries credentials (the cache holds none:
+    such a lock is checked every time). The folder keeps the newest ``_MEMO_KEEP`` verdicts."""
+    from cudaresolve.core.files import keep_newest, make_cache_dir, write_private_atomic
     from cudaresolve.core.urls import strip_credentials
 
     path = _memo_path(policy, stamp)
     clean = all(strip_credentials(u) == u for p in packages for u in (p.url or "", p.index))
-    if path is None or pages is None or not clean:
+    if path is None or None in pages or not clean:
         return
     rows = [[getattr(p, f) if f != "kind" else p.kind.value for f in _MEMO_FIELDS] for p in packages]
     payload = json.dumps({"pages": pages, "packages": rows}, separators=(",", ":"))
     try:  # an optimisation: a read-only or full disk must not stop a lock
+        make_cache_dir(path.parent)
         write_private_atomic(path, f"{hashlib.sha256(payload.encode()).hexdigest()}\n{payload}".encode())
+        keep_newest(path.parent, _MEMO_KEEP, _MEMO_NAMES, spare=path.name)
     except OSError:
         pass
 
 
-def _recalled(policy: IndexPolicy, stamp: str | None, pages: list[str]) -> tuple[LockedPackage, ...] | None:
-    """The packages as served when the lock with ``stamp`` was last found to stand on exactly these ``pages``
-    (``_remember``); None when there is no such verdict, or it was checked on other pages, or is damaged."""
+def _recalled(lock: Lock, policy: IndexPolicy, pages: list[str]) -> tuple[LockedPackage, ...] | None:
+    """The packages as served when ``lock`` was last found to stand on exactly these ``pages`` (``_remember``);
+    None when there is no such verdict, it was reached on other pages, is damaged, or is not of ``lock``'s files."""
     from cudaresolve.core.decode import loads_json
     from cudaresolve.resolve.model import FileKind, LockedPackage
 
-    path = _memo_path(policy, stamp)
+    path = _memo_path(policy, lock.inputs)
     try:
         digest, _, payload = path.read_text(encoding="utf-8").partition("\n") if path else ("", "", "")
         data = loads_json(payload) if hashlib.sha256(payload.encode()).hexdigest() == digest else None
         if not isinstance(data, dict) or data.get("pages") != pages or not isinstance(data.get("packages"), list):
             return None
-        packages = [dict(zip(_MEMO_FIELDS, row, strict=True)) for row in data["packages"]]
-        return tuple(LockedPackage(**{**p, "kind": FileKind(p["kind"])}) for p in packages)
+        rows = [dict(zip(_MEMO_FIELDS, row, strict=True)) for row in data["packages"]]
+        if not all(isinstance(v, _MEMO_TYPES[k]) and not isinstance(v, bool) for row in rows for k, v in row.items()):
+            return None
+        packages = tuple(LockedPackage(**{**row, "kind": FileKind(row["kind"])}) for row in rows)
     except (OSError, ValueError, TypeError):
         return None
+    same = [(p.name, p.version, p.sha256) for p in packages] == [(p.name, p.version, p.sha256) for p in lock.packages]
+    return packages if same else None
 
 
 def _as_written(locked: LockedPackage, served: LockedPackage) -> bool:

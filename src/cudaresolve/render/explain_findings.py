@@ -34,20 +34,20 @@ def render_solution(solution: Solution, console: Console, *, lang: str = "en") -
         where = p.url if not p.index and p.url else p.index  # a direct reference: its URL, from no index
         rows.append((p.name, p.version, fold_path(redact_text(where), room)))
     lines = plain_table(headers, rows, console.width)
-    if lines is not None:  # rich's layout, made without rich's per-cell work
-        from rich.text import Text as RichText
+    from rich.text import Text as RichText
 
+    if lines is not None:  # rich's layout, made without rich's per-cell work
         shown = RichText("\n".join(lines))
         shown.stylize("table.header", 0, len(lines[0]))
         console.print(shown, soft_wrap=True)
     else:
         from rich.table import Table
 
-        table = Table(box=None, pad_edge=False)
+        table = Table(box=None, pad_edge=False)  # cells as text: no markup, no emoji codes
         for header in headers:
-            table.add_column(header, no_wrap=True)
+            table.add_column(RichText(header), no_wrap=True)
         for row in rows:
-            table.add_row(*(escape(cell) for cell in row))
+            table.add_row(*(RichText(cell) for cell in row))
         print_fitted(console, table)
     render_warnings(solution, console, lang=lang)
 
