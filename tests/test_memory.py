@@ -1,4 +1,4 @@
-"""``core.memory.compact_heap``: glibc takes the settings; elsewhere nothing is done."""
+"""``core.memory``: glibc takes the heap settings (elsewhere nothing is done); the command line collects less often."""
 
 from __future__ import annotations
 
@@ -57,3 +57,18 @@ class FakeMallopt:
     def __call__(self, param: int, value: int) -> int:
         self.calls.append((param, value))
         return 1
+
+
+def test_the_command_line_process_collects_less_often_and_a_library_caller_is_left_alone() -> None:
+    """``cli.run`` (the process's entry) raises the collector's thresholds; importing cudaresolve or calling
+    ``cli.main`` (as tests and embedding programs do) leaves the caller's alone."""
+    import gc
+
+    code = ("import gc, cudaresolve.cli as cli; from cudaresolve.cli import main\n"
+            "print(gc.get_threshold()); main(['arch-list', '--gpu', 'H100']); print(gc.get_threshold())\n"
+            "cli.main = lambda: print(gc.get_threshold()) or 0\ncli.run()")  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    lines = done.stdout.splitlines()
+    assert lines[0] == str(gc.get_threshold()) and lines[-1] == str(memory._GC_THRESHOLDS)
+    assert str(memory._GC_THRESHOLDS) not in lines[:-1]  # main alone changed nothing

@@ -17,9 +17,12 @@ from __future__ import annotations
 import os
 from typing import Final
 
-__all__ = ["compact_heap"]
+__all__ = ["compact_heap", "fewer_collections"]
 
 _KIB: Final = 1024
+#: The cyclic garbage collector's thresholds for one run (CPython's defaults are 700, 10, 10): see
+#: ``fewer_collections``.
+_GC_THRESHOLDS: Final = (50_000, 20, 100)
 #: mallopt parameters (glibc's malloc.h) -> (value, the environment variable that sets it for the user).
 _SETTINGS: Final = (
     (-8, 2, "MALLOC_ARENA_MAX"),  # M_ARENA_MAX
@@ -44,3 +47,16 @@ def compact_heap() -> bool:
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     taken = [bool(mallopt(param, value)) for param, value, variable in _SETTINGS if variable not in os.environ]
     return all(taken)  # every setting is tried, even after one the library refused
+
+
+def fewer_collections() -> None:
+    """Let the cyclic garbage collector run less often in this process (``_GC_THRESHOLDS``). A lock makes hundreds
+    of thousands of objects that live to the end of the run (pages' files, metadata, the solver's candidates), and
+    with CPython's defaults the collector ran 300 times in a warm solve of the 189-package project, each time
+    walking objects that were never garbage: 0.16 s of a 0.9 s run (7 interleaved rounds on the frozen copy),
+    with no change in the cold run's time and 1-2 MiB more at its peak. Little of what a run frees is a
+    cycle: reference counting frees the rest at once. Only the process's entry point calls this (``cli.run``),
+    never a library call."""
+    import gc
+
+    gc.set_threshold(*_GC_THRESHOLDS)
