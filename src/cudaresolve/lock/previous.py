@@ -64,13 +64,13 @@ def pins_of(text: str | None, fmt: str = "pylock") -> dict[str, str] | None:
         return None
     if fmt == "requirements":
         return _requirements_pins(text)
-    import tomllib
-
     from packaging.pylock import Pylock, PylockValidationError
 
+    from cudaresolve.core.tomlcache import load_toml  # parsed once per text: the kept check read it already
+
     try:
-        lock = Pylock.from_dict(tomllib.loads(text))
-    except (tomllib.TOMLDecodeError, PylockValidationError, RecursionError, ValueError):
+        lock = Pylock.from_dict(load_toml(text))
+    except (PylockValidationError, RecursionError, ValueError):  # a TOML error is a ValueError
         return None
     return {  # a local folder has no version to keep
         str(canonical_name(p.name)): str(p.version) for p in lock.packages if p.version is not None
