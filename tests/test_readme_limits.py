@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
-from cudaresolve.core import archive
+from cudaresolve.core import archive, tomlcache
 from cudaresolve.core.decode import nesting_limit
 from cudaresolve.core.files import CACHE_MARK
 from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
@@ -31,6 +31,7 @@ from cudaresolve.index.limits import (
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
 from cudaresolve.install.unpack import UNPACKED
 from cudaresolve.install.wheelcache import MAX_CACHE_BYTES
+from cudaresolve.lock import keep
 from cudaresolve.lock.lockfile import MAX_LOCK_BYTES
 from cudaresolve.lock.previous import MAX_PREVIOUS_BYTES
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
@@ -83,6 +84,9 @@ def test_the_limits_table_matches_the_code() -> None:
     entry = rows[f"the database cache entry (`<cache>/{SUBDIR}/*.pickle`)"]
     assert f"{MAX_ENTRY_BYTES // MIB} MiB" in entry and f"the {KEEP} newest are kept" in entry
     assert f"(it holds `{CACHE_MARK}`), never through a link" in entry
+    caches = next(line for key, line in rows.items() if key.startswith("the other install and lock caches"))
+    assert f"(`<cache>/{keep._MEMO_DIR}/`, by the lock's stamp" in caches
+    assert f"{tomlcache.KEEP} and {keep._MEMO_KEEP} entries" in caches
     nesting = rows["TOML or JSON nesting (a lock, `pyproject.toml`, a settings file, an index page, an inventory, "
                    "a host file, a cache entry)"]
     assert f"{nesting_limit():,} levels (Python's recursion limit)" in nesting
