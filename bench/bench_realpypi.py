@@ -18,7 +18,8 @@ each solves, and its "kept" row is a user's plain repeat, which keeps the lock i
 that lock still answers the request (every page read again to check it: this PyPI sends no freshness or
 validator headers); each round runs every row once, in an order
 rotated by one each round. uv gets the real interpreter path and ``--no-config``; pip is ``pip lock`` of a
-throwaway venv's current pip, with its own cache (made warm as uv's is) and no configuration file.
+throwaway venv's current pip, with its own cache (made warm as uv's is) and no configuration file. The Python
+tools get a bytecode cache (``PYTHONPYCACHEPREFIX``), as installed packages have ``.pyc`` files.
 
 Output: per case, median wall seconds and max RSS (MiB) per row, from ``/usr/bin/time``, and the ratio
 of medians to uv's matching row; the number of packages each tool locked.
@@ -93,10 +94,14 @@ def main() -> int:
     args = parser.parse_args()
     uv = shutil.which("uv") or str(Path(sys.executable).with_name("uv"))
     python = os.path.realpath(sys.executable)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "CUDARESOLVE_"))}
+    # PYTHONDONTWRITEBYTECODE from the shell would make cudaresolve, run from this checkout, compile every module on
+    # every run (about 0.3 s); an installed copy has its .pyc files, so the runs get a bytecode cache of their own.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PIP_", "UV_", "CUDARESOLVE_", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"))}
     env.update(PYTHONPATH=str(REPO / "src"), PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
     with tempfile.TemporaryDirectory(prefix="bench-realpypi-") as scratch:
         root = Path(scratch)
+        env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
         pip = str(root / "pip-venv" / "bin" / "python")  # a current pip (``pip lock`` is pip 25.1+), from PyPI
         subprocess.run([python, "-m", "venv", str(root / "pip-venv")], check=True)
         subprocess.run([pip, "-m", "pip", "install", "-q", "-U", "pip"], check=True, env=env)

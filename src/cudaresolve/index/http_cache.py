@@ -78,7 +78,7 @@ class CachedResponse:
     expires: str | None = None
     date: str | None = None
     age_header: str | None = None  # the Age header as received
-    digest: str | None = field(default=None, compare=False, repr=False)  # the body's SHA-256 when known (read back)
+    digest: str | None = field(default=None, compare=False, repr=False)  # the body's SHA-256 when known
 
     @classmethod
     def from_headers(
@@ -90,7 +90,9 @@ class CachedResponse:
         parses alike from the network and from the cache (its parsed form is keyed by the body's hash)."""
         stored = {attribute: headers.get(name) for attribute, name in _HEADERS}
         body = strip_credentials_in(body)
-        return cls(url=url, status=status, body=body, final_url=final_url, fetched_at=fetched_at, **stored)
+        digest = _digest(body)  # once: storing the entry and keying its parsed form both need it (pages of MBs)
+        return cls(url=url, status=status, body=body, final_url=final_url, fetched_at=fetched_at, digest=digest,
+                   **stored)  # fmt: skip
 
     def refreshed(self, headers: Mapping[str, str], now: float) -> CachedResponse:
         """This entry after a 304 with ``headers`` (RFC 9111 section 4.3.4).
@@ -169,6 +171,7 @@ class CachedResponse:
     def to_dict(self) -> dict[str, Any]:
         """The entry as stored: every URL, and the body's, without credentials (module docstring)."""
         body = strip_credentials_in(self.body)
+        digest = self.body_sha256 if body is self.body else _digest(body)  # a body without credentials: as known
         return {
             "format": _FORMAT,
             "url": strip_credentials(self.url),
@@ -176,7 +179,7 @@ class CachedResponse:
             **{attribute: getattr(self, attribute) for attribute, _ in _HEADERS},
             "final_url": strip_credentials(self.final_url) if self.final_url is not None else None,
             "fetched_at": self.fetched_at,
-            "sha256": _digest(body),
+            "sha256": digest,
             "body": body,
         }
 
