@@ -16,7 +16,8 @@ Every case for an H100 on driver 580.65.06 (cudaresolve's target), CPython 3.11 
 run) and warm (the same cache, one untimed run first); cudaresolve's cold and warm rows pass ``-U``, so
 each solves, and its "kept" row is a user's plain repeat, which keeps the lock its untimed run wrote when
 that lock still answers the request (every page read again to check it: this PyPI sends no freshness or
-validator headers); each round runs every row once, in an order
+validator headers; where the PyTorch index cannot be reached, as from the machines here, the lock is never
+kept and the row solves); each round runs every row once, in an order
 rotated by one each round. uv gets the real interpreter path and ``--no-config``; pip is ``pip lock`` of a
 throwaway venv's current pip, with its own cache (made warm as uv's is) and no configuration file. The Python
 tools get a bytecode cache (``PYTHONPYCACHEPREFIX``), as installed packages have ``.pyc`` files.
