@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from cudaresolve.index.http_cache import CachedResponse, HttpCache, default_cache_dir
+from cudaresolve.index.http_cache import APART_BYTES, CachedResponse, HttpCache, default_cache_dir
 
 URL = "https://download.pytorch.org/whl/cu118/torch/"
 
@@ -139,3 +140,48 @@ def test_a_failed_write_keeps_the_old_entry_and_leaves_no_temporary_file(
     monkeypatch.undo()
     assert cache.get(URL) == old
     assert [p.name for p in cache.path_for(URL).parent.iterdir()] == [cache.path_for(URL).name]
+
+
+def _big(tag: str) -> str:
+    """A page body over ``APART_BYTES``: stored in a file of its own."""
+    line = f"<a href='torch-2.7.1+cu118-cp311-cp311-linux_x86_64.whl#{tag}'>t</a>\n"
+    return line * (APART_BYTES // len(line) + 2)
+
+
+def test_a_large_body_is_stored_apart_once_and_read_only_when_asked(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    stored = entry(body=_big("a"))
+    cache.store(stored)
+    head = json.loads(cache.path_for(URL).read_text())
+    assert "body" not in head and len(cache.path_for(URL).read_bytes()) < 1024  # the entry stays small
+    bodies = list((tmp_path / "http-v1" / "bodies").rglob("*"))
+    (body_file,) = [p for p in bodies if p.is_file()]
+    assert body_file.name == head["sha256"] == hashlib.sha256(stored.body.encode()).hexdigest()
+    assert cache.get(URL) == stored  # read whole by default
+    light = cache.get(URL, body=False)
+    assert light is not None and light.apart and light.body == "" and light.body_sha256 == head["sha256"]
+    assert cache.with_body(light) == stored
+    written = body_file.stat().st_mtime_ns
+    cache.store(replace(stored, fetched_at=2000.0))  # fetched again, unchanged: only the entry is written
+    cache.store(light.refreshed({"ETag": '"abc"'}, 3000.0))  # a 304 on an entry whose body was not read
+    assert body_file.stat().st_mtime_ns == written
+    assert cache.get(URL) == replace(stored, fetched_at=3000.0, date=None, age_header=None)
+    cache.store(entry(body=_big("b")))  # the page changed: its old body goes
+    assert not body_file.exists() and cache.get(URL) == entry(body=_big("b"))
+    cache.store(entry())  # small again: back in the entry, and the large body removed
+    assert [p for p in (tmp_path / "http-v1" / "bodies").rglob("*") if p.is_file()] == []
+
+
+@pytest.mark.parametrize("damage", ["removed", "changed"])
+def test_an_entry_whose_body_is_gone_or_changed_reads_as_missing(tmp_path: Path, damage: str) -> None:
+    cache = HttpCache(tmp_path)
+    cache.store(entry(body=_big("a")))
+    light = cache.get(URL, body=False)
+    assert light is not None
+    (body_file,) = [p for p in (tmp_path / "http-v1" / "bodies").rglob("*") if p.is_file()]
+    if damage == "removed":
+        body_file.unlink()
+        assert cache.get(URL, body=False) is None
+    else:
+        body_file.write_text(_big("z"))
+    assert cache.get(URL) is None and cache.with_body(light) is None

@@ -159,10 +159,15 @@ def _lock(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     return (tmp_path / "pylock.toml").read_text()
 
 
+@pytest.mark.parametrize("apart", [False, True], ids=["inline", "bodies-apart"])
 def test_a_lock_through_a_private_index_caches_no_credentials_and_a_warm_run_still_sends_them(
     private_index: tuple[LocalIndex, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], apart: bool,
 ) -> None:
+    from cudaresolve.index import http_cache
+
+    if apart:  # every body in a file of its own, as PyPI's large pages are
+        monkeypatch.setattr(http_cache, "APART_BYTES", 0)
     index, base = private_index
     monkeypatch.setenv("PIP_INDEX_URL", base.replace("http://", f"http://{USER}:{SECRET}@") + "/pypi/simple")
     monkeypatch.chdir(tmp_path)

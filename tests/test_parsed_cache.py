@@ -229,3 +229,25 @@ def test_a_version_filter_within_a_tag_filter_reads_the_tag_filters_form(tmp_pat
     assert fresh == parse_body(page.body, page.content_type, page.page_url, narrow)
     assert stored(cache, page.url)["kept"] == narrow.key  # type: ignore[attr-defined]
     assert parse_files(cache, page, tags) == solved  # ...which no wider filter takes: it parses again
+
+
+@pytest.mark.parametrize("kind", sorted(PAGES))
+def test_a_page_stored_apart_is_read_only_when_its_stored_form_misses(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cudaresolve.index import http_cache
+
+    monkeypatch.setattr(http_cache, "APART_BYTES", 1024)  # the fixture pages are a few KB; PyPI's run to MBs
+    cache, page = HttpCache(tmp_path), entry(kind)
+    expected = parse_body(page.body, page.content_type, page.page_url)
+    cache.store(page)
+    light = cache.get(page.url, body=False)
+    assert light is not None and light.apart
+    assert parse_files(cache, light, None) == expected  # no stored form yet: the body is read for the parse
+    for body in (tmp_path / "http-v1" / "bodies").rglob("*"):
+        if body.is_file():
+            body.unlink()
+    assert parse_files(cache, light, None) == expected  # the stored form stands for it: no body needed
+    parsed_path(cache, page.url).unlink()
+    with pytest.raises(IndexUnavailable):  # neither: the page is had no more (its run fetches it again)
+        parse_files(cache, light, None)

@@ -124,6 +124,8 @@ class IndexClient:
         """Any page by URL (a flat listing) through the cache as project pages go: (entry, source); None when
         ``fresh_only`` and a request would be needed. Raises ``IndexUnavailable``."""
         cached = self._cached(url)
+        if cached is not None and cached.apart and self.cache is not None:  # its caller reads the body itself
+            cached = self.cache.with_body(cached)
         if self._usable(cached, url):
             return cached, "cache"
         if fresh_only:
@@ -276,7 +278,7 @@ class IndexClient:
         """What the page's parsed form is keyed by (``parsed_cache.parsed_key``: its body, type and URL) when the
         page is found and fresh in the cache (used with no request); else None. Reads the entry only."""
         *_, url = self._where(index_url, name)
-        cached = self.cache.get(url) if self.cache is not None else None
+        cached = self.cache.get(url, body=False) if self.cache is not None else None
         usable = cached is not None and cached.status != 404 and self._usable(cached, url)
         return parsed_key(cached) if usable and cached is not None else None
 
@@ -284,7 +286,7 @@ class IndexClient:
         peeked = self._peeked.pop(url, None)  # one pop: another thread may take it between a test and a pop
         if peeked is not None:
             return peeked[0]
-        return self.cache.get(url) if self.cache is not None else None
+        return self.cache.get(url, body=False) if self.cache is not None else None  # parse_files reads it if needed
 
     def _where(self, index_url: str, name: str) -> tuple[NormalizedName, str, str, str]:
         """(project, index as configured, index after mirrors, page URL)."""

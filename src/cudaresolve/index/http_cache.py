@@ -1,10 +1,12 @@
 """On-disk cache of index pages with HTTP freshness (RFC 9111). Does I/O: files under the cache dir.
 
-One JSON file per URL, named by the SHA-256 of the URL, holding the body and the SHA-256 of
-that body, the validators the server sent (``ETag``, ``Last-Modified``), its freshness headers
+One JSON file per URL, named by the SHA-256 of the URL, holding the body (one over ``APART_BYTES``, as
+PyPI's pages of megabytes are, is in a file of its own under ``bodies/``, named by its SHA-256: written
+only when not there yet, read only by a caller that needs it, removed when its entry moves to another)
+and the SHA-256 of that body, the validators the server sent (``ETag``, ``Last-Modified``), its freshness headers
 (``Cache-Control``, ``Expires``, ``Date``, ``Age``), the status (200, or 404 for "project not on
 this index") and when it was fetched. An entry whose body does not match its own digest (one
-edited by hand) is treated as missing, offline and before a 304 alike. Writes go through
+edited by hand, or a body file gone) is treated as missing, offline and before a 304 alike. Writes go through
 ``core.files.write_text_atomic``, so a reader never sees half a file. A file that cannot be read
 or decoded is treated as missing: the page is fetched again, never a crash. A cache that cannot
 be written (read-only home, full disk) is skipped silently; it is only an optimisation.
@@ -31,6 +33,7 @@ import contextlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -48,6 +51,9 @@ __all__ = ["CACHE_DIR_ENV", "NOT_FOUND_LIFETIME", "CachedResponse", "HttpCache",
 
 _FORMAT: Final = 2  # bump when the entry layout changes; older entries then read as missing
 _SUBDIR: Final = "http-v1"
+#: A body larger than this is stored apart from its entry, in ``bodies/`` under its SHA-256 (``HttpCache.store``).
+APART_BYTES: Final = 64 * 1024
+_BODIES: Final = "bodies"
 #: Seconds a bare 404 stays fresh (see ``CachedResponse.freshness_lifetime``); as long as PyPI keeps a page.
 NOT_FOUND_LIFETIME: Final = 600.0
 #: The stored header fields besides the body, each a string or None; (attribute, header name).
@@ -79,6 +85,9 @@ class CachedResponse:
     date: str | None = None
     age_header: str | None = None  # the Age header as received
     digest: str | None = field(default=None, compare=False, repr=False)  # the body's SHA-256 when known
+    #: The body is stored apart and was not read (``HttpCache.get(..., body=False)``): ``body`` is "" until
+    #: ``HttpCache.with_body``; ``digest`` names it.
+    apart: bool = field(default=False, compare=False, repr=False)
 
     @classmethod
     def from_headers(
@@ -88,7 +97,7 @@ class CachedResponse:
 
         The body loses the ``user:password@`` of the URLs in it here, not only on disk, so that a page
         parses alike from the network and from the cache (its parsed form is keyed by the body's hash)."""
-        stored = {attribute: headers.get(name) for attribute, name in _HEADERS}
+        stored: dict[str, Any] = {attribute: headers.get(name) for attribute, name in _HEADERS}
         body = strip_credentials_in(body)
         digest = _digest(body)  # once: storing the entry and keying its parsed form both need it (pages of MBs)
         return cls(url=url, status=status, body=body, final_url=final_url, fetched_at=fetched_at, digest=digest,
@@ -170,6 +179,8 @@ class CachedResponse:
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as stored: every URL, and the body's, without credentials (module docstring)."""
+        if self.apart:
+            raise ValueError("the body of this entry was not read")
         body = strip_credentials_in(self.body)
         digest = self.body_sha256 if body is self.body else _digest(body)  # a body without credentials: as known
         return {
@@ -188,21 +199,26 @@ class CachedResponse:
         """Rebuild an entry; raises ``ValueError`` on anything unexpected (the caller drops it)."""
         if data.get("format") != _FORMAT:
             raise ValueError("unknown cache entry format")
-        status, body, fetched_at = data["status"], data["body"], data["fetched_at"]
+        status, fetched_at, digest = data["status"], data["fetched_at"], data.get("sha256")
+        apart = "body" not in data  # stored in a file of its own (``HttpCache.store``), read by the caller
+        body = "" if apart else data["body"]
         if not isinstance(status, int) or status not in (200, 404):
             raise ValueError("bad status")
         if not isinstance(body, str) or not isinstance(fetched_at, int | float) or isinstance(fetched_at, bool):
             raise ValueError("bad body or fetched_at")
-        if data.get("sha256") != _digest(body):
+        if not isinstance(digest, str) or (digest != _digest(body) if not apart else not _HEX64.fullmatch(digest)):
             raise ValueError("body does not match its stored sha256")
         # Entries written before the freshness headers were stored lack them: None, so stale.
         optional = {k: data.get(k) for k in (*(attribute for attribute, _ in _HEADERS), "final_url")}
         if any(v is not None and not isinstance(v, str) for v in optional.values()):
             raise ValueError("bad header field")
         return cls(
-            url=str(data["url"]), status=status, body=body, fetched_at=float(fetched_at), digest=data["sha256"],
-            **optional,
-        )
+            url=str(data["url"]), status=status, body=body, fetched_at=float(fetched_at), digest=digest,
+            apart=apart, **optional,
+        )  # fmt: skip
+
+
+_HEX64: Final = re.compile(r"[0-9a-f]{64}")
 
 
 def _digest(body: str) -> str:
@@ -253,11 +269,13 @@ class HttpCache:
         digest = hashlib.sha256(strip_credentials(url).encode("utf-8")).hexdigest()
         return self.root / _SUBDIR / digest[:2] / f"{digest}.json"
 
-    def get(self, url: str) -> CachedResponse | None:
+    def get(self, url: str, *, body: bool = True) -> CachedResponse | None:
         """The stored response for ``url``; None when absent, unreadable, corrupt or for another URL.
 
         The entry comes back with ``url`` as asked (credentials included) and its final URL given the
-        same credentials, so that the links on its page are fetched as the page was."""
+        same credentials, so that the links on its page are fetched as the page was. ``body`` False: a body
+        stored apart is not read (``apart``; ``with_body`` reads it), only looked for: whether the page must
+        be asked for again, and its parsed form, need its entry and its digest, not its megabytes."""
         try:
             raw = self.path_for(url).read_text(encoding="utf-8")
             entry = CachedResponse.from_dict(loads_json(raw))
@@ -267,19 +285,59 @@ class HttpCache:
         if entry.url != strip_credentials(url):
             return None
         final_url = with_credentials_of(entry.final_url, url) if entry.final_url is not None else None
-        return replace(entry, url=url, final_url=final_url)
+        entry = replace(entry, url=url, final_url=final_url)
+        if entry.apart:
+            if not body:
+                return entry if self._body_path(entry.digest or "").is_file() else None
+            return self.with_body(entry)
+        return entry
+
+    def with_body(self, entry: CachedResponse) -> CachedResponse | None:
+        """``entry`` with its body read, when it was stored apart (``get(..., body=False)``); None when that body
+        is gone, or is not the one the entry names (its SHA-256)."""
+        if not entry.apart:
+            return entry
+        try:
+            data = self._body_path(entry.digest or "").read_bytes()
+        except OSError:
+            return None
+        text = data.decode("utf-8", errors="surrogatepass")
+        if _digest(text) != entry.digest:
+            return None
+        return replace(entry, body=text, apart=False)
 
     def store(self, entry: CachedResponse) -> None:
         """Write ``entry`` atomically; a failed write leaves the cache as it was and raises nothing.
 
-        A ``no-store`` response is not written, and the entry it supersedes is removed.
+        A body over ``APART_BYTES`` goes to a file of its own named by its SHA-256, written only when no such
+        file is there (a page fetched again unchanged, or confirmed by a 304, rewrites only its entry: PyPI's
+        pages run to megabytes); the body the entry held before is removed when it was another. A ``no-store``
+        response is not written, and the entry it supersedes is removed.
         """
         target = self.path_for(entry.url)
+        previous = self.get(entry.url, body=False)
         if entry.no_store:
             with contextlib.suppress(OSError):
                 target.unlink(missing_ok=True)
+                if previous is not None and previous.apart:
+                    self._body_path(previous.digest or "").unlink(missing_ok=True)
             return
         try:
-            write_private_atomic(target, json.dumps(entry.to_dict(), ensure_ascii=False).encode("utf-8"))
+            if entry.apart:  # a 304 on an entry whose body was not read: that body stays where it is
+                head = {**replace(entry, apart=False, body="").to_dict(), "sha256": entry.digest}
+                head.pop("body")
+            else:
+                head = entry.to_dict()
+                if len(head["body"]) > APART_BYTES:
+                    body = head.pop("body").encode("utf-8", errors="surrogatepass")
+                    path = self._body_path(head["sha256"])
+                    if not path.is_file():
+                        write_private_atomic(path, body)
+            write_private_atomic(target, json.dumps(head, ensure_ascii=False).encode("utf-8"))
+            if previous is not None and previous.apart and previous.digest != head["sha256"]:
+                self._body_path(previous.digest or "").unlink(missing_ok=True)
         except OSError:
             pass  # the cache is an optimisation; a read-only or full disk must not stop a resolve
+
+    def _body_path(self, digest: str) -> Path:
+        return self.root / _SUBDIR / _BODIES / digest[:2] / digest

@@ -77,16 +77,31 @@ def parse_files(cache: HttpCache | None, entry: CachedResponse, keep: Keep | Non
     kept = _ALL if keep is None else getattr(keep, "key", None)
     base = strip_credentials(entry.page_url)  # relative links resolve to URLs without credentials
     if cache is None or not isinstance(kept, str):
+        entry = _read(cache, entry) if cache is not None else entry
         return _credentialed(parse_body(entry.body, entry.content_type, base, keep), entry.page_url)
     key, path = parsed_key(entry), parsed_path(cache, entry.url)
     within = getattr(keep, "within", None)  # a broader filter whose stored form serves this one
     files = _load(path, key, (kept, within) if within else (kept,), keep)
     if files is None:
+        entry = _read(cache, entry)
         files = parse_body(entry.body, entry.content_type, base, keep)
         # an entry made by hand (not ``CachedResponse.from_headers``) may link URLs with credentials
         files = [f if "@" not in f.url else replace(f, url=strip_credentials(f.url)) for f in files]
         _store(path, key, kept, files)
     return _credentialed(files, entry.page_url)
+
+
+def _read(cache: HttpCache, entry: CachedResponse) -> CachedResponse:
+    """``entry`` with its body, read now when it was stored apart and left unread (``HttpCache.get``); a body
+    gone since (another run replaced the page) is ``IndexUnavailable``, as a page that cannot be had."""
+    whole = cache.with_body(entry)
+    if whole is None:
+        from cudaresolve.errors import IndexUnavailable
+        from cudaresolve.index.simple import HINT
+        from cudaresolve.text.model import Text
+
+        raise IndexUnavailable(Text.of("index.cache-body-gone", url=entry.url), hint=HINT)
+    return whole
 
 
 def _credentialed(files: list[IndexFile], page_url: str) -> list[IndexFile]:
