@@ -154,9 +154,9 @@ def test_a_large_body_is_stored_apart_once_and_read_only_when_asked(tmp_path: Pa
     cache.store(stored)
     head = json.loads(cache.path_for(URL).read_text())
     assert "body" not in head and len(cache.path_for(URL).read_bytes()) < 1024  # the entry stays small
-    bodies = list((tmp_path / "http-v1" / "bodies").rglob("*"))
-    (body_file,) = [p for p in bodies if p.is_file()]
-    assert body_file.name == head["sha256"] == hashlib.sha256(stored.body.encode()).hexdigest()
+    body_file = cache.path_for(URL).with_suffix(".body")
+    assert body_file.read_bytes() == stored.body.encode() and head["size"] == len(stored.body.encode())
+    assert head["sha256"] == hashlib.sha256(stored.body.encode()).hexdigest()
     assert cache.get(URL) == stored  # read whole by default
     light = cache.get(URL, body=False)
     assert light is not None and light.apart and light.body == "" and light.body_sha256 == head["sha256"]
@@ -166,22 +166,33 @@ def test_a_large_body_is_stored_apart_once_and_read_only_when_asked(tmp_path: Pa
     cache.store(light.refreshed({"ETag": '"abc"'}, 3000.0))  # a 304 on an entry whose body was not read
     assert body_file.stat().st_mtime_ns == written
     assert cache.get(URL) == replace(stored, fetched_at=3000.0, date=None, age_header=None)
-    cache.store(entry(body=_big("b")))  # the page changed: its old body goes
-    assert not body_file.exists() and cache.get(URL) == entry(body=_big("b"))
-    cache.store(entry())  # small again: back in the entry, and the large body removed
-    assert [p for p in (tmp_path / "http-v1" / "bodies").rglob("*") if p.is_file()] == []
+    cache.store(entry(body=_big("b")))  # the page changed: its body file with it
+    assert cache.get(URL) == entry(body=_big("b")) and cache.with_body(light) is None  # the old entry: gone
+    cache.store(entry())  # small again: back in the entry, and the body file removed
+    assert not body_file.exists() and cache.get(URL) == entry()
 
 
-@pytest.mark.parametrize("damage", ["removed", "changed"])
-def test_an_entry_whose_body_is_gone_or_changed_reads_as_missing(tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize("damage", ["removed", "cut", "same-size", "folder"])
+def test_an_entry_whose_body_no_longer_fits_reads_as_missing_and_is_written_again(
+    tmp_path: Path, damage: str
+) -> None:
     cache = HttpCache(tmp_path)
-    cache.store(entry(body=_big("a")))
+    stored = entry(body=_big("a"))
+    cache.store(stored)
     light = cache.get(URL, body=False)
     assert light is not None
-    (body_file,) = [p for p in (tmp_path / "http-v1" / "bodies").rglob("*") if p.is_file()]
-    if damage == "removed":
-        body_file.unlink()
-        assert cache.get(URL, body=False) is None
-    else:
-        body_file.write_text(_big("z"))
+    body_file = cache.path_for(URL).with_suffix(".body")
+    body_file.unlink()
+    if damage == "cut":
+        body_file.write_text(_big("a")[:1000])
+    elif damage == "same-size":
+        body_file.write_text(_big("z"))  # another body of the same length
+    elif damage == "folder":
+        body_file.mkdir()
+    if damage != "same-size":
+        assert cache.get(URL, body=False) is None  # looked at, not read: it does not fit
     assert cache.get(URL) is None and cache.with_body(light) is None
+    if damage == "folder":
+        body_file.rmdir()
+    cache.store(stored)  # the same page fetched again mends it
+    assert cache.get(URL) == stored

@@ -244,9 +244,7 @@ def test_a_page_stored_apart_is_read_only_when_its_stored_form_misses(
     light = cache.get(page.url, body=False)
     assert light is not None and light.apart
     assert parse_files(cache, light, None) == expected  # no stored form yet: the body is read for the parse
-    for body in (tmp_path / "http-v1" / "bodies").rglob("*"):
-        if body.is_file():
-            body.unlink()
+    cache.path_for(page.url).with_suffix(".body").unlink()
     assert parse_files(cache, light, None) == expected  # the stored form stands for it: no body needed
     parsed_path(cache, page.url).unlink()
     with pytest.raises(IndexUnavailable):  # neither: the page is had no more (its run fetches it again)

@@ -303,17 +303,20 @@ class IndexClient:
         return self.offline or self.cache.is_fresh(cached, self._clock(), max_age=self.policy.max_age)
 
     def page_of(
-        self,
-        index: str,
-        served_from: str,
-        project: NormalizedName,
-        entry: CachedResponse,
-        source: str,
+        self, index: str, served_from: str, project: NormalizedName, entry: CachedResponse, source: str,
         error: Text | None = None,
     ) -> ProjectPage:
-        found = entry.status != 404
         keep = self.keep.get(project, self._keep_default)
-        files = parse_files(self.cache, entry, keep) if found else []
+        try:
+            files = parse_files(self.cache, entry, keep) if entry.status != 404 else []
+        except IndexUnavailable:  # a body stored apart, replaced meanwhile by another run: the page is asked again
+            if not entry.apart or self.offline:
+                raise
+            (entry, source), error = self._download(entry.url, None), None
+            if self.cache is not None:
+                self.cache.store(entry)
+            files = parse_files(self.cache, entry, keep) if entry.status != 404 else []
+        found = entry.status != 404
         # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
         files = [mirrored_file(f, self.mirrors) for f in files if f.project == project]
         trust = FileTrust.for_page(

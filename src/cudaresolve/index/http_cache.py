@@ -1,8 +1,8 @@
 """On-disk cache of index pages with HTTP freshness (RFC 9111). Does I/O: files under the cache dir.
 
 One JSON file per URL, named by the SHA-256 of the URL, holding the body (one over ``APART_BYTES``, as
-PyPI's pages of megabytes are, is in a file of its own under ``bodies/``, named by its SHA-256: written
-only when not there yet, read only by a caller that needs it, removed when its entry moves to another)
+PyPI's pages of megabytes are, is in a file of its own beside it, ``<entry>.body``: written only when it
+changed, read only by a caller that needs it; one that no longer fits its entry makes the entry missing)
 and the SHA-256 of that body, the validators the server sent (``ETag``, ``Last-Modified``), its freshness headers
 (``Cache-Control``, ``Expires``, ``Date``, ``Age``), the status (200, or 404 for "project not on
 this index") and when it was fetched. An entry whose body does not match its own digest (one
@@ -34,6 +34,7 @@ import json
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -51,9 +52,8 @@ __all__ = ["CACHE_DIR_ENV", "NOT_FOUND_LIFETIME", "CachedResponse", "HttpCache",
 
 _FORMAT: Final = 2  # bump when the entry layout changes; older entries then read as missing
 _SUBDIR: Final = "http-v1"
-#: A body larger than this is stored apart from its entry, in ``bodies/`` under its SHA-256 (``HttpCache.store``).
+#: A body larger than this is stored apart from its entry, beside it (``<entry>.body``; ``HttpCache.store``).
 APART_BYTES: Final = 64 * 1024
-_BODIES: Final = "bodies"
 #: Seconds a bare 404 stays fresh (see ``CachedResponse.freshness_lifetime``); as long as PyPI keeps a page.
 NOT_FOUND_LIFETIME: Final = 600.0
 #: The stored header fields besides the body, each a string or None; (attribute, header name).
@@ -86,8 +86,9 @@ class CachedResponse:
     age_header: str | None = None  # the Age header as received
     digest: str | None = field(default=None, compare=False, repr=False)  # the body's SHA-256 when known
     #: The body is stored apart and was not read (``HttpCache.get(..., body=False)``): ``body`` is "" until
-    #: ``HttpCache.with_body``; ``digest`` names it.
+    #: ``HttpCache.with_body``; ``digest`` and ``apart_size`` (its bytes) name it.
     apart: bool = field(default=False, compare=False, repr=False)
+    apart_size: int = field(default=0, compare=False, repr=False)
 
     @classmethod
     def from_headers(
@@ -208,13 +209,16 @@ class CachedResponse:
             raise ValueError("bad body or fetched_at")
         if not isinstance(digest, str) or (digest != _digest(body) if not apart else not _HEX64.fullmatch(digest)):
             raise ValueError("body does not match its stored sha256")
+        size = data.get("size", 0) if apart else 0
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise ValueError("bad body size")
         # Entries written before the freshness headers were stored lack them: None, so stale.
         optional = {k: data.get(k) for k in (*(attribute for attribute, _ in _HEADERS), "final_url")}
         if any(v is not None and not isinstance(v, str) for v in optional.values()):
             raise ValueError("bad header field")
         return cls(
             url=str(data["url"]), status=status, body=body, fetched_at=float(fetched_at), digest=digest,
-            apart=apart, **optional,
+            apart=apart, apart_size=size, **optional,
         )  # fmt: skip
 
 
@@ -287,57 +291,79 @@ class HttpCache:
         final_url = with_credentials_of(entry.final_url, url) if entry.final_url is not None else None
         entry = replace(entry, url=url, final_url=final_url)
         if entry.apart:
-            if not body:
-                return entry if self._body_path(entry.digest or "").is_file() else None
+            if not body:  # a body cut short, grown or replaced by something else reads as missing
+                return entry if self._body_fits(url, entry.apart_size) else None
             return self.with_body(entry)
         return entry
 
     def with_body(self, entry: CachedResponse) -> CachedResponse | None:
         """``entry`` with its body read, when it was stored apart (``get(..., body=False)``); None when that body
-        is gone, or is not the one the entry names (its SHA-256)."""
+        is gone, or is not the one the entry names (its SHA-256; such a file is removed): another run may have
+        replaced the page."""
         if not entry.apart:
             return entry
         try:
-            data = self._body_path(entry.digest or "").read_bytes()
+            data = self._body_path(entry.url).read_bytes() if self._body_fits(entry.url, entry.apart_size) else b""
         except OSError:
             return None
         text = data.decode("utf-8", errors="surrogatepass")
-        if _digest(text) != entry.digest:
+        if len(data) != entry.apart_size or _digest(text) != entry.digest:
+            if data:  # not the body its entry names: removed, so that the entry reads as missing and is fetched
+                with contextlib.suppress(OSError):
+                    self._body_path(entry.url).unlink()
             return None
         return replace(entry, body=text, apart=False)
 
     def store(self, entry: CachedResponse) -> None:
         """Write ``entry`` atomically; a failed write leaves the cache as it was and raises nothing.
 
-        A body over ``APART_BYTES`` goes to a file of its own named by its SHA-256, written only when no such
-        file is there (a page fetched again unchanged, or confirmed by a 304, rewrites only its entry: PyPI's
-        pages run to megabytes); the body the entry held before is removed when it was another. A ``no-store``
-        response is not written, and the entry it supersedes is removed.
+        A body over ``APART_BYTES`` goes to a file of its own beside the entry (``<entry>.body``), written only
+        when it is not the one already there (a page fetched again unchanged, or confirmed by a 304, rewrites
+        only its entry: PyPI's pages run to megabytes). A body that cannot be written there stays in the entry.
+        A ``no-store`` response is not written, and the entry it supersedes is removed.
         """
-        target = self.path_for(entry.url)
-        previous = self.get(entry.url, body=False)
+        target, apart_path = self.path_for(entry.url), self._body_path(entry.url)
         if entry.no_store:
             with contextlib.suppress(OSError):
                 target.unlink(missing_ok=True)
-                if previous is not None and previous.apart:
-                    self._body_path(previous.digest or "").unlink(missing_ok=True)
+                apart_path.unlink(missing_ok=True)
             return
         try:
             if entry.apart:  # a 304 on an entry whose body was not read: that body stays where it is
-                head = {**replace(entry, apart=False, body="").to_dict(), "sha256": entry.digest}
+                head = {**replace(entry, apart=False, body="").to_dict(), "sha256": entry.digest,
+                        "size": entry.apart_size}  # fmt: skip
                 head.pop("body")
             else:
                 head = entry.to_dict()
-                if len(head["body"]) > APART_BYTES:
-                    body = head.pop("body").encode("utf-8", errors="surrogatepass")
-                    path = self._body_path(head["sha256"])
-                    if not path.is_file():
-                        write_private_atomic(path, body)
+                data = head["body"].encode("utf-8", errors="surrogatepass")
+                if len(data) > APART_BYTES and self._write_body(entry.url, head["sha256"], data):
+                    head.pop("body")
+                    head["size"] = len(data)
             write_private_atomic(target, json.dumps(head, ensure_ascii=False).encode("utf-8"))
-            if previous is not None and previous.apart and previous.digest != head["sha256"]:
-                self._body_path(previous.digest or "").unlink(missing_ok=True)
+            if "body" in head:
+                apart_path.unlink(missing_ok=True)  # the body is in the entry now
         except OSError:
             pass  # the cache is an optimisation; a read-only or full disk must not stop a resolve
 
-    def _body_path(self, digest: str) -> Path:
-        return self.root / _SUBDIR / _BODIES / digest[:2] / digest
+    def _write_body(self, url: str, digest: str, data: bytes) -> bool:
+        """Whether ``url``'s body file holds ``data`` (digest ``digest``) now: kept when the entry there already
+        names this body and the file fits it, else written."""
+        before = self.get(url, body=False)
+        if before is not None and before.apart and before.digest == digest and before.apart_size == len(data):
+            return True
+        try:
+            write_private_atomic(self._body_path(url), data)
+        except OSError:
+            return False
+        return True
+
+    def _body_fits(self, url: str, size: int) -> bool:
+        """Whether ``url``'s body file is a regular file (not a link) of ``size`` bytes."""
+        try:
+            found = self._body_path(url).lstat()
+        except OSError:
+            return False
+        return stat.S_ISREG(found.st_mode) and found.st_size == size
+
+    def _body_path(self, url: str) -> Path:
+        return self.path_for(url).with_suffix(".body")
