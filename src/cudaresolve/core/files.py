@@ -8,7 +8,7 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import re
@@ -22,8 +22,10 @@ __all__ = [
     "owned_by_user",
     "private_entry",
     "read_regular_bounded",
+    "read_sealed",
     "write_bytes_atomic",
     "write_private_atomic",
+    "write_sealed",
     "write_text_atomic",
 ]
 
@@ -127,6 +129,30 @@ def write_private_atomic(path: str | os.PathLike[str], data: bytes, *, durable: 
     one damaged is caught by its digest or shape."""
     make_private_dirs(Path(path).parent)
     write_bytes_atomic(path, data, mode=0o600, durable=durable)
+
+
+def write_sealed(path: str | os.PathLike[str], payload: str) -> None:
+    """``write_private_atomic`` of ``payload`` (a JSON text) after one line, the SHA-256 of the rest: a cache
+    entry that ``read_sealed`` takes back only whole and as written."""
+    import hashlib
+
+    write_private_atomic(path, f"{hashlib.sha256(payload.encode('utf-8')).hexdigest()}\n{payload}".encode())
+
+
+def read_sealed(path: str | os.PathLike[str]) -> Any:
+    """The JSON value of the entry ``write_sealed`` wrote at ``path``; None when there is none, or it cannot be
+    read, or it was cut short or edited (its first line is not the SHA-256 of the rest), or is not JSON."""
+    import hashlib
+
+    from cudaresolve.core.decode import loads_json
+
+    try:
+        digest, _, payload = Path(path).read_text(encoding="utf-8").partition("\n")
+        if hashlib.sha256(payload.encode("utf-8")).hexdigest() != digest:
+            return None
+        return loads_json(payload)
+    except (OSError, ValueError):  # a decoding error of the bytes or of the JSON is a ValueError
+        return None
 
 
 def write_bytes_atomic(

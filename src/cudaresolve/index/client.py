@@ -313,9 +313,9 @@ class IndexClient:
             if not entry.apart or self.offline:
                 raise
             (entry, source), error = self._download(entry.url, None), None
-            if self.cache is not None:
-                self.cache.store(entry)
             files = parse_files(self.cache, entry, keep) if entry.status != 404 else []
+            if self.cache is not None:  # parsed first, as ``_project_page`` does: junk never gets cached
+                self.cache.store(entry)
         found = entry.status != 404
         # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
         files = [mirrored_file(f, self.mirrors) for f in files if f.project == project]

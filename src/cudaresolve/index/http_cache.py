@@ -335,27 +335,34 @@ class HttpCache:
                 head.pop("body")
             else:
                 head = entry.to_dict()
-                data = head["body"].encode("utf-8", errors="surrogatepass")
-                if len(data) > APART_BYTES and self._write_body(entry.url, head["sha256"], data):
+                size = self._write_body(entry.url, head["sha256"], head["body"])
+                if size is not None:
                     head.pop("body")
-                    head["size"] = len(data)
+                    head["size"] = size
             write_private_atomic(target, json.dumps(head, ensure_ascii=False).encode("utf-8"))
             if "body" in head:
                 apart_path.unlink(missing_ok=True)  # the body is in the entry now
         except OSError:
             pass  # the cache is an optimisation; a read-only or full disk must not stop a resolve
 
-    def _write_body(self, url: str, digest: str, data: bytes) -> bool:
-        """Whether ``url``'s body file holds ``data`` (digest ``digest``) now: kept when the entry there already
-        names this body and the file fits it, else written."""
+    def _write_body(self, url: str, digest: str, body: str) -> int | None:
+        """The size in bytes of ``url``'s body file once it holds ``body`` (its SHA-256 ``digest``), or None when
+        ``body`` stays in the entry (``APART_BYTES`` or less, or the file cannot be written). The file is left as
+        it is when the entry there names this very body and the file fits it: a page fetched again unchanged
+        is neither encoded nor written again."""
+        if len(body) * 4 <= APART_BYTES:  # at most 4 bytes a character: surely small enough to stay inline
+            return None
         before = self.get(url, body=False)
-        if before is not None and before.apart and before.digest == digest and before.apart_size == len(data):
-            return True
+        if before is not None and before.apart and before.digest == digest:
+            return before.apart_size
+        data = body.encode("utf-8", errors="surrogatepass")
+        if len(data) <= APART_BYTES:
+            return None
         try:
             write_private_atomic(self._body_path(url), data)
         except OSError:
-            return False
-        return True
+            return None
+        return len(data)
 
     def _body_fits(self, url: str, size: int) -> bool:
         """Whether ``url``'s body file is a regular file (not a link) of ``size`` bytes."""

@@ -35,8 +35,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core.decode import loads_json
-from cudaresolve.core.files import write_private_atomic
+from cudaresolve.core.files import read_sealed, write_sealed
 from cudaresolve.core.urls import strip_credentials, with_credentials_of
 from cudaresolve.index.simple import dist_file, parse_body
 
@@ -146,13 +145,7 @@ def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> lis
     """The wanted wheels of the stored form at ``path``; None when absent, damaged, parsed from
     another body, or filtered for something else. ``kept``: the filter's key, and the key of the broader
     filter it narrows (``simple.version_filter``'s ``within``), whose form serves it too."""
-    try:
-        digest, _, payload = path.read_text(encoding="utf-8").partition("\n")
-        if hashlib.sha256(payload.encode("utf-8")).hexdigest() != digest:
-            return None
-        data = loads_json(payload)
-    except (OSError, ValueError):
-        return None
+    data = read_sealed(path)
     if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("files"), list):
         return None
     if data.get("kept") not in (_ALL, *kept):
@@ -174,6 +167,5 @@ def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> lis
 def _store(path: Path, key: str, kept: str, files: list[IndexFile]) -> None:
     rows = [_row(f) for f in files]
     payload = json.dumps({"key": key, "kept": kept, "files": rows}, separators=(",", ":"))  # ASCII only
-    digest = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     with contextlib.suppress(OSError):  # an optimisation: a read-only or full disk must not stop a resolve
-        write_private_atomic(path, f"{digest}\n{payload}".encode())
+        write_sealed(path, payload)

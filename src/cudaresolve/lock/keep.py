@@ -221,7 +221,7 @@ def _remember(
     (what their parsed forms are keyed by: body, type, URL) and the packages as served. Not kept: a page without a
     key (not found, a flat listing), or a package whose URL or index carries credentials (the cache holds none:
     such a lock is checked every time). The folder keeps the newest ``_MEMO_KEEP`` verdicts."""
-    from cudaresolve.core.files import keep_newest, make_cache_dir, write_private_atomic
+    from cudaresolve.core.files import keep_newest, make_cache_dir, write_sealed
     from cudaresolve.core.urls import strip_credentials
 
     path = _memo_path(policy, stamp)
@@ -232,7 +232,7 @@ def _remember(
     payload = json.dumps({"pages": pages, "packages": rows}, separators=(",", ":"))
     try:  # an optimisation: a read-only or full disk must not stop a lock
         make_cache_dir(path.parent)
-        write_private_atomic(path, f"{hashlib.sha256(payload.encode()).hexdigest()}\n{payload}".encode())
+        write_sealed(path, payload)
         keep_newest(path.parent, _MEMO_KEEP, _MEMO_NAMES, spare=path.name)
     except OSError:
         pass
@@ -241,20 +241,19 @@ def _remember(
 def _recalled(lock: Lock, policy: IndexPolicy, pages: list[str]) -> tuple[LockedPackage, ...] | None:
     """The packages as served when ``lock`` was last found to stand on exactly these ``pages`` (``_remember``);
     None when there is no such verdict, it was reached on other pages, is damaged, or is not of ``lock``'s files."""
-    from cudaresolve.core.decode import loads_json
+    from cudaresolve.core.files import read_sealed
     from cudaresolve.resolve.model import FileKind, LockedPackage
 
     path = _memo_path(policy, lock.inputs)
+    data = read_sealed(path) if path is not None else None
     try:
-        digest, _, payload = path.read_text(encoding="utf-8").partition("\n") if path else ("", "", "")
-        data = loads_json(payload) if hashlib.sha256(payload.encode()).hexdigest() == digest else None
         if not isinstance(data, dict) or data.get("pages") != pages or not isinstance(data.get("packages"), list):
             return None
         rows = [dict(zip(_MEMO_FIELDS, row, strict=True)) for row in data["packages"]]
         if not all(isinstance(v, _MEMO_TYPES[k]) and not isinstance(v, bool) for row in rows for k, v in row.items()):
             return None
         packages = tuple(LockedPackage(**{**row, "kind": FileKind(row["kind"])}) for row in rows)
-    except (OSError, ValueError, TypeError):
+    except (ValueError, TypeError):
         return None
     same = [(p.name, p.version, p.sha256) for p in packages] == [(p.name, p.version, p.sha256) for p in lock.packages]
     return packages if same else None
