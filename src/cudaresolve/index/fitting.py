@@ -30,6 +30,7 @@ __all__ = ["best_files", "file_rank", "index_release", "python_fits", "tag_filte
 #: Ranks of files within one release, after any wheel tag's (``file_rank``): an sdist, then anything yanked.
 _SDIST_RANK: Final = 10**5
 _YANKED_RANK: Final = 10**6
+_VERDICTS: Final = 4096  # tag sets a name filter remembers (``tag_filter``): more than any page repeats
 
 
 @lru_cache(maxsize=4096)
@@ -98,15 +99,25 @@ def tag_filter(tags: tuple[Tag, ...]) -> Keep:
     import hashlib
 
     wanted = frozenset(str(t) for t in tags)
+    verdicts: dict[str, bool] = {}  # by a name's last three parts: a page repeats a few hundred of them
 
     def keep(filename: str) -> bool:
         if not filename.endswith(".whl"):
             return True
-        parts = filename[:-4].lower().split("-")
-        if len(parts) < 5:
+        stem = filename[:-4]
+        if stem.count("-") < 4:
             return True  # not a wheel name: the parser refuses it
-        py, abi, plat = parts[-3:]
-        return any(f"{x}-{y}-{z}" in wanted for x in py.split(".") for y in abi.split(".") for z in plat.split("."))
+        triple = stem.rsplit("-", 3)
+        last = f"{triple[1]}-{triple[2]}-{triple[3]}"
+        verdict = verdicts.get(last)
+        if verdict is None:
+            py, abi, plat = triple[1].lower(), triple[2].lower(), triple[3].lower()
+            verdict = any(
+                f"{x}-{y}-{z}" in wanted for x in py.split(".") for y in abi.split(".") for z in plat.split(".")
+            )  # fmt: skip
+            if len(verdicts) < _VERDICTS:
+                verdicts[last] = verdict
+        return verdict
 
     digest = hashlib.sha256("\n".join(sorted(wanted)).encode()).hexdigest()[:16]
     keep.key = f"tags:{digest}"  # type: ignore[attr-defined]  # what it keeps (``parsed_cache``)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["scan_page"]
 
 _SPACE: Final = re.compile(r"[ \t\n\r]*")
+_SPACES: Final = frozenset(" \t\n\r")
 _DECODER: Final = json.JSONDecoder()
 
 
@@ -76,16 +77,25 @@ def _entries(text: str, at: int, wanted: Callable[[str], bool] | None) -> tuple[
     at = _skip(text, at)
     if text.startswith("]", at):
         return kept, at + 1
+    # what ``raw_decode`` calls, without its frame: this loop runs once per file of the page
+    scan = _DECODER.scan_once  # type: ignore[attr-defined]
     while True:
-        entry, at = _DECODER.raw_decode(text, at)
-        name = entry.get("filename") if isinstance(entry, dict) else None
+        try:
+            entry, at = scan(text, at)
+        except StopIteration as e:
+            raise json.JSONDecodeError("Expecting value", text, e.value) from None
+        name = entry.get("filename") if type(entry) is dict else None
         if wanted is None or not isinstance(name, str) or wanted(name):
             kept.append(entry)
-        at = _skip(text, at)
-        if text.startswith(",", at):
-            at = _skip(text, at + 1)
-            continue
-        return kept, _expect(text, at, "]")
+        if text[at : at + 1] != ",":  # PyPI writes no space between entries: skipped only where there is
+            at = _skip(text, at)
+            if not text.startswith(",", at):
+                return kept, _expect(text, at, "]")
+        at += 1
+        if text[at : at + 1] == " ":  # json.dumps writes ", "
+            at += 1
+        if text[at : at + 1] in _SPACES:
+            at = _skip(text, at)
 
 
 def _skip(text: str, at: int) -> int:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cudaresolve.core.files import read_sealed, write_sealed
 from cudaresolve.core.urls import strip_credentials, with_credentials_of
 from cudaresolve.index.simple import dist_file, parse_body
+from cudaresolve.index.wheel_names import WheelNames
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -124,8 +125,8 @@ _ROW_TYPES: Final[tuple[type | tuple[type, ...], ...]] = (
 )  # fmt: skip
 
 
-def _file(row: object) -> IndexFile | None:
-    """The ``IndexFile`` of one row; None when the row is not one ``_row`` writes."""
+def _file(row: object, names: WheelNames) -> IndexFile | None:
+    """The ``IndexFile`` of one row; None when the row is not one ``_row`` writes. ``names``: the form's memo."""
     if not isinstance(row, list) or len(row) != len(_ROW_TYPES):
         return None
     if not all(isinstance(v, t) for v, t in zip(row, _ROW_TYPES, strict=True)) or isinstance(row[8], bool):
@@ -136,8 +137,9 @@ def _file(row: object) -> IndexFile | None:
     except ValueError:
         return None
     return dist_file(
-        filename, url, sha256=sha256, requires_python=requires_python, yanked=yanked, yanked_reason=yanked_reason,
-        core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size, upload_time=upload_time,
+        filename, url, names=names, sha256=sha256, requires_python=requires_python, yanked=yanked,
+        yanked_reason=yanked_reason, core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size,
+        upload_time=upload_time,
     )  # fmt: skip
 
 
@@ -151,13 +153,14 @@ def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> lis
     if data.get("kept") not in (_ALL, *kept):
         return None
     files: list[IndexFile] = []
+    names = WheelNames()
     for row in data["files"]:
         name = row[0] if isinstance(row, list) and row else None
         if not isinstance(name, str):
             return None
         if keep is not None and not keep(name):
             continue
-        file = _file(row)
+        file = _file(row, names)
         if file is None:
             return None
         files.append(file)

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from packaging.tags import Tag
     from packaging.utils import BuildTag, NormalizedName
 
+    from cudaresolve.index.wheel_names import WheelNames
+
 __all__ = [
     "ACCEPT",
     "HINT",
@@ -56,6 +58,11 @@ _JSON_TYPES: Final = (
     "application/json",
 )
 _HTML_TYPES: Final = ("application/vnd.pypi.simple.v1+html", "application/vnd.pypi.simple.latest+html", "text/html")
+#: An absolute http(s) URL that ``urljoin`` gives back unchanged whatever the (valid) base and ``split_url``
+#: accepts: a lowercase scheme, a host of letters, digits, dots and hyphens (no userinfo, port or brackets),
+#: a path of unreserved and percent characters, no parameters, query, fragment or whitespace. PyPI's JSON
+#: pages link every file so; parsing each of their URLs was a tenth of a cold lock of a large project.
+_PLAIN_URL: Final = re.compile(r"https?://[A-Za-z0-9.-]+(?:/[A-Za-z0-9._~%+-]*)*\Z")
 #: PEP 714 renamed dist-info-metadata to core-metadata; read the new key first.
 _METADATA_KEYS: Final = ("core-metadata", "dist-info-metadata", "data-dist-info-metadata")
 #: The hint of every "index unavailable" error: retry, go offline, or use a mirror.
@@ -178,6 +185,12 @@ def canonical_project(name: str) -> NormalizedName:
     return cast("NormalizedName", canonical_name(name))
 
 
+def _names() -> WheelNames:
+    from cudaresolve.index.wheel_names import WheelNames  # pulls in packaging.tags: only when a page is parsed
+
+    return WheelNames()
+
+
 def _join(base: str, href: str) -> str | None:
     """``href`` made absolute against ``base``; None when it is not a URL at all (``https://[``)."""
     try:
@@ -187,11 +200,12 @@ def _join(base: str, href: str) -> str | None:
     return joined if split_url(joined) is not None else None
 
 
-def dist_file(filename: str, url: str, **fields: Any) -> IndexFile | None:
+def dist_file(filename: str, url: str, *, names: WheelNames | None = None, **fields: Any) -> IndexFile | None:
     """An ``IndexFile`` for a wheel (``wheel_file``) or an sdist (``.tar.gz``, ``.zip``, the formats pip and uv
-    read); None for other files and unparseable names. The parsers and the parsed cache build files here."""
+    read); None for other files and unparseable names. The parsers and the parsed cache build files here, each
+    page's with one ``names`` (``wheel_names``)."""
     if filename.endswith(".whl"):
-        return wheel_file(filename, url, **fields)
+        return wheel_file(filename, url, names=names, **fields)
     if not filename.endswith((".tar.gz", ".zip")):
         return None
     from packaging.utils import InvalidSdistFilename, parse_sdist_filename
@@ -205,16 +219,17 @@ def dist_file(filename: str, url: str, **fields: Any) -> IndexFile | None:
     )
 
 
-def wheel_file(filename: str, url: str, **fields: Any) -> IndexFile | None:
-    """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names."""
-    if not filename.endswith(".whl"):
-        return None
-    from packaging.utils import InvalidWheelFilename, parse_wheel_filename  # pulls in packaging.tags: only here
+def wheel_file(filename: str, url: str, *, names: WheelNames | None = None, **fields: Any) -> IndexFile | None:
+    """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names (pip skips such links too,
+    index/package_finder.py). ``names``: the memo of the page's names (``wheel_names``), else one for this name."""
+    if names is None:
+        from cudaresolve.index.wheel_names import WheelNames  # pulls in packaging.tags: only here
 
-    try:
-        name, version, build, tags = parse_wheel_filename(filename)
-    except (InvalidWheelFilename, InvalidVersion):
-        return None  # pip skips such links too (index/package_finder.py)
+        names = WheelNames()
+    parsed = names.parse(filename)
+    if parsed is None:
+        return None
+    name, version, build, tags = parsed
     return IndexFile(project=name, filename=filename, url=url, version=version, build=build, tags=tags, **fields)
 
 
@@ -255,6 +270,7 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
     _check_api_version(parser.api_version, page_url)
     base = _join(page_url, parser.base) or page_url if parser.base else page_url
     files: list[IndexFile] = []
+    names = _names()
     for attrs, anchor_text in parser.anchors:
         href = attrs.get("href")
         joined = _join(base, href) if href else None
@@ -271,6 +287,7 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
         wheel = dist_file(
             filename,
             url,
+            names=names,
             sha256=_sha256(digest) if algo.lower() == "sha256" else None,
             requires_python=(attrs.get("data-requires-python") or "").strip() or None,
             yanked=yanked,
@@ -304,6 +321,8 @@ def parse_simple_json(
     meta = payload.get("meta")
     _check_api_version(meta.get("api-version") if isinstance(meta, Mapping) else None, page_url)
     files: list[IndexFile] = []
+    names = _names()
+    plain = _join(page_url, page_url) is not None  # a base urljoin takes: a plain absolute URL is itself joined
     for entry in entries:
         if not isinstance(entry, Mapping):
             continue
@@ -318,12 +337,13 @@ def parse_simple_json(
         size = entry.get("size")
         metadata = next((entry[k] for k in _METADATA_KEYS if k in entry), None)
         has_metadata, metadata_sha = _metadata_flag(metadata)
-        joined = _join(page_url, url)
+        joined = url if plain and _PLAIN_URL.match(url) else _join(page_url, url)
         if joined is None:
             continue
         wheel = dist_file(
             filename,
             urldefrag(joined)[0],
+            names=names,
             sha256=_sha256(hashes.get("sha256")) if isinstance(hashes, Mapping) else None,
             requires_python=(requires_python.strip() or None) if isinstance(requires_python, str) else None,
             yanked=bool(yanked),
