@@ -329,6 +329,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     """
     import os
 
+    from cudaresolve.core.paths import default_cache_dir
     from cudaresolve.lock.keep import PLACEHOLDER, inputs_key, keepable, kept_lock, same_but_stamp, stamp, still_served
     from cudaresolve.lock.lockfile import check_output_name, pylock_blocker
     from cudaresolve.lock.model import lock_from_solution
@@ -343,7 +344,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     inputs = prepare(request)
     existing = None if streamed else read_existing(path)  # the lock already there, read once
     root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
-    key = None if streamed else inputs_key(inputs, fmt=fmt, editables=request.editables)
+    key = None if streamed else inputs_key(inputs, fmt=fmt, editables=request.editables, cache=default_cache_dir())
     if key is not None and not request.upgrade and not request.upgrade_packages:  # uv's rule: a lock that
         old = kept_lock(existing, fmt, key, source=path)  # still answers is kept, nothing solved (``lock.keep``)
         if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
+    from pathlib import Path
 
     from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.lock.model import Lock
@@ -75,18 +76,19 @@ class _Unkeyable(Exception):
     """A value ``inputs_key`` cannot write down faithfully: such a request is never kept."""
 
 
-def inputs_key(inputs: LockInputs, *, fmt: str, editables: Collection[str]) -> str | None:
+def inputs_key(inputs: LockInputs, *, fmt: str, editables: Collection[str], cache: Path | None = None) -> str | None:
     """The SHA-256 of everything a lock is made from besides the indexes' pages: each compared field of
     ``inputs`` (the database by the bytes of its file), the format, the ``-e`` folders, this code (by its
     content: the same on every machine, so a lock kept in version control keeps its stamp); None when some
     value has no faithful written form (never kept). A stamped lock holds no local folder, so the folder it
-    is written in is no input."""
+    is written in is no input. ``cache``: where the code's digest is kept between runs (``core.code_digest``)."""
     from cudaresolve import __version__
+    from cudaresolve.core.code_digest import code_digest
 
     fields = [f for f in dataclasses.fields(inputs) if f.compare and f.name != "db"]
     try:
         value = [
-            _FORMAT, __version__, _code_digest(), _database_digest(inputs), fmt, sorted(editables),
+            _FORMAT, __version__, code_digest(cache), _database_digest(inputs), fmt, sorted(editables),
             [[f.name, _canon(getattr(inputs, f.name), 0)] for f in fields],
         ]  # fmt: skip
     except (_Unkeyable, OSError):
@@ -318,23 +320,6 @@ def _database_digest(inputs: LockInputs) -> str:
     source = inputs.db.source
     path = shipped_path() if source == SHIPPED_LABEL else Path(source)
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _code_digest() -> str:
-    """The SHA-256 of this package's code and messages (its ``.py`` and ``.toml`` files but the database, which
-    ``_database_digest`` covers), by path inside it and content (a few milliseconds)."""
-    import os
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    digest = hashlib.sha256()
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(d for d in subfolders if d not in ("__pycache__", "data"))
-        for name in sorted(f for f in files if f.endswith((".py", ".toml"))):
-            path = os.path.join(folder, name)
-            with open(path, "rb") as handle:
-                digest.update(f"{os.path.relpath(path, root)}\0".encode())
-                digest.update(handle.read())
-    return digest.hexdigest()
 
 
 def _canon(value: Any, depth: int) -> Any:

@@ -1,0 +1,78 @@
+"""The SHA-256 of this package's code, by content, read back from the cache while no file changed. Does I/O.
+
+A lock's stamp covers the code that made it by content (``lock.keep.inputs_key``), so the same lock keeps
+its stamp in another clone or on another machine. Hashing every module and message file costs 5-7 ms, a
+few per cent of a repeated lock; looking at their sizes and modification times costs about one. The digest
+is kept in the cache under the digest of those stats (each file's path inside the package, size and
+modification time in nanoseconds, as Python's own bytecode cache trusts size and time), and hashed again
+whenever any of them differs. A kept file is sealed (``core.files.write_sealed``): one damaged or edited
+reads as absent. The folder keeps the newest ``_KEEP``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["code_digest"]
+
+_SUBDIR: Final = "code-v1"
+_KEEP: Final = 8
+_NAMES: Final = re.compile(r"[0-9a-f]{64}\.json")
+_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
+_ROOT: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def code_digest(cache: Path | None, root: str = _ROOT) -> str:
+    """The SHA-256 of the ``.py`` and ``.toml`` files under ``root`` (this package), but its ``data`` folder
+    (the database, which a stamp covers by its own digest), by path inside ``root`` and content; kept in
+    ``cache`` (None: not kept) as the module docstring says."""
+    files = _files(root)
+    stats = hashlib.sha256()
+    for relative, path in files:
+        st = os.stat(path)
+        stats.update(f"{relative}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", errors="surrogatepass"))
+    kept = cache / _SUBDIR / f"{stats.hexdigest()}.json" if cache is not None else None
+    if kept is not None:
+        from cudaresolve.core.files import read_sealed
+
+        found = read_sealed(kept)
+        if isinstance(found, str) and _DIGEST.fullmatch(found):
+            return found
+    digest = hashlib.sha256()
+    for relative, path in files:
+        with open(path, "rb") as handle:
+            digest.update(f"{relative}\0".encode("utf-8", errors="surrogatepass"))
+            digest.update(handle.read())
+    value = digest.hexdigest()
+    if kept is not None:
+        _keep(kept, value)
+    return value
+
+
+def _files(root: str) -> list[tuple[str, str]]:
+    """(path inside ``root``, path) of each file the digest covers, in a fixed order."""
+    found: list[tuple[str, str]] = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d not in ("__pycache__", "data"))
+        for name in sorted(n for n in names if n.endswith((".py", ".toml"))):
+            path = os.path.join(folder, name)
+            found.append((os.path.relpath(path, root), path))
+    return found
+
+
+def _keep(path: Path, value: str) -> None:
+    import json
+
+    from cudaresolve.core.files import keep_newest, make_cache_dir, write_sealed
+
+    with contextlib.suppress(OSError):  # an optimisation: a read-only or full disk must not stop a lock
+        make_cache_dir(path.parent)
+        write_sealed(path, json.dumps(value))
+        keep_newest(path.parent, _KEEP, _NAMES, spare=path.name)
