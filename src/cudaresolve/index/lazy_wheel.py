@@ -30,6 +30,7 @@ _MAX_REQUEST: Final = 64 * 1024 * 1024  # one ranged read; and the whole wheel w
 _MAX_METADATA: Final = 16 * 1024 * 1024  # an uncompressed METADATA file
 _MAX_REQUESTS: Final = 16
 _CONTENT_RANGE: Final = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
+_METADATA: Final = re.compile(r"[^/]+\.dist-info/METADATA")
 
 
 class _RangeFile(io.RawIOBase):
@@ -122,16 +123,20 @@ def read_remote_metadata(
 def wheel_metadata(file: IO[bytes], url: str) -> str:
     """The text of the one ``*.dist-info/METADATA`` in the wheel read from ``file`` (seekable), under the same
     bounds; a file that is no readable wheel is ``IndexUnavailable`` naming ``url``."""
+    from cudaresolve.index.wheel_zip import find_member
+
     try:
-        with zipfile.ZipFile(file) as wheel:
-            names = [n for n in wheel.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)]
-            if len(names) != 1:
-                raise _bad(url, f"{len(names)} .dist-info/METADATA files in the wheel")
-            info = wheel.getinfo(names[0])
-            if info.file_size > _MAX_METADATA:
-                raise _bad(url, f"METADATA of {info.file_size} bytes")
-            with wheel.open(info) as member:
-                data = member.read(_MAX_METADATA + 1)
+        data = find_member(file, _METADATA, _MAX_METADATA)  # a plain archive's directory walked quickly
+        if data is None:  # any other: as zipfile reads it, and says what is wrong
+            with zipfile.ZipFile(file) as wheel:
+                names = [n for n in wheel.namelist() if _METADATA.fullmatch(n)]
+                if len(names) != 1:
+                    raise _bad(url, f"{len(names)} .dist-info/METADATA files in the wheel")
+                info = wheel.getinfo(names[0])
+                if info.file_size > _MAX_METADATA:
+                    raise _bad(url, f"METADATA of {info.file_size} bytes")
+                with wheel.open(info) as member:
+                    data = member.read(_MAX_METADATA + 1)
     except (
         zipfile.BadZipFile,
         zipfile.LargeZipFile,
