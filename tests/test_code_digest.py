@@ -4,10 +4,12 @@ file's size and time are as they were, and never taken from a damaged kept file.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from typing import TYPE_CHECKING
 
 from cudaresolve.core.code_digest import code_digest
+from cudaresolve.core.files import write_sealed
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -69,3 +71,34 @@ def test_the_folder_keeps_the_newest_few(tmp_path: Path) -> None:
         os.utime(source, ns=(10**18 + n, 10**18 + n))
         code_digest(cache, root)
     assert len(_kept(cache)) == 8
+
+
+def test_the_kept_digest_is_what_is_read_back(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    root, cache = str(tmp_path / "pkg"), tmp_path / "cache"
+    code_digest(cache, root)
+    [kept] = _kept(cache)
+    write_sealed(kept, json.dumps("f" * 64))  # a digest no hashing gives: returned only when read back
+    assert code_digest(cache, root) == "f" * 64
+    kept.chmod(0o622)  # writable by others: not trusted
+    assert code_digest(cache, root) == _by_hand(tmp_path / "pkg")
+
+
+def test_two_installs_alike_in_size_and_time_are_told_apart(tmp_path: Path) -> None:
+    for name, text in (("one", "X = 1 < 2\n"), ("two", "X = 1 > 2\n")):
+        (tmp_path / name / "pkg").mkdir(parents=True)
+        (tmp_path / name / "pkg" / "a.py").write_text(text)
+        os.utime(tmp_path / name / "pkg" / "a.py", ns=(10**9, 10**9))
+    cache = tmp_path / "cache"
+    one, two = (code_digest(cache, str(tmp_path / n / "pkg")) for n in ("one", "two"))
+    assert one == _by_hand_files(tmp_path / "one" / "pkg", ["a.py"]) != two == _by_hand_files(
+        tmp_path / "two" / "pkg", ["a.py"]
+    )
+
+
+def _by_hand_files(root: Path, names: list[str]) -> str:
+    digest = hashlib.sha256()
+    for relative in names:
+        digest.update(f"{relative}\0".encode())
+        digest.update((root / relative).read_bytes())
+    return digest.hexdigest()

@@ -5,6 +5,7 @@ archives with any byte changed; and it does answer for the plain archives wheels
 from __future__ import annotations
 
 import io
+import os
 import re
 import struct
 import zipfile
@@ -149,3 +150,47 @@ def _with_extra(members: list[tuple[str, bytes, int]], extra: bytes) -> bytes:
             info.compress_type, info.extra = method, extra if n == 0 else b""
             wheel.writestr(info, data)
     return out.getvalue()
+
+
+class _Reads(io.BytesIO):
+    """A file that remembers the largest read asked of it."""
+
+    most = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        self.most = max(self.most, size if size is not None and size >= 0 else len(self.getvalue()))
+        return super().read(size)
+
+
+@pytest.mark.parametrize("claimed", [0xFFFFFFF0, 200_000])
+def test_a_member_claiming_a_huge_packed_size_is_not_read(claimed: int) -> None:
+    members = [("demo-1.0.dist-info/METADATA", b"Name: demo\n", zipfile.ZIP_STORED),
+               ("demo/big.bin", bytes(300_000), zipfile.ZIP_STORED)]  # fmt: skip
+    archive = _archive(members, b"", False, b"")
+    record = _directory(archive)[0]
+    file = _Reads(_patched(archive, record + 20, struct.pack("<L", claimed)))  # its compressed size
+    assert find_member(file, NAMES, LIMIT) is None
+    assert file.most < 16 * 1024  # the directory and headers; never the claimed member
+
+
+def test_an_end_record_with_a_comment_length_is_left_to_zipfile() -> None:
+    archive = _archive([("demo-1.0.dist-info/METADATA", b"Name: demo\n", zipfile.ZIP_STORED)], b"", False, b"")
+    end = len(archive) - 22
+    crafted = _patched(archive, end + 8, struct.pack("<HH", 0x4B50, 0x0605))  # "PK\x05\x06" inside the record
+    crafted = _patched(crafted, end + 20, struct.pack("<H", 1))
+    assert find_member(io.BytesIO(crafted), NAMES, LIMIT) is None
+    assert _zipfile_reads(crafted) is None
+
+
+@pytest.mark.parametrize("separator", ["/", "\\"])
+def test_names_are_read_with_the_separator_zipfile_uses(monkeypatch: pytest.MonkeyPatch, separator: str) -> None:
+    members = [("evil.dist-info\\METADATA", b"Name: evil\n", zipfile.ZIP_STORED),
+               ("demo-1.0.dist-info/METADATA", b"Name: demo\n", zipfile.ZIP_STORED)]  # fmt: skip
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as wheel:
+        for name, data, method in members:
+            wheel.writestr(zipfile.ZipInfo(name), data, method)
+    monkeypatch.setattr(os, "sep", separator)  # zipfile.ZipInfo reads it when a name is read back
+    expected = _zipfile_reads(out.getvalue())
+    assert expected == (b"Name: demo\n" if separator == "/" else None)
+    assert find_member(io.BytesIO(out.getvalue()), NAMES, LIMIT) == expected

@@ -3,10 +3,13 @@
 A lock's stamp covers the code that made it by content (``lock.keep.inputs_key``), so the same lock keeps
 its stamp in another clone or on another machine. Hashing every module and message file costs 5-7 ms, a
 few per cent of a repeated lock; looking at their sizes and modification times costs about one. The digest
-is kept in the cache under the digest of those stats (each file's path inside the package, size and
-modification time in nanoseconds, as Python's own bytecode cache trusts size and time), and hashed again
-whenever any of them differs. A kept file is sealed (``core.files.write_sealed``): one damaged or edited
-reads as absent. The folder keeps the newest ``_KEEP``.
+is kept in the cache under the digest of those stats (the package's real path; each file's path inside it,
+size, modification time in nanoseconds, device and inode: Python's own bytecode cache trusts size and
+time), and hashed again whenever any of them differs. On a file system whose times are coarse (FAT's two
+seconds), an edit that keeps a file's size within one tick goes unseen, as it does for the bytecode cache.
+A kept file is read only when it is this user's own regular file that nobody else may write
+(``core.files.private_entry``), and only whole (``core.files.write_sealed``): one damaged or edited reads
+as absent. The folder keeps the newest ``_KEEP``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ _SUBDIR: Final = "code-v1"
 _KEEP: Final = 8
 _NAMES: Final = re.compile(r"[0-9a-f]{64}\.json")
 _DIGEST: Final = re.compile(r"[0-9a-f]{64}")
+_MAX_BYTES: Final = 256  # a kept file: its seal, a newline and the digest as JSON
 _ROOT: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -34,15 +38,16 @@ def code_digest(cache: Path | None, root: str = _ROOT) -> str:
     (the database, which a stamp covers by its own digest), by path inside ``root`` and content; kept in
     ``cache`` (None: not kept) as the module docstring says."""
     files = _files(root)
-    stats = hashlib.sha256()
+    stats = hashlib.sha256(f"{os.path.realpath(root)}\n".encode("utf-8", errors="surrogatepass"))
     for relative, path in files:
         st = os.stat(path)
-        stats.update(f"{relative}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", errors="surrogatepass"))
+        line = f"{relative}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_dev}\0{st.st_ino}\n"
+        stats.update(line.encode("utf-8", errors="surrogatepass"))
     kept = cache / _SUBDIR / f"{stats.hexdigest()}.json" if cache is not None else None
     if kept is not None:
-        from cudaresolve.core.files import read_sealed
+        from cudaresolve.core.files import private_entry, read_sealed
 
-        found = read_sealed(kept)
+        found = read_sealed(kept) if private_entry(kept, _MAX_BYTES) else None
         if isinstance(found, str) and _DIGEST.fullmatch(found):
             return found
     digest = hashlib.sha256()

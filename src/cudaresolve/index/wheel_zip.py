@@ -5,7 +5,8 @@
 most of a remote METADATA's cost). ``find_member`` walks the directory's records, one ``struct`` unpack
 each, and decodes only the names that end in ``/METADATA``. It reads only plain archives, as wheels are:
 no zip64, no archive comment, nothing before the first member, no member of a newer zip version than
-``zipfile`` reads, and the member it returns neither encrypted nor patched, stored or deflated. For
+``zipfile`` reads, and the member it returns neither encrypted nor patched, stored or deflated, and of a
+compressed size that deflate could have made of its size (so what is read is bounded by the limit). For
 anything else it answers None and the caller reads the archive with ``zipfile``, which also says what is
 wrong with a bad one. Where it answers, it gives what ``zipfile`` would: the same members are matched
 (names decoded as ``zipfile`` decodes them, cut at a NUL as ``ZipInfo`` cuts them), one and only one must
@@ -14,6 +15,7 @@ match, and the bytes must be exactly the recorded size with the recorded CRC-32.
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from typing import IO, TYPE_CHECKING, Final
@@ -34,7 +36,7 @@ _UTF8_NAME: Final = 0x800
 _UNREAD_FLAGS: Final = 0x1 | 0x20 | 0x40  # encrypted, compressed patched data, strong encryption
 _MAX_EXTRACT_VERSION: Final = 63  # zipfile's: a member of a later version makes it refuse the archive
 _STORED, _DEFLATED = 0, 8
-_SUFFIX: Final = b"/METADATA"
+_SUFFIX: Final = b"METADATA"  # in every name that can match, whatever separates its folder
 
 
 def find_member(file: IO[bytes], names: re.Pattern[str], limit: int) -> bytes | None:
@@ -48,8 +50,8 @@ def find_member(file: IO[bytes], names: re.Pattern[str], limit: int) -> bytes | 
     tail = file.read(_END.size + 20)
     if len(tail) != _END.size + 20 or tail.startswith(_ZIP64_LOCATOR_SIG):
         return None
-    sig, _, _, _, count, cd_size, cd_offset, _ = _END.unpack_from(tail, 20)
-    if sig != _END_SIG or cd_offset + cd_size != size - _END.size:  # a comment or data before the archive
+    sig, _, _, _, count, cd_size, cd_offset, comment = _END.unpack_from(tail, 20)
+    if sig != _END_SIG or comment or cd_offset + cd_size != size - _END.size:  # zipfile would search for it
         return None
     file.seek(cd_offset)
     directory = file.read(cd_size)
@@ -58,7 +60,7 @@ def find_member(file: IO[bytes], names: re.Pattern[str], limit: int) -> bytes | 
     found = _walk(directory, names)
     if found is None or len(found) != 1 or count == 0xFFFF:
         return None
-    return _member(file, *found[0], limit)
+    return _member(file, *found[0], limit, size)
 
 
 def _walk(directory: bytes, names: re.Pattern[str]) -> list[tuple[bytes, int, int, int, int, int, int]] | None:
@@ -86,6 +88,8 @@ def _walk(directory: bytes, names: re.Pattern[str]) -> list[tuple[bytes, int, in
                 name = raw.decode("utf-8" if flags & _UTF8_NAME else "cp437").split("\0", 1)[0]
             except UnicodeDecodeError:
                 return None
+            if os.sep != "/":  # as ``zipfile.ZipInfo`` has it
+                name = name.replace(os.sep, "/")
             if name.endswith("/METADATA") and names.fullmatch(name):
                 found.append((raw, flags, method, crc, packed, unpacked, offset))
     return found
@@ -103,10 +107,12 @@ def _plain_extra(extra: bytes) -> bool:
 
 def _member(
     file: IO[bytes], raw: bytes, flags: int, method: int, crc: int, packed: int, unpacked: int, offset: int,
-    limit: int,
+    limit: int, size: int,
 ) -> bytes | None:  # fmt: skip
     if flags & _UNREAD_FLAGS or method not in (_STORED, _DEFLATED) or unpacked > limit:
         return None
+    if packed > unpacked + (unpacked >> 3) + 1024 or offset + _LOCAL.size + len(raw) + packed > size:
+        return None  # more than deflate adds to what it packs, or past the end: zipfile reads such a member
     file.seek(offset)
     header = file.read(_LOCAL.size)
     if len(header) != _LOCAL.size:
