@@ -99,6 +99,7 @@ class Row:
     cold: bool = False
     warm_argv: list[str] | None = None  # the untimed warm-up (default: argv); None with cold
     stdout_to: Path | None = None
+    output: Path | None = None  # the lock a run writes: removed before each cold run, as a new project has none
     baseline: str | None = None  # label of the uv row its ratio is to
     times: list[float] = field(default_factory=list)
     codes: list[str] = field(default_factory=list)
@@ -113,6 +114,8 @@ class Row:
     def run(self, cwd: Path, timeout: float, served: Callable[[], int]) -> None:
         if self.cold and self.cache is not None:
             shutil.rmtree(self.cache, ignore_errors=True)
+        if self.cold and self.output is not None:  # else a later round would find the lock and keep it
+            self.output.unlink(missing_ok=True)
         before = served()
         report = cwd / "time.txt"
         report.unlink(missing_ok=True)
@@ -183,12 +186,12 @@ class Tools:
 def cr_row(case: str, label: str, work: Path, reqs: tuple[str, ...], extra: list[str], cache: Path, **kw: Any) -> Row:
     """A cudaresolve row: every run solves (there is no record of an answer to replay)."""
     tag = label.split()[0]
-    out = work / f"{case}-{tag}-cr.json"
+    out, lock = work / f"{case}-{tag}-cr.json", work / f"{case}-{tag}-cr.txt"
     argv = [sys.executable, "-m", "cudaresolve", "lock", *reqs, *TARGET, "--json", "--format", "requirements"]
-    argv += ["-o", str(work / f"{case}-{tag}-cr.txt"), *extra]
+    argv += ["-o", str(lock), *extra]
     return Row(
         case, "cudaresolve", label, argv, cudaresolve_env(cache), cr_picks(out), cache=cache, stdout_to=out,
-        **kw,
+        output=lock, **kw,
     )  # fmt: skip
 
 
