@@ -14,7 +14,6 @@ as absent. The folder keeps the newest ``_KEEP``.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -57,7 +56,11 @@ def code_digest(cache: Path | None, root: str = _ROOT) -> str:
             digest.update(handle.read())
     value = digest.hexdigest()
     if kept is not None:
-        _keep(kept, value)
+        import json
+
+        from cudaresolve.core.files import sealed, store_bounded
+
+        store_bounded(kept, sealed(json.dumps(value)), keep=_KEEP, names=_NAMES)
     return value
 
 
@@ -71,13 +74,3 @@ def _files(root: str) -> list[tuple[str, str]]:
             found.append((os.path.relpath(path, root), path))
     return found
 
-
-def _keep(path: Path, value: str) -> None:
-    import json
-
-    from cudaresolve.core.files import keep_newest, make_cache_dir, write_sealed
-
-    with contextlib.suppress(OSError):  # an optimisation: a read-only or full disk must not stop a lock
-        make_cache_dir(path.parent)
-        write_sealed(path, json.dumps(value))
-        keep_newest(path.parent, _KEEP, _NAMES, spare=path.name)

@@ -23,6 +23,8 @@ __all__ = [
     "private_entry",
     "read_regular_bounded",
     "read_sealed",
+    "sealed",
+    "store_bounded",
     "write_bytes_atomic",
     "write_private_atomic",
     "write_sealed",
@@ -131,12 +133,31 @@ def write_private_atomic(path: str | os.PathLike[str], data: bytes, *, durable: 
     write_bytes_atomic(path, data, mode=0o600, durable=durable)
 
 
-def write_sealed(path: str | os.PathLike[str], payload: str) -> None:
-    """``write_private_atomic`` of ``payload`` (a JSON text) after one line, the SHA-256 of the rest: a cache
-    entry that ``read_sealed`` takes back only whole and as written."""
+def store_bounded(path: Path, data: bytes, *, keep: int, names: re.Pattern[str]) -> bool:
+    """``write_private_atomic`` of a cache entry at ``path`` in a folder made by ``make_cache_dir`` when missing,
+    then only the newest ``keep`` entries whose names match ``names`` left there (``keep_newest``, ``path``
+    spared); False, the cache as it was, when the disk refuses (a cache is only an optimisation)."""
+    try:
+        make_cache_dir(path.parent)
+        write_private_atomic(path, data)
+        keep_newest(path.parent, keep, names, spare=path.name)
+    except OSError:
+        return False
+    return True
+
+
+def sealed(payload: str) -> bytes:
+    """``payload`` (a JSON text) after one line, the SHA-256 of the rest: what ``read_sealed`` takes back only whole
+    and as written."""
     import hashlib
 
-    write_private_atomic(path, f"{hashlib.sha256(payload.encode('utf-8')).hexdigest()}\n{payload}".encode())
+    return f"{hashlib.sha256(payload.encode('utf-8')).hexdigest()}\n{payload}".encode()
+
+
+def write_sealed(path: str | os.PathLike[str], payload: str) -> None:
+    """``write_private_atomic`` of ``payload`` ``sealed``: a cache entry that ``read_sealed`` takes back only whole
+    and as written."""
+    write_private_atomic(path, sealed(payload))
 
 
 def read_sealed(path: str | os.PathLike[str]) -> Any:

@@ -81,7 +81,7 @@ def _kept(path: Path, digest: str) -> dict[str, Any] | None:
 
 
 def _keep(path: Path, digest: str, data: dict[str, Any]) -> None:
-    from cudaresolve.core.files import keep_newest, make_cache_dir, write_private_atomic
+    from cudaresolve.core.files import store_bounded
 
     try:
         entry = {"sha256": digest, "value": _frozen(data)}
@@ -90,12 +90,7 @@ def _keep(path: Path, digest: str, data: dict[str, Any]) -> None:
         return
     if len(body) > MAX_ENTRY_BYTES:
         return
-    try:
-        make_cache_dir(path.parent)
-        write_private_atomic(path, body)
-        keep_newest(path.parent, KEEP, _NAMES, spare=path.name)
-    except OSError:  # only an optimisation
-        return
+    store_bounded(path, body, keep=KEEP, names=_NAMES)
 
 
 def _may_hold_secret(value: Any) -> bool:

@@ -99,13 +99,8 @@ def _read(entry: Path) -> InstallFacts | None:
 
 
 def _write(entry: Path, facts: InstallFacts) -> None:
-    from cudaresolve.core.files import keep_newest, make_cache_dir, write_private_atomic
+    from cudaresolve.core.files import store_bounded
 
     data = {"default_index": facts.default_index, "pytorch_index_root": facts.pytorch_index_root,
             "package_kinds": list(facts.package_kinds)}
-    try:
-        make_cache_dir(entry.parent)
-        write_private_atomic(entry, json.dumps(data).encode())
-        keep_newest(entry.parent, _KEEP, _NAMES, spare=entry.name)
-    except OSError:
-        return
+    store_bounded(entry, json.dumps(data).encode(), keep=_KEEP, names=_NAMES)

@@ -89,15 +89,9 @@ def remember(root: Path, key: str | None) -> None:
     """Keep the check named ``key`` as passed; a cache that cannot be written is skipped (checked again next time)."""
     if key is None:
         return
-    from cudaresolve.core.files import keep_newest, make_cache_dir, write_private_atomic
+    from cudaresolve.core.files import store_bounded
 
-    folder = root / VERDICTS
-    try:
-        make_cache_dir(folder)
-        write_private_atomic(folder / key, b"")
-        keep_newest(folder, _KEEP, _NAMES, spare=key)
-    except OSError:
-        return
+    store_bounded(root / VERDICTS / key, b"", keep=_KEEP, names=_NAMES)
 
 
 def check_closure(

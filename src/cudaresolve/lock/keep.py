@@ -223,7 +223,7 @@ def _remember(
     (what their parsed forms are keyed by: body, type, URL) and the packages as served. Not kept: a page without a
     key (not found, a flat listing), or a package whose URL or index carries credentials (the cache holds none:
     such a lock is checked every time). The folder keeps the newest ``_MEMO_KEEP`` verdicts."""
-    from cudaresolve.core.files import keep_newest, make_cache_dir, write_sealed
+    from cudaresolve.core.files import sealed, store_bounded
     from cudaresolve.core.urls import strip_credentials
 
     path = _memo_path(policy, stamp)
@@ -232,12 +232,7 @@ def _remember(
         return
     rows = [[getattr(p, f) if f != "kind" else p.kind.value for f in _MEMO_FIELDS] for p in packages]
     payload = json.dumps({"pages": pages, "packages": rows}, separators=(",", ":"))
-    try:  # an optimisation: a read-only or full disk must not stop a lock
-        make_cache_dir(path.parent)
-        write_sealed(path, payload)
-        keep_newest(path.parent, _MEMO_KEEP, _MEMO_NAMES, spare=path.name)
-    except OSError:
-        pass
+    store_bounded(path, sealed(payload), keep=_MEMO_KEEP, names=_MEMO_NAMES)
 
 
 def _recalled(lock: Lock, policy: IndexPolicy, pages: list[str]) -> tuple[LockedPackage, ...] | None:

@@ -192,14 +192,9 @@ def _validate_pylock(data: Mapping[str, Any], *, source: str, text: str | None =
             Text.of("lock.not-pep751", source=source, error=str(exc)), hint=REGENERATE_HINT
         ) from exc
     if marker is not None:
-        from cudaresolve.core.files import keep_newest, make_cache_dir, write_private_atomic
+        from cudaresolve.core.files import store_bounded
 
-        try:
-            make_cache_dir(marker.parent)
-            write_private_atomic(marker, b"")
-            keep_newest(marker.parent, _CHECKED_KEEP, _CHECKED_NAMES, spare=marker.name)
-        except OSError:  # only an optimisation
-            return
+        store_bounded(marker, b"", keep=_CHECKED_KEEP, names=_CHECKED_NAMES)
 
 
 def _checked_marker(text: str) -> Path:
