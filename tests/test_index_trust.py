@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 import pytest
 import respx
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cudaresolve.db.database import load_compat
 from cudaresolve.errors import IndexUnavailable
@@ -20,6 +23,8 @@ from cudaresolve.text.catalogue import format_text
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from cudaresolve.index.simple import IndexFile
 
 CPU = "https://download.pytorch.org/whl/cpu"
 PYPI = "https://pypi.org/simple"
@@ -81,6 +86,26 @@ def test_hostile_file_links_are_dropped_with_a_notice(href: str, why: str) -> No
 def test_file_trust_rules(page_url: str, url: str, ok: bool) -> None:
     trust = FileTrust.for_page(page_url=page_url, index_url=page_url, allowed_hosts=DECLARED)
     assert (trust.check(url) is None) == ok
+
+
+_HOSTS = st.sampled_from(["files.pythonhosted.org", "FILES.pythonhosted.org", "evil.org", "127.0.0.1", "localhost",
+                          "pypi.org", "x.pypi.org", "a-b.example", "", "[::1]", "h:80", "u@pypi.org"])
+_PATHS = st.sampled_from(["", "/", "/a/b.whl", "/a%2Bb.whl", "/x y.whl", "/a?b", "/a#b", "/a@b", "/a:b", "/\t"])
+_URLS = st.builds(lambda scheme, host, path: f"{scheme}://{host}{path}",
+                  st.sampled_from(["https", "http", "https", "http", "HTTPS", "file"]), _HOSTS, _PATHS)
+
+
+@given(urls=st.lists(_URLS, max_size=12), mirror=st.booleans(), any_host=st.booleans())
+def test_a_page_split_judges_each_link_as_its_own_check(urls: list[str], mirror: bool, any_host: bool) -> None:
+    # split remembers the verdict of a plain URL's origin: it must be that of each URL's own check
+    trust = FileTrust.for_page(
+        page_url=f"{PYPI}/x/", index_url=PYPI, allowed_hosts=None if any_host else DECLARED,
+        mirror_urls=("http://a-b.example/simple",) if mirror else (),
+    )
+    files = [cast("IndexFile", SimpleNamespace(url=u)) for u in urls]
+    kept, refused = trust.split(files)
+    assert [f.url for f in kept] == [u for u in urls if trust.check(u) is None]
+    assert [(f.url, why) for f, why in refused] == [(u, trust.check(u)) for u in urls if trust.check(u) is not None]
 
 
 def test_only_declared_hosts_of_the_shipped_database_are_trusted() -> None:

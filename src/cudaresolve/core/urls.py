@@ -26,10 +26,16 @@ from typing import Final
 from urllib.parse import SplitResult, urlsplit
 
 __all__ = [
-    "has_unsafe_characters", "redact", "shown_url", "split_url", "strip_credentials", "strip_credentials_in",
-    "with_credentials_of",
-]
+    "PLAIN_URL", "has_unsafe_characters", "redact", "shown_url", "split_url", "strip_credentials",
+    "strip_credentials_in", "with_credentials_of",
+]  # fmt: skip
 
+#: An absolute http(s) URL that ``urljoin`` gives back unchanged whatever the (valid) base, and that ``split_url``
+#: accepts with the scheme and host its first group spells, whatever its path: a lowercase scheme, a host of
+#: letters, digits, dots and hyphens (no userinfo, port or brackets), a path of unreserved and percent
+#: characters, no parameters, query, fragment or whitespace. PyPI's JSON pages link every file so: a page's
+#: files are joined (``index.simple``) and judged (``index.trust``) without parsing each URL.
+PLAIN_URL: Final = re.compile(r"(https?://[A-Za-z0-9.-]+)(?:/[A-Za-z0-9._~%+-]*)*\Z")
 #: ``scheme://`` then the authority (RFC 3986 section 3.2: up to the first ``/``, ``?`` or ``#``).
 _AUTHORITY: Final = re.compile(r"^(?P<head>\s*[A-Za-z][A-Za-z0-9+.\-]*:)?//(?P<authority>[^/?#]*)")
 #: Userinfo of any absolute URL inside a text (an index page), also with JSON's escaped ``\/\/``: found from

@@ -20,7 +20,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.core.urls import split_url
+from cudaresolve.core.urls import PLAIN_URL, split_url
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.mirrors import apply_mirror, check_http_url, parse_mirrors, parse_package_indexes
 from cudaresolve.text.model import Text
@@ -58,11 +58,6 @@ _JSON_TYPES: Final = (
     "application/json",
 )
 _HTML_TYPES: Final = ("application/vnd.pypi.simple.v1+html", "application/vnd.pypi.simple.latest+html", "text/html")
-#: An absolute http(s) URL that ``urljoin`` gives back unchanged whatever the (valid) base and ``split_url``
-#: accepts: a lowercase scheme, a host of letters, digits, dots and hyphens (no userinfo, port or brackets),
-#: a path of unreserved and percent characters, no parameters, query, fragment or whitespace. PyPI's JSON
-#: pages link every file so; parsing each of their URLs was a tenth of a cold lock of a large project.
-_PLAIN_URL: Final = re.compile(r"https?://[A-Za-z0-9.-]+(?:/[A-Za-z0-9._~%+-]*)*\Z")
 #: PEP 714 renamed dist-info-metadata to core-metadata; read the new key first.
 _METADATA_KEYS: Final = ("core-metadata", "dist-info-metadata", "data-dist-info-metadata")
 #: The hint of every "index unavailable" error: retry, go offline, or use a mirror.
@@ -337,7 +332,7 @@ def parse_simple_json(
         size = entry.get("size")
         metadata = next((entry[k] for k in _METADATA_KEYS if k in entry), None)
         has_metadata, metadata_sha = _metadata_flag(metadata)
-        joined = url if plain and _PLAIN_URL.match(url) else _join(page_url, url)
+        joined = url if plain and PLAIN_URL.match(url) else _join(page_url, url)
         if joined is None:
             continue
         wheel = dist_file(

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urljoin
 
-from cudaresolve.core.urls import split_url
+from cudaresolve.core.urls import PLAIN_URL, split_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -82,11 +82,20 @@ class FileTrust:
         return f"host {host}"
 
     def split(self, files: Iterable[IndexFile]) -> tuple[list[IndexFile], list[tuple[IndexFile, str]]]:
-        """(files that may be used, (refused file, why) pairs), each in page order."""
+        """(files that may be used, (refused file, why) pairs), each in page order. A plain URL
+        (``core.urls.PLAIN_URL``) is judged once per origin: ``check`` looks at nothing else of it, and a page
+        links thousands of files on one host."""
         kept: list[IndexFile] = []
         refused: list[tuple[IndexFile, str]] = []
+        verdicts: dict[str, str | None] = {}
         for file in files:
-            why = self.check(file.url)
+            plain = PLAIN_URL.match(file.url)
+            if plain is None:
+                why = self.check(file.url)
+            elif (origin := plain[1]) in verdicts:
+                why = verdicts[origin]
+            else:
+                why = verdicts[origin] = self.check(file.url)
             if why is None:
                 kept.append(file)
             else:
