@@ -77,3 +77,46 @@ def test_a_real_upload_time_is_a_toml_datetime() -> None:
     text = _direct(data)
     assert text is not None and "upload-time = 2026-09-09T13:04:47.331389Z\n" in text
     assert text == _with_tomlkit(data)
+
+
+_LEAF = st.dictionaries(_KEY, st.one_of(_SCALAR, st.floats(allow_nan=False)), max_size=3)
+_NESTED = st.recursive(
+    _LEAF,
+    lambda inner: st.dictionaries(_KEY, st.one_of(_SCALAR, inner, st.lists(_LEAF, max_size=2)), max_size=4),
+    max_leaves=8,
+)
+
+
+@given(st.dictionaries(_KEY, st.one_of(_NESTED, _SCALAR), max_size=2))
+@settings(max_examples=400, deadline=None)
+def test_the_tool_table_is_written_as_tomlkit_writes_it_or_left_to_it(tool: dict[str, Any]) -> None:
+    import tomlkit
+
+    from cudaresolve.lock.toml_out import tool_toml
+
+    direct = tool_toml(tool)
+    if direct is not None:
+        assert direct == tomlkit.dumps({"tool": tool})
+        data = {"lock-version": "1.0", "created-by": "cudaresolve", "packages": [{"name": "a"}], "tool": tool}
+        assert _direct(data) == _with_tomlkit(data)
+
+
+def test_the_tool_table_a_lock_carries_is_written_without_tomlkit() -> None:
+    import tomlkit
+
+    from cudaresolve.lock.toml_out import tool_toml
+
+    tool = {"cudaresolve": {
+        "variant": "cu128", "index-url": "https://pypi.org/simple",
+        "warnings": [{"code": "a", "message": "m"}, {"code": "b", "message": "n\n\"q\""}],
+        "target": {"driver": "580.65.06", "python": "3.11", "gpus": [{"name": "NVIDIA H100", "cc": "9.0",
+                                                                       "datacenter": True}]},
+    }}  # fmt: skip
+    text = tool_toml(tool)
+    assert text is not None
+    assert text == tomlkit.dumps({"tool": tool})
+    # as a lock builds it: the target's GPUs before its keys, which tomlkit moves up; a key after the tables
+    target = {"gpus": [{"name": "A"}], "driver": "1"}
+    gpus_first = {"cudaresolve": {**tool["cudaresolve"], "after": 1, "target": target}}
+    assert tool_toml(gpus_first) == tomlkit.dumps({"tool": gpus_first})
+    assert tomllib.loads(text) == {"tool": tool}

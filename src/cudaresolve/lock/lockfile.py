@@ -100,7 +100,7 @@ def dumps_pylock(lock: Lock) -> str:
 
 def _direct(data: Mapping[str, Any]) -> str | None:
     """The text ``_with_tomlkit`` gives, the packages written by ``toml_out`` (None: a shape it leaves alone)."""
-    from cudaresolve.lock.toml_out import packages_toml, top_level_toml
+    from cudaresolve.lock.toml_out import packages_toml, tool_toml, top_level_toml
 
     top = top_level_toml({k: v for k, v in data.items() if k not in ("packages", "tool")}, _HEADER)
     packages = packages_toml(list(data["packages"]))
@@ -108,9 +108,12 @@ def _direct(data: Mapping[str, Any]) -> str | None:
         return None
     text = top + packages
     if "tool" in data:
-        import tomlkit
+        tool = tool_toml(data["tool"]) if isinstance(data["tool"], Mapping) else None
+        if tool is None:  # a shape only tomlkit writes
+            import tomlkit
 
-        text += "\n" + tomlkit.dumps({"tool": data["tool"]})
+            tool = tomlkit.dumps({"tool": data["tool"]})
+        text += "\n" + tool
     return text
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any, Final
 
-__all__ = ["packages_toml", "top_level_toml"]
+__all__ = ["packages_toml", "tool_toml", "top_level_toml"]
 
 _BARE_KEY: Final = re.compile(r"^[A-Za-z0-9_-]+$")
 _COMPACT: Final = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
@@ -61,6 +61,51 @@ def packages_toml(packages: list[dict[str, Any]]) -> str | None:
             tables += ["", "[[packages.wheels]]", *body]
         out += lines + tables  # tomlkit puts a table's keys before its sub-tables, which keep their order
     return "\n".join(out) + "\n"
+
+
+def tool_toml(tool: Mapping[str, Any]) -> str | None:
+    """The ``[tool]`` table as ``tomlkit.dumps({"tool": tool})`` writes it, for a table of named tables
+    (``[tool.cudaresolve]``) each holding scalars, arrays of tables of scalars and such tables again; None for any
+    other shape (a table of tables only, whose header tomlkit leaves out; an empty table; a float)."""
+    lines: list[str] = []
+    for key, value in tool.items():
+        body = _table(f"tool.{_key(key)}", value) if isinstance(value, Mapping) else None
+        if body is None:
+            return None
+        lines += body
+    return "\n".join(lines[1:]) + "\n" if lines else None
+
+
+def _table(header: str, table: Mapping[str, Any]) -> list[str] | None:
+    """An empty line, ``[header]``, the table's scalars, then its tables and arrays of tables in their order.
+
+    As tomlkit lays it out: a key that follows a table is written with the keys before it, and an array of
+    tables that is the table's first member has no empty line before its first ``[[...]]``."""
+    scalars: list[str] = []
+    later: list[str] = []
+    for at, (key, value) in enumerate(table.items()):
+        name = f"{header}.{_key(key)}"
+        if isinstance(value, Mapping):
+            body = _table(name, value)
+        elif isinstance(value, list) and value and all(isinstance(row, Mapping) for row in value):
+            body = []
+            for row in value:
+                rows = _lines(row, inline=False) if row else None
+                if rows is None:
+                    return None
+                body += ["", f"[[{name}]]", *rows]
+            if at == 0:
+                body = body[1:]
+        else:
+            text = _value(value)
+            if text is None:
+                return None
+            scalars.append(f"{_key(key)} = {text}")
+            continue
+        if body is None:
+            return None
+        later += body
+    return ["", f"[{header}]", *scalars, *later] if scalars else None
 
 
 def _lines(table: Mapping[str, Any], *, inline: bool) -> list[str] | None:
