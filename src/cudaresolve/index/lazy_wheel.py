@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import re
 import struct
-import zipfile
 import zlib
 from typing import IO, TYPE_CHECKING, Final
 
@@ -128,18 +127,8 @@ def wheel_metadata(file: IO[bytes], url: str) -> str:
     try:
         data = find_member(file, _METADATA, _MAX_METADATA)  # a plain archive's directory walked quickly
         if data is None:  # any other: as zipfile reads it, and says what is wrong
-            with zipfile.ZipFile(file) as wheel:
-                names = [n for n in wheel.namelist() if _METADATA.fullmatch(n)]
-                if len(names) != 1:
-                    raise _bad(url, f"{len(names)} .dist-info/METADATA files in the wheel")
-                info = wheel.getinfo(names[0])
-                if info.file_size > _MAX_METADATA:
-                    raise _bad(url, f"METADATA of {info.file_size} bytes")
-                with wheel.open(info) as member:
-                    data = member.read(_MAX_METADATA + 1)
+            data = _by_zipfile(file, url)
     except (
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
         EOFError,
         ValueError,
         NotImplementedError,
@@ -152,3 +141,23 @@ def wheel_metadata(file: IO[bytes], url: str) -> str:
     if len(data) > _MAX_METADATA:
         raise _bad(url, f"METADATA of more than {_MAX_METADATA} bytes")
     return data.decode("utf-8", errors="replace")
+
+
+def _by_zipfile(file: IO[bytes], url: str) -> bytes:
+    """The METADATA member's bytes (at most ``_MAX_METADATA`` + 1) as ``zipfile`` reads the archive: imported
+    here only, since a wheel ``wheel_zip`` cannot read is rare. Raises what ``wheel_metadata`` turns into its
+    error; ``zipfile``'s own errors are turned here."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(file) as wheel:
+            names = [n for n in wheel.namelist() if _METADATA.fullmatch(n)]
+            if len(names) != 1:
+                raise _bad(url, f"{len(names)} .dist-info/METADATA files in the wheel")
+            info = wheel.getinfo(names[0])
+            if info.file_size > _MAX_METADATA:
+                raise _bad(url, f"METADATA of {info.file_size} bytes")
+            with wheel.open(info) as member:
+                return member.read(_MAX_METADATA + 1)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile) as e:
+        raise _bad(url, f"not a readable wheel ({type(e).__name__})") from e

@@ -95,6 +95,8 @@ _HEX64: Final = re.compile(r"[0-9a-f]{64}")
 
 
 def _sha256(value: object) -> str | None:
+    if type(value) is str and len(value) == 64 and _HEX64.fullmatch(value):  # as indexes write it: itself
+        return value
     text = value.strip().lower() if isinstance(value, str) else ""
     return text if _HEX64.fullmatch(text) else None
 
@@ -301,12 +303,14 @@ def parse_simple_json(
 ) -> list[IndexFile]:
     """The wheels and sdists in a PEP 691 project detail response (API 1.x), in listed order. A body is read
     one file entry at a time (``json_page``): only the entries ``keep`` accepts are ever held whole."""
+    judge = keep  # what each named entry must pass here: none for a scanned body, whose scan applied ``keep``
     if isinstance(payload, str | bytes):
         from cudaresolve.index.json_page import scan_page
 
         try:
             text = payload.decode("utf-8") if isinstance(payload, bytes) else payload
             payload, entries = scan_page(text, keep)
+            judge = None
         except ValueError as e:  # UnicodeDecodeError too
             raise IndexUnavailable(Text.of("index.bad-json", url=page_url, error=str(e)), hint=HINT) from e
     else:
@@ -324,20 +328,24 @@ def parse_simple_json(
         filename, url = entry.get("filename"), entry.get("url")
         if not isinstance(filename, str) or not isinstance(url, str):
             continue
-        if keep is not None and not keep(filename):
+        if judge is not None and not judge(filename):
             continue
         hashes = entry.get("hashes")
         yanked = entry.get("yanked", False)
         requires_python = entry.get("requires-python")
         size = entry.get("size")
-        metadata = next((entry[k] for k in _METADATA_KEYS if k in entry), None)
-        has_metadata, metadata_sha = _metadata_flag(metadata)
+        metadata = None
+        for key in _METADATA_KEYS:
+            if key in entry:
+                metadata = entry[key]
+                break
+        has_metadata, metadata_sha = _metadata_flag(metadata) if metadata is not None else (False, None)
         joined = url if plain and PLAIN_URL.match(url) else _join(page_url, url)
         if joined is None:
             continue
         wheel = dist_file(
             filename,
-            urldefrag(joined)[0],
+            urldefrag(joined)[0] if "#" in joined else joined,
             names=names,
             sha256=_sha256(hashes.get("sha256")) if isinstance(hashes, Mapping) else None,
             requires_python=(requires_python.strip() or None) if isinstance(requires_python, str) else None,

@@ -85,7 +85,8 @@ def _walk(directory: bytes, names: re.Pattern[str]) -> list[tuple[bytes, int, in
             return None
         if flags & _UTF8_NAME or _SUFFIX in raw:  # only such a name can match (cp437 keeps ASCII as it is)
             try:  # zipfile decodes every name so, and fails on one that does not decode
-                name = raw.decode("utf-8" if flags & _UTF8_NAME else "cp437").split("\0", 1)[0]
+                codec = "utf-8" if flags & _UTF8_NAME else "ascii" if raw.isascii() else "cp437"  # ascii: no import
+                name = raw.decode(codec).split("\0", 1)[0]
             except UnicodeDecodeError:
                 return None
             if os.sep != "/":  # as ``zipfile.ZipInfo`` has it
