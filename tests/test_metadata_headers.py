@@ -1,0 +1,56 @@
+"""A METADATA header block is read without the email parser where it is plain, and gives what that parser gives."""
+
+from __future__ import annotations
+
+from email.parser import HeaderParser
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cudaresolve.index.metadata import parse_core_metadata, plain_headers
+
+_NAMES = ("Name", "Version", "Requires-Dist", "Requires-Python", "Metadata-Version", "Dynamic")
+_FIELD = st.sampled_from([*_NAMES, "requires-dist", "NAME", "Summary", "X-Odd!", "Na me", "", "From", "Requires"])
+_VALUE = st.text(alphabet="ab1 \t:;=<>.,()[]\"'é\r\x0b-", max_size=10)
+_LINE = st.one_of(
+    st.builds(lambda f, sep, v: f"{f}{sep}{v}", _FIELD, st.sampled_from([":", ": ", ":\t", " :", ":  "]), _VALUE),
+    st.builds(lambda lead, v: f"{lead}{v}", st.sampled_from([" ", "\t", "  "]), _VALUE),  # a continuation
+    st.sampled_from(["", "From someone", "no colon here", ":empty name"]),
+)
+
+
+def _email(block: str, name: str) -> list[str] | None:
+    return HeaderParser().parsestr(block, headersonly=True).get_all(name)
+
+
+@given(st.lists(_LINE, max_size=8), st.booleans())
+@settings(max_examples=500, deadline=None)
+def test_a_plain_block_reads_as_the_email_parser_reads_it(lines: list[str], newline: bool) -> None:
+    block = "\n".join(lines) + ("\n" if newline else "")
+    ours = plain_headers(block)
+    if ours is None:
+        return
+    for name in _NAMES:
+        assert ours.get_all(name) == _email(block, name), name
+        assert ours.get(name) == HeaderParser().parsestr(block, headersonly=True).get(name), name
+
+
+def test_a_usual_metadata_file_is_read_without_the_email_parser() -> None:
+    text = (
+        "Metadata-Version: 2.4\nName: Demo_Pkg\nVersion: 1.2.0\nSummary: a demo\nRequires-Python: >=3.9\n"
+        "Requires-Dist: numpy>=1.24\nRequires-Dist: torch;\n  extra == 'gpu'\nLicense: line one\n  line two\n"
+        "Provides-Extra: gpu\n\nA long description: with: colons\n"
+    )
+    block = text[: text.find("\n\n") + 1]
+    headers = plain_headers(block)
+    assert headers is not None
+    assert headers.get_all("requires-dist") == ["numpy>=1.24", "torch;\n  extra == 'gpu'"]
+    assert headers.get_all("Requires-Dist") == HeaderParser().parsestr(block, headersonly=True).get_all("Requires-Dist")
+    meta = parse_core_metadata(text, source="demo")
+    assert (meta.name, str(meta.version), meta.requires_python) == ("demo-pkg", "1.2.0", ">=3.9")
+    assert [str(r) for r in meta.requires_dist] == ["numpy>=1.24", 'torch; extra == "gpu"']
+
+
+def test_an_unusual_block_is_left_to_the_email_parser() -> None:
+    for block in ("Name: x\r\nVersion: 1\r\n", "Name: é\n", " lead: x\n", "From me\nName: x\n", "Name x\n", ":x\n"):
+        assert plain_headers(block) is None, block
