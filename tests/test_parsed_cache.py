@@ -249,3 +249,26 @@ def test_a_page_stored_apart_is_read_only_when_its_stored_form_misses(
     parsed_path(cache, page.url).unlink()
     with pytest.raises(IndexUnavailable):  # neither: the page is had no more (its run fetches it again)
         parse_files(cache, light, None)
+
+
+_JSONISH = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False),
+                     st.sampled_from(["", "a"]), st.just([]), st.just({}))  # fmt: skip
+_FIELD_RULES = (str, str, (str, type(None)), (str, type(None)), bool, (str, type(None)), bool, (str, type(None)),
+                (int, type(None)), (str, type(None)))  # fmt: skip
+
+
+@given(st.one_of(st.lists(_JSONISH, min_size=9, max_size=11), _JSONISH))
+@settings(max_examples=400, deadline=None)
+def test_a_stored_row_is_taken_exactly_when_each_field_has_its_type(row: object) -> None:
+    from cudaresolve.index.parsed_cache import _file
+    from cudaresolve.index.wheel_names import WheelNames
+
+    fits = (
+        isinstance(row, list) and len(row) == len(_FIELD_RULES)
+        and all(isinstance(v, t) for v, t in zip(row, _FIELD_RULES, strict=True)) and not isinstance(row[8], bool)
+    )  # fmt: skip
+    if isinstance(row, list) and row and fits:
+        row = ["a-1.0-py3-none-any.whl", *row[1:]]  # a name the parser takes: the row's shape alone decides
+        row[9] = None if row[9] == "" else row[9] and None
+    file = _file(row, WheelNames())
+    assert (file is not None) == fits
