@@ -6,13 +6,13 @@ import tomllib
 from datetime import UTC, datetime
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cudaresolve.lock.lockfile import _direct, _with_tomlkit
 
 _TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
-_KEY = st.sampled_from(["name", "url", "path", "marker", "weird key", "k.dot", "é"])
+_KEY = st.sampled_from(["name", "url", "path", "marker", "weird key", "k.dot", "é", "x\n"])
 _SCALAR = st.one_of(
     _TEXT, st.integers(min_value=-(2**40), max_value=2**40), st.booleans(), st.lists(_TEXT, max_size=3),
     st.datetimes(timezones=st.just(UTC)),
@@ -87,8 +87,23 @@ _NESTED = st.recursive(
 )
 
 
-@given(st.dictionaries(_KEY, st.one_of(_NESTED, _SCALAR), max_size=2))
+#: Tables this writer takes: a scalar in each (not a float), arrays of tables of scalars, keys in any order.
+_WRITTEN = st.recursive(
+    st.dictionaries(_KEY, _SCALAR, min_size=1, max_size=3),
+    lambda inner: st.dictionaries(
+        _KEY, st.one_of(_SCALAR, inner, st.lists(st.dictionaries(_KEY, _SCALAR, min_size=1, max_size=2), min_size=1,
+                                                 max_size=2)), min_size=1, max_size=4,
+    ).filter(lambda d: any(not isinstance(v, dict | list) or v == [] or (isinstance(v, list) and
+                           all(isinstance(x, str) for x in v)) for v in d.values())),
+    max_leaves=10,
+)  # fmt: skip
+
+
+@given(st.dictionaries(_KEY, st.one_of(_NESTED, _SCALAR, _WRITTEN), max_size=2))
 @settings(max_examples=400, deadline=None)
+@example({"c": {"t": {"x": 1}, "u": [{"y": 1}], "a": 1}})  # an array of tables after a table, before any key
+@example({"c": {"u": [{"y": 1}], "t": {"x": 1}, "a": 1}})  # an array of tables first
+@example({"c": {"target": {"driver": "580", "x\n": "1"}}})  # a key that needs quotes, though it ends bare
 def test_the_tool_table_is_written_as_tomlkit_writes_it_or_left_to_it(tool: dict[str, Any]) -> None:
     import tomlkit
 

@@ -35,7 +35,8 @@ __all__ = [
 #: letters, digits, dots and hyphens (no userinfo, port or brackets), a path of unreserved and percent
 #: characters, no parameters, query, fragment or whitespace. PyPI's JSON pages link every file so: a page's
 #: files are joined (``index.simple``) and judged (``index.trust``) without parsing each URL.
-PLAIN_URL: Final = re.compile(r"(https?://[A-Za-z0-9.-]+)(?:/[A-Za-z0-9._~%+-]*)*\Z")
+#: Possessive: nothing is tried twice, so a URL that is not plain (a port, a query) fails at once.
+PLAIN_URL: Final = re.compile(r"(https?://[A-Za-z0-9.-]++)(?:/[A-Za-z0-9._~%+-]*+)*+\Z")
 #: ``scheme://`` then the authority (RFC 3986 section 3.2: up to the first ``/``, ``?`` or ``#``).
 _AUTHORITY: Final = re.compile(r"^(?P<head>\s*[A-Za-z][A-Za-z0-9+.\-]*:)?//(?P<authority>[^/?#]*)")
 #: Userinfo of any absolute URL inside a text (an index page), also with JSON's escaped ``\/\/``: found from

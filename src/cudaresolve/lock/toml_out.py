@@ -18,7 +18,7 @@ from typing import Any, Final
 
 __all__ = ["packages_toml", "tool_toml", "top_level_toml"]
 
-_BARE_KEY: Final = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")  # the whole key (``fullmatch``: ``$`` takes a final newline)
 _COMPACT: Final = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
 _ESCAPE: Final = re.compile(r'[\x00-\x1f\x7f"\\]')
 _FILE_TABLES: Final = ("sdist", "archive")
@@ -149,4 +149,4 @@ def _string(text: str) -> str:
 
 
 def _key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else _string(key)
+    return key if _BARE_KEY.fullmatch(key) else _string(key)
