@@ -127,17 +127,22 @@ _PLAIN_BLOCK: Final = re.compile(r"(?:[\041-\071\073-\176]+:[^\n]*\n(?:[ \t][^\n
 #: One field ``parse_core_metadata`` reads, at a line's start: its value after the blanks, continuation lines too.
 _READ: Final = re.compile(
     r"^(name|version|requires-dist|requires-python|metadata-version|dynamic):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)",
-    re.MULTILINE | re.IGNORECASE,
+    re.MULTILINE | re.IGNORECASE | re.ASCII,
 )
+#: A lone surrogate: the email parser then gives a ``Header``, not the text (``Message._sanitize_header``).
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def plain_headers(block: str) -> _Headers | None:
     """The fields of ``block`` that ``parse_core_metadata`` reads, as ``email.parser.HeaderParser`` (the compat32
-    policy) gives them, for a plain block (ASCII, ``\n`` line ends, every line a field or its continuation): each
+    policy) gives them, for a plain block (``\n`` line ends, every line a field named in ASCII or its continuation,
+    no lone surrogate; the email parser ends lines only at ``\r`` and ``\n`` too): each
     value after its ``:`` and the blanks there, its continuation lines joined with their line ends. None for any
     other block, which the email parser reads: it cost a METADATA file about a tenth of a millisecond."""
     text = block if block.endswith("\n") else block + "\n"
-    if not text.isascii() or "\r" in text or text.startswith("From ") or not _PLAIN_BLOCK.fullmatch(text):
+    if "\r" in text or text.startswith("From ") or not _PLAIN_BLOCK.fullmatch(text):
+        return None
+    if not text.isascii() and _SURROGATE.search(text):
         return None
     fields: dict[str, list[str]] = {}
     for found in _READ.finditer(text):
