@@ -22,7 +22,7 @@ def _line(kind: int) -> st.SearchStrategy[str]:
     name = _ODD_NAME if kind == 0 else _GOOD_NAME
     value = _ODD_VALUE if kind == 1 else _GOOD_VALUE
     if kind == 2:
-        return st.sampled_from(["", "From someone", "no colon here", ":empty name"])
+        return st.sampled_from(["", "From someone", "no colon here", ":empty name", "\r", "\rName: x", "\r "])
     if kind in (3, 4):
         return st.builds(lambda lead, v: f"{lead}{v}", st.sampled_from([" ", "\t", "  "]), value)  # a continuation
     return st.builds(lambda f, sep, v: f"{f}{sep}{v}", name, st.sampled_from([":", ": ", ":\t", " :", ":  "]), value)
@@ -35,10 +35,10 @@ def _email(block: str, name: str) -> list[str] | None:
     return HeaderParser().parsestr(block, headersonly=True).get_all(name)
 
 
-@given(st.lists(_LINE, max_size=8), st.booleans())
+@given(st.lists(_LINE, max_size=8), st.booleans(), st.sampled_from(["\n", "\r\n"]))
 @settings(max_examples=500, deadline=None)
-def test_a_plain_block_reads_as_the_email_parser_reads_it(lines: list[str], newline: bool) -> None:
-    block = "\n".join(lines) + ("\n" if newline else "")
+def test_a_plain_block_reads_as_the_email_parser_reads_it(lines: list[str], newline: bool, eol: str) -> None:
+    block = eol.join(lines) + (eol if newline else "")
     ours = plain_headers(block)
     if ours is None:
         return
@@ -65,6 +65,10 @@ def test_a_usual_metadata_file_is_read_without_the_email_parser() -> None:
 
 
 def test_an_unusual_block_is_left_to_the_email_parser() -> None:
-    for block in ("Name: x\r\nVersion: 1\r\n", "Name: \ud800\n", " lead: x\n", "From me\nName: x\n", "Name x\n", ":x\n",
-                  "Nâme: x\n"):
+    assert plain_headers("Name: x\nVersion: 1\n\r\nbody\r\n") is not None  # CRLF after the headers only
+    crlf = plain_headers("Name: x\r\nRequires-Dist: a;\r\n  extra == 'b'\r\n\r\nbody\rmore\n")  # a Windows build
+    assert crlf is not None and crlf.get_all("requires-dist") == ["a;\r\n  extra == 'b'"]
+    odd = ("Name: x\r\nVersion: 1\n", "Name: x\rVersion: 1\n", "Name: \ud800\n", " lead: x\n", "From me\nName: x\n",
+           "Name x\n", ":x\n", "Nâme: x\n")  # fmt: skip
+    for block in odd:
         assert plain_headers(block) is None, block
