@@ -31,6 +31,7 @@ from cudaresolve.index.simple import HINT
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import IO
 
     from cudaresolve.index.build_metadata import BuildPolicy
@@ -76,7 +77,7 @@ def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
     if headers is None:
         from email.parser import HeaderParser  # about 10 ms to import, for the rare block read so
 
-        headers = _Headers(HeaderParser().parsestr(block, headersonly=True))
+        headers = _Headers.of(HeaderParser().parsestr(block, headersonly=True).items())
     name, version = headers.get("Name"), headers.get("Version")
     if not name or not version:
         raise _bad(source, "no Name or Version")
@@ -106,19 +107,25 @@ def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
 
 
 class _Headers:
-    """``get`` and ``get_all`` of the header fields ``parse_core_metadata`` reads, whoever parsed them."""
+    """A header block's fields by lower-case name, each with its values in order: ``get`` and ``get_all`` as an
+    ``email.message.Message`` answers them (its ``items`` are what ``of`` takes), whoever read the block."""
 
-    def __init__(self, found: Any) -> None:
-        self._found = found  # an email.message.Message, or a dict of lower-case name -> values (``plain_headers``)
+    def __init__(self, fields: dict[str, list[Any]]) -> None:
+        self._fields = fields
 
-    def get(self, name: str) -> str | None:
-        values = self.get_all(name)
+    @classmethod
+    def of(cls, items: Iterable[tuple[str, Any]]) -> _Headers:
+        fields: dict[str, list[Any]] = {}
+        for name, value in items:
+            fields.setdefault(name.lower(), []).append(value)
+        return cls(fields)
+
+    def get(self, name: str) -> Any:
+        values = self._fields.get(name.lower())
         return values[0] if values else None
 
-    def get_all(self, name: str) -> list[str] | None:
-        if isinstance(self._found, dict):
-            return self._found.get(name.lower())
-        return self._found.get_all(name)  # type: ignore[no-any-return]
+    def get_all(self, name: str) -> list[Any] | None:
+        return self._fields.get(name.lower())
 
 
 #: A plain header block: lines of a field name (printable ASCII but ``:``), ``:`` and its value, each field's
@@ -158,10 +165,9 @@ def plain_headers(block: str) -> _Headers | None:
         return None
     if not text.isascii() and _SURROGATE.search(text):
         return None
-    fields: dict[str, list[str]] = {}
-    for found in _READ.finditer(text):
-        fields.setdefault(found[1].lower(), []).append(found[2].replace("\n", "\r\n") if crlf else found[2])
-    return _Headers(fields)
+    return _Headers.of(
+        (found[1], found[2].replace("\n", "\r\n") if crlf else found[2]) for found in _READ.finditer(text)
+    )
 
 
 def _requirement(line: str) -> Requirement:
