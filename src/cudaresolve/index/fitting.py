@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.index.simple import IndexFile, Keep
 
-__all__ = ["best_files", "file_rank", "index_release", "python_fits", "tag_filter"]
+__all__ = ["best_files", "file_rank", "index_release", "names_filter", "python_fits", "tag_filter"]
 
 #: Ranks of files within one release, after any wheel tag's (``file_rank``): an sdist, then anything yanked.
 _SDIST_RANK: Final = 10**5
@@ -96,9 +96,14 @@ def tag_filter(tags: tuple[Tag, ...]) -> Keep:
     name compresses (``cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64``) is among ``tags``; any other
     file is kept for the page parser to judge. Parsing a wheel's name (its version and tag objects) costs far
     more than the test, and most files of a large page (numpy's thousands) never fit one target."""
+    return names_filter(frozenset(str(t) for t in tags))
+
+
+def names_filter(wanted: frozenset[str]) -> Keep:
+    """``tag_filter`` of the tags spelled ``wanted`` (``cp311-cp311-manylinux_2_28_x86_64``): what the page
+    worker (``page_worker``) is sent, and filters by, as the filter's ``tags``."""
     import hashlib
 
-    wanted = frozenset(str(t) for t in tags)
     verdicts: dict[str, bool] = {}  # by a name's last three parts: a page repeats a few hundred of them
 
     def keep(filename: str) -> bool:
@@ -121,4 +126,5 @@ def tag_filter(tags: tuple[Tag, ...]) -> Keep:
 
     digest = hashlib.sha256("\n".join(sorted(wanted)).encode()).hexdigest()[:16]
     keep.key = f"tags:{digest}"  # type: ignore[attr-defined]  # what it keeps (``parsed_cache``)
+    keep.tags = wanted  # type: ignore[attr-defined]  # what it is made from (``names_filter``)
     return keep

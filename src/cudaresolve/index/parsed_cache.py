@@ -45,10 +45,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
+    from cudaresolve.index.page_worker import PageWorker
     from cudaresolve.index.simple import IndexFile, Keep
 
-__all__ = ["parse_files", "parsed_key", "parsed_path"]
+__all__ = ["WORKER_CHARS", "parse_files", "parse_stored", "parsed_key", "parsed_path"]
 
+#: Bodies of more characters than this are parsed by the page worker when one is given (``parse_files``): below
+#: it, sending the page costs about what parsing it does (a bound, not a fact).
+WORKER_CHARS: Final = 256 * 1024
 _FORMAT: Final = 4  # bump when the row layout or what is parsed changes (2: sdists; 3, 4: a version filter's)
 _SUBDIR: Final = "parsed-v1"
 _ALL: Final = "all"  # what a form parsed with no filter says it kept
@@ -69,11 +73,14 @@ def parsed_path(cache: HttpCache, url: str) -> Path:
     return cache.root / _SUBDIR / digest[:2] / f"{digest}.json"
 
 
-def parse_files(cache: HttpCache | None, entry: CachedResponse, keep: Keep | None) -> list[IndexFile]:
+def parse_files(
+    cache: HttpCache | None, entry: CachedResponse, keep: Keep | None, *, worker: PageWorker | None = None
+) -> list[IndexFile]:
     """The wheels on ``entry``'s page that ``keep`` accepts (all when None), in page order.
 
     With a cache: read from the stored form when it stands for this body and this filter, else
-    parsed (filtered) and stored. Raises what the parsers raise (``IndexUnavailable``).
+    parsed (filtered) and stored; a body over ``WORKER_CHARS`` is parsed and stored by ``worker`` when it
+    takes it (``page_worker``). Raises what the parsers raise (``IndexUnavailable``).
     """
     kept = _ALL if keep is None else getattr(keep, "key", None)
     base = strip_credentials(entry.page_url)  # relative links resolve to URLs without credentials
@@ -85,11 +92,55 @@ def parse_files(cache: HttpCache | None, entry: CachedResponse, keep: Keep | Non
     files = _load(path, key, (kept, within) if within else (kept,), keep)
     if files is None:
         entry = _read(cache, entry)
+        if worker is not None and len(entry.body) > WORKER_CHARS:
+            files = _by_worker(worker, entry, base, keep, (key, kept, path))
+            if files is not None:
+                return _credentialed(files, entry.page_url)
         files = parse_body(entry.body, entry.content_type, base, keep)
         # an entry made by hand (not ``CachedResponse.from_headers``) may link URLs with credentials
         files = [f if "@" not in f.url else replace(f, url=strip_credentials(f.url)) for f in files]
-        _store(path, key, kept, files)
+        _store(path, key, kept, [_row(f) for f in files])
     return _credentialed(files, entry.page_url)
+
+
+def _by_worker(
+    worker: PageWorker, entry: CachedResponse, base: str, keep: Keep | None, stored: tuple[str, str, Path]
+) -> list[IndexFile] | None:
+    """The files ``parse_files`` parses from ``entry``, as ``worker`` parsed and stored them; None when it did
+    not (``PageWorker.parse``), or when ``keep`` is a filter it cannot be sent (only ``fitting.tag_filter``'s)."""
+    tags = getattr(keep, "tags", None)
+    if keep is not None and not isinstance(tags, frozenset):
+        return None
+    key, kept, path = stored
+    request = {
+        "content_type": entry.content_type, "base": base, "tags": sorted(tags) if tags is not None else None,
+        "key": key, "kept": kept, "path": str(path),
+    }  # fmt: skip
+    reply = worker.parse(request, entry.body.encode("utf-8", errors="surrogatepass"))
+    rows = json.loads(reply) if reply is not None else None
+    if not isinstance(rows, list):
+        return None
+    names = WheelNames()
+    files = [_file(row, names) for row in rows]
+    return None if None in files else files  # type: ignore[return-value]  # None is not among them
+
+
+def parse_stored(request: dict[str, Any], body: str) -> bytes:
+    """The page worker's side of ``_by_worker``: ``body`` parsed as ``parse_files`` parses it, the form stored
+    where ``request`` says, and the rows as JSON."""
+    from pathlib import Path
+
+    from cudaresolve.index.fitting import names_filter
+
+    tags = request["tags"]
+    keep = names_filter(frozenset(tags)) if tags is not None else None
+    files = parse_body(body, request["content_type"], request["base"], keep)
+    files = [f if "@" not in f.url else replace(f, url=strip_credentials(f.url)) for f in files]
+    if (getattr(keep, "key", None) if keep is not None else _ALL) != request["kept"]:
+        return b""  # not the filter the parent keys its form by: it parses the page itself
+    rows = [_row(f) for f in files]
+    _store(Path(request["path"]), request["key"], request["kept"], rows)
+    return json.dumps(rows, separators=(",", ":")).encode("ascii")
 
 
 def _read(cache: HttpCache, entry: CachedResponse) -> CachedResponse:
@@ -170,8 +221,7 @@ def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> lis
     return files
 
 
-def _store(path: Path, key: str, kept: str, files: list[IndexFile]) -> None:
-    rows = [_row(f) for f in files]
+def _store(path: Path, key: str, kept: str, rows: list[list[Any]]) -> None:
     payload = json.dumps({"key": key, "kept": kept, "files": rows}, separators=(",", ":"))  # ASCII only
     with contextlib.suppress(OSError):  # an optimisation: a read-only or full disk must not stop a resolve
         write_sealed(path, payload)

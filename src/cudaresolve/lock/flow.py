@@ -225,8 +225,9 @@ def _solve_whole(
 
     db, target = inputs.db, inputs.target
     tags = inputs.wheel_tags()
-    with run_client(inputs.offline) as http:
-        client = IndexClient(http, policy, keep=tag_filter(tags))  # only the target's wheels of each page are parsed
+    with run_client(inputs.offline) as http, page_worker(policy) as worker:
+        # only the target's wheels of each page are parsed, the large pages in a helper process
+        client = IndexClient(http, policy, keep=tag_filter(tags), worker=worker)
         source = IndexSource(
             client,
             default_index=db.default_index,
@@ -308,6 +309,20 @@ def run_client(offline: bool) -> Any:
     from cudaresolve.index.transport import LazyClient
 
     return LazyClient()
+
+
+def page_worker(policy: IndexPolicy) -> Any:
+    """The helper process that parses a run's large pages (``index.page_worker``): none offline or without a
+    cache, where it stores what it parses, nor on Windows, whose pipes ``select`` cannot wait on; started only
+    when the run parses a page."""
+    import sys
+    from contextlib import nullcontext
+
+    if policy.offline or policy.cache is None or sys.platform == "win32":
+        return nullcontext(None)
+    from cudaresolve.index.page_worker import PageWorker
+
+    return PageWorker()
 
 
 def _with_notices(solution: Solution, notices: list[Notice]) -> Solution:

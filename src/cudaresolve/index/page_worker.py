@@ -1,0 +1,205 @@
+"""Large index pages parsed in a helper process. Does I/O: one child process and its pipes.
+
+A cold lock is bound by the interpreter lock, not by the network: PyPI sends pydantic-core's 7 MB page in
+25 ms, but a thread reading it waits for the lock at every socket read while other threads parse pages,
+up to the switch interval each time (a 16 KB TLS record per read). Parsing the large pages in a second
+process takes that work off the lock and onto another core. ``PageWorker`` is the parent's handle: the
+child is started on the first page the run parses (that page is parsed here meanwhile) and serves once it
+says it is ready; it parses a body as ``parsed_cache.parse_stored`` does, stores the parsed form where the
+parent would, and sends back its rows. Whatever goes wrong on the way (no child, a dead or silent one, a
+page the child cannot parse) answers None, and the caller parses the page itself, as it did before: the
+worker only moves work, it never decides an answer or an error.
+
+Frames: a request is ``<II`` (lengths of the JSON head and of the body) then both; a reply is ``<I`` then
+that many bytes, empty for "parse it yourself". The child reads only its stdin, ignores SIGINT (Ctrl-C
+is the parent's to handle) and ends at the end of its input, so it never outlives its parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+import threading
+import time
+from typing import IO, TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Sequence
+    from types import TracebackType
+
+__all__ = ["PageWorker", "serve"]
+
+_REQUEST: Final = struct.Struct("<II")
+_REPLY: Final = struct.Struct("<I")
+_READY: Final = b"R"
+#: The longest the parent waits for one page (a bound, not a fact): far beyond the seconds the largest page
+#: takes; past it the child is stopped and the page parsed in the parent.
+_REPLY_SECONDS: Final = 120.0
+
+
+class PageWorker:
+    """The parent's end of the helper process; threads share it, one request at a time. A context manager:
+    leaving it ends the child."""
+
+    def __init__(self, command: Sequence[str] | None = None, *, timeout: float = _REPLY_SECONDS) -> None:
+        """``command``: what starts the child (default: this interpreter running ``serve``); ``timeout``:
+        seconds to wait for a reply."""
+        self._command = list(command) if command is not None else _serve_command()
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ready = False
+        self._broken = False  # failed once: never asked again this run
+
+    def __enter__(self) -> PageWorker:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def parse(self, request: dict[str, Any], body: bytes) -> bytes | None:
+        """The child's reply to ``request`` with ``body``; None when the caller is to parse the page itself: the
+        child is only being started now, is not ready yet, or failed (then it is stopped for the run)."""
+        with self._lock:
+            if self._broken:
+                return None
+            try:
+                if not self._started():
+                    return None
+                return self._ask(request, body)
+            except (OSError, ValueError, struct.error, TimeoutError):
+                self._broken = True
+                self._stop()
+                return None
+
+    def _started(self) -> bool:
+        """Whether the child is up and has said it is ready; starts it on the first call."""
+        import subprocess
+
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0
+            )
+            assert self._proc.stdin is not None
+            os.set_blocking(self._proc.stdin.fileno(), False)  # a child that stops reading cannot hold a write
+            return False
+        if not self._ready:
+            assert self._proc.stdout is not None
+            if not _readable(self._proc.stdout, 0.0):
+                return False
+            if _read_exactly(self._proc.stdout, len(_READY), self._deadline()) != _READY:
+                raise ValueError("the page worker did not start")
+            self._ready = True
+        return True
+
+    def _ask(self, request: dict[str, Any], body: bytes) -> bytes | None:
+        assert self._proc is not None and self._proc.stdin is not None and self._proc.stdout is not None
+        head = json.dumps(request).encode("utf-8")
+        deadline = self._deadline()
+        _write_all(self._proc.stdin, _REQUEST.pack(len(head), len(body)) + head, deadline)
+        _write_all(self._proc.stdin, body, deadline)
+        (size,) = _REPLY.unpack(_read_exactly(self._proc.stdout, _REPLY.size, deadline))
+        reply = _read_exactly(self._proc.stdout, size, deadline)
+        return reply or None
+
+    def _deadline(self) -> float:
+        return time.monotonic() + self._timeout
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+
+    def close(self) -> None:
+        """End the child: its input closed, it exits; one that does not at once is killed."""
+        with self._lock:
+            self._broken = True
+            proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        import subprocess
+
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=1.0)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        finally:
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def _serve_command() -> list[str]:
+    """This interpreter running ``serve``, with this copy of cudaresolve first on its path."""
+    import cudaresolve
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(cudaresolve.__file__)))
+    code = f"import sys; sys.path.insert(0, {root!r}); from cudaresolve.index.page_worker import serve; serve()"
+    return [sys.executable, "-c", code]
+
+
+def _readable(stream: IO[bytes], timeout: float) -> bool:
+    import select
+
+    return bool(select.select([stream], [], [], max(0.0, timeout))[0])
+
+
+def _write_all(stream: IO[bytes], data: bytes, deadline: float) -> None:
+    """All of ``data`` to the non-blocking ``stream`` by ``deadline`` (``time.monotonic``), else ``TimeoutError``."""
+    import select
+
+    view = memoryview(data)
+    while view:
+        if not select.select([], [stream], [], max(0.0, deadline - time.monotonic()))[1]:
+            raise TimeoutError("the page worker did not read in time")
+        try:
+            view = view[os.write(stream.fileno(), view) :]
+        except BlockingIOError:
+            continue
+
+
+def _read_exactly(stream: IO[bytes], size: int, deadline: float) -> bytes:
+    """``size`` bytes of ``stream`` (unbuffered) by ``deadline`` (``time.monotonic``), else ``TimeoutError``;
+    ``OSError`` when the stream ends first."""
+    parts: list[bytes] = []
+    while size > 0:
+        if not _readable(stream, deadline - time.monotonic()):
+            raise TimeoutError("the page worker did not answer in time")
+        chunk = os.read(stream.fileno(), min(size, 1 << 20))
+        if not chunk:
+            raise OSError("the page worker ended")
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+def serve() -> None:
+    """The child's loop: one reply per request on stdin, until stdin ends."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from cudaresolve.index.parsed_cache import parse_stored
+
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdout.write(_READY)
+    stdout.flush()
+    while True:
+        head = stdin.read(_REQUEST.size)
+        if len(head) < _REQUEST.size:
+            return
+        head_size, body_size = _REQUEST.unpack(head)
+        request, body = stdin.read(head_size), stdin.read(body_size)
+        if len(request) < head_size or len(body) < body_size:
+            return
+        try:
+            reply = parse_stored(json.loads(request), body.decode("utf-8", errors="surrogatepass"))
+        except Exception:  # the parent parses the page itself and says what is wrong with it
+            reply = b""
+        stdout.write(_REPLY.pack(len(reply)) + reply)
+        stdout.flush()

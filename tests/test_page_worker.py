@@ -1,0 +1,201 @@
+"""Large pages parsed in the helper process: the same files and the same stored form as a parse here, and any
+failure of the helper (dead, silent, junk, a page it cannot read) leaves the page to the parent, never changes
+an answer or an error."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from typing import TYPE_CHECKING
+
+import pytest
+
+from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.fitting import names_filter, tag_filter
+from cudaresolve.index.http_cache import CachedResponse, HttpCache
+from cudaresolve.index.page_worker import PageWorker
+from cudaresolve.index.parsed_cache import WORKER_CHARS, parse_files, parsed_path
+from cudaresolve.index.simple import parse_body
+from cudaresolve.target.environment import interpreter_tags
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+TAGS = interpreter_tags("3.11", "linux_x86_64", "2.28")
+PLATFORMS = (
+    "cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64", "cp311-cp311-musllinux_1_2_x86_64",
+    "cp312-cp312-manylinux_2_28_aarch64", "cp310-cp310-win_amd64", "py3-none-any", "cp311-abi3-macosx_11_0_arm64",
+)  # fmt: skip
+
+
+def _entry(name: str, version: str, platform: str, n: int) -> dict[str, object]:
+    digest = hashlib.sha256(f"{name}{version}{platform}".encode()).hexdigest()
+    filename = f"{name}-{version}-{platform}.whl" if platform else f"{name}-{version}.tar.gz"
+    url = f"https://files.example.org/packages/{digest[:2]}/{filename}" if n % 7 else f"../../files/{filename}"
+    return {
+        "core-metadata": {"sha256": digest} if n % 3 else False, "filename": filename, "hashes": {"sha256": digest},
+        "requires-python": ">=3.9" if n % 2 else None, "size": 1000 + n, "upload-time": "2025-01-02T03:04:05.123456Z",
+        "url": url, "yanked": "broken" if n % 11 == 0 else False,
+    }  # fmt: skip
+
+
+def json_page(name: str = "big", versions: int = 160) -> str:
+    files = [
+        _entry(name, f"1.{v}.0", platform, n)
+        for v in range(versions)
+        for n, platform in enumerate((*PLATFORMS, ""), start=v)
+    ]
+    body = json.dumps({"meta": {"api-version": "1.1"}, "name": name, "files": files})
+    assert len(body) > WORKER_CHARS  # large enough to be sent to the worker
+    return body
+
+
+def html_page(name: str = "big", versions: int = 400) -> str:
+    anchors = "\n".join(
+        f'<a href="/whl/{name}-1.{v}.0%2Bcu128-{p}.whl#sha256={"0" * 64}" data-requires-python="&gt;=3.9">'
+        f"{name}-1.{v}.0+cu128-{p}.whl</a><br/>"
+        for v in range(versions)
+        for p in PLATFORMS
+    )
+    body = f"<!DOCTYPE html><html><body>\n{anchors}\n</body></html>"
+    assert len(body) > WORKER_CHARS
+    return body
+
+
+def page(body: str, *, content_type: str = "application/vnd.pypi.simple.v1+json", name: str = "big") -> CachedResponse:
+    return CachedResponse(
+        url=f"https://index.example.org/simple/{name}/", status=200, body=body, content_type=content_type,
+        fetched_at=1.0,
+    )
+
+
+def served(worker: PageWorker, cache: HttpCache, entry: CachedResponse, keep: object) -> list[object]:
+    """``parse_files`` through ``worker`` once it has taken a page: the first pages go to the parent while the
+    child starts (``PageWorker.parse``)."""
+    answered: list[bytes | None] = []
+    ask = worker.parse
+
+    def spy(request: dict[str, object], body: bytes) -> bytes | None:
+        answered.append(ask(request, body))
+        return answered[-1]
+
+    worker.parse = spy  # type: ignore[method-assign]
+    deadline = time.monotonic() + 60
+    while True:
+        parsed_path(cache, entry.url).unlink(missing_ok=True)
+        files = parse_files(cache, entry, keep, worker=worker)  # type: ignore[arg-type]
+        if answered and answered[-1] is not None:
+            return files
+        assert time.monotonic() < deadline, "the page worker never answered"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "filtered"),
+    [
+        (json_page(), "application/vnd.pypi.simple.v1+json", True),
+        (json_page(), "application/vnd.pypi.simple.v1+json", False),
+        (html_page(), "text/html", True),
+    ],
+    ids=["json-tags", "json-all", "html-tags"],
+)
+def test_the_worker_gives_the_files_and_the_stored_form_a_parse_here_gives(
+    tmp_path: Path, body: str, content_type: str, filtered: bool
+) -> None:
+    keep = tag_filter(TAGS) if filtered else None
+    entry = page(body, content_type=content_type)
+    here = HttpCache(tmp_path / "here")
+    expected = parse_files(here, entry, keep)
+    assert expected
+    assert len(expected) < len(parse_body(body, content_type, entry.url)) or not filtered
+    there = HttpCache(tmp_path / "there")
+    with PageWorker() as worker:
+        assert served(worker, there, entry, keep) == expected
+    assert parsed_path(there, entry.url).read_bytes() == parsed_path(here, entry.url).read_bytes()
+    assert parse_files(there, entry, keep) == expected  # and a later run reads what the worker stored
+
+
+def test_a_page_the_worker_cannot_read_fails_as_it_fails_here(tmp_path: Path) -> None:
+    entry = page(json_page()[:-1])  # cut short: not JSON
+    with pytest.raises(IndexUnavailable) as here:
+        parse_files(HttpCache(tmp_path / "here"), entry, None)
+    with PageWorker() as worker:
+        started = HttpCache(tmp_path / "there")
+        served(worker, started, page(json_page("other"), name="other"), None)  # up and answering
+        with pytest.raises(IndexUnavailable) as there:
+            parse_files(started, entry, None, worker=worker)
+        assert worker.parse({}, b"") is None  # a refusal is not a failure: the worker still serves
+    assert there.value.text == here.value.text
+
+
+def test_a_small_page_or_a_filter_it_cannot_send_stays_here(tmp_path: Path) -> None:
+    class Refuses(PageWorker):
+        def parse(self, request: dict[str, object], body: bytes) -> bytes | None:
+            raise AssertionError("not to be sent")
+
+    cache = HttpCache(tmp_path)
+    small = page(json.dumps({"meta": {"api-version": "1.0"}, "files": [_entry("small", "1.0", PLATFORMS[0], 1)]}))
+    assert parse_files(cache, small, None, worker=Refuses(["false"]))
+    def by_name(name: str) -> bool:
+        return name.startswith("big-1.1")
+
+    by_name.key = "by-name"  # type: ignore[attr-defined]  # a stored form, but no tags to send
+    big = page(json_page())
+    assert parse_files(cache, big, by_name, worker=Refuses(["false"])) == parse_body(big.body, big.content_type,
+                                                                                      big.url, by_name)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "pass",  # ends at once
+        "import sys, time; sys.stdout.buffer.write(b'R'); sys.stdout.flush(); time.sleep(30)",  # never answers
+        "import sys; sys.stdout.buffer.write(b'R'); sys.stdout.flush(); sys.stdin.buffer.read(8);"
+        " sys.stdout.buffer.write(b'\\x03\\x00\\x00\\x00[1]'); sys.stdout.flush()",  # junk rows
+        "import sys; sys.stdout.buffer.write(b'X'); sys.stdout.flush()",  # not the ready sign
+    ],
+    ids=["dead", "silent", "junk", "garbled"],
+)
+def test_a_failing_worker_leaves_every_page_to_the_parent(tmp_path: Path, script: str) -> None:
+    entry, keep = page(json_page()), tag_filter(TAGS)
+    expected = parse_body(entry.body, entry.content_type, entry.url, keep)
+    worker = PageWorker([sys.executable, "-c", script], timeout=0.5)
+    started = time.monotonic()
+    with worker:
+        for _ in range(4):
+            parsed_path(HttpCache(tmp_path), entry.url).unlink(missing_ok=True)
+            assert parse_files(HttpCache(tmp_path), entry, keep, worker=worker) == expected
+            time.sleep(0.2)
+        assert worker.parse({}, b"") is None
+    assert time.monotonic() - started < 10  # one wait of ``timeout`` at most, then never asked again
+
+
+def test_closing_ends_the_child(tmp_path: Path) -> None:
+    worker = PageWorker()
+    served(worker, HttpCache(tmp_path), page(json_page()), None)
+    proc = worker._proc  # the child itself, to see it end
+    assert proc is not None and proc.poll() is None
+    worker.close()
+    assert proc.poll() is not None
+    assert worker.parse({}, b"") is None  # closed: nothing more is sent
+
+
+def test_a_child_that_ignores_the_end_of_its_input_is_killed() -> None:
+    worker = PageWorker([sys.executable, "-c", "import time; time.sleep(60)"])
+    assert worker.parse({}, b"") is None  # started, not ready
+    proc = worker._proc
+    assert proc is not None
+    started = time.monotonic()
+    worker.close()
+    assert proc.poll() is not None and time.monotonic() - started < 10
+
+
+def test_the_filter_sent_is_the_filter_the_form_is_keyed_by() -> None:
+    sent = names_filter(tag_filter(TAGS).tags)  # type: ignore[attr-defined]
+    here = tag_filter(TAGS)
+    assert sent.key == here.key  # type: ignore[attr-defined]
+    names = [f["filename"] for f in json.loads(json_page())["files"]]
+    assert [sent(n) for n in names] == [here(n) for n in names]
+    assert any(sent(n) for n in names) and not all(sent(n) for n in names)
