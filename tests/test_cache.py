@@ -52,7 +52,7 @@ def test_round_trip_and_layout(tmp_path: Path) -> None:
     assert stored.page_url == "https://cdn.example.org/whl/cu118/torch/"
     path = cache.path_for(URL)
     digest = hashlib.sha256(URL.encode()).hexdigest()
-    assert path == tmp_path / "http-v1" / digest[:2] / f"{digest}.json"
+    assert path == tmp_path / "http-v2" / f"{digest}.json"
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left behind
     assert cache.get("https://download.pytorch.org/whl/cu128/torch/") is None
 

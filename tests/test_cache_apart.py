@@ -43,11 +43,11 @@ def test_a_body_replaced_behind_the_cache_is_fetched_again(served: Any, damage: 
     index, base, cache = served
     first = _lock(base)
     body = next(cache.rglob("*.body"))
-    assert all(p.with_suffix(".body").exists() for p in cache.glob("http-v1/*/*.json")
+    assert all(p.with_suffix(".body").exists() for p in cache.glob("http-v2/*.json")
                if '"status": 200' in p.read_text() and "simple" in p.read_text())  # fmt: skip
     text = body.read_text()
     body.write_text(text.replace("1.", "9.") if damage == "same-size" else text[: len(text) // 2])
-    for stored in cache.glob("parsed-v1/*/*.json"):
+    for stored in cache.glob("parsed-v2/*.json"):
         stored.unlink()  # the pages must be parsed again: from their bodies
     index.requests.clear()
     again = _lock(base)

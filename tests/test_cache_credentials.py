@@ -1,7 +1,7 @@
 """A private index's credentials are used to fetch but never reach the on-disk cache.
 
 An index URL may carry ``user:token@`` (``PIP_INDEX_URL``, ``-i``, a mirror). The cached pages
-(``http-v1``), their parsed forms (``parsed-v1``) and the cached metadata files are keyed and
+(``http-v2``), their parsed forms (``parsed-v2``) and the cached metadata files are keyed and
 stored without it, in files only their owner may read (0600, folders 0700); a warm run gets the
 credentials from the configured URL again, so every request it still sends carries them. The
 end-to-end part locks against a 127.0.0.1 index of tiny real wheels that answers 401 to any
@@ -112,7 +112,7 @@ def test_a_page_fetched_with_credentials_is_stored_without_them_and_read_back_wi
     first = parse_files(cache, entry, None)
     cache.store(entry)
     files = _assert_private_and_clean(tmp_path / "cache")
-    assert {f.parent.parent.name for f in files} == {"http-v1", "parsed-v1"}
+    assert {f.parent.name for f in files} == {"http-v2", "parsed-v2"}
     stored = json.loads(cache.path_for(page).read_text())
     assert stored["url"] == stored["final_url"] == "http://127.0.0.1:8080/simple/demo/"
 
@@ -179,8 +179,8 @@ def test_a_lock_through_a_private_index_caches_no_credentials_and_a_warm_run_sti
     assert 'name = "filelock"' in cold and SECRET not in cold
     assert index.requests["/files/numpy-1.26.4-cp311-cp311-manylinux_2_28_x86_64.whl.metadata"] == 1
     files = _assert_private_and_clean(cache)
-    assert {"http-v1", "parsed-v1"} <= {p.relative_to(cache).parts[0] for p in files}
-    stored_urls = {json.loads(p.read_text())["url"] for p in (cache / "http-v1").rglob("*.json")}
+    assert {"http-v2", "parsed-v2"} <= {p.relative_to(cache).parts[0] for p in files}
+    stored_urls = {json.loads(p.read_text())["url"] for p in (cache / "http-v2").rglob("*.json")}
     assert f"{base}/pypi/simple/numpy/" in stored_urls  # keyed by the URL without credentials
 
     # Warm: the pages are revalidated (max-age=0), each request with the credentials; the metadata is cached.
@@ -192,7 +192,7 @@ def test_a_lock_through_a_private_index_caches_no_credentials_and_a_warm_run_sti
 
     # Only the pages cached: the file URLs come from the parsed cache, and their metadata is fetched with
     # the credentials the configured index URL carries (the server refuses any request without them).
-    for entry in (cache / "http-v1").rglob("*.json"):
+    for entry in (cache / "http-v2").rglob("*.json"):
         if json.loads(entry.read_text())["url"].endswith(".metadata"):
             entry.unlink()
     index.requests.clear()

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["CACHE_DIR_ENV", "NOT_FOUND_LIFETIME", "CachedResponse", "HttpCache", "default_cache_dir"]
 
 _FORMAT: Final = 2  # bump when the entry layout changes; older entries then read as missing
-_SUBDIR: Final = "http-v1"
+_SUBDIR: Final = "http-v2"  # 2: one folder, no fan-out (a cold lock made a folder per entry)
 #: A body larger than this is stored apart from its entry, beside it (``<entry>.body``; ``HttpCache.store``).
 APART_BYTES: Final = 64 * 1024
 #: Seconds a bare 404 stays fresh (see ``CachedResponse.freshness_lifetime``); as long as PyPI keeps a page.
@@ -267,11 +267,12 @@ class HttpCache:
             return False
 
     def path_for(self, url: str) -> Path:
-        """Where the entry for ``url`` lives (two-level fan-out on the SHA-256 of the URL without credentials)."""
+        """Where the entry for ``url`` lives: named by the SHA-256 of the URL without credentials, all in one
+        folder, as uv keeps an index's pages (a fan-out of 256 folders cost a cold lock a folder per entry)."""
         import hashlib
 
         digest = hashlib.sha256(strip_credentials(url).encode("utf-8")).hexdigest()
-        return self.root / _SUBDIR / digest[:2] / f"{digest}.json"
+        return self.root / _SUBDIR / f"{digest}.json"
 
     def get(self, url: str, *, body: bool = True) -> CachedResponse | None:
         """The stored response for ``url``; None when absent, unreadable, corrupt or for another URL.

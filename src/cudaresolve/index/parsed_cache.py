@@ -54,7 +54,7 @@ __all__ = ["WORKER_CHARS", "parse_files", "parse_stored", "parsed_key", "parsed_
 #: it, sending the page costs about what parsing it does (a bound, not a fact).
 WORKER_CHARS: Final = 256 * 1024
 _FORMAT: Final = 4  # bump when the row layout or what is parsed changes (2: sdists; 3, 4: a version filter's)
-_SUBDIR: Final = "parsed-v1"
+_SUBDIR: Final = "parsed-v2"  # 2: one folder, as ``http_cache``
 _ALL: Final = "all"  # what a form parsed with no filter says it kept
 
 
@@ -70,7 +70,7 @@ def parsed_key(entry: CachedResponse) -> str:
 def parsed_path(cache: HttpCache, url: str) -> Path:
     """Where the parsed form of the page at ``url`` lives (keyed by the URL without credentials)."""
     digest = hashlib.sha256(strip_credentials(url).encode("utf-8")).hexdigest()
-    return cache.root / _SUBDIR / digest[:2] / f"{digest}.json"
+    return cache.root / _SUBDIR / f"{digest}.json"
 
 
 def parse_files(
