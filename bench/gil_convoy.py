@@ -48,13 +48,7 @@ def main() -> None:
         print("|---|--:|--:|--:|--:|")
         for label, busy, interval in rows:
             stop = threading.Event()
-
-            def spin() -> None:
-                count = 0
-                while not stop.is_set():
-                    count += 1
-
-            spinners = [threading.Thread(target=spin, daemon=True) for _ in range(busy)]
+            spinners = [threading.Thread(target=_spin, args=(stop,), daemon=True) for _ in range(busy)]
             sys.setswitchinterval(interval)
             for spinner in spinners:
                 spinner.start()
@@ -67,6 +61,12 @@ def main() -> None:
                 sys.setswitchinterval(0.005)
             wall = statistics.median(r[0] for r in runs)
             print(f"| {label} | {interval * 1000:g} ms | {wall:.3f} | {runs[0][1]} | {runs[0][2]} |")
+
+
+def _spin(stop: threading.Event) -> None:
+    count = 0
+    while not stop.is_set():
+        count += 1
 
 
 if __name__ == "__main__":
