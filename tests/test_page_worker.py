@@ -8,7 +8,7 @@ import hashlib
 import json
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
@@ -21,7 +21,10 @@ from cudaresolve.index.simple import parse_body
 from cudaresolve.target.environment import interpreter_tags
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+
+T = TypeVar("T")
 
 TAGS = interpreter_tags("3.11", "linux_x86_64", "2.28")
 PLATFORMS = (
@@ -77,8 +80,8 @@ def served(worker: PageWorker, cache: HttpCache, entry: CachedResponse, keep: ob
     answered: list[bytes | None] = []
     ask = worker.parse
 
-    def spy(request: dict[str, object], body: bytes) -> bytes | None:
-        answered.append(ask(request, body))
+    def spy(request: dict[str, object], body: bytes, *, limit: int) -> bytes | None:
+        answered.append(ask(request, body, limit=limit))
         return answered[-1]
 
     worker.parse = spy  # type: ignore[method-assign]
@@ -126,13 +129,13 @@ def test_a_page_the_worker_cannot_read_fails_as_it_fails_here(tmp_path: Path) ->
         served(worker, started, page(json_page("other"), name="other"), None)  # up and answering
         with pytest.raises(IndexUnavailable) as there:
             parse_files(started, entry, None, worker=worker)
-        assert worker.parse({}, b"") is None  # a refusal is not a failure: the worker still serves
+        assert worker.parse({}, b"", limit=0) is None  # a refusal is not a failure: the worker still serves
     assert there.value.text == here.value.text
 
 
 def test_a_small_page_or_a_filter_it_cannot_send_stays_here(tmp_path: Path) -> None:
     class Refuses(PageWorker):
-        def parse(self, request: dict[str, object], body: bytes) -> bytes | None:
+        def parse(self, request: dict[str, object], body: bytes, *, limit: int) -> bytes | None:
             raise AssertionError("not to be sent")
 
     cache = HttpCache(tmp_path)
@@ -147,6 +150,75 @@ def test_a_small_page_or_a_filter_it_cannot_send_stays_here(tmp_path: Path) -> N
                                                                                       big.url, by_name)  # fmt: skip
 
 
+def _deep(frames: int, call: Callable[[], T]) -> T:
+    return call() if frames == 0 else _deep(frames - 1, call)
+
+
+def _outcome(call: Callable[[], list[object]]) -> object:
+    try:
+        return call()
+    except IndexUnavailable as e:
+        return e.text
+
+
+def test_a_page_nested_too_deep_for_the_caller_fails_as_it_fails_here(tmp_path: Path) -> None:
+    # nested JSON counts against the recursion limit from the caller's depth: the shallow child must not
+    # accept a page the caller, deep in the solver, refuses (nor store its parsed form)
+    nest = sys.getrecursionlimit() - 60
+    entry = page(json_page()[:-1] + ', "extra": ' + "[" * nest + "]" * nest + "}")
+    with PageWorker() as worker:
+        served(worker, HttpCache(tmp_path / "up"), page(json_page("other"), name="other"), None)
+        for frames in (0, 20, 60):
+            here, there = HttpCache(tmp_path / f"here{frames}"), HttpCache(tmp_path / f"there{frames}")
+            expected = _deep(frames, lambda: _outcome(lambda: parse_files(here, entry, None)))  # noqa: B023
+            got = _deep(frames, lambda: _outcome(lambda: parse_files(there, entry, None, worker=worker)))  # noqa: B023
+            assert got == expected
+            assert parsed_path(there, entry.url).is_file() == parsed_path(here, entry.url).is_file()
+        assert not isinstance(got, list)  # the deepest caller could not parse it
+
+
+def test_a_surrogate_pair_comes_back_as_two_code_points(tmp_path: Path) -> None:
+    # a body decoded with an odd charset may hold a surrogate pair as two code points: parsed here, they stay two
+    pair = "a\ud83d\ude00b"  # two code points, not one character
+    entry = page(json_page().replace("https://files.example.org/packages/", f"https://files.example.org/{pair}/", 1))
+    assert pair in entry.body
+    expected = parse_files(HttpCache(tmp_path / "here"), entry, None)
+    assert any(pair in f.url for f in expected)
+    with PageWorker() as worker:
+        assert served(worker, HttpCache(tmp_path / "there"), entry, None) == expected
+
+
+def test_an_interrupted_request_stops_the_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl-C between a request and its reply: the reply still in the pipe must never answer the next page
+    import cudaresolve.index.page_worker as module
+
+    first, second, keep = page(json_page("alpha"), name="alpha"), page(json_page("beta"), name="beta"), None
+    with PageWorker(timeout=20) as worker:
+        served(worker, HttpCache(tmp_path / "up"), page(json_page("other"), name="other"), keep)
+        read = module._read_exactly
+
+        def interrupted(*args: object) -> bytes:
+            monkeypatch.setattr(module, "_read_exactly", read)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(module, "_read_exactly", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            parse_files(HttpCache(tmp_path / "a"), first, keep, worker=worker)
+        started = time.monotonic()
+        assert parse_files(HttpCache(tmp_path / "b"), second, keep, worker=worker) == parse_files(
+            HttpCache(tmp_path / "c"), second, keep
+        )
+        assert time.monotonic() - started < 10  # at once: not after a wait on a child still busy with the first
+        assert worker.parse({}, b"", limit=0) is None  # stopped for the run
+
+
+_FRAMED = (
+    "import sys, struct; o = sys.stdout.buffer; o.write(b'R'); o.flush();"
+    " a, b = struct.unpack('<II', sys.stdin.buffer.read(8)); sys.stdin.buffer.read(a); sys.stdin.buffer.read(b);"
+    " o.write({reply}); o.flush(); sys.stdin.buffer.read()"
+)
+
+
 @pytest.mark.parametrize(
     "script",
     [
@@ -155,8 +227,11 @@ def test_a_small_page_or_a_filter_it_cannot_send_stays_here(tmp_path: Path) -> N
         "import sys; sys.stdout.buffer.write(b'R'); sys.stdout.flush(); sys.stdin.buffer.read(8);"
         " sys.stdout.buffer.write(b'\\x03\\x00\\x00\\x00[1]'); sys.stdout.flush()",  # junk rows
         "import sys; sys.stdout.buffer.write(b'X'); sys.stdout.flush()",  # not the ready sign
+        _FRAMED.format(reply="struct.pack('<I', 3) + b'xyz'"),  # not JSON
+        _FRAMED.format(reply="struct.pack('<I', 100000) + b'[' * 100000"),  # nested past any limit
+        _FRAMED.format(reply="struct.pack('<I', 2**32 - 1) + b' ' * 65536"),  # a reply of 4 GiB announced
     ],
-    ids=["dead", "silent", "junk", "garbled"],
+    ids=["dead", "silent", "junk", "garbled", "not-json", "deep", "huge"],
 )
 def test_a_failing_worker_leaves_every_page_to_the_parent(tmp_path: Path, script: str) -> None:
     entry, keep = page(json_page()), tag_filter(TAGS)
@@ -168,7 +243,7 @@ def test_a_failing_worker_leaves_every_page_to_the_parent(tmp_path: Path, script
             parsed_path(HttpCache(tmp_path), entry.url).unlink(missing_ok=True)
             assert parse_files(HttpCache(tmp_path), entry, keep, worker=worker) == expected
             time.sleep(0.2)
-        assert worker.parse({}, b"") is None
+        assert worker.parse({}, b"", limit=0) is None
     assert time.monotonic() - started < 10  # one wait of ``timeout`` at most, then never asked again
 
 
@@ -179,12 +254,12 @@ def test_closing_ends_the_child(tmp_path: Path) -> None:
     assert proc is not None and proc.poll() is None
     worker.close()
     assert proc.poll() is not None
-    assert worker.parse({}, b"") is None  # closed: nothing more is sent
+    assert worker.parse({}, b"", limit=0) is None  # closed: nothing more is sent
 
 
 def test_a_child_that_ignores_the_end_of_its_input_is_killed() -> None:
     worker = PageWorker([sys.executable, "-c", "import time; time.sleep(60)"])
-    assert worker.parse({}, b"") is None  # started, not ready
+    assert worker.parse({}, b"", limit=0) is None  # started, not ready
     proc = worker._proc
     assert proc is not None
     started = time.monotonic()

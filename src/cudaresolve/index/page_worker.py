@@ -60,20 +60,33 @@ class PageWorker:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
-    def parse(self, request: dict[str, Any], body: bytes) -> bytes | None:
-        """The child's reply to ``request`` with ``body``; None when the caller is to parse the page itself: the
-        child is only being started now, is not ready yet, or failed (then it is stopped for the run)."""
+    def parse(self, request: dict[str, Any], body: bytes, *, limit: int) -> bytes | None:
+        """The child's reply to ``request`` with ``body``, at most ``limit`` bytes; None when the caller is to parse
+        the page itself: the child is only being started now, is not ready yet, or failed (then it is stopped for
+        the run). Anything that stops a request half way (Ctrl-C too) stops the child, whose next reply would
+        otherwise answer the wrong page."""
         with self._lock:
             if self._broken:
                 return None
             try:
                 if not self._started():
                     return None
-                return self._ask(request, body)
+                return self._ask(request, body, limit)
             except (OSError, ValueError, struct.error, TimeoutError):
-                self._broken = True
-                self._stop()
+                self._fail()
                 return None
+            except BaseException:
+                self._fail()
+                raise
+
+    def refuse(self) -> None:
+        """The last reply was of no use (not rows): the child is stopped for the run."""
+        with self._lock:
+            self._fail()
+
+    def _fail(self) -> None:
+        self._broken = True
+        self._stop()
 
     def _started(self) -> bool:
         """Whether the child is up and has said it is ready; starts it on the first call."""
@@ -95,13 +108,15 @@ class PageWorker:
             self._ready = True
         return True
 
-    def _ask(self, request: dict[str, Any], body: bytes) -> bytes | None:
+    def _ask(self, request: dict[str, Any], body: bytes, limit: int) -> bytes | None:
         assert self._proc is not None and self._proc.stdin is not None and self._proc.stdout is not None
         head = json.dumps(request).encode("utf-8")
         deadline = self._deadline()
         _write_all(self._proc.stdin, _REQUEST.pack(len(head), len(body)) + head, deadline)
         _write_all(self._proc.stdin, body, deadline)
         (size,) = _REPLY.unpack(_read_exactly(self._proc.stdout, _REPLY.size, deadline))
+        if size > limit:
+            raise ValueError(f"a reply of {size} bytes")
         reply = _read_exactly(self._proc.stdout, size, deadline)
         return reply or None
 
@@ -113,6 +128,9 @@ class PageWorker:
         if proc is not None:
             proc.kill()
             proc.wait()
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    pipe.close()
 
     def close(self) -> None:
         """End the child: its input closed, it exits; one that does not at once is killed."""

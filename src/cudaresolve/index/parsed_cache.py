@@ -53,6 +53,11 @@ __all__ = ["WORKER_CHARS", "parse_files", "parse_stored", "parsed_key", "parsed_
 #: Bodies of more characters than this are parsed by the page worker when one is given (``parse_files``): below
 #: it, sending the page costs about what parsing it does (a bound, not a fact).
 WORKER_CHARS: Final = 256 * 1024
+#: Bounds on work, not facts: a worker's reply holds the body's own names, URLs and hashes, so one of more than
+#: this many bytes per byte of the body is refused; and the frames of recursion a worker's parse keeps in hand
+#: below the parent's (``parse_stored``).
+_REPLY_PER_BYTE: Final = 16
+_MARGIN: Final = 50
 _FORMAT: Final = 4  # bump when the row layout or what is parsed changes (2: sdists; 3, 4: a version filter's)
 _SUBDIR: Final = "parsed-v2"  # 2: one folder, as ``http_cache``
 _ALL: Final = "all"  # what a form parsed with no filter says it kept
@@ -114,33 +119,62 @@ def _by_worker(
     key, kept, path = stored
     request = {
         "content_type": entry.content_type, "base": base, "tags": sorted(tags) if tags is not None else None,
-        "key": key, "kept": kept, "path": str(path),
+        "key": key, "kept": kept, "path": str(path), "headroom": _headroom(),
     }  # fmt: skip
-    reply = worker.parse(request, entry.body.encode("utf-8", errors="surrogatepass"))
-    rows = json.loads(reply) if reply is not None else None
-    if not isinstance(rows, list):
+    body = entry.body.encode("utf-8", errors="surrogatepass")
+    reply = worker.parse(request, body, limit=_REPLY_PER_BYTE * len(body) + 4096)
+    if reply is None:
         return None
+    try:
+        rows = json.loads(reply.decode("utf-8", errors="surrogatepass"))
+    except (ValueError, RecursionError):
+        rows = None
     names = WheelNames()
-    files = [_file(row, names) for row in rows]
-    return None if None in files else files  # type: ignore[return-value]  # None is not among them
+    files = [_file(row, names) for row in rows] if isinstance(rows, list) else [None]
+    if None in files:
+        worker.refuse()
+        return None
+    return files  # type: ignore[return-value]  # None is not among them
+
+
+def _headroom() -> int:
+    """How many more frames this thread may nest (the recursion limit less the frames under this one): what a
+    parse here has for nested JSON, which the worker gets no more of (``parse_stored``)."""
+    import sys
+
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
+    return sys.getrecursionlimit() - depth
 
 
 def parse_stored(request: dict[str, Any], body: str) -> bytes:
     """The page worker's side of ``_by_worker``: ``body`` parsed as ``parse_files`` parses it, the form stored
-    where ``request`` says, and the rows as JSON."""
+    where ``request`` says, and the rows as JSON (UTF-8, surrogates kept: a pair stays two code points).
+
+    Nested JSON counts against the recursion limit from the caller's own depth, so a page nested deep enough
+    fails in the parent's walk thread and not in this shallow process: it is parsed here with ``headroom``
+    less ``_MARGIN`` frames, so that what parses here parses there; what fails here is left to the parent."""
+    import sys
     from pathlib import Path
 
     from cudaresolve.index.fitting import names_filter
 
     tags = request["tags"]
     keep = names_filter(frozenset(tags)) if tags is not None else None
-    files = parse_body(body, request["content_type"], request["base"], keep)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(_MARGIN, limit - _headroom() + request["headroom"] - _MARGIN))
+    try:
+        files = parse_body(body, request["content_type"], request["base"], keep)
+    finally:
+        sys.setrecursionlimit(limit)
     files = [f if "@" not in f.url else replace(f, url=strip_credentials(f.url)) for f in files]
     if (getattr(keep, "key", None) if keep is not None else _ALL) != request["kept"]:
         return b""  # not the filter the parent keys its form by: it parses the page itself
     rows = [_row(f) for f in files]
     _store(Path(request["path"]), request["key"], request["kept"], rows)
-    return json.dumps(rows, separators=(",", ":")).encode("ascii")
+    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode("utf-8", errors="surrogatepass")
 
 
 def _read(cache: HttpCache, entry: CachedResponse) -> CachedResponse:
