@@ -109,3 +109,24 @@ def test_core_metadata_is_read_from_its_header_block_only() -> None:
     assert [str(r) for r in meta.requires_dist] == ["numpy>=2", 'rich; extra == "cli"']
     assert meta.requires_python == ">=3.10"
     assert parse_core_metadata(head, source="demo.metadata") == meta  # no body at all: the same
+
+
+@pytest.mark.parametrize("where", ["entry", "member"])
+def test_a_bracket_bound_refuses_what_might_nest_too_deep_whatever_the_stack(where: str) -> None:
+    from cudaresolve.core.decode import TooDeep
+
+    def page(depth: int) -> str:
+        nested = "[" * depth + "]" * depth
+        entry = {"filename": "a-1.0-py3-none-any.whl", "url": "https://h/a-1.0-py3-none-any.whl"}
+        if where == "entry":
+            return json.dumps({"files": [entry]})[:-3] + f', "x": {nested}' + "}]}"
+        return json.dumps({"files": [entry]})[:-1] + f', "x": {nested}' + "}"
+
+    refused = 63 if where == "entry" else 64  # an entry's own brace counts
+    for depth in (1, 10, refused - 1):
+        assert scan_page(page(depth), None, brackets=64) == scan_page(page(depth), None)
+    with pytest.raises(TooDeep):
+        scan_page(page(refused), None, brackets=64)
+    assert scan_page(page(refused), None) == scan_page(page(refused), None, brackets=None)  # unbounded: the stack
+    with pytest.raises(TooDeep):  # brackets in strings count too: the bound only ever errs on the safe side
+        scan_page('{"files": [{"filename": "[[[[{{{{"}]}', None, brackets=4)

@@ -274,3 +274,34 @@ def test_the_filter_sent_is_the_filter_the_form_is_keyed_by() -> None:
     names = [f["filename"] for f in json.loads(json_page())["files"]]
     assert [sent(n) for n in names] == [here(n) for n in names]
     assert any(sent(n) for n in names) and not all(sent(n) for n in names)
+
+
+def test_the_child_imports_what_the_parent_imports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a project folder holding a module of a standard name (here ``html``, which reads the PyTorch index's pages)
+    # must not be run by the child when the parent does not run it
+    project = tmp_path / "project"
+    (project / "html").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    (project / "html" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\nunescape = str\n")
+    monkeypatch.chdir(project)
+    entry = page(html_page(), content_type="text/html")
+    expected = parse_files(HttpCache(tmp_path / "here"), entry, None)
+    with PageWorker() as worker:
+        assert served(worker, HttpCache(tmp_path / "there"), entry, None) == expected
+    assert not marker.exists()
+
+
+def test_a_relative_cache_gets_the_form_where_the_parent_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    entry = page(json_page())
+    with PageWorker() as worker:
+        served(worker, HttpCache("warm"), page(json_page("other"), name="other"), None)  # started from a/
+        monkeypatch.chdir(tmp_path / "b")
+        expected = parse_files(HttpCache(tmp_path / "here"), entry, None)
+        assert served(worker, HttpCache("cache"), entry, None) == expected
+    assert parsed_path(HttpCache(tmp_path / "b" / "cache"), entry.url).is_file()
+    assert not (tmp_path / "a" / "cache").exists()

@@ -27,20 +27,31 @@ _SPACES: Final = frozenset(" \t\n\r")
 _DECODER: Final = json.JSONDecoder()
 
 
-def scan_page(text: str, wanted: Callable[[str], bool] | None) -> tuple[Any, list[Any] | None]:
+def scan_page(
+    text: str, wanted: Callable[[str], bool] | None, *, brackets: int | None = None
+) -> tuple[Any, list[Any] | None]:
     """(the page's top-level members but ``files``, the ``files`` entries kept) of the JSON object ``text``; a
     text that is JSON but no object gives (its value, None).
 
     An entry is kept when it is not an object with a string ``filename`` (the caller judges it) or when
     ``wanted`` accepts its file name (all when ``wanted`` is None). ``files`` is None when the page has no
-    such member, and not a list when the member is not an array (the caller refuses the page)."""
+    such member, and not a list when the member is not an array (the caller refuses the page).
+
+    ``brackets``: a member or entry whose text holds that many ``[`` and ``{`` or more (its nesting can be no
+    deeper) is refused as ``TooDeep``, whatever the stack would allow: how deep a parse may nest otherwise
+    depends on how deep the caller's own stack is (``page_worker`` parses only what any caller could)."""
     try:
-        return _scan(text, wanted)
+        return _scan(text, wanted, brackets)
     except RecursionError:  # an entry nested past the interpreter's limit: a decode error, as in core.decode
         raise TooDeep("JSON") from None
 
 
-def _scan(text: str, wanted: Callable[[str], bool] | None) -> tuple[Any, list[Any] | None]:
+def _bounded(text: str, start: int, end: int, brackets: int | None) -> None:
+    if brackets is not None and text.count("[", start, end) + text.count("{", start, end) >= brackets:
+        raise TooDeep("JSON")
+
+
+def _scan(text: str, wanted: Callable[[str], bool] | None, brackets: int | None) -> tuple[Any, list[Any] | None]:
     members: dict[str, Any] = {}
     files: list[Any] | None = None
     at = _skip(text, 0)
@@ -55,10 +66,12 @@ def _scan(text: str, wanted: Callable[[str], bool] | None) -> tuple[Any, list[An
         key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
         at = _expect(text, _skip(text, at), ":")
         if key == "files" and text.startswith("[", at):
-            files, at = _entries(text, at + 1, wanted)
+            files, at = _entries(text, at + 1, wanted, brackets)
             members.pop("files", None)
         else:
+            start = at
             members[key], at = _DECODER.raw_decode(text, at)
+            _bounded(text, start, at, brackets)
             if key == "files":  # a later non-array "files" replaces an earlier array, as json.loads would
                 files = members["files"]
         at = _skip(text, at)
@@ -71,7 +84,9 @@ def _scan(text: str, wanted: Callable[[str], bool] | None) -> tuple[Any, list[An
         return members, files
 
 
-def _entries(text: str, at: int, wanted: Callable[[str], bool] | None) -> tuple[list[Any], int]:
+def _entries(
+    text: str, at: int, wanted: Callable[[str], bool] | None, brackets: int | None
+) -> tuple[list[Any], int]:
     """The kept entries of the array whose ``[`` ends before ``at``, and the index after its ``]``."""
     kept: list[Any] = []
     at = _skip(text, at)
@@ -80,10 +95,13 @@ def _entries(text: str, at: int, wanted: Callable[[str], bool] | None) -> tuple[
     # what ``raw_decode`` calls, without its frame: this loop runs once per file of the page
     scan = _DECODER.scan_once  # type: ignore[attr-defined]
     while True:
+        start = at
         try:
             entry, at = scan(text, at)
         except StopIteration as e:
             raise json.JSONDecodeError("Expecting value", text, e.value) from None
+        if brackets is not None:
+            _bounded(text, start, at, brackets)
         name = entry.get("filename") if type(entry) is dict else None
         if wanted is None or not isinstance(name, str) or wanted(name):
             kept.append(entry)

@@ -154,12 +154,12 @@ class PageWorker:
 
 
 def _serve_command() -> list[str]:
-    """This interpreter running ``serve``, with this copy of cudaresolve first on its path."""
-    import cudaresolve
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(cudaresolve.__file__)))
-    code = f"import sys; sys.path.insert(0, {root!r}); from cudaresolve.index.page_worker import serve; serve()"
-    return [sys.executable, "-c", code]
+    """This interpreter running ``serve`` with this process's module path, so that the child imports what the
+    parent imports: ``-P`` keeps ``-c`` from putting the working directory first, ``-E`` ignores ``PYTHONPATH``
+    and the like, and the path is then set to the parent's own."""
+    path = [os.path.abspath(entry) for entry in sys.path]  # "" (the working directory) as the folder it names now
+    code = f"import sys; sys.path[:] = {path!r}; from cudaresolve.index.page_worker import serve; serve()"
+    return [sys.executable, "-E", "-P", "-c", code]
 
 
 def _readable(stream: IO[bytes], timeout: float) -> bool:

@@ -32,6 +32,7 @@ import contextlib
 import hashlib
 import itertools
 import json
+import os
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -54,10 +55,10 @@ __all__ = ["WORKER_CHARS", "parse_files", "parse_stored", "parsed_key", "parsed_
 #: it, sending the page costs about what parsing it does (a bound, not a fact).
 WORKER_CHARS: Final = 256 * 1024
 #: Bounds on work, not facts: a worker's reply holds the body's own names, URLs and hashes, so one of more than
-#: this many bytes per byte of the body is refused; and the frames of recursion a worker's parse keeps in hand
-#: below the parent's (``parse_stored``).
+#: this many bytes per byte of the body is refused; and a JSON entry the worker leaves to the parent, by its
+#: brackets (an index's entry has four or five; ``parse_stored``).
 _REPLY_PER_BYTE: Final = 16
-_MARGIN: Final = 50
+_BRACKETS: Final = 64
 _FORMAT: Final = 4  # bump when the row layout or what is parsed changes (2: sdists; 3, 4: a version filter's)
 _SUBDIR: Final = "parsed-v2"  # 2: one folder, as ``http_cache``
 _ALL: Final = "all"  # what a form parsed with no filter says it kept
@@ -114,12 +115,12 @@ def _by_worker(
     """The files ``parse_files`` parses from ``entry``, as ``worker`` parsed and stored them; None when it did
     not (``PageWorker.parse``), or when ``keep`` is a filter it cannot be sent (only ``fitting.tag_filter``'s)."""
     tags = getattr(keep, "tags", None)
-    if keep is not None and not isinstance(tags, frozenset):
-        return None
+    if (keep is not None and not isinstance(tags, frozenset)) or _headroom() < 2 * _BRACKETS:
+        return None  # a filter it cannot be sent; a caller so deep in its stack that a page it refuses might pass
     key, kept, path = stored
     request = {
         "content_type": entry.content_type, "base": base, "tags": sorted(tags) if tags is not None else None,
-        "key": key, "kept": kept, "path": str(path), "headroom": _headroom(),
+        "key": key, "kept": kept, "path": os.path.abspath(path),
     }  # fmt: skip
     body = entry.body.encode("utf-8", errors="surrogatepass")
     reply = worker.parse(request, body, limit=_REPLY_PER_BYTE * len(body) + 4096)
@@ -138,8 +139,7 @@ def _by_worker(
 
 
 def _headroom() -> int:
-    """How many more frames this thread may nest (the recursion limit less the frames under this one): what a
-    parse here has for nested JSON, which the worker gets no more of (``parse_stored``)."""
+    """How many more frames this thread may nest: the recursion limit less the frames under this one."""
     import sys
 
     depth, frame = 0, sys._getframe()
@@ -153,22 +153,17 @@ def parse_stored(request: dict[str, Any], body: str) -> bytes:
     """The page worker's side of ``_by_worker``: ``body`` parsed as ``parse_files`` parses it, the form stored
     where ``request`` says, and the rows as JSON (UTF-8, surrogates kept: a pair stays two code points).
 
-    Nested JSON counts against the recursion limit from the caller's own depth, so a page nested deep enough
-    fails in the parent's walk thread and not in this shallow process: it is parsed here with ``headroom``
-    less ``_MARGIN`` frames, so that what parses here parses there; what fails here is left to the parent."""
-    import sys
+    How deep JSON may nest depends on the stack it is parsed on (the recursion limit counts the caller's
+    frames; from Python 3.12 a C limit counts C calls), so a page this shallow process could parse might fail
+    in the parent. Here a page holding an entry of ``_BRACKETS`` brackets or more (``json_page``) fails
+    whatever the stack, and is left to the parent; the parent sends pages only with twice that headroom."""
     from pathlib import Path
 
     from cudaresolve.index.fitting import names_filter
 
     tags = request["tags"]
     keep = names_filter(frozenset(tags)) if tags is not None else None
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(_MARGIN, limit - _headroom() + request["headroom"] - _MARGIN))
-    try:
-        files = parse_body(body, request["content_type"], request["base"], keep)
-    finally:
-        sys.setrecursionlimit(limit)
+    files = parse_body(body, request["content_type"], request["base"], keep, brackets=_BRACKETS)
     files = [f if "@" not in f.url else replace(f, url=strip_credentials(f.url)) for f in files]
     if (getattr(keep, "key", None) if keep is not None else _ALL) != request["kept"]:
         return b""  # not the filter the parent keys its form by: it parses the page itself

@@ -299,17 +299,18 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
 
 
 def parse_simple_json(
-    payload: Mapping[str, Any] | str | bytes, page_url: str, *, keep: Keep | None = None
+    payload: Mapping[str, Any] | str | bytes, page_url: str, *, keep: Keep | None = None, brackets: int | None = None
 ) -> list[IndexFile]:
     """The wheels and sdists in a PEP 691 project detail response (API 1.x), in listed order. A body is read
-    one file entry at a time (``json_page``): only the entries ``keep`` accepts are ever held whole."""
+    one file entry at a time (``json_page``): only the entries ``keep`` accepts are ever held whole.
+    ``brackets``: ``json_page.scan_page``'s bound on nesting, whatever the stack."""
     judge = keep  # what each named entry must pass here: none for a scanned body, whose scan applied ``keep``
     if isinstance(payload, str | bytes):
         from cudaresolve.index.json_page import scan_page
 
         try:
             text = payload.decode("utf-8") if isinstance(payload, bytes) else payload
-            payload, entries = scan_page(text, keep)
+            payload, entries = scan_page(text, keep, brackets=brackets)
             judge = None
         except ValueError as e:  # UnicodeDecodeError too
             raise IndexUnavailable(Text.of("index.bad-json", url=page_url, error=str(e)), hint=HINT) from e
@@ -361,11 +362,14 @@ def parse_simple_json(
     return files
 
 
-def parse_body(body: str, content_type: str | None, page_url: str, keep: Keep | None = None) -> list[IndexFile]:
-    """Dispatch on Content-Type (PEP 691); sniff only when the server sent none we know."""
+def parse_body(
+    body: str, content_type: str | None, page_url: str, keep: Keep | None = None, *, brackets: int | None = None
+) -> list[IndexFile]:
+    """Dispatch on Content-Type (PEP 691); sniff only when the server sent none we know. ``brackets``: a JSON
+    body's bound on nesting (``json_page.scan_page``); HTML nests nothing."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
     if media in _JSON_TYPES:
-        return parse_simple_json(body, page_url, keep=keep)
+        return parse_simple_json(body, page_url, keep=keep, brackets=brackets)
     if media in _HTML_TYPES or not body.lstrip().startswith("{"):
         return parse_simple_html(body, page_url, keep=keep)
-    return parse_simple_json(body, page_url, keep=keep)  # e.g. binary/octet-stream from a bare S3 bucket
+    return parse_simple_json(body, page_url, keep=keep, brackets=brackets)  # e.g. octet-stream from a bare S3 bucket
