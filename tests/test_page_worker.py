@@ -80,8 +80,8 @@ def served(worker: PageWorker, cache: HttpCache, entry: CachedResponse, keep: ob
     answered: list[bytes | None] = []
     ask = worker.parse
 
-    def spy(request: dict[str, object], body: bytes, *, limit: int) -> bytes | None:
-        answered.append(ask(request, body, limit=limit))
+    def spy(request: dict[str, object], body: str, *, per_byte: int) -> bytes | None:
+        answered.append(ask(request, body, per_byte=per_byte))
         return answered[-1]
 
     worker.parse = spy  # type: ignore[method-assign]
@@ -129,13 +129,13 @@ def test_a_page_the_worker_cannot_read_fails_as_it_fails_here(tmp_path: Path) ->
         served(worker, started, page(json_page("other"), name="other"), None)  # up and answering
         with pytest.raises(IndexUnavailable) as there:
             parse_files(started, entry, None, worker=worker)
-        assert worker.parse({}, b"", limit=0) is None  # a refusal is not a failure: the worker still serves
+        assert worker.parse({}, "", per_byte=0) is None  # a refusal is not a failure: the worker still serves
     assert there.value.text == here.value.text
 
 
 def test_a_small_page_or_a_filter_it_cannot_send_stays_here(tmp_path: Path) -> None:
     class Refuses(PageWorker):
-        def parse(self, request: dict[str, object], body: bytes, *, limit: int) -> bytes | None:
+        def parse(self, request: dict[str, object], body: str, *, per_byte: int) -> bytes | None:
             raise AssertionError("not to be sent")
 
     cache = HttpCache(tmp_path)
@@ -209,7 +209,7 @@ def test_an_interrupted_request_stops_the_child(tmp_path: Path, monkeypatch: pyt
             HttpCache(tmp_path / "c"), second, keep
         )
         assert time.monotonic() - started < 10  # at once: not after a wait on a child still busy with the first
-        assert worker.parse({}, b"", limit=0) is None  # stopped for the run
+        assert worker.parse({}, "", per_byte=0) is None  # stopped for the run
 
 
 _FRAMED = (
@@ -243,7 +243,7 @@ def test_a_failing_worker_leaves_every_page_to_the_parent(tmp_path: Path, script
             parsed_path(HttpCache(tmp_path), entry.url).unlink(missing_ok=True)
             assert parse_files(HttpCache(tmp_path), entry, keep, worker=worker) == expected
             time.sleep(0.2)
-        assert worker.parse({}, b"", limit=0) is None
+        assert worker.parse({}, "", per_byte=0) is None
     assert time.monotonic() - started < 10  # one wait of ``timeout`` at most, then never asked again
 
 
@@ -254,12 +254,12 @@ def test_closing_ends_the_child(tmp_path: Path) -> None:
     assert proc is not None and proc.poll() is None
     worker.close()
     assert proc.poll() is not None
-    assert worker.parse({}, b"", limit=0) is None  # closed: nothing more is sent
+    assert worker.parse({}, "", per_byte=0) is None  # closed: nothing more is sent
 
 
 def test_a_child_that_ignores_the_end_of_its_input_is_killed() -> None:
     worker = PageWorker([sys.executable, "-c", "import time; time.sleep(60)"])
-    assert worker.parse({}, b"", limit=0) is None  # started, not ready
+    assert worker.parse({}, "", per_byte=0) is None  # started, not ready
     proc = worker._proc
     assert proc is not None
     started = time.monotonic()

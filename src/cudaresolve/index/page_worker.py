@@ -60,18 +60,20 @@ class PageWorker:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
-    def parse(self, request: dict[str, Any], body: bytes, *, limit: int) -> bytes | None:
-        """The child's reply to ``request`` with ``body``, at most ``limit`` bytes; None when the caller is to parse
-        the page itself: the child is only being started now, is not ready yet, or failed (then it is stopped for
-        the run). Anything that stops a request half way (Ctrl-C too) stops the child, whose next reply would
-        otherwise answer the wrong page."""
+    def parse(self, request: dict[str, Any], body: str, *, per_byte: int) -> bytes | None:
+        """The child's reply to ``request`` with ``body`` (sent as UTF-8, surrogates kept), at most ``per_byte``
+        bytes per byte of it; None when the caller is to parse the page itself: the child is only being started
+        now, is not ready yet, or failed (then it is stopped for the run). Anything that stops a request half way
+        (Ctrl-C too) stops the child, whose next reply would otherwise answer the wrong page. The body is encoded
+        only once the child is free: threads waiting their turn hold no copy of their page."""
         with self._lock:
             if self._broken:
                 return None
             try:
                 if not self._started():
                     return None
-                return self._ask(request, body, limit)
+                data = body.encode("utf-8", errors="surrogatepass")
+                return self._ask(request, data, per_byte * len(data) + 4096)
             except (OSError, ValueError, struct.error, TimeoutError):
                 self._fail()
                 return None

@@ -122,8 +122,7 @@ def _by_worker(
         "content_type": entry.content_type, "base": base, "tags": sorted(tags) if tags is not None else None,
         "key": key, "kept": kept, "path": os.path.abspath(path),
     }  # fmt: skip
-    body = entry.body.encode("utf-8", errors="surrogatepass")
-    reply = worker.parse(request, body, limit=_REPLY_PER_BYTE * len(body) + 4096)
+    reply = worker.parse(request, entry.body, per_byte=_REPLY_PER_BYTE)
     if reply is None:
         return None
     try:
