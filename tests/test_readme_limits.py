@@ -13,7 +13,7 @@ from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
 from cudaresolve.doctor import child
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
 from cudaresolve.fleet.inputs import MAX_GPU_COUNT
-from cudaresolve.index import client
+from cudaresolve.index import client, page_worker, parsed_cache
 from cudaresolve.index.build_metadata import BUILD_TIMEOUT, BUILD_TIMEOUT_ENV
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
@@ -54,6 +54,11 @@ def test_the_limits_table_matches_the_code() -> None:
     assert "every byte of every request (status line and headers too)" in network
     page = rows["one index page"]
     assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {client._MAX_REDIRECTS}" in page
+    helper = rows["a large page parsed by `lock`'s helper process (a cold lock's pages over "
+                  f"{parsed_cache.WORKER_CHARS:,} characters)"]
+    assert f"{page_worker._REPLY_SECONDS:g} s for its answer" in helper
+    assert f"at most {parsed_cache._REPLY_PER_BYTE} bytes per byte of the page" in helper
+    assert f"a JSON entry holding {parsed_cache._BRACKETS} brackets or more is left to `lock` itself" in helper
     direct = rows["a direct reference's wheel (`pkg @ URL`)"]
     assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s (or `{DEADLINE_ENV}` when lower)" in direct
     assert f"redirects {client._MAX_REDIRECTS}" in direct
