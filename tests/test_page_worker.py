@@ -140,13 +140,13 @@ def test_a_small_page_or_a_filter_it_cannot_send_stays_here(tmp_path: Path) -> N
 
     cache = HttpCache(tmp_path)
     small = page(json.dumps({"meta": {"api-version": "1.0"}, "files": [_entry("small", "1.0", PLATFORMS[0], 1)]}))
-    assert parse_files(cache, small, None, worker=Refuses(["false"]))
+    assert parse_files(cache, small, None, worker=Refuses(command=["false"]))
     def by_name(name: str) -> bool:
         return name.startswith("big-1.1")
 
     by_name.key = "by-name"  # type: ignore[attr-defined]  # a stored form, but no tags to send
     big = page(json_page())
-    assert parse_files(cache, big, by_name, worker=Refuses(["false"])) == parse_body(big.body, big.content_type,
+    assert parse_files(cache, big, by_name, worker=Refuses(command=["false"])) == parse_body(big.body, big.content_type,
                                                                                       big.url, by_name)  # fmt: skip
 
 
@@ -236,7 +236,7 @@ _FRAMED = (
 def test_a_failing_worker_leaves_every_page_to_the_parent(tmp_path: Path, script: str) -> None:
     entry, keep = page(json_page()), tag_filter(TAGS)
     expected = parse_body(entry.body, entry.content_type, entry.url, keep)
-    worker = PageWorker([sys.executable, "-c", script], timeout=0.5)
+    worker = PageWorker(command=[sys.executable, "-c", script], timeout=0.5)
     started = time.monotonic()
     with worker:
         for _ in range(4):
@@ -258,7 +258,7 @@ def test_closing_ends_the_child(tmp_path: Path) -> None:
 
 
 def test_a_child_that_ignores_the_end_of_its_input_is_killed() -> None:
-    worker = PageWorker([sys.executable, "-c", "import time; time.sleep(60)"])
+    worker = PageWorker(command=[sys.executable, "-c", "import time; time.sleep(60)"])
     assert worker.parse({}, "", per_byte=0) is None  # started, not ready
     proc = worker._proc
     assert proc is not None

@@ -38,16 +38,22 @@ _READY: Final = b"R"
 #: The longest the parent waits for one page (a bound, not a fact): far beyond the seconds the largest page
 #: takes; past it the child is stopped and the page parsed in the parent.
 _REPLY_SECONDS: Final = 120.0
+#: What the child answers with by default: a page parsed and stored as ``parse_files`` would (named, not imported:
+#: that module uses this one).
+_HANDLER: Final = "cudaresolve.index.parsed_cache:parse_stored"
 
 
 class PageWorker:
     """The parent's end of the helper process; threads share it, one request at a time. A context manager:
     leaving it ends the child."""
 
-    def __init__(self, command: Sequence[str] | None = None, *, timeout: float = _REPLY_SECONDS) -> None:
-        """``command``: what starts the child (default: this interpreter running ``serve``); ``timeout``:
-        seconds to wait for a reply."""
-        self._command = list(command) if command is not None else _serve_command()
+    def __init__(
+        self, handler: str = _HANDLER, *, command: Sequence[str] | None = None, timeout: float = _REPLY_SECONDS
+    ) -> None:
+        """``handler``: what the child answers a request with (``module:function``, given the request and the
+        body, returning the reply); ``command``: what starts the child (default: this interpreter running
+        ``serve(handler)``); ``timeout``: seconds to wait for a reply."""
+        self._command = list(command) if command is not None else _serve_command(handler)
         self._timeout = timeout
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -155,12 +161,12 @@ class PageWorker:
                 proc.stdout.close()
 
 
-def _serve_command() -> list[str]:
-    """This interpreter running ``serve`` with this process's module path, so that the child imports what the
-    parent imports: ``-P`` keeps ``-c`` from putting the working directory first, ``-E`` ignores ``PYTHONPATH``
-    and the like, and the path is then set to the parent's own."""
+def _serve_command(handler: str) -> list[str]:
+    """This interpreter running ``serve(handler)`` with this process's module path, so that the child imports
+    what the parent imports: ``-P`` keeps ``-c`` from putting the working directory first, ``-E`` ignores
+    ``PYTHONPATH`` and the like, and the path is then set to the parent's own."""
     path = [os.path.abspath(entry) for entry in sys.path]  # "" (the working directory) as the folder it names now
-    code = f"import sys; sys.path[:] = {path!r}; from cudaresolve.index.page_worker import serve; serve()"
+    code = f"import sys; sys.path[:] = {path!r}; from cudaresolve.index.page_worker import serve; serve({handler!r})"
     return [sys.executable, "-E", "-P", "-c", code]
 
 
@@ -199,12 +205,15 @@ def _read_exactly(stream: IO[bytes], size: int, deadline: float) -> bytes:
     return b"".join(parts)
 
 
-def serve() -> None:
-    """The child's loop: one reply per request on stdin, until stdin ends."""
+def serve(handler: str) -> None:
+    """The child's loop: one reply per request on stdin, each ``handler``'s (``module:function``), until stdin
+    ends."""
+    import importlib
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from cudaresolve.index.parsed_cache import parse_stored
+    module, _, name = handler.partition(":")
+    answer = getattr(importlib.import_module(module), name)
 
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     stdout.write(_READY)
@@ -218,7 +227,7 @@ def serve() -> None:
         if len(request) < head_size or len(body) < body_size:
             return
         try:
-            reply = parse_stored(json.loads(request), body.decode("utf-8", errors="surrogatepass"))
+            reply = answer(json.loads(request), body.decode("utf-8", errors="surrogatepass"))
         except Exception:  # the parent parses the page itself and says what is wrong with it
             reply = b""
         stdout.write(_REPLY.pack(len(reply)) + reply)
