@@ -102,9 +102,7 @@ def parse_files(
             files = _by_worker(worker, entry, base, keep, (key, kept, path))
             if files is not None:
                 return _credentialed(files, entry.page_url)
-        files = parse_body(entry.body, entry.content_type, base, keep)
-        # an entry made by hand (not ``CachedResponse.from_headers``) may link URLs with credentials
-        files = [f if "@" not in f.url else replace(f, url=strip_credentials(f.url)) for f in files]
+        files = _parsed(entry.body, entry.content_type, base, keep)
         _store(path, key, kept, [_row(f) for f in files])
     return _credentialed(files, entry.page_url)
 
@@ -129,12 +127,10 @@ def _by_worker(
         rows = json.loads(reply.decode("utf-8", errors="surrogatepass"))
     except (ValueError, RecursionError):
         rows = None
-    names = WheelNames()
-    files = [_file(row, names) for row in rows] if isinstance(rows, list) else [None]
-    if None in files:
+    files = _files(rows, None) if isinstance(rows, list) else None
+    if files is None:
         worker.refuse()
-        return None
-    return files  # type: ignore[return-value]  # None is not among them
+    return files
 
 
 def _headroom() -> int:
@@ -162,13 +158,20 @@ def parse_stored(request: dict[str, Any], body: str) -> bytes:
 
     tags = request["tags"]
     keep = names_filter(frozenset(tags)) if tags is not None else None
-    files = parse_body(body, request["content_type"], request["base"], keep, brackets=_BRACKETS)
-    files = [f if "@" not in f.url else replace(f, url=strip_credentials(f.url)) for f in files]
     if (getattr(keep, "key", None) if keep is not None else _ALL) != request["kept"]:
         return b""  # not the filter the parent keys its form by: it parses the page itself
-    rows = [_row(f) for f in files]
+    rows = [_row(f) for f in _parsed(body, request["content_type"], request["base"], keep, brackets=_BRACKETS)]
     _store(Path(request["path"]), request["key"], request["kept"], rows)
     return json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode("utf-8", errors="surrogatepass")
+
+
+def _parsed(
+    body: str, content_type: str | None, base: str, keep: Keep | None, *, brackets: int | None = None
+) -> list[IndexFile]:
+    """The files ``parse_body`` reads in ``body``, their URLs without credentials (an entry made by hand, not by
+    ``CachedResponse.from_headers``, may link URLs with them): what a stored form holds."""
+    files = parse_body(body, content_type, base, keep, brackets=brackets)
+    return [f if "@" not in f.url else replace(f, url=strip_credentials(f.url)) for f in files]
 
 
 def _read(cache: HttpCache, entry: CachedResponse) -> CachedResponse:
@@ -234,9 +237,15 @@ def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> lis
         return None
     if data.get("kept") not in (_ALL, *kept):
         return None
+    return _files(data["files"], keep)
+
+
+def _files(rows: list[Any], keep: Keep | None) -> list[IndexFile] | None:
+    """The ``IndexFile`` of each row whose file name ``keep`` accepts (every row when None); None when any row
+    is not one ``_row`` writes (a stored form, or a page worker's reply)."""
     files: list[IndexFile] = []
     names = WheelNames()
-    for row in data["files"]:
+    for row in rows:
         name = row[0] if isinstance(row, list) and row else None
         if not isinstance(name, str):
             return None
