@@ -29,6 +29,8 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
+    from cudaresolve.resolve.source import Builds
+
 MINI = Path(__file__).parent / "fixtures" / "compat-mini.toml"
 PYPI = "https://pypi.org/simple"
 
@@ -84,10 +86,7 @@ class DictSource:
         required = self.requires_python.get(f"{release.name} {release.version}")
         return required if required is not None and not SpecifierSet(required).contains("3.11.0") else None
 
-    def prefetch(self, names: Iterable[str | Requirement]) -> None:
-        pass
-
-    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
+    def prefetch(self, names: Iterable[str | Requirement], *, builds: Builds | None = None) -> None:
         pass
 
     def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:

@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 PYPI = "https://pypi.org/simple"
 FILES = "https://files.example.org"
 METADATA = {"a": "Metadata-Version: 2.1\nName: a\nVersion: 1.0\nRequires-Dist: b\n",
-            "b": "Metadata-Version: 2.1\nName: b\nVersion: 1.0\n"}  # fmt: skip
+            "b": "Metadata-Version: 2.1\nName: b\nVersion: 1.0\n",
+            "c": "Metadata-Version: 2.1\nName: c\nVersion: 1.0\n",
+            "e": "Metadata-Version: 2.1\nName: e\nVersion: 1.0\nRequires-Dist: c; extra == 'x'\n",
+            "t": "Metadata-Version: 2.1\nName: t\nVersion: 1.0\nRequires-Dist: b\n"}  # fmt: skip
 
 
 def _page(name: str) -> str:
@@ -128,3 +131,54 @@ def test_a_pages_releases_are_built_once_whoever_asks() -> None:
         assert source.releases("A") is first  # the same objects again: not rebuilt per question
         assert source.build_release("a", "1.0", PYPI) == first[0]
         assert page.call_count == 1
+
+
+def _routes(router: respx.MockRouter, names: str) -> list[respx.Route]:
+    html = {"Content-Type": "text/html"}
+    pages = [router.get(f"{PYPI}/{n}/").respond(200, text=_page(n), headers=html) for n in names]
+    return [*pages, *(router.get(f"{FILES}/{n}-1.0-py3-none-any.whl.metadata").respond(200, text=METADATA[n])
+                      for n in names)]  # fmt: skip
+
+
+def test_the_walk_follows_a_requirements_extras_as_the_solver_will() -> None:
+    from packaging.requirements import Requirement
+
+    tags = tuple(parse_tag("py3-none-any"))
+    for request, walked in (("e[x]", True), ("e", False)):
+        with respx.mock(assert_all_called=False) as router, httpx.Client() as http:
+            e_page, c_page, e_meta, c_meta = _routes(router, "ec")
+            source = IndexSource(IndexClient(http, sleep=lambda _: None), default_index=PYPI, tags=tags, python="3.11")
+            source.prefetch([Requirement(request)])
+            source.close()
+            assert (e_page.call_count, e_meta.call_count) == (1, 1)
+            assert (c_page.call_count, c_meta.call_count) == ((1, 1) if walked else (0, 0)), request
+
+
+def test_a_database_package_is_walked_from_the_first_build_its_index_lists() -> None:
+    """A database package (``skip``) is walked only along the builds the solver will try: the first build's
+    index is down, so the walk reads the next build's listing and metadata, then what that build requires."""
+    from packaging.requirements import Requirement
+
+    down = "https://down.example.org/simple"
+    chain = [("t", "1.0+cu1", down), ("t", "1.0", PYPI), ("t", "0.9", PYPI)]
+    asked: list[str] = []
+
+    def builds(req: Requirement) -> list[tuple[str, str, str]]:
+        asked.append(str(req))
+        return chain if req.name == "t" else []
+
+    tags = tuple(parse_tag("py3-none-any"))
+    with respx.mock(assert_all_called=False) as router, httpx.Client() as http:
+        gone = router.get(f"{down}/t/").mock(side_effect=httpx.ConnectError("down"))
+        t_page, b_page, t_meta, b_meta = _routes(router, "tb")
+        source = IndexSource(IndexClient(http, sleep=lambda _: None), default_index=PYPI, tags=tags, python="3.11",
+                             skip=["t"])  # fmt: skip
+        source.prefetch(["t"], builds=builds)  # a bare name gives no requirement to ask about: not walked
+        source.prefetch([Requirement("t>=0.5")])  # no builds: a database package is left to the solver
+        assert (gone.call_count, t_page.call_count) == (0, 0)
+        source.prefetch([Requirement("t>=0.5")], builds=builds)
+        source.prefetch([Requirement("t>=0.5")], builds=builds)  # walked once
+        source.close()
+        assert asked == ["t>=0.5", "t>=0.5"]
+        assert gone.call_count >= 1
+        assert [r.call_count for r in (t_page, t_meta, b_page, b_meta)] == [1, 1, 1, 1]

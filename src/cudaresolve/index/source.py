@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import SpecifierSet
 
@@ -30,13 +30,13 @@ from cudaresolve.index.fitting import best_files, index_release, python_fits
 from cudaresolve.index.flat import read_listing
 from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
+from cudaresolve.index.tasks import TaskPool
 from cudaresolve.resolve.source import IndexRelease, applies
 from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
-    from concurrent.futures import ThreadPoolExecutor
     from datetime import datetime
 
     from packaging.requirements import Requirement
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.client import IndexClient, ProjectPage
     from cudaresolve.index.metadata import CoreMetadata
     from cudaresolve.index.simple import IndexFile
+    from cudaresolve.resolve.source import Builds
     from cudaresolve.text.findings import Notice
 
 __all__ = ["IndexSource"]
@@ -88,10 +89,8 @@ class IndexSource:
         self._client = client
         self._environment = dict(environment or {})
         self._skip = frozenset(skip)
-        self._walked: set[tuple[str, str]] = set()  # (project, specifier) walked ahead already
-        self._pool: ThreadPoolExecutor | None = None  # the walk's threads, made on first use
-        self._pending = 0  # walk tasks submitted and not finished
-        self._closing = False
+        self._walked: set[tuple[str, str]] = set()  # (project, specifier and extras) walked ahead already
+        self._tasks = TaskPool(_PREFETCH_THREADS, "walk")
         self._default = default_index.rstrip("/")
         self._tags = tags
         self._python = python if python.count(".") >= 2 else f"{python}.0"
@@ -104,7 +103,6 @@ class IndexSource:
         self._best: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}
         self._releases: dict[tuple[str, str], tuple[IndexRelease, ...]] = {}  # (index, project) -> newest first
         self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)  # notified when the walk has nothing left to do
         self._gates: dict[tuple[str, ...], threading.Lock] = {}  # one fetch per page or metadata file
         self._errors: dict[tuple[str, str], IndexUnavailable] = {}
         self._failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
@@ -149,98 +147,98 @@ class IndexSource:
             found = self._first[project] = next(listed, self._default)
         return found
 
-    def prefetch(self, names: Iterable[str | Requirement]) -> None:
+    def prefetch(self, names: Iterable[str | Requirement], *, builds: Builds | None = None) -> None:
         """Walk ahead of the solver, in threads, without waiting: the listing of each name and the metadata of
         its newest release (the newest a requirement allows, when a requirement is given), then the same for
-        what that release requires on the target (markers evaluated, as far as ``_PREFETCH_LIMIT`` walks), as
-        uv does. The solver goes on meanwhile and waits only for the page or metadata file it asks for (one
-        fetch each, whoever asks first). A guess that was wrong costs one request, a failure surfaces later,
-        when really asked; ``close`` waits for the walk to end."""
+        what that release requires on the target (markers evaluated, with the requirement's extras, as far as
+        ``_PREFETCH_LIMIT`` walks), as uv does. A database package (``skip``) is walked only with ``builds``:
+        the builds the solver will try for a requirement, best first, of which the first its index lists is
+        read, as the solver passes over a build its index cannot give. The solver goes on meanwhile and waits
+        only for the page or metadata file it asks for (one fetch each, whoever asks first). A guess that was
+        wrong costs a request or two, a failure surfaces later, when really asked; ``close`` waits for the walk."""
         if not self._client.offline:
-            self._walk(names)
+            self._walk(names, builds)
 
-    def _walk(self, found: Iterable[str | Requirement]) -> None:
+    def _walk(self, found: Iterable[str | Requirement], builds: Builds | None) -> None:
         for item in found:
             name = item if isinstance(item, str) else item.name
             spec = SpecifierSet() if isinstance(item, str) else item.specifier
+            extras = () if isinstance(item, str) else tuple(sorted(item.extras))
             project = str(canonical_project(name))
-            key = (project, str(spec))  # another pin of a name walked before is another release to read
-            with self._lock:
-                if key in self._walked or project in self._skip or len(self._walked) >= _PREFETCH_LIMIT:
-                    continue
-                self._walked.add(key)
+            if project in self._skip:
+                chain = tuple(builds(item)) if builds is not None and not isinstance(item, str) else ()
+                if chain and self._first_walk((project, repr((chain, extras)))) and not self._cached_chain(chain):
+                    self._tasks.submit(self._walk_from, partial(self._first_listed, chain), extras, builds)
+                continue
             find = partial(self._newest, project, spec)
-            if not self._cached_step(project, find):
-                self._submit(self._walk_from, find)
+            # another pin of a name walked before is another release to read
+            if self._first_walk((project, repr((str(spec), extras)))) and not self._cached_step(project, find):
+                self._tasks.submit(self._walk_from, find, extras, builds)
+
+    def _first_walk(self, key: tuple[str, str]) -> bool:
+        """Whether ``key`` was never walked before and the walk may go on (``_PREFETCH_LIMIT``)."""
+        with self._lock:
+            if key in self._walked or len(self._walked) >= _PREFETCH_LIMIT:
+                return False
+            self._walked.add(key)
+            return True
 
     def _newest(self, name: str, spec: SpecifierSet) -> IndexRelease | None:
         found = (r for r in self.releases(name) if not (r.yanked or r.version.is_prerelease))
         return next((r for r in found if spec.contains(r.version)), None)
 
-    def _cached_step(self, name: str, find: Callable[[], IndexRelease | None], index: str | None = None) -> bool:
-        """Whether a step of the walk would send no request: the listing of ``name`` (on ``index``, else its own)
-        is fresh in the cache, and so is the metadata of the release ``find`` picks there. The step is then left
-        to the solver, which reads both when it gets there and walks on from its own pins (``prefetch`` of what
-        each pinned release requires): a warm run starts no thread. In doubt (a fetch under way, a failure): False."""
+    def _first_listed(self, chain: Sequence[tuple[str, str, str]]) -> IndexRelease | None:
+        """The first of ``chain``'s builds ((name, version, index) each) that its index lists, else None."""
+        for build in chain:
+            with contextlib.suppress(IndexUnavailable):
+                if (release := self.build_release(*build)) is not None:
+                    return release
+        return None
+
+    def _cached_chain(self, chain: Sequence[tuple[str, str, str]]) -> bool:
+        """``_cached_step`` for ``_first_listed``: every listing up to the first that lists its build is fresh in
+        the cache, and so is that build's metadata."""
+        for name, version, index in chain:
+            try:
+                if self._client.needs_request(index, name):
+                    return False
+                release = self.build_release(name, version, index)
+            except CudaResolveError:
+                return False
+            if release is not None:
+                return self._cached_requires(release)
+        return True
+
+    def _cached_step(self, name: str, find: Callable[[], IndexRelease | None]) -> bool:
+        """Whether a step of the walk would send no request: the listing of ``name`` is fresh in the cache, and
+        so is the metadata of the release ``find`` picks there. The step is then left to the solver, which
+        reads both when it gets there and walks on from its own pins (``prefetch`` of what each pinned release
+        requires): a warm run starts no thread. In doubt (a fetch under way, a failure): False."""
         try:
-            if self._client.needs_request(index or self.index_for(name), name):
+            if self._client.needs_request(self.index_for(name), name):
                 return False
             release = find()
             return release is None or self._cached_requires(release)
         except CudaResolveError:
             return False
 
-    def _walk_from(self, find: Callable[[], IndexRelease | None]) -> None:
-        """Walk on from what the release ``find`` gives requires on the target."""
+    def _walk_from(
+        self, find: Callable[[], IndexRelease | None], extras: Sequence[str], builds: Builds | None
+    ) -> None:
+        """Walk on from what the release ``find`` gives requires on the target, with ``extras``."""
         try:
             release = find()
-            found = [r for r in self._requires_of(release, None) if applies(r, self._environment)] if release else []
+            requires = self._requires_of(release, None) if release else ()
+            found = [r for r in requires if applies(r, self._environment, extras)]
         except CudaResolveError:  # a guess that failed: the solver asks again, and then it counts
             return
-        self._walk(found)
-
-    def _submit(self, task: Callable[..., None], *args: Any) -> None:
-        """Run ``task`` on the walk's threads (made on first use); nothing once ``close`` has begun."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        with self._lock:
-            if self._closing:
-                return
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=_PREFETCH_THREADS, thread_name_prefix="walk")
-            self._pending += 1
-            self._pool.submit(self._run_task, task, *args)
-
-    def _run_task(self, task: Callable[..., None], *args: Any) -> None:
-        try:
-            task(*args)
-        finally:
-            with self._lock:
-                self._pending -= 1
-                if self._pending == 0:
-                    self._idle.notify_all()
+        self._walk(found, builds)
 
     def close(self, *, abandon: bool = False) -> None:
         """Wait for the walk ahead to end (every request it started; the set it reads does not depend on
         timing), then stop its threads. ``abandon`` (Ctrl-C): start nothing more, drop what waits in the
         queue and return at once."""
-        with self._lock:
-            while self._pending and not abandon:
-                self._idle.wait()
-            self._closing = True
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=not abandon, cancel_futures=abandon)
-
-    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
-        """Fetch, in threads and without waiting, the listing and metadata of database builds the solver will
-        try first ((name, version, index) each), then walk their dependencies (``prefetch``)."""
-        if self._client.offline:
-            return
-        for build in dict.fromkeys(builds):
-            find = partial(self.build_release, *build)
-            if not self._cached_step(build[0], find, build[2]):
-                self._submit(self._walk_from, find)
+        self._tasks.close(abandon=abandon)
 
     def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
         """Fetch these listings ((index, name) each) on the walk's threads, those not fetched yet, without
@@ -252,7 +250,7 @@ class IndexSource:
         if self._client.offline or len(wanted) < 2:
             return
         for page in wanted:
-            self._submit(self._quiet_page, *page)
+            self._tasks.submit(self._quiet_page, *page)
 
     def _quiet_page(self, index: str, name: str) -> None:
         with contextlib.suppress(CudaResolveError):

@@ -28,6 +28,7 @@ from resolvelib import AbstractProvider
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
+from cudaresolve.resolve.ahead import build_chain
 from cudaresolve.resolve.catalog import BUILD, CUDA, CUDNN, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
 from cudaresolve.resolve.cudamajor import major_needs
@@ -405,11 +406,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         for req in selected:
             if req.url:
                 self._check_url(req, parent)
-        # the walk ahead skips what it walked before (by name and specifier): a release pinning other versions
-        # of names already seen (torch 2.11's nvidia-* pins after 2.15's) gets those read in parallel too
-        fresh = [req for req in selected if canonical_name(req.name) not in self.catalog.known and not req.url]
+        # the walk ahead skips what it walked before (by name, specifier and extras): a release pinning other
+        # versions of names already seen (torch 2.11's nvidia-* pins after 2.15's) gets those read in parallel too
+        fresh = [req for req in selected if not req.url]
         if fresh:
-            self.source.prefetch(fresh)
+            self.source.prefetch(fresh, builds=partial(build_chain, self.catalog, self.companions))
         return needs
 
     def _check_url(self, req: Requirement, parent: str) -> None:

@@ -9,16 +9,20 @@ A failure becomes ``NoSolution`` whose findings come from ``explain``.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Final
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
 from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import IndexUnavailable, NoSolution
-from cudaresolve.resolve.catalog import CUDA, CUDNN, Candidate, Catalog, Need, build_catalog, satisfies
+from cudaresolve.resolve.ahead import build_chain
+from cudaresolve.resolve.catalog import CUDA, CUDNN, Candidate, Catalog, Need, build_catalog
 from cudaresolve.resolve.direct import direct_candidate
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
@@ -92,8 +96,8 @@ def solve(
             direct[need.name] = direct_candidate(catalog, source.direct_release(need.name, need.url))
     needs = [_pinned(n, direct[n.name]) if n.name in direct else n for n in needs]
     companions = Companions(catalog, needs)
-    source.prefetch([n.name for n in needs if n.name not in db.package_names and not n.url])
-    source.prefetch_builds(_first_builds(catalog, needs, companions))
+    # the walk ahead reads what the solver will: each request with its extras, a database package's builds in turn
+    source.prefetch(_requirements(needs), builds=partial(build_chain, catalog, companions))
     return _held_first(
         lambda limit: solve_catalog(
             needs, db, catalog, source=source, environment=environment, constraints=limit, direct=direct,
@@ -118,34 +122,18 @@ def _held_first(
     return run(limits)
 
 
+def _requirements(needs: Sequence[Need]) -> list[Requirement]:
+    """``needs`` as PEP 508 requirements (name, extras, specifier), for the walk ahead; direct references left out."""
+    out = []
+    for need in needs:
+        with contextlib.suppress(InvalidRequirement):
+            out.extend([Requirement(str(need))] if not need.url else [])
+    return out
+
+
 def _pinned(need: Need, candidate: Candidate) -> Need:
     """``need`` narrowed to the direct reference's version (a ``pkg>=2`` given too still has its say)."""
     return replace(need, specifier=need.specifier & SpecifierSet(f"=={candidate.version}"))
-
-
-def _first_builds(
-    catalog: Catalog, needs: Sequence[Need], companions: Companions | None
-) -> list[tuple[str, str, str]]:
-    """The build the solver will try first for each requested database package (the newest that meets the
-    request, on a variant the driver runs, that the other requested packages leave room for), for the source
-    to fetch ahead in parallel."""
-    runnable = catalog.runnable
-    fits = companions.fits if companions is not None else bool
-    out = []
-    for need in needs:
-        if need.name not in catalog.known or need.name == CUDA or need.url:
-            continue
-        first = next(
-            (
-                c
-                for c in catalog.for_name(need.name)
-                if c.variant in runnable and satisfies(need, c) and c.build and fits(c)
-            ),
-            None,
-        )
-        if first is not None:
-            out.append((first.name, str(first.version), first.index_url))
-    return out
 
 
 def reachable(db: CompatDB, names: Sequence[str]) -> list[str]:

@@ -21,13 +21,17 @@ from cudaresolve.core.platforms import canonical_name
 from cudaresolve.resolve.model import FileKind
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from packaging.markers import Marker
     from packaging.requirements import Requirement
     from packaging.version import Version
 
     from cudaresolve.text.model import Text
+
+    #: For a requirement on a database package: the builds the solver will try, best first, as (name, version,
+    #: index) each (``resolve.ahead.build_chain``); empty when none.
+    Builds = Callable[[Requirement], Sequence[tuple[str, str, str]]]
 
 __all__ = ["Artifact", "IndexRelease", "MarkerVerdicts", "PackageSource", "applies", "extras_key", "split_key"]
 
@@ -92,13 +96,9 @@ class PackageSource(Protocol):
         solver then passes the release over, as pip and uv do); None when it admits it or states none."""
         ...
 
-    def prefetch(self, names: Iterable[str | Requirement]) -> None:
+    def prefetch(self, names: Iterable[str | Requirement], *, builds: Builds | None = None) -> None:
         """A hint: the solver will soon ask about these packages, or these requirements (a source may fetch
-        them at once)."""
-        ...
-
-    def prefetch_builds(self, builds: Iterable[tuple[str, str, str]]) -> None:
-        """A hint: the solver will soon try these database builds ((name, version, index) each)."""
+        them at once); ``builds``: which builds of a database package it will try."""
         ...
 
     def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
