@@ -91,3 +91,14 @@ def test_lock_speaks_the_chosen_language(tmp_path: Path, capsys: pytest.CaptureF
     assert err[0] == "变体 cu118，来自 https://download.pytorch.org/whl/cu118"
     assert err[1].split() == ["软件包", "版本", "索引"]
     assert err[-1] == f"已写入 {out}（requirements）"
+
+
+def test_a_users_text_is_echoed_as_typed_with_no_emoji_code_replaced(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """rich reads ``:cd:`` as an emoji code; what the user typed (a GPU name, a path, a label) is shown as typed."""
+    code = cli.main(["lock", "torch", "--gpu", "X:cd:Y :rocket:", "--driver", "580.65.06",
+                     "-o", str(tmp_path / "pylock.toml")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code != 0 and "unknown-gpu" in err
+    assert "'X:cd:Y :rocket:'" in err

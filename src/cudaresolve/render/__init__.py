@@ -42,6 +42,7 @@ def make_console(*, stderr: bool = True, file: IO[str] | None = None, errors: bo
         file=file,
         stderr=stderr if file is None else False,
         highlight=False,
+        emoji=False,  # ``:cd:`` in a user's text (a path, a label) stays as typed; and rich's emoji table is not loaded
         soft_wrap=True,
         no_color=not colour,
         color_system="auto" if colour else None,
