@@ -8,9 +8,11 @@ import threading
 from typing import TYPE_CHECKING
 
 import httpx
+import pytest
 import respx
 from packaging.tags import parse_tag
 
+from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.client import IndexClient
 from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.source import IndexSource
@@ -24,7 +26,8 @@ METADATA = {"a": "Metadata-Version: 2.1\nName: a\nVersion: 1.0\nRequires-Dist: b
             "b": "Metadata-Version: 2.1\nName: b\nVersion: 1.0\n",
             "c": "Metadata-Version: 2.1\nName: c\nVersion: 1.0\n",
             "e": "Metadata-Version: 2.1\nName: e\nVersion: 1.0\nRequires-Dist: c; extra == 'x'\n",
-            "t": "Metadata-Version: 2.1\nName: t\nVersion: 1.0\nRequires-Dist: b\n"}  # fmt: skip
+            "t": "Metadata-Version: 2.1\nName: t\nVersion: 1.0\nRequires-Dist: b\n",
+            "w": "Metadata-Version: 2.1\nName: w\nVersion: 1.0\nRequires-Dist: t\nRequires-Dist: b\n"}  # fmt: skip
 
 
 def _page(name: str) -> str:
@@ -174,11 +177,49 @@ def test_a_database_package_is_walked_from_the_first_build_its_index_lists() -> 
         source = IndexSource(IndexClient(http, sleep=lambda _: None), default_index=PYPI, tags=tags, python="3.11",
                              skip=["t"])  # fmt: skip
         source.prefetch(["t"], builds=builds)  # a bare name gives no requirement to ask about: not walked
-        source.prefetch([Requirement("t>=0.5")])  # no builds: a database package is left to the solver
-        assert (gone.call_count, t_page.call_count) == (0, 0)
+        source.prefetch([Requirement("t>=0.5")])  # no builds: left for a later prefetch that has them
+        assert (gone.call_count, t_page.call_count, asked) == (0, 0, [])
         source.prefetch([Requirement("t>=0.5")], builds=builds)
-        source.prefetch([Requirement("t>=0.5")], builds=builds)  # walked once
+        source.prefetch([Requirement("t>=0.5")], builds=builds)  # the same chain: walked once
         source.close()
-        assert asked == ["t>=0.5", "t>=0.5"]
+        assert asked and set(asked) == {"t>=0.5"}
         assert gone.call_count >= 1
         assert [r.call_count for r in (t_page, t_meta, b_page, b_meta)] == [1, 1, 1, 1]
+        assert source.failures() == {}  # only the walk asked the index that is down: nothing to report yet
+        with pytest.raises(IndexUnavailable):
+            source.build_release("t", "1.0+cu1", down)  # the solver asks: the kept failure, reported now
+        assert list(source.failures()) == [down]
+
+
+def test_the_catalog_is_read_on_the_solvers_thread_only_and_a_guess_that_fails_is_not_reported() -> None:
+    """``builds`` reads the solver's catalog, which is not safe to share: a database package met in a release the
+    walk guessed is worked out at the solver's next ``prefetch``, on its thread. The guess can be wrong (the solver
+    may take an older ``w``): a page of an index that is down, read for that guess alone, is no failure of the lock."""
+    from packaging.requirements import Requirement
+
+    down = "https://down.example.org/simple"
+    threads: list[str] = []
+
+    def builds(req: Requirement) -> list[tuple[str, str, str]]:
+        threads.append(threading.current_thread().name)
+        return [("t", "1.0+cu1", down)] if req.name == "t" else []
+
+    tags = tuple(parse_tag("py3-none-any"))
+    with respx.mock(assert_all_called=False) as router, httpx.Client() as http:
+        gone = router.get(f"{down}/t/").mock(side_effect=httpx.ConnectError("down"))
+        w_page, w_meta = _routes(router, "w")
+        b_page = router.get(f"{PYPI}/b/").mock(side_effect=httpx.ConnectError("down too"))  # w's other dependency
+        source = IndexSource(IndexClient(http, sleep=lambda _: None), default_index=PYPI, tags=tags, python="3.11",
+                             skip=["t"])  # fmt: skip
+        source.prefetch([Requirement("w")], builds=builds)
+        for _ in range(500):  # the walk reads w's metadata on its thread, meets t (kept), then b (walked)
+            if b_page.call_count:
+                break
+            threading.Event().wait(0.01)
+        assert gone.call_count == 0 and not threads
+        source.prefetch([], builds=builds)  # the solver's next hint: t's builds are worked out here
+        source.close()
+        assert threads and set(threads) == {threading.current_thread().name}
+        assert gone.call_count >= 1 and (w_page.call_count, w_meta.call_count) == (1, 1)
+        assert source.failures() == {}  # t's and b's pages failed for the walk's guesses only
+        assert source.notices() == []

@@ -18,25 +18,20 @@ warning names it. The walk ahead never builds: only a release the solver really 
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from functools import partial
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from packaging.specifiers import SpecifierSet
-
-from cudaresolve.errors import CudaResolveError, DynamicMetadata, IndexUnavailable
+from cudaresolve.errors import DynamicMetadata, IndexUnavailable
 from cudaresolve.index.fitting import best_files, index_release, python_fits
 from cudaresolve.index.flat import read_listing
 from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
-from cudaresolve.index.tasks import TaskPool
-from cudaresolve.resolve.source import IndexRelease, applies
+from cudaresolve.index.walk import WalkAhead
 from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from datetime import datetime
 
     from packaging.requirements import Requirement
@@ -47,14 +42,11 @@ if TYPE_CHECKING:
     from cudaresolve.index.client import IndexClient, ProjectPage
     from cudaresolve.index.metadata import CoreMetadata
     from cudaresolve.index.simple import IndexFile
-    from cudaresolve.resolve.source import Builds
+    from cudaresolve.resolve.source import Builds, IndexRelease
     from cudaresolve.text.findings import Notice
 
 __all__ = ["IndexSource"]
 
-#: Threads that fetch ahead of the solver, and how many names they may walk (bounds on work, not facts).
-_PREFETCH_THREADS: Final = 16
-_PREFETCH_LIMIT: Final = 500
 
 
 class IndexSource:
@@ -87,10 +79,7 @@ class IndexSource:
         self._first: dict[str, str] = {}  # project -> the index it comes from (first-index rule)
         self._unusable: dict[tuple[str, str, str], Text] = {}  # releases whose metadata cannot be had
         self._client = client
-        self._environment = dict(environment or {})
-        self._skip = frozenset(skip)
-        self._walked: set[tuple[str, str]] = set()  # (project, specifier and extras) walked ahead already
-        self._tasks = TaskPool(_PREFETCH_THREADS, "walk")
+        self._ahead = WalkAhead(self, skip=skip, environment=environment or {})
         self._default = default_index.rstrip("/")
         self._tags = tags
         self._python = python if python.count(".") >= 2 else f"{python}.0"
@@ -105,6 +94,7 @@ class IndexSource:
         self._lock = threading.Lock()
         self._gates: dict[tuple[str, ...], threading.Lock] = {}  # one fetch per page or metadata file
         self._errors: dict[tuple[str, str], IndexUnavailable] = {}
+        self._unreported: dict[tuple[str, str], Text] = {}  # failed pages only the walk asked for: their reasons
         self._failed: dict[str, tuple[Text, list[str]]] = {}  # index -> (first reason, projects)
         self._missing: dict[str, tuple[Text, list[str]]] = {}  # the same, offline: pages the cache lacks
         self._stale: dict[str, tuple[Text, float | None, list[str]]] = {}
@@ -148,117 +138,23 @@ class IndexSource:
         return found
 
     def prefetch(self, names: Iterable[str | Requirement], *, builds: Builds | None = None) -> None:
-        """Walk ahead of the solver, in threads, without waiting: the listing of each name and the metadata of
-        its newest release (the newest a requirement allows, when a requirement is given), then the same for
-        what that release requires on the target (markers evaluated, with the requirement's extras, as far as
-        ``_PREFETCH_LIMIT`` walks), as uv does. A database package (``skip``) is walked only with ``builds``:
-        the builds the solver will try for a requirement, best first, of which the first its index lists is
-        read, as the solver passes over a build its index cannot give. The solver goes on meanwhile and waits
-        only for the page or metadata file it asks for (one fetch each, whoever asks first). A guess that was
-        wrong costs a request or two, a failure surfaces later, when really asked; ``close`` waits for the walk."""
-        if not self._client.offline:
-            self._walk(names, builds)
+        """Walk ahead of the solver, in threads, without waiting (``index.walk``)."""
+        self._ahead.prefetch(names, builds=builds)
 
-    def _walk(self, found: Iterable[str | Requirement], builds: Builds | None) -> None:
-        for item in found:
-            name = item if isinstance(item, str) else item.name
-            spec = SpecifierSet() if isinstance(item, str) else item.specifier
-            extras = () if isinstance(item, str) else tuple(sorted(item.extras))
-            project = str(canonical_project(name))
-            if project in self._skip:
-                chain = tuple(builds(item)) if builds is not None and not isinstance(item, str) else ()
-                if chain and self._first_walk((project, repr((chain, extras)))) and not self._cached_chain(chain):
-                    self._tasks.submit(self._walk_from, partial(self._first_listed, chain), extras, builds)
-                continue
-            find = partial(self._newest, project, spec)
-            # another pin of a name walked before is another release to read
-            if self._first_walk((project, repr((str(spec), extras)))) and not self._cached_step(project, find):
-                self._tasks.submit(self._walk_from, find, extras, builds)
-
-    def _first_walk(self, key: tuple[str, str]) -> bool:
-        """Whether ``key`` was never walked before and the walk may go on (``_PREFETCH_LIMIT``)."""
-        with self._lock:
-            if key in self._walked or len(self._walked) >= _PREFETCH_LIMIT:
-                return False
-            self._walked.add(key)
-            return True
-
-    def _newest(self, name: str, spec: SpecifierSet) -> IndexRelease | None:
-        found = (r for r in self.releases(name) if not (r.yanked or r.version.is_prerelease))
-        return next((r for r in found if spec.contains(r.version)), None)
-
-    def _first_listed(self, chain: Sequence[tuple[str, str, str]]) -> IndexRelease | None:
-        """The first of ``chain``'s builds ((name, version, index) each) that its index lists, else None."""
-        for build in chain:
-            with contextlib.suppress(IndexUnavailable):
-                if (release := self.build_release(*build)) is not None:
-                    return release
-        return None
-
-    def _cached_chain(self, chain: Sequence[tuple[str, str, str]]) -> bool:
-        """``_cached_step`` for ``_first_listed``: every listing up to the first that lists its build is fresh in
-        the cache, and so is that build's metadata."""
-        for name, version, index in chain:
-            try:
-                if self._client.needs_request(index, name):
-                    return False
-                release = self.build_release(name, version, index)
-            except CudaResolveError:
-                return False
-            if release is not None:
-                return self._cached_requires(release)
-        return True
-
-    def _cached_step(self, name: str, find: Callable[[], IndexRelease | None]) -> bool:
-        """Whether a step of the walk would send no request: the listing of ``name`` is fresh in the cache, and
-        so is the metadata of the release ``find`` picks there. The step is then left to the solver, which
-        reads both when it gets there and walks on from its own pins (``prefetch`` of what each pinned release
-        requires): a warm run starts no thread. In doubt (a fetch under way, a failure): False."""
-        try:
-            if self._client.needs_request(self.index_for(name), name):
-                return False
-            release = find()
-            return release is None or self._cached_requires(release)
-        except CudaResolveError:
-            return False
-
-    def _walk_from(
-        self, find: Callable[[], IndexRelease | None], extras: Sequence[str], builds: Builds | None
-    ) -> None:
-        """Walk on from what the release ``find`` gives requires on the target, with ``extras``."""
-        try:
-            release = find()
-            requires = self._requires_of(release, None) if release else ()
-            found = [r for r in requires if applies(r, self._environment, extras)]
-        except CudaResolveError:  # a guess that failed: the solver asks again, and then it counts
-            return
-        self._walk(found, builds)
+    def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
+        """Fetch these listings ((index, name) each) on the walk's threads, without waiting (``index.walk``)."""
+        self._ahead.prefetch_pages(pages)
 
     def close(self, *, abandon: bool = False) -> None:
         """Wait for the walk ahead to end (every request it started; the set it reads does not depend on
         timing), then stop its threads. ``abandon`` (Ctrl-C): start nothing more, drop what waits in the
         queue and return at once."""
-        self._tasks.close(abandon=abandon)
+        self._ahead.close(abandon=abandon)
 
-    def prefetch_pages(self, pages: Iterable[tuple[str, str]]) -> None:
-        """Fetch these listings ((index, name) each) on the walk's threads, those not fetched yet, without
-        waiting; a failure waits for the solver to ask (it is kept, as any page's)."""
-        wanted = [
-            p for p in dict.fromkeys((i.rstrip("/"), str(canonical_project(n))) for i, n in pages)
-            if p not in self._pages and p not in self._errors and self._client.needs_request(*p)
-        ]  # fmt: skip
-        if self._client.offline or len(wanted) < 2:
-            return
-        for page in wanted:
-            self._tasks.submit(self._quiet_page, *page)
-
-    def _quiet_page(self, index: str, name: str) -> None:
-        with contextlib.suppress(CudaResolveError):
-            self._page(index, name)
-
-    def _page(self, index: str, name: str) -> ProjectPage:
+    def _page(self, index: str, name: str, *, quiet: bool = False) -> ProjectPage:
         """One listing per run: fetched once even when threads ask together, and a failure is kept, so
-        a failing index is never asked twice for the same page."""
+        a failing index is never asked twice for the same page. ``quiet``: the walk's guess, whose failure is
+        reported (``failures``, ``notices``) only once the solver asks for the page too."""
         key = (index.rstrip("/"), str(canonical_project(name)))
         page = self._pages.get(key)
         if page is not None:
@@ -271,6 +167,7 @@ class IndexSource:
                 return page
             failed = self._errors.get(key)
             if failed is not None:
+                self._report(key, quiet)
                 raise IndexUnavailable(failed.text, hint=failed.hint_text)
             try:
                 page = read_listing(self._client, self._links, *key)  # a page of links, else a project page
@@ -279,11 +176,8 @@ class IndexSource:
                     Text.of("index.package-unavailable", package=key[1], reason=e.text), hint=e.hint_text or HINT
                 )
                 with self._lock:
-                    self._errors[key] = error
-                    # offline, a cache miss is what the user asked for: no notice of a failing index, but it may
-                    # have cost a better set, which the lock must say (``failures``)
-                    where = self._missing if self._client.offline else self._failed
-                    where.setdefault(key[0], (e.text, []))[1].append(key[1])
+                    self._errors[key], self._unreported[key] = error, e.text
+                self._report(key, quiet)
                 raise error from e
             with self._lock:
                 self._pages[key] = page
@@ -293,6 +187,21 @@ class IndexSource:
                     reason = page.error or Text("index.network-error")
                     self._stale.setdefault(key[0], (reason, page.fetched_at, []))[2].append(key[1])
         return page
+
+    def _settled(self, index: str, name: str) -> bool:
+        """Whether the page of ``name`` on ``index`` was read or failed in this run (``index`` without its ``/``)."""
+        key = (index, str(canonical_project(name)))
+        return key in self._pages or key in self._errors
+
+    def _report(self, key: tuple[str, str], quiet: bool) -> None:
+        """Count the failed page ``key`` among its index's failures, once, unless ``quiet``. Offline, a cache miss
+        is what the user asked for: no notice of a failing index, but it may have cost a better set, which the
+        lock must say (``failures``)."""
+        with self._lock:
+            reason = None if quiet else self._unreported.pop(key, None)
+            if reason is not None:
+                where = self._missing if self._client.offline else self._failed
+                where.setdefault(key[0], (reason, []))[1].append(key[1])
 
     def _best_files(self, page: ProjectPage) -> dict[Version, tuple[IndexFile, bool]]:
         """Per version: the best fitting file (a wheel, else the sdist), and whether every fitting file is yanked
@@ -304,8 +213,11 @@ class IndexSource:
         return found
 
     def releases(self, name: str) -> Sequence[IndexRelease]:
+        return self._releases_of(name, quiet=False)
+
+    def _releases_of(self, name: str, *, quiet: bool) -> Sequence[IndexRelease]:
         index = self.index_for(name)
-        page = self._page(index, name)
+        page = self._page(index, name, quiet=quiet)
         out = self._releases.get(key := (index, str(page.project)))  # once per page: the solver and walk re-ask
         if out is None:
             best = sorted(self._best_files(page).items(), reverse=True)
@@ -314,8 +226,11 @@ class IndexSource:
         return out
 
     def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
+        return self._build_release(name, version, index_url, quiet=False)
+
+    def _build_release(self, name: str, version: str, index_url: str, *, quiet: bool) -> IndexRelease | None:
         index = index_url.rstrip("/")
-        page = self._page(index, name)
+        page = self._page(index, name, quiet=quiet)
         key = (index, str(page.project), version)
         file = self._files.get(key)
         if file is None:
