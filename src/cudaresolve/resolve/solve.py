@@ -240,10 +240,10 @@ class _Search:
     def run(self, needs: Sequence[Need], *, paired: bool = True, stop_unreadable: bool = False) -> dict[str, Candidate]:
         """One search for ``needs``; ``paired``: over the builds the pairings leave; ``stop_unreadable``: provider's."""
         from resolvelib import BaseReporter
-        from resolvelib.resolvers import Resolution
 
         from cudaresolve.resolve.connected import connected_pins
         from cudaresolve.resolve.provider import CatalogProvider
+        from cudaresolve.resolve.resolution import PinCheckedResolution
 
         provider = CatalogProvider(
             self.catalog,
@@ -261,7 +261,7 @@ class _Search:
         )
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
-        resolution: Resolution[Need, Candidate, str] = Resolution(provider, BaseReporter())
+        resolution = PinCheckedResolution[Need, Candidate, str](provider, BaseReporter())
         return connected_pins(resolution.resolve(needs, max_rounds=_MAX_ROUNDS), hide=CUDNN)  # see ``connected``
 
 
