@@ -223,3 +223,44 @@ def test_the_catalog_is_read_on_the_solvers_thread_only_and_a_guess_that_fails_i
         assert gone.call_count >= 1 and (w_page.call_count, w_meta.call_count) == (1, 1)
         assert source.failures() == {}  # t's and b's pages failed for the walk's guesses only
         assert source.notices() == []
+
+
+def test_an_extra_index_that_fails_for_a_guess_alone_is_not_reported() -> None:
+    extra = "https://extra.example.org/simple"
+    tags = tuple(parse_tag("py3-none-any"))
+    with respx.mock(assert_all_called=False) as router, httpx.Client() as http:
+        down = router.get(f"{extra}/zz/").mock(side_effect=httpx.ConnectError("down"))
+        source = IndexSource(IndexClient(http, sleep=lambda _: None), default_index=PYPI, tags=tags, python="3.11",
+                             extra_indexes=[extra])  # fmt: skip
+        source.prefetch(["zz"])  # the walk's guess: the extra index is asked first (uv's first-index rule)
+        source.close()
+        assert down.call_count >= 1
+        assert (source.failures(), source.notices()) == ({}, [])
+        with pytest.raises(IndexUnavailable):
+            source.releases("zz")  # the solver asks: the kept failure is its, and reported now
+        assert list(source.failures()) == [extra]
+
+
+def test_a_cached_build_the_walk_cannot_read_is_left_to_the_solver() -> None:
+    """A database build whose cached metadata is dynamic (an sdist, ``--no-build``) or damaged raises for the walk;
+    ``prefetch`` says nothing of it: the solver meets it, and passes that build over as it always has."""
+    from types import SimpleNamespace
+
+    from packaging.requirements import Requirement
+
+    from cudaresolve.errors import DynamicMetadata
+    from cudaresolve.index.walk import WalkAhead
+    from cudaresolve.text.model import Text
+
+    class Cached:  # every page fresh in the cache; the build's metadata raises when read
+        _client = SimpleNamespace(offline=False, needs_request=lambda index, name: False)
+
+        def _build_release(self, name: str, version: str, index_url: str, *, quiet: bool) -> object:
+            return SimpleNamespace(name=name, version=version, index_url=index_url)
+
+        def _cached_requires(self, release: object) -> bool:
+            raise DynamicMetadata(Text.of("index.sdist-dynamic", fields="Requires-Dist"))
+
+    walk = WalkAhead(Cached(), skip=["t"], environment={})  # type: ignore[arg-type]
+    walk.prefetch([Requirement("t")], builds=lambda req: [("t", "1.0", PYPI)])  # raised out of here before
+    walk.close()

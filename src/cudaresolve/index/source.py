@@ -125,15 +125,16 @@ class IndexSource:
         with self._lock:
             return {index: why for index, (why, _) in (*self._missing.items(), *self._failed.items())}
 
-    def index_for(self, name: str) -> str:
-        """``package-index``'s entry, else the first extra index or find-links page listing ``name`` (uv's rule)."""
+    def index_for(self, name: str, *, quiet: bool = False) -> str:
+        """``package-index``'s entry, else the first extra index or find-links page listing ``name`` (uv's rule).
+        ``quiet``: asked for the walk's guess (``_page``)."""
         project = canonical_project(name)
         pinned = self._indexes.get(project)
         if pinned is not None or not self._extra:
             return pinned or self._default
         found = self._first.get(project)
         if found is None:
-            listed = (i for i in self._extra if self._page(i, project).found)
+            listed = (i for i in self._extra if self._page(i, project, quiet=quiet).found)
             found = self._first[project] = next(listed, self._default)
         return found
 
@@ -216,7 +217,7 @@ class IndexSource:
         return self._releases_of(name, quiet=False)
 
     def _releases_of(self, name: str, *, quiet: bool) -> Sequence[IndexRelease]:
-        index = self.index_for(name)
+        index = self.index_for(name, quiet=quiet)
         page = self._page(index, name, quiet=quiet)
         out = self._releases.get(key := (index, str(page.project)))  # once per page: the solver and walk re-ask
         if out is None:

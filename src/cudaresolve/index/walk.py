@@ -51,7 +51,7 @@ class Walked(Protocol):
     @property
     def _client(self) -> IndexClient: ...
 
-    def index_for(self, name: str) -> str: ...
+    def index_for(self, name: str, *, quiet: bool = False) -> str: ...
 
     def _settled(self, index: str, name: str) -> bool: ...
 
@@ -133,10 +133,10 @@ class WalkAhead:
                 if self._source._client.needs_request(index, name):
                     return False
                 release = self._source._build_release(name, version, index, quiet=True)
-            except CudaResolveError:
+                if release is not None:
+                    return self._source._cached_requires(release)
+            except CudaResolveError:  # DynamicMetadata, a cached file that does not match: the walk's to meet
                 return False
-            if release is not None:
-                return self._source._cached_requires(release)
         return True
 
     def _cached_step(self, name: str, find: Callable[[], IndexRelease | None]) -> bool:
@@ -145,7 +145,7 @@ class WalkAhead:
         reads both when it gets there and walks on from its own pins (``prefetch`` of what each pinned release
         requires): a warm run starts no thread. In doubt (a fetch under way, a failure): False."""
         try:
-            if self._source._client.needs_request(self._source.index_for(name), name):
+            if self._source._client.needs_request(self._source.index_for(name, quiet=True), name):
                 return False
             release = find()
             return release is None or self._source._cached_requires(release)
