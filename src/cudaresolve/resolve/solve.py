@@ -122,18 +122,21 @@ def _held_first(
     return run(limits)
 
 
-def _requirements(needs: Sequence[Need]) -> list[Requirement]:
-    """``needs`` as PEP 508 requirements (name, extras, specifier), for the walk ahead; direct references left out."""
-    out = []
-    for need in needs:
-        with contextlib.suppress(InvalidRequirement):
-            out.extend([Requirement(str(need))] if not need.url else [])
-    return out
-
-
 def _pinned(need: Need, candidate: Candidate) -> Need:
     """``need`` narrowed to the direct reference's version (a ``pkg>=2`` given too still has its say)."""
     return replace(need, specifier=need.specifier & SpecifierSet(f"=={candidate.version}"))
+
+
+def _requirements(needs: Sequence[Need]) -> list[Requirement]:
+    """``needs`` as PEP 508 requirements (name, extras, specifier), for the walk ahead; direct references left out,
+    and any need that is no PEP 508 requirement (``<cuda>``)."""
+    out = []
+    for need in needs:
+        if need.url:
+            continue
+        with contextlib.suppress(InvalidRequirement):
+            out.append(Requirement(str(need)))
+    return out
 
 
 def reachable(db: CompatDB, names: Sequence[str]) -> list[str]:
