@@ -248,3 +248,32 @@ def test_a_failure_is_explained_by_the_search_without_the_pairings() -> None:
         assert answer(["torchrec", "torch"], target, gpu_source="pypi") == found
     # the Python finding of an old release whose builds have no GB10 code either is no way out: not named
     assert found == ("no-solution", ["sm-not-covered"])
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_joint_needs_are_those_one_candidate_meets_together(platform: str) -> None:
+    """``_joint`` (memoised per need, each version tested once) answers as the plain search does: some candidate
+    of the package meets both needs. Checked on every pair of needs the shipped database's builds place on a third
+    package (an extension's pin on torch), each also naming one of the package's variants."""
+    from cudaresolve.resolve.catalog import satisfies
+
+    target = replace(h100(), platform=platform)
+    catalog = build_catalog(DB, target, GPU_PACKAGES)
+    companions = Companions(catalog, [])
+    needs: dict[str, list[Need]] = {}
+    for name in GPU_PACKAGES:
+        for candidate in catalog.for_name(name):
+            for need in candidate.dependencies:
+                if need.name != CUDA and need.name in catalog.known:
+                    needs.setdefault(need.name, []).append(need)
+    checked = 0
+    for name, placed in needs.items():
+        specifiers = list({str(n.specifier): n.specifier for n in placed}.values())[:12]
+        variants = [None, *dict.fromkeys(c.variant for c in catalog.for_name(name))]  # a build's need names one
+        distinct = [Need(name=name, specifier=s, variant=v) for s in specifiers for v in variants]
+        for one in distinct:
+            for other in distinct:
+                plain = any(satisfies(one, c) and satisfies(other, c) for c in catalog.for_name(name))
+                assert companions._joint(one, other) is plain, (str(one), one.variant, str(other), other.variant)
+                checked += 1
+    assert checked > 100

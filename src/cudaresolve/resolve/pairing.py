@@ -26,6 +26,8 @@ from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, satisfie
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from packaging.version import Version
+
 __all__ = ["Companions"]
 
 
@@ -43,7 +45,8 @@ class Companions:
         self._members: dict[str, dict[str | None, tuple[Candidate, ...]]] = {}
         self._memo: dict[tuple[Candidate, str], bool] = {}
         self._wheels: dict[str, bool] = {}  # name -> whether a wheel of it fits (``offered``)
-        self._joints: dict[tuple[str, str, str | None, str, str | None], bool] = {}
+        self._meeting: dict[tuple[str, str, str | None], frozenset[int]] = {}  # what a need asks -> ``_meeting_of``
+        self._held: dict[int, tuple[Need, frozenset[int]]] = {}  # id(need) -> (need, ``_meeting_of``)
 
     @property
     def names(self) -> frozenset[str]:
@@ -108,12 +111,30 @@ class Companions:
         return True
 
     def _joint(self, one: Need, other: Need) -> bool:
-        """Whether one candidate of their package meets both needs; memoised on what the needs ask."""
-        key = (one.name, str(one.specifier), one.variant, str(other.specifier), other.variant)
-        found = self._joints.get(key)
+        """Whether one candidate of their package meets both needs."""
+        return not self._meeting_of(one).isdisjoint(self._meeting_of(other))
+
+    def _meeting_of(self, need: Need) -> frozenset[int]:
+        """The positions in ``for_name(need.name)`` of the candidates meeting ``need``: memoised per ``Need``
+        object (held, so that its id is not reused) and on what it asks, each version tested once (the builds of
+        one version share the verdict; ``<cuda>``'s test reads the variant too)."""
+        held = self._held.get(id(need))
+        if held is not None and held[0] is need:
+            return held[1]
+        key = (need.name, str(need.specifier), need.variant)
+        found = self._meeting.get(key)
         if found is None:
-            choices = self._catalog.for_name(one.name)
-            found = self._joints[key] = any(satisfies(one, c) and satisfies(other, c) for c in choices)
+            verdicts: dict[tuple[Version, str | None], bool] = {}
+            kept: list[int] = []
+            for at, choice in enumerate(self._catalog.for_name(need.name)):
+                version = (choice.version, choice.variant if need.name == CUDA else None)
+                verdict = verdicts.get(version) if need.variant is None or choice.variant == need.variant else False
+                if verdict is None:
+                    verdict = verdicts[version] = satisfies(need, choice)
+                if verdict:
+                    kept.append(at)
+            found = self._meeting[key] = frozenset(kept)
+        self._held[id(need)] = (need, found)
         return found
 
     def meets(self, candidate: Candidate, name: str) -> bool:
