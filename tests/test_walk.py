@@ -264,3 +264,46 @@ def test_a_cached_build_the_walk_cannot_read_is_left_to_the_solver() -> None:
     walk = WalkAhead(Cached(), skip=["t"], environment={})  # type: ignore[arg-type]
     walk.prefetch([Requirement("t")], builds=lambda req: [("t", "1.0", PYPI)])  # raised out of here before
     walk.close()
+
+
+def test_the_solvers_thread_works_out_what_the_walk_met_while_it_waits_for_a_page() -> None:
+    """A database package the walk's threads meet (``t``, which ``w`` requires) waits for the solver's thread, the
+    only one that reads the catalog. While that thread is blocked on a page another thread is reading (``c``), it
+    works the package out then, not at its next ``prefetch``: ``t``'s page is asked for before ``c``'s arrives."""
+    from packaging.requirements import Requirement
+
+    threads: list[str] = []
+
+    def builds(req: Requirement) -> list[tuple[str, str, str]]:
+        threads.append(threading.current_thread().name)
+        return [("t", "1.0", PYPI)] if req.name == "t" else []
+
+    html = {"Content-Type": "text/html"}
+    t_asked, c_asked, early = threading.Event(), threading.Event(), []
+
+    def t_page(request: httpx.Request) -> httpx.Response:
+        t_asked.set()
+        return httpx.Response(200, text=_page("t"), headers=html)
+
+    def c_page(request: httpx.Request) -> httpx.Response:
+        c_asked.set()
+        early.append(t_asked.wait(5))  # slow until t's page is asked for: without the work, 5 s and False
+        return httpx.Response(200, text=_page("c"), headers=html)
+
+    tags = tuple(parse_tag("py3-none-any"))
+    with respx.mock(assert_all_called=False) as router, httpx.Client() as http:
+        _w_page, b_page, *_ = _routes(router, "wb")
+        router.get(f"{PYPI}/t/").mock(side_effect=t_page)
+        c_route = router.get(f"{PYPI}/c/").mock(side_effect=c_page)
+        source = IndexSource(IndexClient(http, sleep=lambda _: None), default_index=PYPI, tags=tags, python="3.11",
+                             skip=["t"])  # fmt: skip
+        source.prefetch([Requirement("w"), Requirement("c")], builds=builds)
+        for _ in range(500):  # a walk thread is reading c's page, and the walk met t (then walked b)
+            if c_asked.is_set() and b_page.call_count:
+                break
+            threading.Event().wait(0.01)
+        assert c_asked.is_set() and not threads
+        assert [str(r.version) for r in source.releases("c")] == ["1.0"]  # waits on the walk's read of c
+        source.close()
+        assert early == [True] and set(threads) == {threading.current_thread().name}
+        assert c_route.call_count == 1

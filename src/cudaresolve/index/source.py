@@ -162,7 +162,7 @@ class IndexSource:
             return page
         with self._lock:
             gate = self._gates.setdefault(key, threading.Lock())
-        with gate:
+        with self._ahead.holding(gate):
             page = self._pages.get(key)
             if page is not None:
                 return page
@@ -297,7 +297,7 @@ class IndexSource:
             return found
         with self._lock:
             gate = self._gates.setdefault(("metadata", *key), threading.Lock())
-        with gate:  # one read per release, whether the walk or the solver asks first
+        with self._ahead.holding(gate):  # one read per release, whether the walk or the solver asks first
             return self._read_requires(key, release, build)
 
     def _read_requires(

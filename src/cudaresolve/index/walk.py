@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -30,7 +31,7 @@ from cudaresolve.index.tasks import TaskPool
 from cudaresolve.resolve.source import applies
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     from packaging.requirements import Requirement
 
@@ -43,6 +44,8 @@ __all__ = ["WalkAhead", "Walked"]
 #: Threads that fetch ahead of the solver, and how many names they may walk (bounds on work, not facts).
 _PREFETCH_THREADS: Final = 16
 _PREFETCH_LIMIT: Final = 500
+#: How often the solver's thread, waiting on a gate, looks for database packages the walk met (a bound on delay).
+_WAKE_SECONDS: Final = 0.01
 
 
 class Walked(Protocol):
@@ -75,15 +78,49 @@ class WalkAhead:
         self._environment = dict(environment)
         self._walked: set[tuple[str, str]] = set()  # (project, specifier and extras, or chain) walked already
         self._met: list[Requirement] = []  # database packages the walk's threads met, for the next ``prefetch``
+        self._builds: tuple[int, Builds] | None = None  # (thread, builds) of the last ``prefetch`` given builds
+        self._draining = False  # that thread is in ``_drain``: a wait inside it drains nothing more
         self._lock = threading.Lock()
         self._tasks = TaskPool(_PREFETCH_THREADS, "walk")
 
     def prefetch(self, names: Iterable[str | Requirement], *, builds: Builds | None = None) -> None:
         """Walk from ``names`` (module docstring); ``builds``: the builds of a database package the solver tries."""
         if not self._source._client.offline:
+            if builds is not None:
+                self._builds = (threading.get_ident(), builds)
             with self._lock:
                 met, self._met = self._met, []
             self._walk([*met, *names], builds)
+
+    @contextmanager
+    def holding(self, gate: threading.Lock) -> Iterator[None]:
+        """``gate`` held for the block (a page or metadata file that one thread reads for all). While the solver's
+        thread waits for it, that thread walks the database packages the walk's threads met, every
+        ``_WAKE_SECONDS``: it would otherwise leave them to its next ``prefetch``, which a long wait delays (torch,
+        met through ``transformers[torch]`` while the solver waits for other pages)."""
+        if not gate.acquire(blocking=False):
+            while True:
+                self._drain()
+                if gate.acquire(timeout=_WAKE_SECONDS):
+                    break
+        try:
+            yield
+        finally:
+            gate.release()
+
+    def _drain(self) -> None:
+        """What the walk's threads met, walked now along the last ``builds`` (only on the thread that gave them)."""
+        given = self._builds
+        if given is None or given[0] != threading.get_ident() or not self._met or self._draining:
+            return
+        with self._lock:
+            met, self._met = self._met, []
+        self._draining = True
+        try:
+            with contextlib.suppress(CudaResolveError):  # the solver meets it itself when it gets there
+                self._walk(met, given[1])
+        finally:
+            self._draining = False
 
     def _walk(self, found: Iterable[str | Requirement], builds: Builds | None) -> None:
         """``builds``: None on the walk's threads, which leave a database package to ``prefetch``."""
