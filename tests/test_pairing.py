@@ -21,7 +21,7 @@ import cudaresolve.resolve.solve as solve_module
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import load_compat
 from cudaresolve.errors import NoSolution
-from cudaresolve.resolve.catalog import CUDA, Need, build_catalog
+from cudaresolve.resolve.catalog import CUDA, Candidate, Need, build_catalog
 from cudaresolve.resolve.needs import parse_requests
 from cudaresolve.resolve.order import best_case, ranked_names, release_of, set_key
 from cudaresolve.resolve.pairing import Companions, paired
@@ -277,3 +277,17 @@ def test_joint_needs_are_those_one_candidate_meets_together(platform: str) -> No
                 assert companions._joint(one, other) is plain, (str(one), one.variant, str(other), other.variant)
                 checked += 1
     assert checked > 100
+
+
+def test_joint_tells_equal_versions_apart_where_arbitrary_equality_does() -> None:
+    """``===`` compares a version's spelling: 2.0 and 2.0.0 are equal versions, but only the second is ``===2.0.0``.
+    The verdict shared by the builds of one version is kept per spelling, so no answer is borrowed across them."""
+    from packaging.specifiers import SpecifierSet
+
+    from cudaresolve.resolve.catalog import Catalog
+
+    builds = tuple(Candidate(name="t", version=Version(v), variant=None, index_url="x") for v in ("2.0", "2.0.0"))
+    catalog = Catalog(target=h100(), candidates={"t": builds}, rejections=[], known=frozenset({"t"}))
+    spelled, any_new = Need(name="t", specifier=SpecifierSet("===2.0.0")), Need(name="t", specifier=SpecifierSet(">=1"))
+    assert Companions(catalog, [])._joint(any_new, spelled) is True
+    assert Companions(catalog, [])._joint(spelled, Need(name="t", specifier=SpecifierSet("<2.0.0"))) is False

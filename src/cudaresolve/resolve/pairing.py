@@ -26,8 +26,6 @@ from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, satisfie
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from packaging.version import Version
-
 __all__ = ["Companions"]
 
 
@@ -124,10 +122,11 @@ class Companions:
         key = (need.name, str(need.specifier), need.variant)
         found = self._meeting.get(key)
         if found is None:
-            verdicts: dict[tuple[Version, str | None], bool] = {}
+            verdicts: dict[tuple[str, str | None], bool] = {}
             kept: list[int] = []
             for at, choice in enumerate(self._catalog.for_name(need.name)):
-                version = (choice.version, choice.variant if need.name == CUDA else None)
+                # by the version's spelling: ``===`` tells 2.0 from 2.0.0, which are equal versions
+                version = (str(choice.version), choice.variant if need.name == CUDA else None)
                 verdict = verdicts.get(version) if need.variant is None or choice.variant == need.variant else False
                 if verdict is None:
                     verdict = verdicts[version] = satisfies(need, choice)
