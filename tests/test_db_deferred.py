@@ -6,6 +6,8 @@ import tomllib
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cudaresolve.db.database import load_compat, shipped_path
 from cudaresolve.db.deferred import split_tables
@@ -98,3 +100,25 @@ def test_a_text_table_without_a_reader_is_refused() -> None:
     tables = LazyTables([("a", True, '[[a]]\nversion = "1"\n')])
     with pytest.raises(TypeError):
         tables.get("a")
+
+
+_LINES = ["[a]", "[[a]]", "[a.b]", "[[b]] # note", "x = 1", "[ 'q' ]", "y = [", '  "[v]",', "]", '"""', "", "[c]\r"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_LINES), max_size=12), st.sampled_from(["\n", "\r\n"]))
+def test_a_text_is_cut_only_where_every_bracket_line_is_a_header(lines: list[str], end: str) -> None:
+    """One pass finds the headers (``_headers``): the text is cut exactly when each line that starts with ``[`` is
+    a plain header and no multi-line string could hide one, and then into sections that join back to it."""
+    import re
+
+    text = end.join(lines)
+    bracket_lines = re.findall(r"^\[", text, re.M)
+    headers = re.findall(r"^\[\[?[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_.-]+)?\]\]?[ \t]*(?:#[^\n]*)?$", text, re.M)
+    cuttable = '"""' not in text and "'''" not in text and len(bracket_lines) == len(headers)
+    rest, cut = split_tables(text, ("a", "b"))
+    assert bool(cut) or rest == text
+    if not cuttable:
+        assert (rest, cut) == (text, {})
+    elif any(h.lstrip("[").startswith(("a", "b")) for h in headers):
+        assert cut and len(rest) + sum(map(len, cut.values())) == len(text)

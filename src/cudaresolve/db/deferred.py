@@ -39,8 +39,6 @@ T = TypeVar("T")
 
 #: A table header on a line of its own, at the line's start: ``[name]``, ``[[name]]``, ``[name.sub]`` ...
 _HEADER: Final = re.compile(r"^\[\[?(?P<name>[A-Za-z0-9_-]+)(?:\.[A-Za-z0-9_.-]+)?\]\]?[ \t]*(?:#[^\n]*)?$", re.M)
-#: Any line that starts with ``[``: each must be a header of that plain form, else nothing is cut.
-_BRACKET_LINE: Final = re.compile(r"^\[", re.M)
 
 
 def split_tables(text: str, names: Collection[str]) -> tuple[str, dict[str, str]]:
@@ -48,12 +46,26 @@ def split_tables(text: str, names: Collection[str]) -> tuple[str, dict[str, str]
 
     A text holding a multi-line string (where a line that looks like a header may be inside a value), or a
     line starting with ``[`` that is not a plain header (``[ "quoted" ]``, an array's row), is left whole."""
-    if '"""' in text or "'''" in text or len(_BRACKET_LINE.findall(text)) != len(_HEADER.findall(text)):
+    return _split(text, _headers(text), names)
+
+
+def _headers(text: str) -> list[re.Match[str]] | None:
+    """The header lines of ``text``, in order: one pass over it, which every split of one text shares; None when
+    it is not to be cut (``split_tables``), every line that starts with ``[`` being a header otherwise."""
+    if '"""' in text or "'''" in text:
+        return None
+    found = list(_HEADER.finditer(text))
+    starts = text.count("\n[") + text.startswith("[")  # the lines that start with "[", as ``^\[`` finds them
+    return found if starts == len(found) else None
+
+
+def _split(text: str, headers: list[re.Match[str]] | None, names: Collection[str]) -> tuple[str, dict[str, str]]:
+    if headers is None:
         return text, {}
     kept: list[str] = []
     cut: dict[str, list[str]] = {}
     start, owner = 0, None
-    for header in _HEADER.finditer(text):
+    for header in headers:
         _add(kept, cut, owner, text[start : header.start()])
         start, owner = header.start(), header["name"] if header["name"] in names else None
     _add(kept, cut, owner, text[start:])
@@ -92,7 +104,8 @@ def build_deferred(text: str, source: str) -> tuple[Parts, LazyTables]:
     from cudaresolve.db.read import read_database
     from cudaresolve.db.tables import LazyTables
 
-    rest, cut = split_tables(text, _listed_tables(text))
+    headers = _headers(text)
+    rest, cut = _split(text, headers, _listed_tables(text, headers))
     parts = read_database(parse_toml(rest, source), source=source, trusted=True)
     tables: list[tuple[str, bool, Stored]] = []
     for name, rows in parts.packages:
@@ -126,11 +139,12 @@ def parse_toml(text: str, label: str) -> Mapping[str, Any]:
         raise InvalidCompatData([("", Text.of("db.bad-toml", detail=literal(str(exc))))], source=label) from exc
 
 
-def _listed_tables(text: str) -> frozenset[str]:
-    """The package tables ``[packages] tables`` names, less the anchor (read at once); none when unclear."""
+def _listed_tables(text: str, headers: list[re.Match[str]] | None) -> frozenset[str]:
+    """The package tables ``[packages] tables`` names, less the anchor (read at once); none when unclear.
+    ``headers``: the text's (``_headers``)."""
     import tomllib  # its error type only: the text itself is parsed by core.decode
 
-    _, found = split_tables(text, ("packages",))
+    _, found = _split(text, headers, ("packages",))
     try:
         row = loads_toml(found.get("packages", "")).get("packages")
     except (TooDeep, tomllib.TOMLDecodeError):  # the full read reports it, with its path
