@@ -138,6 +138,8 @@ def make_http_client() -> httpx.Client:
 
     import httpx
 
+    from cudaresolve.index.pool import use_linear_assignment
+
     class _PerScheme(httpx.BaseTransport):
         def __init__(self) -> None:
             self._transports: dict[str, httpx.HTTPTransport] = {}
@@ -152,6 +154,7 @@ def make_http_client() -> httpx.Client:
                     # httpx takes no network backend: its pool's is wrapped so that a deadline bounds headers too
                     pool = transport._pool
                     pool._network_backend = _deadline_backend(pool._network_backend)
+                    use_linear_assignment(pool)  # httpcore's own pass is quadratic in its connections (``index.pool``)
                     self._transports[scheme] = transport
                 transport = self._transports[scheme]
             return transport.handle_request(request)
