@@ -23,8 +23,10 @@ from typing import Any, Final
 
 __all__ = ["use_linear_assignment"]
 
-#: The httpcore versions whose pass ``LinearPool`` repeats: from 1.0.4 (where the pass was introduced), below 1.1.
-_KNOWN: Final = ((1, 0, 4), (1, 1))
+#: The httpcore releases whose pass ``LinearPool`` repeats, [from, to): 1.0.4 (where the pass came in) to 1.0.9, the
+#: newest when this was written; each one's method was compared (the same parse tree but for names). A later
+#: release keeps its own pool until it is compared too.
+_KNOWN: Final = ((1, 0, 4), (1, 0, 10))
 
 
 def use_linear_assignment(pool: Any) -> bool:
