@@ -7,7 +7,8 @@ target (markers evaluated, with the requirement's extras), as far as ``_PREFETCH
 database package (the source's ``skip``) is walked only along ``builds``: the builds the solver will try for a
 requirement, best first (``resolve.ahead``), of which the first its index lists is read, as the solver passes
 over a build its index cannot give. ``builds`` reads the solver's catalog, so it runs only on the thread that
-calls ``prefetch``: a database package the walk's own threads meet waits for the next ``prefetch``.
+calls ``prefetch``: a database package the walk's own threads meet waits for that thread, at its next ``prefetch``
+or while it waits on a page or metadata file another thread reads (``holding``).
 
 The solver goes on meanwhile and waits only for the page or metadata file it asks for (one fetch each, whoever
 asks first: the source's gates). A guess that was wrong costs a request or two; a page the walk alone asked for
@@ -77,7 +78,7 @@ class WalkAhead:
         self._skip = frozenset(skip)
         self._environment = dict(environment)
         self._walked: set[tuple[str, str]] = set()  # (project, specifier and extras, or chain) walked already
-        self._met: list[Requirement] = []  # database packages the walk's threads met, for the next ``prefetch``
+        self._met: list[Requirement] = []  # database packages the walk's threads met, for the solver's thread
         self._builds: tuple[int, Builds] | None = None  # (thread, builds) of the last ``prefetch`` given builds
         self._draining = False  # that thread is in ``_drain``: a wait inside it drains nothing more
         self._lock = threading.Lock()
