@@ -3,7 +3,7 @@ does the I/O.
 
 httpx hands each request to httpcore's ``ConnectionPool``, which on every request sent and every response closed
 passes over its connections to close the ones it no longer keeps and to give each queued request a connection
-(``_assign_requests_to_connections``). In httpcore 1.0.4 to 1.0.x that pass, for each idle connection, builds a
+(``_assign_requests_to_connections``). In httpcore 1.0.4 to 1.0.9 that pass, for each idle connection, builds a
 list over all the connections only to take its length, which is just their number. A cold lock keeps 16 to 22
 connections open for its walk's threads, so the 189-package lock of ``bench/bench_realpypi.py`` made 300,000
 ``is_idle`` calls, about a tenth of its CPU (11 % less CPU and time without them, real PyPI, 6 interleaved rounds).

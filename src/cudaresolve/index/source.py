@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["IndexSource"]
 
 
-
 class IndexSource:
     """``resolve.source.PackageSource`` over real indexes (``client``) and the on-disk cache."""
 

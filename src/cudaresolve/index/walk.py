@@ -99,7 +99,10 @@ class WalkAhead:
         thread waits for it, that thread walks the database packages the walk's threads met, every
         ``_WAKE_SECONDS``: it would otherwise leave them to its next ``prefetch``, which a long wait delays (torch,
         met through ``transformers[torch]`` while the solver waits for other pages)."""
-        if not gate.acquire(blocking=False):
+        given = self._builds
+        if given is None or given[0] != threading.get_ident():
+            gate.acquire()  # a walk thread, or no builds yet: nothing to work out while it waits
+        elif not gate.acquire(blocking=False):
             while True:
                 self._drain()
                 if gate.acquire(timeout=_WAKE_SECONDS):
@@ -110,9 +113,10 @@ class WalkAhead:
             gate.release()
 
     def _drain(self) -> None:
-        """What the walk's threads met, walked now along the last ``builds`` (only on the thread that gave them)."""
+        """What the walk's threads met, walked now along the last ``builds`` (``holding`` calls it only on the thread
+        that gave them)."""
         given = self._builds
-        if given is None or given[0] != threading.get_ident() or not self._met or self._draining:
+        if given is None or not self._met or self._draining:
             return
         with self._lock:
             met, self._met = self._met, []
