@@ -19,6 +19,7 @@ from cudaresolve.text.langs import LANGS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
 
     from cudaresolve.errors import CudaResolveError
     from cudaresolve.render.output import Output
@@ -208,14 +209,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:  # no command named: the summary, unless a command's name is there (after ``--``, say)
             parser = build_parser(summary=not _MODULES.keys() & set(args_list), json=wants_json)
         args = parser.parse_args(args_list)
+        from cudaresolve.core.method_code import compiled_once
         from cudaresolve.render.output import configure
 
-        configure(_output(args))
-        configured = True
-        if not getattr(args, "func", None):
-            parser.print_help(sys.stderr)
-            return 2
-        return _run(args)
+        with compiled_once(_methods_cache(args)):  # before the first dataclass: their methods' code kept
+            configure(_output(args))
+            configured = True
+            if not getattr(args, "func", None):
+                parser.print_help(sys.stderr)
+                return 2
+            return _run(args)
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a coded error: its line; an unexpected one: a coded line, the traceback with --debug
@@ -257,6 +260,18 @@ def run() -> NoReturn:
         except (OSError, ValueError):  # a closed or broken pipe: what the ordinary exit would also lose
             pass
     os._exit(code)
+
+
+def _methods_cache(args: argparse.Namespace) -> Path | None:
+    """The cache ``core.method_code`` keeps the dataclasses' methods in: the command's, none under ``--no-cache``."""
+    from pathlib import Path
+
+    from cudaresolve.core.paths import default_cache_dir
+
+    if getattr(args, "no_cache", False):
+        return None
+    named = getattr(args, "cache_dir", None)
+    return Path(named).expanduser() if named else default_cache_dir()
 
 
 def _run(args: argparse.Namespace) -> int:

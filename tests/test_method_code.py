@@ -1,0 +1,167 @@
+"""The dataclasses' methods compiled once (``core.method_code``): the code kept for a text is the code that text
+compiles to, taken back only whole, from this user's own file, for this Python; the classes behave the same."""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import os
+import subprocess
+import sys
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from cudaresolve.core import method_code
+from cudaresolve.core.method_code import compiled_once
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def _kept(cache: Path) -> list[Path]:
+    return sorted((cache / "methods-v1").glob("*.marshal"))
+
+
+def _texts(kept: Path) -> set[str]:
+    import marshal
+
+    return set(marshal.loads(kept.read_bytes().partition(b"\n")[2]))
+
+
+def _make(fields: tuple[str, ...] = ("size", "name")) -> type:
+    """A frozen, slotted, keyword-only class of ``fields`` (the last with a default), made anew."""
+    annotations = dict.fromkeys(fields, "Any")
+    namespace: dict[str, Any] = {"__annotations__": annotations, fields[-1]: "x", "__module__": __name__}
+    return dataclasses.dataclass(frozen=True, slots=True, kw_only=True)(type("Made", (), namespace))
+
+
+class _Counting:
+    """``compile`` as the module sees it, counting the texts given."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def __call__(self, source: str, *args: Any) -> Any:
+        self.texts.append(source)
+        return builtins.compile(source, *args)
+
+
+@pytest.fixture
+def counting(monkeypatch: pytest.MonkeyPatch) -> _Counting:
+    spy = _Counting()
+    monkeypatch.setattr(method_code, "compile", spy, raising=False)
+    return spy
+
+
+def _behaves(cls: type) -> None:
+    one, same, other = cls(size=1), cls(size=1), cls(size=2, name="y")
+    assert one == same and hash(one) == hash(same) and one != other
+    assert repr(other) == "Made(size=2, name='y')" and one.name == "x"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        one.size = 3
+    with pytest.raises(TypeError):
+        cls(1)  # keyword-only
+    assert not hasattr(one, "__dict__")
+
+
+def test_a_class_made_again_takes_the_kept_code_and_behaves_the_same(tmp_path: Path, counting: _Counting) -> None:
+    cache = tmp_path / "cache"
+    with compiled_once(cache):
+        _behaves(_make())
+    compiled = len(counting.texts)
+    assert compiled >= 4  # __init__, __repr__, __eq__, __setattr__, ... as this Python writes them
+    [kept] = _kept(cache)
+    written = kept.stat().st_mtime_ns
+    with compiled_once(cache):
+        _behaves(_make())
+    assert len(counting.texts) == compiled  # nothing compiled: every text was kept
+    assert kept.stat().st_mtime_ns == written  # and nothing new to write
+    with compiled_once(cache):
+        _make(("size", "name", "extra"))  # another shape: another __init__ text, compiled and added
+    assert len(counting.texts) > compiled
+    assert len(_texts(kept)) > compiled and set(counting.texts) <= _texts(kept)
+    assert "exec" not in vars(dataclasses)  # the module is as it was once a block ends
+
+
+def test_without_a_cache_or_nested_nothing_is_kept_twice(tmp_path: Path, counting: _Counting) -> None:
+    with compiled_once(None):
+        _behaves(_make())
+    assert counting.texts == [] and "exec" not in vars(dataclasses)  # compiled by the module as always
+    cache, inner = tmp_path / "cache", tmp_path / "inner"
+    with compiled_once(cache):
+        served = dataclasses.exec  # type: ignore[attr-defined]
+        with compiled_once(inner):
+            assert dataclasses.exec is served  # type: ignore[attr-defined]  # the outer one serves
+            _make()
+        assert dataclasses.exec is served  # type: ignore[attr-defined]
+    assert _kept(cache) and not inner.exists()
+
+
+def _fill(cache: Path) -> Path:
+    with compiled_once(cache):
+        _make()
+    [kept] = _kept(cache)
+    return kept
+
+
+@pytest.mark.parametrize("damage", ["edited", "cut", "not-marshal", "writable-by-others", "a-link"])
+def test_a_kept_file_not_whole_or_not_ours_is_not_read(tmp_path: Path, counting: _Counting, damage: str) -> None:
+    kept = _fill(tmp_path / "cache")
+    data = kept.read_bytes()
+    seal, _, payload = data.partition(b"\n")
+    if damage == "edited":
+        kept.write_bytes(seal + b"\n" + payload.replace(b"size", b"sizf"))
+    elif damage == "cut":
+        kept.write_bytes(data[: len(data) // 2])
+    elif damage == "not-marshal":
+        import hashlib
+
+        junk = b"\x00not marshal"
+        kept.write_bytes(hashlib.sha256(junk).hexdigest().encode() + b"\n" + junk)
+    elif damage == "writable-by-others":
+        os.chmod(kept, 0o666)
+    else:
+        real = kept.with_name("real")
+        kept.rename(real)
+        kept.symlink_to(real)
+    before = len(counting.texts)
+    with compiled_once(tmp_path / "cache"):
+        _behaves(_make())
+    assert len(counting.texts) > before  # compiled anew, not taken from that file
+
+
+def test_the_file_is_for_one_python_build_and_bounded(
+    tmp_path: Path, counting: _Counting, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kept = _fill(tmp_path / "cache")
+    monkeypatch.setattr(sys, "version", sys.version + " (another build)")
+    before = len(counting.texts)
+    with compiled_once(tmp_path / "cache"):
+        _make()
+    assert len(counting.texts) > before  # another build's file is another file
+    assert len(_kept(tmp_path / "cache")) == 2 and kept in _kept(tmp_path / "cache")
+    monkeypatch.setattr(method_code, "_MAX_TEXTS", 3)
+    with compiled_once(tmp_path / "bounded"):
+        _make(("a", "b"))
+        _make(("c", "d", "e"))
+    [bounded] = _kept(tmp_path / "bounded")
+    assert len(_texts(bounded)) == 3
+
+
+def test_a_command_run_twice_compiles_its_classes_once(tmp_path: Path) -> None:
+    """As users run it: the first command keeps its classes' methods, the second compiles none and writes none."""
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CUDARESOLVE_")}
+    line = [sys.executable, "-m", "cudaresolve", "--cache-dir", str(cache), "detect", "--gpu", "H100",
+            "--driver", "580.65.06", "--json"]  # fmt: skip
+    first = subprocess.run(line, capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert first.returncode == 0, first.stderr
+    [kept] = _kept(cache)
+    written = kept.stat().st_mtime_ns
+    second = subprocess.run(line, capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert second.returncode == 0 and second.stdout == first.stdout
+    assert kept.stat().st_mtime_ns == written
+    bare = subprocess.run([*line[:3], "--no-cache", *line[5:]], capture_output=True, text=True, timeout=120,
+                          env=env, check=False)  # fmt: skip
+    assert bare.returncode == 0 and bare.stdout == first.stdout
