@@ -25,7 +25,10 @@ if TYPE_CHECKING:
 
     import httpx
 
-__all__ = ["LazyClient", "Reply", "TransientError", "bounded_by", "make_http_client", "retry_after", "stream_within"]
+__all__ = [
+    "LazyClient", "Reply", "TlsAhead", "TransientError", "bounded_by", "make_http_client", "retry_after",
+    "stream_within",
+]
 
 
 class _Remaining(Protocol):
@@ -128,11 +131,44 @@ class TransientError(Exception):
         self.connect = connect
 
 
-def make_http_client() -> httpx.Client:
+class TlsAhead:
+    """The TLS context of a run's https transport, made on a thread of its own from the moment this is made.
+
+    Loading the CA bundle is about 30 ms of OpenSSL work that holds no GIL. Made on the first https request, it
+    held every walk thread at the transport's lock while the run's start waited on it; made from the start of a
+    run that will surely send requests (``lock.flow``: an empty cache), it is done while the run builds its
+    database. The context is httpx's own (``httpx.create_ssl_context``: ``SSL_CERT_FILE``, ``SSL_CERT_DIR``,
+    else certifi's bundle), as ``HTTPTransport(verify=True)`` makes it; when making it failed, the transport
+    makes it again, and fails as it always did.
+    """
+
+    def __init__(self) -> None:
+        self._made = threading.Event()
+        self._context: Any = None
+        threading.Thread(target=self._make, name="tls-ahead", daemon=True).start()
+
+    def _make(self) -> None:
+        try:
+            import httpx
+
+            self._context = httpx.create_ssl_context()
+        except Exception:  # made again by the transport, whose error is the one users see
+            pass
+        finally:
+            self._made.set()
+
+    def verify(self) -> Any:
+        """What the https transport is given as ``verify``: the context once made, else True."""
+        self._made.wait()
+        return self._context if self._context is not None else True
+
+
+def make_http_client(tls: TlsAhead | None = None) -> httpx.Client:
     """The client ``lock`` uses: redirects left to ``IndexClient`` (same host only), TLS only for https.
 
     Loading the CA bundle costs ~30 ms of start-up; a run that talks only to plain-http mirrors
-    (a local index) never needs it. Certificates are verified as usual for every https request.
+    (a local index) never needs it. Certificates are verified as usual for every https request. ``tls``:
+    the TLS context made ahead (``TlsAhead``), else made here on the first https request.
     """
     import threading
 
@@ -150,7 +186,8 @@ def make_http_client() -> httpx.Client:
             with self._lock:
                 if scheme not in self._transports:
                     # plain http never does TLS, so it needs no certificates; https verifies as usual
-                    transport = httpx.HTTPTransport(verify=scheme == "https")
+                    verify = (tls.verify() if tls is not None else True) if scheme == "https" else False
+                    transport = httpx.HTTPTransport(verify=verify)
                     # httpx takes no network backend: its pool's is wrapped so that a deadline bounds headers too
                     pool = transport._pool
                     pool._network_backend = _deadline_backend(pool._network_backend)

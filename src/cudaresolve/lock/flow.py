@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.errors import IndexUnavailable
     from cudaresolve.index.policy import IndexPolicy
+    from cudaresolve.index.transport import TlsAhead
     from cudaresolve.lock.previous import Change
     from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.model import Solution
@@ -36,6 +37,7 @@ __all__ = [
     "prepare",
     "resolve_inputs",
     "run_client",
+    "tls_ahead",
 ]
 
 Format = Literal["pylock", "requirements"]
@@ -106,11 +108,13 @@ def prepare(request: LockRequest) -> LockInputs:
     )
 
 
-def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None = None) -> Solution:
+def resolve_inputs(
+    inputs: LockInputs, *, preferences: Mapping[str, str] | None = None, tls: TlsAhead | None = None
+) -> Solution:
     """The whole environment from the indexes' metadata; else (offline cache miss, index down) the
     database's answer for its own packages, with hashes where the cache or index has them, marked
     incomplete with a warning naming what was missing. ``preferences``: a previous lock's pins, kept where they
-    still fit (``solve``)."""
+    still fit (``solve``); ``tls``: the TLS context made ahead for the run (``run_client``)."""
     from cudaresolve.errors import IndexUnavailable
     from cudaresolve.lock.cached import hashes_from_cache, network_failure, no_pages_cached, not_cached
     from cudaresolve.resolve.catalog import build_catalog
@@ -124,10 +128,10 @@ def resolve_inputs(inputs: LockInputs, *, preferences: Mapping[str, str] | None 
     unknown, direct = _unknown_requests(inputs)
     if direct or not (inputs.offline and no_pages_cached()):  # offline on an empty cache it cannot succeed
         try:
-            return _solve_whole(inputs, heard, catalog, policy=policy, preferences=preferences)
+            return _solve_whole(inputs, heard, catalog, policy=policy, preferences=preferences, tls=tls)
         except IndexUnavailable as e:
             missing = e.text
-            fallback = _cpu_from_pypi(inputs, catalog, e, policy, preferences) if not direct else None
+            fallback = _cpu_from_pypi(inputs, catalog, e, policy, preferences, tls) if not direct else None
             if fallback is not None:
                 return fallback
             if direct:  # a file named by URL is known only by reading it
@@ -167,6 +171,7 @@ def _cpu_from_pypi(
     failure: IndexUnavailable,
     policy: IndexPolicy,
     preferences: Mapping[str, str] | None,
+    tls: TlsAhead | None,
 ) -> Solution | None:
     """A CPU target whose cpu builds could not be had (the PyTorch index down): the set PyPI supplies, its CUDA
     wheels of the packages that run without a GPU (``catalog._cpu_from_pypi``), with the warning that names the
@@ -185,7 +190,7 @@ def _cpu_from_pypi(
     try:
         return _solve_whole(
             pypi, [], pypi_catalog, policy=policy, down={cpu.index_url: failure.text}, ideal=catalog,
-            preferences=preferences,
+            preferences=preferences, tls=tls,
         )
     except (IndexUnavailable, NoSolution):
         return None
@@ -211,6 +216,7 @@ def _solve_whole(
     down: Mapping[str, Text] | None = None,
     ideal: Catalog | None = None,
     preferences: Mapping[str, str] | None = None,
+    tls: TlsAhead | None = None,
 ) -> Solution:
     """Every requirement and dependency resolved over the indexes (``index.source``), for the target. ``down``:
     indexes an earlier pass found failing; ``ideal``: the catalog whose best set the warning about a set from
@@ -225,7 +231,7 @@ def _solve_whole(
 
     db, target = inputs.db, inputs.target
     tags = inputs.wheel_tags()
-    with run_client(inputs.offline) as http, page_worker(policy) as worker:
+    with run_client(inputs.offline, tls) as http, page_worker(policy) as worker:
         # only the target's wheels of each page are parsed, the large pages in a helper process
         client = IndexClient(http, policy, keep=tag_filter(tags), worker=worker)
         source = IndexSource(
@@ -299,16 +305,31 @@ def index_policy(inputs: LockInputs) -> IndexPolicy:
     )
 
 
-def run_client(offline: bool) -> Any:
+def run_client(offline: bool, tls: TlsAhead | None = None) -> Any:
     """The HTTP client for a run: none offline; online a ``LazyClient``, built on the first real request
-    (a warm run whose pages and metadata are all fresh in the cache never imports httpx)."""
+    (a warm run whose pages and metadata are all fresh in the cache never imports httpx), with ``tls`` where the
+    TLS context was made ahead (``tls_ahead``)."""
     from contextlib import nullcontext
+    from functools import partial
 
     if offline:
         return nullcontext(None)
-    from cudaresolve.index.transport import LazyClient
+    from cudaresolve.index.transport import LazyClient, make_http_client
 
-    return LazyClient()
+    return LazyClient(partial(make_http_client, tls=tls))
+
+
+def tls_ahead(offline: bool) -> TlsAhead | None:
+    """The TLS context made from now on (``index.transport.TlsAhead``) for a run that will surely send requests:
+    online, with no page in the cache. A run that may be served from the cache never imports httpx for it."""
+    from cudaresolve.core.paths import default_cache_dir
+    from cudaresolve.index.http_cache import HttpCache
+
+    if offline or HttpCache(default_cache_dir()).has_entries():
+        return None
+    from cudaresolve.index.transport import TlsAhead
+
+    return TlsAhead()
 
 
 def page_worker(policy: IndexPolicy) -> Any:
@@ -356,6 +377,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     if output is None:
         check_default_free(path)
     streamed = path == "-" or is_stream(path)
+    tls = tls_ahead(request.offline)  # made while ``prepare`` builds the database
     inputs = prepare(request)
     existing = None if streamed else read_existing(path)  # the lock already there, read once
     root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
@@ -363,13 +385,13 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     if key is not None and not request.upgrade and not request.upgrade_packages:  # uv's rule: a lock that
         old = kept_lock(existing, fmt, key, source=path)  # still answers is kept, nothing solved (``lock.keep``)
         if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
-            with run_client(inputs.offline) as http:
+            with run_client(inputs.offline, tls) as http:
                 kept = still_served(old, inputs, http, index_policy(inputs), fmt)
             if kept is not None:
                 return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
     previous = pins_of(existing, fmt)
     wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
-    solution = resolve_inputs(inputs, preferences=wanted)
+    solution = resolve_inputs(inputs, preferences=wanted, tls=tls)
     frozen = lock_from_solution(
         solution, features=inputs.chosen, editables=request.editables, mirrors=inputs.mirrors, root=root,
     )  # fmt: skip
