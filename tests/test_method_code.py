@@ -25,8 +25,15 @@ def _kept(cache: Path) -> list[Path]:
 
 def _texts(kept: Path) -> set[str]:
     import marshal
+    import zlib
 
-    return set(marshal.loads(kept.read_bytes().partition(b"\n")[2]))
+    data = zlib.decompress(kept.read_bytes().partition(b"\n")[2])
+    texts, at = set(), 0
+    while at < len(data):
+        size = int.from_bytes(data[at : at + 4], "little")
+        texts.add(marshal.loads(data[at + 4 : at + 4 + size])[0])
+        at += 4 + size
+    return texts
 
 
 def _make(fields: tuple[str, ...] = ("size", "name")) -> type:
@@ -105,13 +112,16 @@ def _fill(cache: Path) -> Path:
     return kept
 
 
-@pytest.mark.parametrize("damage", ["edited", "cut", "not-marshal", "writable-by-others", "a-link"])
-def test_a_kept_file_not_whole_or_not_ours_is_not_read(tmp_path: Path, counting: _Counting, damage: str) -> None:
+@pytest.mark.parametrize("damage", ["edited", "cut", "not-marshal", "too-large", "writable-by-others", "a-link"])
+def test_a_kept_file_not_whole_or_not_ours_is_not_read(
+    tmp_path: Path, counting: _Counting, damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kept = _fill(tmp_path / "cache")
     data = kept.read_bytes()
     seal, _, payload = data.partition(b"\n")
     if damage == "edited":
-        kept.write_bytes(seal + b"\n" + payload.replace(b"size", b"sizf"))
+        middle = len(payload) // 2
+        kept.write_bytes(seal + b"\n" + payload[:middle] + bytes([payload[middle] ^ 1]) + payload[middle + 1 :])
     elif damage == "cut":
         kept.write_bytes(data[: len(data) // 2])
     elif damage == "not-marshal":
@@ -119,6 +129,13 @@ def test_a_kept_file_not_whole_or_not_ours_is_not_read(tmp_path: Path, counting:
 
         junk = b"\x00not marshal"
         kept.write_bytes(hashlib.sha256(junk).hexdigest().encode() + b"\n" + junk)
+    elif damage == "too-large":  # sealed, but inflating past the bound
+        import hashlib
+        import zlib
+
+        monkeypatch.setattr(method_code, "_MAX_INFLATED", 16)
+        big = zlib.compress(b"\x00" * 1024)
+        kept.write_bytes(hashlib.sha256(big).hexdigest().encode() + b"\n" + big)
     elif damage == "writable-by-others":
         os.chmod(kept, 0o666)
     else:

@@ -4,6 +4,7 @@ on a thread from the start of a run that will surely send requests, and the one 
 from __future__ import annotations
 
 import ssl
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import httpx
@@ -13,6 +14,8 @@ from cudaresolve.core.paths import use_cache_dir
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
 from cudaresolve.index.transport import TlsAhead, make_http_client
 from cudaresolve.lock.flow import tls_ahead
+from cudaresolve.lock.request import LockRequest
+from cudaresolve.target.options import TargetOptions
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -50,11 +53,16 @@ def test_a_context_that_cannot_be_made_is_left_to_the_transport(
 
 
 def test_made_ahead_only_for_a_run_that_will_send_requests(tmp_path: Path) -> None:
+    online = LockRequest(requirements=("six",), target=TargetOptions())
     with use_cache_dir(tmp_path / "cache"):
-        assert tls_ahead(offline=True) is None
-        ahead = tls_ahead(offline=False)  # no page cached: every page is fetched
+        assert tls_ahead(replace(online, offline=True)) is None
+        local = "https://pypi.org/simple=http://127.0.0.1:8080/simple"
+        assert tls_ahead(replace(online, mirrors=(local,))) is None  # a local plain-http index needs no certificates
+        assert tls_ahead(replace(online, index_url="HTTP://mirror.internal/simple")) is None
+        ahead = tls_ahead(online)  # no page cached: every page is fetched
         assert isinstance(ahead, TlsAhead) and isinstance(ahead.verify(), ssl.SSLContext)
+        assert isinstance(tls_ahead(replace(online, index_url="https://mirror.internal/simple")), TlsAhead)
         HttpCache(tmp_path / "cache").store(
             CachedResponse(url="https://pypi.org/simple/six/", status=200, body="{}", fetched_at=0.0)
         )
-        assert tls_ahead(offline=False) is None  # a run the cache may serve never imports httpx for it
+        assert tls_ahead(online) is None  # a run the cache may serve never imports httpx for it

@@ -9,11 +9,13 @@ each text is kept: ``compiled_once`` has the module's ``exec`` (looked up in its
 take code already compiled for that very text, and writes the texts compiled anew when the command ends.
 What runs is the code Python's own compiler made of the text ``dataclasses`` wrote: the classes are the same.
 
-The kept file holds the texts and their code (``marshal``), for one Python build (its ``sys.version`` names
-the file): code marshalled by another Python is never read. It is read only when it is this user's own
-regular file that nobody else may write and that is no larger than ``_MAX_BYTES`` (``core.files.private_entry``),
-and only whole: its first line is the SHA-256 of the rest. At most ``_MAX_TEXTS`` texts are kept, those of
-the last run first; the folder keeps the newest ``_KEEP`` files (one per Python build).
+The kept file holds each text with its code (``marshal``), one entry after another, each after its length,
+compressed entry by entry (so that writing it holds little more than its compressed size), for one Python build
+(its ``sys.version`` names the file): code marshalled by another Python is never read. It is read only when it
+is this user's own regular file that nobody else may write and that is no larger than ``_MAX_BYTES``
+(``core.files.private_entry``), and only whole: its first line is the SHA-256 of the rest, and it inflates to at
+most ``_MAX_INFLATED`` bytes. At most ``_MAX_TEXTS`` texts are kept, those of the last run first; the folder
+keeps the newest ``_KEEP`` files (one per Python build).
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import hashlib
 import itertools
 import marshal
 import re
+import struct
 import sys
+import zlib
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -38,8 +42,10 @@ __all__ = ["compiled_once"]
 _SUBDIR: Final = "methods-v1"
 _KEEP: Final = 4
 _NAMES: Final = re.compile(r"[0-9a-f]{64}\.marshal")
-_MAX_BYTES: Final = 16 * 1024 * 1024  # this package's classes: about 0.4 MB for the 56 a lock makes
+_MAX_BYTES: Final = 16 * 1024 * 1024  # this package's classes: about 0.1 MB for the 80 a cold lock makes
+_MAX_INFLATED: Final = 64 * 1024 * 1024  # the marshalled texts and code a kept file may hold (a bound, not a fact)
 _MAX_TEXTS: Final = 4096
+_SIZE: Final = struct.Struct("<I")  # before each entry: its length
 
 
 class _Compiled:
@@ -89,12 +95,26 @@ def _read(path: Path) -> dict[str, CodeType]:
         digest, _, payload = path.read_bytes().partition(b"\n")
         if hashlib.sha256(payload).hexdigest().encode() != digest:
             return {}
-        kept = marshal.loads(payload)
-    except (OSError, ValueError, EOFError, TypeError):
+        inflate = zlib.decompressobj()
+        data = inflate.decompress(payload, _MAX_INFLATED)
+        if inflate.unconsumed_tail or not inflate.eof:
+            return {}  # more than the bound, or cut short
+        kept, at, view = {}, 0, memoryview(data)
+        while at < len(data):
+            (size,) = _SIZE.unpack_from(data, at)
+            at += _SIZE.size + size
+            if at > len(data):
+                return {}
+            entry = marshal.loads(view[at - size : at])
+            if type(entry) is not tuple or len(entry) != 2:
+                return {}
+            text, code = entry
+            if type(text) is not str or type(code) is not CodeType:
+                return {}
+            kept[text] = code
+    except (OSError, ValueError, EOFError, TypeError, zlib.error, struct.error):
         return {}
-    if not isinstance(kept, dict):
-        return {}
-    return {text: code for text, code in kept.items() if type(text) is str and type(code) is CodeType}
+    return kept
 
 
 def _write(path: Path, compiled: _Compiled) -> None:
@@ -106,5 +126,7 @@ def _write(path: Path, compiled: _Compiled) -> None:
         if len(kept) >= _MAX_TEXTS:
             break
         kept.setdefault(text, code)
-    payload = marshal.dumps(kept)
+    pack = zlib.compressobj(1)  # entry by entry: what is held while writing is the compressed sixth
+    chunks = [pack.compress(_SIZE.pack(len(blob)) + blob) for blob in map(marshal.dumps, kept.items())]
+    payload = b"".join([*chunks, pack.flush()])
     store_bounded(path, hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload, keep=_KEEP, names=_NAMES)

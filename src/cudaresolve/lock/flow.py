@@ -319,13 +319,18 @@ def run_client(offline: bool, tls: TlsAhead | None = None) -> Any:
     return LazyClient(partial(make_http_client, tls=tls))
 
 
-def tls_ahead(offline: bool) -> TlsAhead | None:
+def tls_ahead(request: LockRequest) -> TlsAhead | None:
     """The TLS context made from now on (``index.transport.TlsAhead``) for a run that will surely send requests:
-    online, with no page in the cache. A run that may be served from the cache never imports httpx for it."""
+    online, with no page in the cache. A run that may be served from the cache never imports httpx for it, and one
+    that names a plain-http index or mirror (a local index) does not load certificates it may never need."""
     from cudaresolve.core.paths import default_cache_dir
     from cudaresolve.index.http_cache import HttpCache
 
-    if offline or HttpCache(default_cache_dir()).has_entries():
+    named = [request.index_url or "", *request.extra_index_urls, *request.find_links]
+    named += [m.partition("=")[2] for m in request.mirrors]
+    if request.offline or any(u.strip().lower().startswith("http:") for u in named):
+        return None
+    if HttpCache(default_cache_dir()).has_entries():
         return None
     from cudaresolve.index.transport import TlsAhead
 
@@ -377,7 +382,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     if output is None:
         check_default_free(path)
     streamed = path == "-" or is_stream(path)
-    tls = tls_ahead(request.offline)  # made while ``prepare`` builds the database
+    tls = tls_ahead(request)  # made while ``prepare`` builds the database
     inputs = prepare(request)
     existing = None if streamed else read_existing(path)  # the lock already there, read once
     root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
