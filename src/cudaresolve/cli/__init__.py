@@ -262,16 +262,21 @@ def run() -> NoReturn:
     os._exit(code)
 
 
-def _methods_cache(args: argparse.Namespace) -> Path | None:
-    """The cache ``core.method_code`` keeps the dataclasses' methods in: the command's, none under ``--no-cache``."""
+def _named_cache(args: argparse.Namespace) -> Path | None:
+    """The folder ``--cache-dir`` names (``~`` expanded); None when the line names none."""
     from pathlib import Path
 
+    named = getattr(args, "cache_dir", None)
+    return Path(named).expanduser() if named else None
+
+
+def _methods_cache(args: argparse.Namespace) -> Path | None:
+    """The cache ``core.method_code`` keeps the dataclasses' methods in: the command's, none under ``--no-cache``."""
     from cudaresolve.core.paths import default_cache_dir
 
     if getattr(args, "no_cache", False):
         return None
-    named = getattr(args, "cache_dir", None)
-    return Path(named).expanduser() if named else default_cache_dir()
+    return _named_cache(args) or default_cache_dir()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -290,8 +295,8 @@ def _run(args: argparse.Namespace) -> int:
 
             scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="cudaresolve-cache-"))
             stack.enter_context(use_cache_dir(Path(scratch)))
-        elif getattr(args, "cache_dir", None):
-            stack.enter_context(use_cache_dir(Path(args.cache_dir).expanduser()))
+        elif (named := _named_cache(args)) is not None:
+            stack.enter_context(use_cache_dir(named))
         listener = None
         if current().shows_progress:
             from cudaresolve.cli._common import language

@@ -323,14 +323,11 @@ def tls_ahead(request: LockRequest) -> TlsAhead | None:
     """The TLS context made from now on (``index.transport.TlsAhead``) for a run that will surely send requests:
     online, with no page in the cache. A run that may be served from the cache never imports httpx for it, and one
     that names a plain-http index or mirror (a local index) does not load certificates it may never need."""
-    from cudaresolve.core.paths import default_cache_dir
-    from cudaresolve.index.http_cache import HttpCache
+    from cudaresolve.lock.cached import no_pages_cached
 
     named = [request.index_url or "", *request.extra_index_urls, *request.find_links]
     named += [m.partition("=")[2] for m in request.mirrors]
-    if request.offline or any(u.strip().lower().startswith("http:") for u in named):
-        return None
-    if HttpCache(default_cache_dir()).has_entries():
+    if request.offline or any(u.strip().lower().startswith("http:") for u in named) or not no_pages_cached():
         return None
     from cudaresolve.index.transport import TlsAhead
 
