@@ -28,6 +28,7 @@ from cudaresolve.index.limits import (
     MAX_SDIST_UNPACKED,
     READ_TIMEOUT,
 )
+from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.settings import MAX_CONFIG_BYTES
 from cudaresolve.install.unpack import UNPACKED
 from cudaresolve.install.wheelcache import MAX_CACHE_BYTES
@@ -52,6 +53,7 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{DEFAULT_DEADLINE:g} s in all" in network and f"`{DEADLINE_ENV}=SECONDS` sets the 60" in network
     assert f"within {CONNECT_TIMEOUT:g} s" in network and f"within {READ_TIMEOUT:g} s" in network
     assert "every byte of every request (status line and headers too)" in network
+    assert f"are sent again {IndexPolicy().retries} times, with back-off" in network
     page = rows["one index page"]
     assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {client._MAX_REDIRECTS}" in page
     helper = rows["a large page parsed by `lock`'s helper process (a cold lock's pages over "

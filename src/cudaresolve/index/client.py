@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from typing import TYPE_CHECKING, Final, TypeGuard
 
 from cudaresolve.core.progress import Event, report
@@ -27,6 +28,7 @@ from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.pages import Listings, ProjectPage
 from cudaresolve.index.parsed_cache import parse_files, parsed_key
 from cudaresolve.index.policy import IndexPolicy
+from cudaresolve.index.retries import Hosts, handshake_glitch, retried
 from cudaresolve.index.simple import (
     ACCEPT,
     HINT,
@@ -40,7 +42,7 @@ from cudaresolve.index.simple import (
     parse_simple_json,
     version_filter,
 )
-from cudaresolve.index.transport import LazyClient, Reply, TransientError, make_http_client, retry_after, stream_within
+from cudaresolve.index.transport import LazyClient, Reply, TransientError, make_http_client, stream_within
 from cudaresolve.index.trust import FileTrust, is_same_host_redirect, redirect_target
 from cudaresolve.text.model import Text
 
@@ -58,7 +60,6 @@ __all__ = [
     "listing_notices", "make_http_client", "parse_mirrors", "parse_simple_html", "parse_simple_json", "version_filter",
 ]  # fmt: skip
 
-_RETRY_STATUS: Final = frozenset({429, 500, 502, 503, 504})
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _MAX_REDIRECTS: Final = 5
 
@@ -66,11 +67,9 @@ _MAX_REDIRECTS: Final = 5
 class IndexClient:
     """Fetches project pages through an injected ``httpx.Client`` or ``LazyClient`` (tests pass a respx-mocked one).
 
-    Transport errors, 429 and 5xx are retried ``retries`` times with exponential backoff
-    (``backoff * 2**n`` seconds, capped at ``max_backoff``, or the server's ``Retry-After``);
-    ``sleep`` is injectable so tests do not wait. A host that refuses the connection, or does not
-    accept it within the connect timeout, is not retried. After a host fails either way, later
-    pages on it fail at once for the rest of the run.
+    Pages, ``.metadata`` files and range reads are sent again as ``retries`` says (transport errors, 429, 5xx,
+    with back-off; a host that cannot be connected to is down for the run); ``sleep`` is injectable so tests
+    do not wait.
     """
 
     def __init__(
@@ -91,7 +90,7 @@ class IndexClient:
         self.policy = policy if policy is not None else IndexPolicy()
         self._keep_default = keep
         self._sleep, self._clock = sleep, clock
-        self._down: dict[str, str] = {}  # host -> why it failed
+        self._hosts = Hosts()  # those down, those that answered (``retries``)
         self.keep: dict[str, Keep] = {}  # project -> which file names to parse (all when absent)
         self._peeked: dict[str, tuple[CachedResponse | None]] = {}  # url -> (entry read ahead by fresh_page and co.)
 
@@ -171,29 +170,35 @@ class IndexClient:
         return reply.body
 
     def fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:
-        with busy(self.policy.deadline):  # the run's network time (``Deadline.busy``)
-            return self._fetch_range(url, first, last, cap=cap)
-
-    def _fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:
         """One ranged GET (RFC 9110 section 14): ``bytes=first-last``, or the last ``last`` bytes when ``first``
-        is None -> (status, Content-Range, body). The body is capped at ``cap``; no retries, no redirects."""
-        import httpx
-
+        is None -> (status, Content-Range, body). The body is capped at ``cap``; retried as pages are (a read
+        of a wheel's METADATA is one request among a hundred in a lock); no redirects."""
         if self.offline or self._http is None:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
-        if self.policy.deadline is not None:
-            self.policy.deadline.check(url)
-        wanted = f"bytes=-{last}" if first is None else f"bytes={first}-{last}"
+        with busy(self.policy.deadline):  # the run's network time (``Deadline.busy``)
+            once = partial(self._fetch_range, url, f"bytes=-{last}" if first is None else f"bytes={first}-{last}", cap)
+            status, content_range, body = retried(url, once, policy=self.policy, hosts=self._hosts, sleep=self._sleep)
+        if status not in (200, 206):
+            raise IndexUnavailable(Text.of("index.http-status", url=url, status=status), hint=HINT)
+        return status, content_range, body
+
+    def _fetch_range(self, url: str, wanted: str, cap: int) -> tuple[int, str | None, tuple[int, str | None, bytes]]:
+        """``fetch_range``'s one try, as ``retries.retried`` takes it; the body is read only for 200 and 206."""
+        import httpx
+
         headers = {"Range": wanted, "Accept-Encoding": "identity"}
+        rules = self.policy
         try:
-            rules = self.policy
             with stream_within(self._http, url, headers=headers, timeout=rules.timeout, deadline=rules.deadline) as r:
-                if r.status_code not in (200, 206):
-                    raise IndexUnavailable(Text.of("index.http-status", url=url, status=r.status_code), hint=HINT)
-                body = read_capped(r.iter_bytes(), url=url, cap=cap, deadline=self.policy.deadline)
-                report(Event(kind="bytes", label=url, amount=len(body)))
-                return r.status_code, r.headers.get("Content-Range"), body
-        except httpx.HTTPError as e:
+                body = b""
+                if r.status_code in (200, 206):
+                    body = read_capped(r.iter_bytes(), url=url, cap=cap, deadline=rules.deadline)
+                    report(Event(kind="bytes", label=url, amount=len(body)))
+                got = (r.status_code, r.headers.get("Content-Range"), body)
+                return r.status_code, r.headers.get("Retry-After"), got
+        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
+            raise _transient(e) from e
+        except (httpx.HTTPError, httpx.InvalidURL) as e:
             raise IndexUnavailable(
                 Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
             ) from e
@@ -369,31 +374,13 @@ class IndexClient:
             return self._get_retried(url, conditional)
 
     def _get_retried(self, url: str, conditional: Mapping[str, str]) -> Reply:
-        """One page, retried; same-host redirects followed, others refused; bounded in time and size."""
-        host = parts.netloc if (parts := split_url(url)) is not None else url
-        if host in self._down:
-            raise IndexUnavailable(Text.of("index.host-down", host=host, reason=self._down[host]), hint=HINT)
-        for attempt in range(self.policy.retries + 1):
-            if self.policy.deadline is not None:
-                self.policy.deadline.check(url)
-            try:
-                reply = self._attempt(url, conditional)
-            except TransientError as e:
-                if attempt == self.policy.retries or e.connect:  # a refused or timed-out connect is not retried
-                    self._down[host] = e.reason
-                    error = IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=e.reason), hint=HINT)
-                    raise error from e.__cause__
-                asked = None
-            else:
-                if reply.status not in _RETRY_STATUS or attempt == self.policy.retries:
-                    return reply
-                asked = retry_after(reply.headers.get("Retry-After"))
-            delay = min(self.policy.max_backoff, self.policy.backoff * 2**attempt if asked is None else asked)
-            if self.policy.deadline is not None and delay >= self.policy.deadline.remaining():
-                self._sleep(self.policy.deadline.remaining())
-                self.policy.deadline.check(url)
-            self._sleep(delay)
-        raise AssertionError("unreachable: the loop returns or raises on its last attempt")
+        """One page, retried (``retries``); same-host redirects followed, others refused; bounded in time and size."""
+
+        def once() -> tuple[int, str | None, Reply]:
+            reply = self._attempt(url, conditional)
+            return reply.status, reply.headers.get("Retry-After"), reply
+
+        return retried(url, once, policy=self.policy, hosts=self._hosts, sleep=self._sleep)
 
     def _attempt(self, url: str, conditional: Mapping[str, str]) -> Reply:
         """One GET with its redirects; transport failures come out as ``TransientError``."""
@@ -415,9 +402,7 @@ class IndexClient:
                     if location is None:
                         return self._read(current, r)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
-                connect = isinstance(e, httpx.ConnectError | httpx.ConnectTimeout)
-                why = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-                raise TransientError(why, connect=connect) from e
+                raise _transient(e) from e
             except (httpx.HTTPError, httpx.InvalidURL) as e:
                 raise IndexUnavailable(
                     Text.of("index.could-not-fetch", url=current, error=f"{type(e).__name__}: {e}"), hint=HINT
@@ -443,6 +428,14 @@ class IndexClient:
             report(Event(kind="bytes", label=url, amount=len(raw)))
             body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
         return Reply(status=response.status_code, headers=response.headers, url=url, body=body)
+
+
+def _transient(error: httpx.HTTPError) -> TransientError:
+    """A transport failure as ``retries`` weighs it: a connect that failed is one, but for a TLS handshake glitch."""
+    import httpx
+
+    connect = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout) and not handshake_glitch(error)
+    return TransientError(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__, connect=connect)
 
 
 def _under(url: str, root: str) -> bool:

@@ -1,0 +1,101 @@
+"""When a request to an index is sent again, and when its host counts as down for the run. Pure but for the
+sleep it is given.
+
+A read that fails, a 429 and a 5xx are tried again, ``retries`` times, after ``backoff * 2**n`` seconds (capped
+at ``max_backoff``) or the server's ``Retry-After``. A connect that fails is different: a host that refuses
+the connection, cannot be resolved or does not accept it within the connect timeout is taken as down at once
+(no back-off: an unreachable PyTorch index must not hold a lock for seconds), and later requests to it fail
+without being sent. Two connect failures are not such a verdict, and are tried again as reads are:
+
+- one to a host that has already answered in this run: it is up, and one connection among the dozens a lock
+  opens failed (a busy machine, a proxy dropping a connection);
+- a TLS handshake that broke for another reason than the certificate (an alert, an early end of the stream):
+  the host answered the connection, and the handshake is what failed. A certificate that does not verify is
+  final: it is not sent again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, TypeVar
+
+from cudaresolve.core.urls import split_url
+from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.simple import HINT
+from cudaresolve.index.transport import TransientError, retry_after
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from cudaresolve.index.policy import IndexPolicy
+
+__all__ = ["RETRY_STATUS", "Hosts", "handshake_glitch", "retried"]
+
+T = TypeVar("T")
+
+RETRY_STATUS: Final = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass
+class Hosts:
+    """What one client learnt of the hosts it asked this run (threads share it: a set's ``add`` and a dict's
+    item assignment are each one step)."""
+
+    down: dict[str, str] = field(default_factory=dict)  # host -> why it failed
+    answered: set[str] = field(default_factory=set)
+
+
+def retried(
+    url: str,
+    once: Callable[[], tuple[int, str | None, T]],
+    *,
+    policy: IndexPolicy,
+    hosts: Hosts,
+    sleep: Callable[[float], None],
+) -> T:
+    """What ``once()`` gives for ``url`` (its status, its ``Retry-After`` and the value), sent again by the rules
+    above; the value of the last try when its status stays one to retry. A transport failure ``once`` raises as
+    ``TransientError`` becomes ``IndexUnavailable`` once it is not to be tried again; so does a host down."""
+    host = parts.netloc if (parts := split_url(url)) is not None else url
+    if host in hosts.down:
+        raise IndexUnavailable(Text.of("index.host-down", host=host, reason=hosts.down[host]), hint=HINT)
+    for attempt in range(policy.retries + 1):
+        if policy.deadline is not None:
+            policy.deadline.check(url)
+        try:
+            status, asked_after, value = once()
+        except TransientError as e:
+            final = e.connect and host not in hosts.answered
+            if attempt == policy.retries or final:
+                hosts.down[host] = e.reason
+                raise IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=e.reason), hint=HINT) from (
+                    e.__cause__
+                )
+            asked = None
+        else:
+            hosts.answered.add(host)
+            if status not in RETRY_STATUS or attempt == policy.retries:
+                return value
+            asked = retry_after(asked_after)
+        delay = min(policy.max_backoff, policy.backoff * 2**attempt if asked is None else asked)
+        if policy.deadline is not None and delay >= policy.deadline.remaining():
+            sleep(policy.deadline.remaining())
+            policy.deadline.check(url)
+        sleep(delay)
+    raise AssertionError("unreachable: the loop returns or raises on its last attempt")
+
+
+def handshake_glitch(error: BaseException) -> bool:
+    """Whether ``error`` (an httpx connect error) came of a TLS handshake that broke for another reason than
+    the certificate: the chain of causes holds an ``ssl.SSLError`` that is no ``SSLCertVerificationError``."""
+    import ssl  # only when a connect failed
+
+    seen: BaseException | None = error
+    for _ in range(8):  # httpx's error, httpcore's, the ssl one: a short chain, bounded all the same
+        seen = (seen.__cause__ or seen.__context__) if seen is not None else None
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLError):
+            return not isinstance(seen, ssl.SSLCertVerificationError)
+    return False
