@@ -6,7 +6,7 @@ import csv
 from pathlib import Path
 
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
-from cudaresolve.core import archive, code_digest, method_code, tomlcache
+from cudaresolve.core import archive, code_digest, compiled_code, tomlcache
 from cudaresolve.core.decode import nesting_limit
 from cudaresolve.core.files import CACHE_MARK
 from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
@@ -93,9 +93,9 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"(it holds `{CACHE_MARK}`), never through a link" in entry
     caches = next(line for key, line in rows.items() if key.startswith("the other install and lock caches"))
     assert f"(`<cache>/{keep._MEMO_DIR}/`, by the lock's stamp" in caches
-    assert f"{tomlcache.KEEP}, {keep._MEMO_KEEP}, {code_digest._KEEP} and {method_code._KEEP} entries" in caches
-    assert f"(at most {method_code._MAX_TEXTS:,} methods in one)" in caches
-    assert f"(`<cache>/{method_code._SUBDIR}/`, one compressed file per Python build" in caches
+    assert f"{tomlcache.KEEP}, {keep._MEMO_KEEP}, {code_digest._KEEP} and {compiled_code._KEEP} entries" in caches
+    assert f"(at most {compiled_code._MAX_TEXTS:,} methods and patterns in one)" in caches
+    assert f"(`<cache>/{compiled_code._SUBDIR}/`, one compressed file per Python build" in caches
     assert f"(`<cache>/{code_digest._SUBDIR}/`, by every module's path, size and modification time" in caches
     nesting = rows["TOML or JSON nesting (a lock, `pyproject.toml`, a settings file, an index page, an inventory, "
                    "a host file, a cache entry)"]

@@ -209,10 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:  # no command named: the summary, unless a command's name is there (after ``--``, say)
             parser = build_parser(summary=not _MODULES.keys() & set(args_list), json=wants_json)
         args = parser.parse_args(args_list)
-        from cudaresolve.core.method_code import compiled_once
+        from cudaresolve.core.compiled_code import compiled_once
         from cudaresolve.render.output import configure
 
-        with compiled_once(_methods_cache(args)):  # before the first dataclass: their methods' code kept
+        with compiled_once(_compiled_cache(args)):  # before the first dataclass and pattern: their code kept
             configure(_output(args))
             configured = True
             if not getattr(args, "func", None):
@@ -270,8 +270,9 @@ def _named_cache(args: argparse.Namespace) -> Path | None:
     return Path(named).expanduser() if named else None
 
 
-def _methods_cache(args: argparse.Namespace) -> Path | None:
-    """The cache ``core.method_code`` keeps the dataclasses' methods in: the command's, none under ``--no-cache``."""
+def _compiled_cache(args: argparse.Namespace) -> Path | None:
+    """The cache ``core.compiled_code`` keeps the dataclasses' methods and the patterns compiled in: the command's,
+    none under ``--no-cache``."""
     from cudaresolve.core.paths import default_cache_dir
 
     if getattr(args, "no_cache", False):

@@ -1,5 +1,6 @@
-"""The dataclasses' methods compiled once (``core.method_code``): the code kept for a text is the code that text
-compiles to, taken back only whole, from this user's own file, for this Python; the classes behave the same."""
+"""The dataclasses' methods and the patterns compiled once (``core.compiled_code``): the code kept for a text is the
+code that text compiles to, a pattern's program the one ``re`` makes, taken back only whole, from this user's own
+file, for this Python; the classes and patterns behave the same."""
 
 from __future__ import annotations
 
@@ -12,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from cudaresolve.core import method_code
-from cudaresolve.core.method_code import compiled_once
+from cudaresolve.core import compiled_code
+from cudaresolve.core.compiled_code import compiled_once
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 
 def _kept(cache: Path) -> list[Path]:
-    return sorted((cache / "methods-v1").glob("*.marshal"))
+    return sorted((cache / "compiled-v1").glob("*.marshal"))
 
 
 def _texts(kept: Path) -> set[str]:
@@ -57,7 +58,7 @@ class _Counting:
 @pytest.fixture
 def counting(monkeypatch: pytest.MonkeyPatch) -> _Counting:
     spy = _Counting()
-    monkeypatch.setattr(method_code, "compile", spy, raising=False)
+    monkeypatch.setattr(compiled_code, "compile", spy, raising=False)
     return spy
 
 
@@ -133,7 +134,7 @@ def test_a_kept_file_not_whole_or_not_ours_is_not_read(
         import hashlib
         import zlib
 
-        monkeypatch.setattr(method_code, "_MAX_INFLATED", 16)
+        monkeypatch.setattr(compiled_code, "_MAX_INFLATED", 16)
         big = zlib.compress(b"\x00" * 1024)
         kept.write_bytes(hashlib.sha256(big).hexdigest().encode() + b"\n" + big)
     elif damage == "writable-by-others":
@@ -158,7 +159,7 @@ def test_the_file_is_for_one_python_build_and_bounded(
         _make()
     assert len(counting.texts) > before  # another build's file is another file
     assert len(_kept(tmp_path / "cache")) == 2 and kept in _kept(tmp_path / "cache")
-    monkeypatch.setattr(method_code, "_MAX_TEXTS", 3)
+    monkeypatch.setattr(compiled_code, "_MAX_TEXTS", 3)
     with compiled_once(tmp_path / "bounded"):
         _make(("a", "b"))
         _make(("c", "d", "e"))
@@ -166,14 +167,17 @@ def test_the_file_is_for_one_python_build_and_bounded(
     assert len(_texts(bounded)) == 3
 
 
-def test_a_command_run_twice_compiles_its_classes_once(tmp_path: Path) -> None:
-    """As users run it: the first command keeps its classes' methods, the second compiles none and writes none."""
+def test_a_command_run_again_compiles_and_writes_nothing_new(tmp_path: Path) -> None:
+    """As users run it: the first command keeps its classes' methods and patterns; the second may add patterns (a
+    pattern unpickled with the database is compiled with the flags it ended with, another key); the third compiles
+    none and writes none."""
     cache = tmp_path / "cache"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDARESOLVE_")}
     line = [sys.executable, "-m", "cudaresolve", "--cache-dir", str(cache), "detect", "--gpu", "H100",
             "--driver", "580.65.06", "--json"]  # fmt: skip
     first = subprocess.run(line, capture_output=True, text=True, timeout=120, env=env, check=False)
     assert first.returncode == 0, first.stderr
+    assert subprocess.run(line, capture_output=True, text=True, timeout=120, env=env, check=False).returncode == 0
     [kept] = _kept(cache)
     written = kept.stat().st_mtime_ns
     second = subprocess.run(line, capture_output=True, text=True, timeout=120, env=env, check=False)
@@ -182,3 +186,97 @@ def test_a_command_run_twice_compiles_its_classes_once(tmp_path: Path) -> None:
     bare = subprocess.run([*line[:3], "--no-cache", *line[5:]], capture_output=True, text=True, timeout=120,
                           env=env, check=False)  # fmt: skip
     assert bare.returncode == 0 and bare.stdout == first.stdout
+
+
+def _fresh(name: str) -> str:
+    """A pattern ``re`` has not compiled in this process (its own cache would answer before the compiler)."""
+    import uuid
+
+    return rf"(?P<{name}>[a-z]+)-(\d+)\.(?:whl|tar\.gz)#{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def parsing(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The patterns ``re``'s parser is given (what is compiled, not made from a kept program)."""
+    import re
+
+    seen: list[Any] = []
+    parse = re._parser.parse  # type: ignore[attr-defined]
+
+    def spy(pattern: Any, *args: Any) -> Any:
+        seen.append(pattern)
+        return parse(pattern, *args)
+
+    monkeypatch.setattr(re._parser, "parse", spy)  # type: ignore[attr-defined]
+    return seen
+
+
+def test_a_pattern_compiled_again_takes_its_kept_program_and_matches_the_same(
+    tmp_path: Path, parsing: list[Any]
+) -> None:
+    import re
+
+    cache, text, raw = tmp_path / "cache", _fresh("name"), _fresh("raw").encode()
+    original = re._compiler.compile  # type: ignore[attr-defined]
+    with compiled_once(cache):
+        first = re.compile(text, re.IGNORECASE | re.VERBOSE)
+        first_raw = re.compile(raw)
+    assert text in parsing and raw in parsing
+    assert re._compiler.compile is original  # type: ignore[attr-defined]  # as it was once the block ends
+    [kept] = _kept(cache)
+    assert ("re", text, int(re.IGNORECASE | re.VERBOSE)) in _texts(kept) and ("re", raw, 0) in _texts(kept)
+    re.purge()
+    parsing.clear()
+    with compiled_once(cache):
+        again = re.compile(text, re.IGNORECASE | re.VERBOSE)
+        again_raw = re.compile(raw)
+    assert parsing == []  # both made from their kept programs
+    assert again == first == re.compile(text, re.IGNORECASE | re.VERBOSE) and again_raw == first_raw
+    name = text.split("#")[0]
+    found = again.match("Torch-2.whl#" + text.split("#")[1])
+    assert found is not None and found["name"] == "Torch" and again.groupindex == {"name": 1}
+    assert again.flags == first.flags and again.groups == 2 and name in again.pattern
+
+
+def test_a_pattern_that_does_not_compile_raises_what_re_raises(tmp_path: Path) -> None:
+    import re
+
+    with compiled_once(tmp_path / "cache"), pytest.raises(re.error, match="missing \\)"):
+        re.compile("(unclosed" + _fresh("x"))
+
+
+def test_a_kept_program_that_sre_refuses_is_compiled_anew(tmp_path: Path, parsing: list[Any]) -> None:
+    import re
+
+    cache, text = tmp_path / "cache", _fresh("p")
+    with compiled_once(cache):
+        good = re.compile(text)
+    [kept] = _kept(cache)
+    entries = compiled_code._read(kept)
+    flags, code, groups, groupindex, indexgroup = entries[("re", text, 0)]
+    entries[("re", text, 0)] = (flags, [999, *code], groups, groupindex, indexgroup)  # no program _sre takes
+    broken = compiled_code._Kept(entries)
+    broken.used = dict(entries)
+    compiled_code._write(kept, broken)  # sealed and whole: only the program is wrong
+    re.purge()
+    parsing.clear()
+    with compiled_once(cache):
+        again = re.compile(text)
+    assert text in parsing and again == good
+
+
+def test_where_re_works_otherwise_patterns_are_compiled_as_always(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+
+    def other(pattern: Any, flags: int) -> Any:  # what a Python whose compiler hands _sre other parts would give
+        return (flags | re.ASCII, [1, 0], 0, {}, ())
+
+    monkeypatch.setattr(compiled_code, "_regex_parts", other)
+    cache, text = tmp_path / "cache", _fresh("q")
+    with compiled_once(cache):
+        made = re.compile(text)
+        later = re.compile(_fresh("r"))
+    assert made == re._compiler.compile(text, 0) and later.pattern.startswith("(?P<r>")  # type: ignore[attr-defined]
+    assert not any(type(k) is tuple for kept in _kept(cache) for k in _texts(kept))  # nothing of it kept

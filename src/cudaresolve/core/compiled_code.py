@@ -1,0 +1,224 @@
+"""What Python compiles anew on every run, compiled once and kept in the cache: the methods ``dataclasses`` writes
+for each class and the regular expressions modules compile when imported. Does I/O.
+
+CPython's ``dataclasses`` writes the ``__init__``, ``__repr__``, ``__eq__``, ``__hash__``, ``__setattr__`` and
+``__delattr__`` of each class as source text and compiles the text with ``exec`` when the class is made (3.11
+and 3.12: one text per method; 3.13: one per class). Compiling is most of the cost: about 1 ms a frozen class
+on this machine, 55 ms of a repeated 189-package lock, which makes 56 of ours. Regular expressions are the same
+kind of cost: ``re`` keeps what it compiled for the process only, and a repeated lock compiles some 150 of them
+(packaging's requirement, specifier and version grammars, rich's markup, ours), 13 ms of its 150. The text is the
+same from run to run on the same Python, so, as Python keeps a module's bytecode, what is compiled from it is
+kept: while ``compiled_once`` runs, ``dataclasses`` (its ``exec``, looked up in its globals before the builtins)
+takes the code already compiled for that very text, and ``re`` (its ``_compiler.compile``) the program its
+compiler made for that pattern and those flags; the texts and patterns compiled anew are written when the block
+ends. What runs is what Python's own compilers made: a class's code comes from ``compile``, and a pattern is
+made by ``_sre.compile`` from its parser's and code generator's output, as ``re`` makes it (``_sre`` checks a
+program before taking it), and a pattern compiled anew is kept only when it equals the one ``re`` makes. On a
+Python whose ``re`` is not laid out so (``_regex_parts``), patterns are compiled as always.
+
+The kept file holds each text or pattern with what it compiled to (``marshal``), one entry after another, each
+after its length, compressed entry by entry (so that writing it holds little more than its compressed size), for
+one Python build (its ``sys.version`` names the file): what another Python marshalled is never read. It is read
+only when it is this user's own regular file that nobody else may write and that is no larger than
+``_MAX_BYTES`` (``core.files.private_entry``), and only whole: its first line is the SHA-256 of the rest, and it
+inflates to at most ``_MAX_INFLATED`` bytes. At most ``_MAX_TEXTS`` entries are kept, those of the last run
+first; the folder keeps the newest ``_KEEP`` files (one per Python build).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import dataclasses
+import hashlib
+import itertools
+import marshal
+import re
+import struct
+import sys
+import zlib
+from types import CodeType
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
+
+__all__ = ["compiled_once"]
+
+_SUBDIR: Final = "compiled-v1"  # "methods-v1" held the dataclasses' methods only
+_KEEP: Final = 4
+_NAMES: Final = re.compile(r"[0-9a-f]{64}\.marshal")
+_MAX_BYTES: Final = 16 * 1024 * 1024  # this package's classes and patterns: about 0.2 MB for a cold lock's
+_MAX_INFLATED: Final = 64 * 1024 * 1024  # the marshalled entries a kept file may hold (a bound, not a fact)
+_MAX_TEXTS: Final = 4096
+_SIZE: Final = struct.Struct("<I")  # before each entry: its length
+_REGEX: Final = "re"  # a pattern's key: (_REGEX, the pattern, its flags); a method's key is its text
+
+#: What ``_sre.compile`` takes after the pattern: the flags, the program, the number of groups, the names of
+#: the groups to their numbers and back.
+RegexParts = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+
+
+class _Kept:
+    """What one block serves and keeps: the entries read, those used this run and how many were made anew."""
+
+    def __init__(self, kept: dict[Any, Any]) -> None:
+        self.kept = kept
+        self.used: dict[Any, Any] = {}
+        self.new = 0
+
+    def take(self, key: Any) -> Any:
+        found = self.used.get(key)
+        if found is None:
+            found = self.kept.get(key)
+            if found is not None:
+                self.used[key] = found
+        return found
+
+    def add(self, key: Any, value: Any) -> None:
+        self.used[key] = value
+        self.new += 1
+
+
+class _Methods:
+    """``exec`` for ``dataclasses``: a text it was given before runs the code compiled from it then."""
+
+    def __init__(self, kept: _Kept) -> None:
+        self.kept = kept
+
+    def __call__(self, source: Any, globals: Any = None, locals: Any = None, /) -> None:
+        if type(source) is str:
+            code = self.kept.take(source)
+            if code is None:
+                code = compile(source, "<string>", "exec")
+                self.kept.add(source, code)
+            source = code
+        builtins.exec(source, globals, locals)
+
+
+class _Regexes:
+    """``re._compiler.compile`` while a block runs: a pattern compiled before is made from its kept program; one
+    compiled anew is made as ``re`` makes it (``_regex_parts``), the first of them checked against ``re``'s own."""
+
+    def __init__(self, kept: _Kept, original: Callable[..., re.Pattern[Any]], make: Callable[..., Any]) -> None:
+        self.kept, self.original, self.make = kept, original, make
+        self.checked = self.off = False
+
+    def __call__(self, pattern: Any, flags: int = 0) -> re.Pattern[Any]:
+        if type(pattern) not in (str, bytes) or flags & re.DEBUG or self.off:
+            return self.original(pattern, flags)
+        key = (_REGEX, pattern, int(flags))
+        parts = self.kept.take(key)
+        if parts is not None:
+            with contextlib.suppress(TypeError, ValueError, RuntimeError, OverflowError):  # not a program: anew
+                return self.make(pattern, *parts)  # type: ignore[no-any-return]
+        try:
+            parts = _regex_parts(pattern, int(flags))
+            made = self.make(pattern, *parts) if parts is not None else None
+        except Exception:  # a pattern that does not compile: ``re`` raises its own error for it
+            made = None
+        if made is None:
+            return self.original(pattern, flags)
+        if not self.checked:
+            self.checked = True
+            if made != self.original(pattern, flags):  # the same flags and program, or this ``re`` works otherwise
+                self.off = True
+                return self.original(pattern, flags)
+        self.kept.add(key, parts)
+        return made  # type: ignore[no-any-return]
+
+
+def _regex_parts(pattern: str | bytes, flags: int) -> RegexParts | None:
+    """What ``re._compiler.compile`` hands ``_sre.compile`` for ``pattern``, worked out as it does (CPython 3.11 to
+    3.13); None where ``re`` is laid out otherwise."""
+    compiler, parser = getattr(re, "_compiler", None), getattr(re, "_parser", None)
+    code_of, parse = getattr(compiler, "_code", None), getattr(parser, "parse", None)
+    if code_of is None or parse is None:
+        return None
+    parsed = parse(pattern, flags)
+    code = [int(op) for op in code_of(parsed, flags)]
+    groupindex = {str(name): int(number) for name, number in parsed.state.groupdict.items()}
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, number in groupindex.items():
+        indexgroup[number] = name
+    return int(flags | parsed.state.flags), code, int(parsed.state.groups - 1), groupindex, tuple(indexgroup)
+
+
+@contextlib.contextmanager
+def compiled_once(cache: Path | None) -> Iterator[None]:
+    """While the block runs, classes take their methods' code and patterns their programs from ``cache`` (None:
+    compiled as always); what was compiled anew is kept there when it ends. Nested, the outer one serves."""
+    compiler = getattr(re, "_compiler", None)
+    if cache is None or "exec" in vars(dataclasses):
+        yield
+        return
+    path = cache / _SUBDIR / f"{hashlib.sha256(sys.version.encode()).hexdigest()}.marshal"
+    kept = _Kept(_read(path))
+    original = getattr(compiler, "compile", None)
+    make = getattr(sys.modules.get("_sre"), "compile", None)
+    dataclasses.exec = _Methods(kept)  # type: ignore[attr-defined]
+    if original is not None and make is not None:
+        compiler.compile = _Regexes(kept, original, make)  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        del dataclasses.exec  # type: ignore[attr-defined]
+        if original is not None and make is not None:
+            compiler.compile = original  # type: ignore[union-attr]
+        if kept.new:
+            _write(path, kept)
+
+
+def _read(path: Path) -> dict[Any, Any]:
+    """The entries kept at ``path``; empty when there are none, or they cannot be trusted whole."""
+    from cudaresolve.core.files import private_entry
+
+    try:
+        if not private_entry(path, _MAX_BYTES):
+            return {}
+        digest, _, payload = path.read_bytes().partition(b"\n")
+        if hashlib.sha256(payload).hexdigest().encode() != digest:
+            return {}
+        inflate = zlib.decompressobj()
+        data = inflate.decompress(payload, _MAX_INFLATED)
+        if inflate.unconsumed_tail or not inflate.eof:
+            return {}  # more than the bound, or cut short
+        kept, at, view = {}, 0, memoryview(data)
+        while at < len(data):
+            (size,) = _SIZE.unpack_from(data, at)
+            at += _SIZE.size + size
+            if at > len(data):
+                return {}
+            entry = marshal.loads(view[at - size : at])
+            if type(entry) is not tuple or len(entry) != 2 or not _well_formed(*entry):
+                return {}
+            kept[entry[0]] = entry[1]
+    except (OSError, ValueError, EOFError, TypeError, zlib.error, struct.error):
+        return {}
+    return kept
+
+
+def _well_formed(key: Any, value: Any) -> bool:
+    """Whether an entry read is a method's text and its code, or a pattern's key and what makes it."""
+    if type(key) is str:
+        return type(value) is CodeType
+    return (
+        type(key) is tuple and len(key) == 3 and key[0] == _REGEX and type(key[1]) in (str, bytes)
+        and type(key[2]) is int and type(value) is tuple and len(value) == 5
+    )  # fmt: skip
+
+
+def _write(path: Path, kept: _Kept) -> None:
+    """The entries this run used, then as many kept ones as ``_MAX_TEXTS`` leaves room for, written at ``path``."""
+    from cudaresolve.core.files import store_bounded
+
+    entries = dict(itertools.islice(kept.used.items(), _MAX_TEXTS))
+    for key, value in kept.kept.items():
+        if len(entries) >= _MAX_TEXTS:
+            break
+        entries.setdefault(key, value)
+    pack = zlib.compressobj(1)  # entry by entry: what is held while writing is the compressed sixth
+    chunks = [pack.compress(_SIZE.pack(len(blob)) + blob) for blob in map(marshal.dumps, entries.items())]
+    payload = b"".join([*chunks, pack.flush()])
+    store_bounded(path, hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload, keep=_KEEP, names=_NAMES)
