@@ -99,7 +99,10 @@ class _Methods:
 
 class _Regexes:
     """``re._compiler.compile`` while a block runs: a pattern compiled before is made from its kept program; one
-    compiled anew is made as ``re`` makes it (``_regex_parts``), the first of them checked against ``re``'s own."""
+    compiled anew is made as ``re`` makes it (``_regex_parts``), the first of them checked against ``re``'s own.
+    What is kept for a pattern serves the flags it was given and the flags it ended with (``re.UNICODE`` added to
+    a text pattern, its inline flags): a pickled pattern (the database's) is compiled again with the latter, and
+    Python's own pickling holds the two alike."""
 
     def __init__(self, kept: _Kept, original: Callable[..., re.Pattern[Any]], make: Callable[..., Any]) -> None:
         self.kept, self.original, self.make = kept, original, make
@@ -126,6 +129,8 @@ class _Regexes:
                 self.off = True
                 return self.original(pattern, flags)
         self.kept.add(key, parts)
+        if parts[0] != key[2]:  # also under the flags it ended with, as a pickled pattern is compiled again
+            self.kept.add((_REGEX, pattern, parts[0]), parts)
         return made  # type: ignore[no-any-return]
 
 
