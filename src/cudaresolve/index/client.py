@@ -431,7 +431,8 @@ class IndexClient:
 
 
 def _transient(error: httpx.HTTPError) -> TransientError:
-    """A transport failure as ``retries`` weighs it: a connect that failed is one, but for a TLS handshake glitch."""
+    """A transport failure as ``retries`` weighs it: ``connect`` when the connect failed, but not when a TLS
+    handshake glitch (``retries.handshake_glitch``) is why."""
     import httpx
 
     connect = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout) and not handshake_glitch(error)

@@ -1,5 +1,5 @@
-"""When a request to an index is sent again, and when its host counts as down for the run. Pure but for the
-sleep it is given.
+"""When a request to an index is sent again, and when its host counts as down for the run. No I/O of its own:
+the request and the sleep are given, and what it learns of the hosts goes into the ``Hosts`` it is given.
 
 A read that fails, a 429 and a 5xx are tried again, ``retries`` times, after ``backoff * 2**n`` seconds (capped
 at ``max_backoff``) or the server's ``Retry-After``. A connect that fails is different: a host that refuses

@@ -123,7 +123,8 @@ class Reply:
 
 class TransientError(Exception):
     """A connect or read failure; ``reason`` is what the notice shows. A read failure is worth retrying;
-    ``connect`` marks a host that refused the connection or did not accept it in time, which is not."""
+    ``connect`` marks a host that refused the connection or did not accept it in time, which is not, unless it
+    answered earlier in the run (``index.retries``)."""
 
     def __init__(self, reason: str, *, connect: bool = False) -> None:
         super().__init__(reason)
