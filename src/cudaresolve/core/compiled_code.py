@@ -135,8 +135,9 @@ class _Regexes:
 
 
 def _regex_parts(pattern: str | bytes, flags: int) -> RegexParts | None:
-    """What ``re._compiler.compile`` hands ``_sre.compile`` for ``pattern``, worked out as it does (CPython 3.11 to
-    3.13); None where ``re`` is laid out otherwise."""
+    """What ``re._compiler.compile`` hands ``_sre.compile`` for ``pattern``, worked out as CPython 3.11's does (a
+    Python whose compiler works otherwise fails the first check in ``_Regexes``); None where ``re`` has no such
+    parser and code generator."""
     compiler, parser = getattr(re, "_compiler", None), getattr(re, "_parser", None)
     code_of, parse = getattr(compiler, "_code", None), getattr(parser, "parse", None)
     if code_of is None or parse is None:
