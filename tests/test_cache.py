@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaresolve.index.http_cache import APART_BYTES, CachedResponse, HttpCache, default_cache_dir
+from cudaresolve.index.http_cache import APART_BYTES, CachedResponse, HttpCache, default_cache_dir, entry_bytes
 
 URL = "https://download.pytorch.org/whl/cu118/torch/"
 
@@ -52,7 +52,7 @@ def test_round_trip_and_layout(tmp_path: Path) -> None:
     assert stored.page_url == "https://cdn.example.org/whl/cu118/torch/"
     path = cache.path_for(URL)
     digest = hashlib.sha256(URL.encode()).hexdigest()
-    assert path == tmp_path / "http-v2" / f"{digest}.json"
+    assert path == tmp_path / "http-v3" / f"{digest}.entry"
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left behind
     assert cache.get("https://download.pytorch.org/whl/cu128/torch/") is None
 
@@ -80,23 +80,28 @@ def test_conditional_headers_and_age() -> None:
 @pytest.mark.parametrize(
     "content",
     [
-        "not json at all",
-        "[]",
-        '{"format": 1}',
-        json.dumps({**entry().to_dict(), "format": 99}),
-        json.dumps({**entry().to_dict(), "status": 500}),
-        json.dumps({**entry().to_dict(), "status": True}),
-        json.dumps({**entry().to_dict(), "body": None}),
-        json.dumps({**entry().to_dict(), "fetched_at": "yesterday"}),
-        json.dumps({**entry().to_dict(), "etag": 5}),
-        json.dumps({**entry().to_dict(), "url": "https://elsewhere.example.org/"}),
+        b"not json at all",
+        b"[]\n",
+        b'{"format": 1}\n',
+        entry_bytes({**entry().to_dict(), "format": 99}),
+        entry_bytes({**entry().to_dict(), "status": 500}),
+        entry_bytes({**entry().to_dict(), "status": True}),
+        entry_bytes({**entry().to_dict(), "fetched_at": "yesterday"}),
+        entry_bytes({**entry().to_dict(), "etag": 5}),
+        entry_bytes({**entry().to_dict(), "url": "https://elsewhere.example.org/"}),
+        entry_bytes(entry().to_dict())[:-1],  # the body cut short
+        entry_bytes(entry().to_dict()) + b"!",  # grown
+        entry_bytes(entry().to_dict()).replace(b"\n", b" ", 1),  # no head line
+        entry_bytes(entry().to_dict()).replace(b'"apart": false', b'"apart": 0'),
+        entry_bytes(entry().to_dict()).replace(b'"size": ', b'"size": 1', 1),
+        entry_bytes(entry().to_dict()).replace(b"torch-2.7.1", b"torch-2.7.2"),  # the same size, another body
     ],
 )
-def test_corrupt_entries_read_as_missing_and_are_replaced(tmp_path: Path, content: str) -> None:
+def test_corrupt_entries_read_as_missing_and_are_replaced(tmp_path: Path, content: bytes) -> None:
     cache = HttpCache(tmp_path)
     path = cache.path_for(URL)
     path.parent.mkdir(parents=True)
-    path.write_text(content, encoding="utf-8")
+    path.write_bytes(content)
     assert cache.get(URL) is None
     cache.store(entry())
     assert cache.get(URL) == entry()
@@ -152,7 +157,7 @@ def test_a_large_body_is_stored_apart_once_and_read_only_when_asked(tmp_path: Pa
     cache = HttpCache(tmp_path)
     stored = entry(body=_big("a"))
     cache.store(stored)
-    head = json.loads(cache.path_for(URL).read_text())
+    head = json.loads(cache.path_for(URL).read_bytes().partition(b"\n")[0])
     assert "body" not in head and len(cache.path_for(URL).read_bytes()) < 1024  # the entry stays small
     body_file = cache.path_for(URL).with_suffix(".body")
     assert body_file.read_bytes() == stored.body.encode() and head["size"] == len(stored.body.encode())
@@ -170,6 +175,29 @@ def test_a_large_body_is_stored_apart_once_and_read_only_when_asked(tmp_path: Pa
     assert cache.get(URL) == entry(body=_big("b")) and cache.with_body(light) is None  # the old entry: gone
     cache.store(entry())  # small again: back in the entry, and the body file removed
     assert not body_file.exists() and cache.get(URL) == entry()
+
+
+def test_a_small_body_follows_its_head_and_is_read_only_when_asked(tmp_path: Path) -> None:
+    cache = HttpCache(tmp_path)
+    stored = entry()
+    cache.store(stored)
+    raw = cache.path_for(URL).read_bytes()
+    line, _, body = raw.partition(b"\n")
+    head = json.loads(line)
+    assert body == stored.body.encode() and "body" not in head and (head["size"], head["apart"]) == (len(body), False)
+    assert not cache.path_for(URL).with_suffix(".body").exists()
+    light = cache.get(URL, body=False)
+    assert light is not None and light.apart and light.body == "" and light.body_sha256 == head["sha256"]
+    assert light.apart_size == len(body) and cache.with_body(light) == stored
+    cache.store(light.refreshed({"ETag": '"new"'}, 3000.0))  # a 304 on an entry whose body was not read
+    assert cache.get(URL) == replace(stored, etag='"new"', fetched_at=3000.0, date=None, age_header=None)
+    light = cache.get(URL, body=False)
+    cache.store(entry(body="<a href='torch-2.7.2+cu118-cp311-cp311-linux_x86_64.whl'>t</a>"))  # replaced since
+    assert light is not None and cache.with_body(light) is None  # the body there is not the one it names
+    cache.store(light.refreshed({}, 4000.0))  # nor is it carried into a 304's entry: what is there stays
+    assert cache.get(URL) == entry(body="<a href='torch-2.7.2+cu118-cp311-cp311-linux_x86_64.whl'>t</a>")
+    cache.path_for(URL).write_bytes(raw[:-1])  # cut short: looked at, not read, it does not fit
+    assert cache.get(URL, body=False) is None and cache.get(URL) is None
 
 
 @pytest.mark.parametrize("damage", ["removed", "cut", "same-size", "folder"])

@@ -43,7 +43,7 @@ def test_a_body_replaced_behind_the_cache_is_fetched_again(served: Any, damage: 
     index, base, cache = served
     first = _lock(base)
     body = next(cache.rglob("*.body"))
-    assert all(p.with_suffix(".body").exists() for p in cache.glob("http-v2/*.json")
+    assert all(p.with_suffix(".body").exists() for p in cache.glob("http-v3/*.entry")
                if '"status": 200' in p.read_text() and "simple" in p.read_text())  # fmt: skip
     text = body.read_text()
     body.write_text(text.replace("1.", "9.") if damage == "same-size" else text[: len(text) // 2])

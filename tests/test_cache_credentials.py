@@ -112,8 +112,8 @@ def test_a_page_fetched_with_credentials_is_stored_without_them_and_read_back_wi
     first = parse_files(cache, entry, None)
     cache.store(entry)
     files = _assert_private_and_clean(tmp_path / "cache")
-    assert {f.parent.name for f in files} == {"http-v2", "parsed-v2"}
-    stored = json.loads(cache.path_for(page).read_text())
+    assert {f.parent.name for f in files} == {"http-v3", "parsed-v2"}
+    stored = json.loads(cache.path_for(page).read_bytes().partition(b"\n")[0])
     assert stored["url"] == stored["final_url"] == "http://127.0.0.1:8080/simple/demo/"
 
     again = cache.get(page)  # the entry comes back under the URL asked for, credentials and all
@@ -179,8 +179,8 @@ def test_a_lock_through_a_private_index_caches_no_credentials_and_a_warm_run_sti
     assert 'name = "filelock"' in cold and SECRET not in cold
     assert index.requests["/files/numpy-1.26.4-cp311-cp311-manylinux_2_28_x86_64.whl.metadata"] == 1
     files = _assert_private_and_clean(cache)
-    assert {"http-v2", "parsed-v2"} <= {p.relative_to(cache).parts[0] for p in files}
-    stored_urls = {json.loads(p.read_text())["url"] for p in (cache / "http-v2").rglob("*.json")}
+    assert {"http-v3", "parsed-v2"} <= {p.relative_to(cache).parts[0] for p in files}
+    stored_urls = {_head(p)["url"] for p in (cache / "http-v3").rglob("*.entry")}
     assert f"{base}/pypi/simple/numpy/" in stored_urls  # keyed by the URL without credentials
 
     # Warm: the pages are revalidated (max-age=0), each request with the credentials; the metadata is cached.
@@ -192,8 +192,8 @@ def test_a_lock_through_a_private_index_caches_no_credentials_and_a_warm_run_sti
 
     # Only the pages cached: the file URLs come from the parsed cache, and their metadata is fetched with
     # the credentials the configured index URL carries (the server refuses any request without them).
-    for entry in (cache / "http-v2").rglob("*.json"):
-        if json.loads(entry.read_text())["url"].endswith(".metadata"):
+    for entry in (cache / "http-v3").rglob("*.entry"):
+        if _head(entry)["url"].endswith(".metadata"):
             entry.unlink()
     index.requests.clear()
     assert _lock(tmp_path, capsys) == cold
@@ -213,3 +213,9 @@ def test_the_private_index_refuses_a_request_without_credentials(
     index.refused.clear()
     assert cli.main(["lock", "numpy", *TARGET, "-o", str(tmp_path / "pylock.toml")]) != 0
     assert "401" in capsys.readouterr().err and index.refused["/pypi/simple/numpy/"] >= 1
+
+
+def _head(path: Path) -> dict[str, object]:
+    """The head of a stored page or metadata file: its first line."""
+    head: dict[str, object] = json.loads(path.read_bytes().partition(b"\n")[0])
+    return head

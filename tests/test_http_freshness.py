@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from cudaresolve.index.freshness import (
     parse_cache_control,
     parse_http_date,
 )
-from cudaresolve.index.http_cache import CachedResponse, HttpCache
+from cudaresolve.index.http_cache import CachedResponse, HttpCache, entry_bytes
 from cudaresolve.index.policy import IndexPolicy
 from cudaresolve.index.simple import parse_simple_html
 
@@ -208,7 +207,7 @@ def test_offline_reads_the_cache_whatever_its_freshness(tmp_path: Path, cache_co
     )
     path = cache.path_for(PAGE)
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(entry.to_dict()), encoding="utf-8")
+    path.write_bytes(entry_bytes(entry.to_dict()))
     clock.now += 86400 * 365
     offline = client(None, cache, clock, offline=True).fetch_page(CU118, "torch")
     assert (offline.source, [f.filename for f in offline.files]) == ("cache", FILENAMES)
@@ -238,7 +237,7 @@ def test_an_entry_written_before_freshness_headers_were_stored_reads_as_stale(tm
         del old[key]
     path = cache.path_for(PAGE)
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(old), encoding="utf-8")
+    path.write_bytes(entry_bytes(old))
     entry = cache.get(PAGE)
     assert entry is not None
     assert (entry.etag, entry.cache_control, cache.is_fresh(entry, T0)) == ('"e"', None, False)

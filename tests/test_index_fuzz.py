@@ -146,10 +146,12 @@ def test_link_and_redirect_checks_never_crash(page: str, url: str, target: str) 
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(content=st.one_of(st.binary(max_size=100), json_values.map(json.dumps),
-                         st.builds(lambda body, digest: json.dumps({
-                             "format": 2, "url": PAGE, "status": 200, "fetched_at": 1.0, "body": body,
-                             "sha256": digest}), st.text(max_size=30), st.one_of(st.none(), st.text(max_size=64)))))
+@given(content=st.one_of(st.binary(max_size=100), json_values.map(lambda v: json.dumps(v) + "\n"),
+                         st.builds(lambda body, digest, size, apart: json.dumps({
+                             "format": 3, "url": PAGE, "status": 200, "fetched_at": 1.0, "size": size, "apart": apart,
+                             "sha256": digest}) + "\n" + body, st.text(max_size=30),
+                             st.one_of(st.none(), st.text(max_size=64)), st.one_of(st.none(), st.integers(-1, 40)),
+                             st.one_of(st.booleans(), st.none()))))
 def test_any_cache_file_reads_as_an_entry_or_missing(content: bytes | str, tmp_path: Path) -> None:
     cache = HttpCache(tmp_path)
     path = cache.path_for(PAGE)
@@ -157,3 +159,5 @@ def test_any_cache_file_reads_as_an_entry_or_missing(content: bytes | str, tmp_p
     path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8", "surrogatepass"))
     entry = cache.get(PAGE)
     assert entry is None or isinstance(entry, CachedResponse)
+    light = cache.get(PAGE, body=False)
+    assert light is None or isinstance(cache.with_body(light), CachedResponse | None)

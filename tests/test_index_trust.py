@@ -169,21 +169,26 @@ def test_redirect_loop_on_the_same_host_stops() -> None:
 
 def poison(cache: HttpCache, url: str) -> None:
     path = cache.path_for(url)
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["body"] = page("https://evil.example.org/" + WHEEL)  # the stored sha256 still names the old body
-    path.write_text(json.dumps(data), encoding="utf-8")
+    head = json.loads(path.read_bytes().partition(b"\n")[0])
+    body = page("https://evil.example.org/" + WHEEL).encode()
+    head["size"] = len(body)  # the stored sha256 still names the old body
+    path.write_bytes(json.dumps(head).encode() + b"\n" + body)
 
 
-def test_a_hand_poisoned_cache_body_is_missing_offline(tmp_path: Path) -> None:
+def test_a_hand_poisoned_cache_body_is_never_served_offline(tmp_path: Path) -> None:
     cache = HttpCache(tmp_path)
     url = f"{CPU}/torch/"
     cache.store(CachedResponse(url=url, status=200, body=page(f"/whl/cpu/{WHEEL}"), fetched_at=1.0))
-    assert client(None, cache=cache, offline=True).fetch_project(CPU, "torch")
+    good = client(None, cache=cache, offline=True).fetch_project(CPU, "torch")
     poison(cache, url)
     assert cache.get(url) is None
+    # Its head still names the good body, whose parsed form is kept: that is what is served, never the body there
+    assert client(None, cache=cache, offline=True).fetch_project(CPU, "torch") == good
+    for parsed in (tmp_path / "parsed-v2").iterdir():
+        parsed.unlink()  # with no parsed form, the body must be read: it is not the one its head names
     with pytest.raises(IndexUnavailable) as info:
         client(None, cache=cache, offline=True).fetch_project(CPU, "torch")
-    assert info.value.message.endswith("is not in the cache and --offline forbids the network")
+    assert info.value.message.endswith("lost its body to another run; run the command again")
 
 
 def test_a_hand_poisoned_cache_body_is_not_revalidated_by_a_304(tmp_path: Path) -> None:
@@ -212,9 +217,10 @@ def test_an_entry_without_a_digest_is_missing(tmp_path: Path) -> None:
     url = f"{CPU}/torch/"
     cache.store(CachedResponse(url=url, status=200, body="x", fetched_at=1.0))
     path = cache.path_for(url)
-    data = json.loads(path.read_text(encoding="utf-8"))
-    del data["sha256"]
-    path.write_text(json.dumps(data), encoding="utf-8")
+    line, _, body = path.read_bytes().partition(b"\n")
+    head = json.loads(line)
+    del head["sha256"]
+    path.write_bytes(json.dumps(head).encode() + b"\n" + body)
     assert cache.get(url) is None
 
 

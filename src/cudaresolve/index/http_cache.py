@@ -1,15 +1,17 @@
 """On-disk cache of index pages with HTTP freshness (RFC 9111). Does I/O: files under the cache dir.
 
-One JSON file per URL, named by the SHA-256 of the URL, holding the body (one over ``APART_BYTES``, as
-PyPI's pages of megabytes are, is in a file of its own beside it, ``<entry>.body``: written only when it
-changed, read only by a caller that needs it; one that no longer fits its entry makes the entry missing)
-and the SHA-256 of that body, the validators the server sent (``ETag``, ``Last-Modified``), its freshness headers
-(``Cache-Control``, ``Expires``, ``Date``, ``Age``), the status (200, or 404 for "project not on
-this index") and when it was fetched. An entry whose body does not match its own digest (one
-edited by hand, or a body file gone) is treated as missing, offline and before a 304 alike. Writes go through
-``core.files.write_text_atomic``, so a reader never sees half a file. A file that cannot be read
-or decoded is treated as missing: the page is fetched again, never a crash. A cache that cannot
-be written (read-only home, full disk) is skipped silently; it is only an optimisation.
+One file per URL, named by the SHA-256 of the URL: a head, one line of JSON, then the body's bytes (a body over
+``APART_BYTES``, as PyPI's pages of megabytes are, is in a file of its own beside it, ``<entry>.body``: written
+only when it changed). The head holds the body's SHA-256 and size, the validators the server sent (``ETag``,
+``Last-Modified``), its freshness headers (``Cache-Control``, ``Expires``, ``Date``, ``Age``), the status (200,
+or 404 for "project not on this index") and when it was fetched. A caller that needs only the head (is the page
+fresh, what is its parsed form keyed by) reads that line alone, and finds the entry missing when its body is not
+of the size the head gives; a body is read only by a caller that needs it, and one that does not match its digest
+(edited by hand, a body file gone or replaced by another run) makes the entry missing, offline and before a 304
+alike: what is served is always what the digest names. Writes go through ``core.files.write_private_atomic``, so
+a reader never sees half a file. A file that cannot be read or decoded is treated as missing: the page is fetched
+again, never a crash. A cache that cannot be written (read-only home, full disk) is skipped silently; it is only
+an optimisation.
 
 Credentials never reach the disk. An index URL may carry ``user:token@`` (``PIP_INDEX_URL``, ``-i``,
 a mirror); the request URL keeps them (they are needed to fetch), but entries are keyed and stored
@@ -50,8 +52,12 @@ if TYPE_CHECKING:
 
 __all__ = ["CACHE_DIR_ENV", "NOT_FOUND_LIFETIME", "CachedResponse", "HttpCache", "default_cache_dir"]
 
-_FORMAT: Final = 2  # bump when the entry layout changes; older entries then read as missing
-_SUBDIR: Final = "http-v2"  # 2: one folder, no fan-out (a cold lock made a folder per entry)
+_FORMAT: Final = 3  # bump when the entry layout changes; older entries then read as missing
+#: 2: one folder, no fan-out (a cold lock made a folder per entry); 3: the head a line apart from the body (a
+#: kept lock's check of 191 pages read and decoded 3.5 MB of JSON for their heads)
+_SUBDIR: Final = "http-v3"
+#: The longest head read (one line of JSON): a file whose first line is longer is not an entry.
+_HEAD_LIMIT: Final = 1024 * 1024
 #: A body larger than this is stored apart from its entry, beside it (``<entry>.body``; ``HttpCache.store``).
 APART_BYTES: Final = 64 * 1024
 #: Seconds a bare 404 stays fresh (see ``CachedResponse.freshness_lifetime``); as long as PyPI keeps a page.
@@ -85,10 +91,12 @@ class CachedResponse:
     date: str | None = None
     age_header: str | None = None  # the Age header as received
     digest: str | None = field(default=None, compare=False, repr=False)  # the body's SHA-256 when known
-    #: The body is stored apart and was not read (``HttpCache.get(..., body=False)``): ``body`` is "" until
-    #: ``HttpCache.with_body``; ``digest`` and ``apart_size`` (its bytes) name it.
+    #: The body was not read (``HttpCache.get(..., body=False)``): ``body`` is "" until ``HttpCache.with_body``;
+    #: ``digest`` and ``apart_size`` (its bytes) name it, ``body_at`` says where it is: from that offset of the
+    #: entry's own file, or (None) in the file beside it.
     apart: bool = field(default=False, compare=False, repr=False)
     apart_size: int = field(default=0, compare=False, repr=False)
+    body_at: int | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_headers(
@@ -196,12 +204,14 @@ class CachedResponse:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CachedResponse:
-        """Rebuild an entry; raises ``ValueError`` on anything unexpected (the caller drops it)."""
+    def from_dict(cls, data: Mapping[str, Any], *, body_at: int | None = None) -> CachedResponse:
+        """Rebuild an entry from ``to_dict``'s form, or from a head alone (no ``body``: the body not read, its
+        ``size`` and ``sha256`` given; ``body_at`` as the field says); raises ``ValueError`` on anything
+        unexpected (the caller drops it)."""
         if data.get("format") != _FORMAT:
             raise ValueError("unknown cache entry format")
         status, fetched_at, digest = data["status"], data["fetched_at"], data.get("sha256")
-        apart = "body" not in data  # stored in a file of its own (``HttpCache.store``), read by the caller
+        apart = "body" not in data  # not read (``HttpCache.get(..., body=False)``), or in a file of its own
         body = "" if apart else data["body"]
         if not isinstance(status, int) or status not in (200, 404):
             raise ValueError("bad status")
@@ -218,8 +228,20 @@ class CachedResponse:
             raise ValueError("bad header field")
         return cls(
             url=str(data["url"]), status=status, body=body, fetched_at=float(fetched_at), digest=digest,
-            apart=apart, apart_size=size, **optional,
+            apart=apart, apart_size=size, body_at=body_at if apart else None, **optional,
         )  # fmt: skip
+
+
+def entry_bytes(data: Mapping[str, Any]) -> bytes:
+    """The file that stores ``data`` (``CachedResponse.to_dict``'s form): its head, one line of JSON with the
+    body's ``size``, then the body's bytes; a head without ``body`` (stored beside it) is the whole file."""
+    head = dict(data)
+    body = head.pop("body", None)
+    raw = body.encode("utf-8", errors="surrogatepass") if isinstance(body, str) else b""
+    if body is not None:
+        head["size"] = len(raw)
+    head["apart"] = body is None
+    return json.dumps(head, ensure_ascii=False).encode("utf-8", errors="surrogatepass") + b"\n" + raw
 
 
 _HEX64: Final = re.compile(r"[0-9a-f]{64}")
@@ -241,6 +263,7 @@ class HttpCache:
     def __init__(self, root: str | os.PathLike[str], *, refresh: bool = False) -> None:
         self.root = Path(root)
         self.refresh = refresh
+        self._folder = self.root / _SUBDIR
 
     def is_fresh(self, entry: CachedResponse, now: float, *, max_age: float = 0.0) -> bool:
         """Whether ``entry`` may be used with no request: fresh by its headers, or younger than the
@@ -272,55 +295,76 @@ class HttpCache:
         import hashlib
 
         digest = hashlib.sha256(strip_credentials(url).encode("utf-8")).hexdigest()
-        return self.root / _SUBDIR / f"{digest}.json"
+        return self._folder / f"{digest}.entry"
 
     def get(self, url: str, *, body: bool = True) -> CachedResponse | None:
         """The stored response for ``url``; None when absent, unreadable, corrupt or for another URL.
 
         The entry comes back with ``url`` as asked (credentials included) and its final URL given the
-        same credentials, so that the links on its page are fetched as the page was. ``body`` False: a body
-        stored apart is not read (``apart``; ``with_body`` reads it), only looked for: whether the page must
-        be asked for again, and its parsed form, need its entry and its digest, not its megabytes."""
+        same credentials, so that the links on its page are fetched as the page was. ``body`` False: the head
+        alone is read, the body only looked for (``apart``; ``with_body`` reads it): whether the page must be
+        asked for again, and its parsed form, need its head and its digest, not its megabytes."""
         try:
-            raw = self.path_for(url).read_text(encoding="utf-8")
-            entry = CachedResponse.from_dict(loads_json(raw))
+            with self.path_for(url).open("rb") as file:
+                line = file.readline(_HEAD_LIMIT)
+                rest = file.read() if body else b""
+                size_on_disk = os.fstat(file.fileno()).st_size
+            head = loads_json(line) if line.endswith(b"\n") else None
+            if not isinstance(head, dict) or not isinstance(head.get("apart"), bool):
+                return None
+            if head.get("url") != strip_credentials(url):  # a digest collision (or a copied file): not this URL's
+                return None
+            inline, at, final = not head["apart"], len(line), head.get("final_url")
+            if inline and body:
+                size = head.get("size")
+                if not isinstance(size, int) or len(rest) != size:
+                    return None
+                head["body"] = rest.decode("utf-8", errors="surrogatepass")
+            head["url"] = url
+            if isinstance(final, str):
+                head["final_url"] = with_credentials_of(final, url)
+            entry = CachedResponse.from_dict(head, body_at=at if inline and not body else None)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
-        # A digest collision (or a copied file) must not serve another URL's page.
-        if entry.url != strip_credentials(url):
-            return None
-        final_url = with_credentials_of(entry.final_url, url) if entry.final_url is not None else None
-        entry = replace(entry, url=url, final_url=final_url)
-        if entry.apart:
-            if not body:  # a body cut short, grown or replaced by something else reads as missing
-                return entry if self._body_fits(url, entry.apart_size) else None
-            return self.with_body(entry)
-        return entry
-
-    def with_body(self, entry: CachedResponse) -> CachedResponse | None:
-        """``entry`` with its body read, when it was stored apart (``get(..., body=False)``); None when that body
-        is gone, or is not the one the entry names (its SHA-256; such a file is removed): another run may have
-        replaced the page."""
         if not entry.apart:
             return entry
+        if inline:  # the head alone was read: a body cut short or grown reads as missing
+            return entry if size_on_disk == at + entry.apart_size else None
+        if not body:  # beside it: likewise, and one replaced by something else
+            return entry if self._body_fits(url, entry.apart_size) else None
+        return self.with_body(entry)
+
+    def with_body(self, entry: CachedResponse) -> CachedResponse | None:
+        """``entry`` with its body read, when ``get(..., body=False)`` left it unread; None when that body is gone,
+        or is not the one the entry names (its SHA-256; a file beside the entry that is not is removed):
+        another run may have replaced the page."""
+        if not entry.apart:
+            return entry
+        beside = entry.body_at is None
         try:
-            data = self._body_path(entry.url).read_bytes() if self._body_fits(entry.url, entry.apart_size) else b""
+            if beside:
+                path = self._body_path(entry.url)
+                data = path.read_bytes() if self._body_fits(entry.url, entry.apart_size) else b""
+            else:
+                with self.path_for(entry.url).open("rb") as file:
+                    file.seek(entry.body_at or 0)
+                    data = file.read(entry.apart_size + 1)
         except OSError:
             return None
         text = data.decode("utf-8", errors="surrogatepass")
         if len(data) != entry.apart_size or _digest(text) != entry.digest:
-            if data:  # not the body its entry names: removed, so that the entry reads as missing and is fetched
+            if data and beside:  # not the body its entry names: removed, so that the entry reads as missing
                 with contextlib.suppress(OSError):
-                    self._body_path(entry.url).unlink()
+                    path.unlink()
             return None
-        return replace(entry, body=text, apart=False)
+        return replace(entry, body=text, apart=False, body_at=None)
 
     def store(self, entry: CachedResponse) -> None:
         """Write ``entry`` atomically; a failed write leaves the cache as it was and raises nothing.
 
         A body over ``APART_BYTES`` goes to a file of its own beside the entry (``<entry>.body``), written only
         when it is not the one already there (a page fetched again unchanged, or confirmed by a 304, rewrites
-        only its entry: PyPI's pages run to megabytes). A body that cannot be written there stays in the entry.
+        only its head: PyPI's pages run to megabytes). A body that cannot be written there stays in the entry.
         A ``no-store`` response is not written, and the entry it supersedes is removed.
         """
         target, apart_path = self.path_for(entry.url), self._body_path(entry.url)
@@ -329,8 +373,13 @@ class HttpCache:
                 target.unlink(missing_ok=True)
                 apart_path.unlink(missing_ok=True)
             return
+        if entry.apart and entry.body_at is not None:  # a 304 on an entry whose body, in its file, was not read
+            whole = self.with_body(entry)
+            if whole is None:  # replaced meanwhile: what is there now stays
+                return
+            entry = whole
         try:
-            if entry.apart:  # a 304 on an entry whose body was not read: that body stays where it is
+            if entry.apart:  # a 304 on an entry whose body beside it was not read: that body stays where it is
                 head = {**replace(entry, apart=False, body="").to_dict(), "sha256": entry.digest,
                         "size": entry.apart_size}  # fmt: skip
                 head.pop("body")
@@ -340,7 +389,7 @@ class HttpCache:
                 if size is not None:
                     head.pop("body")
                     head["size"] = size
-            write_private_atomic(target, json.dumps(head, ensure_ascii=False).encode("utf-8"))
+            write_private_atomic(target, entry_bytes(head))
             if "body" in head:
                 apart_path.unlink(missing_ok=True)  # the body is in the entry now
         except OSError:
@@ -354,7 +403,7 @@ class HttpCache:
         if len(body) * 4 <= APART_BYTES:  # at most 4 bytes a character: surely small enough to stay inline
             return None
         before = self.get(url, body=False)
-        if before is not None and before.apart and before.digest == digest:
+        if before is not None and before.apart and before.body_at is None and before.digest == digest:
             return before.apart_size
         data = body.encode("utf-8", errors="surrogatepass")
         if len(data) <= APART_BYTES:
