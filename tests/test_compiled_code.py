@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def _kept(cache: Path) -> list[Path]:
-    return sorted((cache / "compiled-v1").glob("*.marshal"))
+    return sorted((cache / "compiled-v2").glob("*.marshal"))
 
 
 def _texts(kept: Path) -> set[str]:
@@ -30,10 +30,11 @@ def _texts(kept: Path) -> set[str]:
 
     data = zlib.decompress(kept.read_bytes().partition(b"\n")[2])
     texts, at = set(), 0
-    while at < len(data):
+    while at < len(data):  # each entry: the key, then the value, each after its length
         size = int.from_bytes(data[at : at + 4], "little")
-        texts.add(marshal.loads(data[at + 4 : at + 4 + size])[0])
+        texts.add(marshal.loads(data[at + 4 : at + 4 + size]))
         at += 4 + size
+        at += 4 + int.from_bytes(data[at : at + 4], "little")
     return texts
 
 
@@ -90,6 +91,30 @@ def test_a_class_made_again_takes_the_kept_code_and_behaves_the_same(tmp_path: P
     assert len(counting.texts) > compiled
     assert len(_texts(kept)) > compiled and set(counting.texts) <= _texts(kept)
     assert "exec" not in vars(dataclasses)  # the module is as it was once a block ends
+
+
+def test_only_the_entries_asked_for_are_unmarshalled_and_a_bad_one_is_made_anew(
+    tmp_path: Path, counting: _Counting
+) -> None:
+    import marshal
+
+    cache = tmp_path / "cache"
+    with compiled_once(cache):
+        _make()
+        _make(("size", "name", "extra"))
+    [kept] = _kept(cache)
+    entries = compiled_code._Kept(compiled_code._read(kept))
+    assert entries.kept and all(isinstance(blob, memoryview) for blob in entries.kept.values())  # none unmarshalled
+    text = next(t for t in entries.kept if isinstance(t, str) and "extra" in t)
+    entries.kept[text] = memoryview(marshal.dumps(5))  # sealed and whole, but not a method's code
+    compiled_code._write(kept, entries)
+    counting.texts.clear()
+    with compiled_once(cache):
+        _behaves(_make())  # its texts all served as kept
+        assert counting.texts == []
+        _make(("size", "name", "extra"))
+    assert counting.texts == [text]  # the bad one alone compiled anew, and kept as compiled
+    assert isinstance(marshal.loads(compiled_code._read(kept)[text]), type(compile("", "", "exec")))
 
 
 def test_without_a_cache_or_nested_nothing_is_kept_twice(tmp_path: Path, counting: _Counting) -> None:
@@ -253,11 +278,9 @@ def test_a_kept_program_that_sre_refuses_is_compiled_anew(tmp_path: Path, parsin
     with compiled_once(cache):
         good = re.compile(text)
     [kept] = _kept(cache)
-    entries = compiled_code._read(kept)
-    flags, code, groups, groupindex, indexgroup = entries[("re", text, 0)]
-    entries[("re", text, 0)] = (flags, [999, *code], groups, groupindex, indexgroup)  # no program _sre takes
-    broken = compiled_code._Kept(entries)
-    broken.used = dict(entries)
+    broken = compiled_code._Kept(compiled_code._read(kept))
+    flags, code, groups, groupindex, indexgroup = broken.take(("re", text, 0))
+    broken.used[("re", text, 0)] = (flags, [999, *code], groups, groupindex, indexgroup)  # no program _sre takes
     compiled_code._write(kept, broken)  # sealed and whole: only the program is wrong
     re.purge()
     parsing.clear()

@@ -16,9 +16,11 @@ made by ``_sre.compile`` from its parser's and code generator's output, as ``re`
 program before taking it), and a pattern compiled anew is kept only when it equals the one ``re`` makes. On a
 Python whose ``re`` is not laid out so (``_regex_parts``), patterns are compiled as always.
 
-The kept file holds each text or pattern with what it compiled to (``marshal``), one entry after another, each
-after its length, compressed entry by entry (so that writing it holds little more than its compressed size), for
-one Python build (its ``sys.version`` names the file): what another Python marshalled is never read. It is read
+The kept file holds each text or pattern and what it compiled to (``marshal``, each after its length), one entry
+after another, compressed entry by entry (so that writing it holds little more than its compressed size), for
+one Python build (its ``sys.version`` names the file): what another Python marshalled is never read. A run
+unmarshals the keys alone, and the code or program of an entry only when it is asked for (a repeated lock uses
+some 500 of the 900 a file holds; unmarshalling all took 4 of the 8 ms the file cost). It is read
 only when it is this user's own regular file that nobody else may write and that is no larger than
 ``_MAX_BYTES`` (``core.files.private_entry``), and only whole: its first line is the SHA-256 of the rest, and it
 inflates to at most ``_MAX_INFLATED`` bytes. At most ``_MAX_TEXTS`` entries are kept, those of the last run
@@ -46,7 +48,8 @@ if TYPE_CHECKING:
 
 __all__ = ["compiled_once"]
 
-_SUBDIR: Final = "compiled-v1"  # "methods-v1" held the dataclasses' methods only
+#: "methods-v1" held the dataclasses' methods only; 1 marshalled each entry whole, 2 its key and value apart
+_SUBDIR: Final = "compiled-v2"
 _KEEP: Final = 4
 _NAMES: Final = re.compile(r"[0-9a-f]{64}\.marshal")
 _MAX_BYTES: Final = 16 * 1024 * 1024  # this package's classes and patterns: about 0.2 MB for a cold lock's
@@ -61,9 +64,10 @@ RegexParts = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
 
 
 class _Kept:
-    """What one block serves and keeps: the entries read, those used this run and how many were made anew."""
+    """What one block serves and keeps: the entries read (each value still marshalled), those used this run
+    (unmarshalled) and how many were made anew."""
 
-    def __init__(self, kept: dict[Any, Any]) -> None:
+    def __init__(self, kept: dict[Any, bytes]) -> None:
         self.kept = kept
         self.used: dict[Any, Any] = {}
         self.new = 0
@@ -71,9 +75,17 @@ class _Kept:
     def take(self, key: Any) -> Any:
         found = self.used.get(key)
         if found is None:
-            found = self.kept.get(key)
-            if found is not None:
-                self.used[key] = found
+            blob = self.kept.get(key)
+            if blob is None:
+                return None
+            try:
+                found = marshal.loads(blob)
+            except (ValueError, EOFError, TypeError):
+                found = None
+            if not _well_formed(key, found):
+                del self.kept[key]  # made anew, and not written again as it was
+                return None
+            self.used[key] = found
         return found
 
     def add(self, key: Any, value: Any) -> None:
@@ -176,8 +188,9 @@ def compiled_once(cache: Path | None) -> Iterator[None]:
             _write(path, kept)
 
 
-def _read(path: Path) -> dict[Any, Any]:
-    """The entries kept at ``path``; empty when there are none, or they cannot be trusted whole."""
+def _read(path: Path) -> dict[Any, bytes]:
+    """The entries kept at ``path``, each key with its value still marshalled; empty when there are none, or they
+    cannot be trusted whole."""
     from cudaresolve.core.files import private_entry
 
     try:
@@ -190,19 +203,27 @@ def _read(path: Path) -> dict[Any, Any]:
         data = inflate.decompress(payload, _MAX_INFLATED)
         if inflate.unconsumed_tail or not inflate.eof:
             return {}  # more than the bound, or cut short
-        kept, at, view = {}, 0, memoryview(data)
+        kept: dict[Any, bytes] = {}
+        at, view = 0, memoryview(data)
         while at < len(data):
-            (size,) = _SIZE.unpack_from(data, at)
-            at += _SIZE.size + size
+            (key_size,) = _SIZE.unpack_from(data, at)
+            key_end = at + _SIZE.size + key_size
+            (size,) = _SIZE.unpack_from(data, key_end)
+            at = key_end + _SIZE.size + size
             if at > len(data):
                 return {}
-            entry = marshal.loads(view[at - size : at])
-            if type(entry) is not tuple or len(entry) != 2 or not _well_formed(*entry):
+            key = marshal.loads(view[key_end - key_size : key_end])
+            if type(key) is not str and not (type(key) is tuple and len(key) == 3 and key[0] == _REGEX):
                 return {}
-            kept[entry[0]] = entry[1]
+            kept[key] = view[at - size : at]  # type: ignore[assignment]  # bytes-like: unmarshalled when asked
     except (OSError, ValueError, EOFError, TypeError, zlib.error, struct.error):
         return {}
     return kept
+
+
+def _entry(key: bytes, value: bytes | memoryview) -> bytes:
+    """One entry as the file holds it: the marshalled key and value, each after its length."""
+    return b"".join((_SIZE.pack(len(key)), key, _SIZE.pack(len(value)), value))
 
 
 def _well_formed(key: Any, value: Any) -> bool:
@@ -219,12 +240,12 @@ def _write(path: Path, kept: _Kept) -> None:
     """The entries this run used, then as many kept ones as ``_MAX_TEXTS`` leaves room for, written at ``path``."""
     from cudaresolve.core.files import store_bounded
 
-    entries = dict(itertools.islice(kept.used.items(), _MAX_TEXTS))
-    for key, value in kept.kept.items():
+    entries = {key: marshal.dumps(value) for key, value in itertools.islice(kept.used.items(), _MAX_TEXTS)}
+    for key, blob in kept.kept.items():
         if len(entries) >= _MAX_TEXTS:
             break
-        entries.setdefault(key, value)
+        entries.setdefault(key, blob)  # as read: never unmarshalled
     pack = zlib.compressobj(1)  # entry by entry: what is held while writing is the compressed sixth
-    chunks = [pack.compress(_SIZE.pack(len(blob)) + blob) for blob in map(marshal.dumps, entries.items())]
+    chunks = [pack.compress(_entry(marshal.dumps(key), blob)) for key, blob in entries.items()]
     payload = b"".join([*chunks, pack.flush()])
     store_bounded(path, hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload, keep=_KEEP, names=_NAMES)
