@@ -10,7 +10,7 @@ import pytest
 
 from cudaresolve.cli import main
 from cudaresolve.errors import InvalidInput
-from cudaresolve.lock.reqfiles import MAX_DEPTH, MAX_FILE_BYTES, read_requirement_files
+from cudaresolve.lock.reqfiles import MAX_DEPTH, MAX_FILE_BYTES, RequirementFiles, check_lines, read_requirement_files
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,10 +37,19 @@ def test_comments_continuations_nesting_and_variables(tmp_path: Path) -> None:
     assert files.constraints == ("torch<2.6", "numpy<2")
 
 
+def _checked(*paths: list[str], environ: dict[str, str] | None = None) -> RequirementFiles:
+    """The files read, then their lines checked as a solve checks them."""
+    files = read_requirement_files(*paths, environ=environ)
+    check_lines(files.lines)
+    return files
+
+
 def test_an_unset_variable_is_left_as_written(tmp_path: Path) -> None:
     (tmp_path / "r.txt").write_text("torch${UNSET_SUFFIX}\n")
+    files = read_requirement_files([str(tmp_path / "r.txt")], environ={})  # read as text; checked before a solve
+    assert files.lines == ((f"{tmp_path / 'r.txt'}:1", "torch${UNSET_SUFFIX}", False),)
     with pytest.raises(InvalidInput, match=r"r.txt:1: not a PEP 508 requirement: 'torch\$\{UNSET_SUFFIX\}'"):
-        read_requirement_files([str(tmp_path / "r.txt")], environ={})
+        _checked([str(tmp_path / "r.txt")], environ={})
 
 
 @pytest.mark.parametrize(
@@ -85,11 +94,11 @@ def test_bounds_cycles_urls_and_odd_files(tmp_path: Path) -> None:
             read_requirement_files([str(tmp_path / "fifo")])
     (tmp_path / "c.txt").write_text("transformers[torch]<5\n")
     with pytest.raises(InvalidInput, match=r"c\.txt:1: a constraint cannot name extras"):
-        read_requirement_files([], [str(tmp_path / "c.txt")])
+        _checked([], [str(tmp_path / "c.txt")])
     (tmp_path / "u.txt").write_text("torch @ https://example.org/torch-2.7.1-cp311-cp311-linux_x86_64.whl\n")
     with pytest.raises(InvalidInput, match=r"u\.txt:1: a constraint cannot name a URL"):
-        read_requirement_files([], [str(tmp_path / "u.txt")])
-    assert read_requirement_files([str(tmp_path / "u.txt")]).requirements == (  # judged later, with the others
+        _checked([], [str(tmp_path / "u.txt")])
+    assert _checked([str(tmp_path / "u.txt")]).requirements == (  # judged later, with the others
         "torch @ https://example.org/torch-2.7.1-cp311-cp311-linux_x86_64.whl",
     )
 
@@ -166,3 +175,18 @@ def test_install_from_a_lock_refuses_requirements_beside_it(capsys: pytest.Captu
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("error: usage: requirements given beside --from (torch, numpy) would not be installed")
+
+
+def test_a_line_that_is_no_requirement_is_named_by_every_command_that_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "r.txt"
+    bad.write_text("torch\ntorch>=>2\n")
+    out = tmp_path / "pylock.toml"
+    for argv in (["lock", "-r", str(bad), "-o", str(out)], ["lock", "-r", str(bad), "-o", str(out), "-U"],
+                 ["why-not", "cu118", "-r", str(bad)]):  # fmt: skip
+        assert main([*argv, *A800, "--offline", "--json"]) == 1
+        error = json.loads(capsys.readouterr().out)["error"]
+        assert error["code"] == "invalid-input"
+        assert error["message"] == f"{bad}:2: not a PEP 508 requirement: 'torch>=>2'"
+    assert not out.exists()

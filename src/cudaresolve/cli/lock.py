@@ -102,9 +102,14 @@ def add_file_arguments(parser: argparse.ArgumentParser, *, constraints: bool = T
 def requirements_from_args(
     args: argparse.Namespace, files: RequirementFiles | None = None
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(requirements, constraints): the REQ arguments and what ``-r``/``-c`` files say (``files``: read already)."""
+    """(requirements, constraints): the REQ arguments and what ``-r``/``-c`` files say (``files``: read already,
+    their lines checked by the solve, ``lock.flow.resolve_inputs``; else read and checked here)."""
     if files is None:
         files = _read_files(args)
+        if files is not None:
+            from cudaresolve.lock.reqfiles import check_lines
+
+            check_lines(files.lines)
     given = tuple(_folder_or_text(r) for r in args.requirements)  # ``.`` or ``./pkg``: a local project
     requirements = (*given, *getattr(files, "requirements", ()))
     if args.requirement_files and not requirements:  # never the project's list instead of an empty file
@@ -185,6 +190,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         find_links=(*getattr(args, "find_links", ()), *getattr(files, "find_links", ())),
         trusted_hosts=getattr(files, "trusted_hosts", ()),
         editables=getattr(files, "editables", ()),
+        requirement_lines=getattr(files, "lines", ()),
         no_build=args.no_build,
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),

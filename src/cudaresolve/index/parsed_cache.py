@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, Final
 from cudaresolve.core.files import read_sealed, write_sealed
 from cudaresolve.core.urls import strip_credentials, with_credentials_of
 from cudaresolve.index.simple import dist_file, parse_body
-from cudaresolve.index.wheel_names import WheelNames
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
     from cudaresolve.index.page_worker import PageWorker
     from cudaresolve.index.simple import IndexFile, Keep
+    from cudaresolve.index.wheel_names import WheelNames
 
 __all__ = ["WORKER_CHARS", "parse_files", "parse_stored", "parsed_key", "parsed_path"]
 
@@ -243,6 +243,8 @@ def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> lis
 def _files(rows: list[Any], keep: Keep | None) -> list[IndexFile] | None:
     """The ``IndexFile`` of each row whose file name ``keep`` accepts (every row when None); None when any row
     is not one ``_row`` writes (a stored form, or a page worker's reply)."""
+    from cudaresolve.index.wheel_names import WheelNames  # packaging's wheel names: here, a kept lock reads no form
+
     files: list[IndexFile] = []
     names = WheelNames()
     for row in rows:

@@ -105,6 +105,7 @@ def prepare(request: LockRequest) -> LockInputs:
         chosen=chosen,
         exclude_newer=request.exclude_newer,
         prerelease=request.prerelease,
+        unchecked=request.requirement_lines,
     )
 
 
@@ -121,6 +122,10 @@ def resolve_inputs(
     from cudaresolve.resolve.solve import solve
     from cudaresolve.text.findings import warning
 
+    if inputs.unchecked:  # a requirement file's lines: each a requirement before anything is solved from them
+        from cudaresolve.lock.reqfiles import check_lines
+
+        check_lines(inputs.unchecked)
     heard: list[Notice] = []  # the listings' notices, kept when the whole-environment pass fails
     policy = index_policy(inputs)  # one for the run, every pass: one network deadline, one cache
     catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source=inputs.gpu_source)  # both passes

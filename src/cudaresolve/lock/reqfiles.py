@@ -20,7 +20,10 @@ What a line may hold (https://pip.pypa.io/en/stable/reference/requirements-file-
   ``[packages.directory]`` with ``editable = true``; its name comes from its pyproject.toml.
 
 Any other option (``--hash``, ``--no-binary`` ...) is refused with a coded error naming ``file:line``,
-never ignored: cudaresolve chooses each file and hash itself. A URL as FILE is refused too.
+never ignored: cudaresolve chooses each file and hash itself. A URL as FILE is refused too. A requirement line
+is checked as PEP 508 (naming ``file:line`` when it is not one) before anything is solved from it
+(``check_lines``), not as it is read: a lock kept because it was made from these very lines (``lock.keep``)
+needs no parser of requirements at all.
 
 Bounds: a file of at most ``MAX_FILE_BYTES``, files nested at most ``MAX_DEPTH`` deep, at most
 ``MAX_FILES`` files in all; a file that includes itself (directly or through others) is an error.
@@ -40,10 +43,11 @@ from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 __all__ = [
-    "MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "RequirementFiles", "directory_requirement", "read_requirement_files"
+    "MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "RequirementFiles", "check_lines", "directory_requirement",
+    "read_requirement_files",
 ]
 
 MAX_FILE_BYTES: Final = 1024 * 1024
@@ -70,6 +74,8 @@ class RequirementFiles:
     find_links: tuple[str, ...] = ()
     trusted_hosts: tuple[str, ...] = ()
     editables: tuple[str, ...] = ()  # names of the local folders given with ``-e`` (installed in place)
+    #: Each requirement and constraint line as (``file:line``, text, whether a constraint), for ``check_lines``.
+    lines: tuple[tuple[str, str, bool], ...] = ()
 
 
 def read_requirement_files(
@@ -86,7 +92,7 @@ def read_requirement_files(
         extra_index_urls=tuple(dict.fromkeys(reader.indexes["--extra-index-url"])),
         find_links=tuple(dict.fromkeys(reader.indexes["--find-links"])),
         trusted_hosts=tuple(dict.fromkeys(reader.indexes["--trusted-host"])),
-        editables=tuple(dict.fromkeys(reader.editables)),
+        editables=tuple(dict.fromkeys(reader.editables)), lines=tuple(reader.lines),
     )  # fmt: skip
 
 
@@ -98,6 +104,7 @@ class _Reader:
         self.files = 0
         self.index_url: str | None = None
         self.editables: list[str] = []
+        self.lines: list[tuple[str, str, bool]] = []
         self.indexes: dict[str, list[str]] = {"--extra-index-url": [], "--find-links": [], "--trusted-host": []}
 
     def read(self, path: Path, *, constraint: bool, chain: tuple[Path, ...]) -> None:
@@ -152,7 +159,7 @@ class _Reader:
         if " -" in line:  # a per-requirement option: torch==2.7.1 --hash=sha256:...
             option = line[line.index(" -"):].split()[0]
             raise InvalidInput(Text.of("lock.reqfile.option", where=where, option=option[:80]), hint=_HINT)
-        _check_requirement(line, where, constraint=constraint)
+        self.lines.append((where, line, constraint))
         (self.constraints if constraint else self.requirements).append(line)
 
 
@@ -174,6 +181,13 @@ def _local(text: str) -> Path:
     if "://" in text:
         raise InvalidInput(Text.of("lock.reqfile.url", path=text[:200]), hint=_HINT)
     return Path(text)
+
+
+def check_lines(lines: Iterable[tuple[str, str, bool]]) -> None:
+    """Raise ``InvalidInput`` naming the first of ``lines`` (``RequirementFiles.lines``) that is no PEP 508
+    requirement, or in a constraint file has a URL or extras."""
+    for where, line, constraint in lines:
+        _check_requirement(line, where, constraint=constraint)
 
 
 def _check_requirement(line: str, where: str, *, constraint: bool) -> None:

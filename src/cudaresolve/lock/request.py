@@ -56,6 +56,8 @@ class LockRequest:
     features: Selection = field(default_factory=Selection)  # --extra/--all-extras/--group/--all-groups/--no-dev
     exclude_newer: datetime | None = None  # --exclude-newer: files uploaded after it are not seen
     prerelease: str = "explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
+    #: The requirement files' lines, checked before a solve (``lock.reqfiles.check_lines``)
+    requirement_lines: tuple[tuple[str, str, bool], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +77,8 @@ class LockInputs:
     exclude_newer: datetime | None = None
     prerelease: str = "explicit"
     chosen: Chosen | None = None  # the project's requirements by extra and group (None: given as arguments)
+    #: The requirement files' lines (``LockRequest.requirement_lines``): what they say is in ``requirements``
+    unchecked: tuple[tuple[str, str, bool], ...] = field(default=(), compare=False, repr=False)
 
     def wheel_tags(self) -> tuple[Tag, ...]:
         """The wheel tags the target takes, best first (the database's glibc and macOS where it states none)."""
