@@ -458,6 +458,36 @@ def test_a_verdict_on_fresh_pages_is_read_back_not_worked_out_again(
             **first.to_dict(), "unchanged": True}  # fmt: skip
 
 
+def test_while_its_pages_entries_are_the_files_checked_a_verdict_reads_none_of_them(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cudaresolve.index.http_cache import HttpCache
+
+    _, serving_ = _fresh_index(tmp_path, 600)
+    with serving_ as base:
+        first = flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")
+        flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")  # the verdict
+        (memo,) = (tmp_path / "cache" / "kept-v2").glob("*.json")
+        data = json.loads(memo.read_text().partition("\n")[2])
+        assert len(data["files"]) == len(data["pages"]) == 3 and data["until"] > time.time() + 500
+        heads: list[str] = []
+        real_get = HttpCache.get
+
+        def counted(self: HttpCache, url: str, **kwargs: Any) -> Any:
+            heads.append(url)
+            return real_get(self, url, **kwargs)
+
+        monkeypatch.setattr(HttpCache, "get", counted)
+        _no_page_read(monkeypatch)
+        solves = _solves(monkeypatch)
+        kept = flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")
+        assert (kept.to_dict(), solves, heads) == ({**first.to_dict(), "unchanged": True}, [], [])  # nothing read
+        entry = HttpCache(tmp_path / "cache").path_for(f"{base}/pypi/simple/numpyish/")
+        entry.write_bytes(entry.read_bytes())  # the same head and body, in another file
+        kept = flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")
+        assert kept.unchanged and solves == [] and len(heads) == 3  # each head read once: the keys held
+
+
 def test_a_page_that_changed_since_the_verdict_is_checked_again(
     tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

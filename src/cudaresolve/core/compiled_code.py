@@ -240,12 +240,10 @@ def _write(path: Path, kept: _Kept) -> None:
     """The entries this run used, then as many kept ones as ``_MAX_TEXTS`` leaves room for, written at ``path``."""
     from cudaresolve.core.files import store_bounded
 
-    entries = {key: marshal.dumps(value) for key, value in itertools.islice(kept.used.items(), _MAX_TEXTS)}
-    for key, blob in kept.kept.items():
-        if len(entries) >= _MAX_TEXTS:
-            break
-        entries.setdefault(key, blob)  # as read: never unmarshalled
+    used = dict(itertools.islice(kept.used.items(), _MAX_TEXTS))
+    room = itertools.islice((item for item in kept.kept.items() if item[0] not in used), _MAX_TEXTS - len(used))
     pack = zlib.compressobj(1)  # entry by entry: what is held while writing is the compressed sixth
-    chunks = [pack.compress(_entry(marshal.dumps(key), blob)) for key, blob in entries.items()]
+    chunks = [pack.compress(_entry(marshal.dumps(key), marshal.dumps(value))) for key, value in used.items()]
+    chunks += [pack.compress(_entry(marshal.dumps(key), blob)) for key, blob in room]  # as read: never unmarshalled
     payload = b"".join([*chunks, pack.flush()])
     store_bounded(path, hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload, keep=_KEEP, names=_NAMES)

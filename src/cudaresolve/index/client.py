@@ -283,19 +283,22 @@ class IndexClient:
         self._peeked[url] = (cached,)
         return not (self._usable(cached, url) and cached.status != 404)
 
-    def fresh_key(self, index_url: str, name: str) -> str | None:
-        """What the page's parsed form is keyed by (``parsed_cache.parsed_key``: its body, type and URL) when the
-        page is found and fresh in the cache (used with no request); else None. Reads the entry only."""
+    def fresh_entry(self, index_url: str, name: str) -> tuple[str, CachedResponse] | None:
+        """(the page's URL, its cached entry) when the page is found and fresh in the cache (used with no request;
+        offline: found); else None. Reads the entry's head only."""
         *_, url = self._where(index_url, name)
         cached = self.cache.get(url, body=False) if self.cache is not None else None
         usable = cached is not None and cached.status != 404 and self._usable(cached, url)
-        return parsed_key(cached) if usable and cached is not None else None
+        return (url, cached) if usable and cached is not None else None
 
     def _cached(self, url: str) -> CachedResponse | None:
         peeked = self._peeked.pop(url, None)  # one pop: another thread may take it between a test and a pop
         if peeked is not None:
             return peeked[0]
         return self.cache.get(url, body=False) if self.cache is not None else None  # parse_files reads it if needed
+
+    def page_url(self, index_url: str, name: str) -> str:
+        return self._where(index_url, name)[3]
 
     def _where(self, index_url: str, name: str) -> tuple[NormalizedName, str, str, str]:
         """(project, index as configured, index after mirrors, page URL)."""

@@ -289,6 +289,15 @@ class HttpCache:
         except OSError:
             return False
 
+    def identity(self, url: str) -> tuple[int, int, int] | None:
+        """What tells ``url``'s entry file from any other written there (its inode, size and modification time in
+        ns: every write makes a new file); None when there is no such regular file."""
+        try:
+            found = os.stat(self.path_for(url))
+        except OSError:
+            return None
+        return (found.st_ino, found.st_size, found.st_mtime_ns) if stat.S_ISREG(found.st_mode) else None
+
     def path_for(self, url: str) -> Path:
         """Where the entry for ``url`` lives: named by the SHA-256 of the URL without credentials, all in one
         folder, as uv keeps an index's pages (a fan-out of 256 folders cost a cold lock a folder per entry)."""

@@ -7,6 +7,7 @@ error, so the caller can use the embedded data.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -16,6 +17,7 @@ from cudaresolve.index.client import IndexClient
 from cudaresolve.index.limits import DEFAULT_DEADLINE, Deadline, deadline_from_env
 from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.pages import Listings, ProjectPage
+from cudaresolve.index.parsed_cache import parsed_key
 from cudaresolve.index.simple import canonical_project, version_filter
 from cudaresolve.text.model import Text
 
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from cudaresolve.index.simple import Keep
     from cudaresolve.index.transport import LazyClient
 
-__all__ = ["fetch_listings", "fresh_keys"]
+__all__ = ["Identity", "fetch_listings", "fresh_keys", "fresh_states", "unchanged"]
 
 
 def fetch_listings(
@@ -112,13 +114,48 @@ def fetch_listings(
 
 
 def fresh_keys(requests: Sequence[tuple[str, str]], policy: IndexPolicy) -> list[str] | None:
-    """What each (index_url, project) page's parsed form is keyed by (``IndexClient.fresh_key``), in order, when
-    every page is found and fresh in the cache; else None. Sends no request: reads the cache entries only."""
+    """What each (index_url, project) page's parsed form is keyed by (``parsed_cache.parsed_key``: its body, type
+    and URL), in order, when every page is found and fresh in the cache; else None. Sends no request: reads the
+    cache entries' heads only."""
     index_client = IndexClient(None, policy)
     keys = []
     for index_url, name in requests:
-        key = index_client.fresh_key(index_url, name)
-        if key is None:
+        found = index_client.fresh_entry(index_url, name)
+        if found is None:
             return None
-        keys.append(key)
+        keys.append(parsed_key(found[1]))
     return keys
+
+
+#: What ``unchanged`` compares of a page's cache entry (``HttpCache.identity``).
+Identity = tuple[int, int, int]
+
+
+def fresh_states(requests: Sequence[tuple[str, str]], policy: IndexPolicy) -> list[tuple[Identity, str, float]] | None:
+    """For each (index_url, project) page, in order: its cache entry's identity, its parsed form's key
+    (``fresh_keys``) and until when it is used with no request (POSIX time; offline, forever); None when a page
+    is not found and fresh in the cache, or its entry was replaced while it was read."""
+    index_client, cache = IndexClient(None, policy), policy.cache
+    if cache is None:
+        return None
+    states = []
+    for index_url, name in requests:
+        url = index_client.page_url(index_url, name)
+        before, found = cache.identity(url), index_client.fresh_entry(index_url, name)
+        if found is None or before is None or cache.identity(url) != before:  # replaced while read: not this head's
+            return None
+        until = math.inf if policy.offline else cache.fresh_until(found[1], max_age=policy.max_age)
+        states.append((before, parsed_key(found[1]), until))
+    return states
+
+
+def unchanged(requests: Sequence[tuple[str, str]], policy: IndexPolicy, identities: Sequence[Identity]) -> bool:
+    """Whether each (index_url, project) page's cache entry is the very file of the identity given for it, in
+    order (``fresh_states``): then it holds what it held, and nothing of it needs to be read."""
+    index_client, cache = IndexClient(None, policy), policy.cache
+    if cache is None or len(identities) != len(requests):
+        return False
+    for (index_url, name), identity in zip(requests, identities, strict=True):
+        if cache.identity(index_client.page_url(index_url, name)) != identity:
+            return False
+    return True

@@ -16,7 +16,9 @@ value, never a replay of a recorded run:
   Python (``still_served``): pages fresh in the cache are read with no request, stale ones are revalidated
   as any lock revalidates them (``index.listings``). A verdict that the lock stands is kept in the cache with
   what the pages it was checked on are keyed by (each body's SHA-256, its type and URL): while every page is
-  fresh and has those keys, the verdict is the same and is read back (``_recalled``), not worked out again.
+  fresh and has those keys, the verdict is the same and is read back (``_recalled``), not worked out again;
+  while each page's cache entry is the very file then read (its inode, size and modification time) and all are
+  fresh until the earliest time then known, under the same freshness policy, not even their heads are read.
 
 Only a whole-environment lock of index files, made while every index answered, is stamped (``keepable``,
 ``Solution.failed``): a lock with a direct URL or a local folder (whose content can change under
@@ -30,6 +32,7 @@ import dataclasses
 import enum
 import hashlib
 import json
+import math
 import re
 from datetime import date, datetime
 from pathlib import PurePath
@@ -160,7 +163,7 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
     otherwise than a pylock.toml wrote it (URL, size, upload time, ``Requires-Python``), or its page could not
     be read (the lock is then solved again). ``http`` and ``policy``: the run's client and index policy
     (``lock.flow``); ``fmt``: the lock's format."""
-    from cudaresolve.index.listings import fetch_listings, fresh_keys
+    from cudaresolve.index.listings import fetch_listings
     from cudaresolve.resolve.model import LockedPackage, Solution
 
     if not lock.packages or lock.variant is None or lock.index_url is None:
@@ -169,8 +172,7 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
     configured = {i: _configured(i, inputs.mirrors, known) for i in {p.index for p in lock.packages}}
     indexes = {p.name: configured[p.index] for p in lock.packages}
     wanted = [(indexes[p.name], p.name) for p in lock.packages]
-    pages = fresh_keys(wanted, policy)  # every page fresh in the cache: the last check's verdict may stand
-    remembered = _recalled(lock, policy, pages) if pages is not None else None
+    remembered = _recalled(lock, policy, wanted)  # every page as fresh as when the lock last stood: so it stands
     if remembered is not None:
         return Solution(
             target=inputs.target, variant=lock.variant, index_url=lock.index_url, packages=remembered,
@@ -202,7 +204,7 @@ def still_served(lock: Lock, inputs: LockInputs, http: Any, policy: IndexPolicy,
             return None
         packages.append(served)
     read = [listings.page(*w) for w in wanted]  # the keys of the very pages checked, not of what is there now
-    _remember(policy, lock.inputs, [p.key if p is not None else None for p in read], packages)
+    _remember(policy, lock.inputs, wanted, [p.key if p is not None else None for p in read], packages)
     return Solution(
         target=inputs.target, variant=lock.variant, index_url=lock.index_url, packages=tuple(packages),
         warnings=lock.warnings,
@@ -217,35 +219,49 @@ def _memo_path(policy: IndexPolicy, stamp: str | None) -> Any:
 
 
 def _remember(
-    policy: IndexPolicy, stamp: str | None, pages: list[str | None], packages: list[LockedPackage]
+    policy: IndexPolicy, stamp: str | None, wanted: list[tuple[str, str]], pages: list[str | None],
+    packages: list[LockedPackage],
 ) -> None:
     """Keep the verdict that the lock with ``stamp`` still stands, with the keys of the pages it was checked on
-    (what their parsed forms are keyed by: body, type, URL) and the packages as served. Not kept: a page without a
-    key (not found, a flat listing), or a package whose URL or index carries credentials (the cache holds none:
-    such a lock is checked every time). The folder keeps the newest ``_MEMO_KEEP`` verdicts."""
+    (what their parsed forms are keyed by: body, type, URL) and the packages as served; and, when every page's
+    cache entry still holds what was checked, those entries' identities, until when they are all fresh and under
+    what policy (``_unchanged``). Not kept: a page without a key (not found, a flat listing), or a package whose
+    URL or index carries credentials (the cache holds none: such a lock is checked every time). The folder keeps
+    the newest ``_MEMO_KEEP`` verdicts."""
     from cudaresolve.core.files import sealed, store_bounded
     from cudaresolve.core.urls import strip_credentials
+    from cudaresolve.index.listings import fresh_states
 
     path = _memo_path(policy, stamp)
     clean = all(strip_credentials(u) == u for p in packages for u in (p.url or "", p.index))
     if path is None or None in pages or not clean:
         return
     rows = [[getattr(p, f) if f != "kind" else p.kind.value for f in _MEMO_FIELDS] for p in packages]
-    payload = json.dumps({"pages": pages, "packages": rows}, separators=(",", ":"))
-    store_bounded(path, sealed(payload), keep=_MEMO_KEEP, names=_MEMO_NAMES)
+    verdict: dict[str, Any] = {"pages": pages, "packages": rows}
+    states = fresh_states(wanted, policy)
+    if states is not None and [key for _, key, _ in states] == pages:
+        until = min((until for *_, until in states), default=math.inf)
+        verdict.update(files=[list(identity) for identity, *_ in states], policy=_policy_of(policy),
+                       until=until if until < math.inf else None)  # fmt: skip
+    store_bounded(path, sealed(json.dumps(verdict, separators=(",", ":"))), keep=_MEMO_KEEP, names=_MEMO_NAMES)
 
 
-def _recalled(lock: Lock, policy: IndexPolicy, pages: list[str]) -> tuple[LockedPackage, ...] | None:
-    """The packages as served when ``lock`` was last found to stand on exactly these ``pages`` (``_remember``);
-    None when there is no such verdict, it was reached on other pages, is damaged, or is not of ``lock``'s files."""
+def _recalled(lock: Lock, policy: IndexPolicy, wanted: list[tuple[str, str]]) -> tuple[LockedPackage, ...] | None:
+    """The packages as served when ``lock`` was last found to stand (``_remember``), when every page ``wanted`` is
+    now as it was then: its cache entry the very file then checked and still fresh (``_unchanged``: nothing read),
+    else fresh with the same key (its head read). None when there is no such verdict, the pages are otherwise,
+    or it is damaged or not of ``lock``'s files."""
     from cudaresolve.core.files import read_sealed
+    from cudaresolve.index.listings import fresh_keys
     from cudaresolve.resolve.model import FileKind, LockedPackage
 
     path = _memo_path(policy, lock.inputs)
     data = read_sealed(path) if path is not None else None
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), list) for k in ("packages", "pages")):
+        return None
+    if not _unchanged(data, policy, wanted) and data.get("pages") != fresh_keys(wanted, policy):
+        return None
     try:
-        if not isinstance(data, dict) or data.get("pages") != pages or not isinstance(data.get("packages"), list):
-            return None
         rows = [dict(zip(_MEMO_FIELDS, row, strict=True)) for row in data["packages"]]
         if not all(isinstance(v, _MEMO_TYPES[k]) and not isinstance(v, bool) for row in rows for k, v in row.items()):
             return None
@@ -254,6 +270,27 @@ def _recalled(lock: Lock, policy: IndexPolicy, pages: list[str]) -> tuple[Locked
         return None
     same = [(p.name, p.version, p.sha256) for p in packages] == [(p.name, p.version, p.sha256) for p in lock.packages]
     return packages if same else None
+
+
+def _unchanged(data: dict[str, Any], policy: IndexPolicy, wanted: list[tuple[str, str]]) -> bool:
+    """Whether a verdict's pages are, now, the very cache entries it was reached on (``listings.unchanged``),
+    all still fresh, under the same freshness policy: then each holds the key it held, unread."""
+    import time
+
+    from cudaresolve.index.listings import unchanged
+
+    files, until = data.get("files"), data.get("until")
+    if data.get("policy") != _policy_of(policy) or not isinstance(files, list):
+        return False
+    if until is not None and (type(until) not in (int, float) or time.time() >= until):
+        return False
+    identities = [tuple(f) for f in files if type(f) is list and len(f) == 3 and all(type(n) is int for n in f)]
+    return len(identities) == len(files) and unchanged(wanted, policy, identities)
+
+
+def _policy_of(policy: IndexPolicy) -> list[Any]:
+    """What decides whether a cache entry is used with no request: offline, the caller's ``max_age``, refresh."""
+    return [policy.offline, policy.max_age, policy.cache.refresh if policy.cache is not None else True]
 
 
 def _as_written(locked: LockedPackage, served: LockedPackage) -> bool:
