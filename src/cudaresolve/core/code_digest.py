@@ -67,10 +67,12 @@ def code_digest(cache: Path | None, root: str = _ROOT) -> str:
 def _files(root: str) -> list[tuple[str, str]]:
     """(path inside ``root``, path) of each file the digest covers, in a fixed order."""
     found: list[tuple[str, str]] = []
+    root = os.path.abspath(root)
+    cut = len(os.path.join(root, ""))  # what ``os.path.relpath(path, root)`` takes off a path walked from ``root``
     for folder, subfolders, names in os.walk(root):
         subfolders[:] = sorted(d for d in subfolders if d not in ("__pycache__", "data"))
         for name in sorted(n for n in names if n.endswith((".py", ".toml"))):
             path = os.path.join(folder, name)
-            found.append((os.path.relpath(path, root), path))
+            found.append((path[cut:], path))
     return found
 
