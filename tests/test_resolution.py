@@ -1,4 +1,5 @@
-"""resolvelib's pin check remembered (resolve.resolution): resolvelib's own answers, with fewer provider calls."""
+"""resolvelib's pin check and ranking remembered (resolve.resolution): resolvelib's own answers, with fewer provider
+calls."""
 
 from __future__ import annotations
 
@@ -16,18 +17,25 @@ INDEX: dict[str, dict[int, list[tuple[str, int]]]] = {
     "util": {3: [("extra", 1)], 2: [], 1: []},
     "extra": {1: []},
     "other": {1: [("util", 2), ("lib", 1)]},
+    # a conflict: top 2 needs mid 2, which needs a leaf 2 that does not exist; backtracking ends at top 1, mid 1
+    "top": {2: [("mid", 2)], 1: [("mid", 1)]},
+    "mid": {2: [("leaf", 2)], 1: [("leaf", 1)]},
+    "leaf": {1: []},
 }
 
 
 class Toy(AbstractProvider[tuple[str, int], tuple[str, int], str]):
     def __init__(self) -> None:
-        self.checks = 0
+        self.checks = self.ranks = 0
 
     def identify(self, requirement_or_candidate: tuple[str, int]) -> str:
         return requirement_or_candidate[0]
 
-    def get_preference(self, identifier: str, *args: Any, **kwargs: Any) -> str:
-        return identifier
+    def get_preference(self, identifier: str, *args: Any, **kwargs: Any) -> tuple[bool, int, str]:
+        """The last conflict's names first, then the most requirements on a name, then by name."""
+        self.ranks += 1
+        causes = {info.requirement[0] for info in kwargs["backtrack_causes"]}
+        return identifier not in causes, -len(list(kwargs["information"][identifier])), identifier
 
     def find_matches(self, identifier: str, requirements: Any, incompatibilities: Any) -> list[tuple[str, int]]:
         floor = max(v for _, v in requirements[identifier])
@@ -43,21 +51,28 @@ class Toy(AbstractProvider[tuple[str, int], tuple[str, int], str]):
         return INDEX[candidate[0]][candidate[1]]
 
 
-def _solve(kind: type[Resolution[Any, Any, Any]], requests: list[tuple[str, int]]) -> tuple[dict[str, Any], int]:
+def _solve(kind: type[Resolution[Any, Any, Any]], requests: list[tuple[str, int]]) -> tuple[dict[str, Any], Toy]:
     provider = Toy()
     state = kind(provider, BaseReporter()).resolve(requests, max_rounds=100)
-    return dict(state.mapping), provider.checks
+    return dict(state.mapping), provider
 
 
-def test_the_same_pins_as_resolvelibs_own_with_fewer_checks() -> None:
-    for requests in ([("app", 1)], [("app", 1), ("other", 1)], [("lib", 1), ("util", 1), ("other", 1)]):
-        plain, plain_checks = _solve(Resolution, requests)
-        kept, kept_checks = _solve(PinCheckedResolution, requests)
+def test_the_same_pins_as_resolvelibs_own_with_fewer_checks_and_ranks() -> None:
+    cases = ([("app", 1)], [("app", 1), ("other", 1)], [("lib", 1), ("util", 1), ("other", 1)],
+             [("top", 1), ("app", 1), ("other", 1)])  # fmt: skip
+    ranks = []
+    for requests in cases:
+        plain, plain_calls = _solve(Resolution, requests)
+        kept, kept_calls = _solve(PinCheckedResolution, requests)
         assert kept == plain, requests
-        assert kept_checks < plain_checks, requests
+        assert kept_calls.checks < plain_calls.checks and kept_calls.ranks <= plain_calls.ranks, requests
+        ranks.append((kept_calls.ranks, plain_calls.ranks))
+    assert sum(k for k, _ in ranks) < sum(p for _, p in ranks), ranks
+    assert _solve(PinCheckedResolution, cases[-1])[0]["top"] == ("top", 1)  # the conflict was met, and backtracked
 
 
 def test_the_method_it_remembers_is_still_resolvelibs() -> None:
     """A resolvelib that renamed the check would leave the memo unused: this says so at once."""
-    assert callable(getattr(Resolution, "_is_current_pin_satisfying", None))
-    assert PinCheckedResolution._is_current_pin_satisfying is not Resolution._is_current_pin_satisfying
+    for method in ("_is_current_pin_satisfying", "_get_preference"):
+        assert callable(getattr(Resolution, method, None))
+        assert getattr(PinCheckedResolution, method) is not getattr(Resolution, method)

@@ -142,7 +142,10 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if not narrowed:
             involved = cause_names(backtrack_causes)
             narrowed = [n for n in names if n in involved]
-        return narrowed or names
+        chosen = narrowed or names
+        if len(chosen) > 1:  # resolvelib ranks them next: what get_preference notes, noted here for a kept rank
+            self._seen(resolutions)
+        return chosen
 
     def get_preference(
         self,
@@ -165,11 +168,12 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
            newest allowed release then decides the older torch at once, instead of after a search;
         6. other packages the user asked for, before dependencies;
         7. the name, for a stable order.
+
+        A function of the identifier's requirements and ``backtrack_causes`` alone, so that it may be kept per
+        criterion and causes (``resolution.PinCheckedResolution``): the pins it notes (``_seen``) are noted by
+        ``narrow_requirement_selection`` too, which resolvelib asks first in every round that ranks names.
         """
-        self._resolutions = resolutions  # the pins so far, read by get_dependencies (no I/O for doomed builds)
-        cuda = resolutions.get(CUDA)
-        if cuda is not None:
-            self._variant_index = cuda.index_url
+        self._seen(resolutions)
         infos = list(information[identifier]) if identifier in information else []
         pinned = identifier in self.user_pinned or any(is_exact(info.requirement) for info in infos)
         capped = any(is_capped(info.requirement) for info in infos if info.parent is None)
@@ -182,6 +186,14 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             identifier not in self.user_requested,
             identifier,
         )
+
+    def _seen(self, resolutions: Mapping[str, Candidate]) -> None:
+        """Note the pins so far, read by get_dependencies (no I/O for doomed builds), and the pinned ``<cuda>``'s
+        index."""
+        self._resolutions = resolutions
+        cuda = resolutions.get(CUDA)
+        if cuda is not None:
+            self._variant_index = cuda.index_url
 
     def find_matches(
         self,

@@ -1,4 +1,5 @@
-"""resolvelib's ``Resolution`` with its check of every pin, each round, remembered. Pure.
+"""resolvelib's ``Resolution`` with its check of every pin and its ranking of every open name, each round,
+remembered. Pure.
 
 Each round resolvelib asks, of every name it has a criterion for, whether the current pin still meets every
 requirement on that name (``Resolution._is_current_pin_satisfying``), and again after each pin for the names
@@ -7,6 +8,11 @@ met before it: rounds x names x requirements calls of the provider, about a fift
 made (resolvelib makes a new one whenever the requirements on a name change: see its docstring), and a pin is
 a candidate, so the answer for one criterion and one pin never changes: it is kept, keyed by the identities
 of the two, and the memo holds both objects so that no identity is reused while it lives.
+
+Each round resolvelib also ranks every open name (``Resolution._get_preference``, the provider's
+``get_preference``): 9,738 calls in that solve, a tenth of it, nearly all for a criterion ranked the round before.
+A rank is a function of the name's criterion and the last backtrack's causes (the provider's ranking reads nothing
+else that changes during a solve: its doc says so), so it too is kept per criterion and causes, by identity.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ class PinCheckedResolution(Resolution[RT, CT, KT], Generic[RT, CT, KT]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._pin_checks: dict[tuple[int, int], tuple[Criterion[RT, CT], CT, bool]] = {}
+        self._ranks: dict[tuple[int, tuple[int, ...]], tuple[Criterion[RT, CT], tuple[Any, ...], Any]] = {}
 
     def _is_current_pin_satisfying(self, name: KT, criterion: Criterion[RT, CT]) -> bool:
         pin = self.state.mapping.get(name)
@@ -40,4 +47,12 @@ class PinCheckedResolution(Resolution[RT, CT, KT], Generic[RT, CT, KT]):
         kept = self._pin_checks.get(key)
         if kept is None:
             kept = self._pin_checks[key] = (criterion, pin, super()._is_current_pin_satisfying(name, criterion))
+        return kept[2]
+
+    def _get_preference(self, name: KT) -> Any:
+        criterion, causes = self.state.criteria[name], tuple(self.state.backtrack_causes)
+        key = (id(criterion), tuple(map(id, causes)))
+        kept = self._ranks.get(key)
+        if kept is None:
+            kept = self._ranks[key] = (criterion, causes, super()._get_preference(name))
         return kept[2]
