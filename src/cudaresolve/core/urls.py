@@ -32,11 +32,16 @@ __all__ = [
 
 #: An absolute http(s) URL that ``urljoin`` gives back unchanged whatever the (valid) base, and that ``split_url``
 #: accepts with the scheme and host its first group spells, whatever its path: a lowercase scheme, a host of
-#: letters, digits, dots and hyphens (no userinfo, port or brackets), a path of unreserved and percent
-#: characters, no parameters, query, fragment or whitespace. PyPI's JSON pages link every file so: a page's
-#: files are joined (``index.simple``) and judged (``index.trust``) without parsing each URL.
-#: Possessive: nothing is tried twice, so a URL that is not plain (a port, a query) fails at once.
-PLAIN_URL: Final = re.compile(r"(https?://[A-Za-z0-9.-]++)(?:/[A-Za-z0-9._~%+-]*+)*+\Z")
+#: letters, digits, dots and hyphens (no userinfo or brackets), a port from 1 to 65535 written without a leading
+#: zero or none, a path of unreserved and percent characters, no parameters, query, fragment or whitespace.
+#: PyPI's JSON pages link every file so, and a mirror on a port of its own (devpi's 3141) too: a page's files are
+#: joined (``index.simple``) and judged (``index.trust``) without parsing each URL.
+#: Possessive: nothing is tried twice, so a URL that is not plain (a query, a port of six digits) fails at once.
+PLAIN_URL: Final = re.compile(
+    r"(https?://[A-Za-z0-9.-]++"
+    r"(?::(?>6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})(?![0-9]))?+)"
+    r"(?:/[A-Za-z0-9._~%+-]*+)*+\Z"
+)
 #: ``scheme://`` then the authority (RFC 3986 section 3.2: up to the first ``/``, ``?`` or ``#``).
 _AUTHORITY: Final = re.compile(r"^(?P<head>\s*[A-Za-z][A-Za-z0-9+.\-]*:)?//(?P<authority>[^/?#]*)")
 #: Userinfo of any absolute URL inside a text (an index page), also with JSON's escaped ``\/\/``: found from
