@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_LOCK_BYTES", "check_output_name", "dumps_pylock", "loads_pylock", "pylock_blocker", "pylock_problem",
-    "read_lock", "render_lock", "write_lock",
+    "read_lock", "render_lock", "valid_pylock", "write_lock",
 ]
 
 #: The largest lock file read (a 70-package torch lock is about 50 KB).
@@ -86,16 +86,29 @@ _HEADER: Final = (
 
 
 def dumps_pylock(lock: Lock) -> str:
-    """The lock as pylock.toml text, validated with ``packaging.pylock`` before it is returned."""
+    """The lock as pylock.toml text, validated with ``packaging.pylock`` before it is returned (a text it found
+    valid before is not checked again: ``_validate_pylock``)."""
     problem = pylock_problem(lock)
     if problem:
         raise InvalidLockfile(problem, hint=Text("lock.pylock-needs.hint"))
     data = lock.to_dict()
-    _validate_pylock(data, source="pylock.toml")
-    fast = _direct(data)
-    if fast is not None:
-        return fast
-    return _with_tomlkit(data)
+    text = _direct(data)
+    text = _with_tomlkit(data) if text is None else text
+    _validate_pylock(data, source="pylock.toml", text=text)
+    return text
+
+
+def valid_pylock(text: str) -> Mapping[str, Any] | None:
+    """The table ``text`` holds when it is a valid PEP 751 lock, as ``packaging.pylock`` checks one (a text found
+    valid before is not checked again); else None (not TOML, not such a lock)."""
+    from cudaresolve.core.tomlcache import load_toml
+
+    try:
+        data = load_toml(text)
+        _validate_pylock(data, source="pylock.toml", text=text)
+    except (InvalidLockfile, ValueError, RecursionError):  # a TOML error is a ValueError
+        return None
+    return data
 
 
 def _direct(data: Mapping[str, Any]) -> str | None:

@@ -64,17 +64,25 @@ def pins_of(text: str | None, fmt: str = "pylock") -> dict[str, str] | None:
         return None
     if fmt == "requirements":
         return _requirements_pins(text)
-    from packaging.pylock import Pylock, PylockValidationError
+    from packaging.version import InvalidVersion, Version
 
-    from cudaresolve.core.tomlcache import load_toml  # parsed once per text: the kept check read it already
+    from cudaresolve.lock.lockfile import valid_pylock  # parsed and checked once per text: the kept check did
 
-    try:
-        lock = Pylock.from_dict(load_toml(text))
-    except (PylockValidationError, RecursionError, ValueError):  # a TOML error is a ValueError
+    data = valid_pylock(text)
+    packages = data.get("packages") if data is not None else None
+    if not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):
         return None
-    return {  # a local folder has no version to keep
-        str(canonical_name(p.name)): str(p.version) for p in lock.packages if p.version is not None
-    }
+    pins = {}
+    for package in packages:  # a local folder has no version to keep
+        name, version = package.get("name"), package.get("version")
+        if not isinstance(name, str) or not (version is None or isinstance(version, str)):
+            return None
+        try:
+            if version is not None:
+                pins[str(canonical_name(name))] = str(Version(version))  # as packaging.pylock reads it
+        except InvalidVersion:
+            return None
+    return pins
 
 
 def _requirements_pins(text: str) -> dict[str, str] | None:
