@@ -424,6 +424,14 @@ def _fresh_index(tmp_path: Path, max_age: int) -> Any:
     return served, served.serve(max_age=max_age)
 
 
+def _kept_once(base: str, cache: Path, *requirements: str) -> tuple[Any, Path]:
+    """The first lock of ``requirements``, once a repeat has kept it, and the one verdict that repeat kept."""
+    first = flow.lock(_request(base, *requirements), output="pylock.toml", fmt="pylock")
+    assert flow.lock(_request(base, *requirements), output="pylock.toml", fmt="pylock").unchanged
+    (memo,) = (cache / "kept-v2").glob("*.json")  # the verdict, kept with the keys of the pages it was checked on
+    return first, memo
+
+
 def _no_page_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """From now on, reading a page's files fails the test: the check must not need them."""
     import cudaresolve.index.listings as listings
@@ -441,10 +449,7 @@ def test_a_verdict_on_fresh_pages_is_read_back_not_worked_out_again(
 
     served, serving_ = _fresh_index(tmp_path, 600)
     with serving_ as base:
-        first = flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")
-        assert flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock").unchanged
-        memo = list((tmp_path / "cache" / "kept-v2").rglob("*.json"))
-        assert len(memo) == 1  # the verdict, kept with the keys of the pages it was checked on
+        first, memo = _kept_once(base, tmp_path / "cache", "app", "numpyish")
         asked = sum(served.requests.values())
         fetch_listings = listings.fetch_listings
         _no_page_read(monkeypatch)
@@ -452,7 +457,7 @@ def test_a_verdict_on_fresh_pages_is_read_back_not_worked_out_again(
         again = flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")
         assert solves == [] and again.unchanged and sum(served.requests.values()) == asked  # nothing asked
         assert again.to_dict() == {**first.to_dict(), "unchanged": True}
-        memo[0].write_text(memo[0].read_text().replace("numpyish", "numpyisH"))  # damaged: never trusted
+        memo.write_text(memo.read_text().replace("numpyish", "numpyisH"))  # damaged: never trusted
         monkeypatch.setattr(listings, "fetch_listings", fetch_listings)  # the pages are read again, and still hold
         assert flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock").to_dict() == {
             **first.to_dict(), "unchanged": True}  # fmt: skip
@@ -465,9 +470,7 @@ def test_while_its_pages_entries_are_the_files_checked_a_verdict_reads_none_of_t
 
     _, serving_ = _fresh_index(tmp_path, 600)
     with serving_ as base:
-        first = flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")
-        flow.lock(_request(base, "app", "numpyish"), output="pylock.toml", fmt="pylock")  # the verdict
-        (memo,) = (tmp_path / "cache" / "kept-v2").glob("*.json")
+        first, memo = _kept_once(base, tmp_path / "cache", "app", "numpyish")
         data = json.loads(memo.read_text().partition("\n")[2])
         assert len(data["files"]) == len(data["pages"]) == 3 and data["until"] > time.time() + 500
         heads: list[str] = []
@@ -560,9 +563,7 @@ def test_a_verdict_that_is_not_of_the_lock_files_is_not_taken(
 
     _, serving_ = _fresh_index(tmp_path, 600)
     with serving_ as base:
-        first = flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
-        flow.lock(_request(base, "numpyish"), output="pylock.toml", fmt="pylock")
-        (memo,) = (tmp_path / "cache" / "kept-v2").glob("*.json")
+        first, memo = _kept_once(base, tmp_path / "cache", "numpyish")
         data = json.loads(memo.read_text().partition("\n")[2])
         if planted == "other-version":
             data["packages"][0][1] = "1.0"
