@@ -213,7 +213,7 @@ def _read(path: Path) -> dict[Any, bytes]:
             if at > len(data):
                 return {}
             key = marshal.loads(view[key_end - key_size : key_end])
-            if type(key) is not str and not (type(key) is tuple and len(key) == 3 and key[0] == _REGEX):
+            if not _is_key(key):
                 return {}
             kept[key] = view[at - size : at]  # type: ignore[assignment]  # bytes-like: unmarshalled when asked
     except (OSError, ValueError, EOFError, TypeError, zlib.error, struct.error):
@@ -226,14 +226,20 @@ def _entry(key: bytes, value: bytes | memoryview) -> bytes:
     return b"".join((_SIZE.pack(len(key)), key, _SIZE.pack(len(value)), value))
 
 
+def _is_key(key: Any) -> bool:
+    """Whether ``key`` is a method's text or a pattern's key, ``(_REGEX, the pattern, its flags)``."""
+    if type(key) is str:
+        return True
+    return type(key) is tuple and len(key) == 3 and key[0] == _REGEX and type(key[1]) in (str, bytes) and (
+        type(key[2]) is int
+    )
+
+
 def _well_formed(key: Any, value: Any) -> bool:
     """Whether an entry read is a method's text and its code, or a pattern's key and what makes it."""
-    if type(key) is str:
-        return type(value) is CodeType
-    return (
-        type(key) is tuple and len(key) == 3 and key[0] == _REGEX and type(key[1]) in (str, bytes)
-        and type(key[2]) is int and type(value) is tuple and len(value) == 5
-    )  # fmt: skip
+    if not _is_key(key):
+        return False
+    return type(value) is CodeType if type(key) is str else type(value) is tuple and len(value) == 5
 
 
 def _write(path: Path, kept: _Kept) -> None:
