@@ -298,6 +298,7 @@ class IndexClient:
         return self.cache.get(url, body=False) if self.cache is not None else None  # parse_files reads it if needed
 
     def page_url(self, index_url: str, name: str) -> str:
+        """The URL ``name``'s page is read from (mirrors applied), which its cache entry is keyed by."""
         return self._where(index_url, name)[3]
 
     def _where(self, index_url: str, name: str) -> tuple[NormalizedName, str, str, str]:

@@ -46,9 +46,12 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 __all__ = [
-    "MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "RequirementFiles", "check_lines", "directory_requirement",
-    "read_requirement_files",
+    "MAX_DEPTH", "MAX_FILES", "MAX_FILE_BYTES", "RequirementFiles", "RequirementLine", "check_lines",
+    "directory_requirement", "read_requirement_files",
 ]
+
+#: A requirement or constraint line as read: (``file:line``, its text, whether a constraint file gave it).
+RequirementLine = tuple[str, str, bool]
 
 MAX_FILE_BYTES: Final = 1024 * 1024
 MAX_DEPTH: Final = 10
@@ -74,8 +77,8 @@ class RequirementFiles:
     find_links: tuple[str, ...] = ()
     trusted_hosts: tuple[str, ...] = ()
     editables: tuple[str, ...] = ()  # names of the local folders given with ``-e`` (installed in place)
-    #: Each requirement and constraint line as (``file:line``, text, whether a constraint), for ``check_lines``.
-    lines: tuple[tuple[str, str, bool], ...] = ()
+    #: Each requirement and constraint line, for ``check_lines``.
+    lines: tuple[RequirementLine, ...] = ()
 
 
 def read_requirement_files(
@@ -104,7 +107,7 @@ class _Reader:
         self.files = 0
         self.index_url: str | None = None
         self.editables: list[str] = []
-        self.lines: list[tuple[str, str, bool]] = []
+        self.lines: list[RequirementLine] = []
         self.indexes: dict[str, list[str]] = {"--extra-index-url": [], "--find-links": [], "--trusted-host": []}
 
     def read(self, path: Path, *, constraint: bool, chain: tuple[Path, ...]) -> None:
@@ -183,7 +186,7 @@ def _local(text: str) -> Path:
     return Path(text)
 
 
-def check_lines(lines: Iterable[tuple[str, str, bool]]) -> None:
+def check_lines(lines: Iterable[RequirementLine]) -> None:
     """Raise ``InvalidInput`` naming the first of ``lines`` (``RequirementFiles.lines``) that is no PEP 508
     requirement, or in a constraint file has a URL or extras."""
     for where, line, constraint in lines:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import CompatDB
     from cudaresolve.lock.features import Chosen
     from cudaresolve.lock.project import ProjectSettings
+    from cudaresolve.lock.reqfiles import RequirementLine
     from cudaresolve.target.model import Target
     from cudaresolve.target.options import TargetOptions
 
@@ -57,7 +58,7 @@ class LockRequest:
     exclude_newer: datetime | None = None  # --exclude-newer: files uploaded after it are not seen
     prerelease: str = "explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
     #: The requirement files' lines, checked before a solve (``lock.reqfiles.check_lines``)
-    requirement_lines: tuple[tuple[str, str, bool], ...] = ()
+    requirement_lines: tuple[RequirementLine, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,7 +79,7 @@ class LockInputs:
     prerelease: str = "explicit"
     chosen: Chosen | None = None  # the project's requirements by extra and group (None: given as arguments)
     #: The requirement files' lines (``LockRequest.requirement_lines``): what they say is in ``requirements``
-    unchecked: tuple[tuple[str, str, bool], ...] = field(default=(), compare=False, repr=False)
+    unchecked: tuple[RequirementLine, ...] = field(default=(), compare=False, repr=False)
 
     def wheel_tags(self) -> tuple[Tag, ...]:
         """The wheel tags the target takes, best first (the database's glibc and macOS where it states none)."""
