@@ -284,7 +284,7 @@ class HttpCache:
     def has_entries(self) -> bool:
         """Whether any response is stored at all (False on a fresh machine or an unreadable cache)."""
         try:
-            with os.scandir(self.root / _SUBDIR) as found:
+            with os.scandir(self._folder) as found:
                 return any(True for _ in found)
         except OSError:
             return False
