@@ -195,13 +195,13 @@ def test_an_interrupted_request_stops_the_child(tmp_path: Path, monkeypatch: pyt
     first, second, keep = page(json_page("alpha"), name="alpha"), page(json_page("beta"), name="beta"), None
     with PageWorker(timeout=20) as worker:
         served(worker, HttpCache(tmp_path / "up"), page(json_page("other"), name="other"), keep)
-        read = module._read_exactly
+        read = module.read_exactly
 
         def interrupted(*args: object) -> bytes:
-            monkeypatch.setattr(module, "_read_exactly", read)
+            monkeypatch.setattr(module, "read_exactly", read)
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(module, "_read_exactly", interrupted)
+        monkeypatch.setattr(module, "read_exactly", interrupted)
         with pytest.raises(KeyboardInterrupt):
             parse_files(HttpCache(tmp_path / "a"), first, keep, worker=worker)
         started = time.monotonic()

@@ -23,7 +23,9 @@ import struct
 import sys
 import threading
 import time
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.index.pipes import end_child, python_command, read_exactly, readable, write_all
 
 if TYPE_CHECKING:
     import subprocess
@@ -109,9 +111,9 @@ class PageWorker:
             return False
         if not self._ready:
             assert self._proc.stdout is not None
-            if not _readable(self._proc.stdout, 0.0):
+            if not readable(self._proc.stdout, 0.0):
                 return False
-            if _read_exactly(self._proc.stdout, len(_READY), self._deadline()) != _READY:
+            if read_exactly(self._proc.stdout, len(_READY), self._deadline()) != _READY:
                 raise ValueError("the page worker did not start")
             self._ready = True
         return True
@@ -120,12 +122,12 @@ class PageWorker:
         assert self._proc is not None and self._proc.stdin is not None and self._proc.stdout is not None
         head = json.dumps(request).encode("utf-8")
         deadline = self._deadline()
-        _write_all(self._proc.stdin, _REQUEST.pack(len(head), len(body)) + head, deadline)
-        _write_all(self._proc.stdin, body, deadline)
-        (size,) = _REPLY.unpack(_read_exactly(self._proc.stdout, _REPLY.size, deadline))
+        write_all(self._proc.stdin, _REQUEST.pack(len(head), len(body)) + head, deadline)
+        write_all(self._proc.stdin, body, deadline)
+        (size,) = _REPLY.unpack(read_exactly(self._proc.stdout, _REPLY.size, deadline))
         if size > limit:
             raise ValueError(f"a reply of {size} bytes")
-        reply = _read_exactly(self._proc.stdout, size, deadline)
+        reply = read_exactly(self._proc.stdout, size, deadline)
         return reply or None
 
     def _deadline(self) -> float:
@@ -145,64 +147,13 @@ class PageWorker:
         with self._lock:
             self._broken = True
             proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        import subprocess
-
-        try:
-            if proc.stdin is not None:
-                proc.stdin.close()
-            proc.wait(timeout=1.0)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait()
-        finally:
-            if proc.stdout is not None:
-                proc.stdout.close()
+        if proc is not None:
+            end_child(proc)
 
 
 def _serve_command(handler: str) -> list[str]:
-    """This interpreter running ``serve(handler)`` with this process's module path, so that the child imports
-    what the parent imports: ``-P`` keeps ``-c`` from putting the working directory first, ``-E`` ignores
-    ``PYTHONPATH`` and the like, and the path is then set to the parent's own."""
-    path = [os.path.abspath(entry) for entry in sys.path]  # "" (the working directory) as the folder it names now
-    code = f"import sys; sys.path[:] = {path!r}; from cudaresolve.index.page_worker import serve; serve({handler!r})"
-    return [sys.executable, "-E", "-P", "-c", code]
-
-
-def _readable(stream: IO[bytes], timeout: float) -> bool:
-    import select
-
-    return bool(select.select([stream], [], [], max(0.0, timeout))[0])
-
-
-def _write_all(stream: IO[bytes], data: bytes, deadline: float) -> None:
-    """All of ``data`` to the non-blocking ``stream`` by ``deadline`` (``time.monotonic``), else ``TimeoutError``."""
-    import select
-
-    view = memoryview(data)
-    while view:
-        if not select.select([], [stream], [], max(0.0, deadline - time.monotonic()))[1]:
-            raise TimeoutError("the page worker did not read in time")
-        try:
-            view = view[os.write(stream.fileno(), view) :]
-        except BlockingIOError:
-            continue
-
-
-def _read_exactly(stream: IO[bytes], size: int, deadline: float) -> bytes:
-    """``size`` bytes of ``stream`` (unbuffered) by ``deadline`` (``time.monotonic``), else ``TimeoutError``;
-    ``OSError`` when the stream ends first."""
-    parts: list[bytes] = []
-    while size > 0:
-        if not _readable(stream, deadline - time.monotonic()):
-            raise TimeoutError("the page worker did not answer in time")
-        chunk = os.read(stream.fileno(), min(size, 1 << 20))
-        if not chunk:
-            raise OSError("the page worker ended")
-        parts.append(chunk)
-        size -= len(chunk)
-    return b"".join(parts)
+    """This interpreter running ``serve(handler)`` with this process's module path (``pipes.python_command``)."""
+    return python_command(f"from cudaresolve.index.page_worker import serve; serve({handler!r})")
 
 
 def serve(handler: str) -> None:

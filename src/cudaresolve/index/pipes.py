@@ -1,0 +1,82 @@
+"""A helper process's command line, its pipes read and written within a deadline, and its end. Does I/O.
+
+What the page worker (``page_worker``) and the page fetcher (``page_fetcher``) share: both start this interpreter
+on the parent's module path, write requests to the child's stdin without ever blocking on a child that stopped
+reading, read its replies from its stdout, and end it by closing its input.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
+
+__all__ = ["end_child", "python_command", "read_all", "read_exactly", "readable", "write_all"]
+
+
+def python_command(call: str) -> list[str]:
+    """This interpreter running ``call`` (Python statements) with this process's module path, so that the child
+    imports what the parent imports: ``-P`` keeps ``-c`` from putting the working directory first, ``-E`` ignores
+    ``PYTHONPATH`` and the like, and the path is then set to the parent's own."""
+    path = [os.path.abspath(entry) for entry in sys.path]  # "" (the working directory) as the folder it names now
+    return [sys.executable, "-E", "-P", "-c", f"import sys; sys.path[:] = {path!r}; {call}"]
+
+
+def readable(stream: IO[bytes], timeout: float) -> bool:
+    import select
+
+    return bool(select.select([stream], [], [], max(0.0, timeout))[0])
+
+
+def write_all(stream: IO[bytes], data: bytes, deadline: float) -> None:
+    """All of ``data`` to the non-blocking ``stream`` by ``deadline`` (``time.monotonic``), else ``TimeoutError``."""
+    import select
+
+    view = memoryview(data)
+    while view:
+        if not select.select([], [stream], [], max(0.0, deadline - time.monotonic()))[1]:
+            raise TimeoutError("the helper process did not read in time")
+        try:
+            view = view[os.write(stream.fileno(), view) :]
+        except BlockingIOError:
+            continue
+
+
+def read_exactly(stream: IO[bytes], size: int, deadline: float | None) -> bytes:
+    """``size`` bytes of ``stream`` (unbuffered) by ``deadline`` (``time.monotonic``; None: as long as it takes),
+    else ``TimeoutError``; ``OSError`` when the stream ends first."""
+    parts: list[bytes] = []
+    while size > 0:
+        if deadline is not None and not readable(stream, deadline - time.monotonic()):
+            raise TimeoutError("the helper process did not answer in time")
+        chunk = os.read(stream.fileno(), min(size, 1 << 20))
+        if not chunk:
+            raise OSError("the helper process ended")
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+def read_all(stream: IO[bytes], size: int) -> bytes:
+    """``read_exactly`` with no deadline: for a thread that waits on the child as long as it lives."""
+    return read_exactly(stream, size, None)
+
+
+def end_child(proc: subprocess.Popen[bytes]) -> None:
+    """End the child: its input closed, it exits; one that does not at once is killed."""
+    import subprocess
+
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=1.0)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
+    finally:
+        if proc.stdout is not None:
+            proc.stdout.close()
