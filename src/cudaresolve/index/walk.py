@@ -128,8 +128,11 @@ class WalkAhead:
             self._draining = False
 
     def _walk(self, found: Iterable[str | Requirement], builds: Builds | None) -> None:
-        """``builds``: None on the walk's threads, which leave a database package to ``prefetch``."""
-        for item in found:
+        """``builds``: None on the walk's threads, which leave a database package to ``prefetch``. The other
+        names are sent first: a database package's builds may first need its table read (tens of ms each)."""
+        items = list(found)
+        items.sort(key=lambda item: str(canonical_project(item if isinstance(item, str) else item.name)) in self._skip)
+        for item in items:
             name = item if isinstance(item, str) else item.name
             spec = SpecifierSet() if isinstance(item, str) else item.specifier
             extras = () if isinstance(item, str) else tuple(sorted(item.extras))
