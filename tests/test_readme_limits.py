@@ -13,7 +13,7 @@ from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
 from cudaresolve.doctor import child
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
 from cudaresolve.fleet.inputs import MAX_GPU_COUNT
-from cudaresolve.index import client, page_worker, parsed_cache
+from cudaresolve.index import file_download, page_fetcher, page_worker, parsed_cache
 from cudaresolve.index.build_metadata import BUILD_TIMEOUT, BUILD_TIMEOUT_ENV
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
@@ -55,15 +55,20 @@ def test_the_limits_table_matches_the_code() -> None:
     assert "every byte of every request (status line and headers too)" in network
     assert f"are sent again {IndexPolicy().retries} times, with back-off" in network
     page = rows["one index page"]
-    assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {client._MAX_REDIRECTS}" in page
+    assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {file_download.MAX_REDIRECTS}" in page
     helper = rows["a large page parsed by `lock`'s helper process (a cold lock's pages over "
                   f"{parsed_cache.WORKER_CHARS:,} characters)"]
     assert f"{page_worker._REPLY_SECONDS:g} s for its answer" in helper
     assert f"at most {parsed_cache._REPLY_PER_BYTE} bytes per byte of the page" in helper
     assert f"a JSON entry holding {parsed_cache._BRACKETS} brackets or more is left to `lock` itself" in helper
+    second = rows["an index page fetched by `lock`'s second helper process (a page with no cache entry, once the "
+                  "helper is up)"]
+    assert f"network time, and {page_fetcher._SLACK_SECONDS:g} s more, for its answer" in second
+    assert f"{page_fetcher._THREADS} pages at once" in second
+    assert f"each request and reply at most {page_fetcher._MAX_FRAME // 1024} KiB" in second
     direct = rows["a direct reference's wheel (`pkg @ URL`)"]
     assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s (or `{DEADLINE_ENV}` when lower)" in direct
-    assert f"redirects {client._MAX_REDIRECTS}" in direct
+    assert f"redirects {file_download.MAX_REDIRECTS}" in direct
     sdist = rows["an sdist read for its PKG-INFO (no PEP 658 file)"]
     lower = f"(or `{DEADLINE_ENV}` when lower)"
     assert f"{MAX_SDIST_BYTES // MIB} MiB downloaded, within {FILE_DEADLINE:g} s {lower}" in sdist
@@ -77,7 +82,7 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{MAX_LOCK_BYTES // MIB} MiB, a regular file" in lock
     fetched = rows["one locked file fetched by `install`"]
     assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s" in fetched
-    assert f"redirects {client._MAX_REDIRECTS}" in fetched
+    assert f"redirects {file_download.MAX_REDIRECTS}" in fetched
     assert f"{MAX_CACHE_BYTES // 1024**3} GiB" in rows["the shared file cache (`<cache>/files-v1/`)"]
     unpacked = rows[f"the unpacked wheels installs link from (`<cache>/{UNPACKED}/`)"]
     assert f"{archive.MAX_ARCHIVE_MEMBERS:,} members" in unpacked

@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 import time
 from functools import partial
-from typing import TYPE_CHECKING, Final, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard
 
 from cudaresolve.core.progress import Event, report
-from cudaresolve.core.urls import split_url
 from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.file_download import MAX_REDIRECTS, REDIRECTS, download_within
 from cudaresolve.index.limits import (
     Deadline,
     busy,
@@ -53,15 +53,13 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
+    from cudaresolve.index.page_fetcher import PageFetcher
     from cudaresolve.index.page_worker import PageWorker
 
 __all__ = [
     "ACCEPT", "IndexClient", "IndexFile", "Listings", "ProjectPage", "apply_mirror",
     "listing_notices", "make_http_client", "parse_mirrors", "parse_simple_html", "parse_simple_json", "version_filter",
 ]  # fmt: skip
-
-_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
-_MAX_REDIRECTS: Final = 5
 
 
 class IndexClient:
@@ -81,12 +79,14 @@ class IndexClient:
         clock: Callable[[], float] = time.time,
         keep: Keep | None = None,
         worker: PageWorker | None = None,
+        fetcher: PageFetcher | None = None,
     ) -> None:
         """``policy``: the run's rules (mirrors, offline, cache, hosts, limits, deadline; default: online, no
         cache, no mirrors); ``keep``: the file names of every page to parse (``fitting.tag_filter``), None: all;
-        ``worker``: the helper process that parses large pages (``page_worker``), None: all parsed here."""
+        ``worker``: the helper process that parses large pages (``page_worker``), None: all parsed here;
+        ``fetcher``: the one that fetches pages into the cache (``page_fetcher``), None: all fetched here."""
         self._http = http
-        self._worker = worker
+        self._worker, self._fetcher = worker, fetcher
         self.policy = policy if policy is not None else IndexPolicy()
         self._keep_default = keep
         self._sleep, self._clock = sleep, clock
@@ -147,6 +147,15 @@ class IndexClient:
         if self._usable(cached, url):
             report(Event(kind="page-cached", label=url))
             return self.page_of(index, served_from, project, cached, "cache")
+        stored = None
+        if cached is None and self._fetcher is not None:  # fetched, parsed and stored by the helper process?
+            keep = self.keep.get(project, self._keep_default)
+            stored = self._fetcher.entry(url, policy=self.policy, keep=keep, hosts=self._hosts)
+        if stored is not None:  # then read as a warm run reads it
+            report(Event(kind="bytes", label=url, amount=stored.apart_size))
+            page = self.page_of(index, served_from, project, stored, "network")
+            report(Event(kind="page", label=url))
+            return page
         try:
             entry, source = self._download(url, cached)
         except IndexUnavailable as e:
@@ -212,52 +221,7 @@ class IndexClient:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
         deadline = Deadline(file_deadline())
         with deadline.busy():  # the whole download is network time
-            self._download_within(url, write, cap=cap, any_host=any_host, deadline=deadline)
-
-    def _download_within(
-        self, url: str, write: Callable[[bytes], object], *, cap: int, any_host: bool, deadline: Deadline
-    ) -> None:
-        import httpx
-
-        assert self._http is not None
-        headers = {"Accept-Encoding": "identity"}
-        current = url
-        for _hop in range(_MAX_REDIRECTS + 1):
-            deadline.check(url)
-            rest = deadline.remaining()
-            timeout = httpx.Timeout(min(self.policy.timeout, rest), connect=min(self.policy.connect_timeout, rest))
-            try:
-                with stream_within(self._http, current, headers=headers, timeout=timeout, deadline=deadline) as r:
-                    location = r.headers.get("Location") if r.status_code in _REDIRECTS else None
-                    if location is None:
-                        if r.status_code != 200:
-                            status = Text.of("index.http-status", url=url, status=r.status_code)
-                            raise IndexUnavailable(status, hint=HINT)
-                        length = r.headers.get("Content-Length", "")
-                        if length.strip().isdigit() and int(length) > cap:
-                            raise too_large(url, cap)
-                        total = 0
-                        for chunk in r.iter_raw():
-                            total += len(chunk)
-                            if total > cap:
-                                raise too_large(url, cap)
-                            write(chunk)
-                            report(Event(kind="bytes", label=url, amount=len(chunk)))
-                            deadline.check(url)
-                        return
-            except (httpx.HTTPError, httpx.InvalidURL) as e:
-                raise IndexUnavailable(
-                    Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
-                ) from e
-            target = redirect_target(current, location)
-            https = (parts := split_url(target)) is not None and parts.scheme == "https"
-            if not (is_same_host_redirect(current, target) or (any_host and https)):
-                raise IndexUnavailable(
-                    Text.of("index.redirect-refused", url=current, target=target[:300]),
-                    hint=Text("index.redirect-refused.hint"),
-                )
-            current = target
-        raise IndexUnavailable(Text.of("index.too-many-redirects", url=url, limit=_MAX_REDIRECTS), hint=HINT)
+            download_within(self._http, self.policy, url, write, cap=cap, any_host=any_host, deadline=deadline)
 
     def fresh_page(self, index_url: str, name: str) -> ProjectPage | None:
         """The page if it needs no request (offline, or fresh in the cache), else None; raises as ``fetch_page``."""
@@ -316,7 +280,12 @@ class IndexClient:
         return self.offline or self.cache.is_fresh(cached, self._clock(), max_age=self.policy.max_age)
 
     def page_of(
-        self, index: str, served_from: str, project: NormalizedName, entry: CachedResponse, source: str,
+        self,
+        index: str,
+        served_from: str,
+        project: NormalizedName,
+        entry: CachedResponse,
+        source: str,
         error: Text | None = None,
     ) -> ProjectPage:
         keep = self.keep.get(project, self._keep_default)
@@ -333,7 +302,9 @@ class IndexClient:
         # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
         files = [mirrored_file(f, self.mirrors) for f in files if f.project == project]
         trust = FileTrust.for_page(
-            page_url=entry.page_url, index_url=index, allowed_hosts=self.policy.allowed_hosts,
+            page_url=entry.page_url,
+            index_url=index,
+            allowed_hosts=self.policy.allowed_hosts,
             mirror_urls=tuple(self.mirrors.values()),
         )
         files, refused = trust.split(files)
@@ -396,13 +367,13 @@ class IndexClient:
             raise IndexUnavailable(Text.of("index.offline", url=url), hint=Text("index.offline.hint"))
         headers = {"Accept": ACCEPT, "User-Agent": f"cudaresolve/{__version__}", **conditional}
         current = url
-        for _hop in range(_MAX_REDIRECTS + 1):
+        for _hop in range(MAX_REDIRECTS + 1):
             rest = self.policy.deadline.remaining() if self.policy.deadline is not None else math.inf
             timeout = httpx.Timeout(min(self.policy.timeout, rest), connect=min(self.policy.connect_timeout, rest))
             try:
                 deadline = self.policy.deadline
                 with stream_within(self._http, current, headers=headers, timeout=timeout, deadline=deadline) as r:
-                    location = r.headers.get("Location") if r.status_code in _REDIRECTS else None
+                    location = r.headers.get("Location") if r.status_code in REDIRECTS else None
                     if location is None:
                         return self._read(current, r)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
@@ -418,7 +389,7 @@ class IndexClient:
                     hint=Text("index.redirect-refused.hint"),
                 )
             current = target
-        raise IndexUnavailable(Text.of("index.too-many-redirects", url=url, limit=_MAX_REDIRECTS), hint=HINT)
+        raise IndexUnavailable(Text.of("index.too-many-redirects", url=url, limit=MAX_REDIRECTS), hint=HINT)
 
     def _read(self, url: str, response: httpx.Response) -> Reply:
         """The body, streamed under the page cap and the deadline (only for 200: other bodies are unused)."""

@@ -236,9 +236,10 @@ def _solve_whole(
 
     db, target = inputs.db, inputs.target
     tags = inputs.wheel_tags()
-    with run_client(inputs.offline, tls) as http, page_worker(policy) as worker:
-        # only the target's wheels of each page are parsed, the large pages in a helper process
-        client = IndexClient(http, policy, keep=tag_filter(tags), worker=worker)
+    with run_client(inputs.offline, tls) as http, page_worker(policy) as worker, page_fetcher(policy, tls) as fetcher:
+        # only the target's wheels of each page are parsed, the large pages in a helper process; pages fetched
+        # in another
+        client = IndexClient(http, policy, keep=tag_filter(tags), worker=worker, fetcher=fetcher)
         source = IndexSource(
             client,
             default_index=db.default_index,
@@ -351,6 +352,20 @@ def page_worker(policy: IndexPolicy) -> Any:
     from cudaresolve.index.page_worker import PageWorker
 
     return PageWorker()
+
+
+def page_fetcher(policy: IndexPolicy, tls: TlsAhead | None) -> Any:
+    """The helper process that fetches a run's pages into the cache (``index.page_fetcher``), under the same
+    conditions as ``page_worker``; started at once for a run that will surely fetch pages (``tls`` made ahead:
+    an empty cache), else on the first page the run fetches."""
+    import sys
+    from contextlib import nullcontext
+
+    if policy.offline or policy.cache is None or sys.platform == "win32":
+        return nullcontext(None)
+    from cudaresolve.index.page_fetcher import PageFetcher
+
+    return PageFetcher(start=tls is not None)
 
 
 def _with_notices(solution: Solution, notices: list[Notice]) -> Solution:

@@ -1,0 +1,298 @@
+"""Index pages fetched into the cache by a helper process. Does I/O: one child process, its pipes and sockets.
+
+A cold lock's pages are most of what its process reads: 28 MB for the 8-package project on PyPI, each 16 KB TLS
+record read by a thread that must win the interpreter lock back from the threads parsing and solving. With its
+pages already in the cache the same lock took 1.17 s instead of 2.00 s. ``PageFetcher`` moves that reading to a
+second process: the child GETs a page as ``IndexClient`` would (the same headers, timeouts, size cap and network
+deadline, no redirect followed), parses it (``parsed_cache.parse_files``, which stores the parsed form) and only
+then stores the response in the cache, so junk is never cached; the parent, told the page is stored, reads its
+head and parsed form from the cache as it reads a warm run's.
+
+Only a page with no cache entry (a conditional request stays the parent's), with the file filter the parent reads
+by (``fitting.tag_filter``'s) and no credentials in its URL, from a host that has answered the parent in this run
+(``retries.Hosts``: a host that cannot be reached fails in the parent, once, as before), goes to the child.
+Whatever the child does not take (a redirect, any status but 200, 404 and 410, a page it cannot parse, a network
+error, no reply in time, a dead child) is left to the parent, which fetches the page as it always did, and that
+host is the parent's for the rest of the run: the child only moves work, it never decides an answer or an error.
+
+Frames, both ways: ``<I`` then that many bytes of JSON. A request: ``id``, ``url``, ``headers``, ``timeout``,
+``connect``, ``rest`` (seconds left of the run's network deadline), ``cap``, ``cache`` (the cache's folder),
+``tags`` (the file filter's tags, or null: all files) and ``kept`` (that filter's key, which the child's must
+match); a reply: ``id`` and ``ok``. The child serves requests on threads of its own, reads only its stdin, ignores
+SIGINT and ends at the end of its input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+import threading
+import time
+from typing import IO, TYPE_CHECKING, Any, Final
+
+from cudaresolve.index.pipes import end_child, python_command, read_all, write_all
+
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Sequence
+    from types import TracebackType
+
+    from cudaresolve.index.http_cache import CachedResponse
+    from cudaresolve.index.policy import IndexPolicy
+    from cudaresolve.index.retries import Hosts
+    from cudaresolve.index.simple import Keep
+
+__all__ = ["PageFetcher", "fetch_into_cache", "serve"]
+
+_FRAME: Final = struct.Struct("<I")
+_READY: Final = b"R"
+#: Bounds, not facts: the largest frame either side sends; the child's threads; how long past the network
+#: deadline the parent waits for a reply; how long a request may take to be written.
+_MAX_FRAME: Final = 1024 * 1024
+_THREADS: Final = 16
+_SLACK_SECONDS: Final = 5.0
+_WRITE_SECONDS: Final = 5.0
+
+
+class _Slot:
+    __slots__ = ("done", "ok")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.ok = False
+
+
+class PageFetcher:
+    """The parent's end of the helper process; threads share it, each waiting for its own page. A context
+    manager: leaving it ends the child."""
+
+    def __init__(self, *, command: Sequence[str] | None = None, start: bool = False) -> None:
+        """``command``: what starts the child (default: this interpreter running ``serve``); ``start``: start it
+        now (a run that will surely fetch pages), else on the first ``fetch``."""
+        self._command = list(command) if command is not None else _serve_command()
+        self._lock = threading.Lock()  # the process, the next id, the waiting slots, writes
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ready = threading.Event()
+        self._broken = False
+        self._next = 0
+        self._waiting: dict[int, _Slot] = {}
+        self._failed_hosts: set[str] = set()
+        if start:
+            with self._lock:
+                self._start()
+
+    def __enter__(self) -> PageFetcher:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def entry(self, url: str, *, policy: IndexPolicy, keep: Keep | None, hosts: Hosts) -> CachedResponse | None:
+        """The head of ``url``'s cache entry once the child fetched the page into ``policy``'s cache, with the
+        parsed form ``keep`` reads (``fitting.tag_filter``'s, or None: every file); None when the caller is to
+        fetch the page itself (module docstring). ``hosts``: what the caller learnt of the hosts this run."""
+        from cudaresolve import __version__
+        from cudaresolve.core.urls import split_url, strip_credentials
+        from cudaresolve.index.limits import busy
+        from cudaresolve.index.simple import ACCEPT
+
+        cache, tags = policy.cache, getattr(keep, "tags", None)
+        if policy.offline or cache is None or (keep is not None and not isinstance(tags, frozenset)):
+            return None  # a filter it cannot be sent
+        host = parts.netloc if (parts := split_url(url)) is not None else url  # as ``retries`` names hosts
+        if strip_credentials(url) != url or host not in hosts.answered or host in self._failed_hosts:
+            return None  # credentials stay in this process; a host that has not answered this client is its own
+        rest = policy.deadline.remaining() if policy.deadline is not None else policy.timeout
+        if rest <= 0:
+            return None
+        request = {
+            "url": url, "headers": {"Accept": ACCEPT, "User-Agent": f"cudaresolve/{__version__}"},
+            "timeout": policy.timeout, "connect": policy.connect_timeout, "rest": rest, "cap": policy.max_page_bytes,
+            "cache": os.path.abspath(cache.root), "tags": sorted(tags) if tags is not None else None,
+            "kept": getattr(keep, "key", None),
+        }  # fmt: skip
+        since = time.time()
+        with busy(policy.deadline):  # the run's network time, as the caller's own request would be
+            ok = self.fetch(request, wait=rest + _SLACK_SECONDS)
+        entry = cache.get(url, body=False) if ok else None
+        if entry is None or entry.fetched_at < since or entry.status not in (200, 404):
+            if ok is not None:  # declined, or stored something else: this host is the caller's from now on
+                self._failed_hosts.add(host)
+            return None
+        return entry
+
+    def fetch(self, request: dict[str, Any], *, wait: float) -> bool | None:
+        """Whether the child fetched and stored ``request``'s page within ``wait`` seconds; None, not asked, while
+        it is not ready (started now on the first call) and once it failed."""
+        with self._lock:
+            if self._proc is None and not self._broken:
+                self._start()
+                return None
+            proc = self._proc
+            if self._broken or proc is None or proc.stdin is None or not self._ready.is_set():
+                return None
+            ident, self._next = self._next, self._next + 1
+            slot = self._waiting[ident] = _Slot()
+            data = json.dumps({**request, "id": ident}).encode("utf-8")
+            try:
+                write_all(proc.stdin, _FRAME.pack(len(data)) + data, time.monotonic() + _WRITE_SECONDS)
+            except (OSError, ValueError, TimeoutError):
+                self._fail_locked()
+                return None
+        if not slot.done.wait(wait):
+            with self._lock:
+                self._waiting.pop(ident, None)
+            return False
+        return slot.ok
+
+    def _start(self) -> None:
+        import subprocess
+
+        try:
+            self._proc = subprocess.Popen(
+                self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0
+            )
+        except OSError:
+            self._broken = True
+            return
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        os.set_blocking(self._proc.stdin.fileno(), False)  # a child that stops reading cannot hold a write
+        stdout = self._proc.stdout
+        threading.Thread(target=self._read_replies, args=(stdout,), name="page-fetcher", daemon=True).start()
+
+    def _read_replies(self, stdout: IO[bytes]) -> None:
+        """The replies, each handed to its waiting slot; at the end of the child's output, or anything wrong with
+        it, the child is given up and every waiting page left to its thread."""
+        try:
+            if read_all(stdout, len(_READY)) != _READY:
+                raise ValueError("the page fetcher did not start")
+            self._ready.set()
+            while True:
+                (size,) = _FRAME.unpack(read_all(stdout, _FRAME.size))
+                if size > _MAX_FRAME:
+                    raise ValueError(f"a reply of {size} bytes")
+                reply = json.loads(read_all(stdout, size))
+                with self._lock:
+                    ident = reply.get("id") if isinstance(reply, dict) else None
+                    slot = self._waiting.pop(ident, None) if isinstance(ident, int) else None
+                if slot is not None:
+                    slot.ok = reply.get("ok") is True
+                    slot.done.set()
+        except (OSError, ValueError, TimeoutError, struct.error, RecursionError):
+            with self._lock:
+                self._fail_locked()
+
+    def _fail_locked(self) -> None:
+        self._broken = True
+        waiting, self._waiting = self._waiting, {}
+        for slot in waiting.values():
+            slot.done.set()
+
+    def close(self) -> None:
+        """End the child (``pipes.end_child``); a page still waited for is left to its thread."""
+        with self._lock:
+            self._fail_locked()
+            proc, self._proc = self._proc, None
+        if proc is not None:
+            end_child(proc)
+
+
+def _serve_command() -> list[str]:
+    return python_command("from cudaresolve.index.page_fetcher import serve; serve()")
+
+
+class _Until:
+    """``index.limits.Deadline``'s ``remaining`` for a child: the seconds left until a monotonic time."""
+
+    def __init__(self, end: float) -> None:
+        self._end = end
+
+    def remaining(self) -> float:
+        return self._end - time.monotonic()
+
+
+def fetch_into_cache(http: Any, request: dict[str, Any]) -> bool:
+    """GET ``request``'s page with ``http`` as ``IndexClient`` would, parse it and store its parsed form, then the
+    response, in the cache; False, nothing stored, for anything the parent must see for itself."""
+    import httpx
+
+    from cudaresolve.index.fitting import names_filter
+    from cudaresolve.index.http_cache import CachedResponse, HttpCache
+    from cudaresolve.index.limits import read_capped
+    from cudaresolve.index.parsed_cache import parse_files
+    from cudaresolve.index.transport import stream_within
+
+    tags = request["tags"]
+    keep = names_filter(frozenset(tags)) if tags is not None else None
+    if getattr(keep, "key", None) != request["kept"]:  # not the parsed form the parent reads: its page to fetch
+        return False
+    url, cap = request["url"], request["cap"]
+    timeout = httpx.Timeout(request["timeout"], connect=request["connect"])
+    deadline = _Until(time.monotonic() + request["rest"])
+    with stream_within(http, url, headers=request["headers"], timeout=timeout, deadline=deadline) as response:
+        status, body = response.status_code, ""
+        if status in (404, 410):
+            status = 404
+        elif status != 200:
+            return False
+        else:
+            length = response.headers.get("Content-Length", "")
+            if length.strip().isdigit() and int(length) > cap:
+                return False
+            raw = read_capped(response.iter_bytes(), url=url, cap=cap, deadline=None)  # over the cap: raises
+            body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
+        headers = response.headers
+    entry = CachedResponse.from_headers(
+        url=url, status=status, body=body, headers=headers, final_url=None, fetched_at=time.time()
+    )
+    cache = HttpCache(request["cache"])
+    if status == 200:
+        parse_files(cache, entry, keep)  # the parsed form stored; junk raises, and nothing is stored
+    cache.store(entry)
+    return True
+
+
+def serve(threads: int = _THREADS) -> None:
+    """The child's loop: each request on stdin answered on a thread of its own, until stdin ends."""
+    import signal
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cudaresolve.index.transport import TlsAhead, make_http_client
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    http = make_http_client(TlsAhead())  # the CA bundle loaded while the first request is awaited
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    written = threading.Lock()
+
+    def answer(request: dict[str, Any]) -> None:
+        try:
+            ok = fetch_into_cache(http, request)
+        except Exception:  # the parent fetches the page itself and says what is wrong with it
+            ok = False
+        reply = json.dumps({"id": request.get("id"), "ok": ok}).encode("utf-8")
+        with written:
+            stdout.write(_FRAME.pack(len(reply)) + reply)
+            stdout.flush()
+
+    stdout.write(_READY)
+    stdout.flush()
+    pool = ThreadPoolExecutor(max_workers=threads)
+    while True:
+        head = stdin.read(_FRAME.size)
+        if len(head) < _FRAME.size:
+            break
+        (size,) = _FRAME.unpack(head)
+        data = stdin.read(size) if size <= _MAX_FRAME else b""
+        if len(data) < size:
+            break
+        try:
+            request = json.loads(data)
+        except ValueError:
+            break
+        if not isinstance(request, dict):
+            break
+        pool.submit(answer, request)
+    pool.shutdown(wait=False, cancel_futures=True)
+    os._exit(0)  # nothing of the child's outlives its parent's interest: fetches under way are dropped

@@ -1,0 +1,203 @@
+"""Pages fetched into the cache by the helper process, against a real server on 127.0.0.1: the page the client
+reads is the page it would have fetched itself, and whatever the child does not take (another status, junk, a
+filter it cannot be sent, a dead or babbling child) is left to the client, which fetches and judges it as before."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, ClassVar
+
+import httpx
+import pytest
+
+from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.client import IndexClient
+from cudaresolve.index.fitting import tag_filter
+from cudaresolve.index.http_cache import HttpCache
+from cudaresolve.index.page_fetcher import PageFetcher
+from cudaresolve.index.parsed_cache import parsed_key, parsed_path
+from cudaresolve.index.policy import IndexPolicy
+from cudaresolve.index.retries import Hosts
+from cudaresolve.target.environment import interpreter_tags
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+TAGS = interpreter_tags("3.11", "linux_x86_64", "2.28")
+PLATFORMS = ("cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64", "cp312-cp312-win_amd64", "py3-none-any")
+JSON = "application/vnd.pypi.simple.v1+json"
+
+
+def json_page(name: str, versions: int = 40) -> bytes:
+    files = []
+    for v in range(versions):
+        for platform in (*PLATFORMS, ""):
+            filename = f"{name}-1.{v}.0-{platform}.whl" if platform else f"{name}-1.{v}.0.tar.gz"
+            digest = hashlib.sha256(filename.encode()).hexdigest()
+            files.append({
+                "filename": filename, "hashes": {"sha256": digest}, "requires-python": ">=3.9", "size": 1000 + v,
+                "upload-time": "2025-01-02T03:04:05.123456Z", "url": f"../../files/{filename}", "yanked": False,
+            })  # fmt: skip
+    return json.dumps({"meta": {"api-version": "1.1"}, "name": name, "files": files}).encode()
+
+
+class _Index(BaseHTTPRequestHandler):
+    """Serves ``answers``: path -> list of (status, content type, body), the last one repeated; counts requests."""
+
+    answers: ClassVar[dict[str, list[tuple[int, str, bytes]]]] = {}
+    seen: ClassVar[list[str]] = []
+    lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def do_GET(self) -> None:
+        with self.lock:
+            self.seen.append(self.path)
+            queue = self.answers.get(self.path, [(404, "text/plain", b"")])
+            status, kind, body = queue.pop(0) if len(queue) > 1 else queue[0]
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        if status in (301, 302):
+            self.send_header("Location", "/simple/elsewhere/")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def index() -> Iterator[str]:
+    _Index.answers, _Index.seen = {}, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/simple"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def fetcher() -> Iterator[PageFetcher]:
+    with PageFetcher(start=True) as started:
+        assert started._ready.wait(60)  # the child up: from now on it is asked
+        yield started
+
+
+def _client(
+    cache: Path, fetcher: PageFetcher | None, http: httpx.Client, index: str, timeout: float = 30.0
+) -> IndexClient:
+    """A client whose first page (``/simple/first/``, fetched here) made the host one that answered it: only then
+    does it send pages to the child."""
+    _Index.answers["/simple/first/"] = [(200, JSON, json_page("first", 1))]
+    policy = IndexPolicy(cache=HttpCache(cache), retries=0, timeout=timeout)
+    client = IndexClient(http, policy, keep=tag_filter(TAGS), fetcher=fetcher)
+    asked = fetcher._next if fetcher is not None else 0
+    client.fetch_page(index, "first")
+    assert fetcher is None or fetcher._next == asked  # not the child's
+    _Index.seen.remove("/simple/first/")
+    return client
+
+
+def test_a_page_fetched_by_the_child_is_the_page_fetched_here(
+    index: str, fetcher: PageFetcher, tmp_path: Path
+) -> None:
+    _Index.answers["/simple/alpha/"] = [(200, JSON, json_page("alpha"))]
+    with httpx.Client() as http:
+        here = _client(tmp_path / "here", None, http, index).fetch_page(index, "alpha")
+        asked = fetcher._next
+        there = _client(tmp_path / "there", fetcher, http, index).fetch_page(index, "alpha")
+        assert fetcher._next == asked + 1  # the child's
+    assert _Index.seen == ["/simple/alpha/", "/simple/alpha/"]  # once each: the child's request is the only one
+    assert there.files == here.files and len(here.files) == 120  # cp311, py3-none-any, the sdist: each version
+    assert (there.source, there.found, there.key) == ("network", True, here.key)
+    stored = HttpCache(tmp_path / "there").get(f"{index}/alpha/")
+    assert stored is not None and stored.body == json_page("alpha").decode()
+    assert parsed_path(HttpCache(tmp_path / "there"), f"{index}/alpha/").is_file()
+    assert parsed_key(stored) == there.key
+
+
+def test_a_missing_page_is_stored_missing(index: str, fetcher: PageFetcher, tmp_path: Path) -> None:
+    with httpx.Client() as http:
+        client = _client(tmp_path, fetcher, http, index)
+        asked = fetcher._next
+        page = client.fetch_page(index, "absent")
+        assert fetcher._next == asked + 1
+    assert (page.found, page.files, page.source) == (False, (), "network")
+    assert _Index.seen == ["/simple/absent/"]
+
+
+@pytest.mark.parametrize("first", [(503, "text/plain", b"busy"), (302, "text/plain", b""), (200, JSON, b"{junk")])
+def test_what_the_child_declines_is_fetched_here_and_the_host_left_here(
+    index: str, fetcher: PageFetcher, tmp_path: Path, first: tuple[int, str, bytes]
+) -> None:
+    body = json_page("beta")
+    junk = first[2] == b"{junk"
+    # the child's answer, then this client's
+    _Index.answers["/simple/beta/"] = [first, first if junk else (200, JSON, body)]
+    _Index.answers["/simple/gamma/"] = [(200, JSON, json_page("gamma"))]
+    with httpx.Client() as http:
+        client = _client(tmp_path, fetcher, http, index)
+        asked = fetcher._next
+        if junk:  # junk: this client says what is wrong with it, as it always did
+            with pytest.raises(IndexUnavailable):
+                client.fetch_page(index, "beta")
+            assert HttpCache(tmp_path).get(f"{index}/beta/") is None  # and nobody cached it
+        else:
+            page = client.fetch_page(index, "beta")
+            assert len(page.files) == 120
+        assert fetcher._next == asked + 1  # the child was asked first
+        before = len(_Index.seen)
+        client.fetch_page(index, "gamma")
+        assert fetcher._next == asked + 1 and len(_Index.seen) == before + 1
+    assert len(_Index.seen) == before + 1  # the host is this client's for the rest of the run: the child was not asked
+    assert _Index.seen[:2] == ["/simple/beta/", "/simple/beta/"]
+
+
+def test_a_filter_the_child_cannot_be_sent_or_credentials_stay_here(
+    index: str, fetcher: PageFetcher, tmp_path: Path
+) -> None:
+    _Index.answers["/simple/delta/"] = [(200, JSON, json_page("delta"))]
+    policy, answered = IndexPolicy(cache=HttpCache(tmp_path)), Hosts()
+    answered.answered.add(index.split("/")[2])  # host and port, as ``retries`` names them
+    assert fetcher.entry(f"{index}/delta/", policy=policy, keep=lambda name: True, hosts=answered) is None
+    with_user = index.replace("http://", "http://user:secret@")
+    assert fetcher.entry(f"{with_user}/delta/", policy=policy, keep=tag_filter(TAGS), hosts=answered) is None
+    assert fetcher.entry(f"{index}/delta/", policy=policy, keep=tag_filter(TAGS), hosts=Hosts()) is None  # unheard
+    assert _Index.seen == []
+    offline = IndexPolicy(cache=HttpCache(tmp_path), offline=True)
+    assert fetcher.entry(f"{index}/delta/", policy=offline, keep=None, hosts=answered) is None
+    assert fetcher.entry(f"{index}/delta/", policy=policy, keep=None, hosts=answered) is not None  # all files: sent
+    assert _Index.seen == ["/simple/delta/"]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "pass",  # dies at once
+        "import sys; sys.stdout.buffer.write(b'X'); sys.stdout.flush(); sys.stdin.read()",  # not ready
+        "import sys, struct; o = sys.stdout.buffer; o.write(b'R' + struct.pack('<I', 2**31) + b'x'); o.flush();"
+        " sys.stdin.read()",  # a reply far too large
+        "import sys; o = sys.stdout.buffer; o.write(b'R'); o.flush(); sys.stdin.read()",  # never answers
+    ],
+)
+def test_a_failing_child_leaves_every_page_here(index: str, tmp_path: Path, script: str) -> None:
+    _Index.answers["/simple/epsilon/"] = [(200, JSON, json_page("epsilon"))]
+    with PageFetcher(command=[sys.executable, "-c", script], start=True) as broken, httpx.Client() as http:
+        broken._ready.wait(2)
+        page = _client(tmp_path, broken, http, index, timeout=1.0).fetch_page(index, "epsilon")
+    assert len(page.files) == 120 and page.source == "network"
+    assert _Index.seen == ["/simple/epsilon/"]
+
+
+def test_closing_ends_the_child() -> None:
+    with PageFetcher(start=True) as started:
+        assert started._ready.wait(60)
+        proc = started._proc
+    assert proc is not None and proc.poll() is not None
