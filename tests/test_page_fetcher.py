@@ -8,6 +8,7 @@ import hashlib
 import json
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, ClassVar
 
@@ -18,6 +19,7 @@ from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.client import IndexClient
 from cudaresolve.index.fitting import tag_filter
 from cudaresolve.index.http_cache import HttpCache
+from cudaresolve.index.limits import Deadline
 from cudaresolve.index.page_fetcher import PageFetcher
 from cudaresolve.index.parsed_cache import parsed_key, parsed_path
 from cudaresolve.index.policy import IndexPolicy
@@ -96,7 +98,7 @@ def _client(
     """A client whose first page (``/simple/first/``, fetched here) made the host one that answered it: only then
     does it send pages to the child."""
     _Index.answers["/simple/first/"] = [(200, JSON, json_page("first", 1))]
-    policy = IndexPolicy(cache=HttpCache(cache), retries=0, timeout=timeout)
+    policy = IndexPolicy(cache=HttpCache(cache), retries=0, timeout=timeout, deadline=Deadline(60))
     client = IndexClient(http, policy, keep=tag_filter(TAGS), fetcher=fetcher)
     asked = fetcher._next if fetcher is not None else 0
     client.fetch_page(index, "first")
@@ -117,13 +119,21 @@ def test_a_page_fetched_by_the_child_is_the_page_fetched_here(
     assert _Index.seen == ["/simple/alpha/", "/simple/alpha/"]  # once each: the child's request is the only one
     assert there.files == here.files and len(here.files) == 120  # cp311, py3-none-any, the sdist: each version
     assert (there.source, there.found, there.key) == ("network", True, here.key)
-    stored = HttpCache(tmp_path / "there").get(f"{index}/alpha/")
-    assert stored is not None and stored.body == json_page("alpha").decode()
-    assert parsed_path(HttpCache(tmp_path / "there"), f"{index}/alpha/").is_file()
+    stored, mine = (HttpCache(tmp_path / where).get(f"{index}/alpha/") for where in ("there", "here"))
+    assert stored is not None and mine is not None and stored.body == json_page("alpha").decode()
+    differ = {"fetched_at", "date"}  # when each was fetched: all else is the same entry, headers and body
+    assert {k: v for k, v in stored.to_dict().items() if k not in differ} == {
+        k: v for k, v in mine.to_dict().items() if k not in differ
+    }
+    assert parsed_path(HttpCache(tmp_path / "there"), f"{index}/alpha/").read_bytes() == parsed_path(
+        HttpCache(tmp_path / "here"), f"{index}/alpha/"
+    ).read_bytes()  # the same parsed form
     assert parsed_key(stored) == there.key
 
 
-def test_a_missing_page_is_stored_missing(index: str, fetcher: PageFetcher, tmp_path: Path) -> None:
+@pytest.mark.parametrize("status", [404, 410])
+def test_a_missing_page_is_stored_missing(index: str, fetcher: PageFetcher, tmp_path: Path, status: int) -> None:
+    _Index.answers["/simple/absent/"] = [(status, "text/plain", b"gone")]
     with httpx.Client() as http:
         client = _client(tmp_path, fetcher, http, index)
         asked = fetcher._next
@@ -148,7 +158,8 @@ def test_what_the_child_declines_is_fetched_here_and_the_host_left_here(
         if junk:  # junk: this client says what is wrong with it, as it always did
             with pytest.raises(IndexUnavailable):
                 client.fetch_page(index, "beta")
-            assert HttpCache(tmp_path).get(f"{index}/beta/") is None  # and nobody cached it
+            assert HttpCache(tmp_path).get(f"{index}/beta/") is None  # and nobody cached it, nor a parsed form
+            assert not parsed_path(HttpCache(tmp_path), f"{index}/beta/").exists()
         else:
             page = client.fetch_page(index, "beta")
             assert len(page.files) == 120
@@ -164,14 +175,20 @@ def test_a_filter_the_child_cannot_be_sent_or_credentials_stay_here(
     index: str, fetcher: PageFetcher, tmp_path: Path
 ) -> None:
     _Index.answers["/simple/delta/"] = [(200, JSON, json_page("delta"))]
-    policy, answered = IndexPolicy(cache=HttpCache(tmp_path)), Hosts()
+    policy, answered = IndexPolicy(cache=HttpCache(tmp_path), deadline=Deadline(30)), Hosts()
     answered.answered.add(index.split("/")[2])  # host and port, as ``retries`` names them
+    down = Hosts(answered=set(answered.answered), down={index.split("/")[2]: "refused"})
+    assert fetcher.entry(f"{index}/delta/", policy=policy, keep=None, hosts=down) is None  # down for the caller
+    no_deadline = IndexPolicy(cache=HttpCache(tmp_path))
+    assert fetcher.entry(f"{index}/delta/", policy=no_deadline, keep=None, hosts=answered) is None
+    spent = IndexPolicy(cache=HttpCache(tmp_path), deadline=Deadline(0))
+    assert fetcher.entry(f"{index}/delta/", policy=spent, keep=None, hosts=answered) is None
     assert fetcher.entry(f"{index}/delta/", policy=policy, keep=lambda name: True, hosts=answered) is None
     with_user = index.replace("http://", "http://user:secret@")
     assert fetcher.entry(f"{with_user}/delta/", policy=policy, keep=tag_filter(TAGS), hosts=answered) is None
     assert fetcher.entry(f"{index}/delta/", policy=policy, keep=tag_filter(TAGS), hosts=Hosts()) is None  # unheard
     assert _Index.seen == []
-    offline = IndexPolicy(cache=HttpCache(tmp_path), offline=True)
+    offline = IndexPolicy(cache=HttpCache(tmp_path), offline=True, deadline=Deadline(30))
     assert fetcher.entry(f"{index}/delta/", policy=offline, keep=None, hosts=answered) is None
     assert fetcher.entry(f"{index}/delta/", policy=policy, keep=None, hosts=answered) is not None  # all files: sent
     assert _Index.seen == ["/simple/delta/"]
@@ -184,20 +201,32 @@ def test_a_filter_the_child_cannot_be_sent_or_credentials_stay_here(
         "import sys; sys.stdout.buffer.write(b'X'); sys.stdout.flush(); sys.stdin.read()",  # not ready
         "import sys, struct; o = sys.stdout.buffer; o.write(b'R' + struct.pack('<I', 2**31) + b'x'); o.flush();"
         " sys.stdin.read()",  # a reply far too large
-        "import sys; o = sys.stdout.buffer; o.write(b'R'); o.flush(); sys.stdin.read()",  # never answers
+        "import sys; o = sys.stdout.buffer; o.write(b'R'); o.flush(); sys.stdin.read()  # never answers",
     ],
 )
 def test_a_failing_child_leaves_every_page_here(index: str, tmp_path: Path, script: str) -> None:
     _Index.answers["/simple/epsilon/"] = [(200, JSON, json_page("epsilon"))]
     with PageFetcher(command=[sys.executable, "-c", script], start=True) as broken, httpx.Client() as http:
-        broken._ready.wait(2)
-        page = _client(tmp_path, broken, http, index, timeout=1.0).fetch_page(index, "epsilon")
-    assert len(page.files) == 120 and page.source == "network"
-    assert _Index.seen == ["/simple/epsilon/"]
+        ready = broken._ready.wait(2)
+        client = _client(tmp_path, broken, http, index, timeout=1.0)
+        started = time.monotonic()
+        page = client.fetch_page(index, "epsilon")
+        waited = time.monotonic() - started
+        asked = broken._next
+        again = client.fetch_page(index, "zeta")  # and the next page is not sent at all
+    assert len(page.files) == 120 and page.source == "network" and not again.found
+    assert _Index.seen == ["/simple/epsilon/", "/simple/zeta/"]
+    if ready and "never" in script:  # up, asked, silent: the wait ended with the read timeout and a bound more
+        assert asked == 1 and 1.0 <= waited < 1.0 + 10
+    assert broken._next == asked and broken._broken
 
 
-def test_closing_ends_the_child() -> None:
+def test_closing_ends_the_child_and_a_lazy_one_starts_on_the_first_page() -> None:
     with PageFetcher(start=True) as started:
         assert started._ready.wait(60)
         proc = started._proc
-    assert proc is not None and proc.poll() is not None
+    assert proc is not None and proc.returncode == 0  # it ended at the end of its input, not killed
+    with PageFetcher() as lazy:
+        assert lazy._proc is None
+        assert lazy.fetch({"url": "http://127.0.0.1:9/"}, wait=1) is None  # not asked: being started now
+        assert lazy._proc is not None

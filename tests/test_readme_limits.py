@@ -61,9 +61,9 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{page_worker._REPLY_SECONDS:g} s for its answer" in helper
     assert f"at most {parsed_cache._REPLY_PER_BYTE} bytes per byte of the page" in helper
     assert f"a JSON entry holding {parsed_cache._BRACKETS} brackets or more is left to `lock` itself" in helper
-    second = rows["an index page fetched by `lock`'s second helper process (a page with no cache entry, once the "
-                  "helper is up)"]
-    assert f"network time, and {page_fetcher._SLACK_SECONDS:g} s more, for its answer" in second
+    second = rows["an index page fetched by `lock`'s second helper process (a page with no cache entry, from a host "
+                  "that has answered `lock`, once the helper is up)"]
+    assert f"network time, when less), and {page_fetcher._SLACK_SECONDS:g} s more, for its answer" in second
     assert f"{page_fetcher._THREADS} pages at once" in second
     assert f"each request and reply at most {page_fetcher._MAX_FRAME // 1024} KiB" in second
     direct = rows["a direct reference's wheel (`pkg @ URL`)"]

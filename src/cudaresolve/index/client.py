@@ -152,7 +152,8 @@ class IndexClient:
             keep = self.keep.get(project, self._keep_default)
             stored = self._fetcher.entry(url, policy=self.policy, keep=keep, hosts=self._hosts)
         if stored is not None:  # then read as a warm run reads it
-            report(Event(kind="bytes", label=url, amount=stored.apart_size))
+            if stored.status == 200:
+                report(Event(kind="bytes", label=url, amount=stored.apart_size))
             page = self.page_of(index, served_from, project, stored, "network")
             report(Event(kind="page", label=url))
             return page

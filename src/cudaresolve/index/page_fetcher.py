@@ -9,11 +9,14 @@ then stores the response in the cache, so junk is never cached; the parent, told
 head and parsed form from the cache as it reads a warm run's.
 
 Only a page with no cache entry (a conditional request stays the parent's), with the file filter the parent reads
-by (``fitting.tag_filter``'s) and no credentials in its URL, from a host that has answered the parent in this run
-(``retries.Hosts``: a host that cannot be reached fails in the parent, once, as before), goes to the child.
-Whatever the child does not take (a redirect, any status but 200, 404 and 410, a page it cannot parse, a network
-error, no reply in time, a dead child) is left to the parent, which fetches the page as it always did, and that
-host is the parent's for the rest of the run: the child only moves work, it never decides an answer or an error.
+by (``fitting.tag_filter``'s) and no credentials in its URL, in a run with a network deadline, from a host that has
+answered the parent in this run and is not down for it (``retries.Hosts``: a host that cannot be reached fails in
+the parent, once, as before), goes to the child, which parses only what the parent could (``parsed_cache``'s bound
+on nesting). Whatever the child does not take (a redirect, any status but 200, 404 and 410, a page it cannot
+parse, a network error) is left to the parent, which fetches the page as it always did, and that host is the
+parent's for the rest of the run; a child that does not answer in time, or fails, is killed, so that nothing it
+still does lands in the cache, and every page is the parent's. The child only moves work: it never decides an
+answer or an error.
 
 Frames, both ways: ``<I`` then that many bytes of JSON. A request: ``id``, ``url``, ``headers``, ``timeout``,
 ``connect``, ``rest`` (seconds left of the run's network deadline), ``cap``, ``cache`` (the cache's folder),
@@ -49,11 +52,14 @@ __all__ = ["PageFetcher", "fetch_into_cache", "serve"]
 _FRAME: Final = struct.Struct("<I")
 _READY: Final = b"R"
 #: Bounds, not facts: the largest frame either side sends; the child's threads; how long past the network
-#: deadline the parent waits for a reply; how long a request may take to be written.
+#: deadline, or the read timeout when sooner, the parent waits for a reply (then the child is stopped, and what is
+#: left of the deadline is the parent's own); how long a request may take to be written; how long the child, its
+#: input ended, lets the answers under way finish.
 _MAX_FRAME: Final = 1024 * 1024
 _THREADS: Final = 16
 _SLACK_SECONDS: Final = 5.0
 _WRITE_SECONDS: Final = 5.0
+_END_SECONDS: Final = 0.5
 
 
 class _Slot:
@@ -79,6 +85,7 @@ class PageFetcher:
         self._next = 0
         self._waiting: dict[int, _Slot] = {}
         self._failed_hosts: set[str] = set()
+        self._reader: threading.Thread | None = None
         if start:
             with self._lock:
                 self._start()
@@ -96,17 +103,20 @@ class PageFetcher:
         from cudaresolve import __version__
         from cudaresolve.core.urls import split_url, strip_credentials
         from cudaresolve.index.limits import busy
+        from cudaresolve.index.parsed_cache import may_send_pages
         from cudaresolve.index.simple import ACCEPT
 
-        cache, tags = policy.cache, getattr(keep, "tags", None)
-        if policy.offline or cache is None or (keep is not None and not isinstance(tags, frozenset)):
+        cache, deadline, tags = policy.cache, policy.deadline, getattr(keep, "tags", None)
+        if policy.offline or cache is None or deadline is None:
+            return None  # no run deadline to bound the wait by
+        if keep is not None and not isinstance(tags, frozenset):
             return None  # a filter it cannot be sent
         host = parts.netloc if (parts := split_url(url)) is not None else url  # as ``retries`` names hosts
-        if strip_credentials(url) != url or host not in hosts.answered or host in self._failed_hosts:
-            return None  # credentials stay in this process; a host that has not answered this client is its own
-        rest = policy.deadline.remaining() if policy.deadline is not None else policy.timeout
-        if rest <= 0:
-            return None
+        if host not in hosts.answered or host in hosts.down or host in self._failed_hosts:
+            return None  # a host that has not answered this client, or is down for it, is its own
+        rest = deadline.remaining()
+        if strip_credentials(url) != url or rest <= 0 or not may_send_pages():
+            return None  # credentials stay here; a stack too deep to parse what the child parses
         request = {
             "url": url, "headers": {"Accept": ACCEPT, "User-Agent": f"cudaresolve/{__version__}"},
             "timeout": policy.timeout, "connect": policy.connect_timeout, "rest": rest, "cap": policy.max_page_bytes,
@@ -114,8 +124,8 @@ class PageFetcher:
             "kept": getattr(keep, "key", None),
         }  # fmt: skip
         since = time.time()
-        with busy(policy.deadline):  # the run's network time, as the caller's own request would be
-            ok = self.fetch(request, wait=rest + _SLACK_SECONDS)
+        with busy(deadline):  # the run's network time, as the caller's own request would be
+            ok = self.fetch(request, wait=min(rest, policy.timeout) + _SLACK_SECONDS)
         entry = cache.get(url, body=False) if ok else None
         if entry is None or entry.fetched_at < since or entry.status not in (200, 404):
             if ok is not None:  # declined, or stored something else: this host is the caller's from now on
@@ -141,26 +151,31 @@ class PageFetcher:
             except (OSError, ValueError, TimeoutError):
                 self._fail_locked()
                 return None
-        if not slot.done.wait(wait):
+            except BaseException:  # Ctrl-C half way through a frame: the child could not read another
+                self._fail_locked()
+                raise
+        if not slot.done.wait(wait):  # a child that keeps no time: every page is left to its thread from now on
             with self._lock:
-                self._waiting.pop(ident, None)
+                self._fail_locked()
             return False
         return slot.ok
 
     def _start(self) -> None:
+        """The child and the thread that reads its replies; any failure to start them leaves every page here."""
         import subprocess
 
         try:
             self._proc = subprocess.Popen(
                 self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0
             )
-        except OSError:
-            self._broken = True
-            return
-        assert self._proc.stdin is not None and self._proc.stdout is not None
-        os.set_blocking(self._proc.stdin.fileno(), False)  # a child that stops reading cannot hold a write
-        stdout = self._proc.stdout
-        threading.Thread(target=self._read_replies, args=(stdout,), name="page-fetcher", daemon=True).start()
+            assert self._proc.stdin is not None and self._proc.stdout is not None
+            os.set_blocking(self._proc.stdin.fileno(), False)  # a child that stops reading cannot hold a write
+            self._reader = threading.Thread(
+                target=self._read_replies, args=(self._proc.stdout,), name="page-fetcher", daemon=True
+            )
+            self._reader.start()
+        except Exception:
+            self._fail_locked()
 
     def _read_replies(self, stdout: IO[bytes]) -> None:
         """The replies, each handed to its waiting slot; at the end of the child's output, or anything wrong with
@@ -176,7 +191,7 @@ class PageFetcher:
                 reply = json.loads(read_all(stdout, size))
                 with self._lock:
                     ident = reply.get("id") if isinstance(reply, dict) else None
-                    slot = self._waiting.pop(ident, None) if isinstance(ident, int) else None
+                    slot = self._waiting.pop(ident, None) if type(ident) is int else None
                 if slot is not None:
                     slot.ok = reply.get("ok") is True
                     slot.done.set()
@@ -185,18 +200,26 @@ class PageFetcher:
                 self._fail_locked()
 
     def _fail_locked(self) -> None:
+        """Given up for the run (the lock held): every page waited for left to its thread, and the child killed, so
+        that nothing it still does lands in the cache after the caller fetched the page itself."""
         self._broken = True
         waiting, self._waiting = self._waiting, {}
         for slot in waiting.values():
             slot.done.set()
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
 
     def close(self) -> None:
-        """End the child (``pipes.end_child``); a page still waited for is left to its thread."""
+        """End the child (``pipes.end_child``: its input closed, then killed if it does not end at once); a page
+        still waited for is left to its thread."""
         with self._lock:
-            self._fail_locked()
+            self._broken = True
+            waiting, self._waiting = self._waiting, {}
             proc, self._proc = self._proc, None
+        for slot in waiting.values():
+            slot.done.set()
         if proc is not None:
-            end_child(proc)
+            end_child(proc, reader=self._reader)
 
 
 def _serve_command() -> list[str]:
@@ -213,25 +236,25 @@ class _Until:
         return self._end - time.monotonic()
 
 
-def fetch_into_cache(http: Any, request: dict[str, Any]) -> bool:
-    """GET ``request``'s page with ``http`` as ``IndexClient`` would, parse it and store its parsed form, then the
-    response, in the cache; False, nothing stored, for anything the parent must see for itself."""
+def fetch_into_cache(http: Any, request: dict[str, Any], *, end: float) -> bool:
+    """GET ``request``'s page with ``http`` as ``IndexClient`` would, by ``end`` (``time.monotonic``), parse it and
+    store its parsed form, then the response, in the cache; False, nothing stored, for anything the parent must see
+    for itself."""
     import httpx
 
     from cudaresolve.index.fitting import names_filter
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
     from cudaresolve.index.limits import read_capped
-    from cudaresolve.index.parsed_cache import parse_files
+    from cudaresolve.index.parsed_cache import store_parsed
     from cudaresolve.index.transport import stream_within
 
     tags = request["tags"]
     keep = names_filter(frozenset(tags)) if tags is not None else None
-    if getattr(keep, "key", None) != request["kept"]:  # not the parsed form the parent reads: its page to fetch
-        return False
+    if getattr(keep, "key", None) != request["kept"] or end <= time.monotonic():
+        return False  # not the parsed form the parent reads; too late: its page to fetch
     url, cap = request["url"], request["cap"]
     timeout = httpx.Timeout(request["timeout"], connect=request["connect"])
-    deadline = _Until(time.monotonic() + request["rest"])
-    with stream_within(http, url, headers=request["headers"], timeout=timeout, deadline=deadline) as response:
+    with stream_within(http, url, headers=request["headers"], timeout=timeout, deadline=_Until(end)) as response:
         status, body = response.status_code, ""
         if status in (404, 410):
             status = 404
@@ -249,13 +272,14 @@ def fetch_into_cache(http: Any, request: dict[str, Any]) -> bool:
     )
     cache = HttpCache(request["cache"])
     if status == 200:
-        parse_files(cache, entry, keep)  # the parsed form stored; junk raises, and nothing is stored
+        store_parsed(cache, entry, keep)  # junk raises here, and nothing is stored
     cache.store(entry)
     return True
 
 
 def serve(threads: int = _THREADS) -> None:
-    """The child's loop: each request on stdin answered on a thread of its own, until stdin ends."""
+    """The child's loop: each request on stdin answered on a thread of its own, until stdin ends; then the answers
+    under way are given ``_END_SECONDS`` to finish (their files are written whole or not at all) and it exits."""
     import signal
     from concurrent.futures import ThreadPoolExecutor
 
@@ -265,16 +289,27 @@ def serve(threads: int = _THREADS) -> None:
     http = make_http_client(TlsAhead())  # the CA bundle loaded while the first request is awaited
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     written = threading.Lock()
+    busy = threading.Condition()
+    active = [0]
 
-    def answer(request: dict[str, Any]) -> None:
+    def answer(request: dict[str, Any], end: float) -> None:
+        with busy:
+            active[0] += 1
         try:
-            ok = fetch_into_cache(http, request)
+            ok = fetch_into_cache(http, request, end=end)
         except Exception:  # the parent fetches the page itself and says what is wrong with it
             ok = False
-        reply = json.dumps({"id": request.get("id"), "ok": ok}).encode("utf-8")
-        with written:
-            stdout.write(_FRAME.pack(len(reply)) + reply)
-            stdout.flush()
+        try:
+            reply = json.dumps({"id": request.get("id"), "ok": ok}).encode("utf-8")
+            with written:
+                stdout.write(_FRAME.pack(len(reply)) + reply)
+                stdout.flush()
+        except OSError:  # the parent stopped reading: it fetches what it still waits for itself
+            pass
+        finally:
+            with busy:
+                active[0] -= 1
+                busy.notify_all()
 
     stdout.write(_READY)
     stdout.flush()
@@ -289,10 +324,11 @@ def serve(threads: int = _THREADS) -> None:
             break
         try:
             request = json.loads(data)
-        except ValueError:
+            end = time.monotonic() + float(request["rest"])  # the parent's deadline, from when it asked
+        except (ValueError, TypeError, KeyError):
             break
-        if not isinstance(request, dict):
-            break
-        pool.submit(answer, request)
+        pool.submit(answer, request, end)
     pool.shutdown(wait=False, cancel_futures=True)
-    os._exit(0)  # nothing of the child's outlives its parent's interest: fetches under way are dropped
+    with busy:  # answers not started are dropped: those under way finish, within a bound, their stores whole
+        busy.wait_for(lambda: active[0] <= 0, timeout=_END_SECONDS)
+    os._exit(0)

@@ -49,7 +49,9 @@ if TYPE_CHECKING:
     from cudaresolve.index.simple import IndexFile, Keep
     from cudaresolve.index.wheel_names import WheelNames
 
-__all__ = ["WORKER_CHARS", "parse_files", "parse_stored", "parsed_key", "parsed_path"]
+__all__ = [
+    "WORKER_CHARS", "may_send_pages", "parse_files", "parse_stored", "parsed_key", "parsed_path", "store_parsed",
+]  # fmt: skip
 
 #: Bodies of more characters than this are parsed by the page worker when one is given (``parse_files``): below
 #: it, sending the page costs about what parsing it does (a bound, not a fact).
@@ -113,7 +115,7 @@ def _by_worker(
     """The files ``parse_files`` parses from ``entry``, as ``worker`` parsed and stored them; None when it did
     not (``PageWorker.parse``), or when ``keep`` is a filter it cannot be sent (only ``fitting.tag_filter``'s)."""
     tags = getattr(keep, "tags", None)
-    if (keep is not None and not isinstance(tags, frozenset)) or _headroom() < 2 * _BRACKETS:
+    if (keep is not None and not isinstance(tags, frozenset)) or not may_send_pages():
         return None  # a filter it cannot be sent; a caller so deep in its stack that a page it refuses might pass
     key, kept, path = stored
     request = {
@@ -142,6 +144,23 @@ def _headroom() -> int:
         depth += 1
         frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
     return sys.getrecursionlimit() - depth
+
+
+def may_send_pages() -> bool:
+    """Whether this thread may leave a page to a helper process, which parses only what nests less than
+    ``_BRACKETS`` deep (``parse_stored``): it has twice that headroom, so it could parse any such page itself."""
+    return _headroom() >= 2 * _BRACKETS
+
+
+def store_parsed(cache: HttpCache, entry: CachedResponse, keep: Keep | None) -> None:
+    """The page fetcher's side (``page_fetcher``): ``entry``'s body parsed as ``parse_files`` parses it, bounded as
+    ``parse_stored`` is, and its form stored where ``parse_files`` reads it. Raises what the parsers raise."""
+    kept = _ALL if keep is None else getattr(keep, "key", None)
+    if not isinstance(kept, str):
+        raise TypeError("a filter with no key has no stored form")
+    base = strip_credentials(entry.page_url)
+    rows = [_row(f) for f in _parsed(entry.body, entry.content_type, base, keep, brackets=_BRACKETS)]
+    _store(parsed_path(cache, entry.url), parsed_key(entry), kept, rows)
 
 
 def parse_stored(request: dict[str, Any], body: str) -> bytes:

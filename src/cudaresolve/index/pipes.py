@@ -14,6 +14,7 @@ from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     import subprocess
+    import threading
 
 __all__ = ["end_child", "python_command", "read_all", "read_exactly", "readable", "write_all"]
 
@@ -66,8 +67,9 @@ def read_all(stream: IO[bytes], size: int) -> bytes:
     return read_exactly(stream, size, None)
 
 
-def end_child(proc: subprocess.Popen[bytes]) -> None:
-    """End the child: its input closed, it exits; one that does not at once is killed."""
+def end_child(proc: subprocess.Popen[bytes], *, reader: threading.Thread | None = None) -> None:
+    """End the child: its input closed, it exits; one that does not at once is killed. ``reader``: a thread that
+    reads the child's output, which sees it end and is waited for before that pipe is closed."""
     import subprocess
 
     try:
@@ -78,5 +80,7 @@ def end_child(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
         proc.wait()
     finally:
+        if reader is not None:
+            reader.join(timeout=1.0)
         if proc.stdout is not None:
             proc.stdout.close()
