@@ -9,7 +9,7 @@ hundreds of reads. While another thread runs Python (parsing a page, solving), e
 switch interval (5 ms) for the lock. This script times one GET of ``--url`` through httpx alone, then while
 ``--busy`` threads run a plain Python loop, then the same with a 0.5 ms switch interval: the gap is what a
 cold lock's walk threads pay for every page and metadata file while other threads parse, and why
-``index.page_worker`` moves page parsing to another process.
+``index.page_fetcher`` moves fetching and parsing pages to another process.
 """
 
 from __future__ import annotations

@@ -230,3 +230,33 @@ def test_closing_ends_the_child_and_a_lazy_one_starts_on_the_first_page() -> Non
         assert lazy._proc is None
         assert lazy.fetch({"url": "http://127.0.0.1:9/"}, wait=1) is None  # not asked: being started now
         assert lazy._proc is not None
+
+
+def test_the_child_stores_the_form_a_parse_here_stores_and_leaves_deep_nesting_here(tmp_path: Path) -> None:
+    from cudaresolve.index.http_cache import CachedResponse
+    from cudaresolve.index.parsed_cache import parse_files, store_parsed
+
+    def entry(body: str) -> CachedResponse:
+        return CachedResponse.from_headers(
+            url="https://example.org/simple/alpha/", status=200, body=body, final_url=None, fetched_at=0.0,
+            headers={"Content-Type": JSON},
+        )  # fmt: skip
+
+    page, keep = entry(json_page("alpha").decode()), tag_filter(TAGS)
+    store_parsed(HttpCache(tmp_path / "child"), page, keep)
+    assert parsed_path(HttpCache(tmp_path / "child"), page.url).is_file()
+    here = parse_files(HttpCache(tmp_path / "here"), page, keep)
+    assert here == parse_files(HttpCache(tmp_path / "child"), page, keep)
+    assert parsed_path(HttpCache(tmp_path / "child"), page.url).read_bytes() == parsed_path(
+        HttpCache(tmp_path / "here"), page.url
+    ).read_bytes()
+    nested: object = 1
+    for _ in range(70):  # an entry of 70 brackets: past the child's bound, well within this thread's stack
+        nested = [nested]
+    files = json.loads(json_page("alpha", 1))
+    files["files"][0]["provenance"] = nested
+    deep = entry(json.dumps(files))
+    with pytest.raises(IndexUnavailable):
+        store_parsed(HttpCache(tmp_path / "deep"), deep, keep)  # left to the parent, with its deeper stack
+    assert not parsed_path(HttpCache(tmp_path / "deep"), deep.url).exists()
+    assert len(parse_files(HttpCache(tmp_path / "deep-here"), deep, keep)) == 3

@@ -13,7 +13,7 @@ from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
 from cudaresolve.doctor import child
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
 from cudaresolve.fleet.inputs import MAX_GPU_COUNT
-from cudaresolve.index import file_download, page_fetcher, page_worker, parsed_cache
+from cudaresolve.index import file_download, page_fetcher, parsed_cache
 from cudaresolve.index.build_metadata import BUILD_TIMEOUT, BUILD_TIMEOUT_ENV
 from cudaresolve.index.limits import (
     CONNECT_TIMEOUT,
@@ -56,15 +56,11 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"are sent again {IndexPolicy().retries} times, with back-off" in network
     page = rows["one index page"]
     assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {file_download.MAX_REDIRECTS}" in page
-    helper = rows["a large page parsed by `lock`'s helper process (a cold lock's pages over "
-                  f"{parsed_cache.WORKER_CHARS:,} characters)"]
-    assert f"{page_worker._REPLY_SECONDS:g} s for its answer" in helper
-    assert f"at most {parsed_cache._REPLY_PER_BYTE} bytes per byte of the page" in helper
-    assert f"a JSON entry holding {parsed_cache._BRACKETS} brackets or more is left to `lock` itself" in helper
-    second = rows["an index page fetched by `lock`'s second helper process (a page with no cache entry, from a host "
+    second = rows["an index page fetched by `lock`'s helper process (a page with no cache entry, from a host "
                   "that has answered `lock`, once the helper is up)"]
     assert f"network time, when less), and {page_fetcher._SLACK_SECONDS:g} s more, for its answer" in second
     assert f"{page_fetcher._THREADS} pages at once" in second
+    assert f"a JSON entry holding {parsed_cache._BRACKETS} brackets or more is left to `lock` itself" in second
     assert f"each request and reply at most {page_fetcher._MAX_FRAME // 1024} KiB" in second
     direct = rows["a direct reference's wheel (`pkg @ URL`)"]
     assert f"{MAX_DIRECT_BYTES // MIB} MiB, within {FILE_DEADLINE:g} s (or `{DEADLINE_ENV}` when lower)" in direct

@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
     from cudaresolve.index.page_fetcher import PageFetcher
-    from cudaresolve.index.page_worker import PageWorker
 
 __all__ = [
     "ACCEPT", "IndexClient", "IndexFile", "Listings", "ProjectPage", "apply_mirror",
@@ -78,15 +77,13 @@ class IndexClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         keep: Keep | None = None,
-        worker: PageWorker | None = None,
         fetcher: PageFetcher | None = None,
     ) -> None:
         """``policy``: the run's rules (mirrors, offline, cache, hosts, limits, deadline; default: online, no
         cache, no mirrors); ``keep``: the file names of every page to parse (``fitting.tag_filter``), None: all;
-        ``worker``: the helper process that parses large pages (``page_worker``), None: all parsed here;
-        ``fetcher``: the one that fetches pages into the cache (``page_fetcher``), None: all fetched here."""
+        ``fetcher``: the helper process that fetches pages into the cache (``page_fetcher``), None: all here."""
         self._http = http
-        self._worker, self._fetcher = worker, fetcher
+        self._fetcher = fetcher
         self.policy = policy if policy is not None else IndexPolicy()
         self._keep_default = keep
         self._sleep, self._clock = sleep, clock
@@ -291,12 +288,12 @@ class IndexClient:
     ) -> ProjectPage:
         keep = self.keep.get(project, self._keep_default)
         try:
-            files = parse_files(self.cache, entry, keep, worker=self._worker) if entry.status != 404 else []
+            files = parse_files(self.cache, entry, keep) if entry.status != 404 else []
         except IndexUnavailable:  # a body stored apart, replaced meanwhile by another run: the page is asked again
             if not entry.apart or self.offline:
                 raise
             (entry, source), error = self._download(entry.url, None), None
-            files = parse_files(self.cache, entry, keep, worker=self._worker) if entry.status != 404 else []
+            files = parse_files(self.cache, entry, keep) if entry.status != 404 else []
             if self.cache is not None:  # parsed first, as ``_project_page`` does: junk never gets cached
                 self.cache.store(entry)
         found = entry.status != 404

@@ -101,7 +101,7 @@ def tag_filter(tags: tuple[Tag, ...]) -> Keep:
 
 def names_filter(wanted: frozenset[str]) -> Keep:
     """``tag_filter`` of the tags spelled ``wanted`` (``cp311-cp311-manylinux_2_28_x86_64``): what the page
-    worker (``page_worker``) is sent, and filters by, as the filter's ``tags``."""
+    fetcher's child (``page_fetcher``) is sent, and filters by, as the filter's ``tags``."""
     import hashlib
 
     verdicts: dict[str, bool] = {}  # by a name's last three parts: a page repeats a few hundred of them

@@ -39,7 +39,7 @@ def scan_page(
 
     ``brackets``: a member or entry whose text holds that many ``[`` and ``{`` or more (its nesting can be no
     deeper) is refused as ``TooDeep``, whatever the stack would allow: how deep a parse may nest otherwise
-    depends on how deep the caller's own stack is (``page_worker`` parses only what any caller could)."""
+    depends on how deep the caller's own stack is (``page_fetcher``'s child parses only what any caller could)."""
     try:
         return _scan(text, wanted, brackets)
     except RecursionError:  # an entry nested past the interpreter's limit: a decode error, as in core.decode

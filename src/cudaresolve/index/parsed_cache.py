@@ -32,7 +32,6 @@ import contextlib
 import hashlib
 import itertools
 import json
-import os
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -45,21 +44,13 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
-    from cudaresolve.index.page_worker import PageWorker
     from cudaresolve.index.simple import IndexFile, Keep
     from cudaresolve.index.wheel_names import WheelNames
 
-__all__ = [
-    "WORKER_CHARS", "may_send_pages", "parse_files", "parse_stored", "parsed_key", "parsed_path", "store_parsed",
-]  # fmt: skip
+__all__ = ["may_send_pages", "parse_files", "parsed_key", "parsed_path", "store_parsed"]
 
-#: Bodies of more characters than this are parsed by the page worker when one is given (``parse_files``): below
-#: it, sending the page costs about what parsing it does (a bound, not a fact).
-WORKER_CHARS: Final = 256 * 1024
-#: Bounds on work, not facts: a worker's reply holds the body's own names, URLs and hashes, so one of more than
-#: this many bytes per byte of the body is refused; and a JSON entry the worker leaves to the parent, by its
-#: brackets (an index's entry has four or five; ``parse_stored``).
-_REPLY_PER_BYTE: Final = 16
+#: A bound on work, not a fact: a JSON entry the page fetcher's child leaves to the parent, by its brackets (an
+#: index's entry has four or five; ``store_parsed``).
 _BRACKETS: Final = 64
 _FORMAT: Final = 4  # bump when the row layout or what is parsed changes (2: sdists; 3, 4: a version filter's)
 _SUBDIR: Final = "parsed-v2"  # 2: one folder, as ``http_cache``
@@ -81,14 +72,12 @@ def parsed_path(cache: HttpCache, url: str) -> Path:
     return cache.root / _SUBDIR / f"{digest}.json"
 
 
-def parse_files(
-    cache: HttpCache | None, entry: CachedResponse, keep: Keep | None, *, worker: PageWorker | None = None
-) -> list[IndexFile]:
+def parse_files(cache: HttpCache | None, entry: CachedResponse, keep: Keep | None) -> list[IndexFile]:
     """The wheels on ``entry``'s page that ``keep`` accepts (all when None), in page order.
 
-    With a cache: read from the stored form when it stands for this body and this filter, else
-    parsed (filtered) and stored; a body over ``WORKER_CHARS`` is parsed and stored by ``worker`` when it
-    takes it (``page_worker``). Raises what the parsers raise (``IndexUnavailable``).
+    With a cache: read from the stored form when it stands for this body and this filter (a cold lock's pages
+    are parsed and stored by ``page_fetcher``'s child), else parsed (filtered) and stored. Raises what the parsers
+    raise (``IndexUnavailable``).
     """
     kept = _ALL if keep is None else getattr(keep, "key", None)
     base = strip_credentials(entry.page_url)  # relative links resolve to URLs without credentials
@@ -100,39 +89,9 @@ def parse_files(
     files = _load(path, key, (kept, within) if within else (kept,), keep)
     if files is None:
         entry = _read(cache, entry)
-        if worker is not None and len(entry.body) > WORKER_CHARS:
-            files = _by_worker(worker, entry, base, keep, (key, kept, path))
-            if files is not None:
-                return _credentialed(files, entry.page_url)
         files = _parsed(entry.body, entry.content_type, base, keep)
         _store(path, key, kept, [_row(f) for f in files])
     return _credentialed(files, entry.page_url)
-
-
-def _by_worker(
-    worker: PageWorker, entry: CachedResponse, base: str, keep: Keep | None, stored: tuple[str, str, Path]
-) -> list[IndexFile] | None:
-    """The files ``parse_files`` parses from ``entry``, as ``worker`` parsed and stored them; None when it did
-    not (``PageWorker.parse``), or when ``keep`` is a filter it cannot be sent (only ``fitting.tag_filter``'s)."""
-    tags = getattr(keep, "tags", None)
-    if (keep is not None and not isinstance(tags, frozenset)) or not may_send_pages():
-        return None  # a filter it cannot be sent; a caller so deep in its stack that a page it refuses might pass
-    key, kept, path = stored
-    request = {
-        "content_type": entry.content_type, "base": base, "tags": sorted(tags) if tags is not None else None,
-        "key": key, "kept": kept, "path": os.path.abspath(path),
-    }  # fmt: skip
-    reply = worker.parse(request, entry.body, per_byte=_REPLY_PER_BYTE)
-    if reply is None:
-        return None
-    try:
-        rows = json.loads(reply.decode("utf-8", errors="surrogatepass"))
-    except (ValueError, RecursionError):
-        rows = None
-    files = _files(rows, None) if isinstance(rows, list) else None
-    if files is None:
-        worker.refuse()
-    return files
 
 
 def _headroom() -> int:
@@ -148,40 +107,24 @@ def _headroom() -> int:
 
 def may_send_pages() -> bool:
     """Whether this thread may leave a page to a helper process, which parses only what nests less than
-    ``_BRACKETS`` deep (``parse_stored``): it has twice that headroom, so it could parse any such page itself."""
+    ``_BRACKETS`` deep (``store_parsed``): it has twice that headroom, so it could parse any such page itself."""
     return _headroom() >= 2 * _BRACKETS
 
 
 def store_parsed(cache: HttpCache, entry: CachedResponse, keep: Keep | None) -> None:
-    """The page fetcher's side (``page_fetcher``): ``entry``'s body parsed as ``parse_files`` parses it, bounded as
-    ``parse_stored`` is, and its form stored where ``parse_files`` reads it. Raises what the parsers raise."""
+    """The page fetcher's side (``page_fetcher``): ``entry``'s body parsed as ``parse_files`` parses it, and its form
+    stored where ``parse_files`` reads it. Raises what the parsers raise.
+
+    How deep JSON may nest depends on the stack it is parsed on (the recursion limit counts the caller's frames;
+    from Python 3.12 a C limit counts C calls), so a page the child could parse might fail in the parent. Here a
+    page holding an entry of ``_BRACKETS`` brackets or more (``json_page``) fails whatever the stack, and is left
+    to the parent, which sends pages only with twice that headroom (``may_send_pages``)."""
     kept = _ALL if keep is None else getattr(keep, "key", None)
     if not isinstance(kept, str):
         raise TypeError("a filter with no key has no stored form")
     base = strip_credentials(entry.page_url)
     rows = [_row(f) for f in _parsed(entry.body, entry.content_type, base, keep, brackets=_BRACKETS)]
     _store(parsed_path(cache, entry.url), parsed_key(entry), kept, rows)
-
-
-def parse_stored(request: dict[str, Any], body: str) -> bytes:
-    """The page worker's side of ``_by_worker``: ``body`` parsed as ``parse_files`` parses it, the form stored
-    where ``request`` says, and the rows as JSON (UTF-8, surrogates kept: a pair stays two code points).
-
-    How deep JSON may nest depends on the stack it is parsed on (the recursion limit counts the caller's
-    frames; from Python 3.12 a C limit counts C calls), so a page this shallow process could parse might fail
-    in the parent. Here a page holding an entry of ``_BRACKETS`` brackets or more (``json_page``) fails
-    whatever the stack, and is left to the parent; the parent sends pages only with twice that headroom."""
-    from pathlib import Path
-
-    from cudaresolve.index.fitting import names_filter
-
-    tags = request["tags"]
-    keep = names_filter(frozenset(tags)) if tags is not None else None
-    if (getattr(keep, "key", None) if keep is not None else _ALL) != request["kept"]:
-        return b""  # not the filter the parent keys its form by: it parses the page itself
-    rows = [_row(f) for f in _parsed(body, request["content_type"], request["base"], keep, brackets=_BRACKETS)]
-    _store(Path(request["path"]), request["key"], request["kept"], rows)
-    return json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode("utf-8", errors="surrogatepass")
 
 
 def _parsed(
@@ -261,7 +204,7 @@ def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> lis
 
 def _files(rows: list[Any], keep: Keep | None) -> list[IndexFile] | None:
     """The ``IndexFile`` of each row whose file name ``keep`` accepts (every row when None); None when any row
-    is not one ``_row`` writes (a stored form, or a page worker's reply)."""
+    is not one ``_row`` writes (a stored form)."""
     from cudaresolve.index.wheel_names import WheelNames  # packaging's wheel names: here, a kept lock reads no form
 
     files: list[IndexFile] = []

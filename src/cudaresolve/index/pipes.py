@@ -1,8 +1,8 @@
 """A helper process's command line, its pipes read and written within a deadline, and its end. Does I/O.
 
-What the page worker (``page_worker``) and the page fetcher (``page_fetcher``) share: both start this interpreter
-on the parent's module path, write requests to the child's stdin without ever blocking on a child that stopped
-reading, read its replies from its stdout, and end it by closing its input.
+What the page fetcher (``page_fetcher``) needs of its child, apart from what it says: this interpreter started on the
+parent's module path, requests written to the child's stdin without ever blocking on a child that stopped reading,
+replies read from its stdout, and the child ended by closing its input.
 """
 
 from __future__ import annotations

@@ -236,10 +236,9 @@ def _solve_whole(
 
     db, target = inputs.db, inputs.target
     tags = inputs.wheel_tags()
-    with run_client(inputs.offline, tls) as http, page_worker(policy) as worker, page_fetcher(policy, tls) as fetcher:
-        # only the target's wheels of each page are parsed, the large pages in a helper process; pages fetched
-        # in another
-        client = IndexClient(http, policy, keep=tag_filter(tags), worker=worker, fetcher=fetcher)
+    with run_client(inputs.offline, tls) as http, page_fetcher(policy, tls) as fetcher:
+        # only the target's wheels of each page are parsed; most pages fetched and parsed in a helper process
+        client = IndexClient(http, policy, keep=tag_filter(tags), fetcher=fetcher)
         source = IndexSource(
             client,
             default_index=db.default_index,
@@ -340,24 +339,11 @@ def tls_ahead(request: LockRequest) -> TlsAhead | None:
     return TlsAhead()
 
 
-def page_worker(policy: IndexPolicy) -> Any:
-    """The helper process that parses a run's large pages (``index.page_worker``): none offline or without a
-    cache, where it stores what it parses, nor on Windows, whose pipes ``select`` cannot wait on; started only
-    when the run parses a page."""
-    import sys
-    from contextlib import nullcontext
-
-    if policy.offline or policy.cache is None or sys.platform == "win32":
-        return nullcontext(None)
-    from cudaresolve.index.page_worker import PageWorker
-
-    return PageWorker()
-
-
 def page_fetcher(policy: IndexPolicy, tls: TlsAhead | None) -> Any:
-    """The helper process that fetches a run's pages into the cache (``index.page_fetcher``), under the same
-    conditions as ``page_worker``; started at once for a run that will surely fetch pages (``tls`` made ahead:
-    an empty cache), else on the first page the run fetches."""
+    """The helper process that fetches a run's pages into the cache (``index.page_fetcher``): none offline or
+    without a cache, where it stores what it fetches, nor on Windows, whose pipes ``select`` cannot wait on;
+    started at once for a run that will surely fetch pages (``tls`` made ahead: an empty cache), else on the
+    first page the run fetches."""
     import sys
     from contextlib import nullcontext
 
