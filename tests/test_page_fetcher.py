@@ -9,11 +9,12 @@ import json
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, ClassVar
 
 import httpx
 import pytest
+from local_index import serving
 
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.client import IndexClient
@@ -75,14 +76,8 @@ class _Index(BaseHTTPRequestHandler):
 @pytest.fixture
 def index() -> Iterator[str]:
     _Index.answers, _Index.seen = {}, []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Index)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/simple"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Index) as root:
+        yield f"{root}/simple"
 
 
 @pytest.fixture
