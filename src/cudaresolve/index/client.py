@@ -17,13 +17,7 @@ from typing import TYPE_CHECKING, TypeGuard
 from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.file_download import MAX_REDIRECTS, REDIRECTS, download_within
-from cudaresolve.index.limits import (
-    Deadline,
-    busy,
-    file_deadline,
-    read_capped,
-    too_large,
-)
+from cudaresolve.index.limits import Deadline, busy, file_deadline, read_body, read_capped
 from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.pages import Listings, ProjectPage
 from cudaresolve.index.parsed_cache import parse_files, parsed_key
@@ -278,14 +272,9 @@ class IndexClient:
         return self.offline or self.cache.is_fresh(cached, self._clock(), max_age=self.policy.max_age)
 
     def page_of(
-        self,
-        index: str,
-        served_from: str,
-        project: NormalizedName,
-        entry: CachedResponse,
-        source: str,
+        self, index: str, served_from: str, project: NormalizedName, entry: CachedResponse, source: str,
         error: Text | None = None,
-    ) -> ProjectPage:
+    ) -> ProjectPage:  # fmt: skip
         keep = self.keep.get(project, self._keep_default)
         try:
             files = parse_files(self.cache, entry, keep) if entry.status != 404 else []
@@ -300,11 +289,9 @@ class IndexClient:
         # Absolute file URLs on another host (download-r2.pytorch.org) go through the mirrors too.
         files = [mirrored_file(f, self.mirrors) for f in files if f.project == project]
         trust = FileTrust.for_page(
-            page_url=entry.page_url,
-            index_url=index,
-            allowed_hosts=self.policy.allowed_hosts,
+            page_url=entry.page_url, index_url=index, allowed_hosts=self.policy.allowed_hosts,
             mirror_urls=tuple(self.mirrors.values()),
-        )
+        )  # fmt: skip
         files, refused = trust.split(files)
         return ProjectPage(
             project=project,
@@ -393,11 +380,7 @@ class IndexClient:
         """The body, streamed under the page cap and the deadline (only for 200: other bodies are unused)."""
         body = ""
         if response.status_code == 200:
-            length = response.headers.get("Content-Length", "")
-            if length.strip().isdigit() and int(length) > self.policy.max_page_bytes:
-                raise too_large(url, self.policy.max_page_bytes)
-            cap, deadline = self.policy.max_page_bytes, self.policy.deadline
-            raw = read_capped(response.iter_bytes(), url=url, cap=cap, deadline=deadline)
+            raw = read_body(response, url=url, cap=self.policy.max_page_bytes, deadline=self.policy.deadline)
             report(Event(kind="bytes", label=url, amount=len(raw)))
             body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
         return Reply(status=response.status_code, headers=response.headers, url=url, body=body)

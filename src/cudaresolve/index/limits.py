@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.errors import IndexUnavailable, InvalidInput
 from cudaresolve.text.model import Text
@@ -47,6 +47,7 @@ __all__ = [
     "busy",
     "deadline_from_env",
     "file_deadline",
+    "read_body",
     "read_capped",
     "too_large",
 ]
@@ -146,6 +147,15 @@ def file_deadline(environ: dict[str, str] | None = None) -> float:
     if not (os.environ if environ is None else environ).get(DEADLINE_ENV, "").strip():
         return FILE_DEADLINE
     return min(FILE_DEADLINE, deadline_from_env(environ))
+
+
+def read_body(response: Any, *, url: str, cap: int, deadline: Deadline | None) -> bytes:
+    """The body of ``response`` (an httpx streamed response) under ``cap``: refused at once when its
+    ``Content-Length`` says more, else read as ``read_capped`` reads it; ``too_large`` on either."""
+    length = response.headers.get("Content-Length", "")
+    if length.strip().isdigit() and int(length) > cap:
+        raise too_large(url, cap)
+    return read_capped(response.iter_bytes(), url=url, cap=cap, deadline=deadline)
 
 
 def read_capped(chunks: Iterator[bytes], *, url: str, cap: int, deadline: Deadline | None) -> bytes:

@@ -101,9 +101,10 @@ class PageFetcher:
         parsed form ``keep`` reads (``fitting.tag_filter``'s, or None: every file); None when the caller is to
         fetch the page itself (module docstring). ``hosts``: what the caller learnt of the hosts this run."""
         from cudaresolve import __version__
-        from cudaresolve.core.urls import split_url, strip_credentials
+        from cudaresolve.core.urls import strip_credentials
         from cudaresolve.index.limits import busy
         from cudaresolve.index.parsed_cache import may_send_pages
+        from cudaresolve.index.retries import host_of
         from cudaresolve.index.simple import ACCEPT
 
         cache, deadline, tags = policy.cache, policy.deadline, getattr(keep, "tags", None)
@@ -111,7 +112,7 @@ class PageFetcher:
             return None  # no run deadline to bound the wait by
         if keep is not None and not isinstance(tags, frozenset):
             return None  # a filter it cannot be sent
-        host = parts.netloc if (parts := split_url(url)) is not None else url  # as ``retries`` names hosts
+        host = host_of(url)
         if host not in hosts.answered or host in hosts.down or host in self._failed_hosts:
             return None  # a host that has not answered this client, or is down for it, is its own
         rest = deadline.remaining()
@@ -199,25 +200,22 @@ class PageFetcher:
             with self._lock:
                 self._fail_locked()
 
-    def _fail_locked(self) -> None:
-        """Given up for the run (the lock held): every page waited for left to its thread, and the child killed, so
-        that nothing it still does lands in the cache after the caller fetched the page itself."""
+    def _fail_locked(self, *, kill: bool = True) -> None:
+        """Given up for the run (the lock held): every page waited for left to its thread, and (``kill``) the child
+        killed, so that nothing it still does lands in the cache after the caller fetched the page itself."""
         self._broken = True
         waiting, self._waiting = self._waiting, {}
         for slot in waiting.values():
             slot.done.set()
-        if self._proc is not None and self._proc.poll() is None:
+        if kill and self._proc is not None and self._proc.poll() is None:
             self._proc.kill()
 
     def close(self) -> None:
         """End the child (``pipes.end_child``: its input closed, then killed if it does not end at once); a page
         still waited for is left to its thread."""
         with self._lock:
-            self._broken = True
-            waiting, self._waiting = self._waiting, {}
+            self._fail_locked(kill=False)
             proc, self._proc = self._proc, None
-        for slot in waiting.values():
-            slot.done.set()
         if proc is not None:
             end_child(proc, reader=self._reader)
 
@@ -244,7 +242,7 @@ def fetch_into_cache(http: Any, request: dict[str, Any], *, end: float) -> bool:
 
     from cudaresolve.index.fitting import names_filter
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
-    from cudaresolve.index.limits import read_capped
+    from cudaresolve.index.limits import read_body
     from cudaresolve.index.parsed_cache import store_parsed
     from cudaresolve.index.transport import stream_within
 
@@ -260,12 +258,10 @@ def fetch_into_cache(http: Any, request: dict[str, Any], *, end: float) -> bool:
             status = 404
         elif status != 200:
             return False
-        else:
-            length = response.headers.get("Content-Length", "")
-            if length.strip().isdigit() and int(length) > cap:
-                return False
-            raw = read_capped(response.iter_bytes(), url=url, cap=cap, deadline=None)  # over the cap: raises
-            body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
+        else:  # over the cap: raises, as the parent's read does
+            body = read_body(response, url=url, cap=cap, deadline=None).decode(
+                response.charset_encoding or "utf-8", errors="replace"
+            )
         headers = response.headers
     entry = CachedResponse.from_headers(
         url=url, status=status, body=body, headers=headers, final_url=None, fetched_at=time.time()

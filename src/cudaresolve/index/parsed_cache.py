@@ -89,8 +89,7 @@ def parse_files(cache: HttpCache | None, entry: CachedResponse, keep: Keep | Non
     files = _load(path, key, (kept, within) if within else (kept,), keep)
     if files is None:
         entry = _read(cache, entry)
-        files = _parsed(entry.body, entry.content_type, base, keep)
-        _store(path, key, kept, [_row(f) for f in files])
+        files = _parsed_and_stored(entry, base, keep, (path, key, kept))
     return _credentialed(files, entry.page_url)
 
 
@@ -122,9 +121,18 @@ def store_parsed(cache: HttpCache, entry: CachedResponse, keep: Keep | None) -> 
     kept = _ALL if keep is None else getattr(keep, "key", None)
     if not isinstance(kept, str):
         raise TypeError("a filter with no key has no stored form")
-    base = strip_credentials(entry.page_url)
-    rows = [_row(f) for f in _parsed(entry.body, entry.content_type, base, keep, brackets=_BRACKETS)]
-    _store(parsed_path(cache, entry.url), parsed_key(entry), kept, rows)
+    stored = (parsed_path(cache, entry.url), parsed_key(entry), kept)
+    _parsed_and_stored(entry, strip_credentials(entry.page_url), keep, stored, brackets=_BRACKETS)
+
+
+def _parsed_and_stored(
+    entry: CachedResponse, base: str, keep: Keep | None, stored: tuple[Path, str, str], *, brackets: int | None = None
+) -> list[IndexFile]:
+    """``entry``'s body parsed (``_parsed``) and its form stored at ``stored`` (path, key, what it kept)."""
+    files = _parsed(entry.body, entry.content_type, base, keep, brackets=brackets)
+    path, key, kept = stored
+    _store(path, key, kept, [_row(f) for f in files])
+    return files
 
 
 def _parsed(

@@ -1,4 +1,4 @@
-"""A helper process's command line, its pipes read and written within a deadline, and its end. Does I/O.
+"""A helper process's command line, its pipes written within a deadline and read, and its end. Does I/O.
 
 What the page fetcher (``page_fetcher``) needs of its child, apart from what it says: this interpreter started on the
 parent's module path, requests written to the child's stdin without ever blocking on a child that stopped reading,
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import subprocess
     import threading
 
-__all__ = ["end_child", "python_command", "read_all", "read_exactly", "readable", "write_all"]
+__all__ = ["end_child", "python_command", "read_all", "write_all"]
 
 
 def python_command(call: str) -> list[str]:
@@ -25,12 +25,6 @@ def python_command(call: str) -> list[str]:
     ``PYTHONPATH`` and the like, and the path is then set to the parent's own."""
     path = [os.path.abspath(entry) for entry in sys.path]  # "" (the working directory) as the folder it names now
     return [sys.executable, "-E", "-P", "-c", f"import sys; sys.path[:] = {path!r}; {call}"]
-
-
-def readable(stream: IO[bytes], timeout: float) -> bool:
-    import select
-
-    return bool(select.select([stream], [], [], max(0.0, timeout))[0])
 
 
 def write_all(stream: IO[bytes], data: bytes, deadline: float) -> None:
@@ -47,24 +41,17 @@ def write_all(stream: IO[bytes], data: bytes, deadline: float) -> None:
             continue
 
 
-def read_exactly(stream: IO[bytes], size: int, deadline: float | None) -> bytes:
-    """``size`` bytes of ``stream`` (unbuffered) by ``deadline`` (``time.monotonic``; None: as long as it takes),
-    else ``TimeoutError``; ``OSError`` when the stream ends first."""
+def read_all(stream: IO[bytes], size: int) -> bytes:
+    """``size`` bytes of ``stream`` (unbuffered), waiting as long as the child lives (a thread of its own reads
+    them); ``OSError`` when the stream ends first."""
     parts: list[bytes] = []
     while size > 0:
-        if deadline is not None and not readable(stream, deadline - time.monotonic()):
-            raise TimeoutError("the helper process did not answer in time")
         chunk = os.read(stream.fileno(), min(size, 1 << 20))
         if not chunk:
             raise OSError("the helper process ended")
         parts.append(chunk)
         size -= len(chunk)
     return b"".join(parts)
-
-
-def read_all(stream: IO[bytes], size: int) -> bytes:
-    """``read_exactly`` with no deadline: for a thread that waits on the child as long as it lives."""
-    return read_exactly(stream, size, None)
 
 
 def end_child(proc: subprocess.Popen[bytes], *, reader: threading.Thread | None = None) -> None:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.index.policy import IndexPolicy
 
-__all__ = ["RETRY_STATUS", "Hosts", "handshake_glitch", "retried"]
+__all__ = ["RETRY_STATUS", "Hosts", "handshake_glitch", "host_of", "retried"]
 
 T = TypeVar("T")
 
@@ -46,6 +46,11 @@ class Hosts:
     answered: set[str] = field(default_factory=set)
 
 
+def host_of(url: str) -> str:
+    """What ``Hosts`` names ``url``'s host by: its host and port as written (the whole text when it is no URL)."""
+    return parts.netloc if (parts := split_url(url)) is not None else url
+
+
 def retried(
     url: str,
     once: Callable[[], tuple[int, str | None, T]],
@@ -57,7 +62,7 @@ def retried(
     """What ``once()`` gives for ``url`` (its status, its ``Retry-After`` and the value), sent again by the rules
     above; the value of the last try when its status stays one to retry. A transport failure ``once`` raises as
     ``TransientError`` becomes ``IndexUnavailable`` once it is not to be tried again; so does a host down."""
-    host = parts.netloc if (parts := split_url(url)) is not None else url
+    host = host_of(url)
     if host in hosts.down:
         raise IndexUnavailable(Text.of("index.host-down", host=host, reason=hosts.down[host]), hint=HINT)
     for attempt in range(policy.retries + 1):

@@ -130,13 +130,11 @@ class WalkAhead:
     def _walk(self, found: Iterable[str | Requirement], builds: Builds | None) -> None:
         """``builds``: None on the walk's threads, which leave a database package to ``prefetch``. The other
         names are sent first: a database package's builds may first need its table read (tens of ms each)."""
-        items = list(found)
-        items.sort(key=lambda item: str(canonical_project(item if isinstance(item, str) else item.name)) in self._skip)
-        for item in items:
-            name = item if isinstance(item, str) else item.name
+        named = [(str(canonical_project(i if isinstance(i, str) else i.name)), i) for i in found]
+        named.sort(key=lambda pair: pair[0] in self._skip)
+        for project, item in named:
             spec = SpecifierSet() if isinstance(item, str) else item.specifier
             extras = () if isinstance(item, str) else tuple(sorted(item.extras))
-            project = str(canonical_project(name))
             if project in self._skip:
                 if builds is None and not isinstance(item, str) and self._first_walk((project, repr(item))):
                     with self._lock:
