@@ -122,3 +122,25 @@ def test_a_text_is_cut_only_where_every_bracket_line_is_a_header(lines: list[str
         assert (rest, cut) == (text, {})
     elif any(h.lstrip("[").startswith(("a", "b")) for h in headers):
         assert cut and len(rest) + sum(map(len, cut.values())) == len(text)
+
+
+def test_tables_read_while_stores_are_held_are_stored_once_at_the_end(tmp_path: Path) -> None:
+    from cudaresolve.db.cache import SUBDIR
+    from cudaresolve.db.deferred import stores_held
+
+    built = load_compat(cache_dir=tmp_path)
+    assert isinstance(built.tables, LazyTables)
+    (entry,) = (tmp_path / SUBDIR).glob("*.pickle")
+    first = entry.read_bytes()
+    text_tables = [name for name, _, blob in built.tables.stored() if isinstance(blob, str)]
+    with stores_held(built.tables):
+        for name in text_tables[:2]:
+            assert built.packages(name)
+        assert entry.read_bytes() == first  # nothing stored yet: each store pickles every table
+    again = load_compat(cache_dir=tmp_path)  # stored once as the block ended, with both tables read
+    assert isinstance(again.tables, LazyTables)
+    kinds = {name: type(blob) for name, _, blob in again.tables.stored()}
+    assert kinds[text_tables[0]] is bytes and kinds[text_tables[1]] is bytes and kinds[text_tables[-1]] is str
+    with stores_held(again.tables):  # nothing read: nothing stored
+        pass
+    assert again.tables.after_text_read is not None  # the store is back for later reads

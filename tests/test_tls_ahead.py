@@ -1,4 +1,4 @@
-"""The TLS context made ahead (``index.transport.TlsAhead``, ``lock.flow.tls_ahead``): httpx's own context, made
+"""The TLS context made ahead (``index.transport.TlsAhead``, ``lock.network.tls_ahead``): httpx's own context, made
 on a thread from the start of a run that will surely send requests, and the one the https transport then uses."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from cudaresolve.core.paths import use_cache_dir
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
 from cudaresolve.index.transport import TlsAhead, make_http_client
-from cudaresolve.lock.flow import tls_ahead
+from cudaresolve.lock.network import tls_ahead
 from cudaresolve.lock.request import LockRequest
 from cudaresolve.target.options import TargetOptions
 

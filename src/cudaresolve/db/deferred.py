@@ -16,6 +16,7 @@ run unpickles it. The anchor table (``[packages] anchor``: torch) is read at onc
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -24,7 +25,7 @@ from cudaresolve.errors import InvalidCompatData
 from cudaresolve.text.model import Text, literal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
     from pathlib import Path
 
     from cudaresolve.db.read import Parts
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
 
     Reader = Callable[[str, str], tuple[PackageRelease, ...]]  # (table name, its text) -> its releases
 
-__all__ = ["build_deferred", "load_shipped", "parse_toml", "read_table_text", "split_tables", "table_reader"]
+__all__ = [
+    "build_deferred", "load_shipped", "parse_toml", "read_table_text", "split_tables", "stores_held", "table_reader",
+]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -125,6 +128,27 @@ def load_shipped(shipped: Path, cache: Path, build: Callable[[], T], *, expect: 
     if isinstance(tables, LazyTables):
         tables.after_text_read = partial(store_entry, shipped, cache, value, code=code)
     return value
+
+
+@contextmanager
+def stores_held(tables: object) -> Iterator[None]:
+    """Within the block, a package table of ``tables`` (``CompatDB.tables``) read from its text does not store the
+    cache entry again at once (``load_shipped``): the block's end stores it once, with every table read in it. A
+    lock reads several tables, in the first tenths of a second, and each store pickles and writes every table."""
+    from cudaresolve.db.tables import LazyTables
+
+    store = tables.after_text_read if isinstance(tables, LazyTables) else None
+    if not isinstance(tables, LazyTables) or store is None:
+        yield
+        return
+    read: list[bool] = []
+    tables.after_text_read = partial(read.append, True)
+    try:
+        yield
+    finally:
+        tables.after_text_read = store
+        if read:
+            store()
 
 
 def parse_toml(text: str, label: str) -> Mapping[str, Any]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.lock.network import index_policy, page_fetcher, run_client, tls_ahead
 from cudaresolve.lock.request import LockInputs, LockRequest, all_mirrors
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text
@@ -36,8 +37,6 @@ __all__ = [
     "lock",
     "prepare",
     "resolve_inputs",
-    "run_client",
-    "tls_ahead",
 ]
 
 Format = Literal["pylock", "requirements"]
@@ -291,69 +290,6 @@ def _solve_whole(
     return replace(solution, complete=False) if unlisted else solution
 
 
-def index_policy(inputs: LockInputs) -> IndexPolicy:
-    """The run's one ``IndexPolicy``: the user's mirrors and ``--offline``, the database's allowed file hosts,
-    the PyTorch index's root (a mirror of it may be flat directories), the page cache, and online one network
-    deadline (``CUDARESOLVE_NETWORK_TIMEOUT``) that every pass of the run spends together."""
-    from cudaresolve.index.http_cache import HttpCache, default_cache_dir
-    from cudaresolve.index.limits import Deadline, deadline_from_env
-    from cudaresolve.index.policy import IndexPolicy
-
-    db = inputs.db
-    return IndexPolicy(
-        offline=inputs.offline,
-        mirrors=inputs.mirrors,
-        allowed_hosts=tuple(db.allowed_hosts),
-        flat_roots=(db.pytorch_index_root,),
-        cache=HttpCache(default_cache_dir()),
-        deadline=None if inputs.offline else Deadline(deadline_from_env()),
-    )
-
-
-def run_client(offline: bool, tls: TlsAhead | None = None) -> Any:
-    """The HTTP client for a run: none offline; online a ``LazyClient``, built on the first real request
-    (a warm run whose pages and metadata are all fresh in the cache never imports httpx), with ``tls`` where the
-    TLS context was made ahead (``tls_ahead``)."""
-    from contextlib import nullcontext
-    from functools import partial
-
-    if offline:
-        return nullcontext(None)
-    from cudaresolve.index.transport import LazyClient, make_http_client
-
-    return LazyClient(partial(make_http_client, tls=tls))
-
-
-def tls_ahead(request: LockRequest) -> TlsAhead | None:
-    """The TLS context made from now on (``index.transport.TlsAhead``) for a run that will surely send requests:
-    online, with no page in the cache. A run that may be served from the cache never imports httpx for it, and one
-    that names a plain-http index or mirror (a local index) does not load certificates it may never need."""
-    from cudaresolve.lock.cached import no_pages_cached
-
-    named = [request.index_url or "", *request.extra_index_urls, *request.find_links]
-    named += [m.partition("=")[2] for m in request.mirrors]
-    if request.offline or any(u.strip().lower().startswith("http:") for u in named) or not no_pages_cached():
-        return None
-    from cudaresolve.index.transport import TlsAhead
-
-    return TlsAhead()
-
-
-def page_fetcher(policy: IndexPolicy, tls: TlsAhead | None) -> Any:
-    """The helper process that fetches a run's pages into the cache (``index.page_fetcher``): none offline or
-    without a cache, where it stores what it fetches, nor on Windows, whose pipes ``select`` cannot wait on;
-    started at once for a run that will surely fetch pages (``tls`` made ahead: an empty cache), else on the
-    first page the run fetches."""
-    import sys
-    from contextlib import nullcontext
-
-    if policy.offline or policy.cache is None or sys.platform == "win32":
-        return nullcontext(None)
-    from cudaresolve.index.page_fetcher import PageFetcher
-
-    return PageFetcher(start=tls is not None)
-
-
 def _with_notices(solution: Solution, notices: list[Notice]) -> Solution:
     extra = tuple(n for n in notices if n not in solution.warnings)
     return replace(solution, warnings=solution.warnings + extra) if extra else solution
@@ -372,8 +308,10 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     the result is said in) is not English: lock files record their warnings in English.
     """
     import os
+    from functools import partial
 
     from cudaresolve.core.paths import default_cache_dir
+    from cudaresolve.db.deferred import stores_held
     from cudaresolve.lock.keep import PLACEHOLDER, inputs_key, keepable, kept_lock, same_but_stamp, stamp, still_served
     from cudaresolve.lock.lockfile import check_output_name, pylock_blocker
     from cudaresolve.lock.model import lock_from_solution
@@ -389,17 +327,21 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     inputs = prepare(request)
     existing = None if streamed else read_existing(path)  # the lock already there, read once
     root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
-    key = None if streamed else inputs_key(inputs, fmt=fmt, editables=request.editables, cache=default_cache_dir())
-    if key is not None and not request.upgrade and not request.upgrade_packages:  # uv's rule: a lock that
-        old = kept_lock(existing, fmt, key, source=path)  # still answers is kept, nothing solved (``lock.keep``)
+    keyed = partial(inputs_key, inputs, fmt=fmt, editables=request.editables, cache=default_cache_dir())
+    may_keep = existing is not None and not request.upgrade and not request.upgrade_packages  # (never streamed)
+    key = keyed() if may_keep else None  # else only a new lock's stamp needs it, worked out after the solve
+    if key is not None:  # uv's rule: a lock that still answers is kept, nothing solved (``lock.keep``)
+        old = kept_lock(existing, fmt, key, source=path)
         if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
             with run_client(inputs.offline, tls) as http:
                 kept = still_served(old, inputs, http, index_policy(inputs), fmt)
             if kept is not None:
                 return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
-    previous = pins_of(existing, fmt)
+    previous = None if request.upgrade else pins_of(existing, fmt)  # -U keeps no pin: read after the solve
     wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
-    solution = resolve_inputs(inputs, preferences=wanted, tls=tls)
+    with stores_held(inputs.db.tables):  # the database's cache entry stored once, with the tables the lock read
+        solution = resolve_inputs(inputs, preferences=wanted, tls=tls)
+    previous = pins_of(existing, fmt) if request.upgrade else previous  # what moved, said as ever
     frozen = lock_from_solution(
         solution, features=inputs.chosen, editables=request.editables, mirrors=inputs.mirrors, root=root,
     )  # fmt: skip
@@ -418,8 +360,9 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     from cudaresolve.lock.output import write_output
 
     text = None
-    if key is not None and complete and not solution.failed and keepable(frozen, inputs, fmt):
-        text = stamp(render_lock(path, replace(frozen, inputs=PLACEHOLDER), fmt=fmt), key)
+    if not streamed and complete and not solution.failed and keepable(frozen, inputs, fmt):
+        key = key or keyed()
+        text = stamp(render_lock(path, replace(frozen, inputs=PLACEHOLDER), fmt=fmt), key) if key else None
     text = text or render_lock(path, frozen, fmt=fmt)
     moved = changes(previous, frozen)
     if previous is not None and not moved:
