@@ -22,7 +22,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from cudaresolve.errors import DynamicMetadata, IndexUnavailable
-from cudaresolve.index.fitting import best_files, index_release, python_fits
+from cudaresolve.index.fitting import LazyReleases, best_files, index_release, python_fits
 from cudaresolve.index.flat import read_listing
 from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
@@ -89,7 +89,8 @@ class IndexSource:
         self._requires: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
         self._requires_python: dict[tuple[str, str, str], str] = {}  # the metadata's, where it states one
         self._best: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}
-        self._releases: dict[tuple[str, str], tuple[IndexRelease, ...]] = {}  # (index, project) -> newest first
+        self._releases: dict[tuple[str, str], Sequence[IndexRelease]] = {}  # (index, project) -> newest first
+        self._chosen: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}  # the same, by version
         self._lock = threading.Lock()
         self._gates: dict[tuple[str, ...], threading.Lock] = {}  # one fetch per page or metadata file
         self._errors: dict[tuple[str, str], IndexUnavailable] = {}
@@ -220,10 +221,25 @@ class IndexSource:
         page = self._page(index, name, quiet=quiet)
         out = self._releases.get(key := (index, str(page.project)))  # once per page: the solver and walk re-ask
         if out is None:
-            best = sorted(self._best_files(page).items(), reverse=True)
-            self._files.update({(*key, str(version)): file for version, (file, _) in best})
-            out = self._releases[key] = tuple(index_release(page.project, v, index, f, yanked=y) for v, (f, y) in best)
+            best = self._best_files(page)
+            self._chosen[key] = best  # each release's file, for its metadata (``_file_of``)
+            out = self._releases[key] = LazyReleases(page.project, index, sorted(best.items(), reverse=True))
         return out
+
+    def _file_of(self, key: tuple[str, str, str]) -> IndexFile | None:
+        """The file of the release ``key`` (index, project, version) that ``releases`` or ``build_release`` gave."""
+        file = self._files.get(key)
+        if file is None:
+            from packaging.version import InvalidVersion, Version
+
+            best = self._chosen.get(key[:2])
+            try:
+                found = best.get(Version(key[2])) if best is not None else None
+            except InvalidVersion:
+                found = None
+            if found is not None:
+                file = self._files[key] = found[0]
+        return file
 
     def build_release(self, name: str, version: str, index_url: str) -> IndexRelease | None:
         return self._build_release(name, version, index_url, quiet=False)
@@ -307,7 +323,7 @@ class IndexSource:
             return found
         if key in self._unusable:
             return ()
-        file = self._files.get(key)
+        file = self._file_of(key)
         if file is None:  # releases()/build_release() always record it first
             raise IndexUnavailable(
                 Text.of("index.package-unavailable", package=release.name, reason=release.artifact.url), hint=HINT
@@ -333,7 +349,7 @@ class IndexSource:
         if meta.built:
             self._metadata_notices[key] = warning(
                 "sdist-metadata-built", "lock.sdist-metadata-built", package=key[1], version=key[2],
-                file=self._files[key].filename, python=self._python,
+                file=self._files[key].filename, python=self._python,  # recorded by ``_file_of``
             )  # fmt: skip
         if meta.requires_python:
             self._requires_python[key] = meta.requires_python
@@ -343,7 +359,7 @@ class IndexSource:
     def _cached_requires(self, release: IndexRelease) -> bool:
         """Whether ``release``'s metadata is at hand without a request (kept, or read now from the cache)."""
         key = (release.index_url, release.name, str(release.version))
-        file = self._files.get(key)
+        file = self._file_of(key)
         if key in self._requires or file is None:
             return key in self._requires
         with self._lock:

@@ -21,8 +21,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
-__all__ = ["LazyMatches", "MatchCache"]
+    from cudaresolve.resolve.source import IndexRelease
+
+__all__ = ["LazyMatches", "MadeOnRead", "MatchCache", "preferred_first"]
 
 _RowKey = tuple[str, "str | None", "SpecifierSet"]
 
@@ -85,6 +88,57 @@ class LazyMatches(Sequence[Candidate]):
         return f"LazyMatches({list(self)!r})"
 
 
+class MadeOnRead(Sequence[Candidate]):
+    """The candidates ``make(i)`` gives for each position below ``size``, each made when first read and then kept (one
+    object per position); ``ids`` maps each one made to its position, as ``MatchCache`` indexes a base. A package from
+    an index has a candidate per release, hundreds for some, of which a lock reads the newest few."""
+
+    __slots__ = ("_made", "_make", "ids")
+
+    def __init__(self, size: int, make: Callable[[int], Candidate]) -> None:
+        self._make = make
+        self._made: list[Candidate | None] = [None] * size
+        self.ids: dict[int, int] = {}  # id(candidate) -> position; the candidates are kept, so no id is reused
+
+    def __len__(self) -> int:
+        return len(self._made)
+
+    @overload
+    def __getitem__(self, index: int) -> Candidate: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Candidate]: ...
+    def __getitem__(self, index: int | slice) -> Candidate | Sequence[Candidate]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        made = self._made[index]  # raises IndexError past the end, which ends an iteration
+        if made is None:
+            index = index % len(self._made)
+            made = self._made[index] = self._make(index)
+            self.ids[id(made)] = index
+        return made
+
+
+def preferred_first(releases: Sequence[IndexRelease], preferred: str | None) -> list[int] | None:
+    """The positions of ``releases`` (newest first) with those of version ``preferred`` (the previous lock's,
+    spelled as it spells it) moved first, the rest in their order (pip's); None when none moves. Reads a lazy
+    sequence's versions (``version(i)``, as ``index.fitting.LazyReleases`` has) without making its releases."""
+    from packaging.version import InvalidVersion, Version
+
+    if preferred is None:
+        return None
+    try:
+        wanted = Version(preferred)
+    except InvalidVersion:
+        return None  # no release's version is spelled so
+    read = getattr(releases, "version", None)
+    version_at: Callable[[int], Version] = read if callable(read) else (lambda i: releases[i].version)
+    first = [i for i in range(len(releases)) if version_at(i) == wanted and str(version_at(i)) == preferred]
+    if not first:
+        return None
+    moved = set(first)
+    return first + [i for i in range(len(releases)) if i not in moved]
+
+
 class MatchCache:
     """Verdicts of ``satisfies`` per (requirement, candidate), and ``find_matches`` lists per question.
 
@@ -112,7 +166,8 @@ class MatchCache:
         found = self._bases.get(name)
         if found is None:
             found = self._bases[name] = self._base_for(name)
-            self._positions[name] = {id(c): i for i, c in enumerate(found)}
+            made = found.ids if isinstance(found, MadeOnRead) else None  # filled as its candidates are made
+            self._positions[name] = made if made is not None else {id(c): i for i, c in enumerate(found)}
         return found
 
     def position(self, candidate: Candidate) -> int | None:

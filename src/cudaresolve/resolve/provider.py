@@ -33,7 +33,7 @@ from cudaresolve.resolve.catalog import BUILD, CUDA, CUDNN, PYTHON, Candidate, C
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
 from cudaresolve.resolve.cudamajor import major_needs
 from cudaresolve.resolve.direct import same_reference
-from cudaresolve.resolve.matches import MatchCache
+from cudaresolve.resolve.matches import MadeOnRead, MatchCache, preferred_first
 from cudaresolve.resolve.needs import IF_NECESSARY, passed_over
 from cudaresolve.resolve.prebuilt import is_prebuilt, prebuilt_release
 from cudaresolve.resolve.source import MarkerVerdicts, split_key
@@ -101,8 +101,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self._verdicts = MarkerVerdicts(self.environment)
         self.constraints = dict(constraints or {})  # -c lines: they narrow a name's candidates, never add one
         self.matches = MatchCache(catalog, base=self._base)
-        self._index_candidates: dict[str, tuple[Candidate, ...]] = {}
-        self._extras_bases: dict[str, tuple[Candidate, ...]] = {}
+        self._index_candidates: dict[str, Sequence[Candidate]] = {}
+        self._extras_bases: dict[str, Sequence[Candidate]] = {}
         self._paired: dict[str, tuple[Candidate, ...]] = {}
         self._dependencies: dict[Candidate, tuple[Need, ...]] = {}
         self._builds: dict[tuple[str, str, str], IndexRelease | None] = {}
@@ -310,10 +310,11 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return self._candidates(name)
         found = self._extras_bases.get(identifier)
         if found is None:
-            found = self._extras_bases[identifier] = tuple(replace(c, extras=extras) for c in self._candidates(name))
+            plain = self._candidates(name)
+            found = self._extras_bases[identifier] = MadeOnRead(len(plain), lambda i: replace(plain[i], extras=extras))
         return found
 
-    def _candidates(self, name: str) -> tuple[Candidate, ...]:
+    def _candidates(self, name: str) -> Sequence[Candidate]:
         pinned = self.direct.get(name)
         if pinned is not None:
             if name not in self.catalog.known:
@@ -327,14 +328,15 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return self.catalog.for_name(name)
         found = self._index_candidates.get(name)
         if found is None:
-            found = tuple(
-                Candidate(name=name, version=r.version, variant=None, index_url=r.index_url, channel="pypi", source=r)
-                for r in self.source.releases(name)
-            )
-            preferred = self.preferences.get(name)
-            if preferred is not None:  # the previous lock's release first, the rest newest first (pip's order)
-                found = tuple(sorted(found, key=lambda c: str(c.version) != preferred))
-            self._index_candidates[name] = found
+            releases = self.source.releases(name)
+            order = preferred_first(releases, self.preferences.get(name))  # the previous lock's release first
+
+            def make(i: int) -> Candidate:
+                r = releases[order[i]] if order is not None else releases[i]
+                return Candidate(name=name, version=r.version, variant=None, index_url=r.index_url, channel="pypi",
+                                 source=r)  # fmt: skip
+
+            found = self._index_candidates[name] = MadeOnRead(len(releases), make)  # made as the solver reads them
         return found
 
     def _with_companions(self, name: str) -> tuple[Candidate, ...]:
@@ -348,7 +350,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         return found
 
     @property
-    def index_candidates(self) -> Mapping[str, tuple[Candidate, ...]]:
+    def index_candidates(self) -> Mapping[str, Sequence[Candidate]]:
         """The releases of packages beyond the database seen so far (for explanations)."""
         return self._index_candidates
 

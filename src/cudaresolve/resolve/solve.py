@@ -230,7 +230,7 @@ class _Search:
     environment: Mapping[str, str] | None
     constraints: Mapping[str, SpecifierSet] = field(default_factory=dict)
     direct: Mapping[str, Candidate] = field(default_factory=dict)
-    index_candidates: Mapping[str, tuple[Candidate, ...]] = field(default_factory=dict)
+    index_candidates: Mapping[str, Sequence[Candidate]] = field(default_factory=dict)
     unreadable: list[IndexUnavailable] = field(default_factory=list)  # the provider's, for the last run
     companions: Companions | None = None  # made from ``needs`` on the first run, shared by the later ones
     preferences: Mapping[str, str] = field(default_factory=dict)  # name -> version to try first (a previous lock)
