@@ -1,7 +1,7 @@
 """The shortcuts of page parsing say what the long way says: ``WheelNames`` what packaging's
-``parse_wheel_filename`` says of each name, one page's names sharing one memo; the plain-URL test of
-``parse_simple_json`` what ``urljoin`` and ``split_url`` make of a file's URL; one name filter
-(``fitting.tag_filter``) the same of a name the hundredth time as the first."""
+``parse_wheel_filename`` and ``parse_sdist_filename`` say of each name, one page's names sharing one memo;
+the plain-URL test of ``parse_simple_json`` what ``urljoin`` and ``split_url`` make of a file's URL; one name
+filter (``fitting.tag_filter``) the same of a name the hundredth time as the first."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from urllib.parse import urldefrag
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion
 
 from cudaresolve.index import simple
@@ -41,6 +41,28 @@ def test_one_pages_names_parse_as_packaging_parses_each(names: list[str]) -> Non
         assert memo.parse(name) == _expected(name), name
 
 
+def _expected_sdist(name: str) -> object:
+    try:
+        return parse_sdist_filename(name)
+    except (InvalidSdistFilename, InvalidVersion):
+        return None
+
+
+_ENDS = st.sampled_from([".whl", ".tar.gz", ".zip", ".tar", "", ".ZIP"])
+
+
+@given(st.lists(st.tuples(st.lists(_PARTS, min_size=1, max_size=7).map("-".join), _ENDS), max_size=12))
+@settings(max_examples=400, deadline=None)
+def test_one_pages_wheels_and_sdists_parse_as_packaging_parses_each(names: list[tuple[str, str]]) -> None:
+    memo = WheelNames()  # wheels and sdists of one page share the memo of versions
+    for stem, end in names + names:
+        name = stem + end
+        if end == ".whl":
+            assert memo.parse(name) == _expected(name), name
+        elif end in (".tar.gz", ".zip"):
+            assert memo.sdist(name) == _expected_sdist(name), name
+
+
 def test_names_sharing_a_version_or_tags_share_the_parsed_parts() -> None:
     memo = WheelNames()
     a = memo.parse("demo-1.0-cp311-cp311-manylinux_2_28_x86_64.whl")
@@ -49,6 +71,9 @@ def test_names_sharing_a_version_or_tags_share_the_parsed_parts() -> None:
     assert a is not None and b is not None and c is not None
     assert a[1] is b[1] and a[3] is c[3] and a[3] != b[3]
     assert memo.parse("demo-1.0.tar.gz") is None and memo.parse("demo-1.0-x-cp311-none-any.whl") is None
+    sdist = memo.sdist("Demo-1.0.tar.gz")
+    assert sdist is not None and sdist[1] is a[1] and sdist[0] == "demo"  # the wheels' version, read once
+    assert memo.sdist("demo-1.0.tgz") is None and memo.sdist("-1.0.zip") is None
 
 
 _URL_TEXT = st.text(alphabet="aZ09.-_~%+/:?#;@[]=& \tü", max_size=30)

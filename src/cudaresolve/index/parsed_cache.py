@@ -207,7 +207,7 @@ def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> lis
         return None
     if data.get("kept") not in (_ALL, *kept):
         return None
-    return _files(data["files"], keep)
+    return _files(data["files"], keep if data["kept"] != kept[0] else None)  # parsed by this very filter: all kept
 
 
 def _files(rows: list[Any], keep: Keep | None) -> list[IndexFile] | None:

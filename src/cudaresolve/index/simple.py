@@ -205,12 +205,18 @@ def dist_file(filename: str, url: str, *, names: WheelNames | None = None, **fie
         return wheel_file(filename, url, names=names, **fields)
     if not filename.endswith((".tar.gz", ".zip")):
         return None
-    from packaging.utils import InvalidSdistFilename, parse_sdist_filename
+    if names is not None:
+        parsed = names.sdist(filename)
+        if parsed is None:
+            return None
+        name, version = parsed
+    else:
+        from packaging.utils import InvalidSdistFilename, parse_sdist_filename
 
-    try:
-        name, version = parse_sdist_filename(filename)
-    except (InvalidSdistFilename, InvalidVersion):
-        return None
+        try:
+            name, version = parse_sdist_filename(filename)
+        except (InvalidSdistFilename, InvalidVersion):
+            return None
     return IndexFile(
         project=name, filename=filename, url=url, version=version, build=(), tags=frozenset(), sdist=True, **fields
     )

@@ -1,41 +1,46 @@
-"""Wheel file names parsed once per distinct part within one page. Pure.
+"""Distribution file names parsed once per distinct part within one page. Pure.
 
 A page lists each version's wheels for many tag sets and each tag set for many versions, and
 ``packaging.utils.parse_wheel_filename`` parses the version and the tag set of every name anew: a
-tenth of a cold lock of a large project went there. ``WheelNames`` parses each distinct head
-(``name-version[-build]``) and each distinct tag set (``py-abi-platform``) once, each through
-``parse_wheel_filename`` itself, given with a fixed valid other half; a name is accepted exactly
-when both halves are, so it says what ``parse_wheel_filename`` says of the whole name. One lives
-as long as the reading of one page or one stored form: nothing is kept between pages or runs.
+tenth of a cold lock of a large project went there. ``WheelNames`` parses each distinct project name
+part, version and tag set (``py-abi-platform``) once, each through ``parse_wheel_filename`` itself
+(given with fixed valid other parts) or ``Version``, which is all that function does with a version; a
+name is accepted exactly when every part is, so it says what ``parse_wheel_filename`` says of the
+whole name. A name with a build tag is parsed whole. ``sdist`` does the same for ``parse_sdist_filename``
+(an sdist's version is most often a wheel's too). One lives as long as the reading of one page or one
+stored form: nothing is kept between pages or runs.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
-from packaging.version import InvalidVersion
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 if TYPE_CHECKING:
     from packaging.tags import Tag
     from packaging.utils import BuildTag, NormalizedName
-    from packaging.version import Version
 
 __all__ = ["WheelNames"]
 
 _ANY_TAGS: Final = "py3-none-any"  # completes a head into a whole name
 _ANY_HEAD: Final = "a-0"  # completes a tag set into a whole name
+_ANY_VERSION: Final = "0"  # completes a project name part into a head
 
 Head = tuple["NormalizedName", "Version", "BuildTag"]
 
 
 class WheelNames:
-    """``parse_wheel_filename`` for the names of one page, its halves memoized (module docstring)."""
+    """``parse_wheel_filename`` and ``parse_sdist_filename`` for the names of one page, their parts memoized
+    (module docstring)."""
 
-    __slots__ = ("_heads", "_tags")
+    __slots__ = ("_heads", "_names", "_tags", "_versions")
 
     def __init__(self) -> None:
         self._heads: dict[str, Head | None] = {}  # None: refused
+        self._names: dict[str, NormalizedName | None] = {}  # a wheel's project name part
+        self._versions: dict[str, Version | None] = {}
         self._tags: dict[str, frozenset[Tag] | None] = {}
 
     def parse(self, filename: str) -> tuple[NormalizedName, Version, BuildTag, frozenset[Tag]] | None:
@@ -52,15 +57,52 @@ class WheelNames:
             return None
         return parsed[0], parsed[1], parsed[2], tags
 
+    def sdist(self, filename: str) -> tuple[NormalizedName, Version] | None:
+        """What ``parse_sdist_filename(filename)`` returns for a ``.tar.gz`` or ``.zip`` name; None where it raises."""
+        stem = filename[:-7] if filename.endswith(".tar.gz") else filename[:-4] if filename.endswith(".zip") else None
+        if stem is None:
+            return None
+        name_part, dash, version_part = stem.rpartition("-")
+        version = self._version(version_part)
+        if not dash or not name_part or version is None:
+            return None
+        return canonicalize_name(name_part), version
+
     def _head(self, head: str) -> Head | None:
         if head in self._heads:
             return self._heads[head]
+        found: Head | None
+        name_part, dash, version_part = head.partition("-")
+        if "-" in version_part:  # a build tag: the whole head, as ``parse_wheel_filename`` reads it
+            try:
+                name, version, build, _ = parse_wheel_filename(f"{head}-{_ANY_TAGS}.whl")
+                found = (name, version, build)
+            except (InvalidWheelFilename, InvalidVersion):
+                found = None
+        else:
+            known, at = self._name(name_part), self._version(version_part)
+            found = (known, at, ()) if dash and known is not None and at is not None else None
+        self._heads[head] = found
+        return found
+
+    def _name(self, part: str) -> NormalizedName | None:
+        if part in self._names:
+            return self._names[part]
         try:
-            name, version, build, _ = parse_wheel_filename(f"{head}-{_ANY_TAGS}.whl")
-            found: Head | None = (name, version, build)
+            found: NormalizedName | None = parse_wheel_filename(f"{part}-{_ANY_VERSION}-{_ANY_TAGS}.whl")[0]
         except (InvalidWheelFilename, InvalidVersion):
             found = None
-        self._heads[head] = found
+        self._names[part] = found
+        return found
+
+    def _version(self, part: str) -> Version | None:
+        if part in self._versions:
+            return self._versions[part]
+        try:
+            found: Version | None = Version(part)
+        except InvalidVersion:
+            found = None
+        self._versions[part] = found
         return found
 
     def _tag_set(self, tags: str) -> frozenset[Tag] | None:
