@@ -255,3 +255,26 @@ def test_the_child_stores_the_form_a_parse_here_stores_and_leaves_deep_nesting_h
         store_parsed(HttpCache(tmp_path / "deep"), deep, keep)  # left to the parent, with its deeper stack
     assert not parsed_path(HttpCache(tmp_path / "deep"), deep.url).exists()
     assert len(parse_files(HttpCache(tmp_path / "deep-here"), deep, keep)) == 3
+
+
+def test_the_child_makes_a_filter_once_and_reads_every_page_with_it(index: str, tmp_path: Path) -> None:
+    from cudaresolve.index.page_fetcher import fetch_into_cache
+
+    keep = tag_filter(TAGS)
+    filters: dict[str, object] = {}
+    for name in ("alpha", "beta"):
+        _Index.answers[f"/simple/{name}/"] = [(200, JSON, json_page(name))]
+    with httpx.Client() as http:
+        for name in ("alpha", "beta"):
+            request = {
+                "url": f"{index}/{name}/", "headers": {"Accept": JSON}, "timeout": 30, "connect": 30, "cap": 10**7,
+                "cache": str(tmp_path), "tags": sorted(keep.tags), "kept": keep.key,
+            }  # fmt: skip
+            assert fetch_into_cache(http, request, end=time.monotonic() + 60, filters=filters)
+            assert list(filters) == [keep.key]
+            if name == "alpha":
+                made = filters[keep.key]
+        assert filters[keep.key] is made  # beta read with alpha's filter
+        here = IndexClient(http, IndexPolicy(cache=HttpCache(tmp_path / "here"), retries=0), keep=keep)
+        child = IndexClient(None, IndexPolicy(cache=HttpCache(tmp_path), offline=True), keep=keep)
+        assert child.fetch_page(index, "beta").files == here.fetch_page(index, "beta").files

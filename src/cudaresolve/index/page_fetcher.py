@@ -85,6 +85,7 @@ class PageFetcher:
         self._next = 0
         self._waiting: dict[int, _Slot] = {}
         self._failed_hosts: set[str] = set()
+        self._tag_lists: dict[frozenset[str], list[str]] = {}  # a filter's tags as sent, sorted once
         self._reader: threading.Thread | None = None
         if start:
             with self._lock:
@@ -121,7 +122,7 @@ class PageFetcher:
         request = {
             "url": url, "headers": {"Accept": ACCEPT, "User-Agent": f"cudaresolve/{__version__}"},
             "timeout": policy.timeout, "connect": policy.connect_timeout, "rest": rest, "cap": policy.max_page_bytes,
-            "cache": os.path.abspath(cache.root), "tags": sorted(tags) if tags is not None else None,
+            "cache": os.path.abspath(cache.root), "tags": self._tag_list(tags) if tags is not None else None,
             "kept": getattr(keep, "key", None),
         }  # fmt: skip
         since = time.time()
@@ -133,6 +134,12 @@ class PageFetcher:
                 self._failed_hosts.add(host)
             return None
         return entry
+
+    def _tag_list(self, tags: frozenset[str]) -> list[str]:
+        found = self._tag_lists.get(tags)
+        if found is None:
+            found = self._tag_lists[tags] = sorted(tags)
+        return found
 
     def fetch(self, request: dict[str, Any], *, wait: float) -> bool | None:
         """Whether the child fetched and stored ``request``'s page within ``wait`` seconds; None, not asked, while
@@ -234,10 +241,13 @@ class _Until:
         return self._end - time.monotonic()
 
 
-def fetch_into_cache(http: Any, request: dict[str, Any], *, end: float) -> bool:
+def fetch_into_cache(
+    http: Any, request: dict[str, Any], *, end: float, filters: dict[str, Keep] | None = None
+) -> bool:
     """GET ``request``'s page with ``http`` as ``IndexClient`` would, by ``end`` (``time.monotonic``), parse it and
     store its parsed form, then the response, in the cache; False, nothing stored, for anything the parent must see
-    for itself."""
+    for itself. ``filters``: the file filters made for earlier requests, by key (the child's: each request carries
+    the same tags, and a filter remembers its verdicts)."""
     import httpx
 
     from cudaresolve.index.fitting import names_filter
@@ -247,7 +257,11 @@ def fetch_into_cache(http: Any, request: dict[str, Any], *, end: float) -> bool:
     from cudaresolve.index.transport import stream_within
 
     tags = request["tags"]
-    keep = names_filter(frozenset(tags)) if tags is not None else None
+    keep = filters.get(request["kept"]) if filters is not None and tags is not None else None
+    if keep is None and tags is not None:
+        keep = names_filter(frozenset(tags))
+        if filters is not None and getattr(keep, "key", None) == request["kept"]:
+            filters[request["kept"]] = keep
     if getattr(keep, "key", None) != request["kept"] or end <= time.monotonic():
         return False  # not the parsed form the parent reads; too late: its page to fetch
     url, cap = request["url"], request["cap"]
@@ -283,6 +297,7 @@ def serve(threads: int = _THREADS) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     http = make_http_client(TlsAhead())  # the CA bundle loaded while the first request is awaited
+    filters: dict[str, Keep] = {}
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     written = threading.Lock()
     busy = threading.Condition()
@@ -292,7 +307,7 @@ def serve(threads: int = _THREADS) -> None:
         with busy:
             active[0] += 1
         try:
-            ok = fetch_into_cache(http, request, end=end)
+            ok = fetch_into_cache(http, request, end=end, filters=filters)
         except Exception:  # the parent fetches the page itself and says what is wrong with it
             ok = False
         try:
