@@ -1,5 +1,5 @@
 """A page's releases and a package's candidates made as the solver reads them (``fitting.LazyReleases``,
-``matches.MadeOnRead``): the same objects and the same answer as made at once, only the few read are made."""
+``core.ondemand.MadeOnRead``): the same objects and the same answer as made at once, only the few read are made."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 import pytest
 from packaging.version import Version
 
+from cudaresolve.core.ondemand import MadeOnRead
 from cudaresolve.index.fitting import LazyReleases, index_release
 from cudaresolve.index.simple import wheel_file
 from cudaresolve.resolve.catalog import Candidate
-from cudaresolve.resolve.matches import MadeOnRead, preferred_first
+from cudaresolve.resolve.matches import preferred_first
 from cudaresolve.resolve.source import IndexRelease
 from test_source_solve import PYPI, DictSource, pins
 

@@ -7,19 +7,18 @@ whose ``Requires-Python`` leaves the target's Python out, or cannot be read, doe
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
-from functools import lru_cache
-from typing import TYPE_CHECKING, Final, overload
+from functools import lru_cache, partial
+from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from cudaresolve.core.ondemand import MadeOnRead
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.resolve.source import Artifact, IndexRelease
 from cudaresolve.target.environment import tag_priority
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
     from datetime import datetime
 
     from packaging.tags import Tag
@@ -95,44 +94,30 @@ def index_release(project: str, version: Version, index: str, file: IndexFile, *
     return IndexRelease(name=str(project), version=version, index_url=index, artifact=artifact, yanked=yanked)
 
 
-class LazyReleases(Sequence[IndexRelease]):
-    """The releases of one page, newest first (``best_files``' versions, sorted), each made when first read and then
-    kept (the same object every time). A lock reads a few of a page's hundreds of versions: made at once, the
-    releases of a 190-package lock's pages were a tenth of its process's time. ``version`` and ``yanked`` read a
-    release's version and flag without making it."""
+class LazyReleases(MadeOnRead[IndexRelease]):
+    """The releases of one page, newest first (``best_files``' versions, sorted), each made when first read
+    (``core.ondemand``). A lock reads a few of a page's hundreds of versions: made at once, the releases of a
+    190-package lock's pages were a tenth of its process's time. ``version`` and ``yanked`` read a release's
+    version and flag without making it."""
 
-    __slots__ = ("_best", "_index", "_lock", "_made", "_project")
+    __slots__ = ("_best",)
 
     def __init__(self, project: str, index: str, best: Sequence[tuple[Version, tuple[IndexFile, bool]]]) -> None:
-        self._project, self._index, self._best = project, index, best
-        self._made: list[IndexRelease | None] = [None] * len(best)
-        self._lock = threading.Lock()  # the walk's threads and the solver's read one page's releases together
-
-    def __len__(self) -> int:
-        return len(self._best)
-
-    @overload
-    def __getitem__(self, index: int) -> IndexRelease: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[IndexRelease]: ...
-    def __getitem__(self, index: int | slice) -> IndexRelease | Sequence[IndexRelease]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        made = self._made[index]
-        if made is None:
-            version, (file, yanked) = self._best[index]
-            release = index_release(self._project, version, self._index, file, yanked=yanked)
-            with self._lock:
-                made = self._made[index]
-                if made is None:
-                    made = self._made[index] = release
-        return made
+        super().__init__(len(best), partial(_release_at, project, index, best))
+        self._best = best
 
     def version(self, index: int) -> Version:
         return self._best[index][0]
 
     def yanked(self, index: int) -> bool:
         return self._best[index][1][1]
+
+
+def _release_at(
+    project: str, index: str, best: Sequence[tuple[Version, tuple[IndexFile, bool]]], at: int
+) -> IndexRelease:
+    version, (file, yanked) = best[at]
+    return index_release(project, version, index, file, yanked=yanked)
 
 
 def tag_filter(tags: tuple[Tag, ...]) -> Keep:

@@ -13,12 +13,14 @@ stored form: nothing is kept between pages or runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from packaging.tags import Tag
     from packaging.utils import BuildTag, NormalizedName
 
@@ -86,31 +88,33 @@ class WheelNames:
         return found
 
     def _name(self, part: str) -> NormalizedName | None:
-        if part in self._names:
-            return self._names[part]
-        try:
-            found: NormalizedName | None = parse_wheel_filename(f"{part}-{_ANY_VERSION}-{_ANY_TAGS}.whl")[0]
-        except (InvalidWheelFilename, InvalidVersion):
-            found = None
-        self._names[part] = found
-        return found
+        return _memoized(self._names, part, _name_of)
 
     def _version(self, part: str) -> Version | None:
-        if part in self._versions:
-            return self._versions[part]
-        try:
-            found: Version | None = Version(part)
-        except InvalidVersion:
-            found = None
-        self._versions[part] = found
-        return found
+        return _memoized(self._versions, part, Version)
 
     def _tag_set(self, tags: str) -> frozenset[Tag] | None:
-        if tags in self._tags:
-            return self._tags[tags]
-        try:
-            found: frozenset[Tag] | None = parse_wheel_filename(f"{_ANY_HEAD}-{tags}.whl")[3]
-        except (InvalidWheelFilename, InvalidVersion):
-            found = None
-        self._tags[tags] = found
-        return found
+        return _memoized(self._tags, tags, _tags_of)
+
+
+V = TypeVar("V")
+
+
+def _memoized(table: dict[str, V | None], part: str, parse: Callable[[str], V]) -> V | None:
+    """``parse(part)``, kept in ``table``; None, kept too, where it refuses the part."""
+    if part in table:
+        return table[part]
+    try:
+        found: V | None = parse(part)
+    except (InvalidWheelFilename, InvalidVersion):
+        found = None
+    table[part] = found
+    return found
+
+
+def _name_of(part: str) -> NormalizedName:
+    return parse_wheel_filename(f"{part}-{_ANY_VERSION}-{_ANY_TAGS}.whl")[0]
+
+
+def _tags_of(tags: str) -> frozenset[Tag]:
+    return parse_wheel_filename(f"{_ANY_HEAD}-{tags}.whl")[3]

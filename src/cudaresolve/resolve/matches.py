@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, overload
 
+from cudaresolve.core.ondemand import MadeOnRead
 from cudaresolve.resolve.catalog import Candidate, Catalog, Need, satisfies
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.resolve.source import IndexRelease
 
-__all__ = ["LazyMatches", "MadeOnRead", "MatchCache", "preferred_first"]
+__all__ = ["LazyMatches", "MatchCache", "preferred_first"]
 
 _RowKey = tuple[str, "str | None", "SpecifierSet"]
 
@@ -86,36 +87,6 @@ class LazyMatches(Sequence[Candidate]):
 
     def __repr__(self) -> str:
         return f"LazyMatches({list(self)!r})"
-
-
-class MadeOnRead(Sequence[Candidate]):
-    """The candidates ``make(i)`` gives for each position below ``size``, each made when first read and then kept (one
-    object per position); ``ids`` maps each one made to its position, as ``MatchCache`` indexes a base. A package from
-    an index has a candidate per release, hundreds for some, of which a lock reads the newest few."""
-
-    __slots__ = ("_made", "_make", "ids")
-
-    def __init__(self, size: int, make: Callable[[int], Candidate]) -> None:
-        self._make = make
-        self._made: list[Candidate | None] = [None] * size
-        self.ids: dict[int, int] = {}  # id(candidate) -> position; the candidates are kept, so no id is reused
-
-    def __len__(self) -> int:
-        return len(self._made)
-
-    @overload
-    def __getitem__(self, index: int) -> Candidate: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Candidate]: ...
-    def __getitem__(self, index: int | slice) -> Candidate | Sequence[Candidate]:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        made = self._made[index]  # raises IndexError past the end, which ends an iteration
-        if made is None:
-            index = index % len(self._made)
-            made = self._made[index] = self._make(index)
-            self.ids[id(made)] = index
-        return made
 
 
 def preferred_first(releases: Sequence[IndexRelease], preferred: str | None) -> list[int] | None:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final
 from packaging.specifiers import SpecifierSet
 from resolvelib import AbstractProvider
 
+from cudaresolve.core.ondemand import MadeOnRead
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve.ahead import build_chain
@@ -33,7 +34,7 @@ from cudaresolve.resolve.catalog import BUILD, CUDA, CUDNN, PYTHON, Candidate, C
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
 from cudaresolve.resolve.cudamajor import major_needs
 from cudaresolve.resolve.direct import same_reference
-from cudaresolve.resolve.matches import MadeOnRead, MatchCache, preferred_first
+from cudaresolve.resolve.matches import MatchCache, preferred_first
 from cudaresolve.resolve.needs import IF_NECESSARY, passed_over
 from cudaresolve.resolve.prebuilt import is_prebuilt, prebuilt_release
 from cudaresolve.resolve.source import MarkerVerdicts, split_key
