@@ -333,10 +333,9 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             order = preferred_first(releases, self.preferences.get(name))  # the previous lock's release first
 
             def make(i: int) -> Candidate:
-                r = releases[order[i]] if order is not None else releases[i]
+                r = releases[order[i] if order is not None else i]
                 return Candidate(name=name, version=r.version, variant=None, index_url=r.index_url, channel="pypi",
                                  source=r)  # fmt: skip
-
             found = self._index_candidates[name] = MadeOnRead(len(releases), make)  # made as the solver reads them
         return found
 
