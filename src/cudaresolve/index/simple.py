@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
-from packaging.version import InvalidVersion, Version
-
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.core.urls import PLAIN_URL, split_url
 from cudaresolve.errors import IndexUnavailable
@@ -28,6 +26,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from packaging.tags import Tag
     from packaging.utils import BuildTag, NormalizedName
+    from packaging.version import Version
 
     from cudaresolve.index.wheel_names import WheelNames
 
@@ -205,18 +204,10 @@ def dist_file(filename: str, url: str, *, names: WheelNames | None = None, **fie
         return wheel_file(filename, url, names=names, **fields)
     if not filename.endswith((".tar.gz", ".zip")):
         return None
-    if names is not None:
-        parsed = names.sdist(filename)
-        if parsed is None:
-            return None
-        name, version = parsed
-    else:
-        from packaging.utils import InvalidSdistFilename, parse_sdist_filename
-
-        try:
-            name, version = parse_sdist_filename(filename)
-        except (InvalidSdistFilename, InvalidVersion):
-            return None
+    parsed = (names if names is not None else _names()).sdist(filename)
+    if parsed is None:
+        return None
+    name, version = parsed
     return IndexFile(
         project=name, filename=filename, url=url, version=version, build=(), tags=frozenset(), sdist=True, **fields
     )
@@ -225,11 +216,7 @@ def dist_file(filename: str, url: str, *, names: WheelNames | None = None, **fie
 def wheel_file(filename: str, url: str, *, names: WheelNames | None = None, **fields: Any) -> IndexFile | None:
     """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names (pip skips such links too,
     index/package_finder.py). ``names``: the memo of the page's names (``wheel_names``), else one for this name."""
-    if names is None:
-        from cudaresolve.index.wheel_names import WheelNames  # pulls in packaging.tags: only here
-
-        names = WheelNames()
-    parsed = names.parse(filename)
+    parsed = (names if names is not None else _names()).parse(filename)
     if parsed is None:
         return None
     name, version, build, tags = parsed

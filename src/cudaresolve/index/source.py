@@ -90,7 +90,6 @@ class IndexSource:
         self._requires_python: dict[tuple[str, str, str], str] = {}  # the metadata's, where it states one
         self._best: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}
         self._releases: dict[tuple[str, str], Sequence[IndexRelease]] = {}  # (index, project) -> newest first
-        self._chosen: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}  # the same, by version
         self._lock = threading.Lock()
         self._gates: dict[tuple[str, ...], threading.Lock] = {}  # one fetch per page or metadata file
         self._errors: dict[tuple[str, str], IndexUnavailable] = {}
@@ -221,18 +220,19 @@ class IndexSource:
         page = self._page(index, name, quiet=quiet)
         out = self._releases.get(key := (index, str(page.project)))  # once per page: the solver and walk re-ask
         if out is None:
-            best = self._best_files(page)
-            self._chosen[key] = best  # each release's file, for its metadata (``_file_of``)
-            out = self._releases[key] = LazyReleases(page.project, index, sorted(best.items(), reverse=True))
+            best = sorted(self._best_files(page).items(), reverse=True)
+            out = self._releases[key] = LazyReleases(page.project, index, best)
         return out
 
     def _file_of(self, key: tuple[str, str, str]) -> IndexFile | None:
-        """The file of the release ``key`` (index, project, version) that ``releases`` or ``build_release`` gave."""
+        """The file of the release ``key`` (index, project, version) that ``releases`` or ``build_release`` gave: the
+        best file of that version on its page, as read this run."""
         file = self._files.get(key)
         if file is None:
             from packaging.version import InvalidVersion, Version
 
-            best = self._chosen.get(key[:2])
+            page = self._pages.get((key[0].rstrip("/"), key[1]))  # ``_page``'s key
+            best = self._best_files(page) if page is not None else None
             try:
                 found = best.get(Version(key[2])) if best is not None else None
             except InvalidVersion:
