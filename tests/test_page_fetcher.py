@@ -87,19 +87,10 @@ def fetcher() -> Iterator[PageFetcher]:
         yield started
 
 
-def _client(
-    cache: Path, fetcher: PageFetcher | None, http: httpx.Client, index: str, timeout: float = 30.0
-) -> IndexClient:
-    """A client whose first page (``/simple/first/``, fetched here) made the host one that answered it: only then
-    does it send pages to the child."""
-    _Index.answers["/simple/first/"] = [(200, JSON, json_page("first", 1))]
+def _client(cache: Path, fetcher: PageFetcher | None, http: httpx.Client, timeout: float = 30.0) -> IndexClient:
+    """A lock's client: the target's file filter, a network deadline, no retries."""
     policy = IndexPolicy(cache=HttpCache(cache), retries=0, timeout=timeout, deadline=Deadline(60))
-    client = IndexClient(http, policy, keep=tag_filter(TAGS), fetcher=fetcher)
-    asked = fetcher._next if fetcher is not None else 0
-    client.fetch_page(index, "first")
-    assert fetcher is None or fetcher._next == asked  # not the child's
-    _Index.seen.remove("/simple/first/")
-    return client
+    return IndexClient(http, policy, keep=tag_filter(TAGS), fetcher=fetcher)
 
 
 def test_a_page_fetched_by_the_child_is_the_page_fetched_here(
@@ -107,9 +98,9 @@ def test_a_page_fetched_by_the_child_is_the_page_fetched_here(
 ) -> None:
     _Index.answers["/simple/alpha/"] = [(200, JSON, json_page("alpha"))]
     with httpx.Client() as http:
-        here = _client(tmp_path / "here", None, http, index).fetch_page(index, "alpha")
+        here = _client(tmp_path / "here", None, http).fetch_page(index, "alpha")
         asked = fetcher._next
-        there = _client(tmp_path / "there", fetcher, http, index).fetch_page(index, "alpha")
+        there = _client(tmp_path / "there", fetcher, http).fetch_page(index, "alpha")
         assert fetcher._next == asked + 1  # the child's
     assert _Index.seen == ["/simple/alpha/", "/simple/alpha/"]  # once each: the child's request is the only one
     assert there.files == here.files and len(here.files) == 120  # cp311, py3-none-any, the sdist: each version
@@ -130,7 +121,7 @@ def test_a_page_fetched_by_the_child_is_the_page_fetched_here(
 def test_a_missing_page_is_stored_missing(index: str, fetcher: PageFetcher, tmp_path: Path, status: int) -> None:
     _Index.answers["/simple/absent/"] = [(status, "text/plain", b"gone")]
     with httpx.Client() as http:
-        client = _client(tmp_path, fetcher, http, index)
+        client = _client(tmp_path, fetcher, http)
         asked = fetcher._next
         page = client.fetch_page(index, "absent")
         assert fetcher._next == asked + 1
@@ -148,7 +139,7 @@ def test_what_the_child_declines_is_fetched_here_and_the_host_left_here(
     _Index.answers["/simple/beta/"] = [first, first if junk else (200, JSON, body)]
     _Index.answers["/simple/gamma/"] = [(200, JSON, json_page("gamma"))]
     with httpx.Client() as http:
-        client = _client(tmp_path, fetcher, http, index)
+        client = _client(tmp_path, fetcher, http)
         asked = fetcher._next
         if junk:  # junk: this client says what is wrong with it, as it always did
             with pytest.raises(IndexUnavailable):
@@ -181,12 +172,84 @@ def test_a_filter_the_child_cannot_be_sent_or_credentials_stay_here(
     assert fetcher.entry(f"{index}/delta/", policy=policy, keep=lambda name: True, hosts=answered) is None
     with_user = index.replace("http://", "http://user:secret@")
     assert fetcher.entry(f"{with_user}/delta/", policy=policy, keep=tag_filter(TAGS), hosts=answered) is None
-    assert fetcher.entry(f"{index}/delta/", policy=policy, keep=tag_filter(TAGS), hosts=Hosts()) is None  # unheard
     assert _Index.seen == []
     offline = IndexPolicy(cache=HttpCache(tmp_path), offline=True, deadline=Deadline(30))
     assert fetcher.entry(f"{index}/delta/", policy=offline, keep=None, hosts=answered) is None
-    assert fetcher.entry(f"{index}/delta/", policy=policy, keep=None, hosts=answered) is not None  # all files: sent
+    unheard = Hosts()  # a host this client has not heard from yet: the child's too
+    assert fetcher.entry(f"{index}/delta/", policy=policy, keep=None, hosts=unheard) is not None  # all files: sent
     assert _Index.seen == ["/simple/delta/"]
+
+
+class _Counting(httpx.HTTPTransport):
+    """A transport that counts the requests this side sends itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent += 1
+        return super().handle_request(request)
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_host_the_child_cannot_reach_is_down_here_as_if_its_connect_had_failed_here(
+    fetcher: PageFetcher, tmp_path: Path
+) -> None:
+    nowhere = f"http://127.0.0.1:{_closed_port()}/simple"
+    outcomes = []
+    for helper in (None, fetcher):  # this client alone, then with the child asked first
+        transport = _Counting()
+        with httpx.Client(transport=transport) as http:
+            client = _client(tmp_path / ("here" if helper is None else "there"), helper, http)
+            asked = fetcher._next
+            with pytest.raises(IndexUnavailable) as info:
+                client.fetch_page(nowhere, "theta")
+            with pytest.raises(IndexUnavailable) as again:  # down for the run: not sent again, by either side
+                client.fetch_page(nowhere, "iota")
+        outcomes.append((str(info.value), str(again.value), dict(client._hosts.down), transport.sent))
+        assert fetcher._next == asked + (helper is not None)  # the child asked once, for the first page only
+    (mine, mine_again, my_down, my_sent), (theirs, their_again, their_down, their_sent) = outcomes
+    assert theirs == mine and their_again == mine_again and their_down == my_down  # the same errors, the same verdict
+    assert "could not reach" in mine and "ConnectError" in mine and list(my_down) == [nowhere.split("/")[2]]
+    assert (my_sent, their_sent) == (1, 0)  # with the child, no connect of this side's own
+
+
+def test_a_host_that_answered_is_tried_here_after_the_childs_failed_connect(
+    index: str, fetcher: PageFetcher, tmp_path: Path
+) -> None:
+    """A connect that fails to a host that has answered is no verdict (``retries``): the child's failure only
+    declines the page, which this client then fetches itself."""
+    _Index.answers["/simple/kappa/"] = [(200, JSON, json_page("kappa"))]
+    policy = IndexPolicy(cache=HttpCache(tmp_path), deadline=Deadline(30))
+    nowhere = f"http://127.0.0.1:{_closed_port()}/simple/kappa/"
+    heard = Hosts(answered={nowhere.split("/")[2]})
+    assert fetcher.entry(nowhere, policy=policy, keep=None, hosts=heard) is None and heard.down == {}
+    assert fetcher.entry(f"{index}/kappa/", policy=policy, keep=None, hosts=heard) is not None  # another host: sent
+
+
+def test_a_page_over_the_cap_fails_as_it_would_here_and_is_not_read_again(
+    index: str, fetcher: PageFetcher, tmp_path: Path
+) -> None:
+    _Index.answers["/simple/lambda/"] = [(200, JSON, json_page("lambda"))]
+    errors = []
+    for helper in (None, fetcher):
+        policy = IndexPolicy(cache=HttpCache(tmp_path / str(helper is None)), retries=0, deadline=Deadline(60),
+                             max_page_bytes=1000)  # fmt: skip
+        with httpx.Client() as http:
+            client = IndexClient(http, policy, keep=tag_filter(TAGS), fetcher=helper)
+            with pytest.raises(IndexUnavailable) as info:
+                client.fetch_page(index, "lambda")
+        errors.append(str(info.value))
+    assert errors[0] == errors[1] and "larger than 1000 B" in errors[0]
+    assert _Index.seen == ["/simple/lambda/"] * 2  # once here, once by the child: not again here after it
 
 
 @pytest.mark.parametrize(
@@ -203,7 +266,7 @@ def test_a_failing_child_leaves_every_page_here(index: str, tmp_path: Path, scri
     _Index.answers["/simple/epsilon/"] = [(200, JSON, json_page("epsilon"))]
     with PageFetcher(command=[sys.executable, "-c", script], start=True) as broken, httpx.Client() as http:
         ready = broken._ready.wait(2)
-        client = _client(tmp_path, broken, http, index, timeout=1.0)
+        client = _client(tmp_path, broken, http, timeout=1.0)
         started = time.monotonic()
         page = client.fetch_page(index, "epsilon")
         waited = time.monotonic() - started

@@ -56,8 +56,8 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"are sent again {IndexPolicy().retries} times, with back-off" in network
     page = rows["one index page"]
     assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {file_download.MAX_REDIRECTS}" in page
-    second = rows["an index page fetched by `lock`'s helper process (a page with no cache entry, from a host "
-                  "that has answered `lock`, once the helper is up)"]
+    second = rows["an index page fetched by `lock`'s helper process (a page with no cache entry, from a host not "
+                  "down for `lock`, once the helper is up; a lock with an empty cache starts it as it starts)"]
     assert f"network time, when less), and {page_fetcher._SLACK_SECONDS:g} s more, for its answer" in second
     assert f"{page_fetcher._THREADS} pages at once" in second
     assert f"a JSON entry holding {parsed_cache._BRACKETS} brackets or more is left to `lock` itself" in second

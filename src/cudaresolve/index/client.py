@@ -22,7 +22,7 @@ from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.pages import Listings, ProjectPage
 from cudaresolve.index.parsed_cache import parse_files, parsed_key
 from cudaresolve.index.policy import IndexPolicy
-from cudaresolve.index.retries import Hosts, handshake_glitch, retried
+from cudaresolve.index.retries import Hosts, retried, transient
 from cudaresolve.index.simple import (
     ACCEPT,
     HINT,
@@ -36,7 +36,7 @@ from cudaresolve.index.simple import (
     parse_simple_json,
     version_filter,
 )
-from cudaresolve.index.transport import LazyClient, Reply, TransientError, make_http_client, stream_within
+from cudaresolve.index.transport import LazyClient, Reply, make_http_client, stream_within
 from cudaresolve.index.trust import FileTrust, is_same_host_redirect, redirect_target
 from cudaresolve.text.model import Text
 
@@ -198,7 +198,7 @@ class IndexClient:
                 got = (r.status_code, r.headers.get("Content-Range"), body)
                 return r.status_code, r.headers.get("Retry-After"), got
         except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
-            raise _transient(e) from e
+            raise transient(e) from e
         except (httpx.HTTPError, httpx.InvalidURL) as e:
             raise IndexUnavailable(
                 Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
@@ -362,7 +362,7 @@ class IndexClient:
                     if location is None:
                         return self._read(current, r)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
-                raise _transient(e) from e
+                raise transient(e) from e
             except (httpx.HTTPError, httpx.InvalidURL) as e:
                 raise IndexUnavailable(
                     Text.of("index.could-not-fetch", url=current, error=f"{type(e).__name__}: {e}"), hint=HINT
@@ -384,15 +384,6 @@ class IndexClient:
             report(Event(kind="bytes", label=url, amount=len(raw)))
             body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
         return Reply(status=response.status_code, headers=response.headers, url=url, body=body)
-
-
-def _transient(error: httpx.HTTPError) -> TransientError:
-    """A transport failure as ``retries`` weighs it: ``connect`` when the connect failed, but not when a TLS
-    handshake glitch (``retries.handshake_glitch``) is why."""
-    import httpx
-
-    connect = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout) and not handshake_glitch(error)
-    return TransientError(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__, connect=connect)
 
 
 def _under(url: str, root: str) -> bool:

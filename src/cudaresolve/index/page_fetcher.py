@@ -9,19 +9,24 @@ then stores the response in the cache, so junk is never cached; the parent, told
 head and parsed form from the cache as it reads a warm run's.
 
 Only a page with no cache entry (a conditional request stays the parent's), with the file filter the parent reads
-by (``fitting.tag_filter``'s) and no credentials in its URL, in a run with a network deadline, from a host that has
-answered the parent in this run and is not down for it (``retries.Hosts``: a host that cannot be reached fails in
-the parent, once, as before), goes to the child, which parses only what the parent could (``parsed_cache``'s bound
-on nesting). Whatever the child does not take (a redirect, any status but 200, 404 and 410, a page it cannot
-parse, a network error) is left to the parent, which fetches the page as it always did, and that host is the
-parent's for the rest of the run; a child that does not answer in time, or fails, is killed, so that nothing it
-still does lands in the cache, and every page is the parent's. The child only moves work: it never decides an
-answer or an error.
+by (``fitting.tag_filter``'s) and no credentials in its URL, in a run with a network deadline, from a host not down
+for the parent (``retries.Hosts``), goes to the child, which parses only what the parent could (``parsed_cache``'s
+bound on nesting). A cold lock starts the child as it starts (``lock.network.helper_ahead``), so that its first
+pages, the requested projects', are the child's too. Whatever the child does not take (a redirect, any status but
+200, 404 and 410, a page it cannot parse, a network error) is left to the parent, which fetches the page as it
+always did, and that host is the parent's for the rest of the run; a child that does not answer in time, or fails,
+is killed, so that nothing it still does lands in the cache, and every page is the parent's. The child only moves
+work, with two exceptions that change nothing the parent would conclude: when it could not connect to a host the
+parent has not heard from, it says why, in the words of ``retries.transient``, and the parent takes that host as
+down with that error (``retries.unreached``), as its own failed connect would have made it, rather than wait on a
+connect of its own (an unreachable index must not cost a run two connect timeouts); when a body passed the cap,
+it says so, and the parent raises what its own read would have (``limits.too_large``) rather than read another.
 
 Frames, both ways: ``<I`` then that many bytes of JSON. A request: ``id``, ``url``, ``headers``, ``timeout``,
 ``connect``, ``rest`` (seconds left of the run's network deadline), ``cap``, ``cache`` (the cache's folder),
 ``tags`` (the file filter's tags, or null: all files) and ``kept`` (that filter's key, which the child's must
-match); a reply: ``id`` and ``ok``. The child serves requests on threads of its own, reads only its stdin, ignores
+match); a reply: ``id``, ``ok`` and, when the child could not connect, ``unreached`` (why), or, when the body
+passed the cap, ``too_large``. The child serves requests on threads of its own, reads only its stdin, ignores
 SIGINT and ends at the end of its input.
 """
 
@@ -54,20 +59,25 @@ _READY: Final = b"R"
 #: Bounds, not facts: the largest frame either side sends; the child's threads; how long past the network
 #: deadline, or the read timeout when sooner, the parent waits for a reply (then the child is stopped, and what is
 #: left of the deadline is the parent's own); how long a request may take to be written; how long the child, its
-#: input ended, lets the answers under way finish.
+#: input ended, lets the answers under way finish; how much of a reply's reason the parent reads.
 _MAX_FRAME: Final = 1024 * 1024
 _THREADS: Final = 16
 _SLACK_SECONDS: Final = 5.0
 _WRITE_SECONDS: Final = 5.0
 _END_SECONDS: Final = 0.5
+_MAX_REASON: Final = 1000
 
 
 class _Slot:
-    __slots__ = ("done", "ok")
+    """One request's answer: ``ok``, the page stored; ``unreached``, why the child could not connect to its host;
+    ``too_large``, its body passed the cap."""
+
+    __slots__ = ("done", "ok", "too_large", "unreached")
 
     def __init__(self) -> None:
         self.done = threading.Event()
-        self.ok = False
+        self.ok = self.too_large = False
+        self.unreached: str | None = None
 
 
 class PageFetcher:
@@ -103,9 +113,9 @@ class PageFetcher:
         fetch the page itself (module docstring). ``hosts``: what the caller learnt of the hosts this run."""
         from cudaresolve import __version__
         from cudaresolve.core.urls import strip_credentials
-        from cudaresolve.index.limits import busy
+        from cudaresolve.index.limits import busy, too_large
         from cudaresolve.index.parsed_cache import may_send_pages
-        from cudaresolve.index.retries import host_of
+        from cudaresolve.index.retries import host_of, unreached
         from cudaresolve.index.simple import ACCEPT
 
         cache, deadline, tags = policy.cache, policy.deadline, getattr(keep, "tags", None)
@@ -114,8 +124,8 @@ class PageFetcher:
         if keep is not None and not isinstance(tags, frozenset):
             return None  # a filter it cannot be sent
         host = host_of(url)
-        if host not in hosts.answered or host in hosts.down or host in self._failed_hosts:
-            return None  # a host that has not answered this client, or is down for it, is its own
+        if host in hosts.down or host in self._failed_hosts:
+            return None  # a host down for this client, or one the child declined, is its own
         rest = deadline.remaining()
         if strip_credentials(url) != url or rest <= 0 or not may_send_pages():
             return None  # credentials stay here; a stack too deep to parse what the child parses
@@ -127,10 +137,14 @@ class PageFetcher:
         }  # fmt: skip
         since = time.time()
         with busy(deadline):  # the run's network time, as the caller's own request would be
-            ok = self.fetch(request, wait=min(rest, policy.timeout) + _SLACK_SECONDS)
-        entry = cache.get(url, body=False) if ok else None
+            answer = self.fetch(request, wait=min(rest, policy.timeout) + _SLACK_SECONDS)
+        if answer is not None and answer.unreached is not None and host not in hosts.answered:
+            raise unreached(url, answer.unreached, hosts)  # what the caller's own failed connect would raise
+        if answer is not None and answer.too_large:
+            raise too_large(url, policy.max_page_bytes)  # as the caller's own read would: not read a second time
+        entry = cache.get(url, body=False) if answer is not None and answer.ok else None
         if entry is None or entry.fetched_at < since or entry.status not in (200, 404):
-            if ok is not None:  # declined, or stored something else: this host is the caller's from now on
+            if answer is not None:  # declined, or stored something else: this host is the caller's from now on
                 self._failed_hosts.add(host)
             return None
         return entry
@@ -141,9 +155,9 @@ class PageFetcher:
             found = self._tag_lists[tags] = sorted(tags)
         return found
 
-    def fetch(self, request: dict[str, Any], *, wait: float) -> bool | None:
-        """Whether the child fetched and stored ``request``'s page within ``wait`` seconds; None, not asked, while
-        it is not ready (started now on the first call) and once it failed."""
+    def fetch(self, request: dict[str, Any], *, wait: float) -> _Slot | None:
+        """The child's answer to ``request`` (``ok`` once it fetched and stored the page) within ``wait`` seconds;
+        None, not asked, while it is not ready (started now on the first call) and once it failed."""
         with self._lock:
             if self._proc is None and not self._broken:
                 self._start()
@@ -165,8 +179,7 @@ class PageFetcher:
         if not slot.done.wait(wait):  # a child that keeps no time: every page is left to its thread from now on
             with self._lock:
                 self._fail_locked()
-            return False
-        return slot.ok
+        return slot
 
     def _start(self) -> None:
         """The child and the thread that reads its replies; any failure to start them leaves every page here."""
@@ -202,6 +215,9 @@ class PageFetcher:
                     slot = self._waiting.pop(ident, None) if type(ident) is int else None
                 if slot is not None:
                     slot.ok = reply.get("ok") is True
+                    why = reply.get("unreached")
+                    slot.unreached = why[:_MAX_REASON] if isinstance(why, str) and why and not slot.ok else None
+                    slot.too_large = reply.get("too_large") is True and not slot.ok
                     slot.done.set()
         except (OSError, ValueError, TimeoutError, struct.error, RecursionError):
             with self._lock:
@@ -287,6 +303,24 @@ def fetch_into_cache(
     return True
 
 
+def _failure(error: Exception, end: float) -> dict[str, Any]:
+    """What of ``error`` the parent is told, for it to conclude what its own request would have, without a second
+    one: ``unreached``, why the child could not connect to the page's host, in the words of ``retries.transient``
+    (the deadline not passed: a host the parent has not heard from is then down for it, without a second wait);
+    ``too_large``, the body passed the cap (not read a second time). Nothing for any other failure."""
+    import httpx
+
+    from cudaresolve.errors import IndexUnavailable
+    from cudaresolve.index.retries import transient
+
+    if isinstance(error, IndexUnavailable) and error.text.key == "index.page-too-large":
+        return {"too_large": True}
+    if not isinstance(error, httpx.HTTPError) or time.monotonic() >= end:
+        return {}
+    failure = transient(error)
+    return {"unreached": failure.reason} if failure.connect else {}
+
+
 def serve(threads: int = _THREADS) -> None:
     """The child's loop: each request on stdin answered on a thread of its own, until stdin ends; then the answers
     under way are given ``_END_SECONDS`` to finish (their files are written whole or not at all) and it exits."""
@@ -306,12 +340,14 @@ def serve(threads: int = _THREADS) -> None:
     def answer(request: dict[str, Any], end: float) -> None:
         with busy:
             active[0] += 1
+        failed: dict[str, Any] = {}
         try:
             ok = fetch_into_cache(http, request, end=end, filters=filters)
-        except Exception:  # the parent fetches the page itself and says what is wrong with it
-            ok = False
+        except Exception as e:  # the parent fetches the page itself and says what is wrong with it, but for these
+            ok, failed = False, _failure(e, end)
         try:
-            reply = json.dumps({"id": request.get("id"), "ok": ok}).encode("utf-8")
+            said = {"id": request.get("id"), "ok": ok, **failed}
+            reply = json.dumps(said).encode("utf-8")
             with written:
                 stdout.write(_FRAME.pack(len(reply)) + reply)
                 stdout.flush()

@@ -28,9 +28,11 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    import httpx
+
     from cudaresolve.index.policy import IndexPolicy
 
-__all__ = ["RETRY_STATUS", "Hosts", "handshake_glitch", "host_of", "retried"]
+__all__ = ["RETRY_STATUS", "Hosts", "handshake_glitch", "host_of", "retried", "transient", "unreached"]
 
 T = TypeVar("T")
 
@@ -73,10 +75,7 @@ def retried(
         except TransientError as e:
             final = e.connect and host not in hosts.answered
             if attempt == policy.retries or final:
-                hosts.down[host] = e.reason
-                raise IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=e.reason), hint=HINT) from (
-                    e.__cause__
-                )
+                raise unreached(url, e.reason, hosts) from e.__cause__
             asked = None
         else:
             hosts.answered.add(host)
@@ -89,6 +88,22 @@ def retried(
             policy.deadline.check(url)
         sleep(delay)
     raise AssertionError("unreachable: the loop returns or raises on its last attempt")
+
+
+def unreached(url: str, reason: str, hosts: Hosts) -> IndexUnavailable:
+    """The error of a request to ``url`` that is not to be sent again, ``reason`` its last failure; its host is down
+    for the run from now on (``hosts``)."""
+    hosts.down[host_of(url)] = reason
+    return IndexUnavailable(Text.of("index.could-not-reach", url=url, reason=reason), hint=HINT)
+
+
+def transient(error: httpx.HTTPError) -> TransientError:
+    """A transport failure as ``retried`` weighs it: ``connect`` when the connect failed, but not when a TLS
+    handshake glitch (``handshake_glitch``) is why."""
+    import httpx
+
+    connect = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout) and not handshake_glitch(error)
+    return TransientError(f"{type(error).__name__}: {error}" if str(error) else type(error).__name__, connect=connect)
 
 
 def handshake_glitch(error: BaseException) -> bool:

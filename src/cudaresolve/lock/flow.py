@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from cudaresolve.errors import InvalidInput, NoSolution
-from cudaresolve.lock.network import index_policy, page_fetcher, run_client, tls_ahead
+from cudaresolve.lock.network import helper_ahead, index_policy, page_fetcher, run_client, tls_ahead
 from cudaresolve.lock.request import LockInputs, LockRequest, all_mirrors
 from cudaresolve.text.findings import Notice
 from cudaresolve.text.model import Text
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from cudaresolve.errors import IndexUnavailable
+    from cudaresolve.index.page_fetcher import PageFetcher
     from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.index.transport import TlsAhead
     from cudaresolve.lock.previous import Change
@@ -109,12 +110,17 @@ def prepare(request: LockRequest) -> LockInputs:
 
 
 def resolve_inputs(
-    inputs: LockInputs, *, preferences: Mapping[str, str] | None = None, tls: TlsAhead | None = None
+    inputs: LockInputs,
+    *,
+    preferences: Mapping[str, str] | None = None,
+    tls: TlsAhead | None = None,
+    helper: PageFetcher | None = None,
 ) -> Solution:
     """The whole environment from the indexes' metadata; else (offline cache miss, index down) the
     database's answer for its own packages, with hashes where the cache or index has them, marked
     incomplete with a warning naming what was missing. ``preferences``: a previous lock's pins, kept where they
-    still fit (``solve``); ``tls``: the TLS context made ahead for the run (``run_client``)."""
+    still fit (``solve``); ``tls``: the TLS context made ahead for the run (``run_client``); ``helper``: the page
+    fetcher started ahead for it (``helper_ahead``), which its caller ends."""
     from cudaresolve.errors import IndexUnavailable
     from cudaresolve.lock.cached import hashes_from_cache, network_failure, no_pages_cached, not_cached
     from cudaresolve.resolve.catalog import build_catalog
@@ -132,10 +138,12 @@ def resolve_inputs(
     unknown, direct = _unknown_requests(inputs)
     if direct or not (inputs.offline and no_pages_cached()):  # offline on an empty cache it cannot succeed
         try:
-            return _solve_whole(inputs, heard, catalog, policy=policy, preferences=preferences, tls=tls)
+            return _solve_whole(
+                inputs, heard, catalog, policy=policy, preferences=preferences, tls=tls, helper=helper
+            )
         except IndexUnavailable as e:
             missing = e.text
-            fallback = _cpu_from_pypi(inputs, catalog, e, policy, preferences, tls) if not direct else None
+            fallback = _cpu_from_pypi(inputs, catalog, e, policy, preferences, (tls, helper)) if not direct else None
             if fallback is not None:
                 return fallback
             if direct:  # a file named by URL is known only by reading it
@@ -175,12 +183,13 @@ def _cpu_from_pypi(
     failure: IndexUnavailable,
     policy: IndexPolicy,
     preferences: Mapping[str, str] | None,
-    tls: TlsAhead | None,
+    ahead: tuple[TlsAhead | None, PageFetcher | None],
 ) -> Solution | None:
     """A CPU target whose cpu builds could not be had (the PyTorch index down): the set PyPI supplies, its CUDA
     wheels of the packages that run without a GPU (``catalog._cpu_from_pypi``), with the warning that names the
     smaller cpu set that could not be reached; None when that is no way out (not a CPU target, ``--gpu-source``
-    set, or PyPI fails too)."""
+    set, or PyPI fails too). ``ahead``: ``_solve_whole``'s ``tls`` and ``helper``."""
+    tls, helper = ahead
     from cudaresolve.errors import IndexUnavailable
     from cudaresolve.resolve.catalog import build_catalog
 
@@ -194,7 +203,7 @@ def _cpu_from_pypi(
     try:
         return _solve_whole(
             pypi, [], pypi_catalog, policy=policy, down={cpu.index_url: failure.text}, ideal=catalog,
-            preferences=preferences, tls=tls,
+            preferences=preferences, tls=tls, helper=helper,
         )
     except (IndexUnavailable, NoSolution):
         return None
@@ -221,6 +230,7 @@ def _solve_whole(
     ideal: Catalog | None = None,
     preferences: Mapping[str, str] | None = None,
     tls: TlsAhead | None = None,
+    helper: PageFetcher | None = None,
 ) -> Solution:
     """Every requirement and dependency resolved over the indexes (``index.source``), for the target. ``down``:
     indexes an earlier pass found failing; ``ideal``: the catalog whose best set the warning about a set from
@@ -235,7 +245,7 @@ def _solve_whole(
 
     db, target = inputs.db, inputs.target
     tags = inputs.wheel_tags()
-    with run_client(inputs.offline, tls) as http, page_fetcher(policy, tls) as fetcher:
+    with run_client(inputs.offline, tls) as http, page_fetcher(policy, tls, helper) as fetcher:
         # only the target's wheels of each page are parsed; most pages fetched and parsed in a helper process
         client = IndexClient(http, policy, keep=tag_filter(tags), fetcher=fetcher)
         source = IndexSource(
@@ -324,23 +334,24 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
         check_default_free(path)
     streamed = path == "-" or is_stream(path)
     tls = tls_ahead(request)  # made while ``prepare`` builds the database
-    inputs = prepare(request)
-    existing = None if streamed else read_existing(path)  # the lock already there, read once
-    root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
-    keyed = partial(inputs_key, inputs, fmt=fmt, editables=request.editables, cache=default_cache_dir())
-    may_keep = existing is not None and not request.upgrade and not request.upgrade_packages  # (never streamed)
-    key = keyed() if may_keep else None  # else only a new lock's stamp needs it, worked out after the solve
-    if key is not None:  # uv's rule: a lock that still answers is kept, nothing solved (``lock.keep``)
-        old = kept_lock(existing, fmt, key, source=path)
-        if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
-            with run_client(inputs.offline, tls) as http:
-                kept = still_served(old, inputs, http, index_policy(inputs), fmt)
-            if kept is not None:
-                return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
-    previous = None if request.upgrade else pins_of(existing, fmt)  # -U keeps no pin: read after the solve
-    wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
-    with stores_held(inputs.db.tables):  # the database's cache entry stored once, with the tables the lock read
-        solution = resolve_inputs(inputs, preferences=wanted, tls=tls)
+    with helper_ahead(tls) as helper:  # the page fetcher's child starting beside the database's build
+        inputs = prepare(request)
+        existing = None if streamed else read_existing(path)  # the lock already there, read once
+        root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
+        keyed = partial(inputs_key, inputs, fmt=fmt, editables=request.editables, cache=default_cache_dir())
+        may_keep = existing is not None and not request.upgrade and not request.upgrade_packages  # (never streamed)
+        key = keyed() if may_keep else None  # else only a new lock's stamp needs it, worked out after the solve
+        if key is not None:  # uv's rule: a lock that still answers is kept, nothing solved (``lock.keep``)
+            old = kept_lock(existing, fmt, key, source=path)
+            if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
+                with run_client(inputs.offline, tls) as http:
+                    kept = still_served(old, inputs, http, index_policy(inputs), fmt)
+                if kept is not None:
+                    return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
+        previous = None if request.upgrade else pins_of(existing, fmt)  # -U keeps no pin: read after the solve
+        wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
+        with stores_held(inputs.db.tables):  # the database's cache entry stored once, with the tables the lock read
+            solution = resolve_inputs(inputs, preferences=wanted, tls=tls, helper=helper)
     previous = pins_of(existing, fmt) if request.upgrade else previous  # what moved, said as ever
     frozen = lock_from_solution(
         solution, features=inputs.chosen, editables=request.editables, mirrors=inputs.mirrors, root=root,

@@ -2,7 +2,7 @@
 
 ``index_policy`` is the run's one ``IndexPolicy``; ``run_client`` its HTTP client; ``tls_ahead`` the TLS context a run
 that will surely send requests makes while the database is built; ``page_fetcher`` the helper process that fetches
-its pages (``index.page_fetcher``).
+its pages (``index.page_fetcher``), started with the run by ``helper_ahead`` when the run will surely fetch pages.
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cudaresolve.index.page_fetcher import PageFetcher
     from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.index.transport import TlsAhead
     from cudaresolve.lock.request import LockInputs, LockRequest
 
-__all__ = ["index_policy", "page_fetcher", "run_client", "tls_ahead"]
+__all__ = ["helper_ahead", "index_policy", "page_fetcher", "run_client", "tls_ahead"]
 
 
 def index_policy(inputs: LockInputs) -> IndexPolicy:
@@ -65,17 +66,35 @@ def tls_ahead(request: LockRequest) -> TlsAhead | None:
     return TlsAhead()
 
 
-def page_fetcher(policy: IndexPolicy, tls: TlsAhead | None) -> Any:
-    """The helper process that fetches a run's pages into the cache (``index.page_fetcher``): none offline or
-    without a cache, where it stores what it fetches, nor on Windows, whose pipes ``select`` cannot wait on;
-    started at once for a run that will surely fetch pages (``tls`` made ahead: an empty cache), else on the
-    first page the run fetches."""
+def page_fetcher(policy: IndexPolicy, tls: TlsAhead | None, started: PageFetcher | None = None) -> Any:
+    """The helper process that fetches a run's pages into the cache (``index.page_fetcher``), as a context: none
+    offline or without a cache, where it stores what it fetches, nor on Windows, whose pipes ``select`` cannot
+    wait on; ``started`` when the run started one ahead (``helper_ahead``: it is that one's to end); else one
+    started at once for a run that will surely fetch pages (``tls`` made ahead: an empty cache), or on the first
+    page the run fetches."""
     import sys
     from contextlib import nullcontext
 
     if policy.offline or policy.cache is None or sys.platform == "win32":
         return nullcontext(None)
+    if started is not None:
+        return nullcontext(started)
     from cudaresolve.index.page_fetcher import PageFetcher
 
     return PageFetcher(start=tls is not None)
+
+
+def helper_ahead(tls: TlsAhead | None) -> Any:
+    """The page fetcher (``page_fetcher``) started as a run that will surely fetch pages starts (``tls`` made ahead:
+    online, an empty cache), as a context that ends it; None otherwise. Its child's start-up then runs beside the
+    database's build, on the other core, and it is up for the run's first pages, those of the requested projects,
+    which the run would otherwise fetch and parse itself."""
+    import sys
+    from contextlib import nullcontext
+
+    if tls is None or sys.platform == "win32":
+        return nullcontext(None)
+    from cudaresolve.index.page_fetcher import PageFetcher
+
+    return PageFetcher(start=True)
 
