@@ -260,7 +260,7 @@ _FIELD_RULES = (str, str, (str, type(None)), (str, type(None)), bool, (str, type
 @given(st.one_of(st.lists(_JSONISH, min_size=9, max_size=11), _JSONISH))
 @settings(max_examples=400, deadline=None)
 def test_a_stored_row_is_taken_exactly_when_each_field_has_its_type(row: object) -> None:
-    from cudaresolve.index.parsed_cache import _file
+    from cudaresolve.index.simple import row_file
     from cudaresolve.index.wheel_names import WheelNames
 
     fits = (
@@ -270,5 +270,43 @@ def test_a_stored_row_is_taken_exactly_when_each_field_has_its_type(row: object)
     if isinstance(row, list) and row and fits:
         row = ["a-1.0-py3-none-any.whl", *row[1:]]  # a name the parser takes: the row's shape alone decides
         row[9] = None if row[9] == "" else row[9] and None
-    file = _file(row, WheelNames())
+    file = row_file(row, WheelNames())
     assert (file is not None) == fits
+
+
+_NAMES = st.sampled_from([
+    "alpha-1.0-py3-none-any.whl", "alpha-2.0rc1-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    "alpha-1.0-1-py3-none-any.whl", "alpha-1.0.tar.gz", "alpha-1.0.zip", "alpha_beta-3-py2.py3-none-any.whl",
+    "alpha-1.0.exe", "alpha.whl", "alpha-nope-py3-none-any.whl", "alpha-1.0-py3-none.whl", "Alpha-1.0.tar.gz",
+    "alpha-1.0-py3-none-any.whl.metadata", "beta-1.0.tar.gz",
+])  # fmt: skip
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2, 10**12), st.sampled_from([
+    "", " ", "true", ">=3.8", " >=3.9 ", "bad", "sha256=" + "a" * 64, "2024-01-02T03:04:05", "2024-01-02T03:04:05Z",
+    "2024-01-02T03:04:05.123456+02:00", "not a time", "A" * 64, "a" * 64,
+]), st.just({"sha256": "b" * 64}), st.just({"sha256": " " + "C" * 64}), st.just({}), st.just([]))  # fmt: skip
+_ENTRY = st.fixed_dictionaries(
+    {"filename": _NAMES},
+    optional={
+        "url": st.sampled_from(["../../f/x.whl", "https://files.example.org/x.whl#sha256=00", "x y.whl",
+                                "https://u:p@files.example.org/x.whl", "https://[", ""]),
+        "hashes": _VALUES, "requires-python": _VALUES, "yanked": _VALUES, "size": _VALUES, "upload-time": _VALUES,
+        "core-metadata": _VALUES, "dist-info-metadata": _VALUES,
+    },
+)  # fmt: skip
+
+
+@given(st.lists(st.one_of(_ENTRY, _VALUES), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_a_json_pages_rows_are_the_rows_of_its_files(entries: list[object]) -> None:
+    """What the page fetcher's child stores (``json_rows``, no file made) is what a parse here stores, file for file,
+    and each row makes its file again (``row_file``) whatever a page's entries hold."""
+    from cudaresolve.index.simple import file_row, json_rows, parse_body, parse_body_rows, row_file
+    from cudaresolve.index.wheel_names import WheelNames
+
+    body = json.dumps({"meta": {"api-version": "1.1"}, "name": "alpha", "files": entries})
+    url, kind = "https://example.org/simple/alpha/", "application/vnd.pypi.simple.v1+json"
+    files = parse_body(body, kind, url)
+    rows = parse_body_rows(body, kind, url)
+    assert rows == [file_row(f) for f in files] == json_rows(body, url)
+    names = WheelNames()
+    assert [row_file(r, names) for r in json.loads(json.dumps(rows))] == files  # as stored and read back

@@ -30,22 +30,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import itertools
 import json
 from dataclasses import replace
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.files import read_sealed, write_sealed
 from cudaresolve.core.urls import strip_credentials, with_credentials_of
-from cudaresolve.index.simple import dist_file, parse_body
+from cudaresolve.index.simple import file_row, parse_body, parse_body_rows, row_file
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
     from cudaresolve.index.simple import IndexFile, Keep
-    from cudaresolve.index.wheel_names import WheelNames
 
 __all__ = ["may_send_pages", "parse_files", "parsed_key", "parsed_path", "store_parsed"]
 
@@ -121,8 +118,10 @@ def store_parsed(cache: HttpCache, entry: CachedResponse, keep: Keep | None) -> 
     kept = _ALL if keep is None else getattr(keep, "key", None)
     if not isinstance(kept, str):
         raise TypeError("a filter with no key has no stored form")
-    stored = (parsed_path(cache, entry.url), parsed_key(entry), kept)
-    _parsed_and_stored(entry, strip_credentials(entry.page_url), keep, stored, brackets=_BRACKETS)
+    rows = parse_body_rows(entry.body, entry.content_type, strip_credentials(entry.page_url), keep, brackets=_BRACKETS)
+    for row in rows:  # as ``_parsed`` gives them
+        row[1] = strip_credentials(row[1]) if "@" in row[1] else row[1]
+    _store(parsed_path(cache, entry.url), parsed_key(entry), kept, rows)
 
 
 def _parsed_and_stored(
@@ -131,7 +130,7 @@ def _parsed_and_stored(
     """``entry``'s body parsed (``_parsed``) and its form stored at ``stored`` (path, key, what it kept)."""
     files = _parsed(entry.body, entry.content_type, base, keep, brackets=brackets)
     path, key, kept = stored
-    _store(path, key, kept, [_row(f) for f in files])
+    _store(path, key, kept, [file_row(f) for f in files])
     return files
 
 
@@ -164,40 +163,6 @@ def _credentialed(files: list[IndexFile], page_url: str) -> list[IndexFile]:
     return [replace(f, url=url) if (url := with_credentials_of(f.url, page_url)) != f.url else f for f in files]
 
 
-def _row(file: IndexFile) -> list[Any]:
-    upload = file.upload_time.isoformat() if file.upload_time is not None else None
-    return [
-        file.filename, file.url, file.sha256, file.requires_python, file.yanked, file.yanked_reason,
-        file.core_metadata, file.core_metadata_sha256, file.size, upload,
-    ]  # fmt: skip
-
-
-_STR_OR_NONE: Final = (str, type(None))
-_ROW_TYPES: Final[tuple[tuple[type, ...], ...]] = (
-    (str,), (str,), _STR_OR_NONE, _STR_OR_NONE, (bool,), _STR_OR_NONE, (bool,), _STR_OR_NONE, (int, type(None)),
-    _STR_OR_NONE,
-)  # fmt: skip
-#: Every sequence of the exact types a row's fields may have (JSON gives exact ``str``, ``int``, ``bool``, None):
-#: one lookup of a row's types, rather than a test per field, for the tens of thousands of rows of a warm lock.
-_ROW_SHAPES: Final = frozenset(itertools.product(*_ROW_TYPES))
-
-
-def _file(row: object, names: WheelNames) -> IndexFile | None:
-    """The ``IndexFile`` of one row; None when the row is not one ``_row`` writes. ``names``: the form's memo."""
-    if type(row) is not list or tuple(map(type, row)) not in _ROW_SHAPES:
-        return None
-    filename, url, sha256, requires_python, yanked, yanked_reason, metadata, metadata_sha256, size, upload = row
-    try:
-        upload_time = datetime.fromisoformat(upload) if upload is not None else None
-    except ValueError:
-        return None
-    return dist_file(
-        filename, url, names=names, sha256=sha256, requires_python=requires_python, yanked=yanked,
-        yanked_reason=yanked_reason, core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size,
-        upload_time=upload_time,
-    )  # fmt: skip
-
-
 def _load(path: Path, key: str, kept: tuple[str, ...], keep: Keep | None) -> list[IndexFile] | None:
     """The wanted wheels of the stored form at ``path``; None when absent, damaged, parsed from
     another body, or filtered for something else. ``kept``: the filter's key, and the key of the broader
@@ -223,7 +188,7 @@ def _files(rows: list[Any], keep: Keep | None) -> list[IndexFile] | None:
             return None
         if keep is not None and not keep(name):
             continue
-        file = _file(row, names)
+        file = row_file(row, names)
         if file is None:
             return None
         files.append(file)

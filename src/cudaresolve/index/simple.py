@@ -10,6 +10,7 @@ Spec: https://packaging.python.org/en/latest/specifications/simple-repository-ap
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -39,12 +40,16 @@ __all__ = [
     "canonical_project",
     "check_http_url",
     "dist_file",
+    "file_row",
+    "json_rows",
     "mirrored_file",
     "parse_body",
+    "parse_body_rows",
     "parse_mirrors",
     "parse_package_indexes",
     "parse_simple_html",
     "parse_simple_json",
+    "row_file",
     "version_filter",
     "wheel_file",
 ]
@@ -297,6 +302,22 @@ def parse_simple_json(
     """The wheels and sdists in a PEP 691 project detail response (API 1.x), in listed order. A body is read
     one file entry at a time (``json_page``): only the entries ``keep`` accepts are ever held whole.
     ``brackets``: ``json_page.scan_page``'s bound on nesting, whatever the stack."""
+    names = _names()
+    rows = json_rows(payload, page_url, keep=keep, brackets=brackets, names=names)
+    return [file for row in rows if (file := row_file(row, names)) is not None]
+
+
+def json_rows(
+    payload: Mapping[str, Any] | str | bytes,
+    page_url: str,
+    *,
+    keep: Keep | None = None,
+    brackets: int | None = None,
+    names: WheelNames | None = None,
+) -> list[list[Any]]:
+    """``parse_simple_json``'s files as rows (``file_row``), each one ``row_file`` makes a file of, without making
+    it: a page's parsed form is stored as rows (``parsed_cache``), and a lock reads a few of a page's files.
+    ``names``: the page's memo of names (``wheel_names``)."""
     judge = keep  # what each named entry must pass here: none for a scanned body, whose scan applied ``keep``
     if isinstance(payload, str | bytes):
         from cudaresolve.index.json_page import scan_page
@@ -313,8 +334,8 @@ def parse_simple_json(
         raise IndexUnavailable(Text.of("index.not-pep691", url=page_url), hint=HINT)
     meta = payload.get("meta")
     _check_api_version(meta.get("api-version") if isinstance(meta, Mapping) else None, page_url)
-    files: list[IndexFile] = []
-    names = _names()
+    rows: list[list[Any]] = []
+    names = names if names is not None else _names()
     plain = _join(page_url, page_url) is not None  # a base urljoin takes: a plain absolute URL is itself joined
     for entry in entries:
         if not isinstance(entry, Mapping):
@@ -323,6 +344,8 @@ def parse_simple_json(
         if not isinstance(filename, str) or not isinstance(url, str):
             continue
         if judge is not None and not judge(filename):
+            continue
+        if not _is_dist(filename, names):
             continue
         hashes = entry.get("hashes")
         yanked = entry.get("yanked", False)
@@ -337,22 +360,63 @@ def parse_simple_json(
         joined = url if plain and PLAIN_URL.match(url) else _join(page_url, url)
         if joined is None:
             continue
-        wheel = dist_file(
+        upload = _upload_time(entry.get("upload-time"))
+        rows.append([
             filename,
             urldefrag(joined)[0] if "#" in joined else joined,
-            names=names,
-            sha256=_sha256(hashes.get("sha256")) if isinstance(hashes, Mapping) else None,
-            requires_python=(requires_python.strip() or None) if isinstance(requires_python, str) else None,
-            yanked=bool(yanked),
-            yanked_reason=yanked if isinstance(yanked, str) and yanked else None,
-            core_metadata=has_metadata,
-            core_metadata_sha256=metadata_sha,
-            size=size if isinstance(size, int) and not isinstance(size, bool) else None,
-            upload_time=_upload_time(entry.get("upload-time")),
-        )
-        if wheel is not None:
-            files.append(wheel)
-    return files
+            _sha256(hashes.get("sha256")) if isinstance(hashes, Mapping) else None,
+            (requires_python.strip() or None) if isinstance(requires_python, str) else None,
+            bool(yanked),
+            yanked if isinstance(yanked, str) and yanked else None,
+            has_metadata,
+            metadata_sha,
+            size if isinstance(size, int) and not isinstance(size, bool) else None,
+            upload.isoformat() if upload is not None else None,
+        ])  # fmt: skip
+    return rows
+
+
+def _is_dist(filename: str, names: WheelNames) -> bool:
+    """Whether ``dist_file`` makes a file of ``filename``: a wheel or sdist whose name parses."""
+    if filename.endswith(".whl"):
+        return names.parse(filename) is not None
+    return filename.endswith((".tar.gz", ".zip")) and names.sdist(filename) is not None
+
+
+def file_row(file: IndexFile) -> list[Any]:
+    """``file`` as the row ``row_file`` reads (what a page's parsed form stores): its name and what a page says
+    of it; the rest is parsed from the name again."""
+    upload = file.upload_time.isoformat() if file.upload_time is not None else None
+    return [
+        file.filename, file.url, file.sha256, file.requires_python, file.yanked, file.yanked_reason,
+        file.core_metadata, file.core_metadata_sha256, file.size, upload,
+    ]  # fmt: skip
+
+
+_STR_OR_NONE: Final = (str, type(None))
+_ROW_TYPES: Final[tuple[tuple[type, ...], ...]] = (
+    (str,), (str,), _STR_OR_NONE, _STR_OR_NONE, (bool,), _STR_OR_NONE, (bool,), _STR_OR_NONE, (int, type(None)),
+    _STR_OR_NONE,
+)  # fmt: skip
+#: Every sequence of the exact types a row's fields may have (JSON gives exact ``str``, ``int``, ``bool``, None):
+#: one lookup of a row's types, rather than a test per field, for the tens of thousands of rows of a warm lock.
+_ROW_SHAPES: Final = frozenset(itertools.product(*_ROW_TYPES))
+
+
+def row_file(row: object, names: WheelNames) -> IndexFile | None:
+    """The ``IndexFile`` of one row; None when the row is not one ``file_row`` writes. ``names``: the page's memo."""
+    if type(row) is not list or tuple(map(type, row)) not in _ROW_SHAPES:
+        return None
+    filename, url, sha256, requires_python, yanked, yanked_reason, metadata, metadata_sha256, size, upload = row
+    try:
+        upload_time = datetime.fromisoformat(upload) if upload is not None else None
+    except ValueError:
+        return None
+    return dist_file(
+        filename, url, names=names, sha256=sha256, requires_python=requires_python, yanked=yanked,
+        yanked_reason=yanked_reason, core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size,
+        upload_time=upload_time,
+    )  # fmt: skip
 
 
 def parse_body(
@@ -360,9 +424,24 @@ def parse_body(
 ) -> list[IndexFile]:
     """Dispatch on Content-Type (PEP 691); sniff only when the server sent none we know. ``brackets``: a JSON
     body's bound on nesting (``json_page.scan_page``); HTML nests nothing."""
+    if _is_json(body, content_type):
+        return parse_simple_json(body, page_url, keep=keep, brackets=brackets)
+    return parse_simple_html(body, page_url, keep=keep)
+
+
+def parse_body_rows(
+    body: str, content_type: str | None, page_url: str, keep: Keep | None = None, *, brackets: int | None = None
+) -> list[list[Any]]:
+    """``parse_body``'s files as rows (``file_row``); a JSON body's are never made files (``json_rows``)."""
+    if _is_json(body, content_type):
+        return json_rows(body, page_url, keep=keep, brackets=brackets)
+    return [file_row(file) for file in parse_simple_html(body, page_url, keep=keep)]
+
+
+def _is_json(body: str, content_type: str | None) -> bool:
+    """Whether ``body`` is read as PEP 691 JSON: by its Content-Type, sniffed only when that is none we know (an
+    octet-stream from a bare S3 bucket)."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
     if media in _JSON_TYPES:
-        return parse_simple_json(body, page_url, keep=keep, brackets=brackets)
-    if media in _HTML_TYPES or not body.lstrip().startswith("{"):
-        return parse_simple_html(body, page_url, keep=keep)
-    return parse_simple_json(body, page_url, keep=keep, brackets=brackets)  # e.g. octet-stream from a bare S3 bucket
+        return True
+    return media not in _HTML_TYPES and body.lstrip().startswith("{")
