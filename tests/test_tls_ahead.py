@@ -13,7 +13,7 @@ import pytest
 from cudaresolve.core.paths import use_cache_dir
 from cudaresolve.index.http_cache import CachedResponse, HttpCache
 from cudaresolve.index.transport import TlsAhead, make_http_client
-from cudaresolve.lock.network import tls_ahead
+from cudaresolve.lock.network import helper_ahead, tls_ahead
 from cudaresolve.lock.request import LockRequest
 from cudaresolve.target.options import TargetOptions
 
@@ -66,3 +66,26 @@ def test_made_ahead_only_for_a_run_that_will_send_requests(tmp_path: Path) -> No
             CachedResponse(url="https://pypi.org/simple/six/", status=200, body="{}", fetched_at=0.0)
         )
         assert tls_ahead(online) is None  # a run the cache may serve never imports httpx for it
+
+
+def test_the_page_helper_is_started_ahead_only_for_a_run_that_will_fetch_pages(tmp_path: Path) -> None:
+    """Online with an empty page cache, over https or a local plain-http mirror alike; never offline, nor where
+    the cache may serve the run."""
+    from cudaresolve.index.page_fetcher import PageFetcher
+
+    online = LockRequest(requirements=("six",), target=TargetOptions())
+    local = replace(online, mirrors=("https://pypi.org/simple=http://127.0.0.1:8080/simple",))
+    with use_cache_dir(tmp_path / "cache"):
+        with helper_ahead(replace(online, offline=True)) as none:
+            assert none is None
+        for request in (online, local):
+            with helper_ahead(request) as started:
+                assert isinstance(started, PageFetcher) and started._proc is not None  # started now
+                assert started._ready.wait(60)
+                proc = started._proc
+            assert proc.returncode == 0  # and ended with the block
+        HttpCache(tmp_path / "cache").store(
+            CachedResponse(url="https://pypi.org/simple/six/", status=200, body="{}", fetched_at=0.0)
+        )
+        with helper_ahead(online) as none:
+            assert none is None

@@ -334,7 +334,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
         check_default_free(path)
     streamed = path == "-" or is_stream(path)
     tls = tls_ahead(request)  # made while ``prepare`` builds the database
-    with helper_ahead(tls) as helper:  # the page fetcher's child starting beside the database's build
+    with helper_ahead(request) as helper:  # the page fetcher's child starting beside the database's build
         inputs = prepare(request)
         existing = None if streamed else read_existing(path)  # the lock already there, read once
         root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))

@@ -84,17 +84,18 @@ def page_fetcher(policy: IndexPolicy, tls: TlsAhead | None, started: PageFetcher
     return PageFetcher(start=tls is not None)
 
 
-def helper_ahead(tls: TlsAhead | None) -> Any:
-    """The page fetcher (``page_fetcher``) started as a run that will surely fetch pages starts (``tls`` made ahead:
-    online, an empty cache), as a context that ends it; None otherwise. Its child's start-up then runs beside the
-    database's build, on the other core, and it is up for the run's first pages, those of the requested projects,
-    which the run would otherwise fetch and parse itself."""
+def helper_ahead(request: LockRequest) -> Any:
+    """The page fetcher (``page_fetcher``) started as a run that will surely fetch pages starts (online, no page
+    in the cache, over https or plain http alike), as a context that ends it; None otherwise. Its child's start-up
+    then runs beside the database's build, on the other core, and it is up for the run's first pages, those of the
+    requested projects, which the run would otherwise fetch and parse itself."""
     import sys
     from contextlib import nullcontext
 
-    if tls is None or sys.platform == "win32":
+    from cudaresolve.lock.cached import no_pages_cached
+
+    if request.offline or sys.platform == "win32" or not no_pages_cached():
         return nullcontext(None)
     from cudaresolve.index.page_fetcher import PageFetcher
 
     return PageFetcher(start=True)
-
