@@ -3,6 +3,7 @@ body replaced or damaged behind the cache's back costs a request, never the page
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -22,6 +23,9 @@ TARGET = TargetOptions(cpu=True, python="3.11", platform="linux_x86_64")
 @pytest.fixture
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(http_cache, "APART_BYTES", 0)  # every page's body apart, as PyPI's pages of MBs are
+    # every page fetched and stored by this process: the page helper, a process of its own, keeps its own bound
+    monkeypatch.setattr(flow, "helper_ahead", lambda request: nullcontext(None))
+    monkeypatch.setattr(flow, "page_fetcher", lambda policy, tls, started=None: nullcontext(None))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CUDARESOLVE_CACHE_DIR", str(tmp_path / "cache"))
     index = LocalIndex(tmp_path / "index")
