@@ -205,27 +205,31 @@ def dist_file(filename: str, url: str, *, names: WheelNames | None = None, **fie
     """An ``IndexFile`` for a wheel (``wheel_file``) or an sdist (``.tar.gz``, ``.zip``, the formats pip and uv
     read); None for other files and unparseable names. The parsers and the parsed cache build files here, each
     page's with one ``names`` (``wheel_names``)."""
-    if filename.endswith(".whl"):
-        return wheel_file(filename, url, names=names, **fields)
-    if not filename.endswith((".tar.gz", ".zip")):
-        return None
-    parsed = (names if names is not None else _names()).sdist(filename)
+    parsed = _dist_name(filename, names if names is not None else _names())
     if parsed is None:
         return None
-    name, version = parsed
+    name, version, build, tags = parsed
     return IndexFile(
-        project=name, filename=filename, url=url, version=version, build=(), tags=frozenset(), sdist=True, **fields
-    )
+        project=name, filename=filename, url=url, version=version, build=build, tags=tags,
+        sdist=not filename.endswith(".whl"), **fields,
+    )  # fmt: skip
 
 
 def wheel_file(filename: str, url: str, *, names: WheelNames | None = None, **fields: Any) -> IndexFile | None:
     """An ``IndexFile`` for a wheel; None for sdists, other files and unparseable names (pip skips such links too,
     index/package_finder.py). ``names``: the memo of the page's names (``wheel_names``), else one for this name."""
-    parsed = (names if names is not None else _names()).parse(filename)
-    if parsed is None:
+    return dist_file(filename, url, names=names, **fields) if filename.endswith(".whl") else None
+
+
+def _dist_name(filename: str, names: WheelNames) -> tuple[NormalizedName, Version, BuildTag, frozenset[Tag]] | None:
+    """The project, version, build tag and tags of a wheel's or an sdist's name (an sdist has none of the last
+    two); None for other files and unparseable names. ``names``: the page's memo (``wheel_names``)."""
+    if filename.endswith(".whl"):
+        return names.parse(filename)
+    if not filename.endswith((".tar.gz", ".zip")):
         return None
-    name, version, build, tags = parsed
-    return IndexFile(project=name, filename=filename, url=url, version=version, build=build, tags=tags, **fields)
+    parsed = names.sdist(filename)
+    return None if parsed is None else (*parsed, (), frozenset())
 
 
 def _check_api_version(version: object, page_url: str) -> None:
@@ -345,7 +349,7 @@ def json_rows(
             continue
         if judge is not None and not judge(filename):
             continue
-        if not _is_dist(filename, names):
+        if _dist_name(filename, names) is None:  # no file ``dist_file`` would make
             continue
         hashes = entry.get("hashes")
         yanked = entry.get("yanked", False)
@@ -374,13 +378,6 @@ def json_rows(
             upload.isoformat() if upload is not None else None,
         ])  # fmt: skip
     return rows
-
-
-def _is_dist(filename: str, names: WheelNames) -> bool:
-    """Whether ``dist_file`` makes a file of ``filename``: a wheel or sdist whose name parses."""
-    if filename.endswith(".whl"):
-        return names.parse(filename) is not None
-    return filename.endswith((".tar.gz", ".zip")) and names.sdist(filename) is not None
 
 
 def file_row(file: IndexFile) -> list[Any]:
