@@ -216,7 +216,7 @@ def _run(args: argparse.Namespace) -> int:
     from cudaresolve.cli._common import language
     from cudaresolve.core.memory import compact_heap
     from cudaresolve.lock.flow import lock
-    from cudaresolve.render.explain_findings import render_lock_result
+    from cudaresolve.render.report import report_lock
 
     compact_heap()  # before the page-reading threads start
     if args.json and args.output is not None:
@@ -233,7 +233,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         render.emit_json(result.to_dict(), lang=language(args))
     else:
-        render_lock_result(result, render.make_console(), lang=language(args))
+        report_lock(result, lang=language(args))  # plain text where rich would print no more
     return 0
 
 

@@ -14,52 +14,17 @@ __all__ = ["render_lock_result", "render_solution", "render_warnings", "render_w
 
 
 def render_solution(solution: Solution, console: Console, *, lang: str = "en") -> None:
-    from rich.markup import escape
+    """The variant line, the package table and every warning (``report.solution_items``)."""
+    from cudaresolve.render.report import print_items, solution_items
 
-    from cudaresolve.text.catalogue import format_text
-    from cudaresolve.text.model import Text
-    from cudaresolve.text.redact import redact_text
-
-    console.print(escape(format_text(Text.of("render.solution.variant", variant=solution.variant,
-                                             index=solution.index_url), lang)))
-    from cudaresolve.render.fit import fold_path, plain_table, print_fitted
-
-    headers = [format_text(Text(key), lang) for key in
-               ("render.solution.package", "render.solution.version", "render.solution.index")]
-    names = max((len(p.name) for p in solution.packages), default=0)
-    versions = max((len(p.version) for p in solution.packages), default=0)
-    room = max(20, console.width - max(names, 7) - max(versions, 7) - 4)
-    rows = []  # names and versions whole; an index URL broken only after a '/'
-    for p in solution.packages:
-        where = p.url if not p.index and p.url else p.index  # a direct reference: its URL, from no index
-        rows.append((p.name, p.version, fold_path(redact_text(where), room)))
-    lines = plain_table(headers, rows, console.width)
-    from rich.text import Text as RichText
-
-    if lines is not None:  # rich's layout, made without rich's per-cell work
-        shown = RichText("\n".join(lines))
-        shown.stylize("table.header", 0, len(lines[0]))
-        console.print(shown, soft_wrap=True)
-    else:
-        from rich.table import Table
-
-        table = Table(box=None, pad_edge=False)  # cells as text: no markup, no emoji codes
-        for header in headers:
-            table.add_column(RichText(header), no_wrap=True)
-        for row in rows:
-            table.add_row(*(RichText(cell) for cell in row))
-        print_fitted(console, table)
-    render_warnings(solution, console, lang=lang)
+    print_items(solution_items(solution, console.width, lang), console)
 
 
 def render_warnings(solution: Solution, console: Console, *, lang: str = "en") -> None:
     """One ``warning: <code>: <message>`` line per warning of ``solution``."""
-    from rich.markup import escape
+    from cudaresolve.render.report import print_items, warning_items
 
-    from cudaresolve.text.catalogue import format_text
-
-    for w in solution.warnings:
-        console.print(f"[yellow]warning[/]: {escape(w.code)}: {escape(format_text(w.text, lang))}")
+    print_items(warning_items(solution, lang), console)
 
 
 def render_why_not(answer: WhyNot, console: Console, *, lang: str = "en") -> None:
@@ -88,28 +53,7 @@ def render_why_not(answer: WhyNot, console: Console, *, lang: str = "en") -> Non
 
 
 def render_lock_result(result: object, console: Console, *, lang: str = "en") -> None:
-    """What was locked, where it went, and every warning (under ``-q`` the warnings alone)."""
-    from rich.markup import escape
+    """What was locked, where it went, and every warning (under ``-q`` the warnings alone): ``report.lock_items``."""
+    from cudaresolve.render.report import lock_items, print_items
 
-    from cudaresolve.render.output import current
-    from cudaresolve.text.catalogue import format_text
-    from cudaresolve.text.model import Text
-
-    solution = result.solution  # type: ignore[attr-defined]
-    if not current().shows_info:
-        render_warnings(solution, console, lang=lang)
-        return
-    render_solution(solution, console, lang=lang)
-    path = result.path  # type: ignore[attr-defined]
-    if path is None or path == "-":  # nothing written (its warning says why), or the lock went to stdout
-        return
-    if result.unchanged:  # type: ignore[attr-defined]
-        same = Text.of("render.lock.unchanged", path=str(path), count=len(solution.packages))
-        console.print(escape(format_text(same, lang)))
-        return
-    for change in result.changes:  # type: ignore[attr-defined]
-        moved, added = "render.lock.moved", "render.lock.added"
-        key = moved if change.old and change.new else added if change.new else "render.lock.removed"
-        console.print(escape(format_text(Text.of(key, name=change.name, old=change.old, new=change.new), lang)))
-    wrote = Text.of("render.lock.wrote", path=str(path), format=result.format)  # type: ignore[attr-defined]
-    console.print(escape(format_text(wrote, lang)))
+    print_items(lock_items(result, console.width, lang), console)

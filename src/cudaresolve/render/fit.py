@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from rich.console import Console, RenderableType
 
@@ -53,11 +53,15 @@ def plain_table(headers: Sequence[str], rows: Iterable[Sequence[str]], width: in
     a cell of several lines has an empty one: such a table is laid out by rich. For a long table this is a
     hundred times faster than rich (80 ms for a 191-package lock) and, without colour, the same text (with
     colour, the header is one bold run where rich makes one per cell)."""
-    from rich.cells import cell_len
-
     cells = [[cell.split("\n") for cell in row] for row in rows]
-    if not all(_plain(line) for line in (*headers, *(line for row in cells for lines in row for line in lines))):
+    every = (*headers, *(line for row in cells for lines in row for line in lines))
+    if not all(_plain(line) for line in every):
         return None
+    cell_len: Callable[[str], int] = len  # a printable ASCII character takes one column
+    if not all(line.isascii() for line in every):
+        from rich.cells import cell_len as rich_cell_len
+
+        cell_len = rich_cell_len
     if any(len(lines) > 1 and "" in lines for row in cells for lines in row):  # rich drops some empty lines
         return None
     widths = [cell_len(h) for h in headers]
