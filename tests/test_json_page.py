@@ -130,3 +130,21 @@ def test_a_bracket_bound_refuses_what_might_nest_too_deep_whatever_the_stack(whe
     assert scan_page(page(refused), None) == scan_page(page(refused), None, brackets=None)  # unbounded: the stack
     with pytest.raises(TooDeep):  # brackets in strings count too: the bound only ever errs on the safe side
         scan_page('{"files": [{"filename": "[[[[{{{{"}]}', None, brackets=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(depths=st.lists(st.integers(0, 20), min_size=1, max_size=120), bound=st.integers(3, 24))
+def test_the_bracket_bound_holds_for_each_entry_of_a_long_page(depths: list[int], bound: int) -> None:
+    """Entries are counted by runs (``json_page._bounded_run``): a page is refused exactly when one entry holds
+    ``bound`` brackets or more, however many entries there are, wherever that one stands."""
+    from cudaresolve.core.decode import TooDeep
+
+    entries = [{"filename": f"a-{i}.0-py3-none-any.whl", "x": json.loads("[" * d + "]" * d or "0")}
+               for i, d in enumerate(depths)]  # fmt: skip
+    text = json.dumps({"files": entries})
+    held = [json.dumps(e).count("[") + json.dumps(e).count("{") for e in entries]
+    if max(held) >= bound:
+        with pytest.raises(TooDeep):
+            scan_page(text, None, brackets=bound)
+    else:
+        assert scan_page(text, None, brackets=bound) == scan_page(text, None)

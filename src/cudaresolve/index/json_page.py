@@ -25,6 +25,8 @@ __all__ = ["scan_page"]
 _SPACE: Final = re.compile(r"[ \t\n\r]*")
 _SPACES: Final = frozenset(" \t\n\r")
 _DECODER: Final = json.JSONDecoder()
+#: A bound on work, not a fact: how many characters of entries ``_entries`` reads before it counts their brackets.
+_RUN: Final = 4096
 
 
 def scan_page(
@@ -49,6 +51,26 @@ def scan_page(
 def _bounded(text: str, start: int, end: int, brackets: int | None) -> None:
     if brackets is not None and text.count("[", start, end) + text.count("{", start, end) >= brackets:
         raise TooDeep("JSON")
+
+
+def _bounded_run(text: str, start: int, end: int, brackets: int) -> None:
+    """``_bounded`` for each entry of the run of entries between ``start`` and ``end`` (with the separators between
+    them): counted over the whole run first, as a run holding fewer than ``brackets`` has no entry that holds as
+    many (a page's entries are a few hundred characters and a few brackets each: counted one by one, they were a
+    sixth of a scan); only a run holding as many is walked entry by entry."""
+    if text.count("[", start, end) + text.count("{", start, end) < brackets:
+        return
+    scan = _DECODER.scan_once  # type: ignore[attr-defined]
+    at = start
+    while True:
+        at = _skip(text, at)
+        if text.startswith(",", at):
+            at = _skip(text, at + 1)
+        if at >= end:
+            return
+        after = scan(text, at)[1]  # decoded before: it decodes again
+        _bounded(text, at, after, brackets)
+        at = after
 
 
 def _scan(text: str, wanted: Callable[[str], bool] | None, brackets: int | None) -> tuple[Any, list[Any] | None]:
@@ -94,20 +116,23 @@ def _entries(
         return kept, at + 1
     # what ``raw_decode`` calls, without its frame: this loop runs once per file of the page
     scan = _DECODER.scan_once  # type: ignore[attr-defined]
+    run = at  # where the entries whose brackets are not counted yet begin (``_bounded_run``)
     while True:
-        start = at
         try:
             entry, at = scan(text, at)
         except StopIteration as e:
             raise json.JSONDecodeError("Expecting value", text, e.value) from None
-        if brackets is not None:
-            _bounded(text, start, at, brackets)
+        if brackets is not None and at - run >= _RUN:
+            _bounded_run(text, run, at, brackets)
+            run = at
         name = entry.get("filename") if type(entry) is dict else None
         if wanted is None or not isinstance(name, str) or wanted(name):
             kept.append(entry)
         if text[at : at + 1] != ",":  # PyPI writes no space between entries: skipped only where there is
             at = _skip(text, at)
             if not text.startswith(",", at):
+                if brackets is not None:
+                    _bounded_run(text, run, at, brackets)
                 return kept, _expect(text, at, "]")
         at += 1
         if text[at : at + 1] == " ":  # json.dumps writes ", "
