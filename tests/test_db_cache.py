@@ -111,7 +111,18 @@ def test_pruning_never_removes_the_users_files(tmp_path: Path, layout: str) -> N
     assert user.stat().st_mode == mode  # a folder it did not make is never chmod-ed
 
 
-@pytest.mark.parametrize("content", [b"not a pickle", pickle.dumps(["a", "list"]), b""])
+_STALE = {"text": "stale"}  # of the expected type: loaded, were the seal not checked
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not a pickle", b"", cache.sealed(pickle.dumps(["a", "list"])),  # not an entry; another type
+        pickle.dumps(_STALE),  # no seal: a version-2 entry
+        cache.sealed(pickle.dumps(_STALE))[:-3],  # cut short, as a crash may leave an entry never synced
+        cache.sealed(pickle.dumps(_STALE)).replace(b"stale", b"state"),  # edited
+    ],
+)  # fmt: skip
 def test_a_damaged_or_foreign_entry_is_rebuilt_and_replaced(tmp_path: Path, content: bytes) -> None:
     source = tmp_path / "compat.toml"
     source.write_text("a = 1\n")
@@ -120,7 +131,19 @@ def test_a_damaged_or_foreign_entry_is_rebuilt_and_replaced(tmp_path: Path, cont
     entry.write_bytes(content)
     calls: list[str] = []
     assert _cached(source, tmp_path, calls) == {"text": "a = 1\n"}
-    assert calls == ["a = 1\n"] and pickle.loads(entry.read_bytes()) == {"text": "a = 1\n"}
+    assert calls == ["a = 1\n"] and pickle.loads(cache.unsealed(entry.read_bytes()) or b"") == {"text": "a = 1\n"}
+
+
+def test_an_entry_is_stored_without_a_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache entry is written atomically, not synced: a sync waits for everything else pending on the disk."""
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    source = tmp_path / "compat.toml"
+    source.write_text("a = 1\n")
+    assert _cached(source, tmp_path / "c", []) == {"text": "a = 1\n"}
+    entry = tmp_path / "c" / cache.SUBDIR / cache.entry_name(source, CODE)
+    written = cache.unsealed(entry.read_bytes())
+    assert synced == [] and written == pickle.dumps({"text": "a = 1\n"}, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _plant(tmp_path: Path, source: Path) -> Path:
@@ -128,7 +151,7 @@ def _plant(tmp_path: Path, source: Path) -> Path:
     entry = tmp_path / cache.SUBDIR / cache.entry_name(source, CODE)
     entry.parent.mkdir(mode=0o700, exist_ok=True)
     marker = tmp_path / "ran"
-    entry.write_bytes(pickle.dumps(_Ran(str(marker))))
+    entry.write_bytes(cache.sealed(pickle.dumps(_Ran(str(marker)))))
     os.chmod(entry, 0o600)
     return marker
 
