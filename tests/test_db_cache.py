@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaresolve.core.files import CACHE_MARK, make_cache_dir
+from cudaresolve.core.files import CACHE_MARK, make_cache_dir, seal, unseal
 from cudaresolve.db import cache
 from cudaresolve.db.database import CompatDB, load_compat, shipped_path
 
@@ -117,10 +117,10 @@ _STALE = {"text": "stale"}  # of the expected type: loaded, were the seal not ch
 @pytest.mark.parametrize(
     "content",
     [
-        b"not a pickle", b"", cache.sealed(pickle.dumps(["a", "list"])),  # not an entry; another type
+        b"not a pickle", b"", seal(pickle.dumps(["a", "list"])),  # not an entry; another type
         pickle.dumps(_STALE),  # no seal: a version-2 entry
-        cache.sealed(pickle.dumps(_STALE))[:-3],  # cut short, as a crash may leave an entry never synced
-        cache.sealed(pickle.dumps(_STALE)).replace(b"stale", b"state"),  # edited
+        seal(pickle.dumps(_STALE))[:-3],  # cut short, as a crash may leave an entry never synced
+        seal(pickle.dumps(_STALE)).replace(b"stale", b"state"),  # edited
     ],
 )  # fmt: skip
 def test_a_damaged_or_foreign_entry_is_rebuilt_and_replaced(tmp_path: Path, content: bytes) -> None:
@@ -131,7 +131,7 @@ def test_a_damaged_or_foreign_entry_is_rebuilt_and_replaced(tmp_path: Path, cont
     entry.write_bytes(content)
     calls: list[str] = []
     assert _cached(source, tmp_path, calls) == {"text": "a = 1\n"}
-    assert calls == ["a = 1\n"] and pickle.loads(cache.unsealed(entry.read_bytes()) or b"") == {"text": "a = 1\n"}
+    assert calls == ["a = 1\n"] and pickle.loads(unseal(entry.read_bytes()) or b"") == {"text": "a = 1\n"}
 
 
 def test_an_entry_is_stored_without_a_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -142,7 +142,7 @@ def test_an_entry_is_stored_without_a_sync(tmp_path: Path, monkeypatch: pytest.M
     source.write_text("a = 1\n")
     assert _cached(source, tmp_path / "c", []) == {"text": "a = 1\n"}
     entry = tmp_path / "c" / cache.SUBDIR / cache.entry_name(source, CODE)
-    written = cache.unsealed(entry.read_bytes())
+    written = unseal(entry.read_bytes())
     assert synced == [] and written == pickle.dumps({"text": "a = 1\n"}, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -151,7 +151,7 @@ def _plant(tmp_path: Path, source: Path) -> Path:
     entry = tmp_path / cache.SUBDIR / cache.entry_name(source, CODE)
     entry.parent.mkdir(mode=0o700, exist_ok=True)
     marker = tmp_path / "ran"
-    entry.write_bytes(cache.sealed(pickle.dumps(_Ran(str(marker)))))
+    entry.write_bytes(seal(pickle.dumps(_Ran(str(marker)))))
     os.chmod(entry, 0o600)
     return marker
 

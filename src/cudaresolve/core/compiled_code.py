@@ -191,13 +191,11 @@ def compiled_once(cache: Path | None) -> Iterator[None]:
 def _read(path: Path) -> dict[Any, bytes]:
     """The entries kept at ``path``, each key with its value still marshalled; empty when there are none, or they
     cannot be trusted whole."""
-    from cudaresolve.core.files import private_entry
+    from cudaresolve.core.files import private_entry, unseal
 
     try:
-        if not private_entry(path, _MAX_BYTES):
-            return {}
-        digest, _, payload = path.read_bytes().partition(b"\n")
-        if hashlib.sha256(payload).hexdigest().encode() != digest:
+        payload = unseal(path.read_bytes()) if private_entry(path, _MAX_BYTES) else None
+        if payload is None:
             return {}
         inflate = zlib.decompressobj()
         data = inflate.decompress(payload, _MAX_INFLATED)
@@ -244,7 +242,7 @@ def _well_formed(key: Any, value: Any) -> bool:
 
 def _write(path: Path, kept: _Kept) -> None:
     """The entries this run used, then as many kept ones as ``_MAX_TEXTS`` leaves room for, written at ``path``."""
-    from cudaresolve.core.files import store_bounded
+    from cudaresolve.core.files import seal, store_bounded
 
     used = dict(itertools.islice(kept.used.items(), _MAX_TEXTS))
     room = itertools.islice((item for item in kept.kept.items() if item[0] not in used), _MAX_TEXTS - len(used))
@@ -252,4 +250,4 @@ def _write(path: Path, kept: _Kept) -> None:
     chunks = [pack.compress(_entry(marshal.dumps(key), marshal.dumps(value))) for key, value in used.items()]
     chunks += [pack.compress(_entry(marshal.dumps(key), blob)) for key, blob in room]  # as read: never unmarshalled
     payload = b"".join([*chunks, pack.flush()])
-    store_bounded(path, hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload, keep=_KEEP, names=_NAMES)
+    store_bounded(path, seal(payload), keep=_KEEP, names=_NAMES)

@@ -23,8 +23,10 @@ __all__ = [
     "private_entry",
     "read_regular_bounded",
     "read_sealed",
+    "seal",
     "sealed",
     "store_bounded",
+    "unseal",
     "write_bytes_atomic",
     "write_private_atomic",
     "write_sealed",
@@ -146,12 +148,25 @@ def store_bounded(path: Path, data: bytes, *, keep: int, names: re.Pattern[str])
     return True
 
 
-def sealed(payload: str) -> bytes:
-    """``payload`` (a JSON text) after one line, the SHA-256 of the rest: what ``read_sealed`` takes back only whole
-    and as written."""
+def seal(data: bytes) -> bytes:
+    """``data`` after one line, its SHA-256 in hex: a cache entry that ``unseal`` gives back only whole and as
+    written (one written without a sync, cut short or left empty by a crash, is refused)."""
     import hashlib
 
-    return f"{hashlib.sha256(payload.encode('utf-8')).hexdigest()}\n{payload}".encode()
+    return hashlib.sha256(data).hexdigest().encode() + b"\n" + data
+
+
+def unseal(blob: bytes) -> bytes | None:
+    """The data ``seal`` wrote in ``blob``; None when ``blob`` is not that (cut short, edited, foreign)."""
+    import hashlib
+
+    digest, newline, data = blob.partition(b"\n")
+    return data if newline and hashlib.sha256(data).hexdigest().encode() == digest else None
+
+
+def sealed(payload: str) -> bytes:
+    """``payload`` (a JSON text) ``seal``-ed: what ``read_sealed`` takes back only whole and as written."""
+    return seal(payload.encode("utf-8"))
 
 
 def write_sealed(path: str | os.PathLike[str], payload: str) -> None:
@@ -163,15 +178,11 @@ def write_sealed(path: str | os.PathLike[str], payload: str) -> None:
 def read_sealed(path: str | os.PathLike[str]) -> Any:
     """The JSON value of the entry ``write_sealed`` wrote at ``path``; None when there is none, or it cannot be
     read, or it was cut short or edited (its first line is not the SHA-256 of the rest), or is not JSON."""
-    import hashlib
-
     from cudaresolve.core.decode import loads_json
 
     try:
-        digest, _, payload = Path(path).read_text(encoding="utf-8").partition("\n")
-        if hashlib.sha256(payload.encode("utf-8")).hexdigest() != digest:
-            return None
-        return loads_json(payload)
+        payload = unseal(Path(path).read_bytes())
+        return loads_json(payload.decode("utf-8")) if payload is not None else None
     except (OSError, ValueError):  # a decoding error of the bytes or of the JSON is a ValueError
         return None
 

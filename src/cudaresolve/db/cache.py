@@ -12,7 +12,7 @@ and no larger than ``MAX_ENTRY_BYTES``; and the loaded value must be of the expe
 else (another user's file, a damaged or foreign entry, an unreadable or unwritable cache) means
 the database is built from the TOML: the cache is only an optimisation.
 
-An entry is the pickle after one line, its SHA-256 (``sealed``), written atomically but not synced to disk,
+An entry is the pickle after one line, its SHA-256 (``core.files.seal``), written atomically but not synced to disk,
 as the page cache's entries are: a first run's sync waited for the disk to commit whatever else was pending
 (a cache folder just removed: up to 0.4 s, before the run's first request), and an entry a crash cut short or
 left empty fails its seal and is built again. The folder holds at most ``KEEP`` entries: after each write the
@@ -30,15 +30,15 @@ import sys
 import zlib
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from cudaresolve.core.files import keep_newest, make_cache_dir, private_entry, write_private_atomic
+from cudaresolve.core.files import keep_newest, make_cache_dir, private_entry, seal, unseal, write_private_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
 
 __all__ = [
-    "ENTRY_NAMES", "FORMAT", "KEEP", "MAX_ENTRY_BYTES", "SUBDIR", "cached_build", "code_key", "entry_name", "sealed",
-    "store_entry", "unsealed",
+    "ENTRY_NAMES", "FORMAT", "KEEP", "MAX_ENTRY_BYTES", "SUBDIR", "cached_build", "code_key", "entry_name",
+    "store_entry",
 ]  # fmt: skip
 
 FORMAT: Final = 3  # bump when the entry's meaning changes (1 was tomllib's result as JSON; 2 was not sealed)
@@ -80,7 +80,7 @@ def cached_build(path: Path, cache_dir: Path, build: Callable[[], T], *, expect:
     entry = cache_dir / SUBDIR / entry_name(path, code)
     if _safe_to_load(entry):
         with contextlib.suppress(Exception):  # a damaged or foreign entry is rebuilt, whatever it raises
-            data = unsealed(entry.read_bytes())
+            data = unseal(entry.read_bytes())
             value = pickle.loads(data) if data is not None else None
             if isinstance(value, expect):
                 return value
@@ -97,23 +97,8 @@ def store_entry(path: Path, cache_dir: Path, value: object, *, code: str) -> Non
     with contextlib.suppress(OSError, pickle.PicklingError, TypeError, AttributeError):
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         make_cache_dir(entry.parent)  # 0700 when made here; one that existed keeps its mode
-        write_private_atomic(entry, sealed(data))  # atomic, 0600, not synced (module docstring)
+        write_private_atomic(entry, seal(data))  # atomic, 0600, not synced (module docstring)
         keep_newest(entry.parent, KEEP, ENTRY_NAMES, spare=entry.name)
-
-
-def sealed(data: bytes) -> bytes:
-    """``data`` after one line, its SHA-256 in hex: what ``unsealed`` gives back only whole and as written."""
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest().encode() + b"\n" + data
-
-
-def unsealed(blob: bytes) -> bytes | None:
-    """The data ``sealed`` wrote in ``blob``; None when ``blob`` is not that (cut short, edited, stale, foreign)."""
-    import hashlib
-
-    digest, newline, data = blob.partition(b"\n")
-    return data if newline and hashlib.sha256(data).hexdigest().encode() == digest else None
 
 
 def _safe_to_load(entry: Path) -> bool:
