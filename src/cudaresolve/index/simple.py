@@ -342,7 +342,7 @@ def json_rows(
     names = names if names is not None else _names()
     plain = _join(page_url, page_url) is not None  # a base urljoin takes: a plain absolute URL is itself joined
     for entry in entries:
-        if not isinstance(entry, Mapping):
+        if type(entry) is not dict and not isinstance(entry, Mapping):  # a scanned page's are dicts: no ABC check
             continue
         filename, url = entry.get("filename"), entry.get("url")
         if not isinstance(filename, str) or not isinstance(url, str):
@@ -405,14 +405,18 @@ def row_file(row: object, names: WheelNames) -> IndexFile | None:
     if type(row) is not list or tuple(map(type, row)) not in _ROW_SHAPES:
         return None
     filename, url, sha256, requires_python, yanked, yanked_reason, metadata, metadata_sha256, size, upload = row
+    parsed = _dist_name(filename, names)  # what ``dist_file`` makes, made here: a warm lock reads thousands of rows
+    if parsed is None:
+        return None
     try:
         upload_time = datetime.fromisoformat(upload) if upload is not None else None
     except ValueError:
         return None
-    return dist_file(
-        filename, url, names=names, sha256=sha256, requires_python=requires_python, yanked=yanked,
-        yanked_reason=yanked_reason, core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size,
-        upload_time=upload_time,
+    return IndexFile(
+        project=parsed[0], filename=filename, url=url, version=parsed[1], build=parsed[2], tags=parsed[3],
+        sha256=sha256, requires_python=requires_python, yanked=yanked, yanked_reason=yanked_reason,
+        core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size, upload_time=upload_time,
+        sdist=not filename.endswith(".whl"),
     )  # fmt: skip
 
 

@@ -37,11 +37,12 @@ class WheelNames:
     """``parse_wheel_filename`` and ``parse_sdist_filename`` for the names of one page, their parts memoized
     (module docstring)."""
 
-    __slots__ = ("_heads", "_names", "_tags", "_versions")
+    __slots__ = ("_heads", "_names", "_sdist_names", "_tags", "_versions")
 
     def __init__(self) -> None:
         self._heads: dict[str, Head | None] = {}  # None: refused
         self._names: dict[str, NormalizedName | None] = {}  # a wheel's project name part
+        self._sdist_names: dict[str, NormalizedName] = {}  # an sdist's, canonicalized as it is
         self._versions: dict[str, Version | None] = {}
         self._tags: dict[str, frozenset[Tag] | None] = {}
 
@@ -68,7 +69,10 @@ class WheelNames:
         version = self._version(version_part)
         if not dash or not name_part or version is None:
             return None
-        return canonicalize_name(name_part), version
+        name = self._sdist_names.get(name_part)
+        if name is None:
+            name = self._sdist_names[name_part] = canonicalize_name(name_part)
+        return name, version
 
     def _head(self, head: str) -> Head | None:
         if head in self._heads:
