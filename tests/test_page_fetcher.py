@@ -117,6 +117,45 @@ def test_a_page_fetched_by_the_child_is_the_page_fetched_here(
     assert parsed_key(stored) == there.key
 
 
+def _odd_page(how: str) -> tuple[str, bytes]:
+    """A page large enough to be stored apart from its head, as (Content-Type, bytes), spelled ``how``."""
+    page = json.loads(json_page("gamma", versions=400))
+    page["note"] = "gr\u00fc\u00dfe"
+    if how == "credentials":
+        page["files"][1]["url"] = "https://user:secret@files.example/gamma-1.0.0.tar.gz"
+    text = json.dumps(page, ensure_ascii=False)
+    if how == "latin-1":
+        return f"{JSON}; charset=latin-1", text.encode("latin-1")
+    data = text.encode("utf-8")
+    return JSON, data.replace("gr\u00fc".encode(), b"gr\xff") if how == "invalid" else data
+
+
+@pytest.mark.parametrize("how", ["utf-8", "latin-1", "invalid", "credentials"])
+def test_a_body_is_stored_as_here_whatever_its_bytes(
+    index: str, fetcher: PageFetcher, tmp_path: Path, how: str
+) -> None:
+    """UTF-8, another charset, bytes that do not decode, credentials in the body: the child's entry and body file
+    are the parent's, byte for byte."""
+    kind, data = _odd_page(how)
+    _Index.answers["/simple/gamma/"] = [(200, kind, data)]
+    url = f"{index}/gamma/"
+    with httpx.Client() as http:
+        here = _client(tmp_path / "here", None, http).fetch_page(index, "gamma")
+        there = _client(tmp_path / "there", fetcher, http).fetch_page(index, "gamma")
+    assert there.files == here.files and (there.source, there.key) == ("network", here.key)
+    caches = [HttpCache(tmp_path / where) for where in ("there", "here")]
+    stored, mine = (cache.get(url) for cache in caches)
+    assert stored is not None and mine is not None and stored.apart_size > 64 * 1024
+    differ = {"fetched_at", "date"}
+    assert {k: v for k, v in stored.to_dict().items() if k not in differ} == {
+        k: v for k, v in mine.to_dict().items() if k not in differ
+    }
+    written = [cache._body_path(url).read_bytes() for cache in caches]
+    assert written[0] == written[1] == stored.body.encode("utf-8")
+    assert (written[0] == data) is (how == "utf-8")  # as it came; else decoded and made UTF-8 again
+    assert ("secret" in stored.body) is False
+
+
 @pytest.mark.parametrize("status", [404, 410])
 def test_a_missing_page_is_stored_missing(index: str, fetcher: PageFetcher, tmp_path: Path, status: int) -> None:
     _Index.answers["/simple/absent/"] = [(status, "text/plain", b"gone")]
@@ -341,3 +380,4 @@ def test_the_child_makes_a_filter_once_and_reads_every_page_with_it(index: str, 
         here = IndexClient(http, IndexPolicy(cache=HttpCache(tmp_path / "here"), retries=0), keep=keep)
         child = IndexClient(None, IndexPolicy(cache=HttpCache(tmp_path), offline=True), keep=keep)
         assert child.fetch_page(index, "beta").files == here.fetch_page(index, "beta").files
+
