@@ -144,3 +144,35 @@ def test_tables_read_while_stores_are_held_are_stored_once_at_the_end(tmp_path: 
     with stores_held(again.tables):  # nothing read: nothing stored
         pass
     assert again.tables.after_text_read is not None  # the store is back for later reads
+
+
+def test_a_database_built_with_its_store_held_is_stored_once_as_the_block_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``load_compat(store=False)`` (a lock's ``prepare``): nothing written before the solve; the ``stores_held``
+    block stores the value once at its end, a table read in it or none; a value read back is not stored again."""
+    from cudaresolve.db import cache
+    from cudaresolve.db.cache import SUBDIR
+    from cudaresolve.db.deferred import stores_held
+
+    stores: list[object] = []
+    real_store = cache.store_entry
+    monkeypatch.setattr(cache, "store_entry", lambda *a, **k: (stores.append(a), real_store(*a, **k)))
+    for read in (True, False):
+        folder = tmp_path / str(read)
+        built = load_compat(cache_dir=folder, store=False)
+        assert isinstance(built.tables, LazyTables) and built.tables.built
+        assert not list((folder / SUBDIR).glob("*.pickle")) and not stores  # nothing written in ``prepare``
+        text_tables = [name for name, _, blob in built.tables.stored() if isinstance(blob, str)]
+        with stores_held(built.tables):
+            if read:
+                assert built.packages(text_tables[0])
+        assert len(stores) == 1  # once, as the block ended
+        again = load_compat(cache_dir=folder, store=False)  # read back, not built
+        assert isinstance(again.tables, LazyTables) and not again.tables.built
+        kinds = {name: type(blob) for name, _, blob in again.tables.stored()}
+        assert (kinds[text_tables[0]] is bytes) is read
+        with stores_held(again.tables):
+            pass
+        assert len(stores) == 1  # nothing read, nothing built: nothing stored
+        stores.clear()

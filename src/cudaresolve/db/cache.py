@@ -72,9 +72,11 @@ def entry_name(path: Path, code: str) -> str:
     return f"{zlib.crc32(str(path).encode()):08x}-{st.st_size}-{st.st_mtime_ns}-{code}-v{FORMAT}.pickle"
 
 
-def cached_build(path: Path, cache_dir: Path, build: Callable[[], T], *, expect: type[T], code: str) -> T:
+def cached_build(
+    path: Path, cache_dir: Path, build: Callable[[], T], *, expect: type[T], code: str, store: bool = True
+) -> T:
     """``build()`` (the value made from ``path``), loaded from the cache entry when a safe one exists,
-    else built and stored there."""
+    else built and (``store``) stored there."""
     import pickle
 
     entry = cache_dir / SUBDIR / entry_name(path, code)
@@ -85,7 +87,8 @@ def cached_build(path: Path, cache_dir: Path, build: Callable[[], T], *, expect:
             if isinstance(value, expect):
                 return value
     value = build()
-    store_entry(path, cache_dir, value, code=code)
+    if store:
+        store_entry(path, cache_dir, value, code=code)
     return value
 
 

@@ -413,12 +413,13 @@ def shipped_path() -> Path:
 
 
 def load_compat(
-    path: str | Path | None = None, *, validate: bool = False, cache_dir: Path | None = None
+    path: str | Path | None = None, *, validate: bool = False, cache_dir: Path | None = None, store: bool = True
 ) -> CompatDB:
     """Read ``path`` (always fully validated), or the database shipped inside the package.
 
     The shipped file is trusted (CI validates it): the checks across rows run only with
-    ``validate``. The built value is cached under ``cache_dir`` (default: the user cache; ``db.cache``).
+    ``validate``. The built value is cached under ``cache_dir`` (default: the user cache; ``db.cache``): at once,
+    or with ``store`` False by the caller's ``db.deferred.stores_held`` (a lock: the entry pickled once, not twice).
     """
     if path is None:
         shipped = shipped_path()
@@ -435,7 +436,8 @@ def load_compat(
 
             package = Path(__file__).parent.parent  # the built value holds classes of these folders' modules
             cache = default_cache_dir() if cache_dir is None else cache_dir
-            return load_shipped(shipped, cache, build, expect=CompatDB, code=code_key(package / d for d in _BUILT_FROM))
+            code = code_key(package / d for d in _BUILT_FROM)
+            return load_shipped(shipped, cache, build, expect=CompatDB, code=code, store=store)
         else:  # a zipped or otherwise unusual install: ask importlib.resources
             from importlib.resources import files
 

@@ -114,16 +114,21 @@ def build_deferred(text: str, source: str) -> tuple[Parts, LazyTables]:
     for name, rows in parts.packages:
         later = cut.get(name) if not rows else None  # rows read now (the anchor, expanded rows) stand as read
         tables.append((name, True, later) if later else (name, bool(rows), rows))
-    return parts, LazyTables(tables, table_reader(parts.variants, parts.index.default, source))
+    lazy = LazyTables(tables, table_reader(parts.variants, parts.index.default, source))
+    lazy.built = True  # made now, not read back from a cache entry (``stores_held``)
+    return parts, lazy
 
 
-def load_shipped(shipped: Path, cache: Path, build: Callable[[], T], *, expect: type[T], code: str) -> T:
+def load_shipped(
+    shipped: Path, cache: Path, build: Callable[[], T], *, expect: type[T], code: str, store: bool = True
+) -> T:
     """``db.cache.cached_build``; when a package table of the value is then read from its text, the entry is
-    stored again with that table pickled, so a later run unpickles it."""
+    stored again with that table pickled, so a later run unpickles it. ``store`` False: a value built now is not
+    stored at once, but by the ``stores_held`` block its caller runs next (``LazyTables.built``)."""
     from cudaresolve.db.cache import cached_build, store_entry
     from cudaresolve.db.tables import LazyTables
 
-    value = cached_build(shipped, cache, build, expect=expect, code=code)
+    value = cached_build(shipped, cache, build, expect=expect, code=code, store=store)
     tables = getattr(value, "tables", None)
     if isinstance(tables, LazyTables):
         tables.after_text_read = partial(store_entry, shipped, cache, value, code=code)
@@ -133,7 +138,8 @@ def load_shipped(shipped: Path, cache: Path, build: Callable[[], T], *, expect: 
 @contextmanager
 def stores_held(tables: object) -> Iterator[None]:
     """Within the block, a package table of ``tables`` (``CompatDB.tables``) read from its text does not store the
-    cache entry again at once (``load_shipped``): the block's end stores it once, with every table read in it. A
+    cache entry again at once (``load_shipped``): the block's end stores it once, with every table read in it, and
+    stores a value built in this run and not stored yet (``load_shipped``'s ``store``) even when none was read. A
     lock reads several tables, in the first tenths of a second, and each store pickles and writes every table."""
     from cudaresolve.db.tables import LazyTables
 
@@ -147,7 +153,7 @@ def stores_held(tables: object) -> Iterator[None]:
         yield
     finally:
         tables.after_text_read = store
-        if read:
+        if read or tables.built:
             store()
 
 

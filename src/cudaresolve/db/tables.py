@@ -61,6 +61,7 @@ class LazyTables(Sequence[Table]):
         self._reader = reader
         self._lock = threading.Lock()
         self.after_text_read: Callable[[], None] | None = None  # called once a table has been read from its text
+        self.built = False  # made from the shipped text in this run (``db.deferred.build_deferred``), not unpickled
 
     def stored(self) -> tuple[tuple[str, bool, bytes | str], ...]:
         """Each table as ``pickled_tables`` stores it: pickled once read (or when read back pickled), else its text."""

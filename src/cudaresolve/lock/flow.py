@@ -59,13 +59,14 @@ class LockResult:
         }  # fmt: skip
 
 
-def prepare(request: LockRequest) -> LockInputs:
-    """Requirements from the request, else ``pyproject.toml``; then the database, mirrors and target."""
+def prepare(request: LockRequest, *, store_db: bool = True) -> LockInputs:
+    """Requirements from the request, else ``pyproject.toml``; then the database, mirrors and target. ``store_db``:
+    a database built now is stored in the cache at once; False leaves that to ``db.deferred.stores_held``."""
     from cudaresolve.db.database import load_compat
     from cudaresolve.lock.project import load_project
     from cudaresolve.target.build import build_target
 
-    db = load_compat(request.compat)
+    db = load_compat(request.compat, store=store_db)
     project = load_project(request.project, pytorch_root=db.pytorch_index_root)
     requirements, chosen = request.requirements, None
     if request.requirements and request.features.asked:
@@ -335,22 +336,22 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     streamed = path == "-" or is_stream(path)
     tls = tls_ahead(request)  # made while ``prepare`` builds the database
     with helper_ahead(request) as helper:  # the page fetcher's child starting beside the database's build
-        inputs = prepare(request)
-        existing = None if streamed else read_existing(path)  # the lock already there, read once
-        root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
-        keyed = partial(inputs_key, inputs, fmt=fmt, editables=request.editables, cache=default_cache_dir())
-        may_keep = existing is not None and not request.upgrade and not request.upgrade_packages  # (never streamed)
-        key = keyed() if may_keep else None  # else only a new lock's stamp needs it, worked out after the solve
-        if key is not None:  # uv's rule: a lock that still answers is kept, nothing solved (``lock.keep``)
-            old = kept_lock(existing, fmt, key, source=path)
-            if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
-                with run_client(inputs.offline, tls) as http:
-                    kept = still_served(old, inputs, http, index_policy(inputs), fmt)
-                if kept is not None:
-                    return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
-        previous = None if request.upgrade else pins_of(existing, fmt)  # -U keeps no pin: read after the solve
-        wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
+        inputs = prepare(request, store_db=False)  # a database built now is stored once, at the block's end
         with stores_held(inputs.db.tables):  # the database's cache entry stored once, with the tables the lock read
+            existing = None if streamed else read_existing(path)  # the lock already there, read once
+            root = None if is_stream(path) else os.path.dirname(os.path.abspath(path))
+            keyed = partial(inputs_key, inputs, fmt=fmt, editables=request.editables, cache=default_cache_dir())
+            may_keep = existing is not None and not request.upgrade and not request.upgrade_packages  # (never streamed)
+            key = keyed() if may_keep else None  # else only a new lock's stamp needs it, worked out after the solve
+            if key is not None:  # uv's rule: a lock that still answers is kept, nothing solved (``lock.keep``)
+                old = kept_lock(existing, fmt, key, source=path)
+                if old is not None and (not old.warnings or lang == "en"):  # its warnings are recorded in English
+                    with run_client(inputs.offline, tls) as http:
+                        kept = still_served(old, inputs, http, index_policy(inputs), fmt)
+                    if kept is not None:
+                        return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
+            previous = None if request.upgrade else pins_of(existing, fmt)  # -U keeps no pin: read after the solve
+            wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
             solution = resolve_inputs(inputs, preferences=wanted, tls=tls, helper=helper)
     previous = pins_of(existing, fmt) if request.upgrade else previous  # what moved, said as ever
     frozen = lock_from_solution(
