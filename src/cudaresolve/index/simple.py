@@ -201,17 +201,23 @@ def _join(base: str, href: str) -> str | None:
     return joined if split_url(joined) is not None else None
 
 
-def dist_file(filename: str, url: str, *, names: WheelNames | None = None, **fields: Any) -> IndexFile | None:
+def dist_file(
+    filename: str, url: str, *, names: WheelNames | None = None, sha256: str | None = None,
+    requires_python: str | None = None, yanked: bool = False, yanked_reason: str | None = None,
+    core_metadata: bool = False, core_metadata_sha256: str | None = None, size: int | None = None,
+    upload_time: datetime | None = None) -> IndexFile | None:  # fmt: skip
     """An ``IndexFile`` for a wheel (``wheel_file``) or an sdist (``.tar.gz``, ``.zip``, the formats pip and uv
-    read); None for other files and unparseable names. The parsers and the parsed cache build files here, each
-    page's with one ``names`` (``wheel_names``)."""
+    read); None for other files and unparseable names. The parsers and the parsed cache (``row_file``: thousands a
+    lock; fields named, as ``**`` cost a tenth more) build files here, each page's with one ``names``."""
     parsed = _dist_name(filename, names if names is not None else _names())
     if parsed is None:
         return None
     name, version, build, tags = parsed
     return IndexFile(
-        project=name, filename=filename, url=url, version=version, build=build, tags=tags,
-        sdist=not filename.endswith(".whl"), **fields,
+        project=name, filename=filename, url=url, version=version, build=build, tags=tags, sha256=sha256,
+        requires_python=requires_python, yanked=yanked, yanked_reason=yanked_reason, core_metadata=core_metadata,
+        core_metadata_sha256=core_metadata_sha256, size=size, upload_time=upload_time,
+        sdist=not filename.endswith(".whl"),
     )  # fmt: skip
 
 
@@ -405,18 +411,14 @@ def row_file(row: object, names: WheelNames) -> IndexFile | None:
     if type(row) is not list or tuple(map(type, row)) not in _ROW_SHAPES:
         return None
     filename, url, sha256, requires_python, yanked, yanked_reason, metadata, metadata_sha256, size, upload = row
-    parsed = _dist_name(filename, names)  # what ``dist_file`` makes, made here: a warm lock reads thousands of rows
-    if parsed is None:
-        return None
     try:
         upload_time = datetime.fromisoformat(upload) if upload is not None else None
     except ValueError:
         return None
-    return IndexFile(
-        project=parsed[0], filename=filename, url=url, version=parsed[1], build=parsed[2], tags=parsed[3],
-        sha256=sha256, requires_python=requires_python, yanked=yanked, yanked_reason=yanked_reason,
-        core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size, upload_time=upload_time,
-        sdist=not filename.endswith(".whl"),
+    return dist_file(
+        filename, url, names=names, sha256=sha256, requires_python=requires_python, yanked=yanked,
+        yanked_reason=yanked_reason, core_metadata=metadata, core_metadata_sha256=metadata_sha256, size=size,
+        upload_time=upload_time,
     )  # fmt: skip
 
 
