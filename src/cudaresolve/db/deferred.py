@@ -114,9 +114,7 @@ def build_deferred(text: str, source: str) -> tuple[Parts, LazyTables]:
     for name, rows in parts.packages:
         later = cut.get(name) if not rows else None  # rows read now (the anchor, expanded rows) stand as read
         tables.append((name, True, later) if later else (name, bool(rows), rows))
-    lazy = LazyTables(tables, table_reader(parts.variants, parts.index.default, source))
-    lazy.built = True  # made now, not read back from a cache entry (``stores_held``)
-    return parts, lazy
+    return parts, LazyTables(tables, table_reader(parts.variants, parts.index.default, source), built=True)
 
 
 def load_shipped(

@@ -51,9 +51,11 @@ class LazyTables(Sequence[Table]):
     on first use (thread-safe: the solver's threads may ask together). ``get`` serves ``CompatDB.packages``."""
 
     def __init__(
-        self, pickled: Sequence[tuple[str, bool, Stored]], reader: Callable[[str, str], Rows] | None = None
+        self, pickled: Sequence[tuple[str, bool, Stored]], reader: Callable[[str, str], Rows] | None = None, *,
+        built: bool = False,
     ) -> None:
-        """``pickled``: (name, whether it has rows, the table as stored) each; ``reader``: (name, text) -> rows."""
+        """``pickled``: (name, whether it has rows, the table as stored) each; ``reader``: (name, text) -> rows;
+        ``built``: made from the shipped text in this run (``db.deferred.build_deferred``), not unpickled."""
         self.names = tuple((name, filled) for name, filled, _ in pickled)
         self._blobs = {name: blob for name, _, blob in pickled if not isinstance(blob, tuple)}
         self._order = tuple(name for name, _, _ in pickled)
@@ -61,7 +63,7 @@ class LazyTables(Sequence[Table]):
         self._reader = reader
         self._lock = threading.Lock()
         self.after_text_read: Callable[[], None] | None = None  # called once a table has been read from its text
-        self.built = False  # made from the shipped text in this run (``db.deferred.build_deferred``), not unpickled
+        self.built = built  # a value built now and not stored yet is stored as ``db.deferred.stores_held`` ends
 
     def stored(self) -> tuple[tuple[str, bool, bytes | str], ...]:
         """Each table as ``pickled_tables`` stores it: pickled once read (or when read back pickled), else its text."""
