@@ -37,7 +37,7 @@ def make_console(*, stderr: bool = True, file: IO[str] | None = None, errors: bo
     stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
     is_terminal = bool(getattr(stream, "isatty", lambda: False)())
     colour = wants_color(settings.color, os.environ, is_terminal=is_terminal)
-    quiet = stderr and file is None and not errors and settings.verbosity <= -2
+    quiet = stderr and file is None and not errors and settings.silent
     return Console(
         file=file,
         stderr=stderr if file is None else False,

@@ -49,6 +49,11 @@ class Output:
         return self.verbosity >= -1
 
     @property
+    def silent(self) -> bool:
+        """``-qq``: a stderr console prints nothing but errors (``render.make_console``, ``render.report``)."""
+        return self.verbosity <= -2
+
+    @property
     def shows_progress(self) -> bool:
         """A progress display at all (a live one needs a terminal as well: ``render.progress``)."""
         return self.verbosity >= 0 and not self.json

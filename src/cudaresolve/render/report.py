@@ -189,7 +189,7 @@ def report_lock(result: object, *, lang: str = "en") -> None:
     Under ``-qq``, nothing."""
     from cudaresolve.render.output import current
 
-    if current().verbosity <= -2:  # the stderr console is quiet (``render.make_console``)
+    if current().silent:  # the stderr console prints nothing (``render.make_console``)
         return
     plain = _plain_stderr()
     if plain is not None:
