@@ -128,10 +128,12 @@ class WalkAhead:
             self._draining = False
 
     def _walk(self, found: Iterable[str | Requirement], builds: Builds | None) -> None:
-        """``builds``: None on the walk's threads, which leave a database package to ``prefetch``. The other
-        names are sent first: a database package's builds may first need its table read (tens of ms each)."""
+        """``builds``: None on the walk's threads, which leave a database package to ``prefetch``: they record it
+        before they send the other names, so a ``prefetch`` after those names' requests finds it. The solver's
+        thread sends the other names first: a database package's builds may first need its table read (tens of
+        ms each)."""
         named = [(str(canonical_project(i if isinstance(i, str) else i.name)), i) for i in found]
-        named.sort(key=lambda pair: pair[0] in self._skip)
+        named.sort(key=lambda pair: (pair[0] in self._skip) == (builds is not None))
         for project, item in named:
             spec = SpecifierSet() if isinstance(item, str) else item.specifier
             extras = () if isinstance(item, str) else tuple(sorted(item.extras))
