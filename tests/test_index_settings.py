@@ -83,9 +83,32 @@ def test_a_bad_default_index_is_one_coded_line_naming_where_it_was_set(value: ob
 def test_pip_file_order_and_the_null_device(tmp_path: Path) -> None:
     home = tmp_path / "home"
     files = pip_config_files({"VIRTUAL_ENV": "/venv", "PIP_CONFIG_FILE": "/named.conf"}, home)
-    assert files[0] == Path("/named.conf") and files[-1] == Path("/venv/pip.conf")  # named first, site last
+    assert files[-2:] == [Path("/venv/pip.conf"), Path("/named.conf")]  # as pip: the site's, then the named one wins
+    assert files.index(Path("/etc/pip.conf")) < files.index(home / ".pip" / "pip.conf")
     assert files.index(home / ".pip" / "pip.conf") < files.index(home / ".config" / "pip" / "pip.conf")
+    named = tmp_path / "named.conf"
+    named.write_text("[global]\n")
+    files = pip_config_files({"PIP_CONFIG_FILE": str(named)}, home)  # a named file that exists: no user file
+    assert files[-1] == named and home / ".pip" / "pip.conf" not in files
+    assert home / ".config" / "pip" / "pip.conf" not in files
     assert pip_config_files({"PIP_CONFIG_FILE": "/dev/null"}, home) == []
+
+
+def test_pip_config_file_wins_over_the_users_files_and_hides_them_as_in_pip(tmp_path: Path) -> None:
+    """``PIP_CONFIG_FILE`` overrides the global, user and site files; when it exists pip loads no user file."""
+    env: dict[str, str] = {"XDG_CONFIG_DIRS": str(tmp_path / "none"), "VIRTUAL_ENV": str(tmp_path / "venv")}
+    user = _write(tmp_path / "home" / ".config" / "pip" / "pip.conf", "[global]\nindex-url = https://user.example/s\n")
+    _write(tmp_path / "venv" / "pip.conf", "[global]\nindex-url = https://site.example/s\n")
+    named = _write(tmp_path / "named.conf", "[global]\nindex-url = https://named.example/s\n")
+    env["PIP_CONFIG_FILE"] = str(named)
+    assert _find(tmp_path, env) == ("https://named.example/s", f"{named} [global] index-url")
+    named.write_text("[global]\ntimeout = 5\n")  # it sets no index: the site's file does, the user's is not read
+    assert _find(tmp_path, env) == ("https://site.example/s", f"{tmp_path}/venv/pip.conf [global] index-url")
+    del env["VIRTUAL_ENV"]
+    found = _find(tmp_path, env)
+    assert found is None or found[1].startswith("/etc/pip.conf")  # the host's global file at most, never the user's
+    env["PIP_CONFIG_FILE"] = str(tmp_path / "absent.conf")  # named but absent: the user's file is read
+    assert _find(tmp_path, env) == ("https://user.example/s", f"{user} [global] index-url")
 
 
 def test_settings_order_weakest_to_strongest(tmp_path: Path) -> None:

@@ -137,17 +137,21 @@ def _split_dirs(value: str | None, default: str) -> list[Path]:
 
 def pip_config_files(environ: Mapping[str, str], home: Path) -> list[Path]:
     """pip's configuration files in its load order (a later file wins); [] when ``PIP_CONFIG_FILE`` is the null
-    device. Files that do not exist are listed too (the reader skips them)."""
+    device. As pip loads them: the global files, the user's (not when ``PIP_CONFIG_FILE`` names a file that
+    exists), the virtual environment's, then ``PIP_CONFIG_FILE``'s, which wins. Files that do not exist are listed
+    too (the reader skips them)."""
     named = environ.get("PIP_CONFIG_FILE")
     if named == "/dev/null":
         return []
-    files = [Path(named)] if named else []
-    files += [d / "pip" / "pip.conf" for d in _split_dirs(environ.get("XDG_CONFIG_DIRS"), "/etc/xdg")]
+    files = [d / "pip" / "pip.conf" for d in _split_dirs(environ.get("XDG_CONFIG_DIRS"), "/etc/xdg")]
     files.append(Path("/etc/pip.conf"))
-    files.append(home / ".pip" / "pip.conf")
-    files.append(Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
+    if not (named and Path(named).exists()):
+        files.append(home / ".pip" / "pip.conf")
+        files.append(Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
     if environ.get("VIRTUAL_ENV"):
         files.append(Path(environ["VIRTUAL_ENV"]) / "pip.conf")
+    if named:
+        files.append(Path(named))
     return files
 
 
