@@ -90,10 +90,16 @@ def tiny_db_dict() -> dict[str, Any]:
 
 @pytest.fixture(autouse=True)
 def _no_env_overrides(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("CUDARESOLVE_GPUS", "CUDARESOLVE_DRIVER", "CUDA_VISIBLE_DEVICES"):
+    for name in ("CUDARESOLVE_GPUS", "CUDARESOLVE_DRIVER", "CUDA_VISIBLE_DEVICES", "CUDARESOLVE_INSTALLER",
+                 "CUDARESOLVE_NETWORK_TIMEOUT", "CUDARESOLVE_BUILD_TIMEOUT"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
-    # the developer's own default index (a PyPI mirror) must not reach the locks under test
-    for name in ("PIP_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX_URL", "UV_CONFIG_FILE"):
+    # the machine's own default and extra indexes (a PyPI mirror) must not reach the locks under test
+    for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL",
+                 "UV_CONFIG_FILE"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # nor its pip.conf files (/etc, ~/.pip, ~/.config, XDG)
     monkeypatch.setenv("UV_NO_CONFIG", "1")
+    # nor its terminal and locale: colour, width and language of what the tests read
+    for name in ("FORCE_COLOR", "NO_COLOR", "COLUMNS", "LINES", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
     yield
