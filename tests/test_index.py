@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -508,7 +509,17 @@ def test_fetch_listings_falls_back_with_one_notice_per_index() -> None:
     requests = [(PYPI, "torch"), (CU118, "torch"), (CU118, "torchvision"), (PYPI, "Torch")]
     with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
         router.get(f"{PYPI}/torch/").respond(200, text=PYPI_JSON, headers=JSON_TYPE)
-        down = router.get(url__startswith=CU118).mock(side_effect=httpx.ConnectError("refused"))
+        torch_sent = threading.Event()
+
+        def refuse(request: httpx.Request) -> httpx.Response:
+            # torch's request is sent, never failed unsent as "host down": torchvision's refusal waits for it
+            if request.url.path.endswith("/torch/"):
+                torch_sent.set()
+            else:
+                torch_sent.wait(10)
+            raise httpx.ConnectError("refused")
+
+        down = router.get(url__startswith=CU118).mock(side_effect=refuse)
         listings = fetch_listings(
             http, requests, IndexPolicy(offline=False, cache=None, retries=1), sleep=lambda _: None
         )

@@ -134,6 +134,7 @@ class _Echo(BaseHTTPRequestHandler):
 def test_the_lock_client_reuses_its_connections_through_the_pass() -> None:
     """Twelve threads, ten requests each, against a keep-alive server on 127.0.0.1: every body right, the pool's
     pass the linear one (httpcore 1.0.4 or later here), and no more connections than threads ever at once."""
+    _Echo.connections.clear()  # this run's connections only
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
     serving = threading.Thread(target=server.serve_forever, daemon=True)
     serving.start()
