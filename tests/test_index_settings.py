@@ -92,6 +92,8 @@ def test_pip_file_order_and_the_null_device(tmp_path: Path) -> None:
     assert files[-1] == named and home / ".pip" / "pip.conf" not in files
     assert home / ".config" / "pip" / "pip.conf" not in files
     assert pip_config_files({"PIP_CONFIG_FILE": "/dev/null"}, home) == []
+    for odd in ("/" + "x" * 5000, "a\0b"):  # a name no file can have: not there, as pip's os.path.exists says
+        assert home / ".pip" / "pip.conf" in pip_config_files({"PIP_CONFIG_FILE": odd}, home)
 
 
 def test_pip_config_file_wins_over_the_users_files_and_hides_them_as_in_pip(tmp_path: Path) -> None:
