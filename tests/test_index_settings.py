@@ -111,6 +111,10 @@ def test_pip_config_file_wins_over_the_users_files_and_hides_them_as_in_pip(tmp_
     assert found is None or found[1].startswith("/etc/pip.conf")  # the host's global file at most, never the user's
     env["PIP_CONFIG_FILE"] = str(tmp_path / "absent.conf")  # named but absent: the user's file is read
     assert _find(tmp_path, env) == ("https://user.example/s", f"{user} [global] index-url")
+    for odd in ("/" + "x" * 5000, "a\0b"):  # a name no file can have: absent, as pip's os.path.exists says
+        env["PIP_CONFIG_FILE"] = odd
+        assert _find(tmp_path, env) == ("https://user.example/s", f"{user} [global] index-url")
+        assert _find(tmp_path, {**env, "XDG_CONFIG_DIRS": odd})[0] == "https://user.example/s"  # type: ignore[index]
 
 
 def test_settings_order_weakest_to_strongest(tmp_path: Path) -> None:

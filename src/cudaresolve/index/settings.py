@@ -24,6 +24,7 @@ error naming where it was set. Files are read up to ``MAX_CONFIG_BYTES``.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +79,9 @@ def check_index_url(value: object, origin: str) -> IndexSetting:
 
 def _read(path: Path) -> str | None:
     """The file's text, None when it does not exist (or is ``os.devnull``, pip's way to turn its files off, or a
-    directory); too large, unreadable or not a regular file (a FIFO would block the read) is ``InvalidInput``."""
-    if str(path) == os.devnull or path.is_dir():
+    directory, or a name no file can have, which pip's ``os.path.exists`` calls absent too); too large, unreadable
+    or not a regular file (a FIFO would block the read) is ``InvalidInput``."""
+    if str(path) == os.devnull or os.path.isdir(path):
         return None
     reason: Text | str
     try:
@@ -87,11 +89,13 @@ def _read(path: Path) -> str | None:
         if len(data) <= MAX_CONFIG_BYTES:
             return data.decode("utf-8", errors="replace")
         reason = Text.of("index.config-too-large", limit=MAX_CONFIG_BYTES)
-    except (FileNotFoundError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a null byte in the name
         return None
     except NotRegularFile:
         reason = Text("index.config-not-regular")
     except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            return None
         reason = e.strerror or type(e).__name__
     raise InvalidInput(
         Text.of("index.config-unreadable", path=str(path), error=reason), hint=Text("index.config-unreadable.hint")
@@ -167,11 +171,11 @@ def _project_uv(cwd: Path) -> Iterator[tuple[Path, str]]:
     for depth, directory in enumerate((cwd, *cwd.parents)):
         if depth >= _MAX_PARENTS:
             return
-        if (directory / "uv.toml").is_file():
+        if os.path.isfile(directory / "uv.toml"):
             yield directory / "uv.toml", ""
             return
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and "[tool.uv" in (_read(pyproject) or ""):
+        if os.path.isfile(pyproject) and "[tool.uv" in (_read(pyproject) or ""):
             yield pyproject, "tool.uv"
             return
 
@@ -183,7 +187,7 @@ def uv_config_files(environ: Mapping[str, str], home: Path, cwd: Path) -> list[t
     if environ.get("UV_CONFIG_FILE"):
         return [(Path(environ["UV_CONFIG_FILE"]), "")]
     system = [d / "uv" / "uv.toml" for d in _split_dirs(environ.get("XDG_CONFIG_DIRS"), "/etc/xdg")]
-    first_system = next((p for p in system if p.is_file()), Path("/etc/uv/uv.toml"))
+    first_system = next((p for p in system if os.path.isfile(p)), Path("/etc/uv/uv.toml"))  # no error: a bad name
     user = Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "uv" / "uv.toml"
     return [(first_system, ""), (user, ""), *_project_uv(cwd)]
 
