@@ -120,3 +120,21 @@ def test_a_slow_body_is_read_as_it_comes(serve: Callable[..., str]) -> None:
     assert b"".join(chunks) == body
     assert len(chunks) >= 4  # read as they came, not held back for 64 KB
     assert time.monotonic() - start < 5
+
+
+def test_certificates_that_do_not_load_are_a_connection_failure_naming_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``SSL_CERT_FILE`` naming no file, or a file that holds no certificate: every https request fails as a
+    connection would, saying so and naming the variable (the lock reports it as the index's failure, one coded
+    line), never an internal error. Plain http needs no certificates."""
+    from cudaresolve.index.transport import make_http_client
+
+    not_pem = tmp_path / "not.pem"
+    not_pem.write_text("no certificate here\n")
+    for bundle in (str(tmp_path / "absent.pem"), str(not_pem)):
+        monkeypatch.setenv("SSL_CERT_FILE", bundle)
+        with make_http_client() as client, pytest.raises(httpx.ConnectError) as info:
+            client.get("https://127.0.0.1:9/simple/")
+        said = str(info.value)
+        assert "TLS certificates could not be loaded" in said and f"SSL_CERT_FILE={bundle}" in said

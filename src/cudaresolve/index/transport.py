@@ -210,6 +210,15 @@ class TlsAhead:
         return self._context if self._context is not None else True
 
 
+def _no_certificates(error: OSError) -> str:
+    """Why https cannot be used: the CA certificates did not load (said as a connection's failure, the index's)."""
+    import os
+
+    named = [f"{name}={os.environ[name][:200]}" for name in ("SSL_CERT_FILE", "SSL_CERT_DIR") if name in os.environ]
+    where = f" ({', '.join(named)})" if named else ""
+    return f"the TLS certificates could not be loaded{where}: {error.strerror or error}"
+
+
 def make_http_client(tls: TlsAhead | None = None) -> httpx.Client:
     """The client ``lock`` uses: redirects left to ``IndexClient`` (same host only), TLS only for https.
 
@@ -234,7 +243,10 @@ def make_http_client(tls: TlsAhead | None = None) -> httpx.Client:
                 if scheme not in self._transports:
                     # plain http never does TLS, so it needs no certificates; https verifies as usual
                     verify = (tls.verify() if tls is not None else True) if scheme == "https" else False
-                    transport = httpx.HTTPTransport(verify=verify)
+                    try:
+                        transport = httpx.HTTPTransport(verify=verify)
+                    except OSError as e:  # ssl.SSLError too: SSL_CERT_FILE or SSL_CERT_DIR naming no usable bundle
+                        raise httpx.ConnectError(_no_certificates(e), request=request) from e
                     # httpx takes no network backend: its pool's is wrapped so that a deadline bounds headers too
                     pool = transport._pool
                     pool._network_backend = _deadline_backend(pool._network_backend)
