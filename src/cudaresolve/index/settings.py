@@ -149,7 +149,7 @@ def pip_config_files(environ: Mapping[str, str], home: Path) -> list[Path]:
         return []
     files = [d / "pip" / "pip.conf" for d in _split_dirs(environ.get("XDG_CONFIG_DIRS"), "/etc/xdg")]
     files.append(Path("/etc/pip.conf"))
-    if not (named and _exists(named)):
+    if not (named and os.path.exists(named)):  # as pip asks: False for a name no file can have
         files.append(home / ".pip" / "pip.conf")
         files.append(Path(environ.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf")
     if environ.get("VIRTUAL_ENV"):
@@ -157,13 +157,6 @@ def pip_config_files(environ: Mapping[str, str], home: Path) -> list[Path]:
     if named:
         files.append(Path(named))
     return files
-
-
-def _exists(path: str) -> bool:
-    """``os.path.exists``, as pip asks it: False for a path that cannot be looked at (too long, a null byte)."""
-    import os
-
-    return os.path.exists(path)
 
 
 def _project_uv(cwd: Path) -> Iterator[tuple[Path, str]]:
