@@ -127,7 +127,7 @@ def test_certificates_that_do_not_load_are_a_connection_failure_naming_them(
 ) -> None:
     """``SSL_CERT_FILE`` naming no file, or a file that holds no certificate: every https request fails as a
     connection would, saying so and naming the variable (the lock reports it as the index's failure, one coded
-    line), never an internal error. Plain http needs no certificates."""
+    line), never an internal error."""
     from cudaresolve.index.transport import make_http_client
 
     not_pem = tmp_path / "not.pem"
