@@ -216,6 +216,39 @@ def test_a_kept_lock_with_warnings_is_solved_again_in_another_language(
     assert chinese.solution.warnings[0].text.key == "warn.driver-unknown"
 
 
+@pytest.mark.parametrize(("fmt", "name"), [("pylock", "pylock.toml"), ("requirements", "requirements.txt")])
+@pytest.mark.parametrize("failed", [True, False])
+def test_a_lock_made_while_an_index_failed_gives_its_repeat_no_preference(
+    index: Any, project: Path, monkeypatch: pytest.MonkeyPatch, fmt: Any, name: str, failed: bool
+) -> None:
+    """Its set is what the other indexes could give: kept as preferences, the repeat would hold on to it and never
+    ask the failed index again (found on real PyPI: the PyTorch index down once, never asked again)."""
+    from cudaresolve.text.findings import warning
+
+    _, base = index
+    real = flow.resolve_inputs
+    asked: list[dict[str, str]] = []
+
+    def answered(*args: Any, **kwargs: Any) -> Any:
+        asked.append(dict(kwargs["preferences"]))
+        solution = real(*args, **kwargs)
+        if not failed:
+            return solution
+        notice = warning(
+            "index-unreachable-pypi-set", "lock.pypi-set-instead", best="torch 2.0.0+cu118 (cu118)",
+            index="https://download.pytorch.org/whl/cu118", reason="ConnectError", chosen="torch 2.0.0 (cu121)",
+            default="https://pypi.org/simple",
+        )  # fmt: skip
+        return replace(solution, warnings=(notice,))
+
+    monkeypatch.setattr(flow, "resolve_inputs", answered)
+    flow.lock(_request(base, "app", "numpyish"), output=name, fmt=fmt)
+    assert ("index-unreachable-pypi-set" in (project / name).read_text()) is failed
+    flow.lock(_request(base, "app", "numpyish", upgrade_packages=("helper",)), output=name, fmt=fmt)
+    assert asked[0] == {}
+    assert asked[1] == ({} if failed else {"app": "1.0", "numpyish": "1.1"})
+
+
 class _Switchable(http.server.SimpleHTTPRequestHandler):
     """A local index that can be taken down (503 to everything) and brought back at the same address."""
 

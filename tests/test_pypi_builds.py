@@ -199,6 +199,28 @@ def test_unreachable_pytorch_index_gives_a_complete_lock_from_pypi(served: Any, 
     assert imported.stdout.split() == ["pypi", pypi_set["torch"]]
 
 
+@pytest.mark.parametrize("output", ["pylock.toml", "requirements.txt"])
+def test_a_lock_made_without_the_pytorch_index_asks_it_again_on_every_repeat(
+    served: Any, tmp_path: Path, output: str
+) -> None:
+    """Each repeat of a lock made while the PyTorch index was down asks the index again and, while it is still
+    down, says so again, in its output and in the file; such a lock is never stamped to be kept (``lock.keep``)."""
+    base, sets, _ = served
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    fmt = ["--format", "requirements"] if output.endswith(".txt") else []
+    argv = ["lock", *REQUEST, *_args(OLD), *_mirrors(base, closed), *fmt, "--json", "-o", output]
+    pypi_set = {p.name: p.version for p in sets["old-pypi"].packages}
+    for attempt in range(3):
+        result = _run(argv, tmp_path)
+        assert result.returncode == 0, (attempt, result.stderr)
+        out = json.loads(result.stdout)
+        codes = [w["code"] for w in out["warnings"]]
+        assert codes.count("index-unreachable-pypi-set") == 1, (attempt, codes)
+        assert {p["name"]: p["version"] for p in out["packages"] if p["name"] in pypi_set} == pypi_set
+        text = (tmp_path / output).read_text()
+        assert "index-unreachable-pypi-set" in text and "inputs = " not in text, attempt  # never stamped
+
+
 def test_reachable_indexes_take_pypi_builds_by_default_and_the_index_when_asked(served: Any, tmp_path: Path) -> None:
     base, sets, _index = served
     auto = _run(["lock", *REQUEST, *_args(NEW), *_mirrors(base, base), "--json", "-o", "pylock.auto.toml"], tmp_path)

@@ -6,7 +6,8 @@ valid PEP 751 lock counts (ours, uv's, pip's): it is read as ``packaging.pylock`
 and never blocking; with ``--format requirements``, a requirements lock in the shape cudaresolve writes
 (``lock.requirements``), as ``uv pip compile`` prefers the pins of the file it writes over. A file that is
 no such lock gives no preference (the new lock is a fresh resolve, and it is written only where the usual
-output rules allow). A lock that still answers the same request is kept without solving (``lock.keep``).
+output rules allow), and so does a lock that records an index failing while it was made (``made_without_an_index``).
+A lock that still answers the same request is kept without solving (``lock.keep``).
 """
 
 from __future__ import annotations
@@ -21,10 +22,18 @@ if TYPE_CHECKING:
 
     from cudaresolve.lock.model import Lock
 
-__all__ = ["MAX_PREVIOUS_BYTES", "Change", "changes", "pins_of", "preferences", "read_existing", "read_pins"]
+__all__ = [
+    "MAX_PREVIOUS_BYTES", "Change", "changes", "made_without_an_index", "pins_of", "preferences", "read_existing",
+    "read_pins",
+]  # fmt: skip
 
 #: The largest previous lock read for its pins; a larger one gives no preference.
 MAX_PREVIOUS_BYTES: Final = 16 * 1024 * 1024
+#: The warnings a lock records when an index did not answer while it was made (its set is what the others could
+#: give): such a lock's pins are no preference, or a repeat would hold on to that set and never ask the index again.
+_INDEX_FAILED: Final = frozenset({
+    "incomplete-lock", "index-stale-cache", "index-unavailable-fallback", "index-unreachable-pypi-set",
+})  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,15 +94,38 @@ def pins_of(text: str | None, fmt: str = "pylock") -> dict[str, str] | None:
     return pins
 
 
-def _requirements_pins(text: str) -> dict[str, str] | None:
+def made_without_an_index(text: str | None, fmt: str = "pylock") -> bool:
+    """Whether the lock ``text`` records that an index did not answer while it was made (``_INDEX_FAILED``); False
+    when it is no lock ``pins_of`` reads."""
+    if text is None:
+        return False
+    if fmt == "requirements":
+        lock = _requirements_lock(text)
+        return lock is not None and any(w.code in _INDEX_FAILED for w in lock.warnings)
+    from cudaresolve.lock.lockfile import valid_pylock
+
+    data = valid_pylock(text)
+    tool = data.get("tool") if data is not None else None
+    ours = tool.get("cudaresolve") if isinstance(tool, dict) else None
+    warnings = ours.get("warnings") if isinstance(ours, dict) else None
+    if not isinstance(warnings, list):
+        return False
+    return any(isinstance(w, dict) and w.get("code") in _INDEX_FAILED for w in warnings)
+
+
+def _requirements_lock(text: str) -> Lock | None:
     from cudaresolve.errors import CudaResolveError
     from cudaresolve.lock.requirements import loads_requirements
 
     try:
-        lock = loads_requirements(text)
+        return loads_requirements(text)
     except (CudaResolveError, ValueError, RecursionError):
         return None
-    return {p.name: p.version for p in lock.packages if p.version} if lock.packages else None
+
+
+def _requirements_pins(text: str) -> dict[str, str] | None:
+    lock = _requirements_lock(text)
+    return {p.name: p.version for p in lock.packages if p.version} if lock is not None and lock.packages else None
 
 
 def preferences(pins: Mapping[str, str] | None, *, upgrade: bool, upgrade_packages: Iterable[str]) -> dict[str, str]:
