@@ -308,8 +308,9 @@ REASONS = [
         "pre-release-only",
         {"package": "demo", "required": ">=1", "found": "2.0rc1", "example": "2.0rc1"},
         "every demo release that fits >=1 is a pre-release (2.0rc1); name one in the requirement (demo>=2.0rc1) "
-        "to allow it",
-        "demo 所有符合 >=1 的版本都是预发布版本（2.0rc1）；请在需求中写明一个（demo>=2.0rc1）以允许它",
+        "or pass --prerelease allow to allow it",
+        "demo 所有符合 >=1 的版本都是预发布版本（2.0rc1）；请在需求中写明一个（demo>=2.0rc1）"
+        "或传入 --prerelease allow 以允许它",
     ),
     (
         "no-common-set",

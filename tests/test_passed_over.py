@@ -5,6 +5,7 @@ bare "requires demo, but no common set of versions is chosen" that named none of
 from __future__ import annotations
 
 import pytest
+from packaging.version import Version
 
 from cudaresolve.db.database import load_compat
 from cudaresolve.errors import NoSolution
@@ -14,9 +15,12 @@ from test_source_solve import MINI, DictSource, target
 Projects = dict[str, list[tuple[str, list[str], bool]]]
 
 
-def _findings(requests: list[str], projects: Projects, constraints: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+def _findings(
+    requests: list[str], projects: Projects, constraints: tuple[str, ...] = (), prerelease: str = "explicit"
+) -> list[tuple[str, str]]:
     with pytest.raises(NoSolution) as info:
-        solve(requests, load_compat(MINI), target(), source=DictSource(projects), constraints=constraints)
+        solve(requests, load_compat(MINI), target(), source=DictSource(projects), constraints=constraints,
+              prerelease=prerelease)
     return [(f.code, f.message) for f in info.value.findings]
 
 
@@ -35,8 +39,21 @@ def test_every_fitting_release_yanked(requests: list[str], projects: Projects, p
     (["app"], {"app": [("1.0", ["demo>=0.9"], False)], "demo": [("1.0a1", [], False), ("0.5", [], False)]}),
 ])
 def test_every_fitting_release_a_pre_release(requests: list[str], projects: Projects) -> None:
-    ((code, message),) = _findings(requests, projects)
-    assert code == "pre-release-only" and "is a pre-release" in message
+    ((code, message),) = _findings(requests, projects)  # under --prerelease explicit
+    assert code == "pre-release-only" and "is a pre-release" in message and "--prerelease" in message
+    taken = solve(requests, load_compat(MINI), target(), source=DictSource(projects)).solution  # the default: uv's
+    newest = {name: max(Version(v) for v, _, _ in releases) for name, releases in projects.items()}
+    assert {p.name: Version(p.version) for p in taken.packages} == newest
+
+
+def test_live_pre_releases_are_named_before_yanked_ones() -> None:
+    """Every release a pre-release and a few of them yanked (opentelemetry-exporter-prometheus): the finding
+    names the live pre-releases, never a yanked file to pin; by default the newest live one is taken."""
+    projects: Projects = {"demo": [("1.12.0rc1", [], True), ("0.66b2", [], False), ("0.65b0", [], False)]}
+    ((code, message),) = _findings(["demo"], projects)
+    assert code == "pre-release-only" and "0.66b2" in message and "1.12.0rc1" not in message
+    taken = solve(["demo"], load_compat(MINI), target(), source=DictSource(projects)).solution
+    assert [(p.name, p.version) for p in taken.packages] == [("demo", "0.66b2")]
 
 
 @pytest.mark.parametrize(("requests", "projects", "constraint"), [

@@ -156,9 +156,10 @@ def register(sub: Any) -> None:
     add_feature_arguments(parser)
     parser.add_argument("--exclude-newer", metavar="DATE",
                         help="leave out files uploaded after DATE (2025-06-01, or 2025-06-01T12:00:00Z), as uv does")
-    parser.add_argument("--prerelease", choices=PRERELEASE_MODES, default="explicit",
-                        help="pre-releases: only where a requirement names one (explicit, the default), allow, "
-                        "disallow, if-necessary (when no final release fits) or if-necessary-or-explicit (uv's)")
+    parser.add_argument("--prerelease", choices=PRERELEASE_MODES, default="if-necessary-or-explicit",
+                        help="pre-releases: where a requirement names one or no final release fits "
+                        "(if-necessary-or-explicit, the default, as uv and pip), only where one is named (explicit), "
+                        "allow, disallow, or if-necessary (when no final release fits)")
     parser.add_argument("-U", "--upgrade", action="store_true",
                         help="do not keep the versions the existing lock at the output path holds (uv's -U)")
     parser.add_argument("-P", "--upgrade-package", dest="upgrade_packages", action="append", default=[],
@@ -195,7 +196,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),
         exclude_newer=_cutoff(args.exclude_newer) if getattr(args, "exclude_newer", None) else None,
-        prerelease=getattr(args, "prerelease", "explicit"),
+        prerelease=getattr(args, "prerelease", "if-necessary-or-explicit"),
         features=Selection(
             extras=tuple(getattr(args, "extras", ())), all_extras=getattr(args, "all_extras", False),
             groups=tuple(getattr(args, "groups", ())), all_groups=getattr(args, "all_groups", False),

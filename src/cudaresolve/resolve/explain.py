@@ -145,7 +145,7 @@ def _passed_over(need: Need, fitting: Sequence[Candidate], limit: SpecifierSet |
     why = {passed_over([need], c) for c in fitting}
     if None in why:
         return []
-    kind = "yanked" if "yanked" in why else "pre-release"
+    kind = "pre-release" if "pre-release" in why else "yanked"  # a live pre-release before a yanked file
     versions = sorted({c.version for c in fitting if passed_over([need], c) == kind}, reverse=True)
     found = ", ".join(str(v) for v in versions[:5])
     return [reason(f"{kind}-only", package=need.name, required=spec, found=found, example=str(versions[0]))]

@@ -31,12 +31,14 @@ __all__ = ["IF_NECESSARY", "held_pins", "parse_constraints", "parse_requests", "
 IF_NECESSARY: Final = ("if-necessary", "if-necessary-or-explicit")
 
 
-def passed_over(needs: Iterable[Need], candidate: Candidate, prerelease: str = "explicit") -> str | None:
+def passed_over(
+    needs: Iterable[Need], candidate: Candidate, prerelease: str = "if-necessary-or-explicit"
+) -> str | None:
     """Why pip and uv pass ``candidate``, a release from an index, over for ``needs`` (None: they take it):
     ``"yanked"``, a yanked file being taken only for an exact ``==``/``===`` pin (PEP 592), or
-    ``"pre-release"``, taken under ``--prerelease`` ``allow``, and under ``explicit`` (the default) or
-    ``if-necessary-or-explicit`` when a specifier names one (``IF_NECESSARY`` modes take it when no final
-    release is left: the provider's part). The provider's rule and the explanation's."""
+    ``"pre-release"``, taken under ``--prerelease`` ``allow``, and under ``explicit`` or
+    ``if-necessary-or-explicit`` (the default, uv's) when a specifier names one (``IF_NECESSARY`` modes take it
+    when no final release is left: the provider's part). The provider's rule and the explanation's."""
     if candidate.source is None:
         return None
     needs = list(needs)

@@ -80,7 +80,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         direct: Mapping[str, Candidate] | None = None,
         companions: Companions | None = None,
         preferences: Mapping[str, str] | None = None,
-        prerelease: str = "explicit",
+        prerelease: str = "if-necessary-or-explicit",
         stop_unreadable: bool = False,
     ):
         """``companions``: the requested database packages, whose pairings leave out the database's builds that

@@ -65,7 +65,7 @@ def solve(
     constraints: Sequence[str] = (),
     gpu_source: str = "auto",
     preferences: Mapping[str, str] | None = None,
-    prerelease: str = "explicit",
+    prerelease: str = "if-necessary-or-explicit",
 ) -> Resolved:
     """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings.
 
@@ -165,7 +165,7 @@ def solve_catalog(
     direct: Mapping[str, Candidate] | None = None,
     companions: Companions | None = None,
     preferences: Mapping[str, str] | None = None,
-    prerelease: str = "explicit",
+    prerelease: str = "if-necessary-or-explicit",
 ) -> Resolved:
     """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries); ``direct``:
     the one candidate of each package a direct reference pins; ``companions``: ``Companions(catalog, needs)``,
@@ -234,7 +234,7 @@ class _Search:
     unreadable: list[IndexUnavailable] = field(default_factory=list)  # the provider's, for the last run
     companions: Companions | None = None  # made from ``needs`` on the first run, shared by the later ones
     preferences: Mapping[str, str] = field(default_factory=dict)  # name -> version to try first (a previous lock)
-    prerelease: str = "explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
+    prerelease: str = "if-necessary-or-explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
 
     def __post_init__(self) -> None:
         if self.companions is None:
