@@ -66,6 +66,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
             index.add("pypi", p.name, p.version, tag=TAG, requires=[f"torch=={torch}"])
     index.add("pypi", "filelock", "3.16.1")
     index.add("pypi", "numpy", "1.26.4", tag=TAG)
+    index.add("pypi", "app", "0.1")  # an early release that needed no torch
+    index.add("pypi", "app", "2.0", requires=["torch"])
     with index.serve() as base:
         yield base, pypi_set, best
 
@@ -88,6 +90,20 @@ def test_a_cpu_target_with_the_pytorch_index_down_locks_pypis_set_and_names_the_
     assert f"torch {best_torch}" in better and f"{PYTORCH}/cpu" in better and "ConnectError" in better
     codes = [w["code"] for w in out["warnings"]]
     assert "incomplete-lock" not in codes and "index-unavailable-fallback" not in codes
+
+
+def test_a_project_needing_torch_is_not_backtracked_to_a_release_without_it(served: Any, tmp_path: Path) -> None:
+    """With the cpu builds unreadable, a set that dodges torch (app 0.1, which needs none) is no answer: the lock
+    takes PyPI's torch for the newest app, and says the cpu set could not be reached (found: accelerate 0.0.1)."""
+    base, pypi_set, _ = served
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    result = _run(["lock", "app", *ARGS, *_mirrors(base, closed), "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    pins = {p["name"]: p["version"] for p in out["packages"]}
+    torch = next(p.version for p in pypi_set.packages if p.name == "torch")
+    assert pins == {"app": "2.0", "torch": torch, "filelock": "3.16.1"}
+    assert [w["code"] for w in out["warnings"]].count("index-unreachable-pypi-set") == 1
 
 
 def test_gpu_source_pypi_on_a_cpu_target_needs_no_pytorch_index_at_all(served: Any, tmp_path: Path) -> None:

@@ -210,7 +210,12 @@ def solve_catalog(
     except ResolutionTooDeep as exc:
         raise NoSolution(Text("resolve.too-deep"), hint=Text("resolve.too-deep.hint")) from exc
     conflicts = _constraint_conflicts(pins) if pins is not None else []
-    best = _best_over_variants(search, None if conflicts or pins is None else pins)
+    # A set with no GPU package, found while some builds' index could not be read, may only have dodged them: the
+    # PyTorch index down, accelerate backtracked to 0.0.1, which needs no torch. The variants' sets are searched
+    # instead; with none, the index's failure stands (a CPU target's lock then takes PyPI's builds: ``lock.flow``).
+    dodged = search.unreadable[0] if pins is not None and search.unreadable and CUDA not in pins else None
+    unreadable = unreadable or dodged
+    best = _best_over_variants(search, None if conflicts or pins is None or dodged else pins)
     if best is None:
         if unreadable is not None:  # no set from the indexes that answered: the one that failed is the cause
             raise unreadable
