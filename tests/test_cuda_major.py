@@ -72,6 +72,11 @@ PROJECTS: dict[str, list[tuple[str, list[str], bool]]] = {
     "nvidia-cufft": [("12.0.0.61", [], False)],
     "cuda-toolkit": [("13.0.2", [], False), ("12.8.1", [], False)],
     "app": [("1.0", ["nvidia-cublas-cu12"], False)],
+    # jax[cuda12]'s shape: the newest release's extra needs CUDA 12 libraries, an old one has no such extra
+    "gpuapp": [("2.0", ['nvidia-cublas-cu12; extra == "cuda12"'], False), ("0.1", [], False)],
+    # nvidia-cutlass-dsl's shape: its CUDA 12 libraries on every install, the CUDA 13 ones added by an extra
+    "nvidia-cutlass-dsl-libs-cu12": [("4.8.0", [], False)],
+    "dsl": [("4.8.0", ["nvidia-cutlass-dsl-libs-cu12==4.8.0"], False), ("0.1", [], False)],
 }
 
 
@@ -92,6 +97,7 @@ def lock(db: CompatDB, requests: list[str], target: Target | None = None) -> dic
         ("nvidia-curand", "10.4.0.35", 13),
         ("nvidia-cuda-runtime", "0.0.1.dev5", None),  # NVIDIA's placeholder ties nothing
         ("nvidia-cuda-runtime-cu130-fake", "1.0", None),
+        ("nvidia-cutlass-dsl-libs-cu12", "4.8.0", None),  # installed beside the cu13 one: no major (``unbound``)
         ("numpy", "2.1.0", None),
     ],
 )
@@ -124,6 +130,20 @@ def test_a_cuda12_library_moves_torch_to_a_cuda12_build(db: CompatDB) -> None:
     assert pins["<variant>"].startswith("cu12")
     assert pins["nvidia-cublas-cu12"] == "12.8.4.1" and "nvidia-cuda-runtime" not in pins
     assert "nvidia-cuda-runtime-cu12" in pins
+
+
+def test_a_set_without_torch_takes_the_major_its_libraries_need(db: CompatDB) -> None:
+    """No package of the database in the set: the variant is the major the libraries chose, never a better
+    variant bought by an old release without them (found: jax[cuda12] locked as jax 0.4.21 on cu130)."""
+    pins = lock(db, ["gpuapp[cuda12]"])
+    assert pins["gpuapp"] == "2.0" and "nvidia-cublas-cu12" in pins and pins["<variant>"].startswith("cu12")
+
+
+def test_a_library_family_installed_beside_the_other_majors_ties_none(db: CompatDB) -> None:
+    """torch on CUDA 13 with a package that needs the CUTLASS DSL's CUDA 12 libraries (vllm 0.33.0 with
+    nvidia-cutlass-dsl 4.8.0): the newest release is kept, torch stays on its CUDA 13 build."""
+    pins = lock(db, ["torch", "dsl"])
+    assert pins["dsl"] == "4.8.0" and pins["<variant>"].startswith("cu13")
 
 
 def test_cuda_toolkit_release_follows_the_variant(db: CompatDB) -> None:

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LIBRARIES", "CudaMajorRule", "major_of", "read_cuda_major", "read_cudnn_major", "tie_counts"]
 
-_KEYS: Final = {"names", "major", "versions", "source", "verified", "note"}
+_KEYS: Final = {"names", "major", "versions", "unbound", "source", "verified", "note"}
 #: The libraries a row may tie a release to: its table's name without ``-major``.
 LIBRARIES: Final = ("cuda", "cudnn")
 _PATTERN: Final = re.compile(r"[a-z0-9*][a-z0-9*.-]*(\{major\})?[a-z0-9*.-]*")
@@ -44,10 +44,17 @@ class CudaMajorRule:
     source: str
     verified: bool = True
     library: str = "cuda"  # one of LIBRARIES: the table the row came from
+    unbound: bool = False  # the names it matches tie no major, whatever a later row says (``major_of``)
+
+    def matches(self, name: str, version: Version) -> bool:
+        """Whether this row speaks of ``name`` ``version``."""
+        if self.versions is not None and not self.versions.contains(version, prereleases=True):
+            return False
+        return any(pattern.fullmatch(name) for pattern in self.patterns)
 
     def major_for(self, name: str, version: Version) -> int | None:
         """The CUDA major of ``name`` ``version`` by this row, None when the row does not tie it."""
-        if self.versions is not None and not self.versions.contains(version, prereleases=True):
+        if self.unbound or (self.versions is not None and not self.versions.contains(version, prereleases=True)):
             return None
         for pattern in self.patterns:
             match = pattern.fullmatch(name)
@@ -79,6 +86,7 @@ def read_cuda_major(c: Collector, row: Mapping[str, Any], path: str, *, library:
     names = c.get(row, "names", list, path, required=True)
     major = c.get(row, "major", int, path)
     spec = c.get(row, "versions", str, path)
+    unbound = c.get(row, "unbound", bool, path) or False
     source = c.source(row, path)
     if names is None:
         return None
@@ -101,11 +109,13 @@ def read_cuda_major(c: Collector, row: Mapping[str, Any], path: str, *, library:
         source=source,
         verified=c.verified(row, path),
         library=library,
+        unbound=unbound,
     )
 
 
 def major_of(rules: Iterable[CudaMajorRule], name: str, version: Version | str, *, library: str = "cuda") -> int | None:
-    """The CUDA (or ``library``'s) major the first matching row ties ``name`` ``version`` to; None when no row does."""
+    """The CUDA (or ``library``'s) major the first matching row ties ``name`` ``version`` to; None when no row does,
+    or the first that matches is ``unbound``."""
     try:
         parsed = version if isinstance(version, Version) else Version(version)
     except InvalidVersion:
@@ -113,6 +123,8 @@ def major_of(rules: Iterable[CudaMajorRule], name: str, version: Version | str, 
     for rule in rules:
         if rule.library != library:
             continue
+        if rule.unbound and rule.matches(name, parsed):
+            return None
         found = rule.major_for(name, parsed)
         if found is not None:
             return found

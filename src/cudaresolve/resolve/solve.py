@@ -286,6 +286,8 @@ def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> 
     needs, catalog, anchor = search.needs, search.catalog, search.db.anchor
     if any(n.name == CUDA for n in needs) or (first is not None and CUDA not in first):
         return first
+    if first is not None and not any(n in catalog.known for n in first if n not in (CUDA, CUDNN)):
+        return first  # no build of the database: the variant is the major its libraries chose (jax[cuda12])
     requested = ranked_names(needs, catalog, anchor)
     order = {v.variant: i for i, v in enumerate(catalog.for_name(CUDA))}
 
