@@ -39,6 +39,7 @@ DESIGN_REASON_CODES = (
     "requires-python",
     "no-wheel-page",
     "sdist-unusable",
+    "metadata-unusable",
     "no-wheel-for-platform",
     "variant-not-published",
     "pin-conflict",
@@ -231,6 +232,13 @@ REASONS = [
         "iopath 0.1.10 has only an sdist for this target, whose dependencies are known only by building it,"
         " and it was not built (--no-build) or its build failed",
         "iopath 0.1.10 在该目标上只有源码包，其依赖只有构建后才能知道，而它未被构建（--no-build）或构建失败",
+    ),
+    (
+        "metadata-unusable",
+        {"package": "lightning", "version": "1.8.3.post2"},
+        "the core metadata of lightning 1.8.3.post2 cannot be used (a malformed field, or it describes another"
+        " release); pip and uv pass such a release over",
+        "lightning 1.8.3.post2 的核心元数据无法使用（字段格式错误，或描述的是另一个版本）；pip 和 uv 会跳过这样的版本",
     ),
     (
         "no-wheel-for-platform",

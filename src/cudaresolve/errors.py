@@ -182,6 +182,11 @@ class IndexUnavailable(CudaResolveError):
     exit_code = 2
 
 
+class BadMetadata(IndexUnavailable):
+    """A release's core metadata that was read but cannot be used (a malformed field, another project's): pip
+    and uv pass such a release over for another."""
+
+
 class HashMismatch(CudaResolveError):
     """A downloaded file whose hash differs from the one its URL or index gave: never locked or installed."""
 

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.progress import Event, report
-from cudaresolve.errors import DynamicMetadata, IndexUnavailable
+from cudaresolve.errors import BadMetadata, DynamicMetadata
 from cudaresolve.index.simple import HINT
 from cudaresolve.text.model import Text
 
@@ -220,8 +220,8 @@ def static_problem(meta: CoreMetadata) -> Text | None:
     return None
 
 
-def _bad(source: str, why: str) -> IndexUnavailable:
-    return IndexUnavailable(Text.of("index.bad-metadata", url=source, reason=why), hint=HINT)
+def _bad(source: str, why: str) -> BadMetadata:
+    return BadMetadata(Text.of("index.bad-metadata", url=source, reason=why), hint=HINT)
 
 
 def fetch_core_metadata(

@@ -19,9 +19,9 @@ warning names it. The walk ahead never builds: only a release the solver really 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from cudaresolve.errors import DynamicMetadata, IndexUnavailable
+from cudaresolve.errors import BadMetadata, DynamicMetadata, IndexUnavailable
 from cudaresolve.index.fitting import LazyReleases, best_files, index_release, python_fits
 from cudaresolve.index.flat import read_listing
 from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from cudaresolve.text.findings import Notice
 
 __all__ = ["IndexSource"]
+
+#: The notices of a release passed over for another: said when the set holds another release of that package.
+_PASSED_OVER: Final = frozenset({"sdist-unusable", "metadata-unusable"})
 
 
 class IndexSource:
@@ -114,7 +117,7 @@ class IndexSource:
         failed = {index: why for index, why in self._failed.items() if index not in skip}
         metadata = [
             notice for (_, name, version), notice in self._metadata_notices.items()
-            if pinned is None or pinned.get(name) == version or (notice.code == "sdist-unusable" and name in pinned)
+            if pinned is None or pinned.get(name) == version or (notice.code in _PASSED_OVER and name in pinned)
         ]  # fmt: skip
         return [*listing_notices(failed, self._stale, self._refused), *self._direct_notices, *metadata]
 
@@ -336,6 +339,13 @@ class IndexSource:
             self._unusable[key] = e.text
             self._metadata_notices[key] = warning(
                 "sdist-unusable", "lock.sdist-unusable", package=release.name, version=str(release.version),
+                reason=e.text,
+            )  # fmt: skip
+            return ()
+        except BadMetadata as e:  # read, but malformed or another project's: passed over, as pip and uv do
+            self._unusable[key] = e.text
+            self._metadata_notices[key] = warning(
+                "metadata-unusable", "lock.sdist-unusable", package=release.name, version=str(release.version),
                 reason=e.text,
             )  # fmt: skip
             return ()

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Finding
 
-__all__ = ["BUILD", "CUDA", "CUDNN", "PYTHON", "Candidate", "Catalog", "Need", "Rejection", "build_catalog",
+__all__ = ["BUILD", "CUDA", "CUDNN", "METADATA", "PYTHON", "Candidate", "Catalog", "Need", "Rejection", "build_catalog",
            "satisfies"]  # fmt: skip
 
 #: The virtual identifier whose candidates are the variants the target can run.
@@ -50,6 +50,9 @@ PYTHON: Final = "<python>"
 #: The virtual identifier a release depends on when it has only an sdist whose metadata cannot be had (not to be
 #: built, or its build failed): it has no candidate, so the solver passes the release over for another.
 BUILD: Final = "<build>"
+#: The virtual identifier a release depends on when its metadata was read but cannot be used (``BadMetadata``):
+#: it has no candidate, so the solver passes the release over for another, as pip and uv do.
+METADATA: Final = "<metadata>"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,7 +25,7 @@ from cudaresolve.resolve.binding import (
     pin_fitting,
     runnable,
 )
-from cudaresolve.resolve.catalog import BUILD, CUDA, PYTHON, Catalog, Need, Rejection, satisfies
+from cudaresolve.resolve.catalog import BUILD, CUDA, METADATA, PYTHON, Catalog, Need, Rejection, satisfies
 from cudaresolve.resolve.cudamajor import is_major_need, mixed
 from cudaresolve.resolve.needs import passed_over
 from cudaresolve.resolve.oldgpu import too_old
@@ -244,9 +244,10 @@ def explain_resolution(
                     )
                 )
             continue
-        if need.name == BUILD:  # the release has only an sdist whose metadata cannot be had (``provider``)
+        if need.name in (BUILD, METADATA):  # an sdist not built, or metadata that cannot be used (``provider``)
             if parent is not None:
-                findings.append(reason("sdist-unusable", package=parent.name, version=str(parent.version)))
+                code = "sdist-unusable" if need.name == BUILD else "metadata-unusable"
+                findings.append(reason(code, package=parent.name, version=str(parent.version)))
             continue
         direct = explain_need(catalog, need, index, constraints, db)
         if direct:

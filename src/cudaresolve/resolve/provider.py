@@ -30,7 +30,7 @@ from cudaresolve.core.ondemand import MadeOnRead
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve.ahead import build_chain
-from cudaresolve.resolve.catalog import BUILD, CUDA, CUDNN, PYTHON, Candidate, Catalog, Need
+from cudaresolve.resolve.catalog import BUILD, CUDA, CUDNN, METADATA, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
 from cudaresolve.resolve.cudamajor import major_needs
 from cudaresolve.resolve.direct import same_reference
@@ -216,7 +216,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         limit = self.constraints.get(name)
         if limit is not None and name != CUDA:
             found = [c for c in found if limit.contains(c.version, prereleases=True)]
-        if self.source is None or name in (CUDA, CUDNN, PYTHON, BUILD) or name in self.direct:
+        if self.source is None or name in (CUDA, CUDNN, PYTHON, BUILD, METADATA) or name in self.direct:
             return found  # a direct reference's file was read and judged already: no listing, no pre-release rule
         if name not in self.catalog.known:
             return partial(self._allowed, found, needs)  # lazy: read only as far as resolvelib goes
@@ -321,7 +321,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             if name not in self.catalog.known:
                 self._index_candidates[name] = (pinned,)  # what explanations say the index offered
             return (pinned,)
-        if name in (CUDA, CUDNN, PYTHON, BUILD):
+        if name in (CUDA, CUDNN, PYTHON, BUILD, METADATA):
             return self.catalog.for_name(name)
         if name in self.catalog.known:
             return self._with_companions(name) if self.companions is not None else self.catalog.for_name(name)
@@ -409,8 +409,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         required = self.source.python_excluded(release)
         if required is not None:  # a need nothing meets: resolvelib passes this release over for an older one
             return [Need(name=PYTHON, specifier=SpecifierSet(required), parent=parent)]
-        if self.source.unusable(release) is not None:  # an sdist that may not or could not be built
-            return [Need(name=BUILD, specifier=SpecifierSet(), parent=parent)]
+        if (why := self.source.unusable(release)) is not None:  # malformed metadata, or an sdist not built
+            return [Need(name=METADATA if why.key == "index.bad-metadata" else BUILD, parent=parent)]
         selected = [
             req
             for req in self.source.requires(release)
