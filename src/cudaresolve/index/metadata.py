@@ -61,6 +61,7 @@ class CoreMetadata:
     requires_dist: tuple[Requirement, ...]
     metadata_version: str | None = None
     dynamic: tuple[str, ...] = ()  # the fields ``Dynamic`` names, lower case (PEP 643)
+    provides_extra: tuple[str, ...] = ()  # the extras ``Provides-Extra`` names, as written
     built: bool = False  # prepared by the sdist's build backend on this host (``build_metadata``)
 
 
@@ -103,6 +104,7 @@ def parse_core_metadata(text: str, *, source: str) -> CoreMetadata:
         requires_dist=tuple(requires),
         metadata_version=mv.strip() if mv else None,
         dynamic=tuple(d.strip().lower() for d in headers.get_all("Dynamic") or ()),
+        provides_extra=tuple(e.strip() for e in headers.get_all("Provides-Extra") or ()),
     )
 
 
@@ -133,7 +135,8 @@ class _Headers:
 _PLAIN_BLOCK: Final = re.compile(r"(?:[\041-\071\073-\176]+:[^\n]*\n(?:[ \t][^\n]*\n)*)*")
 #: One field ``parse_core_metadata`` reads, at a line's start: its value after the blanks, continuation lines too.
 _READ: Final = re.compile(
-    r"^(name|version|requires-dist|requires-python|metadata-version|dynamic):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)",
+    r"^(name|version|requires-dist|requires-python|metadata-version|dynamic|provides-extra):"
+    r"[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)",
     re.MULTILINE | re.IGNORECASE | re.ASCII,
 )
 #: A lone surrogate: the email parser then gives a ``Header``, not the text (``Message._sanitize_header``).

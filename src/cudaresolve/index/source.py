@@ -18,8 +18,11 @@ warning names it. The walk ahead never builds: only a release the solver really 
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import TYPE_CHECKING, Final
+
+from packaging.utils import canonicalize_name as canonical_name
 
 from cudaresolve.errors import BadMetadata, DynamicMetadata, IndexUnavailable
 from cudaresolve.index.fitting import LazyReleases, best_files, index_release, python_fits
@@ -49,6 +52,8 @@ __all__ = ["IndexSource"]
 
 #: The notices of a release passed over for another: said when the set holds another release of that package.
 _PASSED_OVER: Final = frozenset({"sdist-unusable", "metadata-unusable"})
+#: An extra a ``Requires-Dist`` marker tests, as ``str(Marker)`` writes it (values in double quotes).
+_EXTRA_IN_MARKER: Final = re.compile(r'extra == "([^"]*)"|"([^"]*)" == extra')
 
 
 class IndexSource:
@@ -91,6 +96,7 @@ class IndexSource:
         self._files: dict[tuple[str, str, str], IndexFile] = {}  # (index, name, version) -> chosen file
         self._requires: dict[tuple[str, str, str], tuple[Requirement, ...]] = {}
         self._requires_python: dict[tuple[str, str, str], str] = {}  # the metadata's, where it states one
+        self._extras: dict[tuple[str, str, str], tuple[str, ...]] = {}  # the metadata's Provides-Extra
         self._best: dict[tuple[str, str], dict[Version, tuple[IndexFile, bool]]] = {}
         self._releases: dict[tuple[str, str], Sequence[IndexRelease]] = {}  # (index, project) -> newest first
         self._lock = threading.Lock()
@@ -363,8 +369,20 @@ class IndexSource:
             )  # fmt: skip
         if meta.requires_python:
             self._requires_python[key] = meta.requires_python
+        self._extras[key] = meta.provides_extra
         self._requires[key] = meta.requires_dist
         return meta.requires_dist
+
+    def extras_missing(self, release: IndexRelease, extras: Iterable[str]) -> list[str]:
+        """Which of ``extras`` the metadata of ``release``, once read, neither names in ``Provides-Extra`` nor uses
+        in a ``Requires-Dist`` marker (PEP 685's names); [] before its metadata is read."""
+        key = (release.index_url, release.name, str(release.version))
+        if key not in self._requires:
+            return []
+        markers = " ".join(str(r.marker) for r in self._requires[key] if r.marker is not None)
+        named = {*self._extras.get(key, ()), *(a or b for a, b in _EXTRA_IN_MARKER.findall(markers))}
+        provided = {canonical_name(e) for e in named}
+        return sorted(e for e in extras if canonical_name(e) not in provided)
 
     def _cached_requires(self, release: IndexRelease) -> bool:
         """Whether ``release``'s metadata is at hand without a request (kept, or read now from the cache)."""

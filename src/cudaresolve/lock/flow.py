@@ -290,10 +290,10 @@ def _solve_whole(
         for text in skipped_requests(inputs.requirements, marker_environment(target))
     ]
     unlisted = [p for p in solution.packages if not p.url or (not p.sha256 and p.kind is not FileKind.DIRECTORY)]
-    from cudaresolve.lock.wheels import not_listed, sdist_notices
+    from cudaresolve.lock.wheels import extra_notices, not_listed, sdist_notices
 
     notices += [not_listed(p, target, inputs.mirrors) for p in unlisted]
-    notices += sdist_notices(solution)
+    notices += sdist_notices(solution) + extra_notices(resolved.pins.values(), source.extras_missing)
     solution = _with_notices(solution, [*inputs.extra.notices, *notices])
     unusable = [n.message for n in source.notices(passed_over=skipped) if n.code == "sdist-unusable"]
     failed = (*sorted(failures), *sorted(set(unusable)))  # releases passed over, held by the set or not

@@ -17,15 +17,17 @@ from cudaresolve.errors import InvalidInput
 from cudaresolve.text.findings import Notice, warning
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from packaging.tags import Tag
 
     from cudaresolve.index.client import IndexFile, Listings
+    from cudaresolve.resolve.catalog import Candidate
     from cudaresolve.resolve.model import LockedPackage, Solution
+    from cudaresolve.resolve.source import IndexRelease
     from cudaresolve.target.model import Target
 
-__all__ = ["attach_files", "not_listed", "pick_file", "sdist_notices", "tag_fits"]
+__all__ = ["attach_files", "extra_notices", "not_listed", "pick_file", "sdist_notices", "tag_fits"]
 
 
 def not_listed(package: LockedPackage, target: Target, mirrors: Mapping[str, str]) -> Notice:
@@ -53,6 +55,22 @@ def sdist_notices(solution: Solution) -> list[Notice]:
         for p in solution.packages
         if p.kind is FileKind.SDIST
     ]
+
+
+def extra_notices(
+    pins: Iterable[Candidate], missing: Callable[[IndexRelease, Iterable[str]], list[str]]
+) -> list[Notice]:
+    """One ``extra-not-provided`` warning per locked index release asked for an extra its metadata does not define
+    (``missing``: ``IndexSource.extras_missing``): uv's warning; pip's too. The release is locked without it."""
+    out = []
+    for candidate in pins:
+        release = candidate.source
+        if not candidate.extras or release is None:
+            continue
+        for extra in missing(release, candidate.extras):
+            out.append(warning("extra-not-provided", "lock.extra-not-provided", package=candidate.name,
+                               version=str(candidate.version), extra=extra))  # fmt: skip
+    return out
 
 
 def tag_fits(tag: Tag, target: Target) -> bool:
