@@ -50,8 +50,7 @@ PYTHON: Final = "<python>"
 #: The virtual identifier a release depends on when it has only an sdist whose metadata cannot be had (not to be
 #: built, or its build failed): it has no candidate, so the solver passes the release over for another.
 BUILD: Final = "<build>"
-#: The virtual identifier a release depends on when its metadata was read but cannot be used (``BadMetadata``):
-#: it has no candidate, so the solver passes the release over for another, as pip and uv do.
+#: The same for a release whose metadata was read but cannot be used (``BadMetadata``), as pip and uv pass it over.
 METADATA: Final = "<metadata>"
 
 
