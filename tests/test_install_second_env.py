@@ -47,7 +47,7 @@ def test_a_second_environment_reads_no_requirement_and_loads_no_solver(
     first = _install(venv, flags, tmp_path / "first.json")
     cache = Path(os.environ["CUDARESOLVE_CACHE_DIR"])
     kept = [p for p in (cache / VERDICTS).iterdir() if not p.name.startswith(".")]
-    assert first["code"] == 0 and len(kept) == 2  # its Python range and its closure held here, and are kept so
+    assert first["code"] == 0 and len(kept) == 3  # its Python range, its wheels' tags and its closure held here
     assert "cudaresolve.install.closure" in first["loaded"]  # the first install read the wheel's requirements
     second_venv = tmp_path / "second"
     subprocess.run([str(venv), "-m", "venv", "--without-pip", str(second_venv)], check=True)

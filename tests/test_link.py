@@ -418,3 +418,32 @@ def test_a_wheel_of_another_project_than_the_locked_name_is_refused(base_venv: P
     assert not list(Path(scheme.purelib).glob("*.dist-info"))
     link_wheels([(_package(wheel, sha, name="Gamma"), wheel)], scheme, {}, tmp_path / "cache")  # the same project
     assert [p.name for p in Path(scheme.purelib).glob("*.dist-info")] == ["gamma-1.0.dist-info"]
+
+
+@pytest.mark.parametrize(("metadata", "locked", "said"), [
+    ("Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n", "1.0", "its METADATA names 'evil', not demo"),
+    ("Metadata-Version: 2.1\nName: demo\nVersion: 9.9\n", "1.0", "its METADATA says version '9.9', not 1.0"),
+    ("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n", "1.3", "its folder says version '1.0', not 1.3"),
+])
+def test_a_wheel_naming_another_distribution_inside_is_refused(
+    base_venv: Path, tmp_path: Path, metadata: str, locked: str, said: str
+) -> None:
+    """The hash matches the lock, the ``.dist-info`` folder names the locked project, but what the wheel installs
+    (its METADATA's Name and Version, or its folder's version) is another distribution: nothing is installed."""
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, f"inside-{len(said)}")
+    wheel, sha = _wheel(tmp_path, extra={"demo-1.0.dist-info/METADATA": metadata.encode()})
+    with pytest.raises(InvalidBinary) as caught:
+        link_wheels([(_package(wheel, sha, version=locked), wheel)], scheme, {}, tmp_path / "cache")
+    assert said in str(caught.value.text.fields)
+    assert not list(Path(scheme.purelib).glob("*.dist-info"))
+
+
+def test_a_locked_version_is_compared_as_pep_440_reads_it(base_venv: Path, tmp_path: Path) -> None:
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, "normalized")
+    wheel, sha = _wheel(tmp_path)
+    link_wheels([(_package(wheel, sha, version="1.0.0"), wheel)], scheme, {}, tmp_path / "cache")  # 1.0.0 == 1.0
+    assert [p.name for p in Path(scheme.purelib).glob("*.dist-info")] == ["demo-1.0.dist-info"]

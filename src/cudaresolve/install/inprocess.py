@@ -152,11 +152,11 @@ def link_wheels(
         try:
             try:
                 made = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name,
-                                 project=package.name)
+                                 project=package.name, version=package.version or None)
             except StaleTree:  # a kept file was changed through a hard link: unpacked again from the wheel
                 forget(unpacked_root, sha256)
                 made = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name, check=False,
-                                 project=package.name)
+                                 project=package.name, version=package.version or None)
         except OSError as exc:
             raise _cannot_write(exc, package) from exc
         plans[package.name] = (package, wheel, made)

@@ -204,6 +204,7 @@ def _install(
             environment=None,
         )
         _check_environment(lock, order.lockfile, environment)
+        _check_wheels(lock, order.lockfile, found.interpreter)
     else:
         from cudaresolve.lock.flow import prepare, resolve_inputs
         from cudaresolve.lock.model import lock_from_solution
@@ -260,6 +261,34 @@ def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) 
         check_environment(lock, source, environment)
         return
     check_once(root, environment_key(lock, environment), lambda: check_environment(lock, source, environment))
+
+
+def _check_wheels(lock: Lock, source: str, interpreter: Interpreter) -> None:
+    """Every locked wheel to be installed fits ``interpreter`` (its file name's tags, as pip and uv judge it), else
+    ``InvalidLockfile``: a lock of one wheel per package (ours, an ``archive``) is no other interpreter's. Checked
+    once per set of file names and interpreter (``verdicts``)."""
+    from cudaresolve.core.paths import default_cache_dir
+    from cudaresolve.install.verdicts import check_once, wheels_key
+
+    names = sorted({p.filename for p in lock.packages if p.filename and p.filename.endswith(".whl")})
+
+    def check() -> None:
+        from cudaresolve.errors import InvalidLockfile
+        from cudaresolve.install.wheelchoice import best_wheel
+        from cudaresolve.text.model import Text
+
+        for package in lock.packages:
+            name = package.filename or ""
+            if name.endswith(".whl") and best_wheel([name], interpreter) is None:
+                raise InvalidLockfile(Text.of("lock.no-wheel-fits", path=f"{source}: {name}", name=package.name,
+                                              count=1), hint=Text("lock.no-wheel-fits.hint"))  # fmt: skip
+
+    try:
+        root = default_cache_dir()
+    except (OSError, RuntimeError, KeyError):
+        check()
+        return
+    check_once(root, wheels_key(names, interpreter.platform, interpreter.glibc, interpreter.markers), check)
 
 
 def _database(compat: str | None, warm_up: Callable[[], object] | None = None) -> Callable[[], CompatDB]:

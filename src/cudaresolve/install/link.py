@@ -38,6 +38,9 @@ from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text
 
+#: How much of a wheel's METADATA is read for its ``Name`` and ``Version`` (the header block comes first).
+_METADATA_HEAD: Final = 64 * 1024
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
@@ -97,11 +100,13 @@ class TreePlan:
 
 
 def plan_tree(
-    tree: Path, scheme: Scheme, *, wheel: str = "", check: bool = True, project: str | None = None
+    tree: Path, scheme: Scheme, *, wheel: str = "", check: bool = True, project: str | None = None,
+    version: str | None = None,
 ) -> TreePlan:
     """``tree``'s files placed by the wheel's layout (module docstring), nothing written. ``InvalidBinary`` (naming
     ``wheel``, the file's name) for a tree that is no wheel: no single ``.dist-info``, one naming another project
-    than ``project`` (the locked name, when given: pip and uv refuse such a wheel too), a RECORD that does not read,
+    than ``project`` (the locked name, when given: pip and uv refuse such a wheel too) or, by its folder or its
+    METADATA, of another project or ``version`` (the locked one) than the lock's, a RECORD that does not read,
     an unknown ``.data`` folder, a script that would replace the environment's interpreter; ``StaleTree`` for a
     kept file missing or of another size than the wheel's RECORD says (changed through a hard link since), unless
     not ``check`` (a tree just unpacked: the wheel's RECORD itself is wrong, and the archive is what is installed,
@@ -110,6 +115,8 @@ def plan_tree(
     info = _dist_info(tree, label)
     if project is not None and dist_info_project(info) != canonical_name(project):
         raise _bad(label, f"its metadata ({info}) is of another project than {project}")
+    if project is not None:
+        _check_identity(tree / info, label, project, version)
     record = _wheel_record(tree / info, label)
     root = scheme.purelib if _root_is_purelib(tree / info / "WHEEL") else scheme.platlib
     data = info[: -len(".dist-info")] + ".data"
@@ -214,6 +221,37 @@ class StaleTree(Exception):  # not an error the user sees: the caller unpacks th
 def _reserved(name: str) -> bool:
     """A script name that is the environment's own (its interpreter, its activation scripts)."""
     return _RESERVED.match(name) is not None
+
+
+def _check_identity(info: Path, label: str, project: str, version: str | None) -> None:
+    """The wheel's ``.dist-info`` folder and its METADATA's ``Name`` and ``Version`` name the locked ``project``
+    and ``version``: a wheel whose hash matches but which installs another distribution is refused."""
+    named = {"folder": info.name[: -len(".dist-info")].rpartition("-")[2]}
+    try:
+        with open(info / "METADATA", "rb") as f:
+            head = f.read(_METADATA_HEAD).decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n\n", 1)[0]
+    except OSError:
+        raise _bad(label, f"{info.name}/METADATA cannot be read") from None
+    for line in head.split("\n"):
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "name" and canonical_name(value.strip()) != canonical_name(project):
+            raise _bad(label, f"its METADATA names {value.strip()[:80]!r}, not {project}")
+        if key.strip().lower() == "version":
+            named.setdefault("METADATA", value.strip())
+    for where, found in named.items():
+        if version is not None and not _same_version(found, version):
+            raise _bad(label, f"its {where} says version {found[:80]!r}, not {version}")
+
+
+def _same_version(found: str, locked: str) -> bool:
+    if found == locked:
+        return True
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(found) == Version(locked)
+    except InvalidVersion:
+        return found == locked
 
 
 def _bad(label: str, reason: str) -> InvalidBinary:

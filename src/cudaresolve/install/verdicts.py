@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
     from cudaresolve.lock.model import Lock
 
-__all__ = ["VERDICTS", "check_closure", "check_once", "closure_key", "environment_key", "known", "remember"]
+__all__ = [
+    "VERDICTS", "check_closure", "check_once", "closure_key", "environment_key", "known", "remember", "wheels_key",
+]  # fmt: skip
 
 #: The folder under the user cache holding the verdicts.
 VERDICTS: Final = "install-verdicts-v1"
@@ -59,6 +61,11 @@ def environment_key(lock: Lock, markers: Mapping[str, str]) -> str:
     """The sha256 naming ``check_environment``'s inputs: the lock's ``requires-python`` and ``environments``, the
     marker environment and the version of ``packaging`` that evaluates them."""
     return _key("environment-v1", [lock.requires_python, list(lock.environments)], markers)
+
+
+def wheels_key(names: list[str], platform: str, glibc: str | None, markers: Mapping[str, str]) -> str:
+    """The sha256 naming ``install._check_wheels``' inputs: the wheels' file names and the interpreter."""
+    return _key("wheels-fit-v1", [names, platform, glibc], markers)
 
 
 def _key(kind: str, parts: object, markers: Mapping[str, str]) -> str:
