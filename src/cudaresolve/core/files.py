@@ -39,6 +39,10 @@ CACHE_MARK: Final = ".cudaresolve-cache"
 _MARK_TEXT: Final = b"A cache folder made by cudaresolve: it removes its own old entries here.\n"
 
 
+#: The largest single read of ``read_regular_bounded`` past a file's stated size.
+_READ_STEP: Final = 1 << 20
+
+
 class NotRegularFile(OSError):
     """The path names a FIFO, a device, a directory or a socket: refused before anything is read."""
 
@@ -53,8 +57,11 @@ def read_regular_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegularFile("not a regular file")
+        # each read asks at most what the file holds (and 1 byte more, to see it end) or 1 MiB: ``os.read`` allocates
+        # what it is asked for, and a 4 GiB limit on an 851-byte wheel failed as a MemoryError under a memory cap
+        step = max(min(os.fstat(fd).st_size + 1, _READ_STEP), 1)
         chunks, size = [], 0
-        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+        while size <= limit and (chunk := os.read(fd, min(limit + 1 - size, step))):
             chunks.append(chunk)
             size += len(chunk)
     finally:
