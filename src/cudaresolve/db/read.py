@@ -67,7 +67,7 @@ _BUILD_KEYS: Final = {
     "broken",
 } | _ROW_COMMON
 _DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
-_REPO_AT_TAG: Final = re.compile(r"[\w.-]+/[\w.-]+@[^:;\s]+:\S+")
+_REPO_AT_TAG: Final = re.compile(r"(?<![\w.-])[\w.-]+/[\w.-]+@[^:;\s]+:\S+")  # tried once per run: linear
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -52,7 +52,7 @@ __all__ = [
 #: What the installed ``INSTALLER`` file says.
 INSTALLER_NAME: Final = "cudaresolve"
 _KEYS: Final = ("purelib", "platlib", "scripts", "headers", "data")
-_ENTRY: Final = re.compile(r"^\s*([\w.]+)\s*:\s*([\w.]+)\s*(?:\[[^\]]*\])?\s*$")
+_ENTRY: Final = re.compile(r"^\s*([\w.]+)\s*:\s*([\w.]+)\s*(?:\[[^\]]*\]\s*)?$")  # one blank run: linear
 _SCRIPT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _URLSAFE: Final = bytes.maketrans(b"+/", b"-_")  # base64 to its urlsafe form (``base64`` itself costs an import)
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)

@@ -57,7 +57,7 @@ MAX_FILE_BYTES: Final = 1024 * 1024
 MAX_DEPTH: Final = 10
 MAX_FILES: Final = 100
 _ENV_VAR: Final = re.compile(r"\$\{([A-Z0-9_]+)\}")  # pip's form: ${NAME}, upper case, digits, _
-_COMMENT: Final = re.compile(r"(^|\s+)#.*$")
+_COMMENT: Final = re.compile(r"(?:^|(?<!\s)\s+)#.*$")  # a run of blanks tried once, from its start: linear
 _NESTED: Final = {"-r": False, "--requirement": False, "-c": True, "--constraint": True}
 #: Index options a line may hold, by their short names too (pip's requirements-file format).
 _INDEX_OPTIONS: Final = {"-i": "--index-url", "-f": "--find-links", "--extra-index-url": "--extra-index-url",

@@ -13,7 +13,7 @@ from typing import Final
 __all__ = ["TargetOptions", "split_gpu_list"]
 
 # GPU names never hold a comma, a semicolon or the word "and": those separate GPUs.
-_GPU_SEPARATOR: Final = re.compile(r"[,;]|\s+and\s+", re.IGNORECASE)
+_GPU_SEPARATOR: Final = re.compile(r"[,;]|(?<!\s)\s+and\s+", re.IGNORECASE)  # a run tried from its start: linear
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
