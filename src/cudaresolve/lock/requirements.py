@@ -120,7 +120,7 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
         try:
             if line.startswith(_META):
                 key, _, value = line[len(_META) :].partition("=")
-                meta[key.strip()] = _json(value)
+                meta[key.strip()] = _typed(key.strip(), _json(value), value)
                 continue
             inactive = line.startswith(_INACTIVE)
             if inactive:
@@ -198,6 +198,26 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
     if pending:
         out.append((start, " ".join(pending)))
     return out
+
+
+#: What each ``# cudaresolve: KEY = VALUE`` line holds (``dumps_requirements``): a value of another type is refused.
+_META_TYPES: Final[dict[str, type]] = {
+    "target": dict, "environments": list, "requires-python": str, "sdists": list, "warnings": list, "variant": str,
+    "index-url": str, "inputs": str,
+}  # fmt: skip
+#: The keys whose list holds strings.
+_STRING_LISTS: Final = frozenset({"environments", "sdists"})
+
+
+def _typed(key: str, value: Any, text: str) -> Any:
+    """``value`` when it has the type ``key`` holds (an unknown key: as it is), else the line's error."""
+    wanted = _META_TYPES.get(key)
+    ok = wanted is None or value is None or (isinstance(value, wanted) and not isinstance(value, bool))
+    if ok and value is not None and key in _STRING_LISTS:
+        ok = all(isinstance(item, str) for item in value)
+    if not ok:
+        raise _LineError(Text.of("lock.req.bad-metadata", text=repr(text.strip()[:80])))
+    return value
 
 
 def _json(text: str) -> Any:
