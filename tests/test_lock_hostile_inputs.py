@@ -432,3 +432,15 @@ def test_a_requirements_lock_metadata_line_of_the_wrong_type_is_invalid_lockfile
         return
     with pytest.raises(InvalidLockfile):
         loads_requirements(text)
+
+
+def test_a_number_of_more_digits_than_python_reads_is_invalid_input(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the adversarial hunt: packaging's ``Version`` reads each release segment with ``int``, which refuses
+    4,301 digits or more; ``why-not torch==<4301 nines>`` ended in an internal error."""
+    from cudaresolve.cli import main
+
+    nines = "9" * 4301
+    code = main(["why-not", f"torch=={nines}", "--gpu", "A100", "--driver", "535.104.05", "--python-version", "3.11",
+                 "--offline"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("error: invalid-input: a number in the input") and "internal" not in err

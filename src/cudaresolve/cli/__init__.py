@@ -226,6 +226,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(exc, CudaResolveError):
             return _report(exc, args, args_list, wants_json=wants_json)
+        if isinstance(exc, ValueError) and "integer string conversion" in str(exc):  # a number of 4,301+ digits
+            from cudaresolve.errors import InvalidInput
+            from cudaresolve.text.model import Text
+
+            return _report(InvalidInput(Text("cli.too-many-digits"), hint=Text("cli.too-many-digits.hint")), args,
+                           args_list, wants_json=wants_json)  # fmt: skip
         if getattr(args, "debug", False) or "--debug" in args_list:
             raise
         return _report(InternalError(exc), args, args_list, wants_json=wants_json)
