@@ -30,8 +30,9 @@ __all__ = [
 ]
 
 ARCHIVE_SEPARATOR: Final = "!"  # "torch-2.7.1-...whl!torch/lib/libtorch_cuda.so"
-#: What reading a damaged archive or member can raise besides ``InvalidBinary``.
-READ_ERRORS: Final = (OSError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError)
+#: What reading a damaged archive or member can raise besides ``InvalidBinary`` (a member name flagged UTF-8 that
+#: is not: ``UnicodeDecodeError``).
+READ_ERRORS: Final = (OSError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, UnicodeDecodeError)
 DAMAGED_ARCHIVE: Final = Text("binaries.damaged-archive.hint")
 # A deflated member is inflated once, front to back: up to this size into memory, a bigger one
 # into a temporary file (zipfile's own stream re-inflates from the start on a backward seek).
