@@ -40,3 +40,12 @@ def test_a_fifo_is_refused_before_any_read(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(NotRegularFile):
         read_regular_bounded(fifo, 1 << 20)
+
+
+def test_a_fifo_given_as_the_interpreter_is_no_script_and_is_not_opened(tmp_path: Path) -> None:
+    """Found by the adversarial hunt: ``install --python FIFO`` hung in ``open``, reading for a ``#!`` line."""
+    from cudaresolve.install.probecache import _is_script
+
+    fifo = tmp_path / "python"
+    os.mkfifo(fifo)
+    assert _is_script(str(fifo)) is False

@@ -71,6 +71,19 @@ def _fill(template: str, torch: str, variant: str) -> str:
     return template.format(torch=torch, minor=minor, pt=minor.replace(".", ""), variant=variant)
 
 
+def _local_ok(version: str, local: str) -> bool:
+    """Whether ``local``, filled, makes ``version`` a valid PEP 440 version (``+pt24cu121``); "" is."""
+    from packaging.version import InvalidVersion, Version
+
+    if not local:
+        return True
+    try:
+        Version(version + _fill(local, "2.4.0", "cu121"))
+    except (InvalidVersion, KeyError, IndexError, ValueError):
+        return False
+    return local.startswith("+")
+
+
 def _fills(template: str) -> bool:
     """Whether ``template`` names only the known fields (a stray brace or field would fail at expansion)."""
     try:
@@ -101,6 +114,7 @@ def read_page(c: Collector, row: Mapping[str, Any], path: str) -> PageRow | None
     keys = [_PAGE_KEY.fullmatch(p) if isinstance(p, str) else None for p in pages]
     test_copy = page.startswith(("http://127.0.0.1", "http://localhost"))  # a test's copy, as [[prebuilt]] allows
     bad = [repr(p) for p, k in zip(pages, keys, strict=True) if k is None]
+    bad = bad or ([repr(local[:80])] if not _local_ok(version_text, local) else [])
     if bad or not (page.startswith("https://") or test_copy) or "{variant}" not in page or not _fills(page + local):
         c.add(path, Text.of("db.bad-choice", expected=("'X.Y.Z+variant pages, https page URL with {variant}'",),
                             found=(bad or [repr(page[:80])])[0]))  # fmt: skip

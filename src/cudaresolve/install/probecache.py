@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.digest import sha256_hex
@@ -231,6 +232,8 @@ def _is_script(path: str) -> bool:
     """Whether the file ``path`` runs is a script (``#!``: a pyenv shim, a wrapper), which may start a different
     interpreter on each run: its answer is never kept."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the open: no script, the probe refuses it
+            return False
         with open(path, "rb") as handle:
             return handle.read(2) == b"#!"
     except OSError:
