@@ -255,3 +255,21 @@ def test_a_project_without_self_references_is_read_without_packaging() -> None:
     )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
+
+
+@pytest.mark.parametrize(("links", "marker"), [(4000, ""), (300, "; python_version >= '3'")])
+def test_a_long_chain_of_self_references_is_refused_at_once(links: int, marker: str) -> None:
+    """Found by the adversarial hunt: ``e0 = ["me[e1]"]`` ... ``e3999 = ["me[e4000]"]`` hung every lock (each extra
+    expanded the whole chain again), and 300 links with a marker ended in an internal error (a marker nested more
+    than 200 deep). References nest at most 64 deep, and expand to at most 100,000 requirements."""
+    extras = {f"e{i}": [f"me[e{i + 1}]{marker}"] for i in range(links)} | {f"e{links}": ["torch"]}
+    with pytest.raises(InvalidInput) as caught:
+        features_from_dict({"project": {"name": "me", "optional-dependencies": extras}}, "pyproject.toml")
+    assert "nest more than 64 deep" in caught.value.message
+
+
+def test_a_deep_chain_of_groups_without_a_cycle_is_not_called_one() -> None:
+    groups: dict[str, list[object]] = {f"g{i}": [{"include-group": f"g{i + 1}"}] for i in range(100)} | {"g100": []}
+    with pytest.raises(InvalidInput) as caught:
+        features_from_dict({"dependency-groups": groups}, "pyproject.toml")
+    assert "nest more than 64 deep" in caught.value.message and "includes itself" not in caught.value.message

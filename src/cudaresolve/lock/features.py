@@ -32,6 +32,9 @@ __all__ = ["DEFAULT_GROUP", "Chosen", "Features", "Selection", "choose", "featur
 DEFAULT_GROUP: Final = "dev"
 #: Include chains deeper than this are refused (a bound on work, not a fact).
 _MAX_DEPTH: Final = 64
+#: The most requirements the project's own extras may expand to, over every extra and group: the bound on the work
+#: a pyproject of chained self-references (``e0 = ["me[e1]"]``, ``e1 = ["me[e2]"]`` ...) may cost.
+_MAX_EXPANDED: Final = 100_000
 #: A requirement's leading project name (PEP 508: letters, digits, ``.``, ``_``, ``-``).
 _LEADING_NAME: Final = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
@@ -114,22 +117,31 @@ def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
     groups = {name: _group(name, normalized, source, ()) for name in normalized}
     name = project.get("name") if isinstance(project, Mapping) else None
     if isinstance(name, str) and name:  # ``all = ["me[cuda,test]"]``: the project's own extras, as uv reads them
-        own = str(canonical_name(name))
-        extras = {e: _own(reqs, own, extras, source) for e, reqs in extras.items()}
-        groups = {g: _own(reqs, own, extras, source) for g, reqs in groups.items()}
+        own, budget = str(canonical_name(name)), [_MAX_EXPANDED]
+        extras = {e: _own(reqs, own, extras, f"{source} [project.optional-dependencies] {e}", budget)
+                  for e, reqs in extras.items()}  # fmt: skip
+        groups = {g: _own(reqs, own, extras, f"{source} [dependency-groups] {g}", budget) for g, reqs in groups.items()}
     return Features(extras=extras, groups=groups)
 
 
-def _own(reqs: tuple[str, ...], own: str, extras: Mapping[str, tuple[str, ...]], source: str) -> tuple[str, ...]:
+def _own(
+    reqs: tuple[str, ...], own: str, extras: Mapping[str, tuple[str, ...]], where: str, budget: list[int]
+) -> tuple[str, ...]:
     """``reqs`` with each requirement on the project itself (``own``) replaced by its extras' requirements, the
     reference's marker joined to each (``me[gpu] ; sys_platform == 'linux'``); the project alone adds nothing (its
     dependencies are the lock's base). An extra reached again adds nothing more, so a cycle ends. A requirement
-    whose leading name is another project's is kept as written without being parsed (nor ``packaging`` loaded)."""
+    whose leading name is another project's is kept as written without being parsed (nor ``packaging`` loaded).
+    References nest at most ``_MAX_DEPTH`` deep, and ``budget`` (what is left of ``_MAX_EXPANDED``) bounds the
+    requirements looked at: past either, ``InvalidInput`` naming ``where``."""
     out: list[str] = []
-    todo: list[tuple[str, str | None]] = [(r, None) for r in reversed(reqs)]
+    todo: list[tuple[str, str | None, int]] = [(r, None, 0) for r in reversed(reqs)]
     seen: set[str] = set()
     while todo:
-        text, outer = todo.pop()
+        text, outer, depth = todo.pop()
+        budget[0] -= 1
+        if depth > _MAX_DEPTH or budget[0] < 0:
+            raise InvalidInput(Text.of("lock.feature.too-deep", where=where[:300], limit=_MAX_DEPTH,
+                                       total=_MAX_EXPANDED), hint=Text("lock.feature.too-deep.hint"))  # fmt: skip
         named = _LEADING_NAME.match(text)
         if outer is None and named is not None and str(canonical_name(named[1])) != own:
             out.append(text)
@@ -155,7 +167,7 @@ def _own(reqs: tuple[str, ...], own: str, extras: Mapping[str, tuple[str, ...]],
             if extra not in seen:
                 seen.add(extra)
                 marker = str(req.marker) if req.marker else None
-                todo.extend((r, marker) for r in reversed(extras[extra]))
+                todo.extend((r, marker, depth + 1) for r in reversed(extras[extra]))
     return tuple(dict.fromkeys(out))
 
 
@@ -181,9 +193,12 @@ def _known(names: Sequence[str], table: Mapping[str, tuple[str, ...]], kind: str
 def _group(name: str, groups: Mapping[str, Any], source: str, seen: tuple[str, ...]) -> tuple[str, ...]:
     """A group's requirements, its includes expanded (PEP 735)."""
     where = f"{source} [dependency-groups] {name}"
-    if name in seen or len(seen) > _MAX_DEPTH:
+    if name in seen:
         raise InvalidInput(Text.of("lock.feature.group-cycle", where=where, chain=" -> ".join((*seen, name))[:300]),
                            hint=Text("lock.feature.group-cycle.hint"))  # fmt: skip
+    if len(seen) > _MAX_DEPTH:
+        raise InvalidInput(Text.of("lock.feature.too-deep", where=where[:300], limit=_MAX_DEPTH, total=_MAX_EXPANDED),
+                           hint=Text("lock.feature.too-deep.hint"))  # fmt: skip
     if name not in groups:
         raise InvalidInput(
             Text.of("lock.feature.unknown", kind="group", name=name[:100], known=", ".join(sorted(groups)) or "none"),
