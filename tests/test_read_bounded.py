@@ -49,3 +49,28 @@ def test_a_fifo_given_as_the_interpreter_is_no_script_and_is_not_opened(tmp_path
     fifo = tmp_path / "python"
     os.mkfifo(fifo)
     assert _is_script(str(fifo)) is False
+
+
+def test_a_child_that_floods_its_output_costs_at_most_the_cap() -> None:
+    """Found by the adversarial hunt: an ``nvidia-smi`` or ``--python`` that floods its output was read whole
+    (several GB before its timeout) and ended in a raw ``MemoryError``."""
+    import subprocess
+    import sys
+
+    from cudaresolve.core.processes import run_capped
+
+    flood = "import sys; sys.stdout.write('x' * 5_000_000); sys.stderr.write('e' * 3_000_000); sys.exit(3)"
+    code, out, err = run_capped([sys.executable, "-c", flood], timeout=60, cap=1000)
+    assert (code, out, err) == (3, b"x" * 1000, b"e" * 1000)
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_capped([sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('y' * 65536)"], timeout=1, cap=10)
+
+
+def test_nvidia_smi_output_that_is_not_utf8_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cudaresolve.target.detect import run_nvidia_smi
+
+    smi = tmp_path / "nvidia-smi"
+    smi.write_bytes(b"#!/bin/sh\nprintf 'A100\\377, 8.0'\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    assert run_nvidia_smi(["-L"]) == (0, "A100\ufffd, 8.0")

@@ -123,7 +123,7 @@ def _probe(python: str) -> str:
 def _decode(python: str, text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # a JSON nested past the recursion limit too
         raise cannot_run(python, "its answer is not the probe's JSON") from exc
     if not isinstance(data, dict) or not isinstance(data.get("sys_path", []), list):
         raise cannot_run(python, "its answer is not the probe's JSON")

@@ -53,6 +53,8 @@ __all__ = ["PROC_DIR", "SYSTEM", "NvmlUnavailable", "Sources", "detect_host", "q
 
 PROC_DIR: Final = Path("/proc/driver/nvidia")
 _SMI_TIMEOUT_S: Final = 15
+#: The most of nvidia-smi's output (each stream) kept: what it prints for a box of 64 GPUs is a few KB.
+_SMI_OUTPUT: Final = 1 << 20
 # nvidia-smi exit codes that mean "no driver or no GPU here" (nvidia-smi(1), RETURN VALUE):
 # 6 no device found, 9 driver not loaded, 12 NVML library not found.
 _SMI_NOTHING_HERE: Final = frozenset({6, 9, 12})
@@ -138,15 +140,15 @@ def run_nvidia_smi(args: Sequence[str]) -> tuple[int, str] | None:
     """Run nvidia-smi; (exit code, stdout + stderr), or None when it is not installed."""
     import subprocess
 
-    try:
-        done = subprocess.run(
-            ["nvidia-smi", *args], capture_output=True, text=True, timeout=_SMI_TIMEOUT_S, check=False
-        )
+    from cudaresolve.core.processes import run_capped
+
+    try:  # its output bounded (an nvidia-smi that floods costs no memory) and read whatever its encoding
+        code, out, err = run_capped(["nvidia-smi", *args], timeout=_SMI_TIMEOUT_S, cap=_SMI_OUTPUT)
     except FileNotFoundError:
         return None
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise DetectionError(Text.of("target.detect.smi-not-run", error=str(exc)), hint=DETECT_HINT) from exc
-    return done.returncode, done.stdout + done.stderr
+    return code, (out + err).decode("utf-8", "replace")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

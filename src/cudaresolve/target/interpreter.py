@@ -63,16 +63,18 @@ def run_python(path: str, code: str, *, max_output: int = MAX_OUTPUT) -> str:
     that cannot start, hangs or fails is one ``cannot_run`` error naming its last line of stderr."""
     import subprocess  # here: an install whose target's answer is kept runs nothing
 
-    try:
-        done = subprocess.run([path, "-c", _SAFE_PATH + code], capture_output=True, timeout=PROBE_TIMEOUT, check=False)
+    from cudaresolve.core.processes import run_capped
+
+    try:  # each stream kept to ``max_output`` bytes: an interpreter that floods its output costs no memory
+        returncode, stdout, stderr = run_capped([path, "-c", _SAFE_PATH + code], timeout=PROBE_TIMEOUT, cap=max_output)
     except subprocess.TimeoutExpired as exc:
         raise cannot_run(path, f"no answer within {PROBE_TIMEOUT} s") from exc
     except OSError as exc:
         raise cannot_run(path, str(exc.strerror or exc)) from exc
-    if done.returncode != 0:
-        last = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit code {done.returncode}"]
+    if returncode != 0:
+        last = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit code {returncode}"]
         raise cannot_run(path, last[0][:200])
-    return done.stdout[:max_output].decode("utf-8", "replace")
+    return stdout.decode("utf-8", "replace")
 
 
 def parse_probe(path: str, text: str) -> Interpreter:
