@@ -444,3 +444,22 @@ def test_a_number_of_more_digits_than_python_reads_is_invalid_input(capsys: pyte
                  "--offline"])  # fmt: skip
     err = capsys.readouterr().err
     assert code == 1 and err.startswith("error: invalid-input: a number in the input") and "internal" not in err
+
+
+def test_more_gpus_than_one_machine_holds_are_refused_at_once(tmp_path: Path) -> None:
+    """Found by the adversarial hunt: a host file of 60,000 GPUs (780 KB, under its 1 MiB bound) ran past 60 s,
+    each GPU looked up on its own."""
+    import json
+
+    from cudaresolve.db.database import load_compat
+    from cudaresolve.target.build import TargetOptions, build_target
+
+    db = load_compat(None)
+    host = tmp_path / "host.json"
+    host.write_text(json.dumps({"gpus": [{"cc": "8.0"}] * 1025, "driver": "535.104.05", "python": "3.11",
+                                "platform": "linux_x86_64"}))  # fmt: skip
+    for options in (TargetOptions(host_file=str(host)), TargetOptions(gpus=("A100",) * 1025, driver="535.104.05")):
+        with pytest.raises(InvalidInput) as caught:
+            build_target(options, db)
+        assert "1025 GPUs given" in caught.value.message
+    assert len(build_target(TargetOptions(gpus=("A100",) * 8, driver="535.104.05"), db).gpus) == 8

@@ -74,6 +74,8 @@ ENV_DRIVER: Final = "CUDARESOLVE_DRIVER"
 #: The most a ``--host`` file may hold; ``detect --json`` writes under 2 KB even for 8 GPUs.
 HOST_FILE_MAX_BYTES: Final = 1024 * 1024
 _HOST_KEYS: Final = ("gpus", "driver")
+#: The most GPUs one target may hold: one machine's (an NVL72 rack's domain has 72), with room to spare.
+_MAX_GPUS: Final = 1024
 _GPU_HINT: Final = Text("target.gpu.hint")
 _HOST_HINT: Final = Text("target.host-file.hint")
 # Looks like a compute capability or arch (8.6, 86, sm_86, sm89, sm_90a), not a product name. A bare
@@ -243,6 +245,13 @@ def _unwrap(data: Any, label: Text) -> tuple[Mapping[str, Any], Text]:
     return data, where
 
 
+def _bounded_gpus(count: int) -> None:
+    """``InvalidInput`` for more GPUs than one machine holds (``_MAX_GPUS``): each costs a lookup in the database."""
+    if count > _MAX_GPUS:
+        raise InvalidInput(Text.of("target.too-many-gpus", count=count, limit=_MAX_GPUS),
+                           hint=Text("target.too-many-gpus.hint"))  # fmt: skip
+
+
 def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> Target:
     """A host file's JSON: the whole ``{"schema": 1, "target": {...}}`` object or the bare target.
 
@@ -253,7 +262,9 @@ def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> T
     label = Text("target.host-file") if label is None else label
     data, where = _unwrap(data, label)
     gpus = []
-    for i, entry in enumerate(_field(data, "gpus", list, where) or []):
+    listed = _field(data, "gpus", list, where) or []
+    _bounded_gpus(len(listed))
+    for i, entry in enumerate(listed):
         at = _at(where, f".gpus[{i}]")
         if not isinstance(entry, Mapping) or not isinstance(entry.get("cc"), str):
             raise InvalidInput(Text.of("target.host-file.needs-cc", at=at), hint=_HOST_HINT)
@@ -372,6 +383,7 @@ def _build_target(
     if options.cpu and (options.gpus or options.driver):
         raise InvalidInput(Text("target.cpu-with-gpu"), hint=Text("target.cpu-with-gpu.hint"))
     flag_driver = parse_driver(options.driver) if options.driver else None
+    _bounded_gpus(len(options.gpus))
     flag_gpus = tuple(resolve_gpu(g, db) for g in options.gpus)
     base = load_host_file(options.host_file, db) if options.host_file else None
     python = parse_python_version(options.python) if options.python else (base.python if base else this_python())
@@ -387,6 +399,7 @@ def _build_target(
         return _declared(gpus, driver, platform, python, source, db)
 
     env_gpus = split_gpu_list(env.get(ENV_GPUS, ""))
+    _bounded_gpus(len(env_gpus))
     driver, driver_source = (flag_driver, "flags") if flag_driver else (_env_driver(env), "env")
     if flag_gpus or env_gpus:
         gpus = flag_gpus or tuple(resolve_gpu(g, db) for g in env_gpus)
