@@ -9,7 +9,7 @@ why (``problem``): the plan reports it instead of guessing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import parse_driver, parse_python_version
@@ -24,7 +24,11 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import CompatDB
     from cudaresolve.fleet.inputs import FleetHost
 
-__all__ = ["Pool", "make_pools"]
+__all__ = ["MAX_POOLS", "Pool", "make_pools"]
+
+#: The most distinct pools (GPU set, driver, platform, Python) one plan solves for: a fleet of many thousands of
+#: hosts has a few dozen.
+MAX_POOLS: Final = 1000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,6 +120,12 @@ def make_pools(hosts: Iterable[FleetHost], db: CompatDB, *, platform: str, pytho
             seen[spelling] = key
             built.setdefault(key, (target, problem))
         groups.setdefault(seen[spelling], []).append(host)
+    if len(groups) > MAX_POOLS:  # each pool is one solve (about 10 ms): the bound on a fleet file's work
+        from cudaresolve.errors import InvalidInput
+        from cudaresolve.text.model import Text
+
+        raise InvalidInput(Text.of("fleet.too-many-pools", count=len(groups), limit=MAX_POOLS),
+                           hint=Text("fleet.too-many-pools.hint"))  # fmt: skip
     order = sorted(groups, key=lambda k: (-len(groups[k]), str(k)))
 
     def short(name: str) -> str:
