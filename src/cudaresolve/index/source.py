@@ -339,21 +339,14 @@ class IndexSource:
             )
         try:
             return self._keep(key, fetch_core_metadata(self._client, self._cache, file, build=build))
-        except DynamicMetadata as e:
-            if build is None and self._build is not None:
+        except (DynamicMetadata, BadMetadata) as e:  # BadMetadata: read, but malformed or another project's
+            if isinstance(e, DynamicMetadata) and build is None and self._build is not None:
                 raise  # the walk's guess: the solver asks again, and may build it
-            self._unusable[key] = e.text
+            self._unusable[key] = e.text  # passed over for another release, as pip and uv do
+            code = "sdist-unusable" if isinstance(e, DynamicMetadata) else "metadata-unusable"
             self._metadata_notices[key] = warning(
-                "sdist-unusable", "lock.sdist-unusable", package=release.name, version=str(release.version),
-                reason=e.text,
-            )  # fmt: skip
-            return ()
-        except BadMetadata as e:  # read, but malformed or another project's: passed over, as pip and uv do
-            self._unusable[key] = e.text
-            self._metadata_notices[key] = warning(
-                "metadata-unusable", "lock.sdist-unusable", package=release.name, version=str(release.version),
-                reason=e.text,
-            )  # fmt: skip
+                code, "lock.sdist-unusable", package=release.name, version=str(release.version), reason=e.text
+            )
             return ()
         except IndexUnavailable as e:
             raise IndexUnavailable(
