@@ -147,6 +147,8 @@ HELP: Final = "resolve a consistent GPU stack for the target and write a lock fi
 
 
 def register(sub: Any) -> None:
+    from cudaresolve.resolve import DEFAULT_PRERELEASE  # the package's __init__ alone: no solver loaded
+
     parser = sub.add_parser(NAME, help=HELP)
     add_request_arguments(parser)
     parser.add_argument(
@@ -156,7 +158,7 @@ def register(sub: Any) -> None:
     add_feature_arguments(parser)
     parser.add_argument("--exclude-newer", metavar="DATE",
                         help="leave out files uploaded after DATE (2025-06-01, or 2025-06-01T12:00:00Z), as uv does")
-    parser.add_argument("--prerelease", choices=PRERELEASE_MODES, default="if-necessary-or-explicit",
+    parser.add_argument("--prerelease", choices=PRERELEASE_MODES, default=DEFAULT_PRERELEASE,
                         help="pre-releases: where a requirement names one or no final release fits "
                         "(if-necessary-or-explicit, the default, as uv and pip), only where one is named (explicit), "
                         "allow, disallow, or if-necessary (when no final release fits)")
@@ -175,6 +177,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
     from cudaresolve.cli._target import options_from_args
     from cudaresolve.lock.features import Selection
     from cudaresolve.lock.request import LockRequest
+    from cudaresolve.resolve import DEFAULT_PRERELEASE
 
     files = _read_files(args)  # None: the line names no file, and each of its values below is empty
     requirements, constraints = requirements_from_args(args, files)
@@ -196,7 +199,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),
         exclude_newer=_cutoff(args.exclude_newer) if getattr(args, "exclude_newer", None) else None,
-        prerelease=getattr(args, "prerelease", "if-necessary-or-explicit"),
+        prerelease=getattr(args, "prerelease", DEFAULT_PRERELEASE),
         features=Selection(
             extras=tuple(getattr(args, "extras", ())), all_extras=getattr(args, "all_extras", False),
             groups=tuple(getattr(args, "groups", ())), all_groups=getattr(args, "all_groups", False),

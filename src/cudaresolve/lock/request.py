@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from cudaresolve.index.extra import ExtraSources
 from cudaresolve.lock.features import Selection
+from cudaresolve.resolve import DEFAULT_PRERELEASE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -56,7 +57,7 @@ class LockRequest:
     editables: tuple[str, ...] = ()  # local folders given with -e, locked editable
     features: Selection = field(default_factory=Selection)  # --extra/--all-extras/--group/--all-groups/--no-dev
     exclude_newer: datetime | None = None  # --exclude-newer: files uploaded after it are not seen
-    prerelease: str = "if-necessary-or-explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
+    prerelease: str = DEFAULT_PRERELEASE  # --prerelease (``provider.CatalogProvider._allowed``)
     #: The requirement files' lines, checked before a solve (``lock.reqfiles.check_lines``)
     requirement_lines: tuple[RequirementLine, ...] = ()
 
@@ -76,7 +77,7 @@ class LockInputs:
     no_build: bool = False
     extra: ExtraSources = field(default_factory=ExtraSources)  # more indexes, first-index rule (``index.extra``)
     exclude_newer: datetime | None = None
-    prerelease: str = "if-necessary-or-explicit"
+    prerelease: str = DEFAULT_PRERELEASE
     chosen: Chosen | None = None  # the project's requirements by extra and group (None: given as arguments)
     #: The requirement files' lines (``LockRequest.requirement_lines``): what they say is in ``requirements``
     unchecked: tuple[RequirementLine, ...] = field(default=(), compare=False, repr=False)

@@ -4,3 +4,9 @@ failure (``explain``) and ``why-not``'s answers. Pure.
 May import ``text``, ``errors``, ``core``, ``db`` and ``target``; never ``text.catalogue``.
 resolvelib is imported only inside ``solve_catalog`` (start-up time).
 """
+
+from typing import Final
+
+#: When a pre-release may be chosen unless ``--prerelease`` says otherwise: uv's default (where a requirement names
+#: one, or where no final release fits). Here, not in ``needs``: the CLI reads it without loading the solver.
+DEFAULT_PRERELEASE: Final = "if-necessary-or-explicit"

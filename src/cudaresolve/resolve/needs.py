@@ -17,6 +17,7 @@ from packaging.version import Version
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.core.urls import strip_credentials
 from cudaresolve.errors import InvalidInput
+from cudaresolve.resolve import DEFAULT_PRERELEASE
 from cudaresolve.resolve.catalog import Candidate, Need
 from cudaresolve.resolve.direct import local_directory, parse_direct, same_reference
 from cudaresolve.text.model import Text
@@ -32,7 +33,7 @@ IF_NECESSARY: Final = ("if-necessary", "if-necessary-or-explicit")
 
 
 def passed_over(
-    needs: Iterable[Need], candidate: Candidate, prerelease: str = "if-necessary-or-explicit"
+    needs: Iterable[Need], candidate: Candidate, prerelease: str = DEFAULT_PRERELEASE
 ) -> str | None:
     """Why pip and uv pass ``candidate``, a release from an index, over for ``needs`` (None: they take it):
     ``"yanked"``, a yanked file being taken only for an exact ``==``/``===`` pin (PEP 592), or

@@ -1,18 +1,17 @@
 """The resolvelib provider: thin, delegating to a prebuilt ``Catalog`` and, beyond it, a ``PackageSource``. Pure.
 
-How these classes relate: ``solve`` builds a ``Catalog`` (every candidate the target can use,
-best first) and hands it to ``CatalogProvider``; resolvelib asks the provider which identifier
-to pin next (``get_preference``), what may be pinned (``find_matches``) and what a pin brings
-along (``get_dependencies``). A ``Need`` is our requirement type; ``<cuda>`` is a virtual
-identifier whose single pinned candidate is the variant of the whole set. Packages the database
-does not know come from the ``PackageSource`` (their index's listing and metadata), asked lazily:
-a listing when a package first appears, a metadata file only for a candidate being pinned. An
-identifier with extras (``transformers[torch]``) is pinned with its base (pip's scheme): its
-candidate depends on exactly the base release plus the optional requirements its extras select.
-A package a direct reference pins (``direct``) has that one candidate, whoever requires it; a
-dependency that names a URL itself must name the user's (uv's rule), else it is an error. A release
-whose metadata's ``Requires-Python`` leaves the target out depends on ``<python>``, which has no
-candidate (pip's ``RequiresPythonRequirement``): the solver moves on to an older release.
+How these classes relate: ``solve`` builds a ``Catalog`` (every candidate the target can use, best first) and hands
+it to ``CatalogProvider``; resolvelib asks the provider which identifier to pin next (``get_preference``), what may
+be pinned (``find_matches``) and what a pin brings along (``get_dependencies``). A ``Need`` is our requirement type;
+``<cuda>`` is a virtual identifier whose single pinned candidate is the variant of the whole set. Packages the
+database does not know come from the ``PackageSource`` (their index's listing and metadata), asked lazily: a listing
+when a package first appears, a metadata file only for a candidate being pinned. An identifier with extras
+(``transformers[torch]``) is pinned with its base (pip's scheme): its candidate depends on exactly the base release
+plus the optional requirements its extras select. A package a direct reference pins (``direct``) has that one
+candidate, whoever requires it; a dependency that names a URL itself must name the user's (uv's rule), else it is an
+error. A release whose metadata's ``Requires-Python`` leaves the target out depends on ``<python>``, which has no
+candidate (pip's ``RequiresPythonRequirement``): the solver moves on to an older release; so does one depending on
+``<build>`` (an sdist not built) or ``<metadata>`` (metadata that cannot be used).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from resolvelib import AbstractProvider
 from cudaresolve.core.ondemand import MadeOnRead
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import IndexUnavailable, NoSolution
+from cudaresolve.resolve import DEFAULT_PRERELEASE
 from cudaresolve.resolve.ahead import build_chain
 from cudaresolve.resolve.catalog import BUILD, CUDA, CUDNN, METADATA, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
@@ -80,7 +80,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         direct: Mapping[str, Candidate] | None = None,
         companions: Companions | None = None,
         preferences: Mapping[str, str] | None = None,
-        prerelease: str = "if-necessary-or-explicit",
+        prerelease: str = DEFAULT_PRERELEASE,
         stop_unreadable: bool = False,
     ):
         """``companions``: the requested database packages, whose pairings leave out the database's builds that

@@ -21,6 +21,7 @@ from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import IndexUnavailable, NoSolution
+from cudaresolve.resolve import DEFAULT_PRERELEASE
 from cudaresolve.resolve.ahead import build_chain
 from cudaresolve.resolve.catalog import CUDA, CUDNN, Candidate, Catalog, Need, build_catalog
 from cudaresolve.resolve.direct import direct_candidate
@@ -65,7 +66,7 @@ def solve(
     constraints: Sequence[str] = (),
     gpu_source: str = "auto",
     preferences: Mapping[str, str] | None = None,
-    prerelease: str = "if-necessary-or-explicit",
+    prerelease: str = DEFAULT_PRERELEASE,
 ) -> Resolved:
     """Resolve PEP 508 ``requests`` for ``target``; raises ``NoSolution`` with ordered findings.
 
@@ -165,7 +166,7 @@ def solve_catalog(
     direct: Mapping[str, Candidate] | None = None,
     companions: Companions | None = None,
     preferences: Mapping[str, str] | None = None,
-    prerelease: str = "if-necessary-or-explicit",
+    prerelease: str = DEFAULT_PRERELEASE,
 ) -> Resolved:
     """Resolve ``needs`` over a prebuilt catalog (``why-not`` reuses one catalog for many tries); ``direct``:
     the one candidate of each package a direct reference pins; ``companions``: ``Companions(catalog, needs)``,
@@ -239,7 +240,7 @@ class _Search:
     unreadable: list[IndexUnavailable] = field(default_factory=list)  # the provider's, for the last run
     companions: Companions | None = None  # made from ``needs`` on the first run, shared by the later ones
     preferences: Mapping[str, str] = field(default_factory=dict)  # name -> version to try first (a previous lock)
-    prerelease: str = "if-necessary-or-explicit"  # --prerelease (``provider.CatalogProvider._allowed``)
+    prerelease: str = DEFAULT_PRERELEASE  # --prerelease (``provider.CatalogProvider._allowed``)
 
     def __post_init__(self) -> None:
         if self.companions is None:
