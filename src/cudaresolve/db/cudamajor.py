@@ -46,24 +46,20 @@ class CudaMajorRule:
     library: str = "cuda"  # one of LIBRARIES: the table the row came from
     unbound: bool = False  # the names it matches tie no major, whatever a later row says (``major_of``)
 
-    def matches(self, name: str, version: Version) -> bool:
-        """Whether this row speaks of ``name`` ``version``."""
+    def match(self, name: str, version: Version) -> re.Match[str] | None:
+        """The pattern's match of ``name`` when this row speaks of ``name`` ``version``, else None."""
         if self.versions is not None and not self.versions.contains(version, prereleases=True):
-            return False
-        return any(pattern.fullmatch(name) for pattern in self.patterns)
+            return None
+        return next((m for pattern in self.patterns if (m := pattern.fullmatch(name)) is not None), None)
 
     def major_for(self, name: str, version: Version) -> int | None:
         """The CUDA major of ``name`` ``version`` by this row, None when the row does not tie it."""
-        if self.unbound or (self.versions is not None and not self.versions.contains(version, prereleases=True)):
+        found = None if self.unbound else self.match(name, version)
+        if found is None:
             return None
-        for pattern in self.patterns:
-            match = pattern.fullmatch(name)
-            if match is None:
-                continue
-            if "major" in pattern.groupindex:
-                return int(match["major"])
-            return self.major if self.major is not None else version.major
-        return None
+        if "major" in found.re.groupindex:
+            return int(found["major"])
+        return self.major if self.major is not None else version.major
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
@@ -123,7 +119,7 @@ def major_of(rules: Iterable[CudaMajorRule], name: str, version: Version | str, 
     for rule in rules:
         if rule.library != library:
             continue
-        if rule.unbound and rule.matches(name, parsed):
+        if rule.unbound and rule.match(name, parsed) is not None:
             return None
         found = rule.major_for(name, parsed)
         if found is not None:
