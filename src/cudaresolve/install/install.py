@@ -251,24 +251,31 @@ def _install(
 def _check_environment(lock: Lock, source: str, environment: Mapping[str, str]) -> None:
     """``verify.check_environment``, unless the same lock's Python range and environments passed on the same
     interpreter before (``verdicts``: then not even ``packaging``'s marker modules are loaded)."""
-    from cudaresolve.core.paths import default_cache_dir
-    from cudaresolve.install.verdicts import check_once, environment_key
+    from cudaresolve.install.verdicts import environment_key
     from cudaresolve.install.verify import check_environment
+
+    _once(lambda: environment_key(lock, environment), lambda: check_environment(lock, source, environment))
+
+
+def _once(key: Callable[[], str], check: Callable[[], None]) -> None:
+    """``check``, unless it passed before for ``key()`` (``verdicts.check_once``); every time when there is no user
+    cache to keep the verdict in."""
+    from cudaresolve.core.paths import default_cache_dir
+    from cudaresolve.install.verdicts import check_once
 
     try:
         root = default_cache_dir()
     except (OSError, RuntimeError, KeyError):  # no user cache to be found: checked every time
-        check_environment(lock, source, environment)
+        check()
         return
-    check_once(root, environment_key(lock, environment), lambda: check_environment(lock, source, environment))
+    check_once(root, key(), check)
 
 
 def _check_wheels(lock: Lock, source: str, interpreter: Interpreter) -> None:
     """Every locked wheel to be installed fits ``interpreter`` (its file name's tags, as pip and uv judge it), else
     ``InvalidLockfile``: a lock of one wheel per package (ours, an ``archive``) is no other interpreter's. Checked
     once per set of file names and interpreter (``verdicts``)."""
-    from cudaresolve.core.paths import default_cache_dir
-    from cudaresolve.install.verdicts import check_once, wheels_key
+    from cudaresolve.install.verdicts import wheels_key
 
     names = sorted({p.filename for p in lock.packages if p.filename and p.filename.endswith(".whl")})
 
@@ -283,12 +290,7 @@ def _check_wheels(lock: Lock, source: str, interpreter: Interpreter) -> None:
                 raise InvalidLockfile(Text.of("lock.no-wheel-fits", path=f"{source}: {name}", name=package.name,
                                               count=1), hint=Text("lock.no-wheel-fits.hint"))  # fmt: skip
 
-    try:
-        root = default_cache_dir()
-    except (OSError, RuntimeError, KeyError):
-        check()
-        return
-    check_once(root, wheels_key(names, interpreter.platform, interpreter.glibc, interpreter.markers), check)
+    _once(lambda: wheels_key(names, interpreter.platform, interpreter.glibc, interpreter.markers), check)
 
 
 def _database(compat: str | None, warm_up: Callable[[], object] | None = None) -> Callable[[], CompatDB]:
