@@ -38,6 +38,8 @@ from datetime import date, datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.lock.previous import INDEX_FAILED
+
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
     from pathlib import Path
@@ -54,10 +56,7 @@ _FORMAT: Final = 1
 #: Warnings that say an index or file failed while the lock was made (such a lock may change once it answers), or
 #: that its answer holds for this host alone (metadata an sdist's build backend made here): a lock with one is
 #: never stamped, and a lock recording one is never kept (the flow also skips a ``Solution.failed``).
-_FAILURES: Final = frozenset({
-    "incomplete-lock", "index-stale-cache", "index-unavailable-fallback", "index-unreachable-pypi-set",
-    "index-file-refused", "wheel-not-listed", "sdist-unusable", "sdist-metadata-built",
-})  # fmt: skip
+_FAILURES: Final = INDEX_FAILED | {"index-file-refused", "wheel-not-listed", "sdist-unusable", "sdist-metadata-built"}
 #: Where ``still_served`` keeps its verdicts in the cache (the newest ``_MEMO_KEEP``), the fields of a package it
 #: keeps and their types.
 _MEMO_DIR: Final = "kept-v2"

@@ -23,15 +23,15 @@ if TYPE_CHECKING:
     from cudaresolve.lock.model import Lock
 
 __all__ = [
-    "MAX_PREVIOUS_BYTES", "Change", "changes", "made_without_an_index", "pins_of", "preferences", "read_existing",
-    "read_pins",
+    "INDEX_FAILED", "MAX_PREVIOUS_BYTES", "Change", "changes", "made_without_an_index", "pins_of", "preferences",
+    "read_existing", "read_pins",
 ]  # fmt: skip
 
 #: The largest previous lock read for its pins; a larger one gives no preference.
 MAX_PREVIOUS_BYTES: Final = 16 * 1024 * 1024
 #: The warnings a lock records when an index did not answer while it was made (its set is what the others could
 #: give): such a lock's pins are no preference, or a repeat would hold on to that set and never ask the index again.
-_INDEX_FAILED: Final = frozenset({
+INDEX_FAILED: Final = frozenset({
     "incomplete-lock", "index-stale-cache", "index-unavailable-fallback", "index-unreachable-pypi-set",
 })  # fmt: skip
 
@@ -95,13 +95,13 @@ def pins_of(text: str | None, fmt: str = "pylock") -> dict[str, str] | None:
 
 
 def made_without_an_index(text: str | None, fmt: str = "pylock") -> bool:
-    """Whether the lock ``text`` records that an index did not answer while it was made (``_INDEX_FAILED``); False
+    """Whether the lock ``text`` records that an index did not answer while it was made (``INDEX_FAILED``); False
     when it is no lock ``pins_of`` reads."""
     if text is None:
         return False
     if fmt == "requirements":
         lock = _requirements_lock(text)
-        return lock is not None and any(w.code in _INDEX_FAILED for w in lock.warnings)
+        return lock is not None and any(w.code in INDEX_FAILED for w in lock.warnings)
     from cudaresolve.lock.lockfile import valid_pylock
 
     data = valid_pylock(text)
@@ -110,7 +110,7 @@ def made_without_an_index(text: str | None, fmt: str = "pylock") -> bool:
     warnings = ours.get("warnings") if isinstance(ours, dict) else None
     if not isinstance(warnings, list):
         return False
-    return any(isinstance(w, dict) and w.get("code") in _INDEX_FAILED for w in warnings)
+    return any(isinstance(w, dict) and w.get("code") in INDEX_FAILED for w in warnings)
 
 
 def _requirements_lock(text: str) -> Lock | None:
