@@ -219,3 +219,14 @@ def test_explain_error_names_the_page_package_and_the_lock_that_pairs_it(
     (match,) = json.loads(capsys.readouterr().out)["matches"]
     assert match["code"] == "abi-mismatch" and match["cause"].startswith(f"{package} is a compiled extension")
     assert f"'cudaresolve lock torch {package}'" in match["fixes"][0]
+
+
+@pytest.mark.parametrize("local", ["x y", "+compute_", "sm_90a"])
+def test_a_wheel_page_local_tag_that_makes_no_version_is_reported_by_db_check(local: str) -> None:
+    """Found by the adversarial hunt: a ``[[wheel-page]]`` row's ``local = "x y"`` passed ``db check`` and then made
+    ``why-not`` end in an internal error (``InvalidVersion: '1.6.3x y'``)."""
+    data = loads_toml(shipped_path().read_text(encoding="utf-8"))
+    data["wheel-page"][0]["local"] = local
+    with pytest.raises(InvalidCompatData) as caught:
+        CompatDB.from_dict(data)
+    assert "wheel-page[0]" in str(caught.value.problems)
