@@ -21,7 +21,7 @@ from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve.direct import parse_direct
 from cudaresolve.resolve.model import FileKind
 from cudaresolve.resolve.solve import solve
-from cudaresolve.resolve.source import Artifact, IndexRelease
+from cudaresolve.resolve.source import Artifact, IndexRelease, Unusable
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.catalogue import format_text
 from cudaresolve.text.model import Text
@@ -78,9 +78,9 @@ class DictSource:
                 return [Requirement(r) for r in reqs]
         return []
 
-    def unusable(self, release: IndexRelease) -> Text | None:
+    def unusable(self, release: IndexRelease) -> Unusable | None:
         key = f"{release.name} {release.version}"
-        return Text.of("index.not-cached", url=key) if key in self.unbuildable else None
+        return Unusable(Text.of("index.not-cached", url=key), malformed=False) if key in self.unbuildable else None
 
     def python_excluded(self, release: IndexRelease) -> str | None:
         required = self.requires_python.get(f"{release.name} {release.version}")

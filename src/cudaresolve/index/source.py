@@ -30,6 +30,7 @@ from cudaresolve.index.flat import read_listing
 from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
 from cudaresolve.index.walk import WalkAhead
+from cudaresolve.resolve.source import Unusable
 from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text
 
@@ -84,7 +85,7 @@ class IndexSource:
         self._extra = tuple(i.rstrip("/") for i in extra_indexes)  # asked in order before the default index
         self._links = frozenset(i.rstrip("/") for i in find_links)  # of those, pages of links (``index.flat``)
         self._first: dict[str, str] = {}  # project -> the index it comes from (first-index rule)
-        self._unusable: dict[tuple[str, str, str], Text] = {}  # releases whose metadata cannot be had
+        self._unusable: dict[tuple[str, str, str], Unusable] = {}  # releases whose metadata cannot be had
         self._client = client
         self._ahead = WalkAhead(self, skip=skip, environment=environment or {})
         self._default = default_index.rstrip("/")
@@ -307,7 +308,7 @@ class IndexSource:
     def requires(self, release: IndexRelease) -> Sequence[Requirement]:
         return self._requires_of(release, self._build)
 
-    def unusable(self, release: IndexRelease) -> Text | None:
+    def unusable(self, release: IndexRelease) -> Unusable | None:
         """Why ``release``'s metadata cannot be had (an sdist that may not or could not be built), else None."""
         self.requires(release)
         return self._unusable.get((release.index_url, release.name, str(release.version)))
@@ -342,7 +343,8 @@ class IndexSource:
         except (DynamicMetadata, BadMetadata) as e:  # BadMetadata: read, but malformed or another project's
             if isinstance(e, DynamicMetadata) and build is None and self._build is not None:
                 raise  # the walk's guess: the solver asks again, and may build it
-            self._unusable[key] = e.text  # passed over for another release, as pip and uv do
+            # passed over for another release, as pip and uv do
+            self._unusable[key] = Unusable(e.text, malformed=isinstance(e, BadMetadata))
             code = "sdist-unusable" if isinstance(e, DynamicMetadata) else "metadata-unusable"
             self._metadata_notices[key] = warning(
                 code, "lock.sdist-unusable", package=release.name, version=str(release.version), reason=e.text

@@ -410,7 +410,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if required is not None:  # a need nothing meets: resolvelib passes this release over for an older one
             return [Need(name=PYTHON, specifier=SpecifierSet(required), parent=parent)]
         if (why := self.source.unusable(release)) is not None:  # malformed metadata, or an sdist not built
-            return [Need(name=METADATA if why.key == "index.bad-metadata" else BUILD, parent=parent)]
+            return [Need(name=METADATA if why.malformed else BUILD, parent=parent)]
         selected = [
             req
             for req in self.source.requires(release)

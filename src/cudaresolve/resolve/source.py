@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     #: index) each (``resolve.ahead.build_chain``); empty when none.
     Builds = Callable[[Requirement], Sequence[tuple[str, str, str]]]
 
-__all__ = ["Artifact", "IndexRelease", "MarkerVerdicts", "PackageSource", "applies", "extras_key", "split_key"]
+__all__ = [
+    "Artifact", "IndexRelease", "MarkerVerdicts", "PackageSource", "Unusable", "applies", "extras_key", "split_key",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +63,15 @@ class IndexRelease:
     yanked: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Unusable:
+    """Why a listed release cannot be used: ``malformed`` when its metadata was read but is malformed or names
+    another project, else it is an sdist whose metadata may not or could not be built."""
+
+    why: Text
+    malformed: bool
+
+
 class PackageSource(Protocol):
     """The indexes as the solver sees them (implemented in ``index.source``)."""
 
@@ -86,7 +97,7 @@ class PackageSource(Protocol):
         """The ``Requires-Dist`` of ``release``'s core metadata (PEP 658 file, range read or download)."""
         ...
 
-    def unusable(self, release: IndexRelease) -> Text | None:
+    def unusable(self, release: IndexRelease) -> Unusable | None:
         """Why ``release`` cannot be used although listed (an sdist whose metadata may not or could not be
         built): the solver passes it over for another release; None when it can be used."""
         ...
