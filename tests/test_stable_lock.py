@@ -7,13 +7,14 @@ would say exactly what the file says is not written again ("unchanged"); every m
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from local_index import LocalIndex
 
 from cudaresolve.db.database import load_compat
-from cudaresolve.lock.previous import changes, preferences, read_pins
+from cudaresolve.lock.previous import PreviousLock, changes, preferences, read_pins
 from cudaresolve.resolve.solve import solve
 from cudaresolve.target.build import TargetOptions, build_target
 from test_direct_e2e import run_cli
@@ -81,8 +82,10 @@ def test_a_file_that_is_no_pep_751_lock_gives_no_preference(tmp_path: Path) -> N
     (tmp_path / "pylock.toml").write_text('lock-version = "1.0"\ncreated-by = "x"\n' + folder + wheel)
     assert read_pins(str(tmp_path / "pylock.toml")) == {"b": "2"}  # a local folder has no version to keep
     assert read_pins(str(tmp_path / "absent.toml")) is None
-    assert preferences({"a": "1", "b": "2"}, upgrade=False, upgrade_packages=["A"]) == {"b": "2"}
-    assert preferences({"a": "1"}, upgrade=True, upgrade_packages=[]) == {}
+    pins = PreviousLock(pins={"a": "1", "b": "2"}, index_failed=False)
+    assert preferences(pins, upgrade=False, upgrade_packages=["A"]) == {"b": "2"}
+    assert preferences(pins, upgrade=True, upgrade_packages=[]) == {}
+    assert preferences(replace(pins, index_failed=True), upgrade=False, upgrade_packages=[]) == {}
 
 
 def test_the_gpu_stack_keeps_its_locked_build_while_it_fits() -> None:

@@ -327,7 +327,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     from cudaresolve.lock.lockfile import check_output_name, pylock_blocker
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.output import check_default_free, is_stream
-    from cudaresolve.lock.previous import changes, made_without_an_index, pins_of, preferences, read_existing
+    from cudaresolve.lock.previous import changes, preferences, previous_lock, read_existing
 
     path = output or ("pylock.toml" if fmt == "pylock" else "requirements.txt")
     check_output_name(path, fmt)  # before any work: a wrong name fails at once
@@ -350,11 +350,11 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
                         kept = still_served(old, inputs, http, index_policy(inputs), fmt)
                     if kept is not None:
                         return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
-            previous = None if request.upgrade else pins_of(existing, fmt)  # -U keeps no pin: read after the solve
-            wanted = preferences(previous, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
-            wanted = {} if made_without_an_index(existing, fmt) else wanted  # that set again: ask every index again
+            prior = None if request.upgrade else previous_lock(existing, fmt)  # -U keeps no pin: read after the solve
+            wanted = preferences(prior, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
             solution = resolve_inputs(inputs, preferences=wanted, tls=tls, helper=helper)
-    previous = pins_of(existing, fmt) if request.upgrade else previous  # what moved, said as ever
+    prior = previous_lock(existing, fmt) if request.upgrade else prior  # what moved, said as ever
+    previous = prior.pins if prior is not None else None
     frozen = lock_from_solution(
         solution, features=inputs.chosen, editables=request.editables, mirrors=inputs.mirrors, root=root,
     )  # fmt: skip

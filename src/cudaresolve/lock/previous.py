@@ -6,7 +6,7 @@ valid PEP 751 lock counts (ours, uv's, pip's): it is read as ``packaging.pylock`
 and never blocking; with ``--format requirements``, a requirements lock in the shape cudaresolve writes
 (``lock.requirements``), as ``uv pip compile`` prefers the pins of the file it writes over. A file that is
 no such lock gives no preference (the new lock is a fresh resolve, and it is written only where the usual
-output rules allow), and so does a lock that records an index failing while it was made (``made_without_an_index``).
+output rules allow), and so does a lock that records an index failing while it was made (``PreviousLock.index_failed``).
 A lock that still answers the same request is kept without solving (``lock.keep``).
 """
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from cudaresolve.lock.model import Lock
 
 __all__ = [
-    "INDEX_FAILED", "MAX_PREVIOUS_BYTES", "Change", "changes", "made_without_an_index", "pins_of", "preferences",
+    "INDEX_FAILED", "MAX_PREVIOUS_BYTES", "Change", "PreviousLock", "changes", "preferences", "previous_lock",
     "read_existing", "read_pins",
 ]  # fmt: skip
 
@@ -61,25 +61,35 @@ def read_existing(path: str) -> str | None:
 
 
 def read_pins(path: str, fmt: str = "pylock") -> dict[str, str] | None:
-    """``pins_of`` the lock at ``path`` (``read_existing``)."""
-    return pins_of(read_existing(path), fmt)
+    """The pins of the lock at ``path`` (``read_existing``, ``previous_lock``); None when there is none."""
+    found = previous_lock(read_existing(path), fmt)
+    return dict(found.pins) if found is not None else None
 
 
-def pins_of(text: str | None, fmt: str = "pylock") -> dict[str, str] | None:
-    """name -> version of the lock ``text``: a PEP 751 lock, or for ``fmt`` "requirements" a requirements
-    lock as cudaresolve writes it; None when there is none, or it is not one (not TOML, not valid PEP 751,
-    not such a requirements file)."""
+@dataclass(frozen=True, slots=True)
+class PreviousLock:
+    """What a new lock takes from the lock already at its path: ``pins``, name -> version, and ``index_failed``,
+    whether it records that an index did not answer while it was made (``INDEX_FAILED``)."""
+
+    pins: Mapping[str, str]
+    index_failed: bool
+
+
+def previous_lock(text: str | None, fmt: str = "pylock") -> PreviousLock | None:
+    """The lock ``text``, parsed once: a PEP 751 lock, or for ``fmt`` "requirements" a requirements lock as
+    cudaresolve writes it; None when there is none, or it is not one (not TOML, not valid PEP 751, not such a
+    requirements file)."""
     if text is None:
         return None
     if fmt == "requirements":
-        return _requirements_pins(text)
+        return _requirements_previous(text)
     from packaging.version import InvalidVersion, Version
 
     from cudaresolve.lock.lockfile import valid_pylock  # parsed and checked once per text: the kept check did
 
     data = valid_pylock(text)
     packages = data.get("packages") if data is not None else None
-    if not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):
+    if data is None or not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):
         return None
     pins = {}
     for package in packages:  # a local folder has no version to keep
@@ -91,49 +101,35 @@ def pins_of(text: str | None, fmt: str = "pylock") -> dict[str, str] | None:
                 pins[str(canonical_name(name))] = str(Version(version))  # as packaging.pylock reads it
         except InvalidVersion:
             return None
-    return pins
-
-
-def made_without_an_index(text: str | None, fmt: str = "pylock") -> bool:
-    """Whether the lock ``text`` records that an index did not answer while it was made (``INDEX_FAILED``); False
-    when it is no lock ``pins_of`` reads."""
-    if text is None:
-        return False
-    if fmt == "requirements":
-        lock = _requirements_lock(text)
-        return lock is not None and any(w.code in INDEX_FAILED for w in lock.warnings)
-    from cudaresolve.lock.lockfile import valid_pylock
-
-    data = valid_pylock(text)
-    tool = data.get("tool") if data is not None else None
+    tool = data.get("tool")
     ours = tool.get("cudaresolve") if isinstance(tool, dict) else None
     warnings = ours.get("warnings") if isinstance(ours, dict) else None
-    if not isinstance(warnings, list):
-        return False
-    return any(isinstance(w, dict) and w.get("code") in INDEX_FAILED for w in warnings)
+    failed = isinstance(warnings, list) and any(isinstance(w, dict) and w.get("code") in INDEX_FAILED for w in warnings)
+    return PreviousLock(pins=pins, index_failed=failed)
 
 
-def _requirements_lock(text: str) -> Lock | None:
+def _requirements_previous(text: str) -> PreviousLock | None:
     from cudaresolve.errors import CudaResolveError
     from cudaresolve.lock.requirements import loads_requirements
 
     try:
-        return loads_requirements(text)
+        lock = loads_requirements(text)
     except (CudaResolveError, ValueError, RecursionError):
         return None
+    if not lock.packages:
+        return None
+    pins = {p.name: p.version for p in lock.packages if p.version}
+    return PreviousLock(pins=pins, index_failed=any(w.code in INDEX_FAILED for w in lock.warnings))
 
 
-def _requirements_pins(text: str) -> dict[str, str] | None:
-    lock = _requirements_lock(text)
-    return {p.name: p.version for p in lock.packages if p.version} if lock is not None and lock.packages else None
-
-
-def preferences(pins: Mapping[str, str] | None, *, upgrade: bool, upgrade_packages: Iterable[str]) -> dict[str, str]:
-    """The pins to keep where they still fit: none under ``--upgrade``; all but ``--upgrade-package``'s names."""
-    if pins is None or upgrade:
+def preferences(previous: PreviousLock | None, *, upgrade: bool, upgrade_packages: Iterable[str]) -> dict[str, str]:
+    """The pins to keep where they still fit: none under ``--upgrade``, nor from a lock made while an index failed
+    (its set is what the others could give: a repeat holding on to it would never ask that index again); all but
+    ``--upgrade-package``'s names."""
+    if previous is None or upgrade or previous.index_failed:
         return {}
     moved = {str(canonical_name(n)) for n in upgrade_packages}
-    return {name: version for name, version in pins.items() if name not in moved}
+    return {name: version for name, version in previous.pins.items() if name not in moved}
 
 
 def changes(pins: Mapping[str, str] | None, lock: Lock) -> tuple[Change, ...]:
