@@ -38,21 +38,22 @@ def test_preference_tuples_are_exact(catalog: Catalog) -> None:
     def pref(name: str) -> tuple[object, ...]:
         return provider.get_preference(name, {}, {}, {}, [])
 
-    # (not <cuda>, not a backtrack cause, not an exact pin, not the anchor, not capped by the user,
-    #  not requested, name)
-    assert pref(CUDA) == (False, True, True, True, True, True, CUDA)
-    assert pref("xformers") == (True, True, False, True, True, False, "xformers")
-    assert pref("torch") == (True, True, True, False, True, False, "torch")
-    assert pref("torchrec") == (True, True, True, True, True, False, "torchrec")
-    assert pref("fbgemm-gpu") == (True, True, True, True, True, True, "fbgemm-gpu")
+    # (not <cuda>, only constrains rows ask, not a backtrack cause, not an exact pin, not the anchor, not capped by
+    #  the user, not requested, name)
+    assert pref(CUDA) == (False, False, True, True, True, True, True, CUDA)
+    assert pref("xformers") == (True, False, True, False, True, True, False, "xformers")
+    assert pref("torch") == (True, False, True, True, False, True, False, "torch")
+    assert pref("torchrec") == (True, False, True, True, True, True, False, "torchrec")
+    assert pref("fbgemm-gpu") == (True, False, True, True, True, True, True, "fbgemm-gpu")
     names = ["fbgemm-gpu", "torchrec", "torch", CUDA, "xformers"]
     assert sorted(names, key=pref) == [CUDA, "xformers", "torch", "torchrec", "fbgemm-gpu"]
 
 
 def test_preference_without_user_sets_falls_back_to_anchor_then_name(catalog: Catalog) -> None:
     provider = CatalogProvider(catalog, anchor="torch")
-    assert provider.get_preference("torch", {}, {}, {}, []) == (True, True, True, False, True, True, "torch")
-    assert provider.get_preference("a-package", {}, {}, {}, []) == (True, True, True, True, True, True, "a-package")
+    assert provider.get_preference("torch", {}, {}, {}, []) == (True, False, True, True, False, True, True, "torch")
+    other = provider.get_preference("a-package", {}, {}, {}, [])
+    assert other == (True, False, True, True, True, True, True, "a-package")
 
 
 def info(need: Need, parent: Candidate | None = None) -> RequirementInformation[Need, Candidate]:
@@ -72,11 +73,11 @@ def test_preference_exact_pins_and_user_caps(catalog: Catalog) -> None:
     def pref(name: str) -> tuple[object, ...]:
         return provider.get_preference(name, {}, {}, {k: iter(v) for k, v in information.items()}, [])
 
-    assert pref("torch") == (True, True, False, False, True, False, "torch")  # ==2.7.1 from torchrec 1.2.0
+    assert pref("torch") == (True, False, True, False, False, True, False, "torch")  # ==2.7.1 from torchrec 1.2.0
     # a wildcard is not a pin, and a cap from a dependency is not the user's
-    assert pref("fbgemm-gpu") == (True, True, True, True, True, True, "fbgemm-gpu")
-    assert pref("torchrec") == (True, True, False, True, False, False, "torchrec")  # === pins (and caps)
-    assert pref("xformers") == (True, True, True, True, False, False, "xformers")  # the user's <0.0.30 caps
+    assert pref("fbgemm-gpu") == (True, False, True, True, True, True, True, "fbgemm-gpu")
+    assert pref("torchrec") == (True, False, True, False, True, False, False, "torchrec")  # === pins (and caps)
+    assert pref("xformers") == (True, False, True, True, True, False, False, "xformers")  # the user's <0.0.30 caps
     names = ["xformers", "fbgemm-gpu", "torchrec", "torch"]
     assert sorted(names, key=pref) == ["torch", "torchrec", "xformers", "fbgemm-gpu"]
 
@@ -92,11 +93,11 @@ def test_preference_backtrack_causes_first(catalog: Catalog) -> None:
     def pref(name: str) -> tuple[object, ...]:
         return provider.get_preference(name, {}, {}, {}, causes)
 
-    assert pref(CUDA) == (False, True, True, True, True, True, CUDA)
-    assert pref("fbgemm-gpu") == (True, False, True, True, True, True, "fbgemm-gpu")
-    assert pref("torchrec") == (True, False, True, True, True, True, "torchrec")
-    assert pref("xformers") == (True, True, False, True, True, False, "xformers")
-    assert pref("torch") == (True, True, True, False, True, False, "torch")
+    assert pref(CUDA) == (False, False, True, True, True, True, True, CUDA)
+    assert pref("fbgemm-gpu") == (True, False, False, True, True, True, True, "fbgemm-gpu")
+    assert pref("torchrec") == (True, False, False, True, True, True, True, "torchrec")
+    assert pref("xformers") == (True, False, True, False, True, True, False, "xformers")
+    assert pref("torch") == (True, False, True, True, False, True, False, "torch")
     names = ["torch", "xformers", "torchrec", "fbgemm-gpu", CUDA]
     assert sorted(names, key=pref) == [CUDA, "fbgemm-gpu", "torchrec", "xformers", "torch"]
 

@@ -10,18 +10,23 @@ down: the PyTorch index's build, then PyPI's twin).
 
 from __future__ import annotations
 
+from collections import deque
 from itertools import islice
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from cudaresolve.resolve.catalog import CUDA, Need, satisfies
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from packaging.requirements import Requirement
 
     from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.pairing import Companions
 
-__all__ = ["build_chain"]
+__all__ = ["build_chain", "with_next"]
+
+T = TypeVar("T")
 
 #: How many builds one chain offers the walk (a bound on its guesses, not a fact).
 _CHAIN: Final = 8
@@ -39,3 +44,13 @@ def build_chain(catalog: Catalog, companions: Companions | None, req: Requiremen
         c for c in catalog.for_name(need.name) if c.variant in runnable and satisfies(need, c) and c.build and fits(c)
     )
     return tuple((c.name, str(c.version), c.index_url) for c in islice(found, _CHAIN))
+
+
+def with_next(items: Iterable[T], size: int) -> Iterator[tuple[T, tuple[T, ...]]]:
+    """Each item with the ``size - 1`` after it, reading ``items`` only that far ahead (a lazy sequence stays lazy)."""
+    it = iter(items)
+    window = deque(islice(it, size))
+    while window:
+        current = window.popleft()
+        window.extend(islice(it, size - 1 - len(window)))
+        yield current, tuple(window)

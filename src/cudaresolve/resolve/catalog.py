@@ -13,7 +13,7 @@ depends on ``<python>`` (``provider``), so that the solver passes that release o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import SpecifierSet
@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from cudaresolve.target.model import Target
     from cudaresolve.text.findings import Finding
 
-__all__ = ["BUILD", "CUDA", "CUDNN", "METADATA", "PYTHON", "Candidate", "Catalog", "Need", "Rejection", "build_catalog",
-           "satisfies"]  # fmt: skip
+__all__ = ["ABSENT", "BUILD", "CUDA", "CUDNN", "METADATA", "PYTHON", "Candidate", "Catalog", "Need", "Rejection",
+           "build_catalog", "satisfies"]  # fmt: skip
 
 #: The virtual identifier whose candidates are the variants the target can run.
 CUDA: Final = "<cuda>"
@@ -52,6 +52,8 @@ PYTHON: Final = "<python>"
 BUILD: Final = "<build>"
 #: The same for a release whose metadata was read but cannot be used (``BadMetadata``), as pip and uv pass it over.
 METADATA: Final = "<metadata>"
+#: The channel of the one candidate of a name that only ``constrains`` rows ask about: the name not in the set.
+ABSENT: Final = "<absent>"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +66,9 @@ class Need:
     parent: str | None = None  # "torchrec 1.2.0", for explanations; None for the user's own request
     extras: frozenset[str] = frozenset()
     url: str | None = None  # a direct reference's URL (``name @ URL``): the one file the name is pinned to
+    #: A ``constrains`` row's: it narrows the name's candidates when something else requires the name, and is met
+    #: by the name's absence (``ABSENT``) otherwise: it never brings the package in.
+    constraint: bool = False
 
     def __str__(self) -> str:
         if self.name == CUDA:  # one variant, or a CUDA major (``cudamajor``: ``<cuda>==12.*``)
@@ -137,6 +142,8 @@ def satisfies(need: Need, choice: Candidate | Rejection) -> bool:
     """
     if need.name != choice.name:
         return False
+    if isinstance(choice, Candidate) and choice.channel == ABSENT:
+        return need.constraint
     if need.variant is not None and choice.variant != need.variant:
         return False
     if need.name == CUDA and (need.variant is not None or choice.variant == "cpu"):
@@ -310,6 +317,7 @@ def _check_build(
 def _dependencies(release: PackageRelease, build: Build | None) -> tuple[Need, ...]:
     parent = f"{release.name} {release.version}"
     needs = [Need.from_requirement(r, parent=parent) for r in release.requires]
+    needs += [replace(Need.from_requirement(r, parent=parent), constraint=True) for r in release.constrains]
     if build is not None:
         needs += [Need.from_requirement(r, parent=parent) for r in build.requires]
         needs.append(Need(name=CUDA, variant=build.variant, parent=parent))
@@ -384,14 +392,8 @@ class _OnDemand(Mapping[str, tuple[Candidate, ...]]):
     """A package's candidates built the first time it is asked for (a whole-environment solve meets
     the database's packages through index metadata, so which ones it needs is known only then)."""
 
-    def __init__(
-        self,
-        db: CompatDB,
-        target: Target,
-        built: dict[str, tuple[Candidate, ...]],
-        rejections: list[Rejection],
-        gpu_source: str,
-    ):
+    def __init__(self, db: CompatDB, target: Target, built: dict[str, tuple[Candidate, ...]],
+                 rejections: list[Rejection], gpu_source: str):  # fmt: skip
         self._db, self._target, self._built, self._rejections = db, target, built, rejections
         self._gpu_source = gpu_source
 
@@ -413,12 +415,7 @@ class _OnDemand(Mapping[str, tuple[Candidate, ...]]):
 
 
 def build_catalog(
-    db: CompatDB,
-    target: Target,
-    names: Iterable[str] | None = None,
-    *,
-    lazy: bool = False,
-    gpu_source: str = "auto",
+    db: CompatDB, target: Target, names: Iterable[str] | None = None, *, lazy: bool = False, gpu_source: str = "auto"
 ) -> Catalog:
     """Every candidate of every package in the database (or of ``names``) for ``target``; with ``lazy``,
     each package's candidates (and rejections) are built when first asked for. ``gpu_source`` (one of

@@ -27,13 +27,19 @@ from cudaresolve.resolve.catalog import Candidate
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from packaging.requirements import Requirement
     from packaging.tags import Tag
     from packaging.version import Version
 
     from cudaresolve.resolve.catalog import Catalog
     from cudaresolve.resolve.source import IndexRelease
 
-__all__ = ["HASH_ALGORITHMS", "DirectRef", "direct_candidate", "local_directory", "parse_direct", "same_reference"]
+__all__ = [
+    "HASH_ALGORITHMS", "DirectRef", "check_dependency_url", "direct_candidate", "local_directory", "parse_direct",
+    "same_reference",
+]  # fmt: skip
 
 #: The hash algorithms a URL fragment may name, strongest first (hashlib names; PEP 751 ``hashes`` keys).
 HASH_ALGORITHMS: Final = ("sha512", "sha384", "sha256")
@@ -128,6 +134,20 @@ def local_directory(url: str) -> str | None:
 def same_reference(a: str, b: str) -> bool:
     """Whether two URLs name the same file: equal but for credentials and the fragment."""
     return strip_credentials(a.strip().partition("#")[0]) == strip_credentials(b.strip().partition("#")[0])
+
+
+def check_dependency_url(direct: Mapping[str, Candidate], req: Requirement, parent: str) -> None:
+    """A dependency given as ``name @ URL`` (allowed only in a direct reference's own metadata) is met only by the
+    same file given by the user, among the ``direct`` candidates; else ``NoSolution``, never a silently dropped
+    URL."""
+    pinned = direct.get(canonical_name(req.name))
+    given = pinned.source.artifact.url if pinned is not None and pinned.source is not None else None
+    if given is not None and req.url is not None and same_reference(given, req.url):
+        return
+    raise NoSolution(
+        Text.of("resolve.dependency-url", parent=parent, requirement=str(req)[:300]),
+        hint=Text.of("resolve.dependency-url.hint", name=canonical_name(req.name)),
+    )
 
 
 def _hashes(fragment: str, location: str) -> tuple[tuple[str, str], ...]:

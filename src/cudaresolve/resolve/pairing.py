@@ -104,8 +104,8 @@ class Companions:
                 theirs.setdefault(need.name, []).append(need)
         for need in one.dependencies:
             for mine in theirs.get(need.name, ()) if need.name != other.name else ():
-                if not self._joint(need, mine):
-                    return False
+                if not (need.constraint and mine.constraint) and not self._joint(need, mine):  # two rows that only
+                    return False  # narrow a third package are both met by its absence
         return True
 
     def _joint(self, one: Need, other: Need) -> bool:

@@ -16,35 +16,31 @@ candidate (pip's ``RequiresPythonRequirement``): the solver moves on to an older
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import replace
 from functools import partial
-from itertools import islice
 from typing import TYPE_CHECKING, Final
 
 from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 from resolvelib import AbstractProvider
 
 from cudaresolve.core.ondemand import MadeOnRead
-from cudaresolve.core.platforms import canonical_name
-from cudaresolve.errors import IndexUnavailable, NoSolution
+from cudaresolve.errors import IndexUnavailable
 from cudaresolve.resolve import DEFAULT_PRERELEASE
-from cudaresolve.resolve.ahead import build_chain
-from cudaresolve.resolve.catalog import BUILD, CUDA, CUDNN, METADATA, PYTHON, Candidate, Catalog, Need
+from cudaresolve.resolve.ahead import build_chain, with_next
+from cudaresolve.resolve.catalog import ABSENT, BUILD, CUDA, CUDNN, METADATA, PYTHON, Candidate, Catalog, Need
 from cudaresolve.resolve.causes import cause_names, cause_parents, is_capped, is_exact
 from cudaresolve.resolve.cudamajor import major_needs
-from cudaresolve.resolve.direct import same_reference
+from cudaresolve.resolve.direct import check_dependency_url
 from cudaresolve.resolve.matches import MatchCache, preferred_first
 from cudaresolve.resolve.needs import IF_NECESSARY, passed_over
 from cudaresolve.resolve.prebuilt import is_prebuilt, prebuilt_release
 from cudaresolve.resolve.source import MarkerVerdicts, split_key
 from cudaresolve.resolve.sources import on_variant_index
-from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-    from packaging.requirements import Requirement
     from resolvelib.resolvers import RequirementInformation
     from resolvelib.structs import Matches
 
@@ -57,7 +53,7 @@ __all__ = ["CatalogProvider", "Preference", "cause_names", "cause_parents"]
 _LOOK_AHEAD: Final = 4
 
 #: Each field False sorts first; see ``CatalogProvider.get_preference``.
-Preference = tuple[bool, bool, bool, bool, bool, bool, str]
+Preference = tuple[bool, bool, bool, bool, bool, bool, bool, str]
 
 
 class CatalogProvider(AbstractProvider[Need, Candidate, str]):
@@ -105,6 +101,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self._index_candidates: dict[str, Sequence[Candidate]] = {}
         self._extras_bases: dict[str, Sequence[Candidate]] = {}
         self._paired: dict[str, tuple[Candidate, ...]] = {}
+        self._absents: dict[str, Candidate] = {}
         self._dependencies: dict[Candidate, tuple[Need, ...]] = {}
         self._builds: dict[tuple[str, str, str], IndexRelease | None] = {}
         self._variant_index: str | None = None  # the pinned ``<cuda>``'s index, seen in get_preference
@@ -160,26 +157,28 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
 
         Order (each field False sorts first):
         1. virtual ``<cuda>`` first: once any GPU build is pinned it has one candidate left;
-        2. identifiers named by the last backtrack's causes (``cause_names``), as pip does;
-        3. exact pins (``==`` without ``*``, ``===``, a variant) from the user or any pinned package:
-           one candidate left, and a conflict shows at once;
-        4. the anchor (``packages.anchor`` in compat.toml: torch), so that the newest torch that fits
+        2. names only ``constrains`` rows ask about last: a pin may yet require them;
+        3. identifiers named by the last backtrack's causes (``cause_names``), as pip does;
+        4. exact pins (``==`` without ``*``, ``===``, a variant) from the user or any pinned package:
+           one candidate left, and a conflict shows at once (a ``constrains`` row's pin does not count);
+        5. the anchor (``packages.anchor`` in compat.toml: torch), so that the newest torch that fits
            is chosen before its companions;
-        5. packages the user capped (``<``, ``<=``, ``==``, ``~=``, ``===``: ``xformers<0.0.30``), whose
+        6. packages the user capped (``<``, ``<=``, ``==``, ``~=``, ``===``: ``xformers<0.0.30``), whose
            newest allowed release then decides the older torch at once, instead of after a search;
-        6. other packages the user asked for, before dependencies;
-        7. the name, for a stable order.
+        7. other packages the user asked for, before dependencies;
+        8. the name, for a stable order.
 
         A function of the identifier's requirements and ``backtrack_causes`` alone, so that it may be kept per
         criterion and causes (``resolution.PinCheckedResolution``): the pins it notes (``_seen``) are noted by
         ``narrow_requirement_selection`` too, which resolvelib asks first in every round that ranks names.
         """
         self._seen(resolutions)
-        infos = list(information[identifier]) if identifier in information else []
+        infos = [i for i in information.get(identifier, ()) if not i.requirement.constraint]
         pinned = identifier in self.user_pinned or any(is_exact(info.requirement) for info in infos)
         capped = any(is_capped(info.requirement) for info in infos if info.parent is None)
         return (
             identifier != CUDA,
+            not infos and identifier in information,  # only ``constrains`` rows ask about it: last, it may be needed
             identifier not in cause_names(backtrack_causes),
             not pinned,
             identifier != self.anchor,
@@ -211,6 +210,9 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         listed on their index (``_listed``).
         """
         needs = list(requirements[identifier])
+        if needs and all(n.constraint for n in needs):  # only ``constrains`` rows ask about it: the set goes without it
+            absent = self._absent(identifier)
+            return [] if absent in incompatibilities[identifier] else [absent]
         found: Sequence[Candidate] = self.matches.matches(identifier, needs, incompatibilities[identifier])
         name, _ = split_key(identifier)
         limit = self.constraints.get(name)
@@ -221,6 +223,17 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if name not in self.catalog.known:
             return partial(self._allowed, found, needs)  # lazy: read only as far as resolvelib goes
         return partial(self._listed, found)  # a factory: resolvelib would list a plain iterator at once
+
+    def _absent(self, identifier: str) -> Candidate:
+        """The one candidate of a name that only ``constrains`` rows ask about (``catalog.ABSENT``), one object per
+        name, so that resolvelib's and the match cache's identity checks hold."""
+        found = self._absents.get(identifier)
+        if found is None:
+            name, extras = split_key(identifier)
+            found = self._absents[identifier] = Candidate(
+                name=name, version=Version("0"), variant=None, index_url="", channel=ABSENT, extras=extras
+            )
+        return found
 
     def _allowed(self, found: Iterable[Candidate], needs: Sequence[Need]) -> Iterator[Candidate]:
         """Index releases as pip and uv take them (``needs.passed_over``); a passed-over pre-release still, under
@@ -249,7 +262,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         unlisted = []
         listed = 0
         failure: IndexUnavailable | None = None
-        for candidate, coming in _with_next(matches, _LOOK_AHEAD):
+        for candidate, coming in with_next(matches, _LOOK_AHEAD):
             if candidate.variant is not None and candidate.variant not in runnable:
                 yield candidate  # fails on its ``<cuda>`` need without any page fetched
                 continue
@@ -375,6 +388,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
 
         Metadata is asked for once per candidate, only when resolvelib pins it."""
         found = self._dependencies.get(candidate)
+        if found is None and candidate.channel == ABSENT:
+            return ()
         if found is None:
             if candidate.release is not None and self.source is not None and self._clashes(candidate):
                 return candidate.dependencies  # not kept: after a backtrack the same build may need its metadata
@@ -419,32 +434,10 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         needs = [Need.from_requirement(req, parent=parent) for req in selected]
         for req in selected:
             if req.url:
-                self._check_url(req, parent)
+                check_dependency_url(self.direct, req, parent)
         # the walk ahead skips what it walked before (by name, specifier and extras): a release pinning other
         # versions of names already seen (torch 2.11's nvidia-* pins after 2.15's) gets those read in parallel too
         fresh = [req for req in selected if not req.url]
         if fresh:
             self.source.prefetch(fresh, builds=partial(build_chain, self.catalog, self.companions))
         return needs
-
-    def _check_url(self, req: Requirement, parent: str) -> None:
-        """A dependency given as ``name @ URL`` (allowed only in a direct reference's own metadata) is met
-        only by the same file given by the user; else ``NoSolution``, never a silently dropped URL."""
-        pinned = self.direct.get(canonical_name(req.name))
-        given = pinned.source.artifact.url if pinned is not None and pinned.source is not None else None
-        if given is not None and req.url is not None and same_reference(given, req.url):
-            return
-        raise NoSolution(
-            Text.of("resolve.dependency-url", parent=parent, requirement=str(req)[:300]),
-            hint=Text.of("resolve.dependency-url.hint", name=canonical_name(req.name)),
-        )
-
-
-def _with_next(items: Iterable[Candidate], size: int) -> Iterator[tuple[Candidate, tuple[Candidate, ...]]]:
-    """Each item with the ``size - 1`` after it, reading ``items`` only that far ahead (a lazy sequence stays lazy)."""
-    it = iter(items)
-    window = deque(islice(it, size))
-    while window:
-        current = window.popleft()
-        window.extend(islice(it, size - 1 - len(window)))
-        yield current, tuple(window)

@@ -23,7 +23,7 @@ from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve import DEFAULT_PRERELEASE
 from cudaresolve.resolve.ahead import build_chain
-from cudaresolve.resolve.catalog import CUDA, CUDNN, Candidate, Catalog, Need, build_catalog
+from cudaresolve.resolve.catalog import ABSENT, CUDA, CUDNN, Candidate, Catalog, Need, build_catalog
 from cudaresolve.resolve.direct import direct_candidate
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
@@ -271,7 +271,8 @@ class _Search:
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
         resolution = PinCheckedResolution[Need, Candidate, str](provider, BaseReporter())
-        return connected_pins(resolution.resolve(needs, max_rounds=_MAX_ROUNDS), hide=CUDNN)  # see ``connected``
+        pins = connected_pins(resolution.resolve(needs, max_rounds=_MAX_ROUNDS), hide=CUDNN)  # see ``connected``
+        return {key: pin for key, pin in pins.items() if pin.channel != ABSENT}  # a name only constrained: not in it
 
 
 def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> dict[str, Candidate] | None:
