@@ -162,7 +162,28 @@ def test_jetson_windows_and_unknown_architectures(db: CompatDB) -> None:
     old_win = db.driver_supports_gpu("RTX 4090", parse_cc("8.9"), parse_driver("472.12"), platform="win_amd64")
     assert not old_win.ok
     pascal_win = db.driver_supports_gpu("GTX 1080", parse_cc("6.1"), parse_driver("581.57"), platform="win_amd64")
-    assert pascal_win.ok  # Windows numbers do not carry the branch: only min-driver-windows is checked
+    assert pascal_win.ok and pascal_win.last_branch == 580  # 581.x: an R580 driver on Windows
+
+
+@pytest.mark.parametrize(
+    ("gpu", "cc", "driver", "ok"),
+    [
+        ("GTX 1080", "6.1", "591.44", False),  # R590 on Windows: Pascal's support ended with R580
+        ("GTX 1080", "6.1", "580.88", True),
+        ("TITAN V", "7.0", "590.00", False),
+        ("GTX 980", "5.2", "581.94", True),
+        ("Tesla K80", "3.7", "537.13", False),  # Kepler ended with R470, whose Windows drivers reach 474.x
+        ("Tesla K80", "3.7", "472.50", True),  # Table 3 pairs it with Linux 470.82.01
+        ("Tesla K80", "3.7", "496.04", False),  # the R495 driver of CUDA 11.5 on Windows
+    ],
+)
+def test_a_windows_driver_past_the_last_branch_is_refused(
+    db: CompatDB, gpu: str, cc: str, driver: str, ok: bool
+) -> None:
+    """Found by the hardware audit: on Windows only the floor was checked, so a GTX 1080 on an R590 driver locked a
+    cu126 torch its driver cannot run. A branch's Windows drivers are numbered below the next branch (Table 3)."""
+    check = db.driver_supports_gpu(gpu, parse_cc(cc), parse_driver(driver), platform="win_amd64")
+    assert check.ok is ok and check.ended is not ok
 
 
 def test_the_most_specific_row_wins(db: CompatDB) -> None:

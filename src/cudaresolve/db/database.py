@@ -328,7 +328,8 @@ class CompatDB:
         if tegra or arch is None:
             return GpuDriverCheck(gpu=name, arch=arch, ok=True)
         row = match_row(self.driver_gpus, arch, cc, datacenter, model)
-        return check_gpu(row, gpu=name, arch=arch, driver=driver, platform=platform)
+        branches = tuple(c.min_driver_linux.branch for c in self.cuda)
+        return check_gpu(row, gpu=name, arch=arch, driver=driver, platform=platform, branches=branches)
 
     def forward_compat_for(self, cuda_major: int) -> ForwardCompat | None:
         return next((f for f in self.forward_compat if f.cuda_major == cuda_major), None)

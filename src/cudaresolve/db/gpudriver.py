@@ -10,8 +10,11 @@ A GPU is matched on its architecture (from its ``[[gpu]]`` row, else from the ro
 its compute capability), then the most specific ``[[driver-gpu]]`` row wins: one naming the
 GPU, then one listing its compute capability, then one for data-center or consumer parts only.
 Jetson (Tegra) GPUs run the L4T driver, whose versions are not desktop ones: never checked.
-Linux is modelled fully; on Windows only a row's ``min-driver-windows`` is checked, since
-Windows version numbers do not carry the Linux branch.
+On Windows a row's ``min-driver-windows`` is the floor, and a branch's Windows drivers are numbered from the
+branch up to, not into, the next branch (NVIDIA's Table 3 pairs Linux 470.82.01 with Windows 472.50, 535.104.05
+with 537.13, 570.124.06 with 572.61): a GPU whose support ended with branch ``last-branch`` is refused on Windows
+from the next branch that a CUDA toolkit's Linux driver names (the ``[[cuda]]`` rows: 590 after 580, 495 after
+470).
 """
 
 from __future__ import annotations
@@ -89,17 +92,26 @@ def match_row(
 
 
 def check_gpu(
-    row: DriverGpu | None, *, gpu: str, arch: str | None, driver: DriverVersion, platform: str
+    row: DriverGpu | None,
+    *,
+    gpu: str,
+    arch: str | None,
+    driver: DriverVersion,
+    platform: str,
+    branches: Sequence[int] = (),
 ) -> GpuDriverCheck:
-    """Whether ``driver`` supports a GPU that ``row`` describes, on ``platform``."""
+    """Whether ``driver`` supports a GPU that ``row`` describes, on ``platform``; ``branches``: the Linux driver
+    branches the CUDA toolkits name, which tell where a Windows driver's branch ends (module docstring)."""
     if row is None:
         return GpuDriverCheck(gpu=gpu, arch=arch, ok=True)
     if platform.startswith("linux"):
         needed, last = row.min_driver, row.last_branch
+        ended = last is not None and driver.branch > last
     elif platform.startswith("win"):
-        needed, last = row.min_driver_windows, None
+        needed, last = row.min_driver_windows, row.last_branch
+        after = min((b for b in branches if last is not None and b > last), default=None)
+        ended = after is not None and driver.branch >= after
     else:
-        needed, last = None, None
-    ended = last is not None and driver.branch > last
+        needed, last, ended = None, None, False
     ok = not ended and (needed is None or driver >= needed)
     return GpuDriverCheck(gpu=gpu, arch=arch, ok=ok, needed=needed, last_branch=last, ended=ended, row=row)
