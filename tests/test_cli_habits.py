@@ -174,6 +174,21 @@ def test_every_command_takes_json_and_the_global_options() -> None:
         assert not missing, (path, missing)
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["gpus"], ["arch-list", "--gpu", "H100"], ["db", "show"], ["detect", "--gpu", "T4", "--driver", "535.104.05"],
+     ["why-not", "cu126", "--gpu", "T4", "--driver", "535.104.05", "--offline"]],
+)  # fmt: skip
+def test_json_before_the_command_as_after_it(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the hardware audit: ``cudaresolve --json gpus`` was a usage error, though the README lists ``--json``
+    among the global options taken before or after the command name."""
+    after = main([*argv, "--json"]), capsys.readouterr()
+    before = main(["--json", *argv]), capsys.readouterr()
+    assert before[0] == after[0] and json.loads(before[1].out) == json.loads(after[1].out)
+    assert json.loads(before[1].out)["schema"] == 1 and "error" not in json.loads(before[1].out)
+    assert main(["--json", "-q", *argv]) == after[0] and json.loads(capsys.readouterr().out) == json.loads(after[1].out)
+
+
 def test_arch_list_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arch-list", "--gpu", "RTX 3090", "--gpu", "7.5", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

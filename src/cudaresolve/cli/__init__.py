@@ -159,6 +159,10 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object, jso
     known = parser._option_string_actions
     if "--lang" in known and default is argparse.SUPPRESS:
         known["--lang"].default = argparse.SUPPRESS  # so that a --lang before the command is kept
+    if "--json" in known and default is argparse.SUPPRESS:
+        known["--json"].default = argparse.SUPPRESS  # so that a --json before the command is kept
+    if "--json" not in known:
+        parser.add_argument("--json", action="store_true", default=default, help="one JSON object on stdout")
     if "--lang" not in known:
         parser.add_argument("--lang", choices=LANGS, default=None if default is False else default,
                             help="message language (default: from LC_ALL/LC_MESSAGES/LANG)")
