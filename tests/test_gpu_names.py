@@ -40,6 +40,50 @@ def test_every_name_and_alias_finds_its_own_row() -> None:
             assert DB.find_gpu(label) is gpu, label
 
 
+def _generation_pairs() -> list[tuple[str, str, str]]:
+    """(text, older GPU, newer GPU) for every label "TEXT ARCH ..." of the table whose TEXT alone is the name of a
+    GPU of another architecture (``RTX 6000`` / ``RTX 6000 Ada Generation``)."""
+    pairs = []
+    for gpu in DB.gpus:
+        arch = gpu_name_key(gpu.arch)
+        for label in (gpu.name, *gpu.aliases):
+            key = gpu_name_key(label)
+            for cut in range(1, len(key)):
+                older = DB.find_gpu(" ".join(key[:cut])) if key[cut : cut + len(arch)] == arch else None
+                if older is None and key[cut : cut + len(arch)] == arch:
+                    found = DB.match_gpu(" ".join(key[:cut]))
+                    older = next((c for c in found.candidates if c.arch != gpu.arch), None)
+                if older is not None and older.arch != gpu.arch:
+                    pairs.append((" ".join(key[:cut]), older.name, gpu.name))
+    return sorted(set(pairs))
+
+
+GENERATIONS = _generation_pairs()
+
+
+def test_the_table_has_model_numbers_two_generations_share() -> None:
+    assert {("rtx 6000", "Quadro RTX 6000"), ("titan x", "NVIDIA GeForce GTX TITAN X")} <= {p[:2] for p in GENERATIONS}
+
+
+@pytest.mark.parametrize(("text", "older", "newer"), GENERATIONS)
+def test_a_model_number_two_generations_share_is_ambiguous(text: str, older: str, newer: str) -> None:
+    """Found by the hardware audit: ``--gpu "RTX 6000"`` meant the Turing Quadro RTX 6000 silently, so an RTX 6000
+    Ada owner got a build without sm_89 code. The text names both; a brand or series word only one of them has
+    (Quadro, GTX) tells them apart."""
+    found = DB.match_gpu(text)
+    assert found.kind is MatchKind.AMBIGUOUS and {older, newer} <= {g.name for g in found.candidates}
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("Quadro RTX 6000", "Quadro RTX 6000"), ("GTX TITAN X", "NVIDIA GeForce GTX TITAN X"),
+     ("RTX 4090", "NVIDIA GeForce RTX 4090"), ("RTX PRO 6000", "NVIDIA RTX PRO 6000 Blackwell")],
+)  # fmt: skip
+def test_a_brand_word_or_a_longer_name_is_no_ambiguity(text: str, name: str) -> None:
+    found = DB.find_gpu(text)
+    assert found is not None and found.name == name
+
+
 @pytest.mark.parametrize(
     ("name", "cc", "datacenter", "tegra"),
     [

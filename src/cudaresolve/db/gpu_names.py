@@ -14,6 +14,8 @@ Jetson), so ``1080 Ti``, ``4090`` and ``Orin Nano`` are names too.
 1. the key of a name or alias: exactly one GPU (labels are unique per the database check);
 2. a loose key: one GPU, or an ambiguity;
 3. a beginning of names (``Jetson AGX`` -> AGX Orin, AGX Xavier, AGX Thor): one GPU, or an ambiguity;
+   a GPU found by 1-3 is an ambiguity still when another generation's GPU has the same name followed by its
+   architecture's (``RTX 6000``: Quadro RTX 6000, and RTX 6000 Ada Generation);
 4. several names in a row (``RTX 3090 RTX 5090``): an error naming them, never the first alone;
 5. otherwise unknown, with the closest names (difflib) to suggest.
 """
@@ -104,6 +106,9 @@ class GpuNames:
     _exact: Mapping[tuple[str, ...], GpuModel] = field(init=False, repr=False, compare=False)
     _loose: Mapping[tuple[str, ...], tuple[GpuModel, ...]] = field(init=False, repr=False, compare=False)
     _spelled: Mapping[str, GpuModel] = field(init=False, repr=False, compare=False)
+    #: a name's beginning -> the GPUs named by it followed by their architecture's name (``RTX 6000`` -> RTX 6000 Ada)
+    _before_arch: Mapping[tuple[str, ...], tuple[GpuModel, ...]] = field(init=False, repr=False, compare=False)
+    _words: Mapping[str, frozenset[str]] = field(init=False, repr=False, compare=False)  # name -> its labels' words
 
     def __post_init__(self) -> None:
         exact: dict[tuple[str, ...], GpuModel] = {}
@@ -119,6 +124,18 @@ class GpuNames:
         object.__setattr__(self, "_exact", exact)
         object.__setattr__(self, "_loose", {k: tuple(v) for k, v in loose.items()})
         object.__setattr__(self, "_spelled", {" ".join(k): g for k, g in exact.items()})
+        before: dict[tuple[str, ...], list[GpuModel]] = {}
+        for gpu in self.gpus:
+            arch = gpu_name_key(gpu.arch)
+            for label in map(gpu_name_key, (gpu.name, *gpu.aliases)):
+                for name in {label, gpu_loose_key(label)}:
+                    for cut in range(1, len(name)):
+                        if name[cut : cut + len(arch)] == arch:
+                            group = before.setdefault(name[:cut], [])
+                            group.extend(() if gpu in group else (gpu,))
+        object.__setattr__(self, "_before_arch", {k: tuple(v) for k, v in before.items()})
+        words = {g.name: frozenset(re.findall(r"[a-z]+", " ".join((g.name, *g.aliases)).lower())) for g in self.gpus}
+        object.__setattr__(self, "_words", words)
 
     def match(self, text: str) -> GpuMatch:
         """The GPU ``text`` names (module docstring: the order of the tries)."""
@@ -126,18 +143,30 @@ class GpuNames:
         if not key:
             return GpuMatch(kind=MatchKind.UNKNOWN)
         if key in self._exact:
-            return GpuMatch(kind=MatchKind.FOUND, gpu=self._exact[key])
+            return self._one(self._exact[key], key, text)
         found = self._loose.get(gpu_loose_key(key), ())
         if not found:
             found = self._starting_with(key)
         if len(found) == 1:
-            return GpuMatch(kind=MatchKind.FOUND, gpu=found[0])
+            return self._one(found[0], key, text)
         if found:
             return GpuMatch(kind=MatchKind.AMBIGUOUS, candidates=found)
         several = self._split(key)
         if several:
             return GpuMatch(kind=MatchKind.SEVERAL, candidates=several)
         return GpuMatch(kind=MatchKind.UNKNOWN, candidates=self.closest(key))
+
+    def _one(self, gpu: GpuModel, key: tuple[str, ...], text: str) -> GpuMatch:
+        """``gpu``, unless a GPU of another architecture has the name ``key`` followed at once by its architecture's
+        name (``RTX 6000``: Quadro RTX 6000, and RTX 6000 Ada Generation; ``TITAN X``: GTX TITAN X, and TITAN X
+        (Pascal)) and no brand or series word of ``text`` (Quadro, GTX) leaves it out: then the text could mean
+        either."""
+        told = {w for w in re.findall(r"[a-z]+", text.lower()) if w in _VENDOR_WORDS | _SERIES_WORDS}
+        found = (*self._before_arch.get(key, ()), *self._before_arch.get(gpu_loose_key(key), ()))
+        rivals = [other for other in found if other.arch != gpu.arch and told <= self._words[other.name]]
+        if not rivals:
+            return GpuMatch(kind=MatchKind.FOUND, gpu=gpu)
+        return GpuMatch(kind=MatchKind.AMBIGUOUS, candidates=_unique([gpu, *rivals]))
 
     def find(self, text: str) -> GpuModel | None:
         """The one GPU ``text`` names, else None (ambiguous, several or unknown)."""
