@@ -105,6 +105,11 @@ def test_a_brand_word_or_a_longer_name_is_no_ambiguity(text: str, name: str) -> 
         ("RTX PRO 4000 Blackwell", "12.0", False, False),
         ("NVIDIA H100 SXM5 94GB", "9.0", True, False),
         ("NVIDIA H800 80GB HBM3", "9.0", True, False),
+        # MIG instances as NVML and GPU Feature Discovery name them: the GPU's own capability (hardware audit)
+        ("NVIDIA A100-SXM4-40GB MIG 1g.5gb", "8.0", True, False),
+        ("NVIDIA-A100-SXM4-40GB-MIG-3g.20gb", "8.0", True, False),
+        ("NVIDIA H100 80GB HBM3 MIG 1g.10gb+me", "9.0", True, False),
+        ("NVIDIA H100 80GB HBM3 MIG 1c.3g.40gb", "9.0", True, False),
         # names users type or NVML prints that the 2026-11-26 audit found unknown
         ("NVIDIA A800 40GB Active", "8.0", False, False),
         ("NVIDIA T4G", "7.5", True, False),

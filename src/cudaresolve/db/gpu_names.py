@@ -4,7 +4,8 @@ A name becomes a tuple of tokens (``gpu_name_key``): lower case; cut at every ch
 not a letter or digit and between letters and digits (``RTX4090`` = ``rtx 4090``, ``1080Ti`` =
 ``1080 ti``, ``A100`` = ``a 100``); without the vendor words NVIDIA, GeForce, Tesla, Quadro and
 the word GPU; without memory sizes (``80GB``, ``16 GB``, ``144G``), form factors (``PCIe``,
-``SXM4``, ``HBM3e``, ``NVL``, ``OAM``) and ``with Max-Q Design``/``Max-Q``, since no two GPUs of
+``SXM4``, ``HBM3e``, ``NVL``, ``OAM``), ``with Max-Q Design``/``Max-Q`` and a MIG instance's profile (``MIG
+1g.5gb``: an instance has its GPU's compute capability), since no two GPUs of
 different compute capability differ only in those (``db check`` refuses two rows with one key).
 ``Mobile`` means ``Laptop``. The *loose* key also drops a leading series word (RTX, GTX, GT,
 Jetson), so ``1080 Ti``, ``4090`` and ``Orin Nano`` are names too.
@@ -43,6 +44,8 @@ _PHRASES: Final = (
     (re.compile(r"\bwith\s+max[-_\s]?q\s+design\b"), " "),
     (re.compile(r"\bmax[-_\s]?q\b"), " maxq "),
     (re.compile(r"\b([0-9]+)\s+(?:gb|tb)\b"), r" \1gb "),  # "80 GB" -> one memory token
+    # a MIG instance ("A100-SXM4-40GB MIG 1g.5gb", GFD's "...-MIG-3g.20gb"): its GPU's architecture, so its GPU
+    (re.compile(r"\bmig[-_\s]+(?:[0-9]+c\.)?[0-9]+g\.[0-9]+gb(?:\+me)?(?![a-z0-9])"), " "),
 )
 _WORD: Final = re.compile(r"[a-z]+|[0-9]+")
 _SUGGESTIONS: Final = 3
