@@ -264,3 +264,25 @@ def test_a_cuda_variant_on_a_cpu_target_says_there_is_no_gpu(db: CompatDB) -> No
     assert [r.code for r in answer.reasons] == ["no-gpu"]
     assert "<cuda>" not in format_text(answer.reasons[0].text, "en")
     assert [a.spec for a in answer.alternatives] == ["cpu"]
+
+
+SHIPPED = load_compat()
+
+
+@pytest.mark.parametrize("gpu", ["Tesla K80", "Tesla P100-PCIE-16GB", "GTX 1080 Ti", "Tesla V100-SXM2-16GB"])
+@pytest.mark.parametrize("variant", [v.name for v in SHIPPED.variants if v.cuda is not None])
+def test_a_source_build_is_offered_only_where_the_variants_cuda_compiles_for_the_gpu(gpu: str, variant: str) -> None:
+    """Found by the hardware audit: why-not cu130 on a V100 offered a source build with TORCH_CUDA_ARCH_LIST=7.0,
+    which CUDA 13's nvcc cannot compile (it dropped sm_50-sm_72), and cu126 on a K80 one for sm_37."""
+    from cudaresolve.target.build import TargetOptions, build_target
+
+    target = build_target(TargetOptions(gpus=(gpu,), driver="580.65.06", python="3.11"), SHIPPED)
+    answer = why_not(variant, [], SHIPPED, target)
+    offered = any(a.spec.startswith("TORCH_CUDA_ARCH_LIST=") for a in answer.alternatives)
+    info = SHIPPED.variant(variant)
+    assert info is not None and info.cuda is not None
+    release = SHIPPED.cuda_release(info.cuda)
+    compiles = release is not None and all(any(a.cc == cc and not a.ptx for a in release.nvcc_sm) for cc in target.ccs)
+    assert not offered or compiles, (variant, gpu)
+    if compiles and {r.code for r in answer.reasons} & {"sm-not-covered", "gpu-too-old"}:
+        assert offered

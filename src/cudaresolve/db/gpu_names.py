@@ -130,8 +130,8 @@ class GpuNames:
         before: dict[tuple[str, ...], list[GpuModel]] = {}
         for gpu in self.gpus:
             arch = gpu_name_key(gpu.arch)
-            for label in map(gpu_name_key, (gpu.name, *gpu.aliases)):
-                for name in {label, gpu_loose_key(label)}:
+            for named in map(gpu_name_key, (gpu.name, *gpu.aliases)):
+                for name in (named, gpu_loose_key(named)):
                     for cut in range(1, len(name)):
                         if name[cut : cut + len(arch)] == arch:
                             group = before.setdefault(name[:cut], [])

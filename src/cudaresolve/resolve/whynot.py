@@ -12,13 +12,12 @@ CPU-only build (``[packages.cpu-package]``), a source build with the exact ``TOR
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from cudaresolve.core.archs import format_arch_list
 from cudaresolve.core.variants import is_variant
 from cudaresolve.db.database import CompatDB, CudaRelease, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
@@ -26,6 +25,7 @@ from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog, sati
 from cudaresolve.resolve.explain import explain_resolution
 from cudaresolve.resolve.gpudriver import GpuDriverVerdict, unsupported_gpus, way_out
 from cudaresolve.resolve.solve import parse_constraints, parse_requests, solve_catalog
+from cudaresolve.resolve.ways import Alternative, cpu_packages, source_build
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -37,27 +37,6 @@ if TYPE_CHECKING:
     from cudaresolve.text.findings import Finding
 
 __all__ = ["Alternative", "WhyNot", "why_not"]
-
-#: Reasons that a package's CPU-only build (fbgemm-gpu-cpu) gets round: no code for the GPU, or no GPU.
-_CPU_WAY_CODES: Final = ("sm-not-covered", "gpu-too-old", "sm-below-minimum", "variant-not-published", "no-gpu")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Alternative:
-    spec: str
-    text: Text
-    code: str | None = None  # "forward-compat-available" for the cuda-compat way out
-
-    @classmethod
-    def make(cls, label: str, key: str, *, code: str | None = None, **fields: object) -> Alternative:
-        return cls(spec=label, text=Text.of(key, **fields), code=code)
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"spec": self.spec, "message": self.text}
-        if self.code:
-            data["code"] = self.code
-        return data
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WhyNot:
@@ -232,20 +211,9 @@ def _alternatives(
         url = db.jetson_wheels or "JetPack"
         out = [Alternative.make("jetson-wheels", "resolve.jetson-not-served.hint", code="jetson-not-served", url=url)]
     out.extend(_driver_alternatives(needs, variant, codes, db, catalog, limits))
-    out.extend(_cpu_packages(reasons, db))
-    if codes & {"sm-not-covered", "gpu-too-old"} and target.gpus:
-        arch_list = format_arch_list(target.ccs)
-        out.append(Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list))
+    out.extend(cpu_packages(reasons, db))
+    out.extend(source_build(needs, variant, codes, db, target))
     return out
-
-
-def _cpu_packages(reasons: Sequence[Finding], db: CompatDB) -> list[Alternative]:
-    """A package's CPU-only build (``[packages.cpu-package]``: fbgemm-gpu-cpu) where no build of the package
-    has code for the GPU here, or the target has none: its operators then run on the CPU."""
-    found = {r.package: project for r in reasons
-             if r.package and r.code in _CPU_WAY_CODES and (project := db.cpu_package(r.package))}
-    return [Alternative.make(project, "alt.cpu-package", code="cpu-package", project=project, package=name)
-            for name, project in found.items()]
 
 
 def _driver_alternatives(

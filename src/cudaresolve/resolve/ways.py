@@ -1,0 +1,86 @@
+"""The ways out ``why-not`` offers without a search: a package's CPU-only build, a source build. Pure.
+
+A CPU-only build (``[packages.cpu-package]``: fbgemm-gpu-cpu) gets round a package with no code for the GPU
+here, or no GPU at all; a source build with the exact ``TORCH_CUDA_ARCH_LIST`` gets round a build with no code
+for the GPU, but only where a CUDA toolkit the request's builds use still compiles for it (``[[cuda]] nvcc-sm``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from cudaresolve.core.archs import format_arch_list
+from cudaresolve.resolve.catalog import CUDA
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from cudaresolve.core.archs import ComputeCapability
+    from cudaresolve.db.database import CompatDB
+    from cudaresolve.resolve.catalog import Need
+    from cudaresolve.target.model import Target
+    from cudaresolve.text.findings import Finding
+
+__all__ = ["Alternative", "cpu_packages", "source_build"]
+
+#: Reasons that a package's CPU-only build (fbgemm-gpu-cpu) gets round: no code for the GPU, or no GPU.
+_CPU_WAY_CODES: Final = ("sm-not-covered", "gpu-too-old", "sm-below-minimum", "variant-not-published", "no-gpu")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Alternative:
+    """One way out: what to ask for instead (``spec``: a variant, a requirement, a driver) and why it works."""
+
+    spec: str
+    text: Text
+    code: str | None = None  # "forward-compat-available" for the cuda-compat way out
+
+    @classmethod
+    def make(cls, label: str, key: str, *, code: str | None = None, **fields: object) -> Alternative:
+        return cls(spec=label, text=Text.of(key, **fields), code=code)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"spec": self.spec, "message": self.text}
+        if self.code:
+            data["code"] = self.code
+        return data
+
+
+def source_build(
+    needs: Sequence[Need], variant: str | None, codes: set[str], db: CompatDB, target: Target
+) -> list[Alternative]:
+    """A source build with the target's exact ``TORCH_CUDA_ARCH_LIST``, where some build has no code for a GPU here
+    (``codes``) and a toolkit of the request can compile for every one (``_compiled_for``)."""
+    if not codes & {"sm-not-covered", "gpu-too-old"} or not target.gpus:
+        return []
+    if not _compiled_for(needs, variant, db, target.ccs):
+        return []
+    arch_list = format_arch_list(target.ccs)
+    return [Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list)]
+
+
+def _compiled_for(needs: Sequence[Need], variant: str | None, db: CompatDB, ccs: Sequence[ComputeCapability]) -> bool:
+    """Whether the CUDA toolkit of ``variant``, or of some build of a release the request admits, compiles SASS for
+    every GPU here (``[[cuda]] nvcc-sm``: CUDA 13 has none for sm_50-sm_72, CUDA 12 none for sm_35/sm_37): a
+    source build is a way out only then."""
+    wanted = {variant} if variant is not None else {
+        b.variant for n in needs if n.name != CUDA for r in db.packages(n.name)
+        if n.specifier.contains(r.version, prereleases=True) for b in r.builds
+    }  # fmt: skip
+    for name in wanted:
+        info = db.variant(name)
+        release = db.cuda_release(info.cuda) if info is not None and info.cuda is not None else None
+        if release is not None and set(ccs) <= {a.cc for a in release.nvcc_sm if not a.ptx}:
+            return True
+    return False
+
+
+def cpu_packages(reasons: Sequence[Finding], db: CompatDB) -> list[Alternative]:
+    """A package's CPU-only build (``[packages.cpu-package]``: fbgemm-gpu-cpu) where no build of the package
+    has code for the GPU here, or the target has none: its operators then run on the CPU."""
+    found = {r.package: project for r in reasons
+             if r.package and r.code in _CPU_WAY_CODES and (project := db.cpu_package(r.package))}
+    return [Alternative.make(project, "alt.cpu-package", code="cpu-package", project=project, package=name)
+            for name, project in found.items()]
