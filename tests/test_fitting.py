@@ -35,3 +35,21 @@ def test_sdists_and_odd_names_are_left_to_the_parser_and_the_key_names_the_tags(
     keep = tag_filter(LINUX)
     assert keep("demo-1.0.tar.gz") and keep("demo-1.0.zip") and keep("weird.whl")
     assert keep.key == tag_filter(tuple(LINUX)).key != tag_filter(MAC).key  # type: ignore[attr-defined]
+
+
+def test_a_mac_target_takes_the_wheels_pip_takes_on_that_mac() -> None:
+    """Found against uv on real PyPI: an arm64 Mac took no ``macosx_10_*_universal2`` wheel, so pyobjc-core 13.0
+    (universal2 wheels only) was an sdist to build and a lock with it ran for minutes. The tags are those pip
+    computes on such a Mac (``packaging.tags.mac_platforms``), each checked here by name."""
+    intel = wheel_tags(Target(gpus=(), driver=None, python="3.11", platform="macosx_x86_64"), macos="13.0")
+    arm = wheel_tags(Target(gpus=(), driver=None, python="3.11", platform="macosx_arm64"), macos="14.0")
+    for wheel, on_arm, on_intel in [
+        ("pyobjc_core-13.0-cp311-cp311-macosx_10_13_universal2.whl", True, True),
+        ("numpy-2.0-cp311-cp311-macosx_14_0_arm64.whl", True, False),
+        ("numpy-2.0-cp311-cp311-macosx_15_0_arm64.whl", False, False),  # newer than the target's macOS
+        ("numpy-2.0-cp311-cp311-macosx_10_9_x86_64.whl", False, True),
+        ("old-1.0-cp311-cp311-macosx_10_6_intel.whl", False, True),
+        ("x-1.0-cp311-cp311-manylinux_2_17_x86_64.whl", False, False),
+    ]:
+        tags = parse_wheel_filename(wheel)[3]
+        assert (bool(tags & set(arm)), bool(tags & set(intel))) == (on_arm, on_intel), wheel

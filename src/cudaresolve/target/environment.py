@@ -75,15 +75,11 @@ def _platform_tags(platform: str, glibc: str | None, macos: str | None) -> list[
             if minor in legacy and (arch == "x86_64" or minor == 17):
                 out.append(f"{legacy[minor]}_{arch}")
         return [*out, platform]
-    if platform.startswith("macosx_"):
-        arch = platform.removeprefix("macosx_")
+    if platform.startswith("macosx_"):  # packaging's own list, as pip and uv take it: universal2 10.x on arm64 too
+        from packaging.tags import mac_platforms
+
         top = int(macos.split(".")[0]) if macos else _ANY_MACOS_MAJOR
-        out = []
-        for major in range(top, 10, -1):
-            out += [f"macosx_{major}_0_{arch}", f"macosx_{major}_0_universal2"]
-        if arch == "x86_64":
-            out += [f"macosx_10_{minor}_{kind}" for minor in range(16, 8, -1) for kind in (arch, "universal2", "intel")]
-        return out
+        return list(mac_platforms((top, 0), platform.removeprefix("macosx_")))
     return [platform]
 
 
