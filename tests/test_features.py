@@ -168,6 +168,26 @@ def test_extras_and_groups_reach_the_lock(served: Any, tmp_path: Path) -> None:
     assert asked.returncode == 1 and "--extra and --group choose from the project's pyproject.toml" in asked.stdout
 
 
+def test_an_extra_whose_every_requirement_is_for_another_platform_locks(served: Any, tmp_path: Path) -> None:
+    """Found against uv on real PyPI: ``--extra win`` with ``win = ["pywin32; sys_platform == 'win32'"]`` on Linux
+    failed the whole lock with ``nothing to resolve``; uv locks the project's own requirements."""
+    data = {"project": {"name": "demo", "version": "1.0", "dependencies": ["app"],
+                        "optional-dependencies": {"win": ["helper; sys_platform == 'win32'"]}}}  # fmt: skip
+    work = _project(tmp_path, data)
+    result = _lock(served, ["--extra", "win"], work)
+    assert result.returncode == 0, result.stdout
+    out = json.loads(result.stdout)
+    assert {p["name"] for p in out["packages"]} == {"app", "shared"}
+    assert "requirement-skipped" in {w["code"] for w in out["warnings"]}
+    alone = run_cli(["lock", "helper; sys_platform == 'win32'", "--cpu", "--platform", "linux_x86_64",
+                     "--offline", "--json", "-o", "pylock.alone.toml"], work, work / "cache")  # fmt: skip
+    assert alone.returncode == 0 and json.loads(alone.stdout)["packages"] == [], alone.stdout  # an empty set, as uv
+    from cudaresolve.resolve.needs import parse_requests
+
+    with pytest.raises(InvalidInput, match="nothing to resolve"):  # no requirement at all stays an error
+        parse_requests([])
+
+
 @pytest.fixture(scope="module")
 def wide_lock(served: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One lock of every extra and group of PROJECT_WIDE (its folder)."""

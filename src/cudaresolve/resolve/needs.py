@@ -94,7 +94,7 @@ def parse_requests(
         if seen is not None:
             need = replace(seen, specifier=seen.specifier & need.specifier, url=seen.url or need.url)
         merged[need.key] = need
-    if not merged:
+    if not texts:  # requirements whose markers are all false on the target are an empty set, as uv locks them
         raise InvalidInput(Text("resolve.nothing-to-resolve"), hint=Text("resolve.nothing-to-resolve.hint"))
     return [replace(n, url=urls.get(n.name)) for n in merged.values()]
 
