@@ -162,6 +162,29 @@ def test_a_set_mixing_majors_is_refused_with_its_own_reason(db: CompatDB) -> Non
     assert "<cuda>" not in " ".join(f.message for f in caught.value.findings)  # no virtual name shown
 
 
+def test_a_major_need_no_other_major_opposes_is_no_finding(db: CompatDB) -> None:
+    """Found against uv on real PyPI: a failure whose causes held CUDA 12 needs only said "nvidia-nvtx-cu12 carries
+    CUDA 12 libraries, but the rest of the set is built for CUDA another major ... built for CUDA ?"."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+    from resolvelib.structs import RequirementInformation
+
+    from cudaresolve.resolve.catalog import CUDA, Candidate, Need, build_catalog
+    from cudaresolve.resolve.cudamajor import mixed
+
+    catalog = build_catalog(db, h100(db, "580.65.06"))
+
+    def lib(name: str) -> Candidate:
+        return Candidate(name=name, version=Version("12.6.77"), variant=None, index_url="i")
+
+    twelve = [Need(name=CUDA, specifier=SpecifierSet("==12.*"), parent=f"{n} 12.6.77") for n in ("a-cu12", "b-cu12")]
+    causes = [RequirementInformation(twelve[0], lib("a-cu12")), RequirementInformation(twelve[1], lib("b-cu12"))]
+    assert mixed(twelve[0], lib("a-cu12"), causes, catalog) is None
+    thirteen = Need(name=CUDA, specifier=SpecifierSet("==13.*"), parent="c-cu13 13.0")
+    found = mixed(twelve[0], lib("a-cu12"), [*causes, RequirementInformation(thirteen, lib("c-cu13"))], catalog)
+    assert found is not None and (found.required, found.found) == ("12", "13 (c-cu13 12.6.77)")
+
+
 def test_a_major_the_driver_cannot_run_names_the_driver(db: CompatDB) -> None:
     with pytest.raises(NoSolution) as caught:
         lock(db, ["torch", "nvidia-cufft==12.0.0.61"], h100(db, "535.104.05"))  # CUDA 13 on an R535 driver

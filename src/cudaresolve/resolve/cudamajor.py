@@ -57,10 +57,11 @@ def _major(need: Need) -> str:
 
 def mixed(
     need: Need, parent: Candidate, causes: Sequence[RequirementInformation[Need, Candidate]], catalog: Catalog
-) -> Finding:
+) -> Finding | None:
     """The ``cuda-major-mixed`` finding for ``parent``, whose CUDA-major ``need`` the set's other CUDA needs
     (a variant a build pins, another major) leave out; ``found`` names them, e.g. ``13 (torch 2.9.0+cu130)``.
-    For a ``<cudnn>`` need, ``cudnn-major-mixed`` against the set's other cuDNN majors."""
+    For a ``<cudnn>`` need, ``cudnn-major-mixed`` against the set's other cuDNN majors. None when no other cause
+    names another major (the conflict lies elsewhere)."""
     mine = _major(need)
     others: dict[str, list[str]] = {}
     for cause in causes:
@@ -77,12 +78,14 @@ def mixed(
             continue
         who = str(cause.parent) if cause.parent is not None else "the request"
         others.setdefault(major, []).append(who)
-    found = "; ".join(f"{m} ({', '.join(dict.fromkeys(w))})" for m, w in others.items()) or "another major"
+    if not others:  # no cause ties the set to another major: this need is no reason the search failed
+        return None
+    found = "; ".join(f"{m} ({', '.join(dict.fromkeys(w))})" for m, w in others.items())
     return reason(
         "cudnn-major-mixed" if need.name == CUDNN else "cuda-major-mixed",
         package=parent.name,
         version=str(parent.version),
         required=mine,
         found=found,
-        major=next(iter(others), "?"),
+        major=next(iter(others)),
     )

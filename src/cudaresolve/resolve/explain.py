@@ -256,7 +256,7 @@ def explain_resolution(
         if parent is None:
             continue
         if is_major_need(need):  # a release tied to another CUDA major than the set's (``cudamajor``)
-            majors.append(mixed(need, parent, causes, catalog))
+            majors.extend(f for f in (mixed(need, parent, causes, catalog),) if f is not None)
             continue
         if need.name == CUDA and any(is_major_need(c.requirement) for c in causes):
             continue  # a build's variant against a major: the ``cuda-major-mixed`` findings say it
