@@ -196,3 +196,14 @@ def test_the_deadline_counts_network_time_only() -> None:
         assert deadline.remaining() == 0.0
         with pytest.raises(IndexUnavailable):
             deadline.check("https://pypi.org/simple/x/")
+
+
+@pytest.mark.parametrize("behaviour", [endless, huge_length], ids=["endless", "announced"])
+def test_a_file_over_its_cap_says_so_with_a_hint_for_files(behaviour: Callable[..., None]) -> None:
+    """Found against uv on real PyPI: pyspark's 434 MiB sdist, over the then 256 MiB cap, was refused with the hint
+    for an index page ("not a normal listing: check the index URL"). A file's hint names the limit instead."""
+    with serve(behaviour) as server, httpx.Client() as http, pytest.raises(IndexUnavailable) as info:
+        client = IndexClient(http, IndexPolicy(mirrors=mirrored(server), deadline=Deadline(20.0)))
+        client.download(f"{server.base}/whl/cpu/big-1.0.tar.gz", lambda chunk: None, cap=1024 * 1024)
+    assert "is larger than 1 MiB" in info.value.message
+    assert info.value.hint_text is not None and info.value.hint_text.key == "index.file-too-large.hint"

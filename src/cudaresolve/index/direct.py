@@ -121,12 +121,12 @@ def _read_local(path: str, write: Callable[[bytes], None], *, cap: int, url: str
                 hint=Text("index.direct-cannot-read.hint"),
             )
         if info.st_size > cap:
-            raise too_large(url, cap)
+            raise too_large(url, cap, file=True)
         total = 0
         while chunk := os.read(fd, _CHUNK):
             total += len(chunk)
             if total > cap:
-                raise too_large(url, cap)
+                raise too_large(url, cap, file=True)
             write(chunk)
     finally:
         os.close(fd)

@@ -56,12 +56,12 @@ def download_within(
                         raise IndexUnavailable(status, hint=HINT)
                     length = r.headers.get("Content-Length", "")
                     if length.strip().isdigit() and int(length) > cap:
-                        raise too_large(url, cap)
+                        raise too_large(url, cap, file=True)
                     total = 0
                     for chunk in r.iter_raw():
                         total += len(chunk)
                         if total > cap:
-                            raise too_large(url, cap)
+                            raise too_large(url, cap, file=True)
                         write(chunk)
                         report(Event(kind="bytes", label=url, amount=len(chunk)))
                         deadline.check(url)

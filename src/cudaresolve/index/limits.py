@@ -65,8 +65,9 @@ MAX_PAGE_BYTES: Final = 64 * 1024 * 1024
 #: The largest wheel a direct reference may name (4 GiB): it is downloaded once, to check or compute its
 #: hash and read its METADATA (torch's CUDA wheels are about 1 GiB).
 MAX_DIRECT_BYTES: Final = 4 * 1024 * 1024 * 1024
-#: The largest sdist downloaded to read its PKG-INFO, when its index offers no metadata file (256 MiB).
-MAX_SDIST_BYTES: Final = 256 * 1024 * 1024
+#: The largest sdist downloaded to read its PKG-INFO, when its index offers no metadata file (1 GiB: PyPI hosts
+#: sdists of over 400 MiB, pyspark's among them, which pip and uv read).
+MAX_SDIST_BYTES: Final = 1024 * 1024 * 1024
 #: In that sdist: archive members looked at, bytes unpacked on the way to ``PKG-INFO`` (a .tar.gz is read in
 #: order), and the largest ``PKG-INFO`` read (its long description included).
 MAX_SDIST_MEMBERS: Final = 50_000
@@ -175,8 +176,8 @@ def read_capped(chunks: Iterator[bytes], *, url: str, cap: int, deadline: Deadli
     return b"".join(parts)
 
 
-def too_large(url: str, cap: int) -> IndexUnavailable:
-    return IndexUnavailable(
-        Text.of("index.page-too-large", url=url, limit=f"{cap // (1024 * 1024)} MiB" if cap >= 1 << 20 else f"{cap} B"),
-        hint=Text("index.page-too-large.hint"),
-    )
+def too_large(url: str, cap: int, *, file: bool = False) -> IndexUnavailable:
+    """Over ``cap`` bytes: an index page, or with ``file`` a wheel or sdist downloaded whole (another hint)."""
+    limit = f"{cap // (1024 * 1024)} MiB" if cap >= 1 << 20 else f"{cap} B"
+    hint = Text("index.file-too-large.hint") if file else Text("index.page-too-large.hint")
+    return IndexUnavailable(Text.of("index.page-too-large", url=url, limit=limit), hint=hint)

@@ -181,7 +181,7 @@ def _read_local(url: str, write: Callable[[bytes], None], *, cap: int) -> None:
             hint=Text("index.direct-cannot-read.hint"),
         ) from exc
     if len(data) > cap:
-        raise too_large(url, cap)
+        raise too_large(url, cap, file=True)
     write(data)
 
 
