@@ -189,6 +189,28 @@ def test_a_pool_whose_driver_does_not_know_its_gpu_is_blocked_with_the_lowest_up
     assert not any(runs_on(group, at(d)) for d in below)  # the lowest driver the database names
 
 
+def test_a_pool_whose_driver_is_past_its_gpus_last_branch_is_told_the_older_branch(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Found by the hardware audit: a P100 on driver 590 was told that "no driver upgrade lets it join group 1: its
+    lock has no code for these GPUs", though group 1's torch carries sm_60 and runs there on an R580 driver."""
+    inventory = tmp_path / "inv.csv"
+    inventory.write_text("host,gpu,count,driver,platform,python\nn1,Tesla V100-SXM2-16GB,8,535.104.05,x86_64,3.11\n"
+                         "n8,Tesla P100-PCIE-16GB,2,590.48.01,x86_64,3.11\n")  # fmt: skip
+    code, plan = plan_json(capsys, "--from", str(inventory))
+    assert code == 0
+    [blocked] = plan["blocked"]
+    [way] = blocked["ways_out"]
+    assert way["spec"] == "driver R580" and "older than its own" in way["message"]
+    target = pools_of(inventory)[blocked["pool"]].target
+    db = load_compat()
+    from dataclasses import replace
+
+    driver = parse_driver(way["message"].split("(")[1].split(" ")[0])
+    older = replace(target, driver=driver, cuda_driver_max=db.max_cuda_for_driver(driver, "linux_x86_64"))
+    assert runs_on(plan["groups"][0]["packages"], older)
+
+
 def test_joined_target_judges_each_gpu_against_its_own_hosts_driver() -> None:
     pools = pools_of(FLEET / "kubectl-pascal-blackwell.json")
     joined = join_targets([p.target for p in pools.values()], load_compat())

@@ -67,12 +67,18 @@ class Blocked:
 
     pool: Pool
     reasons: tuple[Finding, ...]
-    upgrade: DriverVersion | None = None  # the lowest driver that runs the largest group's set here
+    upgrade: DriverVersion | None = None  # the driver nearest its own that runs the largest group's set here
     joins: int | None = None  # the group that upgrade joins
+    older: bool = False  # ``upgrade`` is older than the pool's driver (its GPUs' last branch is behind it)
 
     def ways_out(self) -> list[dict[str, Any]]:
         if self.upgrade is None or self.joins is None:
             return []
+        if self.older:
+            branch = self.upgrade.branch
+            text = Text.of("fleet.way-out.older", pool=self.pool.id, driver=str(self.upgrade), branch=branch,
+                           group=self.joins)  # fmt: skip
+            return [{"spec": f"driver R{branch}", "message": text}]
         text = Text.of("fleet.way-out.upgrade", pool=self.pool.id, driver=str(self.upgrade), group=self.joins)
         return [{"spec": f"driver>={self.upgrade}", "message": text}]
 
@@ -179,16 +185,23 @@ def _candidate_drivers(db: CompatDB, platform: str, above: DriverVersion | None)
     return sorted(d for d in found if above is None or d > above)
 
 
-def _upgrade(solver: _Solver, pool: Pool, solution: Solution) -> DriverVersion | None:
-    """The lowest driver with which ``solution`` runs on ``pool`` (None: no driver makes it run)."""
+def _upgrade(solver: _Solver, pool: Pool, solution: Solution) -> tuple[DriverVersion, bool] | None:
+    """The driver nearest the pool's own with which ``solution`` runs on ``pool``, and whether it is older: the
+    lowest newer one, else the newest older one (a driver past its GPUs' last branch: a P100 on R590 runs a set
+    on R580); None when no driver makes it run."""
     if pool.target is None or pool.target.is_cpu:
         return None
-    for driver in _candidate_drivers(solver.db, pool.platform, pool.target.driver):
-        target = replace(
-            pool.target, driver=driver, cuda_driver_max=solver.db.max_cuda_for_driver(driver, pool.platform)
-        )
-        if solver.runs_on(solution, target):
-            return driver
+    current = pool.target.driver
+    every = _candidate_drivers(solver.db, pool.platform, None)
+    newer = [d for d in every if current is None or d > current]
+    older = [d for d in reversed(every) if current is not None and d < current]
+    for is_older, drivers in ((False, newer), (True, older)):
+        for driver in drivers:
+            target = replace(
+                pool.target, driver=driver, cuda_driver_max=solver.db.max_cuda_for_driver(driver, pool.platform)
+            )
+            if solver.runs_on(solution, target):
+                return driver, is_older
     return None
 
 
@@ -236,11 +249,12 @@ def make_plan(
     main = groups[0].solution if groups else None
     blocked, upgrades = [], []
     for pool in pools:
-        upgrade = _upgrade(solver, pool, main) if main is not None else None
+        change = _upgrade(solver, pool, main) if main is not None else None
+        upgrade, older = change if change is not None else (None, False)
         if pool.id in blocked_reasons:
-            blocked.append(Blocked(pool=pool, reasons=blocked_reasons[pool.id], upgrade=upgrade, joins=1))
+            blocked.append(Blocked(pool=pool, reasons=blocked_reasons[pool.id], upgrade=upgrade, joins=1, older=older))
         elif groups and pool not in groups[0].pools:
-            upgrades.append(Blocked(pool=pool, reasons=(), upgrade=upgrade, joins=1))
+            upgrades.append(Blocked(pool=pool, reasons=(), upgrade=upgrade, joins=1, older=older))
     ccs = {g.cc for p in pools if p.target is not None for g in p.target.gpus}
     return Plan(
         pools=tuple(pools),

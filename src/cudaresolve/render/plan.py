@@ -90,7 +90,8 @@ def render_plan(plan: Plan, console: Console, *, lang: str = "en") -> None:
             say(Text.of("fleet.render.no-upgrade", pool=item.pool.id))
     for item in plan.upgrades:
         if item.upgrade is not None:
-            say(Text.of("fleet.render.upgrade", pool=item.pool.id, driver=str(item.upgrade), group=item.joins))
+            key = "fleet.render.older" if item.older else "fleet.render.upgrade"
+            say(Text.of(key, pool=item.pool.id, driver=str(item.upgrade), group=item.joins, branch=item.upgrade.branch))
     if plan.arch_list:
         console.print()
         say(Text.of("fleet.render.arch-list", arch_list=plan.arch_list))
