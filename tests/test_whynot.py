@@ -242,7 +242,12 @@ def test_an_old_gpu_past_its_last_branch_gets_a_driver_range_only_where_a_build_
     assert not [a for a in why_not("cu130", [], shipped, p100).alternatives if a.spec.startswith("driver")]
     (way,) = [a for a in why_not("cu126", [], shipped, p100).alternatives if a.spec.startswith("driver")]
     words = format_text(way.text, "en")
-    assert way.spec == "driver R580" and f"from {_full_driver(shipped, 'cu126')} up to" in words
+    # the lowest driver that runs cu126 on it, its minor-version floor (the hardware audit found the full-support
+    # driver named, though the README promises the lowest): a lock on it then warns minor-version-compat
+    info = shipped.variant("cu126")
+    release = shipped.cuda_release(info.cuda) if info is not None and info.cuda is not None else None
+    assert release is not None and release.minor_compat_driver("linux_x86_64") < release.min_driver("linux_x86_64")
+    assert way.spec == "driver R580" and f"from {release.minor_compat_driver('linux_x86_64')} up to" in words
 
 
 def test_the_variant_advice_of_explain_error_has_code_for_the_gpu(shipped: CompatDB) -> None:

@@ -15,7 +15,7 @@ from cudaresolve.resolve.catalog import CUDA
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.db.database import CompatDB
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Alternative", "cpu_packages", "source_build"]
 
+#: Reasons a source build with the exact arch list gets round: a build with no code for a GPU here.
+_NO_CODE: Final = ("sm-not-covered", "gpu-too-old")
 #: Reasons that a package's CPU-only build (fbgemm-gpu-cpu) gets round: no code for the GPU, or no GPU.
 _CPU_WAY_CODES: Final = ("sm-not-covered", "gpu-too-old", "sm-below-minimum", "variant-not-published", "no-gpu")
 
@@ -49,27 +51,29 @@ class Alternative:
 
 
 def source_build(
-    needs: Sequence[Need], variant: str | None, codes: set[str], db: CompatDB, target: Target
+    needs: Sequence[Need], variant: str | None, reasons: Sequence[Finding], db: CompatDB, target: Target
 ) -> list[Alternative]:
-    """A source build with the target's exact ``TORCH_CUDA_ARCH_LIST``, where some build has no code for a GPU here
-    (``codes``) and a toolkit of the request can compile for every one (``_compiled_for``)."""
-    if not codes & {"sm-not-covered", "gpu-too-old"} or not target.gpus:
+    """A source build with the target's exact ``TORCH_CUDA_ARCH_LIST``, where a build has no code for a GPU here
+    and the CUDA toolkit of such a build, or of the variant asked, compiles for every one (``_compiled_for``)."""
+    lacking = [r for r in reasons if r.code in _NO_CODE]
+    if not lacking or not target.gpus:
         return []
-    if not _compiled_for(needs, variant, db, target.ccs):
+    variants = {variant} if variant is not None else {r.variant for r in lacking if r.variant}
+    if not variants:  # no build named: those of the releases the request admits
+        variants = {
+            b.variant for n in needs if n.name != CUDA for r in db.packages(n.name)
+            if n.specifier.contains(r.version, prereleases=True) for b in r.builds
+        }  # fmt: skip
+    if not _compiled_for(variants, db, target.ccs):
         return []
     arch_list = format_arch_list(target.ccs)
     return [Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list)]
 
 
-def _compiled_for(needs: Sequence[Need], variant: str | None, db: CompatDB, ccs: Sequence[ComputeCapability]) -> bool:
-    """Whether the CUDA toolkit of ``variant``, or of some build of a release the request admits, compiles SASS for
-    every GPU here (``[[cuda]] nvcc-sm``: CUDA 13 has none for sm_50-sm_72, CUDA 12 none for sm_35/sm_37): a
-    source build is a way out only then."""
-    wanted = {variant} if variant is not None else {
-        b.variant for n in needs if n.name != CUDA for r in db.packages(n.name)
-        if n.specifier.contains(r.version, prereleases=True) for b in r.builds
-    }  # fmt: skip
-    for name in wanted:
+def _compiled_for(variants: Iterable[str], db: CompatDB, ccs: Sequence[ComputeCapability]) -> bool:
+    """Whether the CUDA toolkit of one of ``variants`` compiles SASS for every GPU here (``[[cuda]] nvcc-sm``: CUDA
+    13 has none for sm_50-sm_72, CUDA 12 none for sm_35/sm_37): a source build is a way out only then."""
+    for name in variants:
         info = db.variant(name)
         release = db.cuda_release(info.cuda) if info is not None and info.cuda is not None else None
         if release is not None and set(ccs) <= {a.cc for a in release.nvcc_sm if not a.ptx}:

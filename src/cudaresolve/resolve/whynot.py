@@ -212,7 +212,7 @@ def _alternatives(
         out = [Alternative.make("jetson-wheels", "resolve.jetson-not-served.hint", code="jetson-not-served", url=url)]
     out.extend(_driver_alternatives(needs, variant, codes, db, catalog, limits))
     out.extend(cpu_packages(reasons, db))
-    out.extend(source_build(needs, variant, codes, db, target))
+    out.extend(source_build(needs, variant, reasons, db, target))
     return out
 
 
@@ -235,14 +235,14 @@ def _driver_alternatives(
         return cuda_ways  # each driver there makes the request resolve
     if not verdict.common:
         return [_gpu_driver_way(verdict)]
-    if verdict.ceiling is not None:  # an old GPU: a driver no newer than its last branch
-        if cuda_floor is not None and cuda_floor.branch > verdict.ceiling:
-            return []  # the CUDA asked for needs a newer branch than the old GPU's last
-        if cuda_floor is not None and (verdict.floor is None or cuda_floor > verdict.floor):
-            verdict = replace(verdict, floor=cuda_floor)  # from the CUDA's driver up to the GPU's last branch
-        if verdict.floor is not None and not _runs_with(verdict.floor, needs, db, catalog, limits):
-            return []
-        return [_gpu_driver_way(verdict)]
+    if verdict.ceiling is not None:  # an old GPU: from the CUDA's driver up to its last branch, the lowest that runs
+        for floor in dict.fromkeys((_cuda_floor(variant, real, db, catalog, minor=True), cuda_floor)):
+            if floor is not None and floor.branch > verdict.ceiling:
+                continue  # the CUDA asked for needs a newer branch than the old GPU's last
+            low = floor if floor is not None and (verdict.floor is None or floor > verdict.floor) else verdict.floor
+            if low is None or _runs_with(low, needs, db, catalog, limits):
+                return [_gpu_driver_way(replace(verdict, floor=low))]
+        return []
     needed = verdict.floor
     if cuda_floor is not None and (needed is None or cuda_floor > needed):
         if not _runs_with(cuda_floor, needs, db, catalog, limits):
@@ -259,13 +259,19 @@ def _gpu_driver_way(verdict: GpuDriverVerdict) -> Alternative:
     return Alternative(spec=spec, text=words, code="driver-unsupported-gpu")
 
 
-def _cuda_floor(variant: str | None, real: Sequence[Need], db: CompatDB, catalog: Catalog) -> DriverVersion | None:
-    """The driver the CUDA asked for needs (the variant's; for a requirement, its lowest CUDA's) to run fully."""
+def _cuda_floor(
+    variant: str | None, real: Sequence[Need], db: CompatDB, catalog: Catalog, *, minor: bool = False
+) -> DriverVersion | None:
+    """The driver the CUDA asked for needs (the variant's; for a requirement, its lowest CUDA's) to run fully, or
+    with ``minor`` through minor-version compatibility."""
     info = db.variant(variant) if variant else None
     release = db.cuda_release(info.cuda) if info is not None and info.cuda else None
     if release is None and variant is None:
         release = _lowest_cuda(real, db, catalog)
-    return release.min_driver(catalog.target.platform) if release is not None else None
+    if release is None:
+        return None
+    platform = catalog.target.platform
+    return release.minor_compat_driver(platform) if minor else release.min_driver(platform)
 
 
 def _runs_with(
