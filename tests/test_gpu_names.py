@@ -333,6 +333,21 @@ def test_split_gpu_list_separators() -> None:
     assert split_gpu_list("Jetson Orin Nano") == ("Jetson Orin Nano",)
 
 
+def test_a_count_before_a_name_gives_that_many_gpus(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found against uv on real PyPI: ``--gpu "2x A100,1x T4"``, the form ``plan`` prints a pool in, was
+    ``unknown-gpu``."""
+    assert split_gpu_list("2x A100, 1x T4") == ("A100", "A100", "T4")
+    assert split_gpu_list("8 x H100") == ("H100",) * 8
+    assert split_gpu_list("2\u00d7L4") == ("L4", "L4")
+    assert split_gpu_list("1000000x A100") == ("1000000x A100",)  # no machine holds that many: no count
+    assert split_gpu_list("0x A100") == ("0x A100",)
+    assert main(["detect", "--gpu", "2x A100,1x T4", "--driver", "550.54.15", "--json"]) == 0
+    gpus = json.loads(capsys.readouterr().out)["target"]["gpus"]
+    assert [g["cc"] for g in gpus] == ["8.0", "8.0", "7.5"]
+    assert main(["arch-list", "--gpu", "1000000x A100"]) == 1
+    assert capsys.readouterr().err.startswith("error: unknown-gpu")
+
+
 def test_cli_gpu_flag(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arch-list", "--gpu", "A800;H100", "--gpu", "RTX4090", "--gpu", "sm_86"]) == 0
     assert capsys.readouterr().out.strip() == "8.0;8.6;8.9;9.0"

@@ -14,6 +14,8 @@ __all__ = ["TargetOptions", "split_gpu_list"]
 
 # GPU names never hold a comma, a semicolon or the word "and": those separate GPUs.
 _GPU_SEPARATOR: Final = re.compile(r"[,;]|(?<!\s)\s+and\s+", re.IGNORECASE)  # a run tried from its start: linear
+_COUNTED: Final = re.compile(r"([0-9]{1,4})\s*[x\u00d7]\s*(\S.*)", re.IGNORECASE)  # "2x A100", "8 x H100", "4\u00d7L4"
+_MAX_COUNT: Final = 1024  # as many GPUs as one target may hold (``build``): a larger count is no count
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,5 +33,14 @@ class TargetOptions:
 
 
 def split_gpu_list(text: str) -> tuple[str, ...]:
-    """``"RTX 2080, RTX 3090"``, ``"A800;H100"``, ``"A100 and H100"`` -> one name per GPU."""
-    return tuple(part.strip() for part in _GPU_SEPARATOR.split(text) if part.strip())
+    """``"RTX 2080, RTX 3090"``, ``"A800;H100"``, ``"A100 and H100"`` -> one name per GPU; a count before a name
+    (``"2x A100, 1x T4"``, as ``plan`` prints a pool) gives that many (at most ``_MAX_COUNT``, a machine's GPUs)."""
+    out: list[str] = []
+    for part in _GPU_SEPARATOR.split(text):
+        name = part.strip()
+        counted = _COUNTED.match(name)
+        if counted is not None and 0 < int(counted[1]) <= _MAX_COUNT:
+            out += [counted[2]] * int(counted[1])
+        elif name:
+            out.append(name)
+    return tuple(out)
