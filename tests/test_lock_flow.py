@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from cudaresolve.errors import InvalidInput
+from cudaresolve.errors import IndexUnavailable, InvalidInput
 from cudaresolve.install.install import InstallRequest, install, mirrored
 from cudaresolve.lock.flow import lock, prepare
 from cudaresolve.lock.model import Lock
@@ -74,6 +74,19 @@ def test_offline_pylock_with_o_is_an_error_and_touches_no_file(tmp_path: Path, n
     assert "--format requirements" in str(info.value.hint)
     assert sorted(f.name for f in tmp_path.iterdir()) == ["requirements.txt"]
     assert (tmp_path / "requirements.txt").read_text(encoding="utf-8") == "flask==1.0\n"
+
+
+def test_an_index_that_does_not_answer_online_is_the_networks_error_not_the_users(tmp_path: Path) -> None:
+    """Found comparing with uv on real PyPI: with the PyTorch index down, ``-o pylock.toml`` was refused as
+    ``invalid-input`` (exit 1) though the input was fine; it is ``index-unavailable`` (exit 2), as the README says
+    of the network. Offline, a cache that lacks the pages stays the input's problem (the test above)."""
+    dead = "http://127.0.0.1:9"  # the discard port: nothing listens, the connection is refused at once
+    down = LockRequest(requirements=("torch",), target=H100, project=tmp_path / "pyproject.toml",
+                       mirrors=(f"{PYTORCH}={dead}/whl", f"https://pypi.org/simple={dead}/simple"))  # fmt: skip
+    with pytest.raises(IndexUnavailable) as info:
+        lock(down, output=str(tmp_path / "pylock.toml"), fmt="pylock")
+    assert info.value.code == "index-unavailable" and info.value.exit_code == 2
+    assert "cannot write" in info.value.message and not (tmp_path / "pylock.toml").exists()
 
 
 def test_requirements_format_offline_says_it_is_not_complete(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from cudaresolve.errors import InvalidInput, NoSolution
+from cudaresolve.errors import IndexUnavailable, InvalidInput, NoSolution
 from cudaresolve.lock.network import helper_ahead, index_policy, page_fetcher, run_client, tls_ahead
 from cudaresolve.lock.request import LockInputs, LockRequest, all_mirrors
 from cudaresolve.text.findings import Notice
@@ -24,7 +24,6 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from cudaresolve.errors import IndexUnavailable
     from cudaresolve.index.page_fetcher import PageFetcher
     from cudaresolve.index.policy import IndexPolicy
     from cudaresolve.index.transport import TlsAhead
@@ -323,6 +322,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
 
     from cudaresolve.core.paths import default_cache_dir
     from cudaresolve.db.deferred import stores_held
+    from cudaresolve.lock.cached import network_failure
     from cudaresolve.lock.keep import PLACEHOLDER, inputs_key, keepable, kept_lock, same_but_stamp, stamp, still_served
     from cudaresolve.lock.lockfile import check_output_name, pylock_blocker
     from cudaresolve.lock.model import lock_from_solution
@@ -362,8 +362,9 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     if fmt == "pylock":
         problem = pylock_blocker(frozen, whole=solution.complete, warnings=solution.warnings)
         if problem is not None:
-            if output is not None:
-                raise InvalidInput(
+            if output is not None:  # an index that did not answer online is the network's failure (exit 2)
+                failed = IndexUnavailable if not inputs.offline and network_failure(problem) else InvalidInput
+                raise failed(
                     Text.of("lock.incomplete-explicit", path=output, reason=problem),
                     hint=Text("lock.incomplete-explicit.hint"),
                 )
