@@ -211,6 +211,24 @@ def test_a_pool_whose_driver_is_past_its_gpus_last_branch_is_told_the_older_bran
     assert runs_on(plan["groups"][0]["packages"], older)
 
 
+def test_a_fleet_no_one_toolkit_compiles_for_is_told_so(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Found by the hardware audit: a fleet of K80s and B300s was given TORCH_CUDA_ARCH_LIST "3.7;...;10.3" for one
+    source build, which no CUDA toolkit compiles (sm_37 ended with CUDA 11.8; sm_103 begins with 12.9)."""
+    inventory = tmp_path / "inv.csv"
+    inventory.write_text("host,gpu,count,driver,platform,python\nn1,Tesla K80,8,470.82.01,x86_64,3.11\n"
+                         "n2,NVIDIA B300,8,580.65.06,x86_64,3.11\n")  # fmt: skip
+    _, plan = plan_json(capsys, "--from", str(inventory))
+    db = load_compat()
+    ccs = {g.cc for p in pools_of(inventory).values() for g in p.target.gpus}
+    assert not any(ccs <= {a.cc for a in r.nvcc_sm} for r in db.cuda)
+    assert "fleet-arch-list-split" in {w["code"] for w in plan["warnings"]}
+    same = tmp_path / "same.csv"
+    same.write_text("host,gpu,count,driver,platform,python\nn1,Tesla T4,8,535.104.05,x86_64,3.11\n"
+                    "n2,NVIDIA H100,8,580.65.06,x86_64,3.11\n")  # fmt: skip
+    _, plan = plan_json(capsys, "--from", str(same))
+    assert "fleet-arch-list-split" not in {w["code"] for w in plan["warnings"]}
+
+
 def test_joined_target_judges_each_gpu_against_its_own_hosts_driver() -> None:
     pools = pools_of(FLEET / "kubectl-pascal-blackwell.json")
     joined = join_targets([p.target for p in pools.values()], load_compat())

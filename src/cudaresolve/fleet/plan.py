@@ -32,6 +32,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.db.database import CompatDB
     from cudaresolve.fleet.pools import Pool
     from cudaresolve.resolve.model import Solution
@@ -262,8 +263,22 @@ def make_plan(
         blocked=tuple(blocked),
         upgrades=tuple(upgrades),
         arch_list=format_arch_list(sorted(ccs)) if ccs else "",
-        notices=tuple(notices),
+        notices=(*notices, *_no_one_toolkit(db, ccs)),
     )
+
+
+def _no_one_toolkit(db: CompatDB, ccs: set[ComputeCapability]) -> list[Notice]:
+    """A ``fleet-arch-list-split`` warning when no CUDA toolkit compiles every SM of the fleet's arch list (sm_37
+    needs CUDA 11.x at most, sm_103 CUDA 12.9 at least: ``[[cuda]] nvcc-sm``), so no one source build covers it."""
+    from cudaresolve.text.findings import warning
+
+    if not ccs or any(ccs <= {a.cc for a in r.nvcc_sm if not a.ptx} for r in db.cuda):
+        return []
+    covered = [r for r in db.cuda if ccs & {a.cc for a in r.nvcc_sm if not a.ptx}]
+    best = max(covered, key=lambda r: len(ccs & {a.cc for a in r.nvcc_sm if not a.ptx}), default=None)
+    left = sorted(ccs - {a.cc for a in best.nvcc_sm if not a.ptx}) if best is not None else sorted(ccs)
+    return [warning("fleet-arch-list-split", "fleet.arch-list-split", cuda=str(best.version) if best else "-",
+                    missing=format_arch_list(left))]  # fmt: skip
 
 
 def parse_default_driver(text: str | None) -> Mapping[str, str]:
