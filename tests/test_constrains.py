@@ -110,3 +110,20 @@ def test_two_requested_packages_whose_rows_narrow_a_third_differently_still_pair
     required = replace(b, dependencies=(Need(name="c", specifier=SpecifierSet("==2")),))  # b brings c 2 in: a's row
     catalog = replace(catalog, candidates={"a": (a,), "b": (required,), "c": c})
     assert not Companions(catalog, [Need(name="a"), Need(name="b")]).fits(a)  # then narrows it to nothing
+
+
+def test_a_constrains_row_is_no_edge_for_extras_markers_or_the_set() -> None:
+    """Found in review: once constrains rows were needs, the extras' markers followed them as edges, so an extra
+    asking for one flashinfer package was marked as needing the other too; and a project with no requirements of
+    its own failed there with "nothing to resolve"."""
+    from cudaresolve.lock.feature_markers import feature_markers
+    from cudaresolve.lock.features import Chosen
+    from cudaresolve.resolve.catalog import build_catalog
+
+    name, other = PAIRS[0]
+    pins = dict(solve([name, other], DB, TARGET).pins)
+    provider = CatalogProvider(build_catalog(DB, TARGET), anchor="torch")
+    assert any(n.constraint and n.name == other for n in provider.get_dependencies(pins[name]))  # the row is there
+    chosen = Chosen(extras={"one": (name,), "two": (other,)})
+    markers = feature_markers(pins, provider, chosen, {})
+    assert "'two' in extras" not in markers[name] and "'one' in extras" not in markers[other], markers

@@ -66,12 +66,14 @@ def feature_markers(
     def reached(texts: Iterable[str]) -> set[str]:
         from cudaresolve.resolve.solve import parse_requests
 
-        todo = [n.key for n in parse_requests(tuple(texts), environment, direct=True) if n.key in pins]
+        asked = tuple(texts)  # a project with no requirements of its own: nothing reached
+        todo = [n.key for n in parse_requests(asked, environment, direct=True) if n.key in pins] if asked else []
         seen = set(todo)
         while todo:
             key = todo.pop()
-            if key not in edges:
-                edges[key] = tuple(provider.identify(n) for n in provider.get_dependencies(pins[key]))
+            if key not in edges:  # a ``constrains`` row narrows, never brings a package in: no edge
+                needs = provider.get_dependencies(pins[key])
+                edges[key] = tuple(provider.identify(n) for n in needs if not n.constraint)
             for child in edges[key]:
                 if child in pins and child not in seen:
                     seen.add(child)

@@ -30,7 +30,10 @@ def connected_pins(state: State[RT, CT, str], *, hide: str | None = None) -> dic
     key_of = {id(candidate): key for key, candidate in mapping.items()}
     children: dict[str | None, list[str]] = {}
     for key, criterion in state.criteria.items():
-        for parent in criterion.iter_parent():
+        for info in criterion.information:
+            parent = info.parent
+            if getattr(info.requirement, "constraint", False):
+                continue  # a ``constrains`` row narrows, never brings a package in: no edge
             if parent is None:
                 children.setdefault(None, []).append(key)
             elif id(parent) in key_of:
