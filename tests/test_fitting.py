@@ -53,3 +53,7 @@ def test_a_mac_target_takes_the_wheels_pip_takes_on_that_mac() -> None:
     ]:
         tags = parse_wheel_filename(wheel)[3]
         assert (bool(tags & set(arm)), bool(tags & set(intel))) == (on_arm, on_intel), wheel
+    catalina = set(wheel_tags(Target(gpus=(), driver=None, python="3.11", platform="macosx_x86_64"), macos="10.15"))
+    for platform, fits in [("macosx_10_9_x86_64", True), ("macosx_10_15_x86_64", True), ("macosx_11_0_x86_64", False)]:
+        tags = parse_wheel_filename(f"n-2.0-cp311-cp311-{platform}.whl")[3]
+        assert bool(tags & catalina) is fits, platform  # review: a 10.x target had lost its minor

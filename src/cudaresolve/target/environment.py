@@ -78,8 +78,9 @@ def _platform_tags(platform: str, glibc: str | None, macos: str | None) -> list[
     if platform.startswith("macosx_"):  # packaging's own list, as pip and uv take it: universal2 10.x on arm64 too
         from packaging.tags import mac_platforms
 
-        top = int(macos.split(".")[0]) if macos else _ANY_MACOS_MAJOR
-        return list(mac_platforms((top, 0), platform.removeprefix("macosx_")))
+        parts = [int(p) for p in macos.split(".")[:2]] if macos else [_ANY_MACOS_MAJOR]
+        version = (parts[0], parts[1] if len(parts) > 1 else 0)  # 10.15 keeps its minor: 10.x tags count it
+        return list(mac_platforms(version, platform.removeprefix("macosx_")))
     return [platform]
 
 
