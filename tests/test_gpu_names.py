@@ -110,6 +110,9 @@ def test_a_brand_word_or_a_longer_name_is_no_ambiguity(text: str, name: str) -> 
         ("NVIDIA-A100-SXM4-40GB-MIG-3g.20gb", "8.0", True, False),
         ("NVIDIA H100 80GB HBM3 MIG 1g.10gb+me", "9.0", True, False),
         ("NVIDIA H100 80GB HBM3 MIG 1c.3g.40gb", "9.0", True, False),
+        ("NVIDIA H100 80GB HBM3 MIG 1g.20gb-me", "9.0", True, False),
+        ("NVIDIA H100 80GB HBM3 MIG 1g.10gb+me.all", "9.0", True, False),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb+gfx", "12.0", True, False),
         # names users type or NVML prints that the 2026-11-26 audit found unknown
         ("NVIDIA A800 40GB Active", "8.0", False, False),
         ("NVIDIA T4G", "7.5", True, False),
@@ -341,6 +344,8 @@ def test_a_count_before_a_name_gives_that_many_gpus(capsys: pytest.CaptureFixtur
     assert split_gpu_list("2\u00d7L4") == ("L4", "L4")
     assert split_gpu_list("1000000x A100") == ("1000000x A100",)  # no machine holds that many: no count
     assert split_gpu_list("0x A100") == ("0x A100",)
+    assert split_gpu_list("3 Xavier NX") == ("3 Xavier NX",)  # review: not three "avier NX"
+    assert split_gpu_list("3x Xavier NX") == ("Xavier NX",) * 3
     assert main(["detect", "--gpu", "2x A100,1x T4", "--driver", "550.54.15", "--json"]) == 0
     gpus = json.loads(capsys.readouterr().out)["target"]["gpus"]
     assert [g["cc"] for g in gpus] == ["8.0", "8.0", "7.5"]

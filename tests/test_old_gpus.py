@@ -156,3 +156,15 @@ def test_the_k80_locks_the_last_release_that_carries_sm_37(capsys: pytest.Captur
     out = capsys.readouterr().out
     assert code == 0, out
     assert "torch==2.7.1+cu118" in out
+
+
+@pytest.mark.parametrize("platform", ["linux_x86_64", "win_amd64"])
+def test_the_age_finding_names_the_last_branch_on_windows_too(
+    capsys: pytest.CaptureFixture[str], platform: str
+) -> None:
+    """Found in review: after a058ad4 refused a K80 on a Windows driver past R470, the gpu-too-old finding still said
+    "current drivers still drive this GPU" there, because it read the last branch on Linux alone."""
+    _, data = _json(capsys, "why-not", "torch>=2.8", "--gpu", "Tesla K80", "--driver", "472.50",
+                       "--platform", platform, "--python-version", "3.11")  # fmt: skip
+    (age,) = [r for r in data["reasons"] if r["code"] == "gpu-too-old"]
+    assert "the R470 driver branch is the last that drives this GPU" in age["message"], age["message"]

@@ -80,7 +80,7 @@ class DictSource:
 
     def unusable(self, release: IndexRelease) -> Unusable | None:
         key = f"{release.name} {release.version}"
-        return Unusable(Text.of("index.not-cached", url=key), malformed=False) if key in self.unbuildable else None
+        return Unusable(why=Text.of("index.not-cached", url=key), malformed=False) if key in self.unbuildable else None
 
     def python_excluded(self, release: IndexRelease) -> str | None:
         required = self.requires_python.get(f"{release.name} {release.version}")

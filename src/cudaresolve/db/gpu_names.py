@@ -45,7 +45,7 @@ _PHRASES: Final = (
     (re.compile(r"\bmax[-_\s]?q\b"), " maxq "),
     (re.compile(r"\b([0-9]+)\s+(?:gb|tb)\b"), r" \1gb "),  # "80 GB" -> one memory token
     # a MIG instance ("A100-SXM4-40GB MIG 1g.5gb", GFD's "...-MIG-3g.20gb"): its GPU's architecture, so its GPU
-    (re.compile(r"\bmig[-_\s]+(?:[0-9]+c\.)?[0-9]+g\.[0-9]+gb(?:\+me)?(?![a-z0-9])"), " "),
+    (re.compile(r"\bmig[-_\s]+(?:[0-9]+c\.)?[0-9]+g\.[0-9]+gb(?:[+-](?:me|gfx)(?:\.all)?)*(?![a-z0-9])"), " "),
 )
 _WORD: Final = re.compile(r"[a-z]+|[0-9]+")
 _SUGGESTIONS: Final = 3

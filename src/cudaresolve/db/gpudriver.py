@@ -39,8 +39,8 @@ class GpuDriverCheck:
     """Whether a driver knows one GPU, and the bounds behind the answer.
 
     ``needed`` is the lowest driver for this GPU on the platform (None: no floor recorded);
-    ``last_branch`` the last branch that supports it (None: still supported, or not modelled on
-    this platform). ``row`` is None when the GPU's architecture has no row (nothing is checked).
+    ``last_branch`` the last branch that supports it (None: still supported, or a platform without desktop
+    drivers, macOS). ``row`` is None when the GPU's architecture has no row (nothing is checked).
     """
 
     gpu: str

@@ -143,8 +143,9 @@ class DriverGpu:
 
     A row keys on ``arch``; ``cc``, ``datacenter`` and ``gpus`` narrow it, and the most specific
     matching row wins (``specificity``). ``min_driver`` is the lowest Linux driver that supports
-    the GPUs (None: older than any driver the database models); ``last_branch`` the last Linux
-    driver branch that does (None: still supported).
+    the GPUs (None: older than any driver the database models); ``last_branch`` the last driver
+    branch that does, on Linux and Windows alike (None: still supported; ``gpudriver`` tells a Windows driver's
+    branch).
     """
 
     arch: str

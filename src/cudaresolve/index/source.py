@@ -344,7 +344,7 @@ class IndexSource:
             if isinstance(e, DynamicMetadata) and build is None and self._build is not None:
                 raise  # the walk's guess: the solver asks again, and may build it
             # passed over for another release, as pip and uv do
-            self._unusable[key] = Unusable(e.text, malformed=isinstance(e, BadMetadata))
+            self._unusable[key] = Unusable(why=e.text, malformed=isinstance(e, BadMetadata))
             code = "sdist-unusable" if isinstance(e, DynamicMetadata) else "metadata-unusable"
             self._metadata_notices[key] = warning(
                 code, "lock.sdist-unusable", package=release.name, version=str(release.version), reason=e.text

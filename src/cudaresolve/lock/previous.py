@@ -66,7 +66,7 @@ def read_pins(path: str, fmt: str = "pylock") -> dict[str, str] | None:
     return dict(found.pins) if found is not None else None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PreviousLock:
     """What a new lock takes from the lock already at its path: ``pins``, name -> version, and ``index_failed``,
     whether it records that an index did not answer while it was made (``INDEX_FAILED``)."""

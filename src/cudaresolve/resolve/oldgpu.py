@@ -73,7 +73,7 @@ def _finding(
     model = db.find_gpu(gpu.name)
     arch = gpu_arch(model, gpu.cc, db.gpus, db.driver_gpus)
     row = match_row(db.driver_gpus, arch, gpu.cc, gpu.datacenter, model) if arch is not None else None
-    branch = row.last_branch if row is not None and target.platform.startswith("linux") else None
+    branch = row.last_branch if row is not None and target.platform.startswith(("linux", "win")) else None
     driver = Text.of("resolve.too-old-branch", last=branch) if branch is not None else Text("resolve.too-old-driver")
     scope = (
         Text.of("resolve.too-old-scope", request=f"{name}{need.specifier}")

@@ -63,7 +63,7 @@ class IndexRelease:
     yanked: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Unusable:
     """Why a listed release cannot be used: ``malformed`` when its metadata was read but is malformed or names
     another project, else it is an sdist whose metadata may not or could not be built."""

@@ -42,7 +42,7 @@ from cudaresolve.core.versions import parse_driver, parse_python_version
 from cudaresolve.db.gpu_names import MatchKind, closest_labels
 from cudaresolve.errors import InvalidDriver, InvalidInput, UnknownGpu
 from cudaresolve.target.model import Gpu, Target
-from cudaresolve.target.options import TargetOptions, split_gpu_list
+from cudaresolve.target.options import MAX_GPUS, TargetOptions, split_gpu_list
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -75,7 +75,6 @@ ENV_DRIVER: Final = "CUDARESOLVE_DRIVER"
 HOST_FILE_MAX_BYTES: Final = 1024 * 1024
 _HOST_KEYS: Final = ("gpus", "driver")
 #: The most GPUs one target may hold: one machine's (an NVL72 rack's domain has 72), with room to spare.
-_MAX_GPUS: Final = 1024
 _GPU_HINT: Final = Text("target.gpu.hint")
 _HOST_HINT: Final = Text("target.host-file.hint")
 # Looks like a compute capability or arch (8.6, 86, sm_86, sm89, sm_90a), not a product name. A bare
@@ -246,9 +245,9 @@ def _unwrap(data: Any, label: Text) -> tuple[Mapping[str, Any], Text]:
 
 
 def _bounded_gpus(count: int) -> None:
-    """``InvalidInput`` for more GPUs than one machine holds (``_MAX_GPUS``): each costs a lookup in the database."""
-    if count > _MAX_GPUS:
-        raise InvalidInput(Text.of("target.too-many-gpus", count=count, limit=_MAX_GPUS),
+    """``InvalidInput`` for more GPUs than one machine holds (``MAX_GPUS``): each costs a lookup in the database."""
+    if count > MAX_GPUS:
+        raise InvalidInput(Text.of("target.too-many-gpus", count=count, limit=MAX_GPUS),
                            hint=Text("target.too-many-gpus.hint"))  # fmt: skip
 
 

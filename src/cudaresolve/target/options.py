@@ -10,12 +10,14 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["TargetOptions", "split_gpu_list"]
+__all__ = ["MAX_GPUS", "TargetOptions", "split_gpu_list"]
 
 # GPU names never hold a comma, a semicolon or the word "and": those separate GPUs.
 _GPU_SEPARATOR: Final = re.compile(r"[,;]|(?<!\s)\s+and\s+", re.IGNORECASE)  # a run tried from its start: linear
-_COUNTED: Final = re.compile(r"([0-9]{1,4})\s*[x\u00d7]\s*(\S.*)", re.IGNORECASE)  # "2x A100", "8 x H100", "4\u00d7L4"
-_MAX_COUNT: Final = 1024  # as many GPUs as one target may hold (``build``): a larger count is no count
+# "2x A100", "8 x H100", "4\u00d7L4": an x glued to the count or followed by a space, so not "3 Xavier NX"
+_COUNTED: Final = re.compile(r"([0-9]{1,4})(?:\s*[x\u00d7]\s+|[x\u00d7])(\S.*)", re.IGNORECASE)
+#: The most GPUs one target may hold (``build`` refuses more: each costs a lookup); a larger count is no count.
+MAX_GPUS: Final = 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,12 +36,12 @@ class TargetOptions:
 
 def split_gpu_list(text: str) -> tuple[str, ...]:
     """``"RTX 2080, RTX 3090"``, ``"A800;H100"``, ``"A100 and H100"`` -> one name per GPU; a count before a name
-    (``"2x A100, 1x T4"``, as ``plan`` prints a pool) gives that many (at most ``_MAX_COUNT``, a machine's GPUs)."""
+    (``"2x A100, 1x T4"``, as ``plan`` prints a pool) gives that many (at most ``MAX_GPUS``)."""
     out: list[str] = []
     for part in _GPU_SEPARATOR.split(text):
         name = part.strip()
         counted = _COUNTED.match(name)
-        if counted is not None and 0 < int(counted[1]) <= _MAX_COUNT:
+        if counted is not None and 0 < int(counted[1]) <= MAX_GPUS:
             out += [counted[2]] * int(counted[1])
         elif name:
             out.append(name)
