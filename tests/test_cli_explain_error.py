@@ -300,3 +300,17 @@ def test_release_fixes_run_on_the_target_driver(capsys: pytest.CaptureFixture[st
     assert code == 0
     fixes = " ".join(f for m in json.loads(out)["matches"] for f in m["fixes"])
     assert "native code for sm_89" in fixes and "cu130" not in fixes and "cu132" not in fixes
+
+
+@pytest.mark.parametrize(("gpu", "offered"), [("GTX 580", False), ("Tesla K80", True), ("V100", True)])
+def test_a_source_build_is_offered_only_where_some_toolkit_compiles_for_the_gpu(
+    gpu: str, offered: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in review: explain-error and doctor offered TORCH_CUDA_ARCH_LIST for any GPU, a Fermi (sm_20) among
+    them, which no CUDA toolkit the database knows compiles ([[cuda]] nvcc-sm); why-not already checked."""
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("RuntimeError: CUDA error: no kernel image is available\n"))
+    main(["explain-error", "--gpu", gpu, "--driver", "470.82.01", "--json"])
+    text = capsys.readouterr().out
+    assert ("TORCH_CUDA_ARCH_LIST" in text) is offered, text[:400]

@@ -42,7 +42,7 @@ URL = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
 
 def _cuda(version: str, full: str, floor: str) -> dict[str, Any]:
     return {"version": version, "min-driver-linux": full, "minor-compat-driver-linux": floor,
-            "nvcc-sm": ["sm_80"], "source": URL}
+            "nvcc-sm": ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"], "source": URL}
 
 
 def _variant(name: str, cuda: str) -> dict[str, Any]:

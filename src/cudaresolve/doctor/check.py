@@ -35,6 +35,7 @@ from cudaresolve.binaries.aoti_check import check_package
 from cudaresolve.core.archs import ComputeCapability, Coverage, coverage, format_arch_list, parse_arch, parse_arch_list
 from cudaresolve.core.variants import is_variant, parse_variant
 from cudaresolve.db.database import DriverSupport
+from cudaresolve.db.toolkits import toolkit_compiles
 from cudaresolve.doctor.report import (
     DoctorReport,
     LibraryCheck,
@@ -228,7 +229,8 @@ def _coverage_fixes(name: str, target: Target, db: CompatDB, python: str | None)
     fixes = [releases_fix(name, target.ccs, releases),
              Text.of("fix.doctor-lock", package=name, gpus=_gpu_flags(target))] if releases else [
              Text.of("fix.no-releases", package=name, sms=sms)]
-    fixes.append(Text.of("fix.source-build", package=name, arch_list=format_arch_list(target.ccs)))
+    if toolkit_compiles(db, target.ccs):  # no toolkit has sm_20: no build from source either
+        fixes.append(Text.of("fix.source-build", package=name, arch_list=format_arch_list(target.ccs)))
     return tuple(fixes)
 
 

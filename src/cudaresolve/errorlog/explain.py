@@ -20,6 +20,7 @@ from cudaresolve.binaries.demangle import demangle
 from cudaresolve.core.archs import ComputeCapability, format_arch_list, parse_arch_list, parse_cc
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.db.database import DriverSupport
+from cudaresolve.db.toolkits import toolkit_compiles
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS, match_errors
 from cudaresolve.errors import InvalidArch, NoKnownError
 from cudaresolve.text.findings import Notice, warning
@@ -111,7 +112,8 @@ def _no_kernel_image(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
         return cause, [Text.of("fix.rerun-with-target"), Text.of("fix.doctor")]
     cause.append(Text.of("sig.no-kernel-image.target", gpus=ctx.gpus(), sms=_sms(ccs)))
     fixes = ctx.release_fixes([package, "torch"] if package else ["torch"], ccs)
-    fixes.append(Text.of("fix.source-build", package=package or "torch", arch_list=format_arch_list(ccs)))
+    if ctx.db is None or toolkit_compiles(ctx.db, ccs):  # a CUDA that compiles for every GPU here
+        fixes.append(Text.of("fix.source-build", package=package or "torch", arch_list=format_arch_list(ccs)))
     return cause, [*fixes, Text.of("fix.doctor")]
 
 
@@ -213,7 +215,8 @@ def _torch_sm_unsupported(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
         if needs := [r.version for r in ctx.db.cuda if any(a.cc == cc and not a.suffix for a in r.nvcc_sm)]:
             cause.append(Text.of("sig.torch-sm-unsupported.newer-gpu", cuda=min(needs), sm=cc.sm))
     fixes = ctx.release_fixes(["torch"], [cc])
-    fixes.append(Text.of("fix.source-build", package="torch", arch_list=format_arch_list([cc])))
+    if ctx.db is None or toolkit_compiles(ctx.db, [cc]):
+        fixes.append(Text.of("fix.source-build", package="torch", arch_list=format_arch_list([cc])))
     return cause, [*fixes, Text.of("fix.lock")]
 
 

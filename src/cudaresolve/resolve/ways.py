@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.archs import format_arch_list
+from cudaresolve.db.toolkits import toolkit_compiles
 from cudaresolve.resolve.catalog import CUDA
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
 
-    from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.db.database import CompatDB
     from cudaresolve.resolve.catalog import Need
     from cudaresolve.target.model import Target
@@ -54,7 +54,7 @@ def source_build(
     needs: Sequence[Need], variant: str | None, reasons: Sequence[Finding], db: CompatDB, target: Target
 ) -> list[Alternative]:
     """A source build with the target's exact ``TORCH_CUDA_ARCH_LIST``, where a build has no code for a GPU here
-    and the CUDA toolkit of such a build, or of the variant asked, compiles for every one (``_compiled_for``)."""
+    and the CUDA toolkit of such a build, or of the variant asked, compiles for every one (``db.toolkits``)."""
     lacking = [r for r in reasons if r.code in _NO_CODE]
     if not lacking or not target.gpus:
         return []
@@ -64,21 +64,10 @@ def source_build(
             b.variant for n in needs if n.name != CUDA for r in db.packages(n.name)
             if n.specifier.contains(r.version, prereleases=True) for b in r.builds
         }  # fmt: skip
-    if not _compiled_for(variants, db, target.ccs):
+    if not toolkit_compiles(db, target.ccs, variants):
         return []
     arch_list = format_arch_list(target.ccs)
     return [Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list)]
-
-
-def _compiled_for(variants: Iterable[str], db: CompatDB, ccs: Sequence[ComputeCapability]) -> bool:
-    """Whether the CUDA toolkit of one of ``variants`` compiles SASS for every GPU here (``[[cuda]] nvcc-sm``: CUDA
-    13 has none for sm_50-sm_72, CUDA 12 none for sm_35/sm_37): a source build is a way out only then."""
-    for name in variants:
-        info = db.variant(name)
-        release = db.cuda_release(info.cuda) if info is not None and info.cuda is not None else None
-        if release is not None and set(ccs) <= {a.cc for a in release.nvcc_sm if not a.ptx}:
-            return True
-    return False
 
 
 def cpu_packages(reasons: Sequence[Finding], db: CompatDB) -> list[Alternative]:
