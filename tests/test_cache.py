@@ -115,6 +115,31 @@ def test_undecodable_bytes_read_as_missing(tmp_path: Path) -> None:
     assert cache.get(URL) is None
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "sparse"])
+def test_an_entry_that_is_no_bounded_regular_file_is_missing_at_once(tmp_path: Path, kind: str) -> None:
+    """Found by the hostile-index hunt: a cache entry made a FIFO hung lock for ever in open(), and one linked to
+    /dev/zero, or a sparse 8 GB file, was read whole into memory (an internal MemoryError). Both kinds of cache:
+    the HTTP entries, and the sealed ones (parsed pages, a lock's kept verdict)."""
+    from cudaresolve.core.files import read_sealed, write_sealed
+
+    cache = HttpCache(tmp_path)
+    cache.store(entry())
+    sealed = tmp_path / "sealed.json"
+    write_sealed(sealed, json.dumps({"a": 1}))
+    assert read_sealed(sealed) == {"a": 1}
+    for path in (cache.path_for(URL), sealed):
+        path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dev-zero":
+            path.symlink_to("/dev/zero")
+        else:
+            with open(path, "wb") as handle:
+                handle.truncate(8 * 1024**3)
+    assert cache.get(URL) is None  # returns at once: a blocking open or a whole read would hang or fail here
+    assert read_sealed(sealed, limit=1024 * 1024) is None
+
+
 def test_unwritable_root_is_skipped_silently(tmp_path: Path) -> None:
     blocker = tmp_path / "file-not-dir"
     blocker.write_text("x", encoding="utf-8")

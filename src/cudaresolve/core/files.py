@@ -12,13 +12,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import re
+    from typing import BinaryIO
 
 __all__ = [
     "CACHE_MARK",
+    "SEALED_LIMIT",
     "NotRegularFile",
     "keep_newest",
     "make_cache_dir",
     "make_private_dirs",
+    "open_regular",
     "owned_by_user",
     "private_entry",
     "read_regular_bounded",
@@ -41,6 +44,8 @@ _MARK_TEXT: Final = b"A cache folder made by cudaresolve: it removes its own old
 
 #: The largest single read of ``read_regular_bounded`` past a file's stated size.
 _READ_STEP: Final = 1 << 20
+#: The largest sealed cache entry read (a parsed index page, a lock's verdict): 512 MiB.
+SEALED_LIMIT: Final = 512 * 1024 * 1024
 
 
 class NotRegularFile(OSError):
@@ -67,6 +72,22 @@ def read_regular_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def open_regular(path: str | os.PathLike[str], limit: int) -> BinaryIO:
+    """``path`` opened for reading, when it is a regular file of at most ``limit`` bytes; else ``NotRegularFile``
+    (a FIFO, a device such as ``/dev/zero``, a directory, or a larger file: a sparse one reads as its size), or the
+    ``OSError`` the system gave. Opened non-blocking and checked on the open descriptor, as
+    ``read_regular_bounded``: a cache entry made a FIFO never blocks a run."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_size > limit:
+            raise NotRegularFile("not a regular file of a bounded size")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def private_entry(entry: Path, limit: int) -> bool:
@@ -182,13 +203,15 @@ def write_sealed(path: str | os.PathLike[str], payload: str) -> None:
     write_private_atomic(path, sealed(payload))
 
 
-def read_sealed(path: str | os.PathLike[str]) -> Any:
+def read_sealed(path: str | os.PathLike[str], limit: int = SEALED_LIMIT) -> Any:
     """The JSON value of the entry ``write_sealed`` wrote at ``path``; None when there is none, or it cannot be
-    read, or it was cut short or edited (its first line is not the SHA-256 of the rest), or is not JSON."""
+    read (not a regular file, over ``limit`` bytes), or it was cut short or edited (its first line is not the
+    SHA-256 of the rest), or is not JSON."""
     from cudaresolve.core.decode import loads_json
 
     try:
-        payload = unseal(Path(path).read_bytes())
+        data = read_regular_bounded(path, limit)
+        payload = unseal(data) if len(data) <= limit else None
         return loads_json(payload.decode("utf-8")) if payload is not None else None
     except (OSError, ValueError):  # a decoding error of the bytes or of the JSON is a ValueError
         return None

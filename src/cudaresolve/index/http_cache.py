@@ -42,10 +42,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.decode import loads_json
-from cudaresolve.core.files import write_private_atomic
+from cudaresolve.core.files import open_regular, write_private_atomic
 from cudaresolve.core.paths import CACHE_DIR_ENV, default_cache_dir
 from cudaresolve.core.urls import strip_credentials, strip_credentials_in, with_credentials_of
 from cudaresolve.index.freshness import CacheControl, current_age, freshness_lifetime, parse_cache_control
+from cudaresolve.index.limits import MAX_PAGE_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -58,6 +59,8 @@ _FORMAT: Final = 3  # bump when the entry layout changes; older entries then rea
 _SUBDIR: Final = "http-v3"
 #: The longest head read (one line of JSON): a file whose first line is longer is not an entry.
 _HEAD_LIMIT: Final = 1024 * 1024
+#: The largest entry file read: its head, and a page's body of at most ``MAX_PAGE_BYTES`` characters as UTF-8.
+_ENTRY_LIMIT: Final = _HEAD_LIMIT + 4 * MAX_PAGE_BYTES
 #: A body larger than this is stored apart from its entry, beside it (``<entry>.body``; ``HttpCache.store``).
 APART_BYTES: Final = 64 * 1024
 #: Seconds a bare 404 stays fresh (see ``CachedResponse.freshness_lifetime``); as long as PyPI keeps a page.
@@ -314,7 +317,7 @@ class HttpCache:
         alone is read, the body only looked for (``apart``; ``with_body`` reads it): whether the page must be
         asked for again, and its parsed form, need its head and its digest, not its megabytes."""
         try:
-            with self.path_for(url).open("rb") as file:
+            with open_regular(self.path_for(url), _ENTRY_LIMIT) as file:  # a FIFO or /dev/zero: no entry
                 line = file.readline(_HEAD_LIMIT)
                 rest = file.read() if body else b""
                 size_on_disk = os.fstat(file.fileno()).st_size
@@ -355,7 +358,7 @@ class HttpCache:
                 path = self._body_path(entry.url)
                 data = path.read_bytes() if self._body_fits(entry.url, entry.apart_size) else b""
             else:
-                with self.path_for(entry.url).open("rb") as file:
+                with open_regular(self.path_for(entry.url), _ENTRY_LIMIT) as file:
                     file.seek(entry.body_at or 0)
                     data = file.read(entry.apart_size + 1)
         except OSError:
