@@ -10,7 +10,8 @@ environment, ``UV_DEFAULT_INDEX``; no other index is named.
 
 Bounds: the archive is unpacked under the same member and size limits as a PKG-INFO read (tar's ``data``
 filter: no links out, no device files, no absolute paths), the child is one process group that is killed
-when it outlives ``BuildPolicy.timeout``, and what it prints is cut to the last ``_OUTPUT_CHARS``. The
+when it outlives ``BuildPolicy.timeout`` (or at once when it ends, with whatever it left running), and of what it
+prints only the last ``_TAIL_BYTES`` are kept, and shown cut to ``_OUTPUT_CHARS``. The
 result is cached by the sdist's URL (its sha256 was checked when it was downloaded).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
@@ -44,6 +46,10 @@ BUILD_TIMEOUT: Final = 300.0
 #: The environment variable that sets ``BUILD_TIMEOUT``, in seconds.
 BUILD_TIMEOUT_ENV: Final = "CUDARESOLVE_BUILD_TIMEOUT"
 _OUTPUT_CHARS: Final = 2000
+#: What is kept of a backend's output (its last line names the METADATA; a failure shows its tail), and how long
+#: its pipe is drained once the backend has ended (a process it left behind may hold the pipe open).
+_TAIL_BYTES: Final = 64 * 1024
+_DRAIN_SECONDS: Final = 2.0
 _METADATA_BYTES: Final = 16 * 1024 * 1024
 
 #: The child: the backend's metadata through ``build``, in an isolated environment (uv's when uv is there).
@@ -118,7 +124,7 @@ def _prepare(source: Path, scratch: Path, label: str, package: str, policy: Buil
     printed = _run_child(source, out, label, package, policy)
     lines = [line for line in printed.splitlines() if line.strip()]
     found = Path(lines[-1]) if lines else None
-    if found is None or not found.is_file() or out not in found.parents:
+    if found is None or out not in found.parents or not _is_file(found):
         raise _failed(label, package, "the build backend wrote no METADATA")
     with open(found, "rb") as handle:
         data = handle.read(_METADATA_BYTES + 1)
@@ -196,15 +202,20 @@ def _run_child(source: Path, out: Path, label: str, package: str, policy: BuildP
         )  # fmt: skip
     except OSError as e:
         raise _failed(label, package, f"the build could not start ({e.strerror or type(e).__name__})") from e
+    printed = bytearray()  # the last _TAIL_BYTES printed: a backend that floods its output costs no memory
+    reader = threading.Thread(target=_keep_tail, args=(child.stdout, printed), daemon=True)
+    reader.start()
     try:
-        printed, _ = child.communicate(timeout=policy.timeout)
+        child.wait(timeout=policy.timeout)  # the backend's own end: a process it left holding the pipe waits not
     except subprocess.TimeoutExpired:
         _kill(child)
         raise _failed(label, package, f"its build backend ran past {policy.timeout:g} s") from None
     except BaseException:
         _kill(child)
         raise
-    text = printed.decode("utf-8", errors="replace")
+    reader.join(_DRAIN_SECONDS)
+    kill_group(child)  # whatever the backend left running in its session ends with it
+    text = bytes(printed).decode("utf-8", errors="replace")
     if child.returncode != 0:
         tail = " ".join(text.split())[-_OUTPUT_CHARS:]
         raise _failed(label, package, f"its build backend failed (exit {child.returncode}): {tail}")
@@ -226,6 +237,21 @@ def _uv_folder() -> str | None:
         return str(Path(find_uv_bin()).parent)
     except (FileNotFoundError, OSError):
         return None
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a name the system refuses (too long, a NUL in it)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _keep_tail(stream: IO[bytes], tail: bytearray) -> None:
+    """Read ``stream`` to its end, keeping only its last ``_TAIL_BYTES`` in ``tail``."""
+    while chunk := os.read(stream.fileno(), 65536):  # what the pipe holds now: a read(n) would wait for n bytes
+        tail += chunk
+        del tail[:-_TAIL_BYTES]
 
 
 def _kill(child: subprocess.Popen[bytes]) -> None:
