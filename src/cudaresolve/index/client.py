@@ -9,6 +9,7 @@ Spec: https://packaging.python.org/en/latest/specifications/simple-repository-ap
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from functools import partial
@@ -160,15 +161,16 @@ class IndexClient:
             self.cache.store(entry)
         return page
 
-    def fetch_text(self, url: str) -> str:
-        """GET one file as text (a PEP 658 ``.metadata`` file), with the retries, caps and redirect rules of
-        pages; raises ``IndexUnavailable`` on any status but 200. No cache here: the caller keeps it."""
+    def fetch_text(self, url: str) -> tuple[str, str]:
+        """GET one file as text (a PEP 658 ``.metadata`` file) and the SHA-256 of its bytes as served (what an
+        index's hash is of, whatever the text's charset), with the retries, caps and redirect rules of pages;
+        raises ``IndexUnavailable`` on any status but 200. No cache here: the caller keeps it."""
         if self.offline:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
-        reply = self._get(url, {})
+        reply = self._get(url, {}, digest=True)
         if reply.status != 200:
             raise IndexUnavailable(Text.of("index.http-status", url=url, status=reply.status), hint=HINT)
-        return reply.body
+        return reply.body, reply.sha256 or ""
 
     def fetch_range(self, url: str, first: int | None, last: int | None, *, cap: int) -> tuple[int, str | None, bytes]:
         """One ranged GET (RFC 9110 section 14): ``bytes=first-last``, or the last ``last`` bytes when ``first``
@@ -328,21 +330,22 @@ class IndexClient:
         )
         return entry, "network"
 
-    def _get(self, url: str, conditional: Mapping[str, str]) -> Reply:
-        """``_get_retried``, its time counted as the run's network time (``Deadline.busy``)."""
+    def _get(self, url: str, conditional: Mapping[str, str], *, digest: bool = False) -> Reply:
+        """``_get_retried``, its time counted as the run's network time (``Deadline.busy``); ``digest``: the reply
+        carries the SHA-256 of the bytes as served (a file an index lists a hash of; a page needs none)."""
         with busy(self.policy.deadline):
-            return self._get_retried(url, conditional)
+            return self._get_retried(url, conditional, digest=digest)
 
-    def _get_retried(self, url: str, conditional: Mapping[str, str]) -> Reply:
+    def _get_retried(self, url: str, conditional: Mapping[str, str], *, digest: bool = False) -> Reply:
         """One page, retried (``retries``); same-host redirects followed, others refused; bounded in time and size."""
 
         def once() -> tuple[int, str | None, Reply]:
-            reply = self._attempt(url, conditional)
+            reply = self._attempt(url, conditional, digest=digest)
             return reply.status, reply.headers.get("Retry-After"), reply
 
         return retried(url, once, policy=self.policy, hosts=self._hosts, sleep=self._sleep)
 
-    def _attempt(self, url: str, conditional: Mapping[str, str]) -> Reply:
+    def _attempt(self, url: str, conditional: Mapping[str, str], *, digest: bool = False) -> Reply:
         """One GET with its redirects; transport failures come out as ``TransientError``."""
         import httpx
 
@@ -360,7 +363,7 @@ class IndexClient:
                 with stream_within(self._http, current, headers=headers, timeout=timeout, deadline=deadline) as r:
                     location = r.headers.get("Location") if r.status_code in REDIRECTS else None
                     if location is None:
-                        return self._read(current, r)
+                        return self._read(current, r, digest=digest)
             except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:
                 raise transient(e) from e
             except (httpx.HTTPError, httpx.InvalidURL) as e:
@@ -376,14 +379,15 @@ class IndexClient:
             current = target
         raise IndexUnavailable(Text.of("index.too-many-redirects", url=url, limit=MAX_REDIRECTS), hint=HINT)
 
-    def _read(self, url: str, response: httpx.Response) -> Reply:
+    def _read(self, url: str, response: httpx.Response, *, digest: bool = False) -> Reply:
         """The body, streamed under the page cap and the deadline (only for 200: other bodies are unused)."""
-        body = ""
+        body, sha256 = "", None
         if response.status_code == 200:
             raw = read_body(response, url=url, cap=self.policy.max_page_bytes, deadline=self.policy.deadline)
             report(Event(kind="bytes", label=url, amount=len(raw)))
             body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
-        return Reply(status=response.status_code, headers=response.headers, url=url, body=body)
+            sha256 = hashlib.sha256(raw).hexdigest() if digest else None
+        return Reply(status=response.status_code, headers=response.headers, url=url, body=body, sha256=sha256)
 
 
 def _under(url: str, root: str) -> bool:

@@ -14,7 +14,6 @@ Specs: https://packaging.python.org/en/latest/specifications/core-metadata/, PEP
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from dataclasses import dataclass
@@ -233,21 +232,22 @@ def fetch_core_metadata(
     """The metadata of ``file``: the cache, else its PEP 658 file, else range reads of the wheel
     (``lazy_wheel``) or the sdist's PKG-INFO; raises ``IndexUnavailable``. An sdist whose PKG-INFO is not
     static is built for its metadata when ``build`` allows it (``build_metadata``), else ``DynamicMetadata``."""
-    url = f"{file.url}.metadata"  # also the cache key of METADATA read from the wheel itself
+    url = f"{file.url}.metadata"
+    key = _key(file, ".metadata")  # also of METADATA read from the wheel itself
     source = url if file.core_metadata else file.url  # what messages name: the file really read
-    cached = cache.get(url) if cache is not None else None
+    cached = cache.get(key) if cache is not None else None
     if cached is not None and cached.status == 200:
         text = cached.body
     elif file.core_metadata:
-        text = client.fetch_text(url)
-        _check_hash(text, file, url)
+        text, served = client.fetch_text(url)
+        _check_hash(served, file, url)
     elif file.sdist:  # no PEP 658 file: PKG-INFO out of the downloaded sdist, which may then be built
         from cudaresolve.index.sdist import fetch_sdist, pkg_info
 
         with fetch_sdist(client, file) as archive:
             text = pkg_info(archive, file.filename, file.url)
             meta = _describing(text, file, source)
-            _store(cache, url, text, cached)
+            _store(cache, key, text, cached)
             report(Event(kind="metadata", label=url))
             policy = _to_build(meta, file, build)
             return _built(client, cache, file, policy, archive) if policy is not None else _static(meta, file)
@@ -258,9 +258,15 @@ def fetch_core_metadata(
     if cached is None or cached.status != 200:
         report(Event(kind="metadata", label=url))
     meta = _describing(text, file, source)
-    _store(cache, url, text, cached)
+    _store(cache, key, text, cached)
     policy = _to_build(meta, file, build)
     return _built(client, cache, file, policy, None) if policy is not None else _static(meta, file)
+
+
+def _key(file: IndexFile, suffix: str) -> str:
+    """The cache key of what was read of ``file``: its URL and ``suffix``, and the file's SHA-256 when its index
+    lists one, so that a file replaced at the same URL (another hash on the page) is never taken for the old."""
+    return f"{file.url}{suffix}#sha256={file.sha256}" if file.sha256 else f"{file.url}{suffix}"
 
 
 def _to_build(meta: CoreMetadata, file: IndexFile, build: BuildPolicy | None) -> BuildPolicy | None:
@@ -273,7 +279,7 @@ def _cached_built(cache: HttpCache | None, file: IndexFile) -> CoreMetadata | No
     """The metadata an earlier run's build of the sdist ``file`` gave, from the cache; None when there is none."""
     from dataclasses import replace
 
-    entry = cache.get(f"{file.url}.built-metadata") if cache is not None else None
+    entry = cache.get(_key(file, ".built-metadata")) if cache is not None else None
     if entry is None or entry.status != 200:
         return None
     return replace(_describing(entry.body, file, file.url), built=True)
@@ -303,8 +309,8 @@ def _built(
             text = prepare_metadata(fetched, file, build)
     else:
         text = prepare_metadata(archive, file, build)
-    key = f"{file.url}.built-metadata"
-    report(Event(kind="metadata", label=key))
+    key = _key(file, ".built-metadata")
+    report(Event(kind="metadata", label=f"{file.url}.built-metadata"))
     _store(cache, key, text, None)
     return replace(_describing(text, file, file.url), built=True)
 
@@ -315,7 +321,7 @@ def cached_core_metadata(
     """The metadata of ``file`` when the cache holds it (no request), else None; raises as
     ``fetch_core_metadata`` does for a cached file that does not describe ``file``."""
     url = f"{file.url}.metadata"
-    cached = cache.get(url) if cache is not None else None
+    cached = cache.get(_key(file, ".metadata")) if cache is not None else None
     if cached is None or cached.status != 200:
         return None
     meta = _describing(cached.body, file, url if file.core_metadata else file.url)
@@ -344,9 +350,10 @@ def _static(meta: CoreMetadata, file: IndexFile) -> CoreMetadata:
     return meta
 
 
-def _check_hash(text: str, file: IndexFile, url: str) -> None:
+def _check_hash(served: str, file: IndexFile, url: str) -> None:
+    """``served``, the SHA-256 of the metadata file's bytes as they came (not of its decoded text: a Latin-1 byte
+    or a charset header must not make a file that matches its hash fail), against the one the index lists."""
     if file.core_metadata_sha256 is None:
         return
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    if digest != file.core_metadata_sha256.lower():
+    if served != file.core_metadata_sha256.lower():
         raise _bad(url, "its sha256 differs from the one the index lists")

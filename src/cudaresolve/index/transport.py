@@ -165,6 +165,7 @@ class Reply:
     headers: Mapping[str, str]
     url: str
     body: str
+    sha256: str | None = None  # of the bytes as served, when asked for (``IndexClient.fetch_text``)
 
 
 class TransientError(Exception):
