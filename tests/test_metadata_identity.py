@@ -61,3 +61,24 @@ def test_a_file_replaced_at_the_same_url_is_read_again_not_taken_from_the_cache(
             router.get(f"{URL}.metadata").mock(return_value=httpx.Response(200, content=body))
             meta = fetch_core_metadata(IndexClient(http), cache, listed)
         assert [str(r) for r in meta.requires_dist] == (["six"] if body is old else ["idna"])
+
+
+@pytest.mark.parametrize(("requires_python", "size"), [(">=3.6.*", -5), ("garbage", 10**30), (">=3.8", 621)])
+def test_an_index_files_odd_fields_neither_drop_it_nor_reach_the_lock(requires_python: str, size: int) -> None:
+    """Found by the hostile-index hunt: a page's ``requires-python`` that is no specifier dropped the file (pip
+    keeps it): foo 1.0 was locked instead of 2.0, with no word; and its ``size`` went into the lock as given, so a
+    negative one made cudaresolve's own install refuse the lock, and 10**30 made it unreadable to uv."""
+    from cudaresolve.index.fitting import file_rank
+    from cudaresolve.resolve.solve import _locked
+    from cudaresolve.resolve.source import Artifact, IndexRelease
+    from cudaresolve.target.environment import interpreter_tags
+
+    listed = wheel_file("demo-1.0-py3-none-any.whl", URL, requires_python=requires_python, size=size)
+    assert listed is not None
+    assert file_rank(listed, interpreter_tags("3.11", "linux_x86_64", "2.28"), "3.11.0") is not None
+    release = IndexRelease(name="demo", version=listed.version, index_url="https://pypi.org/simple",
+                           artifact=Artifact(filename=listed.filename, url=listed.url, sha256="a" * 64,
+                                             requires_python=listed.requires_python, size=listed.size))  # fmt: skip
+    locked = _locked("demo", "1.0", "https://pypi.org/simple", release)
+    valid = requires_python == ">=3.8"
+    assert (locked.requires_python, locked.size) == ((">=3.8", 621) if valid else (None, None))

@@ -12,7 +12,10 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["CudaVersion", "DriverVersion", "parse_cuda_version", "parse_cutoff", "parse_driver", "parse_python_version"]
+__all__ = [
+    "CudaVersion", "DriverVersion", "parse_cuda_version", "parse_cutoff", "parse_driver", "parse_python_version",
+    "specifier_or_none",
+]  # fmt: skip
 
 # ASCII digits only: Python's \d and int() also take other scripts' digits (Arabic-Indic "470").
 _DRIVER = re.compile(r"^[0-9]{2,4}(\.[0-9]{1,3}){0,2}$")
@@ -94,3 +97,15 @@ def parse_cutoff(text: str) -> datetime:
     if found is None or found.tzinfo is None or not raw[:4].isdigit():
         raise InvalidInput(Text.of("core.bad-cutoff", text=repr(text[:60])), hint=Text("core.bad-cutoff.hint"))
     return found
+
+
+def specifier_or_none(text: str | None) -> str | None:
+    """``text`` when it is a version specifier (an index page's ``requires-python``), else None: pip ignores one
+    that is not, and a lock must not carry it (no reader of PEP 751 takes it)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        SpecifierSet(text or "")
+    except InvalidSpecifier:
+        return None
+    return text or None

@@ -49,8 +49,8 @@ def python_fits(requires_python: str, python: str) -> bool | None:
 def file_rank(file: IndexFile, tags: tuple[Tag, ...], python: str) -> int | None:
     """The file's rank for the target (lower is better), None when it does not install there: a wheel by its
     best tag, an sdist after every wheel. ``python``: the target's full version (``3.11.0``)."""
-    if file.requires_python and not python_fits(file.requires_python, python):
-        return None
+    if file.requires_python and python_fits(file.requires_python, python) is False:
+        return None  # one that is no specifier is ignored, as pip ignores it on a link
     if file.sdist:
         return _SDIST_RANK
     return tag_priority(file.tags, tags)

@@ -19,6 +19,7 @@ from packaging.specifiers import SpecifierSet
 
 from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.versions import specifier_or_none
 from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve import DEFAULT_PRERELEASE
@@ -399,8 +400,8 @@ def _locked(name: str, version: str, index: str, release: IndexRelease | None) -
         url=file.url,
         sha256=file.sha256,
         filename=file.filename,
-        requires_python=file.requires_python,
-        size=file.size,
+        requires_python=specifier_or_none(file.requires_python),  # pip ignores one that is none, and so does a lock
+        size=file.size if file.size is not None and 0 <= file.size < 1 << 63 else None,  # no lock reader takes more
         kind=file.kind,
         upload_time=file.upload_time,
     )
