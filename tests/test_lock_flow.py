@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from cudaresolve.errors import IndexUnavailable, InvalidInput
+from cudaresolve.errors import IndexUnavailable, InvalidInput, NoSolution
 from cudaresolve.install.install import InstallRequest, install, mirrored
 from cudaresolve.lock.flow import lock, prepare
 from cudaresolve.lock.model import Lock
@@ -87,6 +87,24 @@ def test_an_index_that_does_not_answer_online_is_the_networks_error_not_the_user
         lock(down, output=str(tmp_path / "pylock.toml"), fmt="pylock")
     assert info.value.code == "index-unavailable" and info.value.exit_code == 2
     assert "cannot write" in info.value.message and not (tmp_path / "pylock.toml").exists()
+
+
+def test_an_index_answer_that_cannot_be_used_online_is_named_as_such(tmp_path: Path) -> None:
+    """Found by the hostile-index hunt: a page over the size cap, invalid JSON or a redirect loop, on an online run,
+    was told as "foo is not in the compatibility database ... (hint: run once online)"."""
+    from hostile.cases_index import HostileServer, answer
+
+    server = HostileServer(answer('{"meta": {"api-version": "1.0"}, "files": [', media="application/json"),
+                           lifetime=30.0)  # fmt: skip
+    try:
+        down = LockRequest(requirements=("leftpad",), target=H100, project=tmp_path / "pyproject.toml",
+                           mirrors=(f"https://pypi.org/simple={server.base}/simple",))  # fmt: skip
+        with pytest.raises(NoSolution) as info:
+            lock(down, output=str(tmp_path / "pylock.toml"), fmt="pylock")
+    finally:
+        server.stop()
+    assert "cannot be used" in info.value.message and "compatibility database" not in info.value.message
+    assert "run once online" not in str(info.value.hint)
 
 
 def test_requirements_format_offline_says_it_is_not_complete(tmp_path: Path) -> None:

@@ -159,6 +159,9 @@ def resolve_inputs(
                 hint=Text("resolve.index-failed.hint"),
             )
         reason = missing or not_cached(inputs.mirrors, unknown[0], index)
+        if missing is not None and not inputs.offline:  # online, the index answered with what cannot be used
+            raise NoSolution(Text.of("resolve.index-unusable", package=unknown[0], reason=reason),
+                             hint=Text("resolve.index-unusable.hint"))  # fmt: skip
         raise NoSolution(
             Text.of("resolve.unknown-package", package=unknown[0], reason=reason),
             hint=Text("resolve.unknown-package.hint"),
