@@ -193,7 +193,7 @@ def test_a_lock_through_a_private_index_caches_no_credentials_and_a_warm_run_sti
     # Only the pages cached: the file URLs come from the parsed cache, and their metadata is fetched with
     # the credentials the configured index URL carries (the server refuses any request without them).
     for entry in (cache / "http-v3").rglob("*.entry"):
-        if _head(entry)["url"].endswith(".metadata"):
+        if ".metadata" in _head(entry)["url"]:  # keyed ``<file>.metadata#sha256=<the file's hash>``
             entry.unlink()
     index.requests.clear()
     assert _lock(tmp_path, capsys) == cold
