@@ -74,6 +74,16 @@ def test_a_model_number_two_generations_share_is_ambiguous(text: str, older: str
     assert found.kind is MatchKind.AMBIGUOUS and {older, newer} <= {g.name for g in found.candidates}
 
 
+def test_a_short_name_other_generations_names_begin_with_is_ambiguous() -> None:
+    """Found in review: ``--gpu TITAN`` silently meant the Kepler GTX TITAN (its name without the series word),
+    though TITAN X, Xp, V and RTX, four other architectures, begin with it. Names whose longer forms share the
+    architecture stay one GPU (``4090``: RTX 4090 D and the laptop part are Ada too)."""
+    found = DB.match_gpu("TITAN")
+    assert found.kind is MatchKind.AMBIGUOUS and len({g.arch for g in found.candidates}) >= 4
+    for text in ("4090", "1080", "3090", "Orin", "GTX TITAN"):
+        assert DB.find_gpu(text) is not None, text
+
+
 @pytest.mark.parametrize(
     ("text", "name"),
     [("Quadro RTX 6000", "Quadro RTX 6000"), ("GTX TITAN X", "NVIDIA GeForce GTX TITAN X"),

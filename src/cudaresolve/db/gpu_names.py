@@ -13,7 +13,8 @@ Jetson), so ``1080 Ti``, ``4090`` and ``Orin Nano`` are names too.
 ``GpuNames.match(text)`` tries, in order, and stops at the first that finds anything:
 
 1. the key of a name or alias: exactly one GPU (labels are unique per the database check);
-2. a loose key: one GPU, or an ambiguity;
+2. a loose key: one GPU, or an ambiguity (also when names of another architecture begin with the text:
+   ``TITAN`` is GTX TITAN's loose key, and TITAN X, Xp, V and RTX begin with it);
 3. a beginning of names (``Jetson AGX`` -> AGX Orin, AGX Xavier, AGX Thor): one GPU, or an ambiguity;
    a GPU found by 1-3 is an ambiguity still when another generation's GPU has the same name followed by its
    architecture's (``RTX 6000``: Quadro RTX 6000, and RTX 6000 Ada Generation);
@@ -148,6 +149,9 @@ class GpuNames:
         if key in self._exact:
             return self._one(self._exact[key], key, text)
         found = self._loose.get(gpu_loose_key(key), ())
+        if len(found) == 1:  # a name without its series word: other generations' names may begin with it (TITAN)
+            longer = [g for g in self._starting_with(key) if g.arch != found[0].arch]
+            found = _unique([found[0], *longer])
         if not found:
             found = self._starting_with(key)
         if len(found) == 1:
