@@ -34,7 +34,7 @@ from cudaresolve.resolve.pairing import Companions
 from cudaresolve.resolve.prebuilt import source_builds
 from cudaresolve.resolve.sources import on_variant_index
 from cudaresolve.target.environment import marker_environment
-from cudaresolve.text.findings import Finding, Notice, reason, warning
+from cudaresolve.text.findings import Finding, Notice, warning
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -211,17 +211,15 @@ def solve_catalog(
         unreadable = search.unreadable[0]
     except ResolutionTooDeep as exc:
         raise NoSolution(Text("resolve.too-deep"), hint=Text("resolve.too-deep.hint")) from exc
-    conflicts = _constraint_conflicts(pins) if pins is not None else []
     # A set with no GPU package, found while some builds' index could not be read, may only have dodged them: the
     # PyTorch index down, accelerate backtracked to 0.0.1, which needs no torch. The variants' sets are searched
     # instead; with none, the index's failure stands (a CPU target's lock then takes PyPI's builds: ``lock.flow``).
     dodged = search.unreadable[0] if pins is not None and search.unreadable and CUDA not in pins else None
     unreadable = unreadable or dodged
-    best = _best_over_variants(search, None if conflicts or pins is None or dodged else pins)
-    if best is None:
-        if unreadable is not None:  # no set from the indexes that answered: the one that failed is the cause
-            raise unreadable
-        raise _no_solution(conflicts)
+    best = _best_over_variants(search, None if pins is None or dodged else pins)
+    if best is None:  # only once some index could not be read: no set from the others, so that failure is the cause
+        assert unreadable is not None  # a set found and not dodged is the first of the best ones
+        raise unreadable
     solution = _solution(best, db, catalog.target, source, catalog.gpu_source)
     return Resolved(solution=solution, pins=best, catalog=catalog)
 
@@ -278,7 +276,7 @@ class _Search:
 
 def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> dict[str, Candidate] | None:
     """The best set over every variant the target runs (``order``'s rule), starting from resolvelib's ``first``
-    answer (None when its set broke a ``constrains`` row).
+    answer (None when it found none, or its set only dodged builds whose index could not be read).
 
     Of sets that rank equal, the one on the variant that comes first in the catalog's order is kept, whichever
     search found it. Cost: one more search per variant whose best case (``best_case``) beats the best set so far,
@@ -318,7 +316,7 @@ def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> 
         except (ResolutionImpossible, ResolutionTooDeep, IndexUnavailable):
             continue  # IndexUnavailable: this variant's index cannot be read; the sets found stand
         found = rank(set_key(pins, anchor, requested), variant.variant)
-        if not _constraint_conflicts(pins) and (best_rank is None or found > best_rank):
+        if best_rank is None or found > best_rank:
             best, best_rank = pins, found
     return best
 
@@ -329,28 +327,6 @@ def _no_solution(findings: Sequence[Finding]) -> NoSolution:
     if findings and findings[0].code == "jetson-not-served":
         hint = Text.of("resolve.jetson-not-served.hint", url=findings[0].text.get("url"))
     return NoSolution(Text.of("render.no-solution", first=first), findings=findings, hint=hint)
-
-
-def _constraint_conflicts(pins: Mapping[str, Candidate]) -> list[Finding]:
-    """``constrains`` rows apply only when both packages are in the set (flashinfer's version rule)."""
-    out = []
-    for candidate in pins.values():
-        release = candidate.release
-        if release is None:
-            continue
-        for req in release.constrains:
-            other = pins.get(req.name)
-            if other is not None and not req.specifier.contains(other.version, prereleases=True):
-                out.append(
-                    reason(
-                        "pin-conflict",
-                        package=release.name,
-                        version=str(release.version),
-                        required=str(req),
-                        found=f"{other.name} {other.version}",
-                    )
-                )
-    return out
 
 
 def _solution(
