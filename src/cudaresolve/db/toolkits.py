@@ -14,8 +14,14 @@ if TYPE_CHECKING:
 
     from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.db.database import CompatDB
+    from cudaresolve.db.rows import CudaRelease
 
-__all__ = ["toolkit_compiles"]
+__all__ = ["sass_targets", "toolkit_compiles"]
+
+
+def sass_targets(release: CudaRelease) -> frozenset[ComputeCapability]:
+    """The compute capabilities ``release``'s nvcc compiles SASS for (``nvcc-sm``, its PTX targets left out)."""
+    return frozenset(a.cc for a in release.nvcc_sm if not a.ptx)
 
 
 def toolkit_compiles(db: CompatDB, ccs: Sequence[ComputeCapability], variants: Iterable[str] | None = None) -> bool:
@@ -26,4 +32,4 @@ def toolkit_compiles(db: CompatDB, ccs: Sequence[ComputeCapability], variants: I
     else:
         infos = (db.variant(name) for name in variants)
         releases = [r for i in infos if i is not None and i.cuda is not None if (r := db.cuda_release(i.cuda))]
-    return any(set(ccs) <= {a.cc for a in r.nvcc_sm if not a.ptx} for r in releases)
+    return any(set(ccs) <= sass_targets(r) for r in releases)
