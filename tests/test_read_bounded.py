@@ -56,6 +56,7 @@ def test_a_child_that_floods_its_output_costs_at_most_the_cap() -> None:
     (several GB before its timeout) and ended in a raw ``MemoryError``."""
     import subprocess
     import sys
+    import time
 
     from cudaresolve.core.processes import run_capped
 
@@ -64,6 +65,13 @@ def test_a_child_that_floods_its_output_costs_at_most_the_cap() -> None:
     assert (code, out, err) == (3, b"x" * 1000, b"e" * 1000)
     with pytest.raises(subprocess.TimeoutExpired):
         run_capped([sys.executable, "-c", "import sys\nwhile True: sys.stdout.write('y' * 65536)"], timeout=1, cap=10)
+    # a child that prints, then leaves a process holding its output open: what it printed is still read (a
+    # buffered read(65536) had waited for 64 KiB or the end, which never came, and returned nothing)
+    left = ("import subprocess, sys; print('hi', flush=True); "
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(20)'])")
+    start = time.monotonic()
+    assert run_capped([sys.executable, "-c", left], timeout=3, cap=1000)[:2] == (0, b"hi\n")
+    assert time.monotonic() - start < 12  # not held until the left process ends (20 s)
 
 
 def test_nvidia_smi_output_that_is_not_utf8_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

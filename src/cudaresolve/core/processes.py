@@ -33,7 +33,7 @@ def run_capped(argv: Sequence[str], *, timeout: float, cap: int) -> tuple[int, b
     kept = (bytearray(), bytearray())
 
     def drain(stream: IO[bytes], into: bytearray) -> None:
-        while chunk := stream.read(65536):
+        while chunk := os.read(stream.fileno(), 65536):  # what the pipe holds: read(n) waits for n bytes or EOF
             if len(into) < cap:
                 into += chunk[: cap - len(into)]
 
