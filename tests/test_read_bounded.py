@@ -82,3 +82,24 @@ def test_nvidia_smi_output_that_is_not_utf8_is_read(tmp_path: Path, monkeypatch:
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     assert run_nvidia_smi(["-L"]) == (0, "A100\ufffd, 8.0")
+
+
+def test_a_reader_left_on_a_held_pipe_never_fails_nor_reads_another_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by CI: ``run_capped`` closed the child's pipes while a reader still read one that a grandchild held.
+    The reader then failed (``I/O operation on closed file``), or read the next file given the freed number: an
+    ``nvidia-smi`` run after it came back empty."""
+    import sys
+    import threading
+    import time
+
+    from cudaresolve.core.processes import run_capped
+
+    failures: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+    late = ("import subprocess, sys; print('hi', flush=True); subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(4); print(\"late\", flush=True)'])")  # fmt: skip
+    assert run_capped([sys.executable, "-c", late], timeout=1, cap=1000)[:2] == (0, b"hi\n")
+    later = [run_capped([sys.executable, "-c", f"print({n})"], timeout=30, cap=1000)[1] for n in range(8)]
+    time.sleep(4)  # the grandchild printed and ended: its reader read it and stopped
+    assert later == [f"{n}\n".encode() for n in range(8)]
+    assert failures == []

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import subprocess
+    import threading
     from collections.abc import Sequence
     from typing import IO
 
-__all__ = ["kill_group", "run_capped"]
+__all__ = ["drain", "kill_group", "run_capped"]
 
 
 def kill_group(child: subprocess.Popen[bytes]) -> None:
@@ -23,31 +24,49 @@ def kill_group(child: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def run_capped(argv: Sequence[str], *, timeout: float, cap: int) -> tuple[int, bytes, bytes]:
-    """Run ``argv`` (no stdin) -> (exit code, stdout, stderr), each stream kept to its first ``cap`` bytes: the rest
-    is read and dropped, so a child that floods its output costs no memory. ``subprocess.TimeoutExpired`` past
-    ``timeout`` seconds, the child killed; ``OSError`` when it cannot start."""
-    import subprocess
+def drain(stream: IO[bytes], into: bytearray, *, keep: int, last: bool = False) -> threading.Thread:
+    """Start a thread that reads ``stream`` to its end into ``into``, which keeps the first ``keep`` bytes (the last,
+    when ``last``): a child that floods its output costs no memory. Each read takes what the pipe holds (a
+    buffered read(n) waits for n bytes or the end). The thread owns ``stream`` and closes it at its end: closed
+    earlier, by a caller done waiting, its descriptor's number could go to the next file opened, which the thread
+    would then read."""
     import threading
 
-    kept = (bytearray(), bytearray())
-
-    def drain(stream: IO[bytes], into: bytearray) -> None:
-        while chunk := os.read(stream.fileno(), 65536):  # what the pipe holds: read(n) waits for n bytes or EOF
-            if len(into) < cap:
-                into += chunk[: cap - len(into)]
-
-    with subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
-        readers = [threading.Thread(target=drain, args=(s, k), daemon=True)
-                   for s, k in ((child.stdout, kept[0]), (child.stderr, kept[1]))]  # fmt: skip
-        for reader in readers:
-            reader.start()
+    def run() -> None:
         try:
-            code = child.wait(timeout)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
-            raise
-        for reader in readers:
-            reader.join(timeout)  # a grandchild holding the pipe open: left to its daemon thread
+            fd = stream.fileno()
+            while chunk := os.read(fd, 65536):
+                if last:
+                    into.extend(chunk)
+                    del into[:-keep]
+                elif len(into) < keep:
+                    into.extend(chunk[: keep - len(into)])
+        except OSError:  # the pipe broke: what was read is kept
+            pass
+        finally:
+            stream.close()
+
+    thread = threading.Thread(target=run, name="drain", daemon=True)
+    thread.start()
+    return thread
+
+
+def run_capped(argv: Sequence[str], *, timeout: float, cap: int) -> tuple[int, bytes, bytes]:
+    """Run ``argv`` (no stdin) -> (exit code, stdout, stderr), each stream kept to its first ``cap`` bytes: the rest
+    is read and dropped. ``subprocess.TimeoutExpired`` past ``timeout`` seconds, the child killed; ``OSError`` when
+    it cannot start. A process the child left holding its output does not hold the caller past ``timeout``."""
+    import subprocess
+
+    kept = (bytearray(), bytearray())
+    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stderr is not None
+    readers = [drain(child.stdout, kept[0], keep=cap), drain(child.stderr, kept[1], keep=cap)]
+    try:
+        code = child.wait(timeout)
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
+    for reader in readers:
+        reader.join(timeout)  # a grandchild holding the pipe open: left to the reader, which owns the pipe
     return code, bytes(kept[0]), bytes(kept[1])

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
-from cudaresolve.core.processes import kill_group
+from cudaresolve.core.processes import drain, kill_group
 from cudaresolve.errors import DynamicMetadata
 from cudaresolve.index.limits import MAX_SDIST_MEMBERS, MAX_SDIST_UNPACKED
 from cudaresolve.text.model import Text
@@ -203,8 +202,8 @@ def _run_child(source: Path, out: Path, label: str, package: str, policy: BuildP
     except OSError as e:
         raise _failed(label, package, f"the build could not start ({e.strerror or type(e).__name__})") from e
     printed = bytearray()  # the last _TAIL_BYTES printed: a backend that floods its output costs no memory
-    reader = threading.Thread(target=_keep_tail, args=(child.stdout, printed), daemon=True)
-    reader.start()
+    assert child.stdout is not None
+    reader = drain(child.stdout, printed, keep=_TAIL_BYTES, last=True)
     try:
         child.wait(timeout=policy.timeout)  # the backend's own end: a process it left holding the pipe waits not
     except subprocess.TimeoutExpired:
@@ -245,13 +244,6 @@ def _is_file(path: Path) -> bool:
         return path.is_file()
     except (OSError, ValueError):
         return False
-
-
-def _keep_tail(stream: IO[bytes], tail: bytearray) -> None:
-    """Read ``stream`` to its end, keeping only its last ``_TAIL_BYTES`` in ``tail``."""
-    while chunk := os.read(stream.fileno(), 65536):  # what the pipe holds now: a read(n) would wait for n bytes
-        tail += chunk
-        del tail[:-_TAIL_BYTES]
 
 
 def _kill(child: subprocess.Popen[bytes]) -> None:
