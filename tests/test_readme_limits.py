@@ -22,6 +22,7 @@ from cudaresolve.index.limits import (
     FILE_DEADLINE,
     MAX_DIRECT_BYTES,
     MAX_PAGE_BYTES,
+    MAX_PAGE_FILES,
     MAX_PKG_INFO_BYTES,
     MAX_SDIST_BYTES,
     MAX_SDIST_MEMBERS,
@@ -55,7 +56,8 @@ def test_the_limits_table_matches_the_code() -> None:
     assert "every byte of every request (status line and headers too)" in network
     assert f"are sent again {IndexPolicy().retries} times, with back-off" in network
     page = rows["one index page"]
-    assert f"{MAX_PAGE_BYTES // MIB} MiB" in page and f"redirects {file_download.MAX_REDIRECTS}" in page
+    assert f"{MAX_PAGE_BYTES // MIB} MiB and {MAX_PAGE_FILES:,} files" in page
+    assert f"redirects {file_download.MAX_REDIRECTS}" in page
     second = rows["an index page fetched by `lock`'s helper process (a page with no cache entry, from a host not "
                   "down for `lock`, once the helper is up; a lock with an empty cache starts it as it starts)"]
     assert f"network time, when less), and {page_fetcher._SLACK_SECONDS:g} s more, for its answer" in second

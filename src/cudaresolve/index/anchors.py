@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
+from cudaresolve.index.limits import MAX_PAGE_FILES, TooManyFiles
+
 __all__ = ["AnchorParser"]
 
 
 class AnchorParser(HTMLParser):
-    """Collects ``<a>`` attributes and text, ``<base href>`` and the repository-version meta tag."""
+    """Collects ``<a>`` attributes and text, ``<base href>`` and the repository-version meta tag; ``TooManyFiles``
+    past ``MAX_PAGE_FILES`` anchors."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)  # attribute values arrive html-unescaped
@@ -44,5 +47,7 @@ class AnchorParser(HTMLParser):
 
     def _close(self) -> None:
         if self._open is not None:
+            if len(self.anchors) >= MAX_PAGE_FILES:
+                raise TooManyFiles(MAX_PAGE_FILES)
             self.anchors.append((self._open[0], "".join(self._open[1]).strip()))
             self._open = None

@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.decode import TooDeep, loads_json
+from cudaresolve.index.limits import MAX_PAGE_FILES, TooManyFiles
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -109,8 +110,10 @@ def _scan(text: str, wanted: Callable[[str], bool] | None, brackets: int | None)
 def _entries(
     text: str, at: int, wanted: Callable[[str], bool] | None, brackets: int | None
 ) -> tuple[list[Any], int]:
-    """The kept entries of the array whose ``[`` ends before ``at``, and the index after its ``]``."""
+    """The kept entries of the array whose ``[`` ends before ``at``, and the index after its ``]``; ``TooManyFiles``
+    past ``MAX_PAGE_FILES`` entries, kept or not."""
     kept: list[Any] = []
+    left = MAX_PAGE_FILES
     at = _skip(text, at)
     if text.startswith("]", at):
         return kept, at + 1
@@ -122,6 +125,9 @@ def _entries(
             entry, at = scan(text, at)
         except StopIteration as e:
             raise json.JSONDecodeError("Expecting value", text, e.value) from None
+        left -= 1
+        if left < 0:
+            raise TooManyFiles(MAX_PAGE_FILES)
         if brackets is not None and at - run >= _RUN:
             _bounded_run(text, run, at, brackets)
             run = at

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -21,6 +21,8 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.core.urls import PLAIN_URL, split_url
 from cudaresolve.errors import IndexUnavailable
+from cudaresolve.index.file_filter import Keep, drop_other_lines, version_filter
+from cudaresolve.index.limits import TooManyFiles, too_many_files
 from cudaresolve.index.mirrors import apply_mirror, check_http_url, parse_mirrors, parse_package_indexes
 from cudaresolve.text.model import Text
 
@@ -105,71 +107,9 @@ def _sha256(value: object) -> str | None:
     return text if _HEX64.fullmatch(text) else None
 
 
-Keep = Callable[[str], bool]
-
-
 def mirrored_file(file: IndexFile, mirrors: Mapping[str, str]) -> IndexFile:
     url = apply_mirror(file.url, mirrors) if mirrors else file.url
     return file if url == file.url else replace(file, url=url)
-
-
-def version_filter(project: str, versions: Iterable[str], *, within: Keep | None = None) -> Keep:
-    """A cheap test on wheel file names: only ``project``'s files of exactly these versions.
-
-    Used to skip parsing (Version, tags) the hundreds of other files on a page when a lock only
-    needs the pinned ones. ``within``: a broader filter (``fitting.tag_filter``) the files must pass too;
-    a page's parsed form stored for it then serves this one as well (``parsed_cache``), so that checking
-    a lock reads what its solve stored rather than parsing the page again.
-    """
-    dist = re.sub(r"[-_.]+", "_", project).lower()
-    wanted = {v.lower() for v in versions}
-
-    def keep(filename: str) -> bool:
-        return _names_version(filename, dist, wanted) and (within is None or within(filename))
-
-    # Substrings one of which a kept file's line must hold ("+" is "%2B" in the PyTorch index's hrefs; a file's
-    # name may spell the project another way, so its line is found by its version alone).
-    keep.needles = tuple(  # type: ignore[attr-defined]
-        needle
-        for v in wanted
-        for form in {v, v.replace("+", "%2b")}
-        for needle in (f"-{form}-", f"-{form}.tar.gz", f"-{form}.zip")
-    )
-    key = f"{dist}=={','.join(sorted(wanted))}"
-    broader = getattr(within, "key", None) if within is not None else None
-    keep.key = key if broader is None else f"{broader}|{key}"  # type: ignore[attr-defined]  # what it keeps
-    keep.within = broader  # type: ignore[attr-defined]  # a form stored for it holds all this one keeps
-    return keep
-
-
-def _names_version(filename: str, dist: str, wanted: set[str]) -> bool:
-    """Whether ``filename`` is a file of project ``dist`` (normalized with ``_``) at one of the ``wanted`` versions:
-    a wheel (``name-version-...whl``) or an sdist (``name-version.tar.gz``, ``.zip``; an older sdist may spell the
-    name with ``-`` or ``.``)."""
-    lower = filename.lower()
-    for suffix in (".tar.gz", ".zip"):
-        if lower.endswith(suffix):
-            name, _, version = lower[: -len(suffix)].rpartition("-")
-            return re.sub(r"[-_.]+", "_", name) == dist and version in wanted
-    parts = lower.split("-", 2)  # a wheel's name has no "-"; an older one may keep a "." (ruamel.yaml)
-    return len(parts) == 3 and re.sub(r"[-_.]+", "_", parts[0]) == dist and parts[1] in wanted
-
-
-def _drop_other_lines(text: str, keep: Keep) -> str:
-    """Lines with an anchor that names none of ``keep``'s files are dropped before HTML parsing.
-
-    Index pages put one anchor per line; a page that does not is parsed whole, so the filter only
-    saves time and never changes the answer (``keep`` is applied to every parsed file as well).
-    """
-    needles = getattr(keep, "needles", ())
-    if not needles or text.count("\n") < 8:
-        return text
-    kept = []
-    for line in text.splitlines():
-        low = line.lower()
-        if "<a " not in low or any(n in low for n in needles):
-            kept.append(line)
-    return "\n".join(kept)
 
 
 def _upload_time(value: object) -> datetime | None:
@@ -270,8 +210,11 @@ def parse_simple_html(text: str, page_url: str, *, keep: Keep | None = None) -> 
     from cudaresolve.index.anchors import AnchorParser  # html.parser: only for HTML pages (PyPI sends JSON)
 
     parser = AnchorParser()
-    parser.feed(_drop_other_lines(text, keep) if keep is not None else text)
-    parser.close()
+    try:
+        parser.feed(drop_other_lines(text, keep) if keep is not None else text)
+        parser.close()
+    except TooManyFiles as e:
+        raise too_many_files(page_url, e.most) from None
     _check_api_version(parser.api_version, page_url)
     base = _join(page_url, parser.base) or page_url if parser.base else page_url
     files: list[IndexFile] = []
@@ -336,6 +279,8 @@ def json_rows(
             text = payload.decode("utf-8") if isinstance(payload, bytes) else payload
             payload, entries = scan_page(text, keep, brackets=brackets)
             judge = None
+        except TooManyFiles as e:
+            raise too_many_files(page_url, e.most) from None
         except ValueError as e:  # UnicodeDecodeError too
             raise IndexUnavailable(Text.of("index.bad-json", url=page_url, error=str(e)), hint=HINT) from e
     else:
