@@ -69,6 +69,21 @@ def test_hostile_file_links_are_dropped_with_a_notice(href: str, why: str) -> No
     assert f"({why})" in format_text(notice.text)
 
 
+def test_a_page_whose_every_link_is_refused_says_so_not_no_wheel() -> None:
+    """Found by the hostile-index hunt: with every link refused, the lock said the package had no wheel for the
+    target, and the refusals were heard nowhere. The page is now unusable, and its error names a refused link."""
+    bad = [f"https://evil.example.org/{WHEEL}", f"file:///etc/{WHEEL}"]
+    with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
+        router.get(f"{CPU}/torch/").respond(200, text=page(*bad), headers=HTML)
+        listings = fetch_listings(
+            http, [(CPU, "torch")], IndexPolicy(offline=False, cache=None, allowed_hosts=DECLARED), sleep=lambda _: None
+        )
+    assert listings.files(CPU, "torch") is None
+    (notice,) = listings.notices
+    told = format_text(notice.text)
+    assert "lists 2 file link(s) and none may be used" in told and "(host evil.example.org)" in told
+
+
 @pytest.mark.parametrize(
     ("page_url", "url", "ok"),
     [

@@ -295,6 +295,12 @@ class IndexClient:
             mirror_urls=tuple(self.mirrors.values()),
         )  # fmt: skip
         files, refused = trust.split(files)
+        if refused and not files:  # nothing left to take: the page is unusable, and says why (not "no wheel")
+            example = f"{refused[0][0].filename[:120]} ({refused[0][1][:80]})"
+            raise IndexUnavailable(
+                Text.of("index.files-all-refused", url=entry.page_url, count=len(refused), example=example),
+                hint=Text("index.files-all-refused.hint"),
+            )
         return ProjectPage(
             project=project,
             index_url=index,

@@ -135,6 +135,7 @@ def resolve_inputs(
     policy = index_policy(inputs)  # one for the run, every pass: one network deadline, one cache
     catalog = build_catalog(inputs.db, inputs.target, lazy=True, gpu_source=inputs.gpu_source)  # both passes
     missing: Text | None = None
+    told: Text | None = None  # the hint of that failure, when it names its own way out
     unknown, direct = _unknown_requests(inputs)
     if direct or not (inputs.offline and no_pages_cached()):  # offline on an empty cache it cannot succeed
         try:
@@ -143,6 +144,7 @@ def resolve_inputs(
             )
         except IndexUnavailable as e:
             missing = e.text
+            told = e.hint_text if e.hint_text is not None and e.hint_text.key != "index.hint" else None
             fallback = _cpu_from_pypi(inputs, catalog, e, policy, preferences, (tls, helper)) if not direct else None
             if fallback is not None:
                 return fallback
@@ -161,7 +163,7 @@ def resolve_inputs(
         reason = missing or not_cached(inputs.mirrors, unknown[0], index)
         if missing is not None and not inputs.offline:  # online, the index answered with what cannot be used
             raise NoSolution(Text.of("resolve.index-unusable", package=unknown[0], reason=reason),
-                             hint=Text("resolve.index-unusable.hint"))  # fmt: skip
+                             hint=told or Text("resolve.index-unusable.hint"))  # fmt: skip
         raise NoSolution(
             Text.of("resolve.unknown-package", package=unknown[0], reason=reason),
             hint=Text("resolve.unknown-package.hint"),
