@@ -29,7 +29,7 @@ from packaging.specifiers import SpecifierSet
 from cudaresolve.errors import CudaResolveError, IndexUnavailable
 from cudaresolve.index.simple import canonical_project
 from cudaresolve.index.tasks import TaskPool
-from cudaresolve.resolve.source import applies
+from cudaresolve.resolve.source import MarkerVerdicts
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -76,7 +76,7 @@ class WalkAhead:
     def __init__(self, source: Walked, *, skip: Iterable[str], environment: Mapping[str, str]) -> None:
         self._source = source
         self._skip = frozenset(skip)
-        self._environment = dict(environment)
+        self._verdicts = MarkerVerdicts(environment)  # its own: the solver's is the solver thread's
         self._walked: set[tuple[str, str]] = set()  # (project, specifier and extras, or chain) walked already
         self._met: list[Requirement] = []  # database packages the walk's threads met, for the solver's thread
         self._builds: tuple[int, Builds] | None = None  # (thread, builds) of the last ``prefetch`` given builds
@@ -202,7 +202,7 @@ class WalkAhead:
         try:
             release = find()
             requires = self._source._requires_of(release, None) if release else ()
-            found = [r for r in requires if applies(r, self._environment, extras)]
+            found = self._verdicts.applying(requires, extras)
         except CudaResolveError:  # a guess that failed: the solver asks again, and then it counts
             return
         self._walk(found, None)

@@ -349,6 +349,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
                 r = releases[order[i] if order is not None else i]
                 return Candidate(name=name, version=r.version, variant=None, index_url=r.index_url, channel="pypi",
                                  source=r)  # fmt: skip
+
             found = self._index_candidates[name] = MadeOnRead(len(releases), make)  # made as the solver reads them
         return found
 
@@ -426,11 +427,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             return [Need(name=PYTHON, specifier=SpecifierSet(required), parent=parent)]
         if (why := self.source.unusable(release)) is not None:  # malformed metadata, or an sdist not built
             return [Need(name=METADATA if why.malformed else BUILD, parent=parent)]
-        selected = [
-            req
-            for req in self.source.requires(release)
-            if self._verdicts.selected(req, extras, only_extras=only_extras)
-        ]
+        lines = self.source.requires(release)
+        selected = self._verdicts.added_by(lines, extras) if only_extras else self._verdicts.applying(lines, extras)
         needs = [Need.from_requirement(req, parent=parent) for req in selected]
         for req in selected:
             if req.url:

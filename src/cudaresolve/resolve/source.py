@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     Builds = Callable[[Requirement], Sequence[tuple[str, str, str]]]
 
 __all__ = [
-    "Artifact", "IndexRelease", "MarkerVerdicts", "PackageSource", "Unusable", "applies", "extras_key", "split_key",
+    "Artifact", "IndexRelease", "MarkerVerdicts", "PackageSource", "Unusable", "extras_key", "split_key",
 ]  # fmt: skip
 
 
@@ -135,11 +135,12 @@ class MarkerVerdicts:
     """``applies`` for one target environment, each (marker, extra) evaluated once: the releases of a project share
     their parsed markers (``index.metadata``), and a backtracking solve asks about the same lines again and again."""
 
-    __slots__ = ("_environment", "_seen")
+    __slots__ = ("_by_extra", "_environment", "_seen")
 
     def __init__(self, environment: Mapping[str, str]) -> None:
         self._environment = dict(environment)
         self._seen: dict[tuple[int, str], tuple[Marker, bool]] = {}  # (id(marker), extra) -> (marker, verdict)
+        self._by_extra: dict[int, tuple[Sequence[Requirement], list[int], dict[str, list[int]]]] = {}  # _indexed
 
     def holds(self, marker: Marker, extra: str = "") -> bool:
         """``marker`` on the target with ``extra`` (``""``: none)."""
@@ -151,8 +152,8 @@ class MarkerVerdicts:
         return verdict
 
     def selected(self, req: Requirement, extras: Iterable[str] = (), *, only_extras: bool = False) -> bool:
-        """``applies(req, environment, extras)``; with ``only_extras``, whether ``req`` applies through one of
-        ``extras`` but not without them (what ``name[extra]`` adds to ``name``)."""
+        """Whether ``req`` applies on the target: its marker true with no extra or with one of ``extras``; with
+        ``only_extras``, through one of ``extras`` but not without them (what ``name[extra]`` adds to ``name``)."""
         marker = req.marker
         if marker is None:
             return not only_extras
@@ -161,12 +162,63 @@ class MarkerVerdicts:
             return plain or any(self.holds(marker, e) for e in extras)
         return not plain and any(self.holds(marker, e) for e in extras)
 
+    def added_by(self, lines: Sequence[Requirement], extras: Iterable[str]) -> list[Requirement]:
+        """The ``lines`` (one release's, kept alive by its source) that ``extras`` add: ``selected(line, extras,
+        only_extras=True)`` of each, in order. Only lines whose markers name one of ``extras``, or whose form
+        says nothing sure, are evaluated: a marker that compares ``extra`` only by ``==`` and ``!=`` gives every
+        extra it does not name the verdict of no extra, so adds nothing for it. A release with N extras that
+        each require the next had N x N markers evaluated."""
+        return [lines[at] for at in self._added(lines, extras)]
 
-def applies(req: Requirement, environment: Mapping[str, str], extras: Iterable[str] = ()) -> bool:
-    """Whether ``req`` applies on the target: its marker is true with no extra, or with one of ``extras``."""
-    if req.marker is None:
-        return True
-    for extra in ("", *extras):
-        if req.marker.evaluate({**environment, "extra": extra}):
-            return True
-    return False
+    def applying(self, lines: Sequence[Requirement], extras: Iterable[str] = ()) -> list[Requirement]:
+        """The ``lines`` that apply with ``extras``: ``selected(line, extras)`` of each, in order (see ``added_by``)."""
+        plain = self._indexed(lines)[1]
+        if not extras:
+            return [lines[at] for at in plain]
+        return [lines[at] for at in sorted((*plain, *self._added(lines, extras)))]
+
+    def _added(self, lines: Sequence[Requirement], extras: Iterable[str]) -> list[int]:
+        by_extra = self._indexed(lines)[2]
+        asked = (*(canonical_name(e) for e in extras), "*")
+        chosen = sorted({at for extra in asked for at in by_extra.get(extra, ())})
+        return [at for at in chosen if self.selected(lines[at], extras, only_extras=True)]
+
+    def _indexed(self, lines: Sequence[Requirement]) -> tuple[Sequence[Requirement], list[int], dict[str, list[int]]]:
+        """(``lines``, the positions of those that apply with no extra, extra -> the positions of those whose
+        markers name it; ``"*"``: those that may hold for any extra), made once per list."""
+        known = self._by_extra.get(id(lines))
+        if known is None or known[0] is not lines:
+            plain: list[int] = []
+            by_extra: dict[str, list[int]] = {}
+            for at, line in enumerate(lines):
+                if self.selected(line):
+                    plain.append(at)
+                elif line.marker is not None:
+                    for extra in _extras_named(line.marker) or ("*",):
+                        by_extra.setdefault(extra, []).append(at)
+            known = self._by_extra[id(lines)] = (lines, plain, by_extra)
+        return known
+
+
+def _extras_named(marker: Marker) -> frozenset[str] | None:
+    """The extras ``marker`` compares ``extra`` with, when it does so only by ``==`` and ``!=`` against a
+    non-empty name; None when it compares ``extra`` otherwise (``in``, an empty name, ``extra == extra``), or its
+    form is not packaging's (a private structure: read defensively)."""
+    named: set[str] = set()
+    todo: list[object] = [getattr(marker, "_markers", None)]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, list):
+            todo.extend(item)
+        elif isinstance(item, tuple) and len(item) == 3:
+            sides = [(type(node).__name__, getattr(node, "value", None)) for node in (item[0], item[2])]
+            if ("Variable", "extra") not in sides:
+                continue
+            other = sides[1] if sides[0] == ("Variable", "extra") else sides[0]
+            op = getattr(item[1], "value", None)
+            if op not in ("==", "!=") or other[0] != "Value" or not isinstance(other[1], str) or not other[1]:
+                return None
+            named.add(canonical_name(other[1]))
+        elif not isinstance(item, str):  # "and" / "or"
+            return None
+    return frozenset(named)
