@@ -186,6 +186,25 @@ def test_a_windows_driver_past_the_last_branch_is_refused(
     assert check.ok is ok and check.ended is not ok
 
 
+def test_a_windows_floor_below_the_next_branch_shares_a_driver_with_an_ended_gpu(db: CompatDB) -> None:
+    """Windows numbers run up to the next branch a toolkit names: a GPU whose Windows floor is 480.00 and a Kepler
+    (last branch R470, whose Windows drivers reach the R495 of CUDA 11.5) share the R470 drivers from 480.00. The
+    range was compared in Linux numbers (480 > 470), so such a box was told that no single driver runs it."""
+    from dataclasses import replace
+
+    from cudaresolve.resolve.gpudriver import unsupported_gpus, way_out
+
+    rows = tuple(
+        replace(r, min_driver_windows=parse_driver("480.00")) if r.arch == "Ada" else r for r in db.driver_gpus
+    )
+    patched = replace(db, driver_gpus=rows)
+    verdict = unsupported_gpus(patched, target(patched, "472.50", "3.7", "RTX 4090", platform="win_amd64"))
+    assert verdict is not None and verdict.common
+    assert way_out(verdict)[0] == "driver R470"
+    split = unsupported_gpus(db, target(db, "472.50", "3.7", "RTX 4090", platform="win_amd64"))  # floor 520.06
+    assert split is not None and not split.common
+
+
 def test_the_most_specific_row_wins(db: CompatDB) -> None:
     def needed(gpu: str, cc: str, *, datacenter: bool = True) -> str:
         return str(db.driver_supports_gpu(gpu, parse_cc(cc), parse_driver("400.1"), datacenter=datacenter).needed)

@@ -40,7 +40,9 @@ class GpuDriverCheck:
 
     ``needed`` is the lowest driver for this GPU on the platform (None: no floor recorded);
     ``last_branch`` the last branch that supports it (None: still supported, or a platform without desktop
-    drivers, macOS). ``row`` is None when the GPU's architecture has no row (nothing is checked).
+    drivers, macOS); ``stop`` the first branch, in the platform's numbering, that no longer supports it (Linux: the
+    next number; Windows: the next branch a CUDA toolkit names). ``row`` is None when the GPU's architecture has no
+    row (nothing is checked).
     """
 
     gpu: str
@@ -50,6 +52,7 @@ class GpuDriverCheck:
     last_branch: int | None = None
     ended: bool = False  # the driver is newer than the last branch that supports the GPU
     row: DriverGpu | None = None
+    stop: int | None = None
 
 
 def gpu_arch(
@@ -106,12 +109,12 @@ def check_gpu(
         return GpuDriverCheck(gpu=gpu, arch=arch, ok=True)
     if platform.startswith("linux"):
         needed, last = row.min_driver, row.last_branch
-        ended = last is not None and driver.branch > last
+        stop = last + 1 if last is not None else None
     elif platform.startswith("win"):
         needed, last = row.min_driver_windows, row.last_branch
-        after = min((b for b in branches if last is not None and b > last), default=None)
-        ended = after is not None and driver.branch >= after
+        stop = min((b for b in branches if last is not None and b > last), default=None)
     else:
-        needed, last, ended = None, None, False
+        needed, last, stop = None, None, None
+    ended = stop is not None and driver.branch >= stop
     ok = not ended and (needed is None or driver >= needed)
-    return GpuDriverCheck(gpu=gpu, arch=arch, ok=ok, needed=needed, last_branch=last, ended=ended, row=row)
+    return GpuDriverCheck(gpu=gpu, arch=arch, ok=ok, needed=needed, last_branch=last, ended=ended, row=row, stop=stop)

@@ -61,7 +61,8 @@ def unsupported_gpus(db: CompatDB, target: Target) -> GpuDriverVerdict | None:
     oldest = min((c for c in checks if c.last_branch is not None), key=lambda c: c.last_branch or 0, default=None)
     floor = newest.needed if newest else None
     ceiling = oldest.last_branch if oldest else None
-    common = floor is None or ceiling is None or floor.branch <= ceiling
+    stop = min((c.stop for c in checks if c.stop is not None), default=None)  # in the platform's numbering
+    common = floor is None or stop is None or floor.branch < stop
     gpus = tuple(dict.fromkeys(c.gpu for c in checks))
     if not common and newest is not None and oldest is not None:
         detail = Text.of(
