@@ -280,6 +280,9 @@ def _solve_whole(
             heard.extend(source.notices())
             raise
         source.close()  # the walk ahead ends before the client does, and before its failures are read
+        from cudaresolve.lock.computed import hash_unhashed
+
+        solution, hashed = hash_unhashed(solution, client)  # files an index lists without a hash
     from cudaresolve.lock.fallback_set import passed_over, unreachable_set_notice
     from cudaresolve.resolve.model import FileKind
 
@@ -297,7 +300,7 @@ def _solve_whole(
     from cudaresolve.lock.wheels import extra_notices, not_listed, sdist_notices
 
     notices += [not_listed(p, target, inputs.mirrors) for p in unlisted]
-    notices += sdist_notices(solution) + extra_notices(resolved.pins.values(), source.extras_missing)
+    notices += sdist_notices(solution) + extra_notices(resolved.pins.values(), source.extras_missing) + hashed
     solution = _with_notices(solution, [*inputs.extra.notices, *notices])
     unusable = [n.message for n in source.notices(passed_over=skipped) if n.code == "sdist-unusable"]
     failed = (*sorted(failures), *sorted(set(unusable)))  # releases passed over, held by the set or not
