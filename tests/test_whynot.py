@@ -291,3 +291,24 @@ def test_a_source_build_is_offered_only_where_the_variants_cuda_compiles_for_the
     assert not offered or compiles, (variant, gpu)
     if compiles and {r.code for r in answer.reasons} & {"sm-not-covered", "gpu-too-old"}:
         assert offered
+
+
+@pytest.mark.parametrize(
+    ("request_", "gpu"),
+    [("flashinfer-python", "Tesla P100-PCIE-16GB"), ("xformers==0.0.35", "Tesla V100-SXM2-16GB"),
+     ("xformers==0.0.35", "GTX 1080 Ti"), ("flashinfer-python", "Tesla V100-SXM2-16GB")],
+)  # fmt: skip
+def test_no_source_build_is_offered_for_a_gpu_the_package_refuses(request_: str, gpu: str) -> None:
+    """Found by this stop's hardware audit: why-not offered TORCH_CUDA_ARCH_LIST=6.0 for flashinfer on a P100 and
+    =7.0 for xformers 0.0.35 on a V100, though both refuse any GPU below sm_75 at run time (their rows' min-sm)."""
+    from packaging.requirements import Requirement
+
+    from cudaresolve.target.build import TargetOptions, build_target
+
+    target = build_target(TargetOptions(gpus=(gpu,), driver="580.65.06", python="3.12"), SHIPPED)
+    answer = why_not(request_, [], SHIPPED, target)
+    assert not answer.possible
+    assert not any(a.spec.startswith("TORCH_CUDA_ARCH_LIST=") for a in answer.alternatives)
+    name = Requirement(request_).name
+    floors = {r.min_sm for r in SHIPPED.packages(name) if Requirement(request_).specifier.contains(r.version)}
+    assert floors and all(f is not None and target.ccs[0] < f for f in floors)  # each release the pin admits

@@ -2,7 +2,8 @@
 
 A CPU-only build (``[packages.cpu-package]``: fbgemm-gpu-cpu) gets round a package with no code for the GPU
 here, or no GPU at all; a source build with the exact ``TORCH_CUDA_ARCH_LIST`` gets round a build with no code
-for the GPU, but only where a CUDA toolkit the request's builds use still compiles for it (``[[cuda]] nvcc-sm``).
+for the GPU, but only where a CUDA toolkit the request's builds use still compiles for it (``[[cuda]] nvcc-sm``)
+and the package itself runs on it (its ``min-sm``).
 """
 
 from __future__ import annotations
@@ -64,10 +65,23 @@ def source_build(
             b.variant for n in needs if n.name != CUDA for r in db.packages(n.name)
             if n.specifier.contains(r.version, prereleases=True) for b in r.builds
         }  # fmt: skip
-    if not toolkit_compiles(db, target.ccs, variants):
+    if not toolkit_compiles(db, target.ccs, variants) or not _may_run(needs, lacking, db, target):
         return []
     arch_list = format_arch_list(target.ccs)
     return [Alternative.make(f"TORCH_CUDA_ARCH_LIST={arch_list}", "alt.source-build", arch_list=arch_list)]
+
+
+def _may_run(needs: Sequence[Need], lacking: Sequence[Finding], db: CompatDB, target: Target) -> bool:
+    """Whether some release the request admits of each package lacking code runs on every GPU here once built:
+    none whose ``min-sm`` (FlashInfer's sm_75, xformers' from 0.0.31) leaves a GPU out, which it refuses at run
+    time however it was compiled."""
+    lowest = min(target.ccs)
+    for name in {r.package for r in lacking if r.package}:
+        asked = [n.specifier for n in needs if n.name == name]
+        admitted = [r for r in db.packages(name) if all(s.contains(r.version, prereleases=True) for s in asked)]
+        if admitted and all(r.min_sm is not None and lowest < r.min_sm for r in admitted):
+            return False
+    return True
 
 
 def cpu_packages(reasons: Sequence[Finding], db: CompatDB) -> list[Alternative]:
