@@ -387,3 +387,45 @@ def test_a_fleet_of_more_distinct_pools_than_a_plan_solves_is_refused_at_once(tm
     with pytest.raises(InvalidInput) as caught:
         pools_of(tmp_path / "inv.csv")
     assert "1001 distinct pools" in caught.value.message
+
+
+INVENTORY = """host,gpu,count,driver,platform,python
+gpu-a1,NVIDIA H100 80GB HBM3,8,580.65.06,linux_x86_64,3.12
+gpu-b1,Tesla V100-SXM2-32GB,8,580.95.05,linux_x86_64,3.12
+gpu-c1,NVIDIA GeForce RTX 5090,2,575.57.08,linux_x86_64,3.12
+gpu-d1,NVIDIA GH200 480GB,1,580.65.06,aarch64,3.12
+gpu-e1,NVIDIA A10G,4,535.104.05,linux_x86_64,3.12
+gpu-f1,Tesla T4,1,470.256.02,linux_x86_64,3.12
+"""
+
+
+@pytest.mark.parametrize("request_", [["torch"], ["torch", "xformers"]])
+def test_a_driver_is_offered_only_where_it_makes_group_1s_set_run(tmp_path: Path, request_: list[str]) -> None:
+    """Found by this stop's hardware audit: a T4 pool that ran group 1's set at its own driver was told a newer
+    driver would let it join, and a GH200 (aarch64) pool was told 590.44.01 would join it to an x86_64 group."""
+    from dataclasses import replace
+
+    from cudaresolve.fleet.plan import _Solver, make_plan
+
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text(INVENTORY)
+    db = load_compat()
+    made = make_plan(list(pools_of(inventory).values()), request_, db)
+    main_group = made.groups[0]
+    first = main_group.pools[0].target
+    assert first is not None
+    solver = _Solver(request_, db)
+    for item in (*made.blocked, *made.upgrades):
+        target = item.pool.target
+        assert target is not None
+        apart = (target.platform, target.python) != (first.platform, first.python)
+        if apart:
+            assert item.upgrade is None
+        if item.upgrade is not None:
+            assert not solver.runs_on(main_group.solution, target)  # it does not run already
+            moved = replace(
+                target, driver=item.upgrade, cuda_driver_max=db.max_cuda_for_driver(item.upgrade, target.platform)
+            )
+            assert solver.runs_on(main_group.solution, moved)
+    arm = [b for b in made.blocked if b.pool.target is not None and b.pool.target.platform == "linux_aarch64"]
+    assert all(b.apart and b.upgrade is None for b in arm)

@@ -71,6 +71,7 @@ class Blocked:
     upgrade: DriverVersion | None = None  # the driver nearest its own that runs the largest group's set here
     joins: int | None = None  # the group that upgrade joins
     older: bool = False  # ``upgrade`` is older than the pool's driver (its GPUs' last branch is behind it)
+    apart: bool = False  # its platform or Python is not the largest group's: no driver joins them (``join_targets``)
 
     def ways_out(self) -> list[dict[str, Any]]:
         if self.upgrade is None or self.joins is None:
@@ -186,11 +187,15 @@ def _candidate_drivers(db: CompatDB, platform: str, above: DriverVersion | None)
     return sorted(d for d in found if above is None or d > above)
 
 
-def _upgrade(solver: _Solver, pool: Pool, solution: Solution) -> tuple[DriverVersion, bool] | None:
-    """The driver nearest the pool's own with which ``solution`` runs on ``pool``, and whether it is older: the
-    lowest newer one, else the newest older one (a driver past its GPUs' last branch: a P100 on R590 runs a set
-    on R580); None when no driver makes it run."""
-    if pool.target is None or pool.target.is_cpu:
+def _upgrade(solver: _Solver, pool: Pool, main: Group) -> tuple[DriverVersion, bool] | None:
+    """The driver nearest the pool's own with which group ``main``'s set runs on ``pool``, and whether it is older:
+    the lowest newer one, else the newest older one (a driver past its GPUs' last branch: a P100 on R590 runs a set
+    on R580); None when no driver makes it run, when the pool runs it already (no driver to change), or when the
+    pool's platform or Python is not the group's (no single lock spans two: ``join_targets``)."""
+    if pool.target is None or pool.target.is_cpu or _apart(pool, main):
+        return None
+    solution = main.solution
+    if solver.runs_on(solution, pool.target):
         return None
     current = pool.target.driver
     every = _candidate_drivers(solver.db, pool.platform, None)
@@ -204,6 +209,14 @@ def _upgrade(solver: _Solver, pool: Pool, solution: Solution) -> tuple[DriverVer
             if solver.runs_on(solution, target):
                 return driver, is_older
     return None
+
+
+def _apart(pool: Pool, group: Group) -> bool:
+    """Whether ``pool`` is on another platform or Python than ``group``'s pools, which no single lock spans."""
+    first = next((p.target for p in group.pools if p.target is not None), None)
+    if pool.target is None or first is None:
+        return False
+    return (pool.target.platform, pool.target.python) != (first.platform, first.python)
 
 
 def make_plan(
@@ -247,13 +260,14 @@ def make_plan(
         joined = join_targets([p.target for p in members if p.target is not None], db)
         solution = finish(joined) if finish is not None and joined is not None else found
         groups.append(Group(number=number, pools=tuple(members), solution=solution))
-    main = groups[0].solution if groups else None
     blocked, upgrades = [], []
     for pool in pools:
-        change = _upgrade(solver, pool, main) if main is not None else None
+        change = _upgrade(solver, pool, groups[0]) if groups else None
         upgrade, older = change if change is not None else (None, False)
         if pool.id in blocked_reasons:
-            blocked.append(Blocked(pool=pool, reasons=blocked_reasons[pool.id], upgrade=upgrade, joins=1, older=older))
+            apart = bool(groups) and _apart(pool, groups[0])
+            blocked.append(Blocked(pool=pool, reasons=blocked_reasons[pool.id], upgrade=upgrade, joins=1, older=older,
+                                   apart=apart))  # fmt: skip
         elif groups and pool not in groups[0].pools:
             upgrades.append(Blocked(pool=pool, reasons=(), upgrade=upgrade, joins=1, older=older))
     ccs = {g.cc for p in pools if p.target is not None for g in p.target.gpus}

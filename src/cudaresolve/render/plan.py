@@ -87,7 +87,8 @@ def render_plan(plan: Plan, console: Console, *, lang: str = "en") -> None:
         for way in item.ways_out():
             say(Text.of("fleet.render.way-out", message=way["message"]))
         if item.upgrade is None and plan.groups:
-            say(Text.of("fleet.render.no-upgrade", pool=item.pool.id))
+            key = "fleet.render.no-upgrade-apart" if item.apart else "fleet.render.no-upgrade"
+            say(Text.of(key, pool=item.pool.id))
     for item in plan.upgrades:
         if item.upgrade is not None:
             key = "fleet.render.older" if item.older else "fleet.render.upgrade"
