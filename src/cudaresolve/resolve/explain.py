@@ -128,8 +128,29 @@ def explain_need(
     found = _summarise(_binding(db, catalog, matching))
     if found:
         return found
+    elsewhere = _pinned_build_elsewhere(db, need, catalog.target.platform) if db is not None else None
+    if elsewhere is not None:
+        return [elsewhere]
     newest = max((c.version for c in catalog.for_name(need.name)), default=None)
     return [reason("no-such-version", package=need.name, required=spec, found=str(newest or "none"))]
+
+
+def _pinned_build_elsewhere(db: CompatDB, need: Need, platform: str) -> Finding | None:
+    """For a pin of a build by its local version (``torch==2.14.1+cu126``) that the database has, but for other
+    platforms only: that build's platform finding. The catalog records none, since another build of the release
+    serves the platform (``platforms.other_platform``), and the pin had fallen through to "no such version"."""
+    for spec in need.specifier:
+        public, plus, local = spec.version.partition("+")
+        if spec.operator not in ("==", "===") or not plus:
+            continue
+        for release in db.packages(need.name):
+            if str(release.version) != public:
+                continue
+            for build in release.builds:
+                if build.local == f"+{local}" and not {"any", platform} & set(build.platforms):
+                    return reason("no-wheel-for-platform", package=need.name, version=spec.version,
+                                  required=", ".join(build.platforms), found=platform)  # fmt: skip
+    return None
 
 
 def _passed_over(need: Need, fitting: Sequence[Candidate], limit: SpecifierSet | None) -> list[Finding]:
