@@ -178,3 +178,12 @@ def test_detection_readings_take_ascii_digits_only() -> None:
     assert parse_cuda_visible_devices("9" * 5000, 2) == ()  # not int("9" * 5000): over Python's digit limit
     with pytest.raises(DetectionError):
         parse_nvidia_smi_csv("NVIDIA A100, 8.0, 535.104.05, \u0668\u0660 MiB")
+
+
+@pytest.mark.parametrize("text", ["3.13t", "3.14t", " 3.15t "])
+def test_a_free_threaded_python_is_named_as_such(text: str) -> None:
+    """Found by this stop's hardware audit: --python-version 3.13t (uv's name for a free-threaded build) was
+    refused as 'not a Python version'."""
+    with pytest.raises(InvalidInput) as refused:
+        parse_python_version(text)
+    assert refused.value.text.key == "core.free-threaded"

@@ -74,6 +74,8 @@ def parse_python_version(text: str) -> str:
     raw = text.strip()
     parts = raw.split(".")
     short = ".".join(parts[:2])
+    if raw.endswith("t") and _PYTHON.match(raw[:-1]):  # 3.13t: uv's name for a free-threaded build
+        raise InvalidInput(Text.of("core.free-threaded", text=repr(text)), hint=Text("core.free-threaded.hint"))
     if not _PYTHON.match(short) or len(parts) > 3 or not all(_PYTHON_MICRO.match(p) for p in parts[1:]):
         raise InvalidInput(Text.of("core.bad-python", text=repr(text)), hint=Text("core.bad-python.hint"))
     return short
