@@ -24,12 +24,15 @@ CUDA_H100 = {"AOTI_DEVICE_KEY": "cuda", "AOTI_COMPUTE_CAPABILITY": "90", "AOTI_P
              "AOTI_MACHINE": "x86_64", "AOTI_CPU_ISA": "VEC512", "model_version": "7"}
 
 
+NOTELESS = "sm_90a without its .note.nv.tkinfo"
+
+
 def make_pt2(path: Path, *, metadata: dict[str, Any] | str | None = None, kernels: dict[str, str] | None = None,
              model: str = "model") -> Path:
     """The layout torch.export.pt2_archive writes: a root folder named after the archive, members stored."""
     root = path.stem
     base = f"{root}/data/aotinductor/{model}"
-    kernels = {"cabc.so": "nogpu.so", "triton_poi_fused_0.cubin": "sm_90a.cubin"} if kernels is None else kernels
+    kernels = {"cabc.so": "nogpu.so", "triton_poi_fused_0.cubin": NOTELESS} if kernels is None else kernels
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
         archive.writestr(f"{root}/archive_format", "pt2")
         archive.writestr(f"{root}/archive_version", "0")
@@ -39,7 +42,11 @@ def make_pt2(path: Path, *, metadata: dict[str, Any] | str | None = None, kernel
             archive.writestr(f"{base}/cabc_metadata.json", text)
         archive.writestr(f"{base}/cabc.cpp", "// generated\n")
         for name, fixture in kernels.items():
-            archive.write(FIXTURES / fixture, f"{base}/{name}")
+            if fixture == NOTELESS:  # the cubin with its toolkit note renamed: its suffix is then Triton's name's
+                data = (FIXTURES / "sm_90a.cubin").read_bytes().replace(b".note.nv.tkinfo", b".note.nv.zzinfo")
+                archive.writestr(f"{base}/{name}", data)
+            else:
+                archive.write(FIXTURES / fixture, f"{base}/{name}")
         archive.writestr(f"{root}/data/weights/weight_0", b"\0" * 64)
     return path
 
@@ -164,3 +171,11 @@ def test_notes_and_errors_are_said_in_chinese(tmp_path: Path) -> None:
     junk.write_bytes(b"\0" * 100)
     error = package_report(junk).error
     assert error is not None and words(error.text, "zh").startswith("无法读取包：")  # noqa: RUF001
+
+
+def test_a_kernel_cubin_with_its_toolkit_note_needs_no_inference(tmp_path: Path) -> None:
+    path = make_pt2(tmp_path / "m.pt2", metadata=CUDA_H100,
+                    kernels={"cabc.so": "nogpu.so", "triton_poi_fused_0.cubin": "sm_90a.cubin"})  # fmt: skip
+    report = package_report(path)
+    assert report.sass == ("sm_90a",)
+    assert report.package is not None and report.package.models[0].notes == ()

@@ -108,7 +108,8 @@ def test_missing_path_is_invalid_input(tmp_path: Path) -> None:
 def test_directory_walk_skips_host_only_files_unless_asked() -> None:
     names = [Path(r.path).name for r in inspect_directory(FIXTURES)]
     assert names == ["compress-size.so", "compress-speed.so", "embedded.so", "family.so", "kernel.fatbin",
-                     "lto.o", "multi.so", "rdc.o", "rdc.so", "sm_90a.cubin", "uncompressed.so"]
+                     "lto.o", "multi.so", "rdc.o", "rdc.so", "sm_100.cubin", "sm_100f.cubin", "sm_90a.cubin",
+                     "uncompressed.so"]
     everything = [Path(r.path).name for r in inspect_directory(FIXTURES, include_empty=True)]
     assert everything == sorted([*names, "nogpu.so"])
 
@@ -207,7 +208,7 @@ def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["schema"] == 1
     assert [{k: f[k] for k in ("path", "sass", "ptx")} for f in out["files"]] == [
         {"path": str(FIXTURES / "family.so"), "sass": ["sm_100f"], "ptx": ["compute_120f"]},
-        {"path": str(FIXTURES / "sm_90a.cubin"), "sass": ["sm_90"], "ptx": []},
+        {"path": str(FIXTURES / "sm_90a.cubin"), "sass": ["sm_90a"], "ptx": []},
     ]
     assert out["files"][0]["ptx_isa"] == {"compute_120f": "9.0"}
 

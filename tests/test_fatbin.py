@@ -197,7 +197,7 @@ def test_bare_fatbin_and_cubin() -> None:
     assert (fatbin.format, fatbin.sections, len(fatbin.containers)) == ("fatbin", ("",), 1)
     cubin = listing_of("sm_90a.cubin")
     (entry,) = cubin.entries
-    assert (cubin.format, entry.name, entry.suffix_known, entry.code_version) == ("cubin", "sm_90", False, (8, 0))
+    assert (cubin.format, entry.name, entry.suffix_known, entry.code_version) == ("cubin", "sm_90a", True, (8, 0))
 
 
 def test_rodata_scan_finds_embedded_fatbin_and_cubin() -> None:

@@ -102,8 +102,12 @@ record kernel.fatbin "sm_75" "compute_120" "" "a bare fatbin file" -- \
     "$nvcc -fatbin -gencode arch=compute_75,code=sm_75 -gencode arch=compute_120,code=compute_120" \
     "-o kernel.fatbin kernel.cu"
 
-record sm_90a.cubin "sm_90" "" "" "a bare cubin: e_flags carry the SM but not the a suffix (ABI 8)" -- \
+record sm_90a.cubin "sm_90a" "" "" "a bare cubin: e_flags carry the SM but not the a suffix (ABI 8); its .note.nv.tkinfo names sm_90a" -- \
     "$nvcc -cubin -gencode arch=compute_90a,code=sm_90a -o sm_90a.cubin kernel.cu"
+record sm_100f.cubin "sm_100f" "" "" "a bare family cubin: the note names sm_100f, which cuobjdump lists as sm_100" -- \
+    "$nvcc -cubin -gencode arch=compute_100f,code=sm_100f -o sm_100f.cubin kernel.cu"
+record sm_100.cubin "sm_100" "" "" "a bare plain cubin: the same e_flags as sm_100a and sm_100f; the note says which" -- \
+    "$nvcc -cubin -gencode arch=compute_100,code=sm_100 -o sm_100.cubin kernel.cu"
 
 # The way AOTInductor embeds kernels (torch/_inductor/cpp_builder.py convert_cubin_to_obj):
 # ld -r -b binary, then .data renamed to .rodata.  No .nv_fatbin section at all.

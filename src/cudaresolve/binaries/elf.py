@@ -11,6 +11,7 @@ else, so a hostile file cannot crash, hang, or make the reader allocate more tha
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
@@ -19,7 +20,7 @@ from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Sequence
 
 __all__ = [
     "CUBIN_IDENT",
@@ -28,6 +29,7 @@ __all__ = [
     "ELF_MAGIC",
     "EM_CUDA",
     "NOT_A_BINARY",
+    "TOOLKIT_NOTE",
     "BoundedReader",
     "CubinTarget",
     "ElfHeader",
@@ -39,6 +41,7 @@ __all__ = [
     "parse_elf_header",
     "read_elf_header",
     "read_sections",
+    "toolkit_suffix",
 ]
 
 
@@ -86,7 +89,8 @@ _SHT_NOBITS: Final = 8
 _SHN_XINDEX: Final = 0xFFFF
 
 # Cubin e_flags.  ABI version 8 (every CUDA 13 cubin, checked on our fixtures): SM in bits 8-15,
-# and sm_90/sm_90a, sm_100/sm_100a/sm_100f have identical flags, so the suffix is unknowable.
+# and sm_90/sm_90a, sm_100/sm_100a/sm_100f have identical flags, so the flags cannot tell the suffix;
+# a bare cubin's own ``.note.nv.tkinfo`` can (``toolkit_suffix``).
 # ABI version 7 (older toolkits): SM in the low byte.  LLVM's EF_CUDA_ACCELERATORS_V1 (0x800,
 # llvm/include/llvm/BinaryFormat/ELF.h) marks "a", but the sm_60 cubin inside CUDA 13.0's own
 # libcupti.so has 0x800 set too (e_flags 0x3c0d3c), so the bit is only read as "a" from SM 90 on,
@@ -229,6 +233,26 @@ def read_sections(
             raise invalid_binary("binaries.section-past-end", name=name)
         sections.append(Section(name, sh_type, sh_offset, 0 if empty else sh_size, sh_link, sh_info))
     return sections
+
+
+#: The note ptxas writes into a cubin: its options, "-arch sm_100a -m 64" among them (CUDA 13's nvcc, checked on
+#: sm_90a, sm_100a, sm_100f and sm_120a cubins against cuobjdump 13.5's names).
+TOOLKIT_NOTE: Final = ".note.nv.tkinfo"
+_NOTE_BYTES: Final = 4096
+_ARCH_OPTION: Final = re.compile(rb"-arch[= ]sm_([0-9]{2,3})([af]?)(?![0-9A-Za-z_])")
+
+
+def toolkit_suffix(reader: BoundedReader, sections: Sequence[Section], sm: int) -> str | None:
+    """The ``a``/``f`` suffix ("" for none) a cubin's toolkit note gives for ``sm``; None when the cubin has no
+    such note, a larger one, or one that names another SM or several."""
+    note = next((s for s in sections if s.name == TOOLKIT_NOTE), None)
+    if note is None or not 0 < note.size <= _NOTE_BYTES:
+        return None
+    named = {(int(m[1]), m[2].decode()) for m in _ARCH_OPTION.finditer(reader.read_at(note.offset, note.size))}
+    if len(named) != 1:
+        return None
+    (found, suffix), = named
+    return suffix if found == sm else None
 
 
 def cubin_target(header: ElfHeader) -> CubinTarget:

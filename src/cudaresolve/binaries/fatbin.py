@@ -38,6 +38,7 @@ from cudaresolve.binaries.elf import (
     parse_elf_header,
     read_elf_header,
     read_sections,
+    toolkit_suffix,
 )
 from cudaresolve.core.archs import Arch, ComputeCapability
 from cudaresolve.errors import InvalidBinary
@@ -241,8 +242,13 @@ def read_fatbin_archs(
     if header.machine == EM_CUDA:
         if header.ph_end > reader.size:
             raise invalid_binary("binaries.cubin-truncated")
-        read_sections(reader, header, whole=True)
-        return _listing(reader, "cubin", (_cubin_entry(header, reader.size),), (), ())
+        entry = _cubin_entry(header, reader.size)
+        if not entry.suffix_known:  # the flags cannot tell sm_100a from sm_100: the cubin's toolkit note can
+            suffix = toolkit_suffix(reader, read_sections(reader, header, whole=True), entry.sm)
+            entry = replace(entry, suffix=suffix, suffix_known=True) if suffix is not None else entry
+        else:
+            read_sections(reader, header, whole=True)
+        return _listing(reader, "cubin", (entry,), (), ())
     entries: list[FatbinEntry] = []
     containers: list[Container] = []
     notes: list[Text] = []
