@@ -473,3 +473,31 @@ def test_fixture_files_are_not_modified_by_reading() -> None:
     for name in BINARIES:
         listing_of(name)
     assert {name: os.stat(FIXTURES / name).st_mtime_ns for name in BINARIES} == before
+
+
+def _damaged(data: bytes, container: int, *, fat_size: int | None = None, magic: bytes | None = None) -> io.BytesIO:
+    """``data`` with the container header at ``container`` given another fat size or magic number."""
+    out = bytearray(data)
+    if fat_size is not None:
+        out[container + 8 : container + 16] = struct.pack("<Q", fat_size)
+    if magic is not None:
+        out[container : container + 4] = magic
+    return io.BytesIO(bytes(out))
+
+
+def test_a_damaged_container_is_said_not_listed_as_whole() -> None:
+    """Found by this stop's binary audit: a container whose fat size was cut dropped its last entries from the
+    listing silently (exit 0), and one whose magic number was broken made the library read as no GPU code at
+    all; cuobjdump says 'Invalid fatbin header' for both."""
+    data = (FIXTURES / "kernel.fatbin").read_bytes()
+    whole = read_fatbin_archs(io.BytesIO(data))
+    assert not whole.notes and (whole.sass, whole.ptx) == (("sm_75",), ("compute_120",))
+    (first, *_), size = whole.entries, struct.unpack_from("<Q", data, 8)[0]
+    cut = read_fatbin_archs(_damaged(data, 0, fat_size=first.header_size + first.payload_size))
+    assert len(cut.entries) == 1 and len(cut.notes) == 1  # the rest is said to be unread
+    assert "damaged container" in words(cut.notes[0])
+    assert size > first.header_size + first.payload_size
+    elf = (FIXTURES / "multi.so").read_bytes()
+    at = elf.index(struct.pack("<I", 0xBA55ED50))
+    with pytest.raises(InvalidBinary, match="no fat-binary container"):
+        read_fatbin_archs(_damaged(elf, at, magic=b"\x51\xed\x55\xba"))

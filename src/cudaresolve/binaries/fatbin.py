@@ -320,7 +320,13 @@ class _Walker:
                 continue
             magic, version, hsize, fat_size = _CONTAINER.unpack(head)
             if magic != FATBIN_MAGIC:
-                pos = self._find_magic(pos + 1, end)
+                after = self._find_magic(pos + 1, end)
+                if not self.strict and self._junk(pos, end if after is None else after):
+                    if not self.containers and after is None:  # a fatbin section that holds no container at all
+                        raise invalid_binary("binaries.bad-container", offset=f"{pos:#x}", section=self._where,
+                                             problem=Text("binaries.no-container"))  # fmt: skip
+                    self.notes.append(Text.of("binaries.fatbin-junk", section=self._where, offset=f"{pos:#x}"))
+                pos = after
                 continue
             stop = pos + hsize + fat_size
             problem = self._container_problem(version, hsize, fat_size, stop, end)
@@ -395,6 +401,17 @@ class _Walker:
                 raise invalid_binary("binaries.too-many-entries", limit=self.reader.limits.max_entries)
             pos += hsize + payload
         return found
+
+    def _junk(self, pos: int, stop: int) -> bool:
+        """Whether bytes other than zero padding lie between ``pos`` and ``stop`` in a fatbin section: what is left
+        of a container whose size or magic number was damaged (cuobjdump: "Invalid fatbin header")."""
+        chunk = self.reader.limits.chunk_size
+        while pos < stop:
+            count = min(chunk, stop - pos)
+            if self.reader.read_at(pos, count).strip(b"\0"):
+                return True
+            pos += count
+        return False
 
     def _reject(self, problem: Text) -> list[FatbinEntry] | None:
         """``None`` (skip the candidate) in a scanned section; an error in a fatbin section."""
