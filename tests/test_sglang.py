@@ -51,7 +51,9 @@ def test_every_row_pins_torch_and_a_kernel_built_on_that_torchs_pypi_variant(db:
         paired = kernels[(kernel, pins[kernel])]
         (kernel_torch,) = [Version(next(iter(r.specifier)).version) for r in paired.requires if r.name == "torch"]
         assert kernel_torch == pins["torch"], release.version  # the kernel is built against sglang's torch
-        assert [b.variant for b in paired.builds] == [torch[pins["torch"]].pypi_variant], paired.version
+        # one build per platform (linux_x86_64, linux_aarch64), each on the same CUDA major, so torch's PyPI variant
+        assert {b.variant for b in paired.builds} == {torch[pins["torch"]].pypi_variant}, paired.version
+        assert sorted(p for b in paired.builds for p in b.platforms) == sorted(paired.platforms), paired.version
 
 
 @pytest.mark.parametrize(
@@ -72,6 +74,25 @@ def test_the_release_whose_torch_and_cuda_major_the_driver_runs(
     pins = {p.name: p.version for p in solution.packages}
     assert (pins["sglang"], pins["torch"], pins[kernel[0]]) == (sglang, torch, kernel[1])
     assert {major_of(db.cuda_majors, n, v) for n, v in pins.items()} - {None} == {major}
+
+
+@pytest.mark.parametrize(
+    ("gpu", "platform", "sglang", "torch", "kernel"),
+    [
+        # PyPI's aarch64 torch 2.14.1 is a CUDA 13 build; sglang-kernel 0.4.10's aarch64 wheel has sm_90 and sm_100f
+        ("GH200", "manylinux_2_35_aarch64", "0.5.23", "2.14.1", "0.4.10"),
+        # glibc 2.28 assumed: the last pure sglang; sglang-kernel 0.4.1's aarch64 wheel is CUDA 12, on torch's cu128
+        # aarch64 build from the PyTorch index (PyPI's aarch64 torch 2.9.1 is a CPU build)
+        ("GB200", "linux_aarch64", "0.5.10.post1", "2.9.1+cu128", "0.4.1"),
+    ],
+)
+def test_an_arm_server_locks_the_kernels_aarch64_build(
+    db: CompatDB, gpu: str, platform: str, sglang: str, torch: str, kernel: str
+) -> None:
+    target = build_target(TargetOptions(gpus=(gpu,), driver="580.65.06", python="3.12", platform=platform), db)
+    solution = solve(["sglang"], db, target, source=TorchSource(db, PROJECTS)).solution
+    pins = {p.name: p.version for p in solution.packages}
+    assert (pins["sglang"], pins["torch"], pins["sglang-kernel"]) == (sglang, torch, kernel)
 
 
 def test_a_pinned_sglang_the_driver_cannot_run_names_the_driver(db: CompatDB) -> None:

@@ -44,6 +44,7 @@ def test_every_row_pins_torch_and_builds_on_its_pypi_variant(db: CompatDB) -> No
         (pin,) = [r for r in release.requires if r.name == "torch"]
         (version,) = [Version(s.version) for s in pin.specifier]
         assert {b.variant for b in release.builds} == {torch[version].pypi_variant}, release.version  # per platform
+        assert sorted(p for b in release.builds for p in b.platforms) == sorted(release.platforms), release.version
 
 
 @pytest.mark.parametrize(
@@ -61,6 +62,24 @@ def test_the_release_whose_torch_and_cuda_major_the_driver_runs(
     pins = {p.name: p.version for p in solution.packages}
     assert (pins["vllm"], pins["torch"]) == (vllm, torch)
     assert {major_of(db.cuda_majors, n, v) for n, v in pins.items()} - {None} == {major}
+
+
+@pytest.mark.parametrize(
+    ("gpu", "driver", "platform", "vllm", "torch"),
+    [
+        # R575 runs CUDA 12.8 at most: the newest vLLM on a cu128 torch, whose aarch64 build is the PyTorch index's
+        ("GB200", "575.57.08", "manylinux_2_35_aarch64", "0.19.1", "2.10.0+cu128"),
+        ("GH200", "575.57.08", "linux_aarch64", "0.11.2", "2.9.0+cu128"),  # glibc 2.28 assumed: 0.12-0.19 need 2.31
+        ("GH200", "580.65.06", "manylinux_2_35_aarch64", "0.33.0", "2.14.0"),  # PyPI's aarch64 torch is CUDA 13
+    ],
+)
+def test_an_arm_server_locks_vllms_aarch64_build(
+    db: CompatDB, gpu: str, driver: str, platform: str, vllm: str, torch: str
+) -> None:
+    target = build_target(TargetOptions(gpus=(gpu,), driver=driver, python="3.12", platform=platform), db)
+    solution = solve(["vllm"], db, target, source=TorchSource(db, PROJECTS)).solution
+    pins = {p.name: p.version for p in solution.packages}
+    assert (pins["vllm"], pins["torch"]) == (vllm, torch)
 
 
 def test_a_pinned_vllm_the_driver_cannot_run_names_the_driver(db: CompatDB) -> None:
