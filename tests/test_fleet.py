@@ -429,3 +429,15 @@ def test_a_driver_is_offered_only_where_it_makes_group_1s_set_run(tmp_path: Path
             assert solver.runs_on(main_group.solution, moved)
     arm = [b for b in made.blocked if b.pool.target is not None and b.pool.target.platform == "linux_aarch64"]
     assert all(b.apart and b.upgrade is None for b in arm)
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("host,gpu\n" + "a,b\n" * 1_000_001, "fleet.input.too-many-lines"),
+    ('{"kind": "List", "items": [' + "[]," * 2_000_001 + "[]]}", "fleet.input.too-many-values"),
+])  # fmt: skip
+def test_an_inventory_of_tiny_rows_is_refused_before_its_rows_are_made(text: str, key: str) -> None:
+    """Found by this stop's hostile-input hunt: a 250 MB inventory of tiny rows (under the byte bound) was made
+    into Python objects before the host count was checked: 3 GB, then a MemoryError."""
+    with pytest.raises(InvalidInput) as refused:
+        parse_inventory(text, "inv")
+    assert dict(refused.value.text.fields)["reason"].key == key  # type: ignore[union-attr]

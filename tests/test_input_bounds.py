@@ -187,3 +187,14 @@ def test_a_free_threaded_python_is_named_as_such(text: str) -> None:
     with pytest.raises(InvalidInput) as refused:
         parse_python_version(text)
     assert refused.value.text.key == "core.free-threaded"
+
+
+def test_the_last_day_a_date_can_name_is_a_cutoff_not_a_crash() -> None:
+    """Found by this stop's hostile-input hunt: --exclude-newer 9999-12-31 ended in an OverflowError, since the
+    end of that day is the day after it."""
+    from datetime import UTC, datetime
+
+    from cudaresolve.core.versions import parse_cutoff
+
+    assert parse_cutoff("9999-12-31") == datetime.max.replace(tzinfo=UTC)
+    assert parse_cutoff("2025-06-01") == datetime(2025, 6, 2, tzinfo=UTC)

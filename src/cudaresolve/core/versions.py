@@ -92,7 +92,8 @@ def parse_cutoff(text: str) -> datetime:
     raw = text.strip()
     try:
         if _DATE.match(raw):
-            return datetime.fromisoformat(raw).replace(tzinfo=UTC) + timedelta(days=1)
+            day = datetime.fromisoformat(raw).replace(tzinfo=UTC)
+            return day + timedelta(days=1) if day.date() < day.max.date() else day.max.replace(tzinfo=UTC)  # 9999-12-31
         found = datetime.fromisoformat(raw)
     except ValueError:
         found = None

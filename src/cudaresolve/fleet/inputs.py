@@ -51,6 +51,11 @@ __all__ = [
 MAX_INVENTORY_BYTES: Final = 256 * 1024 * 1024
 #: Hosts read in one plan, all files together.
 MAX_HOSTS: Final = 200_000
+#: Lines of one text inventory (a CSV or Slurm file: a host a line, with room for comments), and JSON objects and
+#: arrays in one JSON inventory (a kubectl node is about a hundred): counted before any is made, so that a file of
+#: tiny rows under the byte bound cannot make tens of millions of objects (a 250 MB file had made 3 GB).
+MAX_LINES: Final = 1_000_000
+MAX_CONTAINERS: Final = 2_000_000
 #: Files read from one directory given to ``--from``.
 MAX_FILES_PER_DIR: Final = 10_000
 
@@ -127,6 +132,8 @@ def parse_inventory(text: str, path: str, *, drivers: Mapping[str, str] | None =
     """The hosts ``text`` (the content of ``path``) describes, in whichever format it is."""
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
+        if stripped.count("{") + stripped.count("[") > MAX_CONTAINERS:
+            raise _bad(path, Text.of("fleet.input.too-many-values", limit=f"{MAX_CONTAINERS:,}"))
         try:
             data = loads_json(stripped)
         except TooDeep as exc:
@@ -134,6 +141,8 @@ def parse_inventory(text: str, path: str, *, drivers: Mapping[str, str] | None =
         except ValueError as exc:
             raise _bad(path, Text.of("fleet.input.bad-json", error=str(exc))) from exc
         return _from_json(data, path)
+    if stripped.count("\n") > MAX_LINES:
+        raise _bad(path, Text.of("fleet.input.too-many-lines", limit=f"{MAX_LINES:,}"))
     lines = [line for line in stripped.splitlines() if line.strip() and not line.lstrip().startswith("#")]
     if lines and lines[0].lstrip().startswith("NodeName="):
         untyped: list[str] = []
