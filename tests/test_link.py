@@ -447,3 +447,37 @@ def test_a_locked_version_is_compared_as_pep_440_reads_it(base_venv: Path, tmp_p
     wheel, sha = _wheel(tmp_path)
     link_wheels([(_package(wheel, sha, version="1.0.0"), wheel)], scheme, {}, tmp_path / "cache")  # 1.0.0 == 1.0
     assert [p.name for p in Path(scheme.purelib).glob("*.dist-info")] == ["demo-1.0.dist-info"]
+
+
+@pytest.mark.parametrize(("member", "said"), [
+    ("demo-1.0.data/purelib/smuggled-6.6.dist-info/METADATA", "the metadata of another distribution"),
+    ("demo-1.0.data/platlib/smuggled.egg-info/PKG-INFO", "the metadata of another distribution"),
+    ("smuggled.egg-info/PKG-INFO", "the metadata of another distribution"),
+    ("demo-1.0.data/data/pyvenv.cfg", "would replace the environment's own pyvenv.cfg"),
+    ("demo-1.0.data/data/bin/python3", "would replace the environment's own python3"),
+    ("demo-1.0.data/data/bin/activate", "would replace the environment's own activate"),
+])  # fmt: skip
+def test_a_wheel_that_would_install_another_distribution_or_the_venvs_files_is_refused(
+    base_venv: Path, tmp_path: Path, member: str, said: str
+) -> None:
+    """Found by this stop's hostile-input hunt: a locked wheel put a second distribution, not in the lock, into
+    site-packages from its .data/purelib, and its .data/data replaced the venv's bin/python and pyvenv.cfg."""
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, f"smuggle-{abs(hash(member)) % 10**8}")
+    wheel, sha = _wheel(tmp_path, extra={member: b"Metadata-Version: 2.1\nName: smuggled\nVersion: 6.6\n"})
+    with pytest.raises(InvalidBinary) as caught:
+        link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+    assert said in str(caught.value.text.fields)
+    assert not list(Path(scheme.purelib).glob("*.dist-info")) and not list(Path(scheme.purelib).glob("*.egg-info"))
+    assert subprocess.run([scheme.python, "-c", "pass"], check=False).returncode == 0  # the venv still runs
+
+
+def test_the_names_rules_hold_for_a_wheel_handed_to_uv_too(tmp_path: Path) -> None:
+    from cudaresolve.install.wheel_members import check_wheel_files, wheel_problem
+
+    assert wheel_problem(["demo/__init__.py", "demo-1.0.dist-info/METADATA", "demo-1.0.data/scripts/demo"]) is None
+    assert wheel_problem(["demo/__init__.py"]) == "0 .dist-info folders"
+    wheel, _ = _wheel(tmp_path, extra={"demo-1.0.data/scripts/activate": b"echo\n"})
+    with pytest.raises(InvalidBinary, match="the script activate would replace"):
+        check_wheel_files([wheel])

@@ -36,6 +36,7 @@ from cudaresolve.core.digest import sha256_bytes
 from cudaresolve.core.files import owned_by_user, write_bytes_atomic
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidBinary
+from cudaresolve.install.wheel_members import RESERVED, member_problem
 from cudaresolve.text.model import Text
 
 #: How much of a wheel's METADATA is read for its ``Name`` and ``Version`` (the header block comes first).
@@ -57,7 +58,7 @@ _SCRIPT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _URLSAFE: Final = bytes.maketrans(b"+/", b"-_")  # base64 to its urlsafe form (``base64`` itself costs an import)
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _MAX_SHEBANG: Final = 127  # the kernel's limit on a #! line
-_RESERVED: Final = re.compile(r"^(?:python(?:[0-9.]*)w?|activate(?:\..*)?|Activate\.ps1)$", re.IGNORECASE)
+_RESERVED: Final = RESERVED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,8 +146,8 @@ def plan_tree(
                 seen += 1
                 if check and not script and str(os.stat(f"{folder}/{name}").st_size) != known[1]:
                     raise StaleTree(prefix + name)
-            if script and _reserved(name):
-                raise _bad(label, f"the script {name} would replace the environment's interpreter")
+            if (problem := member_problem(info, prefix + name)) is not None:  # another distribution, a script ...
+                raise _bad(label, problem)
         placed = _relative(target, root)
         folders.append((folder, target, prefix, "" if placed == "." else placed + "/", script, kept))
     if check and seen != sum(1 for path in record if path not in skipped):

@@ -1,0 +1,71 @@
+"""What a wheel may place, judged on its member names: its one ``.dist-info`` folder, and nothing that installs as
+another distribution (a second ``.dist-info`` or an ``.egg-info`` under ``.data/purelib``) or replaces the
+environment's own files (a script, or a ``.data/data`` file, named like its interpreter or activation scripts, or
+its ``pyvenv.cfg``). Pure but ``check_wheel_files``, which reads the wheels' listings.
+
+Both ways a wheel is installed ask it: this process's linker (``link.plan_tree``) and the hand-over of large
+wheels to uv, whose own checks leave these open.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Final
+
+from cudaresolve.errors import InvalidBinary
+from cudaresolve.text.model import Text
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+__all__ = ["RESERVED", "check_wheel_files", "member_problem", "wheel_problem"]
+
+#: A script name that is the environment's own (its interpreter, its activation scripts).
+RESERVED: Final = re.compile(r"^(?:python(?:[0-9.]*)w?|activate(?:\..*)?|Activate\.ps1)$", re.IGNORECASE)
+_METADATA_FOLDERS: Final = (".dist-info", ".egg-info")
+
+
+def member_problem(info: str, name: str) -> str | None:
+    """Why the member ``name`` (a path in the wheel, ``/``-separated) of the wheel whose ``.dist-info`` folder is
+    ``info`` may not be installed, in words; None when it may."""
+    parts = name.split("/")
+    if len(parts) > 1 and parts[0].endswith(".egg-info"):
+        return f"{parts[0]}: the metadata of another distribution, which the lock does not name"
+    if parts[0] != info[: -len(".dist-info")] + ".data" or len(parts) < 3:
+        return None
+    kind, rest = parts[1], parts[2:]
+    if kind in ("purelib", "platlib") and len(rest) > 1 and rest[0].endswith(_METADATA_FOLDERS):
+        return f"{parts[0]}/{kind}/{rest[0]}: the metadata of another distribution, which the lock does not name"
+    if kind == "scripts" and len(rest) == 1 and RESERVED.match(rest[0]):
+        return f"the script {rest[0]} would replace the environment's interpreter"
+    if kind == "data" and (rest == ["pyvenv.cfg"] or (len(rest) == 2 and rest[0] in ("bin", "Scripts")
+                                                        and RESERVED.match(rest[1]))):  # fmt: skip
+        return f"{name} would replace the environment's own {rest[-1]}"
+    return None
+
+
+def wheel_problem(names: Iterable[str]) -> str | None:
+    """Why a wheel whose members are ``names`` may not be installed; None when it may."""
+    listed = list(names)
+    infos = {n.split("/", 1)[0] for n in listed if "/" in n and n.split("/", 1)[0].endswith(".dist-info")}
+    if len(infos) != 1:
+        return f"{len(infos)} .dist-info folders"
+    (info,) = infos
+    return next((p for n in listed if (p := member_problem(info, n)) is not None), None)
+
+
+def check_wheel_files(paths: Iterable[Path]) -> None:
+    """``InvalidBinary`` for the first wheel of ``paths`` whose listing ``wheel_problem`` refuses, or that breaks
+    an archive's bounds (``core.archive``)."""
+    from cudaresolve.core.archive import READ_ERRORS, open_archive
+
+    for path in paths:
+        try:
+            with open(path, "rb") as raw, open_archive(raw) as archive:
+                problem = wheel_problem(archive.namelist())
+        except READ_ERRORS as exc:
+            problem = f"not a readable wheel ({type(exc).__name__})"
+        if problem is not None:
+            raise InvalidBinary(Text.of("lock.install.bad-wheel", file=path.name, reason=problem),
+                                hint=Text("lock.install.bad-wheel.hint"))  # fmt: skip
