@@ -293,3 +293,17 @@ def test_a_deep_chain_of_groups_without_a_cycle_is_not_called_one() -> None:
     with pytest.raises(InvalidInput) as caught:
         features_from_dict({"dependency-groups": groups}, "pyproject.toml")
     assert "nest more than 64 deep" in caught.value.message and "includes itself" not in caught.value.message
+
+
+def test_groups_that_each_include_the_next_several_times_expand_at_once() -> None:
+    """Found by this stop's hostile-input hunt: 40 groups each including the next three times were expanded to
+    3 ** 40 lines (the lock hung, its memory growing, even with requirements on the command line)."""
+    import time
+
+    groups: dict[str, list[object]] = {
+        f"g{i}": [f"pkg{i}", *({"include-group": f"g{i + 1}"} for _ in range(3))] for i in range(40)
+    } | {"g40": ["last"]}
+    start = time.monotonic()
+    features = features_from_dict({"dependency-groups": groups}, "pyproject.toml")
+    assert time.monotonic() - start < 5
+    assert features.groups["g0"] == (*(f"pkg{i}" for i in range(40)), "last")

@@ -114,7 +114,8 @@ def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
     }
     raw = _mapping(data.get("dependency-groups", {}), f"{source} [dependency-groups]")
     normalized = {str(canonical_name(k)): v for k, v in raw.items()}
-    groups = {name: _group(name, normalized, source, ()) for name in normalized}
+    memo: dict[str, tuple[str, ...]] = {}
+    groups = {name: _group(name, normalized, source, (), memo) for name in normalized}
     name = project.get("name") if isinstance(project, Mapping) else None
     if isinstance(name, str) and name:  # ``all = ["me[cuda,test]"]``: the project's own extras, as uv reads them
         own, budget = str(canonical_name(name)), [_MAX_EXPANDED]
@@ -190,8 +191,13 @@ def _known(names: Sequence[str], table: Mapping[str, tuple[str, ...]], kind: str
     return list(dict.fromkeys(out))
 
 
-def _group(name: str, groups: Mapping[str, Any], source: str, seen: tuple[str, ...]) -> tuple[str, ...]:
-    """A group's requirements, its includes expanded (PEP 735)."""
+def _group(
+    name: str, groups: Mapping[str, Any], source: str, seen: tuple[str, ...], memo: dict[str, tuple[str, ...]]
+) -> tuple[str, ...]:
+    """A group's requirements, its includes expanded (PEP 735), each line once; ``memo``: the groups expanded so
+    far (a group including the next one several times had grown as the power of the count, and hung the lock)."""
+    if name in memo:
+        return memo[name]
     where = f"{source} [dependency-groups] {name}"
     if name in seen:
         raise InvalidInput(Text.of("lock.feature.group-cycle", where=where, chain=" -> ".join((*seen, name))[:300]),
@@ -212,10 +218,14 @@ def _group(name: str, groups: Mapping[str, Any], source: str, seen: tuple[str, .
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, Mapping) and set(item) == {"include-group"} and isinstance(item["include-group"], str):
-            out.extend(_group(str(canonical_name(item["include-group"])), groups, source, (*seen, name)))
+            out.extend(_group(str(canonical_name(item["include-group"])), groups, source, (*seen, name), memo))
         else:
             raise _bad(where)
-    return tuple(out)
+        if len(out) > _MAX_EXPANDED:
+            raise InvalidInput(Text.of("lock.feature.too-deep", where=where[:300], limit=_MAX_DEPTH,
+                                       total=_MAX_EXPANDED), hint=Text("lock.feature.too-deep.hint"))  # fmt: skip
+    memo[name] = tuple(dict.fromkeys(out))
+    return memo[name]
 
 
 def _mapping(value: object, where: str) -> Mapping[str, Any]:
