@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     import subprocess
@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from typing import IO
 
 __all__ = ["drain", "kill_group", "run_capped"]
+
+#: Seconds a reader is still given, past the deadline, to read what an ended child left in its pipe.
+_GRACE: Final = 0.5
 
 
 def kill_group(child: subprocess.Popen[bytes]) -> None:
@@ -56,8 +59,10 @@ def run_capped(argv: Sequence[str], *, timeout: float, cap: int) -> tuple[int, b
     is read and dropped. ``subprocess.TimeoutExpired`` past ``timeout`` seconds, the child killed; ``OSError`` when
     it cannot start. A process the child left holding its output does not hold the caller past ``timeout``."""
     import subprocess
+    import time
 
     kept = (bytearray(), bytearray())
+    deadline = time.monotonic() + timeout
     child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert child.stdout is not None and child.stderr is not None
     readers = [drain(child.stdout, kept[0], keep=cap), drain(child.stderr, kept[1], keep=cap)]
@@ -67,6 +72,6 @@ def run_capped(argv: Sequence[str], *, timeout: float, cap: int) -> tuple[int, b
         child.kill()
         child.wait()
         raise
-    for reader in readers:
-        reader.join(timeout)  # a grandchild holding the pipe open: left to the reader, which owns the pipe
+    for reader in readers:  # a grandchild holding a pipe open: left to its reader, which owns the pipe
+        reader.join(max(deadline - time.monotonic(), _GRACE))  # one deadline for the run and both pipes
     return code, bytes(kept[0]), bytes(kept[1])
