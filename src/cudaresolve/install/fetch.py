@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cudaresolve.core.platforms import canonical_name
-from cudaresolve.errors import InvalidInput
+from cudaresolve.errors import InvalidBinary, InvalidInput
 from cudaresolve.install.pip import PipCommand, download_commands, run_pip, wheel_dir
 from cudaresolve.install.wheelcache import cached_file, fetch_files, split_direct
 from cudaresolve.lock.model import Lock
@@ -70,7 +70,14 @@ def gather(
         if code != 0:
             return code, files
         built = _downloaded(folder)
-        files.update({p.name: built[version_key(p)] for p in (*sdists, *rest) if version_key(p) in built})
+        for package in (*sdists, *rest):
+            found = built.get(_matched(package.name, package.version))
+            if found is None:  # a build of another project or version; a pin 1.0.0 is the file 1.0 (PEP 440)
+                made = ", ".join(sorted(p.name for p in built.values()))[:300] or "none"
+                raise InvalidBinary(Text.of("lock.install.wheel-not-made", package=package.name,
+                                            version=package.version, made=made),
+                                    hint=Text("lock.install.wheel-not-made.hint"))  # fmt: skip
+            files[package.name] = found
     return 0, files
 
 
@@ -100,11 +107,21 @@ def version_key(package: LockedPackage) -> tuple[str, str]:
         return canonical_name(package.name), package.version
 
 
-def _downloaded(workdir: str) -> dict[tuple[str, str], Path]:
-    """(name, version) -> the wheel pip left in ``pip.wheel_dir``."""
+def _matched(name: str, version: str) -> tuple[str, object]:
+    """(normalized name, version as PEP 440 compares it): ``1.0.0`` and ``1.0`` are one key."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return canonical_name(name), Version(version)
+    except InvalidVersion:
+        return canonical_name(name), version
+
+
+def _downloaded(workdir: str) -> dict[tuple[str, object], Path]:
+    """(name, version: ``_matched``) -> the wheel pip left in ``pip.wheel_dir``."""
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-    found: dict[tuple[str, str], Path] = {}
+    found: dict[tuple[str, object], Path] = {}
     folder = Path(wheel_dir(workdir))
     for path in sorted(folder.glob("*.whl")) if folder.is_dir() else ():
         try:
@@ -112,7 +129,7 @@ def _downloaded(workdir: str) -> dict[tuple[str, str], Path]:
         except InvalidWheelFilename:
             continue
         if os.path.isfile(path):
-            found[(canonical_name(name), str(version))] = path
+            found[_matched(name, str(version))] = path
     return found
 
 
