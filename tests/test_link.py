@@ -481,3 +481,38 @@ def test_the_names_rules_hold_for_a_wheel_handed_to_uv_too(tmp_path: Path) -> No
     wheel, _ = _wheel(tmp_path, extra={"demo-1.0.data/scripts/activate": b"echo\n"})
     with pytest.raises(InvalidBinary, match="the script activate would replace"):
         check_wheel_files([wheel])
+
+
+@pytest.mark.parametrize(("tags", "refused"), [
+    ("Tag: cp27-cp27m-win32\n", True),  # a Windows build under a py3-none-any name
+    ("Tag: cp311-cp311-macosx_11_0_arm64\n", True),
+    ("Tag: py3-none-any\n", False),
+    ("Tag: cp311-cp311-linux_x86_64\n", True),  # the name claims any platform
+])  # fmt: skip
+def test_a_wheel_whose_tags_are_not_its_names_is_refused(
+    base_venv: Path, tmp_path: Path, tags: str, refused: bool
+) -> None:
+    """Found by this stop's hostile-input hunt: install checked the lock's file name against the interpreter, and
+    linked a cp27-win32 wheel served under a py3-none-any name into a Linux venv."""
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, f"tags-{abs(hash(tags)) % 10**8}")
+    wheel, sha = _wheel(tmp_path, extra={"demo-1.0.dist-info/WHEEL": f"Wheel-Version: 1.0\n{tags}".encode()})
+    if refused:
+        with pytest.raises(InvalidBinary, match="its WHEEL file says it is for"):
+            link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+    else:
+        link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+
+
+def test_a_glibc_rename_or_a_pure_wheel_renamed_for_a_platform_is_taken(tmp_path: Path) -> None:
+    from cudaresolve.install.wheel_members import tag_problem
+
+    wheel = tmp_path / "WHEEL"
+    wheel.write_text("Wheel-Version: 1.0\nTag: cp311-cp311-linux_x86_64\n")  # PyTorch's builds say this
+    assert tag_problem(wheel, "torch-2.7.1+cu118-cp311-cp311-manylinux_2_28_x86_64.whl") is None
+    wheel.write_text("Wheel-Version: 1.0\nTag: py3-none-any\n")
+    assert tag_problem(wheel, "cmake-3.30-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl") is None
+    assert tag_problem(wheel, "x-1.0-cp311-cp311-win_amd64.whl") is None
+    wheel.write_text("Wheel-Version: 1.0\nTag: cp311-cp311-manylinux_2_28_aarch64\n")
+    assert tag_problem(wheel, "x-1.0-cp311-cp311-manylinux_2_28_x86_64.whl") is not None

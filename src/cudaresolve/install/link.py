@@ -36,7 +36,7 @@ from cudaresolve.core.digest import sha256_bytes
 from cudaresolve.core.files import owned_by_user, write_bytes_atomic
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidBinary
-from cudaresolve.install.wheel_members import RESERVED, member_problem
+from cudaresolve.install.wheel_members import RESERVED, member_problem, tag_problem
 from cudaresolve.text.model import Text
 
 #: How much of a wheel's METADATA is read for its ``Name`` and ``Version`` (the header block comes first).
@@ -242,6 +242,8 @@ def _check_identity(info: Path, label: str, project: str, version: str | None) -
     for where, found in named.items():
         if version is not None and not _same_version(found, version):
             raise _bad(label, f"its {where} says version {found[:80]!r}, not {version}")
+    if (problem := tag_problem(info / "WHEEL", label)) is not None:  # the name the interpreter was checked by
+        raise _bad(label, problem)
 
 
 def _same_version(found: str, locked: str) -> bool:

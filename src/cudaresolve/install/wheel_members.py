@@ -1,7 +1,8 @@
 """What a wheel may place, judged on its member names: its one ``.dist-info`` folder, and nothing that installs as
 another distribution (a second ``.dist-info`` or an ``.egg-info`` under ``.data/purelib``) or replaces the
 environment's own files (a script, or a ``.data/data`` file, named like its interpreter or activation scripts, or
-its ``pyvenv.cfg``). Pure but ``check_wheel_files``, which reads the wheels' listings.
+its ``pyvenv.cfg``), and whose ``WHEEL`` tags are those its file name claims. Pure but ``check_wheel_files``
+and ``tag_problem``, which read the wheels' listings and a ``WHEEL`` file.
 
 Both ways a wheel is installed ask it: this process's linker (``link.plan_tree``) and the hand-over of large
 wheels to uv, whose own checks leave these open.
@@ -19,7 +20,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-__all__ = ["RESERVED", "check_wheel_files", "member_problem", "wheel_problem"]
+    from packaging.tags import Tag
+
+__all__ = ["RESERVED", "check_wheel_files", "member_problem", "tag_problem", "wheel_problem"]
 
 #: A script name that is the environment's own (its interpreter, its activation scripts).
 RESERVED: Final = re.compile(r"^(?:python(?:[0-9.]*)w?|activate(?:\..*)?|Activate\.ps1)$", re.IGNORECASE)
@@ -69,3 +72,48 @@ def check_wheel_files(paths: Iterable[Path]) -> None:
         if problem is not None:
             raise InvalidBinary(Text.of("lock.install.bad-wheel", file=path.name, reason=problem),
                                 hint=Text("lock.install.bad-wheel.hint"))  # fmt: skip
+
+
+def tag_problem(wheel: Path, filename: str) -> str | None:
+    """Why the ``Tag:`` lines of the wheel's ``WHEEL`` file (at ``wheel``) name another system or machine than its
+    file name's (the name the lock was checked against the interpreter with), in words: a wheel served under
+    another's name (a win32 build locked as py3-none-any). None when they share one, or either names none."""
+    from packaging.tags import parse_tag
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    try:
+        named = {_plain(t) for t in parse_wheel_filename(filename)[3]}
+        text = wheel.read_text(encoding="utf-8", errors="replace")[:65536]
+    except (InvalidWheelFilename, OSError):
+        return None
+    declared: set[tuple[str, str, str]] = set()
+    said: list[str] = []
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() == "tag":
+            try:
+                declared |= {_plain(t) for t in parse_tag(value.strip())}
+            except ValueError:
+                continue
+            said.append(value.strip())
+    named_at = {t[2] for t in named} - {"any"}
+    declared_at = {t[2] for t in declared} - {"any"}
+    if not declared_at or named_at & declared_at:  # a pure wheel renamed for one platform, a glibc rename
+        return None  # (PyTorch's) keep their WHEEL file: only another system or machine, or "any", is sure
+    shown = ", ".join(said)[:200]
+    return f"its WHEEL file says it is for {shown}, which its name does not claim"
+
+
+def _plain(tag: Tag) -> tuple[str, str, str]:
+    """``tag`` with its platform reduced to its system and machine (``manylinux_2_28_x86_64`` and ``linux_x86_64``
+    are both ``linux/x86_64``): a build's name may be renamed for its glibc without its ``WHEEL`` file (PyTorch's
+    are), which says nothing about another system or machine."""
+    platform = tag.platform
+    if platform == "any":
+        return tag.interpreter, tag.abi, platform
+    system = next((s for s in ("linux", "win", "macosx") if s in platform.split("_", 1)[0]), platform)
+    machine = platform.rsplit("_", 1)[-1] if system != "win" else platform.split("_", 1)[-1]
+    for arch in ("x86_64", "aarch64", "ppc64le", "s390x", "universal2"):
+        if platform.endswith(arch):
+            machine = arch
+    return tag.interpreter, tag.abi, f"{system}/{machine}"
