@@ -183,3 +183,22 @@ def test_a_directory_entry_is_read_and_its_editable_flag_checked(tmp_path: Path)
     with pytest.raises(InvalidLockfile) as info:
         Lock.from_dict({"lock-version": "1.0", "created-by": "t", "packages": [entry]})
     assert info.value.message == "packages[0].directory.editable should be true or false"
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_folder_whose_build_makes_another_project_installs_nothing_of_it(
+    served: Served, venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installer: str,  # noqa: F811
+    clean_pip: None, capsys: pytest.CaptureFixture[str],  # noqa: F811
+) -> None:
+    """Found by this stop's hostile-input hunt: a [packages.directory] entry locked as salpha whose folder builds
+    the project otherpkg installed otherpkg, a distribution the lock does not name, and exited 0."""
+    monkeypatch.setenv("CUDARESOLVE_INSTALLER", installer)
+    _project(tmp_path / "src", "otherpkg")
+    lock = tmp_path / "pylock.toml"
+    write_lock(lock, Lock(packages=(served.locked("late"),), index_url=served.index))
+    lock.write_text(lock.read_text() + '\n[[packages]]\nname = "salpha"\ndirectory = { path = "src/otherpkg" }\n')
+
+    assert main(["install", "--from", str(lock), "--python", str(venv), *TARGET, "-q"]) == 1
+
+    assert "its build installed otherpkg, not salpha" in capsys.readouterr().err
+    assert "otherpkg" not in pip_list(venv)

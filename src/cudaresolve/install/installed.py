@@ -27,9 +27,11 @@ from cudaresolve.install.record import MAX_RECORD_BYTES
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-__all__ = ["InstalledDist", "read_installed"]
+    from cudaresolve.resolve.model import LockedPackage
+
+__all__ = ["InstalledDist", "check_built", "read_installed"]
 
 _MAX_DAMAGED: Final = 5
 
@@ -192,3 +194,24 @@ def _direct_url(text: str | None) -> dict[str, Any]:
         return {}
     info = data.get("dir_info")
     return {"url": data["url"], "editable": isinstance(info, dict) and info.get("editable") is True}
+
+
+def check_built(
+    folders: Sequence[LockedPackage], after: Mapping[str, InstalledDist], before: Mapping[str, InstalledDist],
+    locked: Iterable[str],
+) -> tuple[InvalidInput, tuple[str, ...]] | None:
+    """Each local project folder of ``folders`` (just installed) is installed under its locked name; else the
+    error for the first that is not, and what the install added or changed that the lock (``locked``: its names)
+    does not name (its build made another project: the caller removes it)."""
+    named = {canonical_name(n) for n in locked}
+    for package in folders:
+        if canonical_name(package.name) not in after:
+            made = tuple(sorted(n for n in after if n not in named
+                                and (n not in before or after[n].version != before[n].version)))  # fmt: skip
+            error = InvalidInput(
+                Text.of("lock.install.folder-other", package=package.name, folder=package.url or "",
+                        made=", ".join(made)[:300] or "nothing"),
+                hint=Text("lock.install.folder-other.hint"),
+            )  # fmt: skip
+            return error, made
+    return None

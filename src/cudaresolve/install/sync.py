@@ -45,7 +45,7 @@ from cudaresolve.install.inprocess import (
     remove_dists,
     remove_plan,
 )
-from cudaresolve.install.installed import read_installed
+from cudaresolve.install.installed import check_built, read_installed
 from cudaresolve.install.installer import Installer, choose_installer
 from cudaresolve.install.pip import download_commands, run_pip, wheel_dir
 from cudaresolve.install.record import cached_record, parse_record, read_wheel_record, same_files, store_record
@@ -206,6 +206,12 @@ def sync_environment(
                     prune_unpacked(root)
             if code != 0:
                 return replace(result, returncode=code)
+            built = [p for p in lock.packages if p.name in todo and p.kind is FileKind.DIRECTORY]
+            after = read_installed(python, paths=paths) if built else {}
+            if built and (refused := check_built(built, after, before, (p.name for p in lock.packages))):
+                if refused[1]:  # a build that made another project: what it installed goes again
+                    run_pip([installer.uninstall(refused[1])], env=env, echo=echo)
+                raise refused[0]
         if not extra:
             return result
         if not exact:
