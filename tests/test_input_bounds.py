@@ -198,3 +198,15 @@ def test_the_last_day_a_date_can_name_is_a_cutoff_not_a_crash() -> None:
 
     assert parse_cutoff("9999-12-31") == datetime.max.replace(tzinfo=UTC)
     assert parse_cutoff("2025-06-01") == datetime(2025, 6, 2, tzinfo=UTC)
+
+
+def test_a_lock_error_quoting_a_huge_value_is_one_short_line() -> None:
+    """Found by this stop's hostile-input hunt: a 14 MB marker in a lock was quoted whole by packaging's error,
+    with a caret line under it: a 28 MB error line."""
+    from cudaresolve.lock.lockfile import _shown_error
+
+    marker = "python_version == '3.11' or " * 500_000
+    said = _shown_error(f"Expected end\n    {marker}\n    {' ' * 40}^ in 'packages[0].marker'")
+    assert len(said) <= 300 and "\n" not in said and said.endswith("in 'packages[0].marker'")
+    plain = "Missing required value in 'packages[0].name'"
+    assert _shown_error(plain) == plain

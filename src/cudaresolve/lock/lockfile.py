@@ -205,7 +205,7 @@ def _validate_pylock(data: Mapping[str, Any], *, source: str, text: str | None =
         Pylock.from_dict(data)
     except PylockValidationError as exc:
         raise InvalidLockfile(
-            Text.of("lock.not-pep751", source=source, error=str(exc)), hint=REGENERATE_HINT
+            Text.of("lock.not-pep751", source=source, error=_shown_error(str(exc))), hint=REGENERATE_HINT
         ) from exc
     if marker is not None:
         from cudaresolve.core.files import store_bounded
@@ -301,3 +301,12 @@ def write_lock(path: str | os.PathLike[str], lock: Lock, *, fmt: Literal["pylock
     from cudaresolve.lock.output import write_output
 
     write_output(str(path), render_lock(str(path), lock, fmt=fmt))
+
+
+def _shown_error(text: str) -> str:
+    """packaging's validation error as one line of at most 300 characters: it quotes the bad value whole (a 14 MB
+    marker, then a caret line under it), which one error line must not."""
+    where = text.rsplit(" in '", 1)
+    head = " ".join(where[0].split())
+    head = head if len(head) <= 240 else head[:240] + "..."
+    return f"{head} in '{where[1]}"[:300] if len(where) == 2 else head[:300]
