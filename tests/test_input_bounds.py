@@ -210,3 +210,17 @@ def test_a_lock_error_quoting_a_huge_value_is_one_short_line() -> None:
     assert len(said) <= 300 and "\n" not in said and said.endswith("in 'packages[0].marker'")
     plain = "Missing required value in 'packages[0].name'"
     assert _shown_error(plain) == plain
+
+
+def test_a_locked_wheel_named_by_path_is_refused_not_fetched_from_its_index() -> None:
+    """Found by this stop's hostile-input hunt: a [[packages.wheels]] entry with a path and no URL was fetched
+    by pip from the package's index instead: another copy than the one locked."""
+    from cudaresolve.errors import InvalidLockfile
+    from cudaresolve.lock.entries import package_from_dict
+
+    entry = {"name": "local", "version": "1.0", "index": "https://pypi.org/simple",
+             "wheels": [{"name": "local-1.0-py3-none-any.whl", "path": "wheels/local-1.0-py3-none-any.whl",
+                         "hashes": {"sha256": "a" * 64}}]}  # fmt: skip
+    with pytest.raises(InvalidLockfile) as refused:
+        package_from_dict(entry, "packages[0]")
+    assert refused.value.text.key == "lock.file-by-path"

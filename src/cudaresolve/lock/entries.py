@@ -57,6 +57,8 @@ def package_from_dict(entry: Any, path: str, choose: WheelChoice | None = None) 
         kind, where, file = FileKind.SDIST, f"{path}.sdist", entry["sdist"]
     if not isinstance(file, Mapping):
         raise InvalidLockfile(Text.of("lock.not-a-table", path=where), hint=REGENERATE_HINT)
+    if "path" in file and "url" not in file:  # PEP 751 allows it; fetching the index's copy would be another file
+        raise InvalidLockfile(Text.of("lock.file-by-path", path=where, name=name), hint=Text("lock.file-by-path.hint"))
     return LockedPackage(
         name=name,
         version=get_field(entry, "version", str, required=True, path=path),
