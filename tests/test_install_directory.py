@@ -168,6 +168,11 @@ def test_dry_run_names_the_folders_and_a_missing_folder_is_a_coded_error(
     assert "copied is the local project folder" in err and "does not exist" in err
     assert "late" not in pip_list(venv)  # nothing changed
 
+    (tmp_path / "src" / "copied").mkdir()  # there, but no project (found by this stop's hostile-input hunt: /etc)
+    assert main(["install", "--from", str(lock), "--python", str(venv), *TARGET]) == 1
+    assert "which is no Python project (no pyproject.toml or setup.py there)" in capsys.readouterr().err
+    assert "late" not in pip_list(venv)
+
 
 def test_a_directory_entry_is_read_and_its_editable_flag_checked(tmp_path: Path) -> None:
     path = tmp_path / "pylock.toml"

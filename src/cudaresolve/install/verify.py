@@ -13,6 +13,7 @@ hold for the target interpreter.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import TYPE_CHECKING, Final
 
@@ -95,9 +96,13 @@ def check_installable(
         if p.kind is FileKind.DIRECTORY:  # a local project folder must be there (``install.rooted`` made it a URL)
             from cudaresolve.resolve.direct import local_directory
 
-            if local_directory(p.url or "") is None:
+            folder = local_directory(p.url or "")
+            if folder is None:
                 raise InvalidLockfile(Text.of("lock.install.no-folder", source=source, name=p.name, path=p.url or ""),
                                       hint=Text("lock.install.no-folder.hint"))
+            if not any(os.path.isfile(os.path.join(folder, f)) for f in ("pyproject.toml", "setup.py")):
+                raise InvalidLockfile(Text.of("lock.install.no-project", source=source, name=p.name, path=p.url or ""),
+                                      hint=Text("lock.install.no-folder.hint"))  # fmt: skip
             continue
         for url in (p.index, p.url):
             local = p.kind is FileKind.ARCHIVE and url == p.url and (url or "").startswith("file:///")
