@@ -463,3 +463,19 @@ def test_more_gpus_than_one_machine_holds_are_refused_at_once(tmp_path: Path) ->
             build_target(options, db)
         assert "1025 GPUs given" in caught.value.message
     assert len(build_target(TargetOptions(gpus=("A100",) * 8, driver="535.104.05"), db).gpus) == 8
+
+
+def test_a_fifo_named_as_output_that_no_process_reads_fails_at_once(tmp_path: Path) -> None:
+    """Found by this stop's hostile-input hunt: -o naming a FIFO with no reader waited for one forever."""
+    import os
+    import time
+
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.lock.output import write_output
+
+    fifo = tmp_path / "out"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    with pytest.raises(InvalidInput, match="a FIFO that no process reads"):
+        write_output(str(fifo), "torch==2.7.1\n")
+    assert time.monotonic() - start < 5

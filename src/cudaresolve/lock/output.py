@@ -9,6 +9,7 @@ is ``InvalidInput`` naming the path and the reason, never a traceback.
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -77,13 +78,16 @@ def write_output(path: str, text: str) -> None:
         if path == STDOUT:
             sys.stdout.write(text)
             sys.stdout.flush()
-        elif is_stream(path):
-            with open(path, "w", encoding="utf-8") as handle:
+        elif is_stream(path):  # a FIFO no process reads fails at once (ENXIO) rather than waiting for one
+            fd = os.open(path, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0))
+            os.set_blocking(fd, True)
+            with open(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
         else:
             write_text_atomic(os.path.realpath(path), text)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        reason = "a FIFO that no process reads" if isinstance(exc, OSError) and exc.errno == errno.ENXIO else reason
         raise InvalidInput(
             Text.of("lock.output.cannot-write", path=_short(path), reason=reason),
             hint=Text("lock.output.cannot-write.hint"),
