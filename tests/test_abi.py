@@ -261,3 +261,15 @@ def _base36(number: int) -> str:
         text = digits[rest] + text
         if not number:
             return text
+
+
+def test_names_beside_a_library_are_asked_of_each_folder_not_joined() -> None:
+    """Found by this stop's hostile-input hunt: a wheel of 30,000 libraries in one folder copied that folder's
+    names into one set per library (quadratic: inspect ran past 300 s; 17 s now)."""
+    from cudaresolve.binaries.abi import cuda_libraries
+    from cudaresolve.binaries.linkage import _AnyOf
+
+    either = _AnyOf(({"libcudart.so.12"}, frozenset({"libcudnn.so.9"}), ()))
+    assert "libcudnn.so.9" in either and "libcublas.so.12" not in either
+    needed = ("libcudart.so.12", "libcublas.so.12", "libc.so.6")
+    assert cuda_libraries(needed, either) == ("libcublas.so.12",)

@@ -30,7 +30,7 @@ from cudaresolve.binaries.demangle import demangle
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Container, Iterable, Sequence
 
     from cudaresolve.binaries.dynamic import NeededSymbol
 
@@ -126,10 +126,9 @@ def missing_symbols(
     return tuple(dict.fromkeys(missing)), checked
 
 
-def cuda_libraries(needed: Sequence[str], available: Iterable[str]) -> tuple[str, ...]:
+def cuda_libraries(needed: Sequence[str], available: Container[str]) -> tuple[str, ...]:
     """The CUDA libraries (``libcudart.so.13``, ``libcudnn.so.9``) in ``needed`` that ``available`` lacks."""
-    have = set(available)
-    return tuple(name for name in needed if _CUDA_LIBRARY.match(name) and name not in have)
+    return tuple(name for name in needed if _CUDA_LIBRARY.match(name) and name not in available)
 
 
 def built_for_torch(version: str | None, requires: Sequence[str] = ()) -> str | None:

@@ -44,7 +44,7 @@ from cudaresolve.errors import InvalidBinary
 
 if TYPE_CHECKING:
     import zipfile
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 
     from cudaresolve.binaries.abi import AbiFinding
     from cudaresolve.binaries.elf import Limits, SeekableReader
@@ -192,7 +192,7 @@ class _Owner:
     built_for: str | None
 
 
-def _judge(info: DynamicSymbols, torch: _Torch, available: set[str], others: frozenset[bytes]
+def _judge(info: DynamicSymbols, torch: _Torch, available: Container[str], others: frozenset[bytes]
            ) -> tuple[tuple[str, ...], tuple[bytes, ...], int]:
     """One library's CUDA libraries that nothing provides (a library torch loads counts as provided), and when
     it links torch and its symbols were read, the torch symbols it needs that neither torch nor ``others``
@@ -219,7 +219,7 @@ class _Library:
     label: str
     shown: str | None
     read: Callable[[bool], DynamicSymbols | None]
-    beside: Callable[[DynamicSymbols], set[str]]  # file names in its folder and RUNPATH
+    beside: Callable[[DynamicSymbols], tuple[Container[str], ...]]  # file names in its folder and RUNPATH
 
 
 def _check_package(budget: _Budget, libraries: Sequence[_Library], owner: _Owner, torch: _Torch,
@@ -238,7 +238,8 @@ def _check_package(budget: _Budget, libraries: Sequence[_Library], owner: _Owner
     if any(linking):
         read = [(library, library.read(True) or info) for library, info in read]
     pooled = frozenset(name for _, info in read for name in info.exported)
-    judged = [(library, *_judge(info, torch, available | library.beside(info), pooled)) for library, info in read]
+    judged = [(library, *_judge(info, torch, _AnyOf((available, *library.beside(info))), pooled))
+              for library, info in read]  # fmt: skip
     findings: list[AbiFinding] = []
     if lacking := [(library, names) for library, names, _, _ in judged if names]:
         first = lacking[0][0]
@@ -257,12 +258,23 @@ def _check_package(budget: _Budget, libraries: Sequence[_Library], owner: _Owner
     return findings
 
 
-def _beside_file(path: Path) -> Callable[[DynamicSymbols], set[str]]:
-    def names(info: DynamicSymbols) -> set[str]:
+def _beside_file(path: Path) -> Callable[[DynamicSymbols], tuple[Container[str], ...]]:
+    def names(info: DynamicSymbols) -> tuple[Container[str], ...]:
         origin = str(path.parent)
-        return {name for folder in [origin, *_runpath_dirs(origin, info.linkage.runpath)] for name in _scan(folder)}
+        return tuple(_scan(folder) for folder in [origin, *_runpath_dirs(origin, info.linkage.runpath)])
 
     return names
+
+
+@dataclass(frozen=True, slots=True)
+class _AnyOf:
+    """A name in any of a few sets, asked without joining them: a wheel of 30,000 libraries in one folder had
+    each library's folder copied into one set, 30,000 times."""
+
+    sets: tuple[Container[str], ...]
+
+    def __contains__(self, name: object) -> bool:
+        return any(name in found for found in self.sets)
 
 
 def _file_library(budget: _Budget, path: Path, limits: Limits, shown: str | None) -> _Library:
@@ -347,13 +359,15 @@ def _check_wheel(budget: _Budget, wheel: Path, torch: _Torch, limits: Limits, pr
         owner = _wheel_owner(archive, wheel)
         infos = [i for i in sorted(archive.infolist(), key=lambda i: i.filename)
                  if not i.filename.endswith("/") and _is_library(i.filename)]
-        members = {i.filename for i in archive.infolist()}
+        in_folder: dict[str, set[str]] = {}  # folder -> the names of its members: made once, not per library
+        for member in archive.namelist():
+            in_folder.setdefault(posixpath.dirname(member), set()).add(posixpath.basename(member))
 
         def library(info: zipfile.ZipInfo) -> _Library:
-            def beside(data: DynamicSymbols) -> set[str]:
+            def beside(data: DynamicSymbols) -> tuple[Container[str], ...]:
                 origin = posixpath.dirname(info.filename)
                 folders = {origin, *_runpath_dirs(origin, data.linkage.runpath)}
-                return {posixpath.basename(m) for m in members if posixpath.dirname(m) in folders}
+                return tuple(in_folder.get(folder, ()) for folder in folders)
 
             return _Library(label=f"{wheel}{ARCHIVE_SEPARATOR}{info.filename}", shown=None, beside=beside,
                             read=lambda symbols: _member(budget, archive, info, limits, symbols=symbols))
