@@ -479,3 +479,22 @@ def test_a_fifo_named_as_output_that_no_process_reads_fails_at_once(tmp_path: Pa
     with pytest.raises(InvalidInput, match="a FIFO that no process reads"):
         write_output(str(fifo), "torch==2.7.1\n")
     assert time.monotonic() - start < 5
+
+
+def test_a_package_whose_own_requires_python_leaves_the_interpreter_out_is_refused() -> None:
+    """Found by this stop's hostile-input hunt: a pylock package with requires-python = "<3" was installed into
+    Python 3.11: only the lock's own requires-python was checked (PEP 751 gives each package one too)."""
+    from cudaresolve.errors import InvalidLockfile
+    from cudaresolve.install.verdicts import environment_key
+    from cudaresolve.install.verify import check_environment
+    from cudaresolve.lock.model import Lock, LockedPackage
+
+    environment = {"python_full_version": "3.11.7", "python_version": "3.11"}
+    fits = LockedPackage(name="a", version="1.0", index="https://pypi.org/simple", requires_python=">=3.8")
+    old = LockedPackage(name="b", version="1.0", index="https://pypi.org/simple", requires_python="<3")
+    check_environment(Lock(packages=(fits,)), "pylock.toml", environment)
+    with pytest.raises(InvalidLockfile, match=r"pylock.toml \(b\) is for Python <3"):
+        check_environment(Lock(packages=(fits, old)), "pylock.toml", environment)
+    # a verdict kept for the first lock is not taken for the second
+    assert environment_key(Lock(packages=(fits,)), environment) != environment_key(Lock(packages=(fits, old)),
+                                                                                 environment)

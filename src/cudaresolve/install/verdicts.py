@@ -58,9 +58,10 @@ def closure_key(
 
 
 def environment_key(lock: Lock, markers: Mapping[str, str]) -> str:
-    """The sha256 naming ``check_environment``'s inputs: the lock's ``requires-python`` and ``environments``, the
-    marker environment and the version of ``packaging`` that evaluates them."""
-    return _key("environment-v1", [lock.requires_python, list(lock.environments)], markers)
+    """The sha256 naming ``check_environment``'s inputs: the lock's ``requires-python`` and ``environments``, its
+    packages' own ``requires-python``, the marker environment and the version of ``packaging`` that evaluates them."""
+    own = sorted({p.requires_python for p in lock.packages if p.requires_python})
+    return _key("environment-v2", [lock.requires_python, list(lock.environments), own], markers)
 
 
 def wheels_key(names: list[str], platform: str, glibc: str | None, markers: Mapping[str, str]) -> str:

@@ -140,16 +140,18 @@ def check_environment(lock: Lock, source: str, environment: Mapping[str, str]) -
     """``InvalidLockfile`` unless the lock's ``requires-python`` and ``environments`` hold for the interpreter whose
     marker values are ``environment``."""
     found = environment.get("python_full_version", "")
-    if lock.requires_python:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+    wanted = [(source, lock.requires_python)] if lock.requires_python else []
+    wanted += [(f"{source} ({p.name})", p.requires_python) for p in lock.packages if p.requires_python]  # PEP 751
+    for where, spec in wanted:
         try:
-            ok = SpecifierSet(lock.requires_python).contains(found, prereleases=True)
+            ok = SpecifierSet(spec).contains(found, prereleases=True)
         except InvalidSpecifier:
             ok = False
         if not ok:
             raise InvalidLockfile(
-                Text.of("lock.install.python-mismatch", source=source, wanted=lock.requires_python, found=found),
+                Text.of("lock.install.python-mismatch", source=where, wanted=spec, found=found),
                 hint=Text.of("lock.install.python-mismatch.hint", found=environment.get("python_version", found)),
             )
     if lock.environments:
