@@ -224,3 +224,22 @@ def test_a_locked_wheel_named_by_path_is_refused_not_fetched_from_its_index() ->
     with pytest.raises(InvalidLockfile) as refused:
         package_from_dict(entry, "packages[0]")
     assert refused.value.text.key == "lock.file-by-path"
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_stdout_that_cannot_encode_the_answer_gets_it_escaped(encoding: str) -> None:
+    """Found by this stop's hostile-input hunt: with PYTHONIOENCODING=ascii (a non-UTF-8 console) --json ended in
+    a traceback, and a Chinese answer in internal-error."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    done = subprocess.run([sys.executable, "-m", "cudaresolve", "--json", "lock", "\u00e9t\u00e9\u6216"],
+                          capture_output=True, text=True, env=env, encoding=encoding, check=False)  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert json.loads(done.stdout)["error"]["code"] == "invalid-input"
+    words = subprocess.run([sys.executable, "-m", "cudaresolve", "--lang", "zh", "gpus"], capture_output=True,
+                           env=env, check=False)  # fmt: skip
+    assert words.returncode == 0 and b"Traceback" not in words.stderr

@@ -203,6 +203,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             import os
 
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # kept open for the process
+        elif "utf" not in (getattr(getattr(sys, name), "encoding", None) or "utf").lower():  # ascii, latin-1: a
+            try:  # character they cannot encode is written as its escape, not an error
+                getattr(sys, name).reconfigure(errors="backslashreplace")
+            except (AttributeError, ValueError, OSError):
+                pass
     wants_json = "--json" in args_list
     args = None
     configured = False

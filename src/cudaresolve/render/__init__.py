@@ -70,7 +70,8 @@ def emit_json(payload: dict[str, Any], *, lang: str = "en", stream: IO[str] | No
     out = stream if stream is not None else sys.stdout
     import json
 
-    out.write(json.dumps({"schema": SCHEMA, **plain(payload, lang)}, indent=2, ensure_ascii=False) + "\n")
+    ascii_only = "utf" not in (getattr(out, "encoding", None) or "utf-8").lower()  # a stream that encodes less
+    out.write(json.dumps({"schema": SCHEMA, **plain(payload, lang)}, indent=2, ensure_ascii=ascii_only) + "\n")
 
 
 def _one_line(text: str) -> str:
