@@ -26,6 +26,7 @@ from cudaresolve.target.readings import parse_cuda_visible_devices, parse_nvidia
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
 NKI = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
 #: Digits of other scripts that str.isdigit, \d and int() accept: Arabic-Indic, Devanagari, full-width.
@@ -243,3 +244,14 @@ def test_a_stdout_that_cannot_encode_the_answer_gets_it_escaped(encoding: str) -
     words = subprocess.run([sys.executable, "-m", "cudaresolve", "--lang", "zh", "gpus"], capture_output=True,
                            env=env, check=False)  # fmt: skip
     assert words.returncode == 0 and b"Traceback" not in words.stderr
+
+
+def test_a_cache_folder_whose_name_the_system_refuses_is_one_coded_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by this stop's hostile-input hunt: a --cache-dir part over NAME_MAX ended in internal-error."""
+    from cudaresolve.cli import main
+
+    assert main(["--cache-dir", str(tmp_path / ("a" * 300)), "gpus"]) == 1
+    said = capsys.readouterr().err
+    assert "cannot be used: File name too long" in said and "internal-error" not in said

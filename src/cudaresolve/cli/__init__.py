@@ -313,6 +313,10 @@ def _run(args: argparse.Namespace) -> int:
             stack.enter_context(use_cache_dir(Path(scratch)))
         elif (named := _named_cache(args)) is not None:
             stack.enter_context(use_cache_dir(named))
+        if not getattr(args, "no_cache", False):
+            from cudaresolve.core.paths import check_cache_dir, default_cache_dir
+
+            check_cache_dir(default_cache_dir())
         listener = None
         if current().shows_progress:
             from cudaresolve.cli._common import language

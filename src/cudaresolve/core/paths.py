@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-__all__ = ["CACHE_DIR_ENV", "default_cache_dir", "use_cache_dir"]
+__all__ = ["CACHE_DIR_ENV", "check_cache_dir", "default_cache_dir", "use_cache_dir"]
 
 #: Environment variable that overrides the cache directory.
 CACHE_DIR_ENV: Final = "CUDARESOLVE_CACHE_DIR"
@@ -58,3 +58,27 @@ def default_cache_dir(env: Mapping[str, str] | None = None, *, platform: str | N
     if env.get("XDG_CACHE_HOME"):
         return Path(env["XDG_CACHE_HOME"]) / "cudaresolve"
     return Path.home() / ".cache" / "cudaresolve"
+
+
+def check_cache_dir(path: Path) -> None:
+    """``InvalidInput`` when the system refuses ``path`` as a name at all (a part longer than the file system's
+    NAME_MAX, the whole past PATH_MAX): no cache can be kept there. A cache folder that is missing, a file or
+    unreadable is not refused here: the run then goes on without a cache, as each reader and writer decides."""
+    import errno
+
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            from cudaresolve.errors import InvalidInput
+            from cudaresolve.text.model import Text
+
+            shown = str(path) if len(str(path)) <= 120 else f"{str(path)[:60]}...{str(path)[-40:]}"
+            raise InvalidInput(Text.of("cli.cache-dir-unusable", path=shown, reason=exc.strerror or "name too long"),
+                               hint=Text("cli.cache-dir-unusable.hint")) from None  # fmt: skip
+    except ValueError:  # a NUL in the name
+        from cudaresolve.errors import InvalidInput
+        from cudaresolve.text.model import Text
+
+        raise InvalidInput(Text.of("cli.cache-dir-unusable", path=repr(str(path))[:120], reason="a NUL byte"),
+                           hint=Text("cli.cache-dir-unusable.hint")) from None  # fmt: skip
