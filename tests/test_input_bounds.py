@@ -255,3 +255,16 @@ def test_a_cache_folder_whose_name_the_system_refuses_is_one_coded_line(
     assert main(["--cache-dir", str(tmp_path / ("a" * 300)), "gpus"]) == 1
     said = capsys.readouterr().err
     assert "cannot be used: File name too long" in said and "internal-error" not in said
+
+
+def test_a_pyproject_past_its_bound_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by this stop's hostile-input hunt: ./pyproject.toml was read whole, unbounded; a 1.7 GB one (sparse)
+    ended in MemoryError."""
+    from cudaresolve.lock import project
+
+    monkeypatch.setattr(project, "MAX_PROJECT_BYTES", 1000)
+    path = tmp_path / "pyproject.toml"
+    with open(path, "wb") as f:
+        f.truncate(5000)  # sparse: a size, no bytes written
+    with pytest.raises(InvalidInput, match="larger than"):
+        project.load_project(path, pytorch_root="https://download.pytorch.org/whl")

@@ -36,6 +36,7 @@ from cudaresolve.install.wheelcache import MAX_CACHE_BYTES
 from cudaresolve.lock import keep
 from cudaresolve.lock.lockfile import MAX_LOCK_BYTES
 from cudaresolve.lock.previous import MAX_PREVIOUS_BYTES
+from cudaresolve.lock.project import MAX_PROJECT_BYTES
 from cudaresolve.target.build import HOST_FILE_MAX_BYTES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -76,6 +77,8 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{BUILD_TIMEOUT:g} s for its build" in build and f"`{BUILD_TIMEOUT_ENV}=SECONDS` sets the 300" in build
     previous = rows["the lock already at the output path, read for its pins and its stamp"]
     assert f"{MAX_PREVIOUS_BYTES // MIB} MiB, a regular file" in previous
+    project = rows["the project's `pyproject.toml` (`lock`, `install`, `why-not` in its folder)"]
+    assert f"{MAX_PROJECT_BYTES // MIB} MiB, a regular file" in project
     lock = rows["a lock file (`install --from FILE`)"]
     assert f"{MAX_LOCK_BYTES // MIB} MiB, a regular file" in lock
     fetched = rows["one locked file fetched by `install`"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.tomlcache import load_toml
 from cudaresolve.errors import InvalidInput
@@ -16,7 +16,10 @@ if TYPE_CHECKING:
 
     from cudaresolve.index.settings import IndexSetting
 
-__all__ = ["ProjectSettings", "load_project", "parse_gpu_source", "project_from_dict"]
+__all__ = ["MAX_PROJECT_BYTES", "ProjectSettings", "load_project", "parse_gpu_source", "project_from_dict"]
+
+#: The largest pyproject.toml read (64 MiB: a real one is a few KiB).
+MAX_PROJECT_BYTES: Final = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,8 +105,13 @@ def load_project(path: Path, *, pytorch_root: str) -> ProjectSettings:
     """Read ``path`` if it exists; a missing file gives empty settings."""
     if not path.is_file():
         return ProjectSettings()
+    from cudaresolve.core.files import read_regular_bounded
+
     try:
-        data = load_toml(path.read_text(encoding="utf-8"))
+        raw = read_regular_bounded(path, MAX_PROJECT_BYTES)
+        if len(raw) > MAX_PROJECT_BYTES:  # read whole, a 1.7 GB file had ended in a MemoryError
+            raise ValueError(f"larger than {MAX_PROJECT_BYTES // (1024 * 1024)} MiB")
+        data = load_toml(raw.decode("utf-8"))
     except (OSError, ValueError) as exc:  # UnicodeDecodeError, tomllib.TOMLDecodeError, decode.TooDeep
         raise InvalidInput(
             Text.of("lock.project.cannot-read", path=str(path), error=str(exc)),
