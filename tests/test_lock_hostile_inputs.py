@@ -498,3 +498,41 @@ def test_a_package_whose_own_requires_python_leaves_the_interpreter_out_is_refus
     # a verdict kept for the first lock is not taken for the second
     assert environment_key(Lock(packages=(fits,)), environment) != environment_key(Lock(packages=(fits, old)),
                                                                                  environment)
+
+
+def test_a_locked_wheel_with_a_malformed_requirement_says_so_not_missing(tmp_path: Path) -> None:
+    """Found by this stop's hostile-input hunt: a wheel whose METADATA held a Requires-Dist line that is no
+    requirement was reported as needing it 'which the lock does not hold', as if a dependency were missing."""
+    from cudaresolve.errors import IncompleteLock
+    from cudaresolve.install.closure import closure_holds
+    from cudaresolve.lock.model import Lock, LockedPackage
+    from wheelfiles import write_wheel
+
+    wheel = tmp_path / "badreq-1.0-py3-none-any.whl"
+    info = "badreq-1.0.dist-info"
+    meta = b"Metadata-Version: 2.1\nName: badreq\nVersion: 1.0\nRequires-Dist: this is not ((a requirement\n"
+    write_wheel(wheel, {f"{info}/METADATA": meta, "badreq/__init__.py": b""}, info)
+    lock = Lock(packages=(LockedPackage(name="badreq", version="1.0", index="https://pypi.org/simple"),))
+    with pytest.raises(IncompleteLock) as refused:
+        closure_holds(lock, {}, {"badreq": wheel}, {"python_full_version": "3.11.7", "python_version": "3.11"})
+    assert refused.value.text.key == "lock.install.bad-requirement"
+
+
+def test_a_locked_file_larger_than_its_locked_size_blames_the_lock(tmp_path: Path) -> None:
+    """Found by this stop's hostile-input hunt: a lock whose size is smaller than the file said the file was 'over
+    cudaresolve's limit for a download' (exit 2, an environment problem); the lock is what is wrong."""
+    import hashlib
+
+    from cudaresolve.errors import InvalidLockfile
+    from cudaresolve.index.client import IndexClient
+    from cudaresolve.index.policy import IndexPolicy
+    from cudaresolve.install.wheelcache import fetch_files
+    from cudaresolve.lock.model import LockedPackage
+    from cudaresolve.resolve.model import FileKind
+
+    wheel = tmp_path / "sized-1.0-py3-none-any.whl"
+    wheel.write_bytes(b"x" * 100)
+    package = LockedPackage(name="sized", version="1.0", index="", url=wheel.as_uri(), kind=FileKind.ARCHIVE,
+                            sha256=hashlib.sha256(b"x" * 100).hexdigest(), size=10, filename=wheel.name)  # fmt: skip
+    with pytest.raises(InvalidLockfile, match="larger than the 10 bytes the lock records"):
+        fetch_files([package], tmp_path / "cache", IndexClient(None, IndexPolicy(offline=True)))

@@ -134,6 +134,15 @@ def closure_holds(
     if missing:
         name, requirement = missing[0]
         version = next(p.version for p in lock.packages if canonical_name(p.name) == name)
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        try:
+            Requirement(requirement)
+        except InvalidRequirement:  # its metadata is broken, not the lock short of a package
+            raise IncompleteLock(
+                Text.of("lock.install.bad-requirement", name=name, version=version, requirement=requirement[:200]),
+                hint=Text("lock.install.unreadable-metadata.hint"),
+            ) from None
         raise IncompleteLock(
             Text.of("lock.install.incomplete", name=name, version=version, requirement=requirement,
                     python=markers.get("python_full_version", "?")),

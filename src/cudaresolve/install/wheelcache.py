@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, urlsplit
 
 from cudaresolve.core.files import make_private_dirs
-from cudaresolve.errors import InvalidInput, InvalidLockfile
+from cudaresolve.errors import IndexUnavailable, InvalidInput, InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT, is_sha256
 from cudaresolve.text.model import Text
 
@@ -146,10 +146,16 @@ def _fetch(package: LockedPackage, root: Path, client: IndexClient) -> Path:
                 out.write(chunk)
                 hasher.update(chunk)
 
-            if package.url.startswith("file://"):
-                _read_local(package.url, write, cap=cap)
-            else:
-                client.download(package.url, write, cap=cap, any_host=True)
+            try:
+                if package.url.startswith("file://"):
+                    _read_local(package.url, write, cap=cap)
+                else:
+                    client.download(package.url, write, cap=cap, any_host=True)
+            except IndexUnavailable as exc:  # past the size the lock records: the lock is wrong, not the download
+                if package.size is None or package.size >= MAX_DIRECT_BYTES or exc.text.key != "index.page-too-large":
+                    raise
+                raise InvalidLockfile(Text.of("lock.install.size-mismatch", url=package.url, size=package.size),
+                                      hint=REGENERATE_HINT) from None  # fmt: skip
         check_hashes(package.url, (("sha256", package.sha256),), {"sha256": hasher.hexdigest()})
         os.chmod(part, 0o600)
         os.replace(part, path)
