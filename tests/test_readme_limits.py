@@ -12,7 +12,7 @@ from cudaresolve.core.files import CACHE_MARK
 from cudaresolve.db.cache import KEEP, MAX_ENTRY_BYTES, SUBDIR
 from cudaresolve.doctor import child
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS
-from cudaresolve.fleet.inputs import MAX_GPU_COUNT
+from cudaresolve.fleet.inputs import MAX_CONTAINERS, MAX_GPU_COUNT, MAX_HOSTS, MAX_INVENTORY_BYTES, MAX_LINES
 from cudaresolve.index import file_download, page_fetcher, parsed_cache
 from cudaresolve.index.build_metadata import BUILD_TIMEOUT, BUILD_TIMEOUT_ENV
 from cudaresolve.index.limits import (
@@ -77,6 +77,9 @@ def test_the_limits_table_matches_the_code() -> None:
     assert f"{BUILD_TIMEOUT:g} s for its build" in build and f"`{BUILD_TIMEOUT_ENV}=SECONDS` sets the 300" in build
     previous = rows["the lock already at the output path, read for its pins and its stamp"]
     assert f"{MAX_PREVIOUS_BYTES // MIB} MiB, a regular file" in previous
+    inventory = rows["a `plan` inventory (`--from FILE`, each file of a folder)"]
+    assert f"{MAX_INVENTORY_BYTES // MIB} MiB a file" in inventory and f"{MAX_LINES:,} lines" in inventory
+    assert f"{MAX_CONTAINERS:,} JSON objects and arrays" in inventory and f"{MAX_HOSTS:,} hosts in all" in inventory
     project = rows["the project's `pyproject.toml` (`lock`, `install`, `why-not` in its folder)"]
     assert f"{MAX_PROJECT_BYTES // MIB} MiB, a regular file" in project
     lock = rows["a lock file (`install --from FILE`)"]

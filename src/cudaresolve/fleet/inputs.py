@@ -35,9 +35,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "MAX_CONTAINERS",
     "MAX_GPU_COUNT",
     "MAX_HOSTS",
     "MAX_INVENTORY_BYTES",
+    "MAX_LINES",
     "FleetHost",
     "Inventory",
     "gfd_product",
