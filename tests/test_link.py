@@ -456,6 +456,7 @@ def test_a_locked_version_is_compared_as_pep_440_reads_it(base_venv: Path, tmp_p
     ("demo-1.0.data/data/pyvenv.cfg", "would replace the environment's own pyvenv.cfg"),
     ("demo-1.0.data/data/bin/python3", "would replace the environment's own python3"),
     ("demo-1.0.data/data/bin/activate", "would replace the environment's own activate"),
+    ("demo-1.0.data/scripts/activate_this.py", "the script activate_this.py would replace"),  # uv's venvs have one
 ])  # fmt: skip
 def test_a_wheel_that_would_install_another_distribution_or_the_venvs_files_is_refused(
     base_venv: Path, tmp_path: Path, member: str, said: str

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["RESERVED", "check_wheel_files", "member_problem", "tag_problem", "wheel_problem"]
 
 #: A script name that is the environment's own (its interpreter, its activation scripts).
-RESERVED: Final = re.compile(r"^(?:python(?:[0-9.]*)w?|activate(?:\..*)?|Activate\.ps1)$", re.IGNORECASE)
+RESERVED: Final = re.compile(
+    r"^(?:python(?:[0-9.]*)w?(?:\.exe)?|(?:de)?activate(?:\..*)?|activate_this\.py|Activate\.ps1)$", re.IGNORECASE
+)  # venv's and uv's (activate_this.py) and virtualenv's (deactivate.bat) own scripts, on POSIX and Windows
 _METADATA_FOLDERS: Final = (".dist-info", ".egg-info")
 
 
