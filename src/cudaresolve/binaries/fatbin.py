@@ -242,12 +242,11 @@ def read_fatbin_archs(
     if header.machine == EM_CUDA:
         if header.ph_end > reader.size:
             raise invalid_binary("binaries.cubin-truncated")
+        sections = read_sections(reader, header, whole=True)
         entry = _cubin_entry(header, reader.size)
-        if not entry.suffix_known:  # the flags cannot tell sm_100a from sm_100: the cubin's toolkit note can
-            suffix = toolkit_suffix(reader, read_sections(reader, header, whole=True), entry.sm)
-            entry = replace(entry, suffix=suffix, suffix_known=True) if suffix is not None else entry
-        else:
-            read_sections(reader, header, whole=True)
+        # the flags cannot tell sm_100a from sm_100: the cubin's toolkit note can
+        if not entry.suffix_known and (suffix := toolkit_suffix(reader, sections, entry.sm)) is not None:
+            entry = replace(entry, suffix=suffix, suffix_known=True)
         return _listing(reader, "cubin", (entry,), (), ())
     entries: list[FatbinEntry] = []
     containers: list[Container] = []

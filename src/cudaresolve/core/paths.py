@@ -62,23 +62,23 @@ def default_cache_dir(env: Mapping[str, str] | None = None, *, platform: str | N
 
 def check_cache_dir(path: Path) -> None:
     """``InvalidInput`` when the system refuses ``path`` as a name at all (a part longer than the file system's
-    NAME_MAX, the whole past PATH_MAX): no cache can be kept there. A cache folder that is missing, a file or
+    NAME_MAX, the whole past PATH_MAX, a NUL): no cache can be kept there. A cache folder that is missing, a file or
     unreadable is not refused here: the run then goes on without a cache, as each reader and writer decides."""
     import errno
 
+    text = str(path)
     try:
         os.stat(path)
+        return
     except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            from cudaresolve.errors import InvalidInput
-            from cudaresolve.text.model import Text
-
-            shown = str(path) if len(str(path)) <= 120 else f"{str(path)[:60]}...{str(path)[-40:]}"
-            raise InvalidInput(Text.of("cli.cache-dir-unusable", path=shown, reason=exc.strerror or "name too long"),
-                               hint=Text("cli.cache-dir-unusable.hint")) from None  # fmt: skip
+        if exc.errno != errno.ENAMETOOLONG:
+            return
+        reason = exc.strerror or "name too long"
+        shown = text if len(text) <= 120 else f"{text[:60]}...{text[-40:]}"
     except ValueError:  # a NUL in the name
-        from cudaresolve.errors import InvalidInput
-        from cudaresolve.text.model import Text
+        reason, shown = "a NUL byte", repr(text)[:120]
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.text.model import Text
 
-        raise InvalidInput(Text.of("cli.cache-dir-unusable", path=repr(str(path))[:120], reason="a NUL byte"),
-                           hint=Text("cli.cache-dir-unusable.hint")) from None  # fmt: skip
+    raise InvalidInput(Text.of("cli.cache-dir-unusable", path=shown, reason=reason),
+                       hint=Text("cli.cache-dir-unusable.hint"))  # fmt: skip

@@ -58,7 +58,6 @@ _SCRIPT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _URLSAFE: Final = bytes.maketrans(b"+/", b"-_")  # base64 to its urlsafe form (``base64`` itself costs an import)
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _MAX_SHEBANG: Final = 127  # the kernel's limit on a #! line
-_RESERVED: Final = RESERVED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,7 +220,7 @@ class StaleTree(Exception):  # not an error the user sees: the caller unpacks th
 
 def _reserved(name: str) -> bool:
     """A script name that is the environment's own (its interpreter, its activation scripts)."""
-    return _RESERVED.match(name) is not None
+    return RESERVED.match(name) is not None
 
 
 def _check_identity(info: Path, label: str, project: str, version: str | None) -> None:

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-    from packaging.tags import Tag
-
 __all__ = ["RESERVED", "check_wheel_files", "member_problem", "tag_problem", "wheel_problem"]
 
 #: A script name that is the environment's own (its interpreter, its activation scripts).
@@ -84,38 +82,33 @@ def tag_problem(wheel: Path, filename: str) -> str | None:
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
     try:
-        named = {_plain(t) for t in parse_wheel_filename(filename)[3]}
+        named = {_where(t.platform) for t in parse_wheel_filename(filename)[3]} - {"any"}
         text = wheel.read_text(encoding="utf-8", errors="replace")[:65536]
     except (InvalidWheelFilename, OSError):
         return None
-    declared: set[tuple[str, str, str]] = set()
+    declared: set[str] = set()
     said: list[str] = []
     for line in text.splitlines():
         key, _, value = line.partition(":")
         if key.strip().lower() == "tag":
             try:
-                declared |= {_plain(t) for t in parse_tag(value.strip())}
+                declared |= {_where(t.platform) for t in parse_tag(value.strip())}
             except ValueError:
                 continue
             said.append(value.strip())
-    named_at = {t[2] for t in named} - {"any"}
-    declared_at = {t[2] for t in declared} - {"any"}
-    if not declared_at or named_at & declared_at:  # a pure wheel renamed for one platform, a glibc rename
-        return None  # (PyTorch's) keep their WHEEL file: only another system or machine, or "any", is sure
+    declared.discard("any")
+    if not declared or named & declared:  # a pure wheel renamed for one platform, a glibc rename (PyTorch's) keep
+        return None  # their WHEEL file: only another system or machine, or "any" in the name, is sure
     shown = ", ".join(said)[:200]
     return f"its WHEEL file says it is for {shown}, which its name does not claim"
 
 
-def _plain(tag: Tag) -> tuple[str, str, str]:
-    """``tag`` with its platform reduced to its system and machine (``manylinux_2_28_x86_64`` and ``linux_x86_64``
-    are both ``linux/x86_64``): a build's name may be renamed for its glibc without its ``WHEEL`` file (PyTorch's
-    are), which says nothing about another system or machine."""
-    platform = tag.platform
+def _where(platform: str) -> str:
+    """A platform tag reduced to its system and machine (``manylinux_2_28_x86_64`` and ``linux_x86_64`` are both
+    ``linux/x86_64``): a build's name may be renamed for its glibc without its ``WHEEL`` file (PyTorch's are),
+    which says nothing about another system or machine."""
     if platform == "any":
-        return tag.interpreter, tag.abi, platform
+        return platform
     system = next((s for s in ("linux", "win", "macosx") if s in platform.split("_", 1)[0]), platform)
-    machine = platform.rsplit("_", 1)[-1] if system != "win" else platform.split("_", 1)[-1]
-    for arch in ("x86_64", "aarch64", "ppc64le", "s390x", "universal2"):
-        if platform.endswith(arch):
-            machine = arch
-    return tag.interpreter, tag.abi, f"{system}/{machine}"
+    machine = next((a for a in ("x86_64", "aarch64", "ppc64le", "s390x", "universal2") if platform.endswith(a)), None)
+    return f"{system}/{machine or platform.rsplit('_', 1)[-1]}"

@@ -132,8 +132,9 @@ def extras_key(name: str, extras: Iterable[str]) -> str:
 
 
 class MarkerVerdicts:
-    """``applies`` for one target environment, each (marker, extra) evaluated once: the releases of a project share
-    their parsed markers (``index.metadata``), and a backtracking solve asks about the same lines again and again."""
+    """Which requirement lines apply on one target environment, each (marker, extra) evaluated once: the releases of
+    a project share their parsed markers (``index.metadata``), and a backtracking solve asks about the same lines
+    again and again."""
 
     __slots__ = ("_by_extra", "_environment", "_seen")
 
@@ -193,8 +194,9 @@ class MarkerVerdicts:
             for at, line in enumerate(lines):
                 if self.selected(line):
                     plain.append(at)
-                elif line.marker is not None:
-                    for extra in _extras_named(line.marker) or ("*",):
+                elif line.marker is not None:  # false with no extra: true with which? (a marker naming none: no)
+                    named = _extras_named(line.marker)
+                    for extra in ("*",) if named is None else named:
                         by_extra.setdefault(extra, []).append(at)
             known = self._by_extra[id(lines)] = (lines, plain, by_extra)
         return known
