@@ -27,6 +27,7 @@ DESIGN_REASON_CODES = (
     "gpu-too-old",
     "no-gpu",
     "jetson-not-served",
+    "jetson-needs-cuda",
     "driver-unsupported-gpu",
     "driver-too-old",
     "sm-not-covered",
@@ -126,6 +127,15 @@ REASONS = [
         " (SBSA), not for Jetson (NVIDIA Jetson Orin); these indexes do not serve Jetson",
         "torch 2.9.0（cu126）：PyPI 和 PyTorch 索引上的 aarch64 CUDA wheel 是为 Arm 服务器（SBSA）构建的，"
         "不适用于 Jetson（NVIDIA Jetson Orin）；这些索引不提供 Jetson 的 wheel",
+    ),
+    (
+        "jetson-needs-cuda",
+        {"package": "torch", "version": "2.10.0", "variant": "cu128", "found": "NVIDIA Jetson AGX Thor",
+         "cuda": "13.0"},
+        "torch 2.10.0 (cu128): NVIDIA Jetson AGX Thor runs the Arm server (SBSA) CUDA wheels of PyPI and the PyTorch"
+        " index only from CUDA 13.0 on, when NVIDIA made one Arm toolkit for both; this build is older",
+        "torch 2.10.0（cu128）：NVIDIA Jetson AGX Thor 仅从 CUDA 13.0 起（NVIDIA 为两者提供同一套 Arm 工具包）才能运行"
+        " PyPI 和 PyTorch 索引上为 Arm 服务器（SBSA）构建的 CUDA wheel；此构建更旧",
     ),
     (
         "driver-unsupported-gpu",

@@ -83,6 +83,35 @@ def test_jetson_still_gets_the_jetson_finding(capsys: pytest.CaptureFixture[str]
     assert result["error"]["findings"][0]["code"] == "jetson-not-served"
 
 
+def test_a_jetson_that_runs_server_builds_gets_them_from_their_cuda_on(capsys: pytest.CaptureFixture[str]) -> None:
+    """A Jetson row with ``sbsa-from`` (Thor) takes the Arm server builds of that CUDA and newer whose SASS covers it,
+    and a release with only older ones names the CUDA it needs (``jetson-needs-cuda``), not NVIDIA's Jetson page."""
+    thor = next(g for g in DB.gpus if g.tegra and g.sbsa_from is not None)
+    orin = next(g for g in DB.gpus if g.tegra and g.sbsa_from is None)
+    driver = ("--driver", "595.45.04")
+    code, result = lock(capsys, "linux_aarch64", "torch", "--gpu", thor.name, *driver)
+    assert code == 0, result
+    chosen = DB.variant(result["variant"])
+    assert chosen is not None and chosen.cuda is not None and chosen.cuda >= thor.sbsa_from
+    builds = pypi_builds("torch", "linux_aarch64")
+    def serves(variant: str) -> bool:
+        cuda = (info := DB.variant(variant)) is not None and info.cuda
+        return bool(cuda) and cuda >= thor.sbsa_from
+
+    covering = [v for v, b in builds.items()
+                if serves(b.variant) and coverage(b.archs, thor.cc, tegra=True) is not Coverage.NONE]
+    assert torch_of(result)["version"] == str(max(covering))
+    older = [f"torch=={r.version}+{b.variant}" for r in DB.packages("torch") for b in r.builds
+             if "linux_aarch64" in b.platforms and b.channel == "index" and b.variant != "cpu"
+             and not serves(b.variant)]
+    assert older, "an Arm server build of a CUDA older than Thor's first"
+    code, result = lock(capsys, "linux_aarch64", older[-1], "--gpu", thor.name, *driver)
+    assert code == 1
+    assert "jetson-needs-cuda" in {f["code"] for f in result["error"]["findings"]}
+    code, result = lock(capsys, "linux_aarch64", "torch", "--gpu", orin.name, "--driver", "540.4.0")
+    assert code == 1 and result["error"]["findings"][0]["code"] == "jetson-not-served"
+
+
 def test_arm_cpu_target_gets_the_newest_pypi_cpu_build(capsys: pytest.CaptureFixture[str]) -> None:
     code, result = lock(capsys, "linux_aarch64", "torch", "--cpu")
     assert code == 0, result

@@ -54,7 +54,7 @@ _CUDA_KEYS: Final = {
     "nvcc-sm",
 } | _ROW_COMMON
 _FC_KEYS: Final = {"cuda-major", "package", "min-driver-branch"} | _ROW_COMMON
-_GPU_KEYS: Final = {"name", "aliases", "cc", "arch", "datacenter", "tegra"} | _ROW_COMMON
+_GPU_KEYS: Final = {"name", "aliases", "cc", "arch", "datacenter", "tegra", "sbsa-from"} | _ROW_COMMON
 _DRIVER_GPU_KEYS: Final = {"arch", "cc", "datacenter", "gpus", "min-driver", "min-driver-windows",
                            "last-branch"} | _ROW_COMMON
 _VARIANT_KEYS: Final = {"name", "cuda", "index-url"} | _ROW_COMMON
@@ -170,6 +170,7 @@ def _read_gpu(c: Collector, row: Mapping[str, Any], path: str) -> GpuModel | Non
         tegra=bool(c.get(row, "tegra", bool, path)),
         source=source,
         verified=c.verified(row, path),
+        sbsa_from=c.parse(join(path, "sbsa-from"), parse_cuda_version, c.get(row, "sbsa-from", str, path)),
     )
 
 

@@ -135,6 +135,9 @@ class GpuModel:
     tegra: bool
     source: str
     verified: bool = True
+    #: A Jetson that also runs the Arm server (SBSA) builds from this CUDA version on (Thor: 13.0, when NVIDIA made
+    #: one Arm toolkit); None: only Jetson wheels serve it.
+    sbsa_from: CudaVersion | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,7 +23,7 @@ from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
 from cudaresolve.resolve.gpudriver import unsupported_gpus
-from cudaresolve.resolve.platforms import below_floor, on_source, os_not_served, other_platform
+from cudaresolve.resolve.platforms import below_floor, on_source, os_not_served, other_platform, serves_jetson
 from cudaresolve.resolve.source import IndexRelease, extras_key
 from cudaresolve.resolve.sources import cpu_from_pypi, sourced_builds
 from cudaresolve.text.findings import reason
@@ -241,15 +241,16 @@ def _check_build(
     """Why ``build`` cannot serve ``target`` (a Finding), else its driver support and weakest coverage."""
     name, version = release.name, str(release.version)
     variant = build.variant if build else None
-    jetson = next((g for g in target.gpus if g.tegra), None)
+    jetson = next((g for g in target.gpus if g.tegra and not serves_jetson(db, variant, g)), None)
     if jetson is not None and variant is not None and variant != "cpu":  # these indexes build for SBSA, not Tegra
         finding = reason(
-            "jetson-not-served",
+            "jetson-not-served" if jetson.sbsa_from is None else "jetson-needs-cuda",
             package=name,
             version=version,
             variant=variant,
             found=jetson.name,
             url=db.jetson_wheels or "JetPack",
+            cuda=jetson.sbsa_from,
         )
         return finding, DriverSupport.NONE, Coverage.NONE
     platforms = build.platforms if build else release.platforms

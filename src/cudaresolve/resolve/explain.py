@@ -49,6 +49,7 @@ HOST_CODES: Final = (
     "gpu-too-old",
     "no-gpu",
     "jetson-not-served",
+    "jetson-needs-cuda",
     "driver-unsupported-gpu",
     "driver-too-old",
     "sm-not-covered",

@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from cudaresolve.db.database import Build, CompatDB, PackageRelease
-    from cudaresolve.target.model import Target
+    from cudaresolve.target.model import Gpu, Target
 
-__all__ = ["below_floor", "on_source", "os_not_served", "other_platform"]
+__all__ = ["below_floor", "on_source", "os_not_served", "other_platform", "serves_jetson"]
 
 
 def os_not_served(db: CompatDB, target: Target, release: PackageRelease) -> Finding | None:
@@ -48,6 +48,13 @@ def os_not_served(db: CompatDB, target: Target, release: PackageRelease) -> Find
     version = str(release.version)
     return reason("os-not-served", package=release.name, version=version, required=", ".join(systems),
                   found=target.platform)
+
+
+def serves_jetson(db: CompatDB, variant: str | None, gpu: Gpu) -> bool:
+    """Whether an Arm server build of ``variant`` runs on the Jetson ``gpu``: it does from the CUDA version NVIDIA
+    made one Arm toolkit for both (``GpuModel.sbsa_from``); whether its code runs there is the SM check's."""
+    info = db.variant(variant) if variant is not None else None
+    return gpu.sbsa_from is not None and info is not None and info.cuda is not None and info.cuda >= gpu.sbsa_from
 
 
 def _serves(build: Build, platform: str) -> bool:

@@ -98,12 +98,24 @@ def this_platform() -> str:
     return normalize_platform(f"{system}_{os.uname().machine}")
 
 
-def _same_cc_models(cc: ComputeCapability, db: CompatDB) -> tuple[bool, bool]:
-    """(datacenter, tegra) for a GPU known only by its compute capability: true when every
-    model the database lists with that capability is one (8.0 is only data-center parts, 8.7
-    only Jetson Orin); false when none or some are."""
+def _same_cc_models(cc: ComputeCapability, db: CompatDB) -> dict[str, Any]:
+    """``Gpu``'s datacenter, tegra and sbsa_from for a GPU known only by its compute capability: true when every
+    model the database lists with that capability is one (8.0 is only data-center parts, 8.7 only Jetson Orin);
+    false when none or some are; the models' ``sbsa_from`` when they all have the same."""
     models = [g for g in db.gpus if g.cc == cc]
-    return bool(models) and all(g.datacenter for g in models), bool(models) and all(g.tegra for g in models)
+    sbsa = {g.sbsa_from for g in models}
+    return {
+        "datacenter": bool(models) and all(g.datacenter for g in models),
+        "tegra": bool(models) and all(g.tegra for g in models),
+        "sbsa_from": sbsa.pop() if len(sbsa) == 1 else None,
+    }
+
+
+def _kind(model: GpuModel | None, cc: ComputeCapability, db: CompatDB) -> dict[str, Any]:
+    """``Gpu``'s datacenter, tegra and sbsa_from: the model's, else those of its compute capability's models."""
+    if model is None:
+        return _same_cc_models(cc, db)
+    return {"datacenter": model.datacenter, "tegra": model.tegra, "sbsa_from": model.sbsa_from}
 
 
 #: Longer than any GPU name the database holds, by far (a bound on the fuzzy matching's work).
@@ -124,14 +136,13 @@ def resolve_gpu(text: str, db: CompatDB) -> Gpu:
         raise InvalidInput(Text("target.empty-gpu"), hint=_GPU_HINT)
     if _CC_LIKE.match(raw):
         cc = parse_cc(raw.replace("sm_", "") if "." in raw else raw)
-        datacenter, tegra = _same_cc_models(cc, db)
-        return Gpu(name=cc.sm, cc=cc, datacenter=datacenter, tegra=tegra)
+        return Gpu(name=cc.sm, cc=cc, **_same_cc_models(cc, db))
     if len(raw) > _MAX_GPU_TEXT:  # no GPU name is this long: no fuzzy matching over it
         raise UnknownGpu(Text.of("target.unknown-gpu", gpu=shown), hint=_GPU_HINT)
     found = db.match_gpu(raw)
     if found.gpu is not None:
         model = found.gpu
-        return Gpu(name=model.name, cc=model.cc, datacenter=model.datacenter, tegra=model.tegra)
+        return Gpu(name=model.name, cc=model.cc, **_kind(model, model.cc, db))
     names = tuple(repr(_short_name(g)) for g in found.candidates)
     if found.kind is MatchKind.AMBIGUOUS:
         hint = Text("target.ambiguous-gpu.hint")
@@ -165,8 +176,7 @@ def _gpu_from_detected(seen: DetectedGpu, db: CompatDB, source: str) -> Gpu:
             Text.of("target.detected-gpu-no-cc", source=source, gpu=repr(seen.name)),
             hint=Text("target.detected-gpu-no-cc.hint"),
         )
-    datacenter, tegra = (model.datacenter, model.tegra) if model else _same_cc_models(cc, db)
-    return Gpu(name=seen.name, cc=cc, memory_mib=seen.memory_mib, datacenter=datacenter, tegra=tegra)
+    return Gpu(name=seen.name, cc=cc, memory_mib=seen.memory_mib, **_kind(model, cc, db))
 
 
 def _cuda_max(
@@ -273,10 +283,11 @@ def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> T
         if model is not None and model.cc != cc:  # a named GPU with another's capability: one of them is wrong
             mismatch = Text.of("target.host-file.cc-mismatch", at=at, gpu=name, cc=str(cc), known=str(model.cc))
             raise InvalidInput(mismatch, hint=_HOST_HINT)
-        datacenter, tegra = (model.datacenter, model.tegra) if model else _same_cc_models(cc, db)
-        datacenter = _field(entry, "datacenter", bool, at) if entry.get("datacenter") is not None else datacenter
+        kind = _kind(model, cc, db)
+        if entry.get("datacenter") is not None:
+            kind["datacenter"] = _field(entry, "datacenter", bool, at)
         memory = _field(entry, "memory_mib", int, at)
-        gpus.append(Gpu(name=name, cc=cc, memory_mib=memory, datacenter=datacenter, tegra=tegra))
+        gpus.append(Gpu(name=name, cc=cc, memory_mib=memory, **kind))
     driver_text = _field(data, "driver", str, where)
     driver = parse_driver(driver_text) if driver_text is not None else None
     platform_text = _field(data, "platform", str, where)

@@ -20,6 +20,8 @@ class Gpu:
     memory_mib: int | None = None
     datacenter: bool = False
     tegra: bool = False
+    #: A Jetson that also runs the Arm server builds from this CUDA version on (``GpuModel.sbsa_from``).
+    sbsa_from: CudaVersion | None = None
     #: The driver of the host that holds this GPU, where a target joins several hosts (a fleet
     #: plan's group); None: the target's own driver drives it.
     driver: DriverVersion | None = None
