@@ -221,6 +221,38 @@ def test_spellings_find_the_gpu(text: str, name: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("GRID T4-16Q", "Tesla T4"),
+        ("T4-8C", "Tesla T4"),
+        ("NVIDIA A10-24Q", "NVIDIA A10"),
+        ("NVIDIA L40S-48Q", "NVIDIA L40S"),
+        ("NVIDIA L4-24Q", "NVIDIA L4"),
+        ("NVIDIA A100-40C", "NVIDIA A100"),
+        ("GRID A100D-4C", "NVIDIA A100"),  # a board code's variant letter
+        ("NVIDIA H100XM-80C", "NVIDIA H100"),
+        ("NVIDIA H100L-94C", "NVIDIA H100"),
+        ("GRID V100DX-32Q", "Tesla V100"),
+        ("A100X-40C", "NVIDIA A100X"),  # a board code that is a name keeps it
+        ("NVIDIA RTX A6000-48Q", "NVIDIA RTX A6000"),
+        ("A10-4A", "NVIDIA A10"),
+    ],
+)
+def test_a_vgpu_type_finds_its_board(text: str, name: str) -> None:
+    """A virtual machine's driver reports its vGPU type (board, frame buffer, series): the board's GPU."""
+    assert resolve_gpu(text, DB).name == name
+    assert resolve_gpu(text.lower(), DB).name == name
+
+
+@pytest.mark.parametrize("text", ["FOO-16Q", "RTX6000P-24C", "-16Q", "A100D"])
+def test_what_is_no_vgpu_type_of_one_board_stays_unknown(text: str) -> None:
+    """No board, a board code whose base names two GPUs (Quadro RTX 6000 and RTX 6000 Ada), or a board code outside
+    a vGPU type."""
+    with pytest.raises(UnknownGpu):
+        resolve_gpu(text, DB)
+
+
+@pytest.mark.parametrize(
     ("text", "cc"),
     [
         ("sm89", "8.9"),

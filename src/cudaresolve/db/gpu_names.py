@@ -19,7 +19,11 @@ Jetson), so ``1080 Ti``, ``4090`` and ``Orin Nano`` are names too.
    a GPU found by 1-3 is an ambiguity still when another generation's GPU has the same name followed by its
    architecture's (``RTX 6000``: Quadro RTX 6000, and RTX 6000 Ada Generation);
 4. several names in a row (``RTX 3090 RTX 5090``): an error naming them, never the first alone;
-5. otherwise unknown, with the closest names (difflib) to suggest.
+5. a vGPU type, the name a virtual machine's driver reports (NVIDIA's type names: board, frame buffer in GB and
+   series, ``T4-16C``, ``GRID T4-16Q``, ``NVIDIA A100-40C``): its board, by 1-4; a board code with a letter suffix
+   for its variant (``A100D``, ``H100XM``, ``V100DX``) that names nothing is matched without the suffix, when that
+   finds exactly one GPU (a vGPU runs on its board's architecture);
+6. otherwise unknown, with the closest names (difflib) to suggest.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ _PHRASES: Final = (
     (re.compile(r"\bmig[-_\s]+(?:[0-9]+c\.)?[0-9]+g\.[0-9]+gb(?:[+-](?:me|gfx)(?:\.all)?)*(?![a-z0-9])"), " "),
 )
 _WORD: Final = re.compile(r"[a-z]+|[0-9]+")
+# A vGPU type (step 5): an optional vendor word, the board, ``-``, the frame buffer in GB and the series letter.
+_VGPU: Final = re.compile(r"\s*(?:nvidia\s+)?(?:grid\s+)?(?P<board>\S.*?)-[0-9]{1,4}[abcq]\s*", re.IGNORECASE)
 _SUGGESTIONS: Final = 3
 _SIMILARITY: Final = 0.6
 _MAX_SPLIT_TOKENS: Final = 24  # a longer text is no list of GPU names; it is not split
@@ -143,6 +149,20 @@ class GpuNames:
 
     def match(self, text: str) -> GpuMatch:
         """The GPU ``text`` names (module docstring: the order of the tries)."""
+        found = self._named(text)
+        vgpu = _VGPU.fullmatch(text) if found.kind is MatchKind.UNKNOWN else None
+        if vgpu is None:
+            return found
+        board = self._named(vgpu["board"])
+        if board.kind is MatchKind.UNKNOWN:
+            key = gpu_name_key(vgpu["board"])
+            if len(key) > 1 and key[-1].isalpha() and key[-2].isdigit():  # A100D, H100XM: the board's variant
+                board = self._named(" ".join(key[:-1]))
+                board = board if board.kind is MatchKind.FOUND else GpuMatch(kind=MatchKind.UNKNOWN)
+        return board if board.kind in (MatchKind.FOUND, MatchKind.AMBIGUOUS) else found
+
+    def _named(self, text: str) -> GpuMatch:
+        """Tries 1-4 and 6 of the module docstring."""
         key = gpu_name_key(text)
         if not key:
             return GpuMatch(kind=MatchKind.UNKNOWN)
