@@ -178,3 +178,23 @@ def test_jetson_lock_fails_with_one_line_and_the_jetson_hint(capsys: pytest.Capt
         f"(hint: on Jetson, install the PyTorch wheels NVIDIA builds for your JetPack release: {JETSON_URL})"
     )
     assert "no wheel for linux_aarch64" not in err
+
+
+def test_a_release_the_database_does_not_describe_is_said_so_whatever_the_gpu(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A pin older than every release the database describes is not "no such release" (PyPI may have it), and the
+    range named is the database's, not the newest release that happens to fit one GPU."""
+    from cudaresolve.db.database import load_compat
+
+    held = sorted(r.version for r in load_compat().packages("vllm"))
+    messages = set()
+    for gpu in ("T4", "GTX 1080 Ti", "V100"):
+        code, answer = why_not(capsys, "vllm==0.0.1", "--gpu", gpu, "--driver", "550.54.14", "--python-version", "3.12")
+        assert code == 1
+        assert [r["code"] for r in answer["reasons"]] == ["no-such-version"]
+        messages.add(answer["reasons"][0]["message"])
+    assert messages == {
+        f"vllm ==0.0.1 is not among the releases the database describes (vllm {held[0]} to {held[-1]}), whose builds"
+        " it has checked for this GPU stack"
+    }

@@ -14,6 +14,7 @@ because its metadata's ``Requires-Python`` leaves the target's Python out (a ``<
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.archs import Coverage, coverage
@@ -31,6 +32,7 @@ from cudaresolve.resolve.needs import passed_over
 from cudaresolve.resolve.oldgpu import too_old
 from cudaresolve.resolve.wheelpages import missing_pages
 from cudaresolve.text.findings import reason
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -132,6 +134,11 @@ def explain_need(
     elsewhere = _pinned_build_elsewhere(db, need, catalog.target.platform) if db is not None else None
     if elsewhere is not None:
         return [elsewhere]
+    held = sorted(r.version for r in db.packages(need.name)) if db is not None else []
+    if held and not any(need.specifier.contains(v, prereleases=True) for v in held):  # index releases may exist
+        found = Text.of("resolve.not-in-database", package=need.name, required=spec, oldest=str(held[0]),
+                        newest=str(held[-1]))
+        return [replace(reason("no-such-version", package=need.name, required=spec, found=str(held[-1])), text=found)]
     newest = max((c.version for c in catalog.for_name(need.name)), default=None)
     return [reason("no-such-version", package=need.name, required=spec, found=str(newest or "none"))]
 
