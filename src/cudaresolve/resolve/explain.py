@@ -136,9 +136,9 @@ def explain_need(
         return [elsewhere]
     held = sorted(r.version for r in db.packages(need.name)) if db is not None else []
     if held and not any(need.specifier.contains(v, prereleases=True) for v in held):  # index releases may exist
-        found = Text.of("resolve.not-in-database", package=need.name, required=spec, oldest=str(held[0]),
-                        newest=str(held[-1]))
-        return [replace(reason("no-such-version", package=need.name, required=spec, found=str(held[-1])), text=found)]
+        said = Text.of("resolve.not-in-database", package=need.name, required=spec, oldest=str(held[0]),
+                       newest=str(held[-1]))
+        return [replace(reason("no-such-version", package=need.name, required=spec, found=str(held[-1])), text=said)]
     newest = max((c.version for c in catalog.for_name(need.name)), default=None)
     return [reason("no-such-version", package=need.name, required=spec, found=str(newest or "none"))]
 
