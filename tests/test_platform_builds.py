@@ -162,3 +162,18 @@ def test_arm_server_on_a_cuda12_driver_gets_an_index_sbsa_build_and_is_told_it_i
     assert "linux_x86_64" not in build.platforms  # the aarch64 list, not x86_64's
     assert result["index_url"] == f"https://download.pytorch.org/whl/{variant}"
     assert "unverified-build" in {w["code"] for w in result["warnings"]}
+
+
+def test_a_release_whose_wheel_there_is_of_the_other_kind_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """A GPU target on macOS: torch's macOS wheel is a CPU build, so the release has no CUDA wheel there, not no
+    wheel at all; the platforms named are those its CUDA builds serve."""
+    code, result = lock(capsys, "macosx_arm64", "torch", "--gpu", "RTX 4090", "--driver", "580.65.06")
+    assert code == 1
+    finding = result["error"]["findings"][0]
+    assert finding["code"] == "no-wheel-for-platform"
+    release = next(r for r in DB.packages("torch") if f"torch {r.version} " in finding["message"])
+    cuda = dict.fromkeys(p for b in release.builds if b.variant != "cpu" for p in b.platforms)
+    assert any("macosx_arm64" in b.platforms for b in release.builds if b.variant == "cpu")
+    said, _, listed = finding["message"].partition("; its CUDA builds are published for ")
+    assert said == f"torch {release.version} has no CUDA wheel for macosx_arm64, only a CPU build"
+    assert sorted(listed.split(", ")) == sorted(cuda)

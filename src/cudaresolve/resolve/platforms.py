@@ -22,6 +22,7 @@ index's file tags say the same.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cudaresolve.core.platforms import platform_os
@@ -147,8 +148,15 @@ def on_source(db: CompatDB, target: Target, release: PackageRelease, finding: Fi
             return _not_described(db, release, finding, target.platform)
         if not kept:
             return finding
-        return reason("no-wheel-for-platform", package=release.name, version=str(release.version),
-                      required=", ".join(kept), found=target.platform)
+        found = reason("no-wheel-for-platform", package=release.name, version=str(release.version),
+                       required=", ".join(kept), found=target.platform)
+        if not any(_serves(b, target.platform) and not _kind(b, cpu) for b in release.builds):
+            return found
+        # its wheel for the platform is a build of the other kind (PyPI's aarch64 torch is a CUDA build)
+        text = Text.of("resolve.wheel-of-other-kind", package=release.name, version=str(release.version),
+                       found=target.platform, required=", ".join(kept), kind="CPU" if cpu else "CUDA",
+                       other="CUDA" if cpu else "CPU")
+        return replace(found, text=text)
     here, there = (db.pytorch_index_root, db.default_index) if pytorch else (db.default_index, db.pytorch_index_root)
     key = "resolve.no-cpu-wheel-on-index" if cpu else "resolve.no-wheel-on-index"
     text = Text.of(key, package=release.name, version=str(release.version), found=target.platform,
