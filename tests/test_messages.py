@@ -207,11 +207,11 @@ REASONS = [
     (
         "platform-too-old",
         {"package": "torch", "version": "2.15.0", "platform": "macosx_arm64", "required": "macOS 14.0",
-         "found": "macOS 13.0"},
-        "torch 2.15.0's wheel for macosx_arm64 needs macOS 14.0 or newer; the target has macOS 13.0 (--platform"
-        " names another, e.g. macosx_14_0_arm64 or manylinux_2_28_x86_64)",
-        "torch 2.15.0 的 macosx_arm64 wheel 需要 macOS 14.0 或更新；目标为 macOS 13.0（可用 --platform 指定其他版本，"
-        "例如 macosx_14_0_arm64 或 manylinux_2_28_x86_64）",
+         "found": "macOS 13.0", "example": "macosx_14_0_arm64"},
+        "torch 2.15.0's wheel for macosx_arm64 needs macOS 14.0 or newer; the target has macOS 13.0 (a target that"
+        " has it: --platform macosx_14_0_arm64)",
+        "torch 2.15.0 的 macosx_arm64 wheel 需要 macOS 14.0 或更新；目标为 macOS 13.0（目标确有该版本时：--platform"
+        " macosx_14_0_arm64）",
     ),
     (
         "no-wheel-for-python",

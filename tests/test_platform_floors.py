@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cudaresolve.cli import main
@@ -169,3 +171,17 @@ def test_the_issue_example_names_the_index(capsys: pytest.CaptureFixture[str]) -
         assert code == 1
         first = " ".join(err.split())
         assert f"on {index} (--gpu-source" in first and f"{other} has one for" in first, first
+
+
+def test_a_floor_refusal_names_the_platform_that_would_meet_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """``platform-too-old`` names a ``--platform`` with the floor the wheel needs, and that target takes it."""
+    code = main(["lock", "torch==2.15.0", "--cpu", "--platform", "macosx_13_0_arm64", "--python-version", "3.11",
+                 "--offline", "--json", "--no-cache"])
+    findings = json.loads(capsys.readouterr().out)["error"]["findings"]
+    assert code == 1
+    message = next(f["message"] for f in findings if f["code"] == "platform-too-old")
+    named = message.rpartition("--platform ")[2].rstrip(")")
+    assert named == "macosx_14_0_arm64"
+    code = main(["lock", "torch==2.15.0", "--cpu", "--platform", named, "--python-version", "3.11", "--offline",
+                 "--format", "requirements", "-o", "-", "--no-cache"])
+    assert code == 0 and "torch==2.15.0" in capsys.readouterr().out

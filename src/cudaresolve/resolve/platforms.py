@@ -95,6 +95,8 @@ def below_floor(db: CompatDB, target: Target, release: PackageRelease, build: Bu
     if have is None or _dotted(have) >= _dotted(floor):
         return None
     system = "macOS" if mac else "glibc"
+    machine = target.platform.partition("_")[2]  # linux_x86_64 -> x86_64, macosx_arm64 -> arm64
+    declared = f"{'macosx' if mac else 'manylinux'}_{floor.replace('.', '_')}_{machine}"  # a system that new
     return reason(
         "platform-too-old",
         package=release.name,
@@ -102,6 +104,7 @@ def below_floor(db: CompatDB, target: Target, release: PackageRelease, build: Bu
         required=f"{system} {floor}",
         found=f"{system} {have}",
         platform=target.platform,
+        example=declared,
     )
 
 
