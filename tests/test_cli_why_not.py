@@ -198,3 +198,13 @@ def test_a_release_the_database_does_not_describe_is_said_so_whatever_the_gpu(
         f"vllm ==0.0.1 is not among the releases the database describes (vllm {held[0]} to {held[-1]}), whose builds"
         " it has checked for this GPU stack"
     }
+
+
+def test_a_variant_conflict_is_said_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    """Two pins on builds of different CUDA variants: the findings name the variants, not the solver's ``<cuda>``."""
+    code = main(["lock", "torch==2.11.0", "torchaudio==2.11.1", "--gpu", "A100", "--driver", "580.65.06",
+                 "--python-version", "3.12", "--offline", "--json"])
+    findings = json.loads(capsys.readouterr().out)["error"]["findings"]
+    assert code == 1
+    conflicts = [f["message"] for f in findings if f["code"] == "pin-conflict"]
+    assert conflicts and all("CUDA variant cu" in m and "<cuda>" not in m for m in conflicts)

@@ -143,6 +143,12 @@ def explain_need(
     return [reason("no-such-version", package=need.name, required=spec, found=str(newest or "none"))]
 
 
+def _said(requirement: str) -> str | Text:
+    """A requirement as a finding says it: the CUDA variant the solver's ``<cuda>==cu126`` stands for in words."""
+    variant = requirement.removeprefix(f"{CUDA}==")
+    return Text.of("resolve.cuda-variant", variant=variant) if variant != requirement else requirement
+
+
 def _pinned_build_elsewhere(db: CompatDB, need: Need, platform: str) -> Finding | None:
     """For a pin of a build by its local version (``torch==2.14.1+cu126``) that the database has, but for other
     platforms only: that build's platform finding. The catalog records none, since another build of the release
@@ -290,15 +296,13 @@ def explain_resolution(
         if need.name == CUDA and any(is_major_need(c.requirement) for c in causes):
             continue  # a build's variant against a major: the ``cuda-major-mixed`` findings say it
         others = sorted({str(c.requirement) for c in causes if c.requirement.name == need.name} - {str(need)})
-        findings.append(
-            reason(
-                "pin-conflict",
-                package=parent.name,
-                version=str(parent.version),
-                required=str(need),
-                found=", ".join(others) or "another requirement of the set",
-            )
-        )
+        found = ", ".join(others) or "another requirement of the set"
+        conflict = reason("pin-conflict", package=parent.name, version=str(parent.version), required=str(need),
+                          found=found)  # fmt: skip
+        if need.name == CUDA:  # the solver's <cuda>==cu126 in words, the JSON fields as they are
+            conflict = replace(conflict, text=Text.of("reason.pin-conflict", package=parent.name, version=str(
+                parent.version), required=_said(str(need)), found=_said(found)))
+        findings.append(conflict)
     pinned = [str(c.parent) for c in causes if c.requirement.name == CUDA and c.requirement.variant and c.parent]
     findings.extend(sorted(majors, key=lambda f: not any(p in (f.found or "") for p in pinned)))  # against a build
     findings.extend(missing_pages(db, catalog, requests) if db is not None else [])  # torch without a wheel page
