@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+from packaging.version import Version
 
 from cudaresolve.cli import main
 from cudaresolve.db.database import load_compat
@@ -185,3 +187,32 @@ def test_a_floor_refusal_names_the_platform_that_would_meet_it(capsys: pytest.Ca
     code = main(["lock", "torch==2.15.0", "--cpu", "--platform", named, "--python-version", "3.11", "--offline",
                  "--format", "requirements", "-o", "-", "--no-cache"])
     assert code == 0 and "torch==2.15.0" in capsys.readouterr().out
+
+
+def _lock_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    code = main(["lock", *argv, "--python-version", "3.12", "--offline", "--json", "--no-cache"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    ("request_", "target"),
+    [("vllm", ("--gpu", "RTX 5090", "--driver", "575.51.03")), ("torch", ("--cpu", "--platform", "macosx_arm64"))],
+)
+def test_newer_releases_passed_over_for_the_assumed_system_are_named(
+    capsys: pytest.CaptureFixture[str], request_: str, target: tuple[str, ...]
+) -> None:
+    """A declared target's glibc or macOS is assumed: the newer releases that need more are named, with the
+    --platform that takes them, which then picks a newer release; a --platform naming the system says nothing."""
+    code, result = _lock_json(capsys, request_, *target)
+    assert code == 0, result
+    notices = [w["message"] for w in result["warnings"] if w["code"] == "assumed-system"]
+    assert len(notices) == 1, result
+    chosen = next(p["version"] for p in result["packages"] if p["name"] == request_)
+    assert f"newer than the {chosen} chosen" in notices[0]
+    named = notices[0].rpartition("--platform ")[2].split()[0]
+    code, wider = _lock_json(capsys, request_, *[a for a in target if a not in ("--platform", "macosx_arm64")],
+                             "--platform", named)
+    assert code == 0, wider
+    assert not [w for w in wider["warnings"] if w["code"] == "assumed-system"]
+    newer = next(p["version"] for p in wider["packages"] if p["name"] == request_)
+    assert Version(newer) > Version(chosen)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from cudaresolve.text.findings import Finding
 
 __all__ = ["ABSENT", "BUILD", "CUDA", "CUDNN", "METADATA", "PYTHON", "Candidate", "Catalog", "Need", "Rejection",
-           "build_catalog", "satisfies"]  # fmt: skip
+           "build_catalog", "release_candidates", "satisfies"]  # fmt: skip
 
 #: The virtual identifier whose candidates are the variants the target can run.
 CUDA: Final = "<cuda>"
@@ -325,7 +325,7 @@ def _dependencies(release: PackageRelease, build: Build | None) -> tuple[Need, .
     return tuple(needs)
 
 
-def _release_candidates(
+def release_candidates(
     db: CompatDB, target: Target, release: PackageRelease, rejections: list[Rejection], gpu_source: str = "auto"
 ) -> Iterable[Candidate]:
     refused = os_not_served(db, target, release)  # FlashInfer: Linux only
@@ -378,7 +378,7 @@ def _package_candidates(
 ) -> tuple[Candidate, ...]:
     found: list[Candidate] = []
     for release in db.packages(name):
-        found.extend(_release_candidates(db, target, release, rejections, gpu_source))
+        found.extend(release_candidates(db, target, release, rejections, gpu_source))
     pypi_first = gpu_source != "pytorch"
 
     def channel(c: Candidate) -> int:

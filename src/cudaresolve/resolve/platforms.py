@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import Build, CompatDB, PackageRelease
     from cudaresolve.target.model import Gpu, Target
 
-__all__ = ["below_floor", "on_source", "os_not_served", "other_platform", "serves_jetson"]
+__all__ = ["below_floor", "floor_of", "on_source", "os_not_served", "other_platform", "serves_jetson"]
 
 
 def os_not_served(db: CompatDB, target: Target, release: PackageRelease) -> Finding | None:
@@ -73,7 +73,7 @@ def _dotted(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
 
 
-def _floor(db: CompatDB, target: Target, release: PackageRelease, build: Build | None) -> str | None:
+def floor_of(db: CompatDB, target: Target, release: PackageRelease, build: Build | None) -> str | None:
     """PyPI's wheel: the release's ``floors`` (its tags); the PyTorch index's: ``[packages.index-floors]``
     (its build platform); any other index's: not known."""
     if build is None or build.channel == "pypi":
@@ -87,7 +87,7 @@ def below_floor(db: CompatDB, target: Target, release: PackageRelease, build: Bu
     """The ``platform-too-old`` finding when the target's system is older than the floor of the wheel
     ``build`` (a PyPI or PyTorch-index build, or a pure release) would install; None otherwise or when no
     floor is known."""
-    floor = _floor(db, target, release, build)
+    floor = floor_of(db, target, release, build)
     if floor is None:
         return None
     mac = target.platform.startswith("macosx")

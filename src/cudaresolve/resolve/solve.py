@@ -24,6 +24,7 @@ from cudaresolve.db.database import CompatDB, DriverSupport
 from cudaresolve.errors import IndexUnavailable, NoSolution
 from cudaresolve.resolve import DEFAULT_PRERELEASE
 from cudaresolve.resolve.ahead import build_chain
+from cudaresolve.resolve.assumed import assumed_system_notices
 from cudaresolve.resolve.catalog import ABSENT, CUDA, CUDNN, Candidate, Catalog, Need, build_catalog
 from cudaresolve.resolve.direct import direct_candidate
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
@@ -361,7 +362,7 @@ def _solution(
         variant=variant,
         index_url=index_url,
         packages=tuple(packages),
-        warnings=tuple(_warnings(pins, db, target, variant)),
+        warnings=(*_warnings(pins, db, target, variant), *assumed_system_notices(pins, db, target, catalog_source)),
     )
 
 
