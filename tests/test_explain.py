@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from resolvelib.resolvers import RequirementInformation
 from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import CompatDB, load_compat
-from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, build_catalog, satisfies
 from cudaresolve.resolve.explain import HOST_CODES, explain_need, explain_resolution, request_conflicts
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.catalogue import format_text
@@ -119,6 +120,20 @@ def test_a_request_that_rules_out_every_release_is_named_not_the_search_path(db:
     ]
     assert request_conflicts(catalog, [need("torchrec"), need("torch", "==2.7.1")]) == []
     assert request_conflicts(catalog, [need("torchrec"), need("torch")]) == []
+
+
+def test_a_dependency_the_target_rules_out_is_no_request_conflict(db: CompatDB) -> None:
+    """torchrec's torch pin leaves no candidate on this target whatever was asked: the request is not the cause."""
+    catalog = catalog_for(db, "8.0", "535.104.05")
+    (torchrec,) = catalog.for_name("torchrec")
+    (pin,) = [d for d in torchrec.dependencies if d.name == "torch"]
+    assert any(c for c in catalog.for_name("torch") if satisfies(pin, c))
+    others = tuple(c for c in catalog.for_name("torch") if not satisfies(pin, c))
+    gone = replace(catalog, candidates={"torchrec": (torchrec,), "torch": others})
+    assert request_conflicts(gone, [need("torchrec"), need("torch")]) == []
+    assert request_conflicts(gone, [need("torchrec"), need("torch", "==2.8.0")]) == []
+    assert [f.code for f in request_conflicts(catalog, [need("torchrec"), need("torch", "==2.8.0")])] == [
+        "request-conflict"]
 
 
 def test_no_cause_found_still_gives_one_finding(db: CompatDB) -> None:

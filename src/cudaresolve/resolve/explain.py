@@ -201,10 +201,13 @@ def request_conflicts(catalog: Catalog, requests: Sequence[Need]) -> list[Findin
     fits: dict[tuple[str, str | None, str], bool] = {}
 
     def fits_request(dep: Need) -> bool:
+        """Whether the request on ``dep``'s name leaves ``dep`` a candidate; also when ``dep`` has none of its own
+        (torchrec 1.9.2's torch==2.14.* on a Python torch 2.14 has no wheel for): then the target, not the
+        request, rules it out, and other findings say so."""
         key = (dep.name, dep.variant, str(dep.specifier))
         if key not in fits:
-            wanted = (dep, *asked[dep.name])
-            fits[key] = any(all(satisfies(n, c) for n in wanted) for c in catalog.for_name(dep.name))
+            own = [c for c in catalog.for_name(dep.name) if satisfies(dep, c)]
+            fits[key] = not own or any(all(satisfies(n, c) for n in asked[dep.name]) for c in own)
         return fits[key]
 
     out: list[Finding] = []
