@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from cudaresolve.resolve.catalog import CUDA, release_candidates
-from cudaresolve.resolve.platforms import floor_of
+from cudaresolve.resolve.platforms import declaring, dotted, floor_of
 from cudaresolve.text.findings import warning
 
 if TYPE_CHECKING:
@@ -46,14 +46,13 @@ def assumed_system_notices(
         if not needs:
             continue
         newer = sorted(r.version for r, _ in needs)
-        floors = sorted({f for _, f in needs}, key=_dotted)
+        floors = sorted({f for _, f in needs}, key=dotted)
         low, high = floors[0], floors[-1]
         system = "macOS" if mac else "glibc"
-        declared = f"{'macosx' if mac else 'manylinux'}_{high.replace('.', '_')}_{target.platform.partition('_')[2]}"
         out.append(warning("assumed-system", "warn.assumed-system", package=name, oldest=str(newer[0]),
                            newest=str(newer[-1]), chosen=str(pinned.version), found=f"{system} {assumed}",
                            required=f"{system} {low}" if low == high else f"{system} {low} to {high}",
-                           example=declared))  # fmt: skip
+                           example=declaring(target.platform, high)))  # fmt: skip
     return out
 
 
@@ -66,10 +65,6 @@ def _needed(db: CompatDB, target: Target, release: PackageRelease, gpu_source: s
     floors = {f for b in release.builds or (None,) if (f := floor_of(db, target, release, b)) is not None}
     if not floors or not any(r.finding.code == "platform-too-old" for r in refused):
         return None
-    floor = max(floors, key=_dotted)
+    floor = max(floors, key=dotted)
     newer = replace(target, macos=floor) if mac else replace(target, glibc=floor)
     return floor if any(True for _ in release_candidates(db, newer, release, [], gpu_source)) else None
-
-
-def _dotted(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in text.split(".") if part.isdigit())

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import Build, CompatDB, PackageRelease
     from cudaresolve.target.model import Gpu, Target
 
-__all__ = ["below_floor", "floor_of", "on_source", "os_not_served", "other_platform", "serves_jetson"]
+__all__ = ["below_floor", "declaring", "dotted", "floor_of", "on_source", "os_not_served", "other_platform",
+           "serves_jetson"]  # fmt: skip
 
 
 def os_not_served(db: CompatDB, target: Target, release: PackageRelease) -> Finding | None:
@@ -69,8 +70,16 @@ def other_platform(build: Build | None, builds: Sequence[Build | None], platform
     return any(b is not None and _serves(b, platform) for b in builds)
 
 
-def _dotted(text: str) -> tuple[int, ...]:
+def dotted(text: str) -> tuple[int, ...]:
+    """A glibc or macOS version as numbers, to compare (``2.28`` < ``2.34``)."""
     return tuple(int(part) for part in text.split("."))
+
+
+def declaring(platform: str, floor: str) -> str:
+    """The ``--platform`` that declares a target of ``platform`` with system ``floor``: ``manylinux_2_34_x86_64``
+    for linux_x86_64 and glibc 2.34, ``macosx_14_0_arm64`` for macosx_arm64 and macOS 14.0."""
+    system, _, machine = platform.partition("_")  # linux_x86_64 -> x86_64, macosx_arm64 -> arm64
+    return f"{'macosx' if system == 'macosx' else 'manylinux'}_{floor.replace('.', '_')}_{machine}"
 
 
 def floor_of(db: CompatDB, target: Target, release: PackageRelease, build: Build | None) -> str | None:
@@ -92,11 +101,9 @@ def below_floor(db: CompatDB, target: Target, release: PackageRelease, build: Bu
         return None
     mac = target.platform.startswith("macosx")
     have = (target.macos or db.assumed_macos) if mac else (target.glibc or db.assumed_glibc)
-    if have is None or _dotted(have) >= _dotted(floor):
+    if have is None or dotted(have) >= dotted(floor):
         return None
     system = "macOS" if mac else "glibc"
-    machine = target.platform.partition("_")[2]  # linux_x86_64 -> x86_64, macosx_arm64 -> arm64
-    declared = f"{'macosx' if mac else 'manylinux'}_{floor.replace('.', '_')}_{machine}"  # a system that new
     return reason(
         "platform-too-old",
         package=release.name,
@@ -104,7 +111,7 @@ def below_floor(db: CompatDB, target: Target, release: PackageRelease, build: Bu
         required=f"{system} {floor}",
         found=f"{system} {have}",
         platform=target.platform,
-        example=declared,
+        example=declaring(target.platform, floor),
     )
 
 
