@@ -317,13 +317,14 @@ def test_no_source_build_is_offered_for_a_gpu_the_package_refuses(request_: str,
 @pytest.mark.parametrize("gpu", ["GH200", "Jetson AGX Orin"])
 def test_a_pinned_build_for_other_platforms_says_so_not_no_such_version(gpu: str) -> None:
     """Found by this stop's hardware audit: why-not torch==2.14.1+cu126 on aarch64 said "torch has no release
-    ==2.14.1+cu126", though the database has that build, for x86_64 and Windows only."""
+    ==2.14.1+cu126", though the database had that build, for x86_64 and Windows only. The index's aarch64 cu126
+    build of 2.14.1 is in the database now, so the 2.11.0 cu129 side build (linux_x86_64 only) stands in."""
     from cudaresolve.target.build import TargetOptions, build_target
 
     options = TargetOptions(gpus=(gpu,), driver="580.65.06", python="3.12", platform="aarch64-unknown-linux-gnu")
-    answer = why_not("torch==2.14.1+cu126", [], SHIPPED, build_target(options, SHIPPED))
+    answer = why_not("torch==2.11.0+cu129", [], SHIPPED, build_target(options, SHIPPED))
     assert not answer.possible
     codes = [r.code for r in answer.reasons]
     assert "no-such-version" not in codes and "no-wheel-for-platform" in codes
     told = " ".join(format_text(r.text) for r in answer.reasons if r.code == "no-wheel-for-platform")
-    assert "2.14.1+cu126" in told and "linux_aarch64" in told
+    assert "2.11.0+cu129" in told and "linux_aarch64" in told
