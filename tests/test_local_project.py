@@ -90,3 +90,23 @@ def test_a_folder_that_may_not_be_built_or_is_no_project_is_a_coded_error(served
     (tmp_path / "r.txt").write_text("-e ./empty\n")
     bad = _lock(served, ["-r", "r.txt"], tmp_path)
     assert bad.returncode == 1 and "r.txt:1: -e ./empty is not a folder" in bad.stdout
+
+
+def test_a_project_whose_dependencies_are_dynamic_locks_what_its_backend_says(served: Any, tmp_path: Path) -> None:
+    """``[project] dynamic = ["dependencies"]``: the static table says nothing, so the project's own requirements
+    come from its build backend, the project locked editable with them (uv's ``pip compile pyproject.toml`` asks
+    the backend too); no silent lock of nothing."""
+    folder = _project(tmp_path)
+    result = _lock(served, [], folder)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert {p["name"]: p["kind"] for p in out["packages"]} == {"my-local": "directory", "idna": "wheel"}
+    entry = next(p for p in tomllib.loads((folder / "pylock.toml").read_text())["packages"] if "directory" in p)
+    assert entry["directory"] == {"path": ".", "editable": True}
+    pyproject = folder / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"dependencies"]', '"dependencies", "optional-dependencies"]'))
+    refused = _lock(served, ["--all-extras", "-o", "pylock.all.toml"], folder)
+    assert refused.returncode == 1, refused.stdout  # its extras cannot be listed before it is built
+    assert json.loads(refused.stdout)["error"]["code"] == "invalid-input"
+    assert "--all-extras: the project's extras are dynamic" in refused.stdout
+    assert not (folder / "pylock.all.toml").exists()

@@ -164,7 +164,7 @@ def _own(
             if extra not in extras:
                 known = ", ".join(sorted(extras)) or "none"
                 raise InvalidInput(Text.of("lock.feature.unknown", kind="extra", name=extra[:100], known=known),
-                                   hint=Text.of("lock.feature.unknown.hint", kind="extra"))  # fmt: skip
+                                   hint=Text("lock.feature.unknown.hint"))  # fmt: skip
             if extra not in seen:
                 seen.add(extra)
                 marker = str(req.marker) if req.marker else None
@@ -185,7 +185,7 @@ def _known(names: Sequence[str], table: Mapping[str, tuple[str, ...]], kind: str
         if key not in table:
             raise InvalidInput(
                 Text.of("lock.feature.unknown", kind=kind, name=name[:100], known=", ".join(sorted(table)) or "none"),
-                hint=Text.of("lock.feature.unknown.hint", kind=kind),
+                hint=Text("lock.feature.unknown.hint"),
             )
         out.append(key)
     return list(dict.fromkeys(out))
@@ -208,7 +208,7 @@ def _group(
     if name not in groups:
         raise InvalidInput(
             Text.of("lock.feature.unknown", kind="group", name=name[:100], known=", ".join(sorted(groups)) or "none"),
-            hint=Text.of("lock.feature.unknown.hint", kind="group"),
+            hint=Text("lock.feature.unknown.hint"),
         )
     items = groups[name]
     if not isinstance(items, list):

@@ -70,10 +70,19 @@ def prepare(request: LockRequest, *, store_db: bool = True) -> LockInputs:
     requirements, chosen = request.requirements, None
     if request.requirements and request.features.asked:
         raise InvalidInput(Text("lock.feature.needs-project"), hint=Text("lock.feature.needs-project.hint"))
+    editables: tuple[str, ...] = ()
     if not request.requirements:  # the project's, with the extras and groups chosen (``features.choose``)
         from cudaresolve.lock.features import choose
 
-        chosen = choose(project.features, request.features, project.requirements)
+        base, selection = project.requirements, request.features
+        if project.dynamic:  # its backend says what it needs: the project itself, locked editable (uv's rule)
+            from cudaresolve.core.platforms import canonical_name
+            from cudaresolve.lock.project import built_project
+
+            own, selection = built_project(project, request.project.parent, selection)
+            base = (own, *(() if "dependencies" in project.dynamic else base))
+            editables = (str(canonical_name(str(project.name))),)
+        chosen = choose(project.features, selection, base)
         requirements = chosen.requirements
     if not requirements:
         raise InvalidInput(Text("lock.no-requirements"), hint=Text("lock.no-requirements.hint"))
@@ -106,6 +115,7 @@ def prepare(request: LockRequest, *, store_db: bool = True) -> LockInputs:
         exclude_newer=request.exclude_newer,
         prerelease=request.prerelease,
         unchecked=request.requirement_lines,
+        editables=editables,
     )
 
 
@@ -364,7 +374,8 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     prior = previous_lock(existing, fmt) if request.upgrade else prior  # what moved, said as ever
     previous = prior.pins if prior is not None else None
     frozen = lock_from_solution(
-        solution, features=inputs.chosen, editables=request.editables, mirrors=inputs.mirrors, root=root,
+        solution, features=inputs.chosen, editables=(*request.editables, *inputs.editables), mirrors=inputs.mirrors,
+        root=root,
     )  # fmt: skip
     complete = solution.complete and not frozen.missing_hashes() and all(p.url for p in frozen.packages)
     if fmt == "pylock":

@@ -15,8 +15,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cudaresolve.index.settings import IndexSetting
+    from cudaresolve.lock.features import Selection
 
-__all__ = ["MAX_PROJECT_BYTES", "ProjectSettings", "load_project", "parse_gpu_source", "project_from_dict"]
+__all__ = ["MAX_PROJECT_BYTES", "ProjectSettings", "built_project", "load_project", "parse_gpu_source",
+           "project_from_dict"]  # fmt: skip
 
 #: The largest pyproject.toml read (64 MiB: a real one is a few KiB).
 MAX_PROJECT_BYTES: Final = 64 * 1024 * 1024
@@ -34,6 +36,10 @@ class ProjectSettings:
     index_url: IndexSetting | None = None  # [tool.cudaresolve] index-url: the default index (a PyPI mirror)
     source: str = ""
     features: Features = field(default_factory=Features)  # extras and dependency groups (``features``)
+    #: ``[project] name``, and which of its dependencies and optional-dependencies its build backend gives
+    #: (``[project] dynamic``), when ``requirements`` are the project's own (no ``[tool.cudaresolve] requirements``)
+    name: str | None = None
+    dynamic: frozenset[str] = frozenset()
 
 
 def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str = "pyproject.toml") -> ProjectSettings:
@@ -45,8 +51,14 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
     tool = _table(_table(data, "tool", source, "tool"), "cudaresolve", source, "tool.cudaresolve")
     reqs = tool.get("requirements")
     origin = f"{source} [tool.cudaresolve] requirements"
+    project = _table(data, "project", source, "project")
+    name, dynamic = project.get("name"), project.get("dynamic", [])
+    if not isinstance(dynamic, list) or not all(isinstance(d, str) for d in dynamic):
+        raise InvalidInput(Text.of("lock.project.not-a-list", origin=f"{source} [project] dynamic"),
+                           hint=Text("lock.project.not-a-list.hint"))  # fmt: skip
+    own = frozenset(dynamic) & {"dependencies", "optional-dependencies"} if reqs is None else frozenset()
     if reqs is None:
-        reqs = _table(data, "project", source, "project").get("dependencies", [])
+        reqs = project.get("dependencies", [])
         origin = f"{source} [project] dependencies"
     if not isinstance(reqs, list) or not all(isinstance(r, str) for r in reqs):
         raise InvalidInput(Text.of("lock.project.not-a-list", origin=origin), hint=Text("lock.project.not-a-list.hint"))
@@ -78,7 +90,26 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
         index_url=index_url,
         source=origin,
         features=features_from_dict(data, source),
+        name=name if isinstance(name, str) and name.strip() else None,
+        dynamic=own,
     )
+
+
+def built_project(project: ProjectSettings, folder: Path, selection: Selection) -> tuple[str, Selection]:
+    """For a project whose dependencies (or extras) its build backend gives (``[project] dynamic``): the requirement
+    on the project itself at ``folder`` with the extras asked (its backend then says what they need, as uv's
+    ``pip compile pyproject.toml`` asks it), and the selection left for the static features (the groups)."""
+    from dataclasses import replace
+
+    if project.name is None:
+        raise InvalidInput(Text("lock.project.dynamic-no-name"), hint=Text("lock.project.dynamic.hint"))
+    extras: tuple[str, ...] = ()
+    if "optional-dependencies" in project.dynamic:
+        if selection.all_extras:
+            raise InvalidInput(Text("lock.project.dynamic-all-extras"), hint=Text("lock.project.dynamic.hint"))
+        extras, selection = selection.extras, replace(selection, extras=())
+    shown = f"[{','.join(extras)}]" if extras else ""
+    return f"{project.name}{shown} @ {folder.resolve().as_uri()}", selection
 
 
 def parse_gpu_source(value: object, origin: str) -> str:

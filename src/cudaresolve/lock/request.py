@@ -81,6 +81,7 @@ class LockInputs:
     chosen: Chosen | None = None  # the project's requirements by extra and group (None: given as arguments)
     #: The requirement files' lines (``LockRequest.requirement_lines``): what they say is in ``requirements``
     unchecked: tuple[RequirementLine, ...] = field(default=(), compare=False, repr=False)
+    editables: tuple[str, ...] = ()  # the project itself, when its backend gives its dependencies (locked editable)
 
     def wheel_tags(self) -> tuple[Tag, ...]:
         """The wheel tags the target takes, best first (the database's glibc and macOS where it states none)."""
