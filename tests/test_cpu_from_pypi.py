@@ -113,3 +113,24 @@ def test_gpu_source_pypi_on_a_cpu_target_needs_no_pytorch_index_at_all(served: A
     out = json.loads(_run(args, tmp_path).stdout)
     assert out["complete"] is True and [w["code"] for w in out["warnings"]] == []
     assert {p["name"] for p in out["packages"]} == {"torch", "filelock"}
+
+
+def test_a_cpu_target_with_the_pytorch_index_down_does_not_walk_every_release_first(tmp_path: Path) -> None:
+    """The search stops at the first package whose cpu builds cannot be read: it does not read the metadata of
+    every older release of the project that needs it (deepspeed's hundred sdists, each built) before the lock
+    takes PyPI's set."""
+    db = load_compat(None)
+    pypi_set = solve(["torch"], db, build_target(CPU, db), gpu_source="pypi").solution
+    torch = next(p.version for p in pypi_set.packages if p.name == "torch")
+    index = LocalIndex(tmp_path / "indexes")
+    index.add("pypi", "torch", torch, tag=TAG)
+    releases = [f"1.{i}" for i in range(12)]
+    for version in releases:
+        index.add("pypi", "app", version, requires=["torch"])
+    with index.serve() as base:
+        closed = f"http://127.0.0.1:{_closed_port()}"
+        result = _run(["lock", "app", *ARGS, *_mirrors(base, closed), "--json"], tmp_path)
+        assert result.returncode == 0, result.stderr
+        read = {p for p, n in index.requests.items() if n and "/app-" in p and p.endswith(".metadata")}
+    assert {p["name"]: p["version"] for p in json.loads(result.stdout)["packages"]} == {"app": "1.11", "torch": torch}
+    assert len(read) <= 2, sorted(read)  # the newest, and at most the one read ahead with it

@@ -196,14 +196,17 @@ def solve_catalog(
     )
     unreadable: IndexUnavailable | None = None
     pins: dict[str, Candidate] | None = None
+    # a CPU target has one variant: a build whose index cannot be read can only be dodged (deepspeed backtracked
+    # through a hundred sdists to one that needs no torch), so the search ends at once (the lock retries on PyPI)
+    stop = catalog.target.is_cpu
     try:
         try:
-            pins = search.run(needs)
+            pins = search.run(needs, stop_unreadable=stop)
         except ResolutionImpossible:
             if search.companions is None:
                 raise
             # the pairings leave no set out but change a failing search's causes: search again without them
-            pins = search.run(needs, paired=False)
+            pins = search.run(needs, paired=False, stop_unreadable=stop)
     except ResolutionImpossible as exc:
         if not search.unreadable:
             seen = search.index_candidates
