@@ -207,3 +207,26 @@ def test_a_file_over_its_cap_says_so_with_a_hint_for_files(behaviour: Callable[.
         client.download(f"{server.base}/whl/cpu/big-1.0.tar.gz", lambda chunk: None, cap=1024 * 1024)
     assert "is larger than 1 MiB" in info.value.message
     assert info.value.hint_text is not None and info.value.hint_text.key == "index.file-too-large.hint"
+
+
+def test_a_file_host_that_cannot_be_reached_is_not_asked_again_in_the_run() -> None:
+    """A release asset's host that cannot be resolved (github.com from a closed network) was asked once per build
+    the solver tried, 726 lookups in one lock; now its first connect failure marks it down for the run, as a page's
+    does, while a host that has answered is asked again."""
+    asked: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.host)
+        if request.url.host == "down.example":
+            raise httpx.ConnectError("[Errno -2] Name or service not known", request=request)
+        return httpx.Response(200, stream=httpx.ByteStream(b"wheel"))
+
+    with httpx.Client(transport=httpx.MockTransport(handler)) as http:
+        client = IndexClient(http, IndexPolicy(deadline=Deadline(20.0)))
+        for name in ("a", "b", "c"):
+            with pytest.raises(IndexUnavailable) as info:
+                client.download(f"https://down.example/{name}.whl", lambda chunk: None, cap=1024)
+        assert "Name or service not known" in info.value.message
+        for name in ("a", "b"):
+            client.download(f"https://up.example/{name}.whl", lambda chunk: None, cap=1024)
+    assert asked == ["down.example", "up.example", "up.example"]

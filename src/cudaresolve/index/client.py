@@ -23,7 +23,7 @@ from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.pages import Listings, ProjectPage
 from cudaresolve.index.parsed_cache import parse_files, parsed_key
 from cudaresolve.index.policy import IndexPolicy
-from cudaresolve.index.retries import Hosts, retried, transient
+from cudaresolve.index.retries import Hosts, host_of, retried, transient
 from cudaresolve.index.simple import (
     ACCEPT,
     HINT,
@@ -213,9 +213,19 @@ class IndexClient:
         the user named: its hash is what is trusted). No retries; raises ``IndexUnavailable``."""
         if self.offline or self._http is None:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
+        host = host_of(url)
+        if host in self._hosts.down:  # one that could not be reached is not asked again this run (``retries``)
+            raise IndexUnavailable(Text.of("index.host-down", host=host, reason=self._hosts.down[host]), hint=HINT)
         deadline = Deadline(file_deadline())
         with deadline.busy():  # the whole download is network time
-            download_within(self._http, self.policy, url, write, cap=cap, any_host=any_host, deadline=deadline)
+            try:
+                download_within(self._http, self.policy, url, write, cap=cap, any_host=any_host, deadline=deadline)
+            except IndexUnavailable as e:
+                reason = _unreachable(e.__cause__)
+                if reason is not None and host not in self._hosts.answered:
+                    self._hosts.down[host] = reason
+                raise
+        self._hosts.answered.add(host)
 
     def fresh_page(self, index_url: str, name: str) -> ProjectPage | None:
         """The page if it needs no request (offline, or fresh in the cache), else None; raises as ``fetch_page``."""
@@ -398,3 +408,12 @@ class IndexClient:
 
 def _under(url: str, root: str) -> bool:
     return url == root or url.startswith(root + "/")
+
+
+def _unreachable(error: BaseException | None) -> str | None:
+    """Why ``error`` is a connect that failed (a host that cannot be resolved, refuses, or does not answer in
+    time; not a TLS handshake glitch: ``retries.transient``'s verdict), else None."""
+    import httpx
+
+    failure = transient(error) if isinstance(error, httpx.HTTPError) else None
+    return failure.reason if failure is not None and failure.connect else None
