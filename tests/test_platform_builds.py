@@ -112,12 +112,20 @@ def test_a_jetson_that_runs_server_builds_gets_them_from_their_cuda_on(capsys: p
     assert code == 1 and result["error"]["findings"][0]["code"] == "jetson-not-served"
 
 
-def test_arm_cpu_target_gets_the_newest_pypi_cpu_build(capsys: pytest.CaptureFixture[str]) -> None:
+def test_arm_cpu_target_gets_the_newest_cpu_build(capsys: pytest.CaptureFixture[str]) -> None:
+    """PyPI's aarch64 torch is a CPU build up to 2.10 and a CUDA build after it; the PyTorch index's whl/cpu has
+    aarch64 CPU wheels of its own (``+cpu``): a CPU target takes the newest CPU build of either, from its index."""
     code, result = lock(capsys, "linux_aarch64", "torch", "--cpu")
     assert code == 0, result
-    builds = pypi_builds("torch", "linux_aarch64")
-    chosen = builds[Version(torch_of(result)["version"])]
-    assert chosen.variant == "cpu"
+    cpu = {
+        Version(f"{row.version}{build.local}"): build
+        for row in DB.packages("torch") if "3.12" in row.python
+        for build in row.builds if build.variant == "cpu" and "linux_aarch64" in build.platforms
+    }
+    newest = max(cpu)
+    assert Version(torch_of(result)["version"]) == newest
+    assert torch_of(result)["index"] == cpu[newest].index_url
+    assert any(b.channel == "pypi" for b in cpu.values()), "PyPI's own aarch64 CPU builds (up to 2.10)"
 
 
 @pytest.mark.parametrize("platform", ["macosx_arm64", "macosx_x86_64"])
