@@ -168,3 +168,34 @@ def test_the_search_itself_stays_small(tiny_db_dict: dict[str, Any]) -> None:
     # 4 torch, 4 fbgemm-gpu and 80 torchaudio builds: each (requirement, build) pair is checked at most
     # once (100 today); without the memo every torchaudio build re-checks every torch build (~1,000)
     assert provider.matches.checks <= 150
+
+
+def test_a_search_too_deep_over_every_variant_is_searched_one_variant_at_a_time(
+    db: CompatDB, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """torch with jax[cuda12] went past the round limit over every variant at once (the one-CUDA-major rule set
+    against jax's hundreds of releases), though torch 2.10 (cu128) with it is found at once: such a search is made
+    again one variant at a time, and the best set found stands; too deep on every variant is still the error."""
+    from resolvelib.resolvers import ResolutionTooDeep
+
+    from cudaresolve.resolve import solve as solving
+
+    target = host("8.0", "535.104.05")
+    expected = pins(solve(["torch"], db, target))
+    real_run = solving._Search.run
+
+    def run(self: Any, needs: Any, **kwargs: Any) -> Any:
+        if not any(n.name == CUDA for n in needs):  # the search over every variant
+            raise ResolutionTooDeep(1)
+        return real_run(self, needs, **kwargs)
+
+    monkeypatch.setattr(solving._Search, "run", run)
+    assert pins(solve(["torch"], db, target)) == expected
+
+    def never(self: Any, needs: Any, **kwargs: Any) -> Any:
+        raise ResolutionTooDeep(1)
+
+    monkeypatch.setattr(solving._Search, "run", never)
+    with pytest.raises(NoSolution) as info:
+        solve(["torch"], db, target)
+    assert info.value.text.key == "resolve.too-deep"

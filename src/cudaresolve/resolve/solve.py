@@ -196,6 +196,7 @@ def solve_catalog(
     )
     unreadable: IndexUnavailable | None = None
     pins: dict[str, Candidate] | None = None
+    too_deep: ResolutionTooDeep | None = None
     # a CPU target has one variant: a build whose index cannot be read can only be dodged (deepspeed backtracked
     # through a hundred sdists to one that needs no torch), so the search ends at once (the lock retries on PyPI)
     stop = catalog.target.is_cpu
@@ -213,14 +214,16 @@ def solve_catalog(
             raise _no_solution(explain_resolution(catalog, needs, list(exc.causes), seen, constraints, db=db)) from exc
         # some builds' index could not be read: the variants are searched one by one below, for a set from PyPI
         unreadable = search.unreadable[0]
-    except ResolutionTooDeep as exc:
-        raise NoSolution(Text("resolve.too-deep"), hint=Text("resolve.too-deep.hint")) from exc
+    except ResolutionTooDeep as exc:  # over every variant at once: one variant at a time may still end (jax[cuda12])
+        too_deep = exc
     # A set with no GPU package, found while some builds' index could not be read, may only have dodged them: the
     # PyTorch index down, accelerate backtracked to 0.0.1, which needs no torch. The variants' sets are searched
     # instead; with none, the index's failure stands (a CPU target's lock then takes PyPI's builds: ``lock.flow``).
     dodged = search.unreadable[0] if pins is not None and search.unreadable and CUDA not in pins else None
     unreadable = unreadable or dodged
     best = _best_over_variants(search, None if pins is None or dodged else pins)
+    if best is None and too_deep is not None:
+        raise NoSolution(Text("resolve.too-deep"), hint=Text("resolve.too-deep.hint")) from too_deep
     if best is None:  # only once some index could not be read: no set from the others, so that failure is the cause
         assert unreadable is not None  # a set found and not dodged is the first of the best ones
         raise unreadable
