@@ -37,6 +37,19 @@ def test_comments_continuations_nesting_and_variables(tmp_path: Path) -> None:
     assert files.constraints == ("torch<2.6", "numpy<2")
 
 
+def test_a_bare_url_naming_its_project_by_egg_is_a_url_requirement(tmp_path: Path) -> None:
+    """pip's older form, ``URL#egg=NAME``: ``NAME @ URL``, the egg taken out of the fragment and the rest kept; a URL
+    without an egg stays as written (and is no requirement)."""
+    wheel = "https://host.example/six-1.17.0-py2.py3-none-any.whl"
+    (tmp_path / "req.txt").write_text(
+        f"git+https://github.com/psf/requests#egg=requests\n{wheel}#egg=six&sha256=abc\n{wheel}#sha256=abc\n"
+    )
+    files = read_requirement_files([str(tmp_path / "req.txt")])
+    assert files.requirements == (
+        "requests @ git+https://github.com/psf/requests", f"six @ {wheel}#sha256=abc", f"{wheel}#sha256=abc"
+    )
+
+
 def _checked(*paths: list[str], environ: dict[str, str] | None = None) -> RequirementFiles:
     """The files read, then their lines checked as a solve checks them."""
     files = read_requirement_files(*paths, environ=environ)

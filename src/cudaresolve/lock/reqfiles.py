@@ -162,8 +162,22 @@ class _Reader:
         if " -" in line:  # a per-requirement option: torch==2.7.1 --hash=sha256:...
             option = line[line.index(" -"):].split()[0]
             raise InvalidInput(Text.of("lock.reqfile.option", where=where, option=option[:80]), hint=_HINT)
+        line = _egg_named(line)
         self.lines.append((where, line, constraint))
         (self.constraints if constraint else self.requirements).append(line)
+
+
+def _egg_named(line: str) -> str:
+    """pip's older form of a URL requirement, a bare URL naming its project in ``#egg=NAME``
+    (``git+https://host/repo#egg=pkg``): ``NAME @ URL`` (the URL without the egg), which is then taken or refused
+    as any URL requirement; any other line as it is."""
+    url, _, fragment = line.partition("#")
+    fields = dict(part.partition("=")[::2] for part in fragment.split("&")) if fragment else {}
+    egg = fields.pop("egg", "").strip()
+    if not egg or " " in url.strip() or "://" not in url:
+        return line
+    rest = "&".join(f"{k}={v}" for k, v in fields.items())
+    return f"{egg} @ {url.strip()}{'#' + rest if rest else ''}"
 
 
 def directory_requirement(text: str) -> str | None:
