@@ -118,6 +118,10 @@ class IndexClient:
     def entry(self, url: str, *, fresh_only: bool = False) -> tuple[CachedResponse, str] | None:
         """Any page by URL (a flat listing) through the cache as project pages go: (entry, source); None when
         ``fresh_only`` and a request would be needed. Raises ``IndexUnavailable``."""
+        if url.startswith("file://"):  # a folder of wheels on this machine (``--find-links DIR``): listed afresh
+            from cudaresolve.index.local_folder import folder_listing
+
+            return folder_listing(url), "local"
         cached = self._cached(url)
         if cached is not None and cached.apart and self.cache is not None:  # its caller reads the body itself
             cached = self.cache.with_body(cached)
@@ -211,6 +215,11 @@ class IndexClient:
         (no content decoding: the bytes are hashed); at most ``cap`` bytes within ``file_deadline()`` seconds.
         Redirects are followed as for pages (same host only), or with ``any_host`` to any https URL (a URL
         the user named: its hash is what is trusted). No retries; raises ``IndexUnavailable``."""
+        if url.startswith("file://"):  # a wheel of a local folder of them (``--find-links DIR``): read where it is
+            from cudaresolve.index.local_folder import read_local
+
+            read_local(url, write, cap=cap)
+            return
         if self.offline or self._http is None:
             raise IndexUnavailable(Text.of("index.not-cached", url=url), hint=HINT)
         host = host_of(url)

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.source import IndexRelease
     from cudaresolve.text.findings import Notice
 
-__all__ = ["DirectWheel", "direct_release", "fetch_direct"]
+__all__ = ["DirectWheel", "direct_release", "fetch_direct", "read_local_file"]
 
 _CHUNK: Final = 1024 * 1024
 
@@ -81,7 +81,7 @@ def fetch_direct(
                 hasher.update(chunk)
 
         if ref.path is not None:
-            _read_local(ref.path, write, cap=cap, url=ref.shown)
+            read_local_file(ref.path, write, cap=cap, url=ref.shown)
         else:
             client.download(apply_mirror(ref.url, client.mirrors), write, cap=cap, any_host=True)
         check_hashes(ref.shown, ref.hashes, {a: h.hexdigest() for a, h in hashers.items()})
@@ -104,7 +104,7 @@ def _checked(text: str, ref: DirectRef) -> CoreMetadata:
     return meta
 
 
-def _read_local(path: str, write: Callable[[bytes], None], *, cap: int, url: str) -> None:
+def read_local_file(path: str, write: Callable[[bytes], None], *, cap: int, url: str) -> None:
     """A ``file://`` wheel: a regular file of at most ``cap`` bytes (a FIFO or device is refused unread)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))

@@ -63,8 +63,26 @@ def extra_sources(
             notices.append(warning("extra-index-pytorch", "index.extra-index-pytorch", url=redact(checked)))
             continue
         kept.append(checked)
-    links = tuple(dict.fromkeys(_checked(u.strip(), trusted) for u in find_links if u.strip()))
+    links = tuple(dict.fromkeys(_local_folder(u.strip()) or _checked(u.strip(), trusted) for u in find_links
+                                if u.strip()))  # fmt: skip
     return ExtraSources(indexes=tuple(kept), find_links=links, notices=tuple(notices))
+
+
+def _local_folder(text: str) -> str | None:
+    """A folder of wheels on this machine given as ``--find-links`` (a path, or a ``file://`` URL naming a folder, as
+    pip and uv take it): its ``file://`` URL, without the trailing slash; None when ``text`` names no folder."""
+    from pathlib import Path
+    from urllib.parse import unquote, urlsplit
+
+    if text.startswith("file:"):
+        parts = urlsplit(text)
+        if parts.netloc not in ("", "localhost") or parts.query or parts.fragment:
+            return None
+        text = unquote(parts.path)
+    elif "://" in text:
+        return None
+    folder = Path(text).expanduser()
+    return folder.resolve().as_uri() if folder.is_dir() else None
 
 
 def _checked(url: str, trusted: set[str]) -> str:

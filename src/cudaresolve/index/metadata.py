@@ -235,6 +235,8 @@ def fetch_core_metadata(
     url = f"{file.url}.metadata"
     key = _key(file, ".metadata")  # also of METADATA read from the wheel itself
     source = url if file.core_metadata else file.url  # what messages name: the file really read
+    if file.url.startswith("file://"):  # a wheel of a local folder (``--find-links DIR``): read now, never cached
+        cache = None
     cached = cache.get(key) if cache is not None else None
     if cached is not None and cached.status == 200:
         text = cached.body
@@ -251,6 +253,10 @@ def fetch_core_metadata(
             report(Event(kind="metadata", label=url))
             policy = _to_build(meta, file, build)
             return _built(client, cache, file, policy, archive) if policy is not None else _static(meta, file)
+    elif file.url.startswith("file://"):
+        from cudaresolve.index.local_folder import local_metadata
+
+        text = local_metadata(file.url)
     else:  # no PEP 658 file: read METADATA out of the wheel with range requests
         from cudaresolve.index.lazy_wheel import read_remote_metadata
 

@@ -46,6 +46,7 @@ class FileTrust:
 
     hosts: frozenset[str]  # exact hosts trusted for https ("*": any)
     http_hosts: frozenset[str]  # hosts where plain http is accepted too
+    folder: str | None = None  # a local folder's page (``--find-links DIR``): ``file://`` links inside it only
 
     @classmethod
     def for_page(
@@ -62,7 +63,8 @@ class FileTrust:
         hosts = own | mirror_hosts | {h.lower() for h in allowed_hosts or ()}
         if allowed_hosts is None:
             hosts = {"*"}
-        return cls(hosts=frozenset(hosts), http_hosts=LOCAL_HOSTS | mirror_hosts)
+        folder = page_url.rstrip("/") + "/" if page_url.startswith("file:///") else None
+        return cls(hosts=frozenset(hosts), http_hosts=LOCAL_HOSTS | mirror_hosts, folder=folder)
 
     def check(self, url: str) -> str | None:
         """None when ``url`` may be used; else a short reason ("scheme file:", "host evil.example")."""
@@ -71,6 +73,8 @@ class FileTrust:
             return "malformed URL"
         host = (parts.hostname or "").lower()
         scheme = parts.scheme.lower()
+        if self.folder is not None and url.startswith(self.folder) and "/" not in url[len(self.folder):]:
+            return None  # a file of the local folder the page lists (``index.local_folder``)
         if scheme not in ("https", "http"):
             return f"scheme {scheme or '(none)'}:"
         if not host:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from cudaresolve.lock.model import Lock
+    from cudaresolve.resolve.model import LockedPackage
 
 __all__ = ["check_environment", "check_installable", "interpreter_environment", "url_allowed"]
 
@@ -105,7 +106,8 @@ def check_installable(
                                       hint=Text("lock.install.no-folder.hint"))  # fmt: skip
             continue
         for url in (p.index, p.url):
-            local = p.kind is FileKind.ARCHIVE and url == p.url and (url or "").startswith("file:///")
+            local = ((p.kind is FileKind.ARCHIVE and url == p.url) or _in_folder(p)) and (url or "").startswith(
+                "file:///")
             if url and not local and not url_allowed(url, named):
                 raise InvalidLockfile(
                     Text.of("lock.install.bad-url", source=source, name=p.name, url=shown_url(url)),
@@ -178,6 +180,13 @@ def _first_index(lock: Lock) -> str:
     """The active ``--index-url`` of a requirements lock: the lock's own index, else its first package's."""
     indexes = [p.index for p in lock.packages if p.kind is not FileKind.ARCHIVE]
     return lock.index_url if lock.index_url in indexes else indexes[0]
+
+
+def _in_folder(package: LockedPackage) -> bool:
+    """A file of a local folder of wheels (``--find-links DIR``): its index that folder's ``file:///`` URL, its URL
+    a file directly in it."""
+    folder, url = (package.index or "").rstrip("/") + "/", package.url or ""
+    return folder.startswith("file:///") and url.startswith(folder) and "/" not in url[len(folder):]
 
 
 def _refuse(text: Text) -> InvalidLockfile:

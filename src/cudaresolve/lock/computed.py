@@ -1,6 +1,6 @@
-"""Hashes for the files an index lists without one (a web server's folder listing given as ``--find-links``, an
-index that omits them): each chosen file is downloaded once and hashed, as uv and pip-tools do, so that a
-pylock.toml can still be written. Does I/O through the index client."""
+"""Hashes for the files an index lists without one (a web server's folder listing given as ``--find-links``, a
+local folder of wheels, an index that omits them): each chosen file is downloaded (read) once and hashed, as uv
+and pip-tools do, so that a pylock.toml can still be written. Does I/O through the index client."""
 
 from __future__ import annotations
 
@@ -52,10 +52,10 @@ def hash_unhashed(solution: Solution, client: IndexClient) -> tuple[Solution, li
     packages = tuple(
         replace(p, sha256=hashed[p.url][0], size=hashed[p.url][1]) if p.url in hashed else p for p in solution.packages
     )
-    notices = [
+    notices = [  # a local folder's file (``--find-links DIR``) is hashed as it is: nothing was sent
         warning("index-unhashed", "lock.index-unhashed", package=p.name, url=p.url, sha256=hashed[p.url][0])
         for p in wanted
-        if p.url in hashed
+        if p.url in hashed and not p.url.startswith("file://")
     ]
     return replace(solution, packages=packages), notices
 
@@ -64,4 +64,4 @@ def _unhashed(package: LockedPackage) -> bool:
     """A file of an index whose page gave no sha256 (an archive named by URL is hashed when it is read)."""
     url = package.url or ""
     kinds = (FileKind.WHEEL, FileKind.SDIST)
-    return not package.sha256 and package.kind in kinds and url.startswith(("https://", "http://"))
+    return not package.sha256 and package.kind in kinds and url.startswith(("https://", "http://", "file:///"))
