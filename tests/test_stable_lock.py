@@ -85,7 +85,9 @@ def test_a_file_that_is_no_pep_751_lock_gives_no_preference(tmp_path: Path) -> N
     pins = PreviousLock(pins={"a": "1", "b": "2"}, index_failed=False)
     assert preferences(pins, upgrade=False, upgrade_packages=["A"]) == {"b": "2"}
     assert preferences(pins, upgrade=True, upgrade_packages=[]) == {}
-    assert preferences(replace(pins, index_failed=True), upgrade=False, upgrade_packages=[]) == {}
+    failed = replace(pins, index_failed=True)  # the GPU stack's pins go; the others stay (``preferences``)
+    assert preferences(failed, upgrade=False, upgrade_packages=[], stack=("A", "torch")) == {"b": "2"}
+    assert preferences(failed, upgrade=False, upgrade_packages=[]) == {"a": "1", "b": "2"}
 
 
 def test_the_gpu_stack_keeps_its_locked_build_while_it_fits() -> None:

@@ -369,7 +369,8 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
                     if kept is not None:
                         return LockResult(solution=kept, path=path, format=fmt, complete=True, unchanged=True)
             prior = None if request.upgrade else previous_lock(existing, fmt)  # -U keeps no pin: read after the solve
-            wanted = preferences(prior, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages)
+            wanted = preferences(prior, upgrade=request.upgrade, upgrade_packages=request.upgrade_packages,
+                                 stack=inputs.db.package_names)  # fmt: skip
             solution = resolve_inputs(inputs, preferences=wanted, tls=tls, helper=helper)
     prior = previous_lock(existing, fmt) if request.upgrade else prior  # what moved, said as ever
     previous = prior.pins if prior is not None else None

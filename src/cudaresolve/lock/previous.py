@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Final
 from cudaresolve.core.platforms import canonical_name
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Collection, Iterable, Mapping
 
     from cudaresolve.lock.model import Lock
 
@@ -122,13 +122,19 @@ def _requirements_previous(text: str) -> PreviousLock | None:
     return PreviousLock(pins=pins, index_failed=any(w.code in INDEX_FAILED for w in lock.warnings))
 
 
-def preferences(previous: PreviousLock | None, *, upgrade: bool, upgrade_packages: Iterable[str]) -> dict[str, str]:
-    """The pins to keep where they still fit: none under ``--upgrade``, nor from a lock made while an index failed
-    (its set is what the others could give: a repeat holding on to it would never ask that index again); all but
-    ``--upgrade-package``'s names."""
-    if previous is None or upgrade or previous.index_failed:
+def preferences(
+    previous: PreviousLock | None, *, upgrade: bool, upgrade_packages: Iterable[str], stack: Collection[str] = ()
+) -> dict[str, str]:
+    """The pins to keep where they still fit: none under ``--upgrade``; all but ``--upgrade-package``'s names; and
+    from a lock made while an index failed, none of the GPU stack's (``stack``, the database's packages): their set
+    is what the other indexes could give (PyPI's torch with the PyTorch index down), and a repeat holding on to it
+    would never take the better build once that index answers; the other pins stay, so that a re-lock on a
+    network that never reaches that index does not move every pin."""
+    if previous is None or upgrade:
         return {}
     moved = {str(canonical_name(n)) for n in upgrade_packages}
+    if previous.index_failed:
+        moved |= {str(canonical_name(n)) for n in stack}
     return {name: version for name, version in previous.pins.items() if name not in moved}
 
 
