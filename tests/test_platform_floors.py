@@ -216,3 +216,14 @@ def test_newer_releases_passed_over_for_the_assumed_system_are_named(
     assert not [w for w in wider["warnings"] if w["code"] == "assumed-system"]
     newer = next(p["version"] for p in wider["packages"] if p["name"] == request_)
     assert Version(newer) > Version(chosen)
+
+
+def test_a_python_no_release_serves_is_named_before_a_system_some_need(capsys: pytest.CaptureFixture[str]) -> None:
+    """vllm on Python 3.15: its newest releases also need a newer glibc than assumed, but no --platform would make
+    any of them install, so the Python finding leads."""
+    code = main(["lock", "vllm", "--gpu", "H100", "--driver", "580.95.05", "--python-version", "3.15", "--offline",
+                 "--json", "--no-cache"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 1
+    codes = [f["code"] for f in result["error"]["findings"]]
+    assert codes[0] in ("no-wheel-for-python", "requires-python"), codes

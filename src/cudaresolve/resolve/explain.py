@@ -59,11 +59,12 @@ HOST_CODES: Final = (
 )
 _BOX_CODES: Final = ("driver-unsupported-gpu",)
 _SM_CODES: Final = ("sm-not-covered", "sm-below-minimum")
-_REQUEST_CODES: Final = (
+_REQUEST_CODES: Final = (  # a Python no release serves comes before a system some releases need (vllm on 3.15)
     "cpu-build-on-gpu",
     "os-not-served",
+    "no-wheel-for-python", "requires-python",
     "platform-too-old", "no-wheel-page",
-    "no-wheel-for-python", "requires-python", "sdist-unusable", "no-wheel-for-platform", "variant-not-published",
+    "sdist-unusable", "no-wheel-for-platform", "variant-not-published",
     "no-such-version", "constraint-excludes", "yanked-only", "pre-release-only",
 )
 _LAST_CODES: Final = ("request-conflict", "cuda-major-mixed", "cudnn-major-mixed", "pin-conflict", "no-common-set")
