@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from cudaresolve.core.archs import ComputeCapability
+from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import CudaVersion, parse_driver
 from cudaresolve.db.database import CompatDB, load_compat
 from cudaresolve.errors import DetectionError, InvalidArch, InvalidDriver, InvalidInput, UnknownGpu
@@ -472,3 +473,17 @@ def test_host_file_of_binary_bytes_is_bad_json(db: CompatDB, tmp_path: Path) -> 
     binary.write_bytes(bytes(range(256)))
     with pytest.raises(InvalidInput, match="is not valid JSON"):
         load_host_file(str(binary), db)
+
+
+@pytest.mark.parametrize("platform", ["macosx_14_0_arm64", "win_amd64", "linux_aarch64"])
+def test_another_machines_platform_is_not_given_this_ones_gpus(db: CompatDB, platform: str) -> None:
+    """A declared platform other than this machine's names another machine: without --gpu it is a CPU target, this
+    machine's nvidia-smi is never asked, and a --driver without a GPU is refused as ever."""
+    from cudaresolve.target.build import this_platform
+
+    if this_platform() == normalize_platform(platform):
+        pytest.skip("this machine has that platform")
+    target = build(db, detect=no_detection, platform=platform)
+    assert target.gpus == () and target.platform == normalize_platform(platform)
+    with pytest.raises(InvalidInput):
+        build(db, detect=no_detection, platform=platform, driver="580.65.06")

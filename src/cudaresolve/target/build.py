@@ -418,6 +418,10 @@ def _build_target(
             source = f"{source}+{driver_source}"
         return _declared(gpus, driver, platform, python, source, db)
 
+    if named is not None and named.platform != this_platform():  # another machine's platform: not this one's GPUs
+        if driver is not None:
+            raise InvalidInput(Text("target.driver-without-gpu"), hint=Text("target.driver-without-gpu.hint"))
+        return Target(platform=platform, python=python, source="flags")
     if detect is None:
         from cudaresolve.target.detect import detect_host
 
