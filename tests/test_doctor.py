@@ -296,6 +296,19 @@ def test_ptx_only_is_a_warning_and_still_ok(tmp_path: Path, db: CompatDB) -> Non
     assert report.ok is True
 
 
+def test_ptx_only_under_minor_version_compatibility_is_no_code_at_all(tmp_path: Path, db: CompatDB) -> None:
+    """A driver that runs the build's CUDA only through minor-version compatibility cannot compile PTX from that
+    newer toolkit (cudaErrorUnsupportedPtxVersion): the GPU has no usable code, as the solver says of such builds."""
+    make_dist(tmp_path, "torch", "2.7.1+cu118", torch_files())
+    h100 = Gpu(name="NVIDIA H100", cc=ComputeCapability(9, 0), datacenter=True)
+    report = diagnose(read_environment([tmp_path], KINDS), make_target(h100, driver="470.129.06"), db)
+    (problem,) = package(report, "torch").problems
+    assert (problem.code, problem.severity) == ("sm-not-covered", "error")
+    assert words(problem.text).startswith("torch 2.7.1+cu118 (cu118) reaches NVIDIA H100 (sm_90) only through PTX")
+    assert "driver 470.129.06 cannot compile" in words(problem.text)
+    assert report.ok is False
+
+
 def test_gpu_below_the_package_minimum(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "xformers", "0.0.31", {"xformers/_C.so": FIXTURES / "uncompressed.so"})
     v100 = Gpu(name="Tesla V100", cc=ComputeCapability(7, 0), datacenter=True)

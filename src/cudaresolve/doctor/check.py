@@ -31,22 +31,29 @@ from packaging.version import InvalidVersion, Version
 
 from cudaresolve.advice.releases import releases_fix, releases_with_sass
 from cudaresolve.advice.variants import best_variant, variant_fix
-from cudaresolve.binaries.aoti_check import check_package
-from cudaresolve.core.archs import ComputeCapability, Coverage, coverage, format_arch_list, parse_arch, parse_arch_list
+from cudaresolve.core.archs import (
+    ComputeCapability,
+    Coverage,
+    arch_runs_on,
+    coverage,
+    format_arch_list,
+    parse_arch,
+    parse_arch_list,
+)
 from cudaresolve.core.variants import is_variant, parse_variant
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.db.toolkits import toolkit_compiles
+from cudaresolve.doctor.pt2 import check_pt2
 from cudaresolve.doctor.report import (
     DoctorReport,
     LibraryCheck,
     PackageCheck,
     Problem,
-    Pt2Check,
     RuntimeCheck,
     RuntimePackage,
 )
 from cudaresolve.errors import InvalidArch
-from cudaresolve.text.model import Text, literal
+from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -63,6 +70,7 @@ __all__ = ["ARCH_LIST_VARIABLES", "diagnose"]
 #: Read by torch.utils.cpp_extension (and so by every source build) and by flashinfer's JIT.
 ARCH_LIST_VARIABLES: Final = ("TORCH_CUDA_ARCH_LIST", "FLASHINFER_CUDA_ARCH_LIST")
 _RANK: Final = {Coverage.NONE: 0, Coverage.PTX_JIT: 1, Coverage.SASS: 2}
+_FULL: Final = DriverSupport.FULL
 # The spelling ``_coverage_fixes`` and ``_driver_fixes`` still use; they move to ``advice/``.
 
 
@@ -106,7 +114,7 @@ def diagnose(
                          fixes=(Text("doctor.damaged-dist.fix"),)) for path, error in env.damaged]
     return DoctorReport(
         target=target, paths=env.paths, packages=packages, runtimes=runtimes, cuda_packages=env.cuda_packages,
-        pt2=tuple(_check_pt2(r, target) for r in pt2), problems=tuple(problems), notes=tuple(notes),
+        pt2=tuple(check_pt2(r, target) for r in pt2), problems=tuple(problems), notes=tuple(notes),
     )
 
 
@@ -137,11 +145,12 @@ def _sorted_names(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(set(names), key=lambda n: (parse_arch(n)[0], n)))
 
 
-def _library(report: BinaryReport, groups: Sequence[_Group]) -> LibraryCheck:
+def _library(report: BinaryReport, groups: Sequence[_Group], jit: bool) -> LibraryCheck:
+    """``jit``: whether the driver may compile the library's PTX (it fully supports its CUDA: the solver's rule)."""
     archs = report.archs
     return LibraryCheck(
         path=report.path, sass=report.sass, ptx=report.ptx, has_code=bool(archs),
-        coverage=tuple((g.cc, coverage(archs, g.cc, tegra=g.tegra)) for g in groups) if archs else (),
+        coverage=tuple((g.cc, coverage(archs, g.cc, tegra=g.tegra, ptx_jit_ok=jit)) for g in groups) if archs else (),
         arch_specific=bool(archs) and all(a.suffix for a in archs),
     )
 
@@ -153,7 +162,9 @@ def _check_package(
     release = _release(db, pkg.name, pkg.version)
     build = _build(release, pkg.version)
     variant = _effective_variant(pkg, release)
-    libraries = tuple(_library(r, groups) for r in pkg.libraries if r.error is None)
+    cuda = (info := db.variant(variant)) and info.cuda if variant else None  # PTX of a newer CUDA than the driver's
+    jit = not cuda or target.driver is None or db.driver_support(cuda, target.driver, target.platform) is _FULL
+    libraries = tuple(_library(r, groups, jit) for r in pkg.libraries if r.error is None)
     with_code = [lib for lib in libraries if lib.has_code]
     general = [lib for lib in with_code if not lib.arch_specific]
     # the weakest general library decides; with only arch-specific ones, the best of them
@@ -182,11 +193,14 @@ def _check_package(
             lacking = [lib for lib in deciding if dict(lib.coverage)[g.cc] is Coverage.NONE]
             found = _sorted_names(n for lib in lacking for n in lib.sass) + _sorted_names(
                 n for lib in lacking for n in lib.ptx)
+            codes = [a for lib in lacking for n in lib.ptx for a in parse_arch(n)]
+            jitted = any(arch_runs_on(a, g.cc, tegra=g.tegra) for a in codes)
+            key = "doctor.ptx-not-compiled" if jitted and not jit else "reason.sm-not-covered"  # PTX it cannot JIT
             problems.append(Problem(
                 code="sm-not-covered", package=pkg.name, required=str(g.cc), found=", ".join(found),
                 libraries=tuple(lib.path for lib in lacking),
-                text=Text.of("reason.sm-not-covered", package=pkg.name, version=pkg.version, variant=shown_variant,
-                              sm=g.cc.sm, gpu=tuple(g.names), cc=g.cc, found=found),
+                text=Text.of(key, package=pkg.name, version=pkg.version, variant=shown_variant, sm=g.cc.sm,
+                              gpu=tuple(g.names), cc=g.cc, found=found, driver=target.driver),
                 fixes=_coverage_fixes(pkg.name, target, db, python),
             ))
         elif cov is Coverage.PTX_JIT:
@@ -423,25 +437,3 @@ def _check_arch_lists(environ: Mapping[str, str], groups: Sequence[_Group], targ
                                   cc=g.cc),
                 ))
     return problems
-
-
-def _check_pt2(report: BinaryReport, target: Target) -> Pt2Check:
-    """An AOTInductor package against the target's GPUs (none: it would run through a CPU runner)."""
-    package = report.package
-    if package is None:
-        code, error = (report.error.code, report.error.text) if report.error else ("invalid-binary", literal("?"))
-        said = Text.of("render.doctor.unreadable", path=report.path, error=error)
-        return Pt2Check(path=report.path, problems=(Problem(code=code, text=said, package=report.path),))
-    problems = []
-    for finding in check_package(package, [g.cc for g in target.gpus]):
-        fixes: tuple[Text, ...] = (Text.of("fix.aoti-export-device"),)
-        if finding.code == "aoti-device-mismatch":
-            key = "render.doctor.aoti-device"
-            fixes += (Text.of("fix.aoti-runner-device"),)
-        else:
-            key = "render.doctor.aoti-sm"
-        said = Text.of(key, path=report.path, required=finding.required, found=finding.found)
-        problems.append(Problem(code=finding.code, text=said, fixes=fixes, package=report.path,
-                                required=finding.required, found=finding.found))
-    return Pt2Check(path=report.path, devices=package.devices, sass=report.sass, ptx=report.ptx,
-                    problems=tuple(problems))

@@ -15,27 +15,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import stat
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
 from cudaresolve.core.decode import loads_json
 from cudaresolve.core.progress import Event, report
-from cudaresolve.errors import IndexUnavailable, InvalidInput
+from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.digests import check_hashes
 from cudaresolve.index.lazy_wheel import wheel_metadata
-from cudaresolve.index.limits import MAX_DIRECT_BYTES, too_large
+from cudaresolve.index.limits import MAX_DIRECT_BYTES
+from cudaresolve.index.local_folder import read_local_file
 from cudaresolve.index.metadata import parse_core_metadata
 from cudaresolve.index.simple import HINT, apply_mirror
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from packaging.requirements import Requirement
     from packaging.tags import Tag
@@ -48,9 +46,8 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.source import IndexRelease
     from cudaresolve.text.findings import Notice
 
-__all__ = ["DirectWheel", "direct_release", "fetch_direct", "read_local_file"]
+__all__ = ["DirectWheel", "direct_release", "fetch_direct"]
 
-_CHUNK: Final = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,34 +99,6 @@ def _checked(text: str, ref: DirectRef) -> CoreMetadata:
         why = f"it describes {meta.name} {meta.version}, not {ref.name} {ref.version}"
         raise IndexUnavailable(Text.of("index.bad-metadata", url=ref.shown, reason=why), hint=HINT)
     return meta
-
-
-def read_local_file(path: str, write: Callable[[bytes], None], *, cap: int, url: str) -> None:
-    """A ``file://`` wheel: a regular file of at most ``cap`` bytes (a FIFO or device is refused unread)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise InvalidInput(
-            Text.of("index.direct-cannot-read", path=path, reason=str(exc.strerror or exc)),
-            hint=Text("index.direct-cannot-read.hint"),
-        ) from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInput(
-                Text.of("index.direct-cannot-read", path=path, reason="not a regular file"),
-                hint=Text("index.direct-cannot-read.hint"),
-            )
-        if info.st_size > cap:
-            raise too_large(url, cap, file=True)
-        total = 0
-        while chunk := os.read(fd, _CHUNK):
-            total += len(chunk)
-            if total > cap:
-                raise too_large(url, cap, file=True)
-            write(chunk)
-    finally:
-        os.close(fd)
 
 
 def _cache_key(ref: DirectRef) -> str | None:

@@ -16,18 +16,20 @@ import time
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote, urlsplit
 
-from cudaresolve.errors import IndexUnavailable
+from cudaresolve.errors import IndexUnavailable, InvalidInput
 from cudaresolve.index.http_cache import CachedResponse
-from cudaresolve.index.limits import MAX_PAGE_FILES, too_many_files
+from cudaresolve.index.limits import MAX_PAGE_FILES, too_large, too_many_files
 from cudaresolve.index.simple import HINT
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import BinaryIO
 
-__all__ = ["folder_listing", "local_metadata", "read_local"]
+__all__ = ["folder_listing", "open_local", "read_local", "read_local_file"]
 
 _SUFFIXES = (".whl", ".tar.gz", ".zip")
+_CHUNK = 1024 * 1024  # bytes read at once
 
 
 def folder_listing(url: str) -> CachedResponse:
@@ -52,27 +54,50 @@ def folder_listing(url: str) -> CachedResponse:
 
 def read_local(url: str, write: Callable[[bytes], object], *, cap: int) -> None:
     """The file at ``url`` (``file:///abs/dir/name.whl``) into ``write``, at most ``cap`` bytes."""
-    from cudaresolve.errors import InvalidInput
-    from cudaresolve.index.direct import read_local_file
-
     try:
-        read_local_file(unquote(urlsplit(url).path), write, cap=cap, url=url)  # type: ignore[arg-type]
+        read_local_file(unquote(urlsplit(url).path), write, cap=cap, url=url)
     except InvalidInput as exc:  # gone or unreadable since it was listed
         raise IndexUnavailable(exc.text, hint=HINT) from exc
 
 
-def local_metadata(url: str) -> str:
-    """The METADATA of the wheel at ``url`` (``file:///abs/dir/name.whl``), read where it is."""
-    from cudaresolve.index.lazy_wheel import wheel_metadata
-
+def open_local(url: str) -> BinaryIO:
+    """The regular file at ``url`` (``file:///abs/dir/name.whl``) opened to read (a FIFO put there since the folder
+    was listed is not waited on); ``IndexUnavailable`` when it is gone, unreadable or no regular file."""
     path = unquote(urlsplit(url).path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO put there since: not waited on
-        with os.fdopen(fd, "rb") as file:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise IndexUnavailable(Text.of("index.could-not-fetch", url=url, error="not a regular file"),
-                                       hint=HINT)  # fmt: skip
-            return wheel_metadata(file, url)
-    except OSError as exc:  # gone or unreadable since it was listed
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
         raise IndexUnavailable(Text.of("index.could-not-fetch", url=url, error=str(exc.strerror or exc)),
                                hint=HINT) from exc  # fmt: skip
+    file = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        file.close()
+        raise IndexUnavailable(Text.of("index.could-not-fetch", url=url, error="not a regular file"), hint=HINT)
+    return file
+
+def read_local_file(path: str, write: Callable[[bytes], object], *, cap: int, url: str) -> None:
+    """A ``file://`` wheel: a regular file of at most ``cap`` bytes (a FIFO or device is refused unread)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise InvalidInput(
+            Text.of("index.direct-cannot-read", path=path, reason=str(exc.strerror or exc)),
+            hint=Text("index.direct-cannot-read.hint"),
+        ) from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidInput(
+                Text.of("index.direct-cannot-read", path=path, reason="not a regular file"),
+                hint=Text("index.direct-cannot-read.hint"),
+            )
+        if info.st_size > cap:
+            raise too_large(url, cap, file=True)
+        total = 0
+        while chunk := os.read(fd, _CHUNK):
+            total += len(chunk)
+            if total > cap:
+                raise too_large(url, cap, file=True)
+            write(chunk)
+    finally:
+        os.close(fd)

@@ -253,10 +253,12 @@ def fetch_core_metadata(
             report(Event(kind="metadata", label=url))
             policy = _to_build(meta, file, build)
             return _built(client, cache, file, policy, archive) if policy is not None else _static(meta, file)
-    elif file.url.startswith("file://"):
-        from cudaresolve.index.local_folder import local_metadata
+    elif file.url.startswith("file://"):  # a wheel of a local folder: read where it is
+        from cudaresolve.index.lazy_wheel import wheel_metadata
+        from cudaresolve.index.local_folder import open_local
 
-        text = local_metadata(file.url)
+        with open_local(file.url) as wheel:
+            text = wheel_metadata(wheel, file.url)
     else:  # no PEP 658 file: read METADATA out of the wheel with range requests
         from cudaresolve.index.lazy_wheel import read_remote_metadata
 

@@ -104,11 +104,8 @@ def _same_cc_models(cc: ComputeCapability, db: CompatDB) -> dict[str, Any]:
     false when none or some are; the models' ``sbsa_from`` when they all have the same."""
     models = [g for g in db.gpus if g.cc == cc]
     sbsa = {g.sbsa_from for g in models}
-    return {
-        "datacenter": bool(models) and all(g.datacenter for g in models),
-        "tegra": bool(models) and all(g.tegra for g in models),
-        "sbsa_from": sbsa.pop() if len(sbsa) == 1 else None,
-    }
+    every = {key: bool(models) and all(getattr(g, key) for g in models) for key in ("datacenter", "tegra")}
+    return {**every, "sbsa_from": sbsa.pop() if len(sbsa) == 1 else None}
 
 
 def _kind(model: GpuModel | None, cc: ComputeCapability, db: CompatDB) -> dict[str, Any]:
