@@ -158,6 +158,17 @@ def test_arch_list_from_the_environment(capsys: pytest.CaptureFixture[str], monk
     assert run(capsys, "arch-list", "--compat", COMPAT) == (0, "6.1;8.6\n", "")
 
 
+def test_an_arch_list_no_one_toolkit_compiles_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """sm_37 left the toolkits at CUDA 12.0 and sm_120 came with 12.8 (the shipped [[cuda]] nvcc-sm): the list is
+    still printed, with a warning on stderr and in the JSON, as ``plan`` says of a fleet."""
+    code, out, err = run(capsys, "arch-list", "--gpu", "Tesla K80", "--gpu", "RTX 5090")
+    assert (code, out) == (0, "3.7;12.0\n")
+    assert err.startswith("warning: arch-list-split: no single CUDA toolkit compiles every GPU here")
+    assert run(capsys, "arch-list", "--gpu", "T4", "--gpu", "RTX 5090") == (0, "7.5;12.0\n", "")
+    code, out, _ = run(capsys, "arch-list", "--gpu", "Tesla K80", "--gpu", "RTX 5090", "--json")
+    assert [w["code"] for w in json.loads(out)["warnings"]] == ["arch-list-split"]
+
+
 @pytest.mark.parametrize(
     "argv", [["--cpu"], ["--host", str(HOSTS / "no-gpu.json")]], ids=["cpu-flag", "no-gpu-host-file"]
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.cli._common import language
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
 
 if TYPE_CHECKING:
@@ -39,12 +40,25 @@ def _run(args: argparse.Namespace) -> int:
 
         raise InvalidInput(Text("target.arch-list-cpu"), hint=Text("target.arch-list-cpu.hint"))
     from cudaresolve.core.archs import format_arch_list
+    from cudaresolve.text.findings import warning
 
     arch_list = format_arch_list(target.ccs, ptx=args.ptx)
+    from cudaresolve.db.toolkits import toolkit_gap
+
+    best, left = toolkit_gap(compat_from_args(args), target.ccs)
+    notices = [warning("arch-list-split", "target.arch-list-split", cuda=str(best.version) if best else "-",
+                       missing=format_arch_list(left))] if left else []  # fmt: skip
+    if notices and not args.json:  # no one nvcc compiles the list (sm_37 with sm_120): said on stderr, as warnings are
+        from cudaresolve import render
+        from cudaresolve.render.explain import render_notices
+
+        render_notices(notices, render.make_console(), language(args))
     if args.json:
         from cudaresolve import render
 
-        render.emit_json({"arch_list": arch_list, "ccs": [str(cc) for cc in target.ccs], "target": target.to_dict()})
+        payload = {"arch_list": arch_list, "ccs": [str(cc) for cc in target.ccs], "target": target.to_dict()}
+        render.emit_json({**payload, **({"warnings": [n.to_dict() for n in notices]} if notices else {})},
+                         lang=language(args))  # fmt: skip
     else:
         sys.stdout.write(arch_list + "\n")
     return 0

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import CompatDB
     from cudaresolve.db.rows import CudaRelease
 
-__all__ = ["sass_targets", "toolkit_compiles"]
+__all__ = ["sass_targets", "toolkit_compiles", "toolkit_gap"]
 
 
 def sass_targets(release: CudaRelease) -> frozenset[ComputeCapability]:
@@ -33,3 +33,16 @@ def toolkit_compiles(db: CompatDB, ccs: Sequence[ComputeCapability], variants: I
         infos = (db.variant(name) for name in variants)
         releases = [r for i in infos if i is not None and i.cuda is not None if (r := db.cuda_release(i.cuda))]
     return any(set(ccs) <= sass_targets(r) for r in releases)
+
+
+def toolkit_gap(db: CompatDB, ccs: Iterable[ComputeCapability]) -> tuple[CudaRelease | None, list[ComputeCapability]]:
+    """When no CUDA toolkit compiles every one of ``ccs`` though each is compiled by some (sm_37 needs CUDA 11.x at
+    most, sm_120 CUDA 12.8 at least): the toolkit that compiles the most of them, and those it leaves out; else
+    (None, []), also when one of ``ccs`` is in no toolkit's list (the database does not say: no verdict)."""
+    wanted = set(ccs)
+    known = frozenset().union(*(sass_targets(r) for r in db.cuda))
+    if not wanted or not wanted <= known or toolkit_compiles(db, sorted(wanted)):
+        return None, []
+    covered = [r for r in db.cuda if wanted & sass_targets(r)]
+    best = max(covered, key=lambda r: len(wanted & sass_targets(r)), default=None)
+    return best, sorted(wanted - sass_targets(best)) if best is not None else sorted(wanted)

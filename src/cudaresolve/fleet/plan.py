@@ -284,14 +284,12 @@ def make_plan(
 def _no_one_toolkit(db: CompatDB, ccs: set[ComputeCapability]) -> list[Notice]:
     """A ``fleet-arch-list-split`` warning when no CUDA toolkit compiles every SM of the fleet's arch list (sm_37
     needs CUDA 11.x at most, sm_103 CUDA 12.9 at least: ``[[cuda]] nvcc-sm``), so no one source build covers it."""
-    from cudaresolve.db.toolkits import sass_targets, toolkit_compiles
+    from cudaresolve.db.toolkits import toolkit_gap
     from cudaresolve.text.findings import warning
 
-    if not ccs or toolkit_compiles(db, sorted(ccs)):
+    best, left = toolkit_gap(db, ccs)
+    if not left:
         return []
-    covered = [r for r in db.cuda if ccs & sass_targets(r)]
-    best = max(covered, key=lambda r: len(ccs & sass_targets(r)), default=None)  # the one that covers the most
-    left = sorted(ccs - sass_targets(best)) if best is not None else sorted(ccs)
     return [warning("fleet-arch-list-split", "fleet.arch-list-split", cuda=str(best.version) if best else "-",
                     missing=format_arch_list(left))]  # fmt: skip
 
