@@ -470,6 +470,21 @@ def test_library_is_judged_from_the_traceback_before_the_error_only() -> None:
     assert dict(nki.fields) == {"package": "xformers"}
 
 
+def test_the_innermost_installed_frame_other_than_torchs_names_the_module() -> None:
+    """A traceback through flashinfer (or vllm, sglang ...) into torch's op dispatch: flashinfer's module, which the
+    explanation asks the database about; torch's own frames, and a traceback with none of another package, none."""
+    error = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    frames = (
+        '  File "/v/lib/python3.12/site-packages/transformers/models/llama.py", line 9, in forward\n'
+        '  File "/v/lib/python3.12/site-packages/flashinfer/norm.py", line 55, in rmsnorm\n'
+        '  File "/v/lib/python3.12/site-packages/torch/_ops.py", line 1158, in __call__\n'
+    )
+    (nki,) = match_errors(frames + error)
+    assert dict(nki.fields) == {"module": "flashinfer"}
+    (nki,) = match_errors('  File "/v/lib/python3.12/site-packages/torch/nn/functional.py", line 9\n' + error)
+    assert dict(nki.fields) == {}
+
+
 # -- explanations: exact strings ---------------------------------------------------------------
 
 
@@ -1247,3 +1262,19 @@ def test_gpu_name_comes_from_the_message_else_the_target_else_a_word() -> None:
 )
 def test_short_phrases_users_paste_are_recognised(text: str, code: str) -> None:
     assert [m.code for m in match_errors(text)] == [code]
+
+
+def test_a_kernel_from_a_database_package_other_than_torch_is_blamed_on_it() -> None:
+    """flashinfer's frame before the error: the kernel is flashinfer's (the database knows the package); a frame of a
+    package without kernels of its own in the database (transformers) leaves it to torch."""
+    from cudaresolve.db.database import load_compat
+
+    shipped = load_compat()
+    rtx5090 = Target(gpus=(Gpu(name="NVIDIA GeForce RTX 5090", cc=parse_cc("12.0")),),
+                     driver=parse_driver("575.51.03"), platform="linux_x86_64", python="3.12")  # fmt: skip
+    error = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    frame = '  File "/v/lib/python3.12/site-packages/{}/x.py", line 5, in f\n'
+    ((_, cause, _),) = _explain(frame.format("flashinfer") + error, rtx5090, shipped, "en")
+    assert cause.startswith("The failing kernel comes from flashinfer,")
+    ((_, cause, _),) = _explain(frame.format("transformers") + error, rtx5090, shipped, "en")
+    assert cause.startswith("A CUDA library in this process has no kernel for this GPU")

@@ -102,6 +102,9 @@ def _sms(ccs: Sequence[ComputeCapability]) -> tuple[str, ...]:
 
 def _no_kernel_image(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     package = f.get("package")
+    if package is None and "module" in f and ctx.db is not None:  # a traceback through flashinfer, vllm ...
+        owner = _abi_package(ctx, f["module"])
+        package = owner if owner in ctx.db.package_names and owner != ctx.db.anchor else None
     if package is None:
         cause = [Text.of("sig.no-kernel-image.cause")]
     else:
@@ -112,7 +115,10 @@ def _no_kernel_image(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
         return cause, [Text.of("fix.rerun-with-target"), Text.of("fix.doctor")]
     cause.append(Text.of("sig.no-kernel-image.target", gpus=ctx.gpus(), sms=_sms(ccs)))
     fixes = ctx.release_fixes([package, "torch"] if package else ["torch"], ccs)
-    if ctx.db is None or toolkit_compiles(ctx.db, ccs):  # a CUDA that compiles for every GPU here
+    floor = ctx.db.min_sm(package) if ctx.db is not None and package else None  # vllm refuses sm_61 whatever it has
+    below = [cc for cc in ccs if floor is not None and cc < floor]
+    fixes += [Text.of("fix.doctor-below-minimum", package=package, cc=cc, required=floor) for cc in below]
+    if not below and (ctx.db is None or toolkit_compiles(ctx.db, ccs)):  # a CUDA that compiles for every GPU here
         fixes.append(Text.of("fix.source-build", package=package or "torch", arch_list=format_arch_list(ccs)))
     return cause, [*fixes, Text.of("fix.doctor")]
 

@@ -212,6 +212,7 @@ _LIBRARY_WINDOW: Final = 3000
 _FBGEMM: Final = re.compile(r"fbgemm_gpu|torch\.ops\.fbgemm|torchrec", _I)
 _TORCHREC: Final = re.compile(r"torchrec", _I)
 _XFORMERS: Final = re.compile(r"xformers", _I)
+_FRAME: Final = re.compile(r"(?:site|dist)-packages/([A-Za-z_][A-Za-z0-9_]{0,100})/")  # a frame's installed module
 
 
 # The path of the library an "undefined symbol" names: the run of path characters ending in ".so".
@@ -235,6 +236,13 @@ def module_of(path: str) -> str:
     if stem.startswith("_") and len(parts) > 1:
         return parts[-2]
     return stem
+
+
+def _innermost_module(window: str) -> str | None:
+    """The top-level module of the innermost installed frame of a traceback other than torch's own (whose frames
+    sit between any package and its kernels): the package that launched the kernel, if it has kernels of its own."""
+    modules = [m.group(1) for m in _FRAME.finditer(window)]
+    return next((m for m in reversed(modules) if m != "torch"), None)
 
 
 def _line_at(text: str, start: int) -> str:
@@ -272,6 +280,8 @@ def _match_one(sig: Signature, text: str) -> SignatureMatch | None:
                 fields["via"] = "torchrec"
         elif _XFORMERS.search(window):
             fields["package"] = "xformers"
+        elif (module := _innermost_module(window)) is not None:
+            fields["module"] = module  # the explanation asks the database whose package it is (flashinfer, vllm)
     return SignatureMatch(code=sig.code, start=start, line=_line_at(text, start), fields=fields)
 
 
