@@ -1278,3 +1278,18 @@ def test_a_kernel_from_a_database_package_other_than_torch_is_blamed_on_it() -> 
     assert cause.startswith("The failing kernel comes from flashinfer,")
     ((_, cause, _),) = _explain(frame.format("transformers") + error, rtx5090, shipped, "en")
     assert cause.startswith("A CUDA library in this process has no kernel for this GPU")
+
+
+def test_an_xformers_kernel_older_than_the_gpu_is_not_told_to_rebuild() -> None:
+    """'is for sm80-sm100, but was built for sm120' on an RTX 5090: the GPU runs its own code and the kernel has none
+    for it (xformers#1279), so no rebuild; 'built for sm75' on an A100 is the source build for another GPU (#1045)."""
+    from cudaresolve.db.database import load_compat
+
+    shipped = load_compat()
+    newer = "FATAL: kernel `fmha_cutlassB_f32_aligned_64x64_k65536_sm80` is for sm80-sm100, but was built for sm120"
+    ((code, cause, fixes),) = _explain(newer, _target(("RTX 5090", "12.0"), driver="575.51.03"), shipped, "en")
+    assert code == "xformers-built-for-other-sm" and "rebuilding it for sm_120 does not help" in cause
+    assert not any("TORCH_CUDA_ARCH_LIST" in f for f in fixes) and "scaled_dot_product_attention" in fixes[-1]
+    older = newer.replace("sm120", "sm75")
+    ((_, cause, fixes),) = _explain(older, _target(("A100", "8.0"), driver="575.51.03"), shipped, "en")
+    assert "built from source on another GPU" in cause and 'TORCH_CUDA_ARCH_LIST="8.0"' in fixes[0]

@@ -165,7 +165,12 @@ def _abi_mismatch(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
 
 
 def _xformers_other_sm(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
-    cause = Text.of("sig.xformers-built-for-other-sm.cause", **{k: f[k] for k in ("built", "kernel", "low", "high")})
+    fields = {k: f[k] for k in ("built", "kernel", "low", "high")}
+    if int(f["built"]) >= int(f["high"]):  # the GPU runs its own code: the kernel has none for it (#1279)
+        newer = Text.of("sig.xformers-built-for-other-sm.cause-newer", **fields)
+        fixes = ctx.release_fixes(["xformers"], ctx.ccs) if ctx.ccs else []
+        return [newer], [*fixes, Text("fix.xformers-torch-attention")]
+    cause = Text.of("sig.xformers-built-for-other-sm.cause", **fields)
     if ctx.ccs:
         first = Text.of("fix.arch-list-target", arch_list=format_arch_list(ctx.ccs))
     else:
