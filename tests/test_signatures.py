@@ -307,7 +307,19 @@ CHATTTS_341 = (
 
 # -- each signature against the messages users posted -----------------------------------------
 
+# camenduru/DeepCache-colab#2 (as posted there, the inputs' lines left out)
+DEEPCACHE_2 = """NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:
+`flshattF@0.0.0` is not supported because:
+    xFormers wasn't build with CUDA support
+    requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)
+    dtype=torch.float32 (supported: {torch.float16, torch.bfloat16})
+    operator wasn't built - see `python -m xformers.info` for more info
+"""
+
 POSTED = [
+    ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
+                                           "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
+                                           "have": "7, 5"}),
     ("no-kernel-image", TORCHREC_2708, {"package": "fbgemm-gpu", "via": "torchrec"}),
     ("no-kernel-image", CORRIDORKEY_87, {}),
     ("driver-insufficient", FOOOCUS_1313, {"found_version": "11040"}),
@@ -1293,3 +1305,25 @@ def test_an_xformers_kernel_older_than_the_gpu_is_not_told_to_rebuild() -> None:
     older = newer.replace("sm120", "sm75")
     ((_, cause, fixes),) = _explain(older, _target(("A100", "8.0"), driver="575.51.03"), shipped, "en")
     assert "built from source on another GPU" in cause and 'TORCH_CUDA_ARCH_LIST="8.0"' in fixes[0]
+
+
+def test_xformers_with_no_operator_for_the_call_says_why() -> None:
+    """'No operator found for memory_efficient_attention_forward': the extension not loaded (xformers#800: another
+    torch's build) and the capability an operator needs, in either direction; the fixes pair xformers with torch."""
+    log = (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+        "`fa2F@0.0.0` is not supported because:\n    xFormers wasn't build with CUDA support\n"
+        "    requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)\n"
+    )
+    from cudaresolve.db.database import load_compat
+
+    shipped = load_compat()
+    ((code, cause, fixes),) = _explain(log, None, shipped, "en")
+    assert code == "xformers-no-operator"
+    assert "CUDA extension did not load" in cause and "compute capability > 8.0; this one has 7.5" in cause
+    assert fixes[0].startswith("Install the xformers release made for your torch")
+    newer = log.replace("> (8, 0)", "<= (9, 0)").replace("(7, 5) (too old)", "(12, 0) (too new)")
+    newer = newer.replace("    xFormers wasn't build with CUDA support\n", "")
+    ((_, cause, fixes),) = _explain(newer, None, shipped, "en")
+    assert "compute capability <= 9.0; this one has 12.0" in cause and "did not load" not in cause
+    assert not fixes[0].startswith("Install the xformers release")

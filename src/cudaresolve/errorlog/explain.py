@@ -178,6 +178,19 @@ def _xformers_other_sm(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     return [cause], [first, Text.of("fix.xformers-prebuilt")]
 
 
+def _xformers_no_operator(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    """No xformers operator for the call: its CUDA extension did not load (built for another torch), and the flash
+    operator's capability floor where the message names one (a T4 is below FlashAttention's 8.0)."""
+    cause = [Text.of("sig.xformers-no-operator.cause", op=f["op"])]
+    if "no_cuda" in f:
+        cause.append(Text("sig.xformers-no-operator.no-cuda"))
+    if "need" in f and "have" in f:
+        cause.append(Text.of("sig.xformers-no-operator.capability", cmp=f.get("cmp", ">"),
+                             need=f["need"].replace(", ", "."), have=f["have"].replace(", ", ".")))  # fmt: skip
+    pairing = [Text.of("fix.pair-xformers"), Text.of("fix.same-index", package="xformers", index_root=ctx.index_root)]
+    return cause, [*(pairing if "no_cuda" in f else []), Text("fix.xformers-torch-attention"), Text.of("fix.doctor")]
+
+
 def _flashinfer_sm75(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     old_check = "old" in f  # the pre-0.3.0 message, "FlashInfer requires sm75+"
     cause = [Text("sig.flashinfer-requires-sm75.cause-old" if old_check else "sig.flashinfer-requires-sm75.cause-new")]
@@ -303,6 +316,7 @@ _EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
     "driver-insufficient": _driver_insufficient,
     "abi-mismatch": _abi_mismatch,
     "xformers-built-for-other-sm": _xformers_other_sm,
+    "xformers-no-operator": _xformers_no_operator,
     "flashinfer-requires-sm75": _flashinfer_sm75,
     "torch-sm-unsupported": _torch_sm_unsupported,
     "cuda-not-available": _cuda_not_available,

@@ -108,6 +108,17 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         source="https://github.com/facebookresearch/xformers/issues/1045",
     ),
     _sig(
+        "xformers-no-operator",
+        r"No operator found for [`']?(?P<op>memory_efficient_attention\w{0,40})[`']?",
+        extra=[
+            r"(?P<no_cuda>xFormers wasn't build with CUDA support)",
+            r"requires device with capability (?P<cmp>[<>]=?) \((?P<need>\d{1,2}, \d{1,2})\) but your GPU has "
+            r"capability \((?P<have>\d{1,2}, \d{1,2})\)",
+        ],
+        source="https://github.com/camenduru/DeepCache-colab/issues/2; https://github.com/facebookresearch/xformers/issues/800;"
+        " https://github.com/cswry/VOSR/issues/5 (too new)",
+    ),
+    _sig(
         "flashinfer-requires-sm75",
         r"(?P<old>FlashInfer requires sm75\+)",
         r"(?P<new>FlashInfer requires GPU'?s with sm75 or higher)",
