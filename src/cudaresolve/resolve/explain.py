@@ -304,8 +304,10 @@ def explain_resolution(
         conflict = reason("pin-conflict", package=parent.name, version=str(parent.version), required=str(need),
                           found=found)  # fmt: skip
         if need.name == CUDA:  # the solver's <cuda>==cu126 in words, the JSON fields as they are
+            variants = [o.removeprefix(f"{CUDA}==") for o in others]
+            said = Text.of("resolve.cuda-variant", variant=", ".join(variants)) if variants else found
             conflict = replace(conflict, text=Text.of("reason.pin-conflict", package=parent.name, version=str(
-                parent.version), required=_said(str(need)), found=_said(found)))
+                parent.version), required=_said(str(need)), found=said))
         findings.append(conflict)
     pinned = [str(c.parent) for c in causes if c.requirement.name == CUDA and c.requirement.variant and c.parent]
     findings.extend(sorted(majors, key=lambda f: not any(p in (f.found or "") for p in pinned)))  # against a build
