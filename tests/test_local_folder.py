@@ -86,3 +86,20 @@ def test_a_find_links_that_is_no_folder_and_no_url_is_refused(tmp_path: Path, gi
     result = _run(["lock", "app", "-f", given, *TARGET], tmp_path)
     assert result.returncode != 0
     assert "error: invalid-input" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_requirements_lock_pins_a_folders_wheel_by_its_url(tmp_path: Path) -> None:
+    """pip reads one index: a wheel of a local folder is a direct reference by its file:// URL (with its hash), which
+    pip and cudaresolve install alike."""
+    folder, made = _wheelhouse(tmp_path)
+    closed = f"http://127.0.0.1:{_closed_port()}/simple"
+    result = _run(["lock", "app", "-f", str(folder), "--index-url", closed, *TARGET, "--format", "requirements",
+                   "-o", "requirements.txt"], tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    pins = [line for line in (tmp_path / "requirements.txt").read_text().splitlines() if line.startswith(("app", "h"))]
+    assert pins == [f"{n} @ {folder.as_uri()}/{f} --hash=sha256:{made[f]}" for n, f in
+                    (("app", "app-1.0-py3-none-any.whl"), ("helper", "helper-1.1-py3-none-any.whl"))]
+    venv = fresh_venv(tmp_path / "venv")
+    installed = _run(["install", "--from", "requirements.txt", "--python", str(venv)], tmp_path)
+    assert installed.returncode == 0, installed.stderr
+    assert printed_by(venv, "import app, helper; print(helper.__version__)") == "1.1"
