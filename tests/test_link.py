@@ -453,6 +453,9 @@ def test_a_locked_version_is_compared_as_pep_440_reads_it(base_venv: Path, tmp_p
     ("demo-1.0.data/purelib/smuggled-6.6.dist-info/METADATA", "the metadata of another distribution"),
     ("demo-1.0.data/platlib/smuggled.egg-info/PKG-INFO", "the metadata of another distribution"),
     ("smuggled.egg-info/PKG-INFO", "the metadata of another distribution"),
+    ("smuggled-6.6.egg-info", "the metadata of another distribution"),  # a file: importlib reads it too
+    ("demo-1.0.data/purelib/smuggled.egg-info", "the metadata of another distribution"),
+    ("demo-1.0.data/data/lib/python3.11/site-packages/smuggled-6.6.dist-info/METADATA", "another distribution"),
     ("demo-1.0.data/data/pyvenv.cfg", "would replace the environment's own pyvenv.cfg"),
     ("demo-1.0.data/data/bin/python3", "would replace the environment's own python3"),
     ("demo-1.0.data/data/bin/activate", "would replace the environment's own activate"),

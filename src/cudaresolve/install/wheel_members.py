@@ -33,18 +33,33 @@ def member_problem(info: str, name: str) -> str | None:
     """Why the member ``name`` (a path in the wheel, ``/``-separated) of the wheel whose ``.dist-info`` folder is
     ``info`` may not be installed, in words; None when it may."""
     parts = name.split("/")
-    if len(parts) > 1 and parts[0].endswith(".egg-info"):
-        return f"{parts[0]}: the metadata of another distribution, which the lock does not name"
+    site = _in_site_packages(parts, info)
+    if site and site[0] != info and site[0].lower().endswith(_METADATA_FOLDERS):  # a folder or a file: both are read
+        shown = "/".join(parts[: len(parts) - len(site) + 1])
+        return f"{shown}: the metadata of another distribution, which the lock does not name"
     if parts[0] != info[: -len(".dist-info")] + ".data" or len(parts) < 3:
         return None
     kind, rest = parts[1], parts[2:]
-    if kind in ("purelib", "platlib") and len(rest) > 1 and rest[0].endswith(_METADATA_FOLDERS):
-        return f"{parts[0]}/{kind}/{rest[0]}: the metadata of another distribution, which the lock does not name"
     if kind == "scripts" and len(rest) == 1 and RESERVED.match(rest[0]):
         return f"the script {rest[0]} would replace the environment's interpreter"
     if kind == "data" and (rest == ["pyvenv.cfg"] or (len(rest) == 2 and rest[0] in ("bin", "Scripts")
                                                         and RESERVED.match(rest[1]))):  # fmt: skip
         return f"{name} would replace the environment's own {rest[-1]}"
+    return None
+
+
+def _in_site_packages(parts: list[str], info: str) -> list[str] | None:
+    """Where the member ``parts`` lands, relative to site-packages, when it lands there (importlib.metadata finds a
+    distribution by any ``*.dist-info`` or ``*.egg-info`` entry there): the wheel's top level, its ``.data/purelib``
+    and ``.data/platlib``, and its ``.data/data/lib/pythonX.Y/site-packages`` (``Lib/site-packages`` on Windows)."""
+    if parts[0] != info[: -len(".dist-info")] + ".data":
+        return parts
+    kind, rest = (parts[1], parts[2:]) if len(parts) > 2 else ("", [])
+    if kind in ("purelib", "platlib"):
+        return rest
+    lowered = [p.lower() for p in rest]
+    if kind == "data" and "site-packages" in lowered and lowered[0] == "lib":
+        return rest[lowered.index("site-packages") + 1 :] or None
     return None
 
 
