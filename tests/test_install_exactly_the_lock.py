@@ -80,6 +80,17 @@ def _unreadable(wheel: TinyWheel, files: Path) -> TinyWheel:
     return dataclasses.replace(wheel, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
 
 
+def _smuggling(wheel: TinyWheel, files: Path) -> TinyWheel:
+    """``wheel`` with a top-level ``evil-6.6.6.egg-info`` file: importlib would list a distribution ``evil``."""
+    import dataclasses
+    import zipfile
+
+    path = files / wheel.filename
+    with zipfile.ZipFile(path, "a") as archive:
+        archive.writestr("evil-6.6.6.egg-info", "Metadata-Version: 2.1\nName: evil\nVersion: 6.6.6\n")
+    return dataclasses.replace(wheel, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("hostile-index")
@@ -91,6 +102,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
                               requires=(f"late; python_full_version >= '{FULL}'",)),
         "late": build_wheel(files, "late", "1.0", "py3-none-any"),
         "latin": _unreadable(build_wheel(files, "latin", "1.0", "py3-none-any", requires=("late",)), files),
+        "smug": _smuggling(build_wheel(files, "smug", "1.0", "py3-none-any"), files),
     }
     lying = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"  # the wheel says Requires-Dist: evilpkg
     (files / f"{wheels['demo'].filename}.metadata").write_text(lying)
@@ -270,3 +282,25 @@ def test_a_uv_venv_without_pip_is_filled(
     listed = subprocess.run([uv, "pip", "list", "--python", str(python), "--format", "json"], check=True,
                             capture_output=True, text=True)
     assert {i["name"]: i["version"] for i in json.loads(listed.stdout)} == {"demo": "1.0", "evilpkg": "6.6.6"}
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_a_wheel_adding_another_distribution_is_refused_whatever_installs_it(
+    served: Served, tmp_path: Path, installer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The member rules the in-process linker applies hold for wheels handed to uv or pip too, also when
+    CUDARESOLVE_INSTALLER names one: the locked wheel, its hash right, would add a distribution 'evil'."""
+    from cudaresolve.errors import InvalidBinary
+    from cudaresolve.install.installer import find_uv
+
+    if installer == "uv" and find_uv() is None:
+        pytest.skip("uv is not installed")
+    folder = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, capture_output=True)
+    monkeypatch.setenv("CUDARESOLVE_INSTALLER", installer)
+    with pytest.raises(InvalidBinary, match="another distribution"):
+        sync_environment(served.lock("smug"), python=str(folder / "bin" / "python"))
+    listed = subprocess.run([str(folder / "bin" / "python"), "-c", "import importlib.metadata as m; "
+                             "print(sorted(d.metadata['Name'] or '' for d in m.distributions()))"],
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    assert "evil" not in listed.stdout and "smug" not in listed.stdout

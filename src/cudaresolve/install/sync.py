@@ -170,10 +170,11 @@ def sync_environment(
         todo = {name: change for name, change in changes.items() if change is not None}
         if linking is not None and hand_to_uv((p for p in lock.packages if p.name in todo),
                                               lambda sha: cached_record(cache, sha), env):
-            from cudaresolve.install.wheel_members import check_wheel_files  # what this process's linker refuses
+            linking, installer = None, choose_installer(interpreter, has_pip="pip" in before, env=env)
+        if linking is None:  # wheels for uv or pip (chosen, or handed over): what this process's linker refuses
+            from cudaresolve.install.wheel_members import check_wheel_files
 
             check_wheel_files(files[p.name] for p in lock.packages if p.name in todo and linkable(p, files.get(p.name)))
-            linking, installer = None, choose_installer(interpreter, has_pip="pip" in before, env=env)
         replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) not in (Change.MISSING, Change.FOLDER)]
         result = SyncResult(
             returncode=0,

@@ -81,7 +81,12 @@ def check_wheel_files(paths: Iterable[Path]) -> None:
     for path in paths:
         try:
             with open(path, "rb") as raw, open_archive(raw) as archive:
-                problem = wheel_problem(archive.namelist())
+                names = archive.namelist()
+                problem = wheel_problem(names)
+                wheel = next((n for n in names if n.count("/") == 1 and n.endswith(".dist-info/WHEEL")), None)
+                if problem is None and wheel is not None:  # what the linker checks of its tags, before uv or pip
+                    with archive.open(wheel) as member:
+                        problem = _tags_problem(member.read(65536).decode("utf-8", "replace"), path.name)
         except READ_ERRORS as exc:
             problem = f"not a readable wheel ({type(exc).__name__})"
         if problem is not None:
@@ -93,13 +98,21 @@ def tag_problem(wheel: Path, filename: str) -> str | None:
     """Why the ``Tag:`` lines of the wheel's ``WHEEL`` file (at ``wheel``) name another system or machine than its
     file name's (the name the lock was checked against the interpreter with), in words: a wheel served under
     another's name (a win32 build locked as py3-none-any). None when they share one, or either names none."""
+    try:
+        text = wheel.read_text(encoding="utf-8", errors="replace")[:65536]
+    except OSError:
+        return None
+    return _tags_problem(text, filename)
+
+
+def _tags_problem(text: str, filename: str) -> str | None:
+    """``tag_problem`` of a ``WHEEL`` file's ``text``."""
     from packaging.tags import parse_tag
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
     try:
         named = {_where(t.platform) for t in parse_wheel_filename(filename)[3]} - {"any"}
-        text = wheel.read_text(encoding="utf-8", errors="replace")[:65536]
-    except (InvalidWheelFilename, OSError):
+    except InvalidWheelFilename:
         return None
     declared: set[str] = set()
     said: list[str] = []
