@@ -625,3 +625,15 @@ def test_http_client_verifies_https_and_sets_up_tls_only_when_needed() -> None:
     assert contexts["https"].verify_mode == ssl.CERT_REQUIRED
     assert contexts["https"].check_hostname is True
     assert contexts["http"].verify_mode == ssl.CERT_NONE
+
+
+def test_a_lone_angle_bracket_is_text_not_a_tag_the_parser_scans_again() -> None:
+    """'<' with no '>' before the next '<' opens no tag: html.parser rescanned from each one to the end of the page
+    (a 160 KB page of '<a ' held a lock for a minute); it is read as text, and the anchors around it stay."""
+    from cudaresolve.index.anchors import AnchorParser
+
+    parser = AnchorParser()
+    parser.feed("<a <a <!-- <a href=\"f-1.0.tar.gz\" data-requires-python=\">=3.8,<4\">f-1.0.tar.gz</a> <a ")
+    parser.close()
+    assert [(a.get("href"), a.get("data-requires-python"), t) for a, t in parser.anchors] == [
+        ("f-1.0.tar.gz", ">=3.8,<4", "f-1.0.tar.gz")]

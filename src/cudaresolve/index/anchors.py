@@ -5,11 +5,18 @@ Apart from ``index.simple`` so that ``html.parser`` is imported only for an HTML
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
+from typing import Final
 
 from cudaresolve.index.limits import MAX_PAGE_FILES, TooManyFiles
 
 __all__ = ["AnchorParser"]
+
+#: A ``<`` that no ``>`` closes before the next ``<``: no tag. html.parser scans again from each such ``<`` to the
+#: end of what it holds, so a page of them (``<a <a <a ...``, ``<!--<!--...``) took time quadratic in its size
+#: (160 KB: a minute); escaped, it is text, and the page parses in one pass.
+_LONE_LT: Final = re.compile(r"<(?=[^<>]*(?:<|\Z))")
 
 
 class AnchorParser(HTMLParser):
@@ -22,6 +29,9 @@ class AnchorParser(HTMLParser):
         self.base: str | None = None
         self.api_version: str | None = None
         self._open: tuple[dict[str, str | None], list[str]] | None = None
+
+    def feed(self, data: str) -> None:
+        super().feed(_LONE_LT.sub("&lt;", data))
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
