@@ -124,6 +124,7 @@ def test_yanked_only_when_pinned_exactly_and_prereleases_only_when_asked() -> No
     source = DictSource(PROJECTS)
     assert pins(["lib"], source) == {"lib": "1.0"}  # not yanked 1.5, not 2.0rc1
     assert pins(["lib==1.5"], source) == {"lib": "1.5"}  # PEP 592: an exact pin may take a yanked file
+    assert pins(["lib==1.*"], source) == {"lib": "1.0"}  # a wildcard is a range: pip and uv pass 1.5 over
     assert pins(["lib>=2.0rc1"], source) == {"lib": "2.0rc1"}
 
 

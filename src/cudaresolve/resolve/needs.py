@@ -43,7 +43,9 @@ def passed_over(
     if candidate.source is None:
         return None
     needs = list(needs)
-    if candidate.source.yanked and not any(s.operator in ("==", "===") for n in needs for s in n.specifier):
+    exact = any(s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*")) for n in needs
+                for s in n.specifier)  # ==1.0.* is a range, not a pin: pip and uv pass its yanked files over
+    if candidate.source.yanked and not exact:
         return "yanked"
     if not candidate.version.is_prerelease or prerelease == "allow":
         return None
