@@ -65,6 +65,21 @@ def test_a_row_whose_page_lacks_the_variant_field_is_refused() -> None:
     assert {p for p, _ in caught.value.problems} >= {"wheel-page[0]", "wheel-page[1]"}
 
 
+@pytest.mark.parametrize("page", [
+    "http://localhost@192.0.2.2:8000/whl/torch-{torch}+{variant}.html",  # the host is 192.0.2.2: plain http there
+    "http://127.0.0.1.evil.example/whl/torch-{torch}+{variant}.html",
+    "http://192.0.2.2/whl/torch-{torch}+{variant}.html",
+])
+def test_a_plain_http_page_is_taken_only_for_this_machine_by_its_host(page: str) -> None:
+    data = loads_toml(shipped_path().read_text(encoding="utf-8"))
+    data["wheel-page"][0] = {**data["wheel-page"][0], "page": page}
+    with pytest.raises(InvalidCompatData) as caught:
+        CompatDB.from_dict(data)
+    assert "wheel-page[0]" in {p for p, _ in caught.value.problems}
+    data["wheel-page"][0]["page"] = "http://localhost:8000/whl/torch-{torch}+{variant}.html"  # a test's copy
+    CompatDB.from_dict(data)
+
+
 @pytest.mark.parametrize(("url", "page"), [
     (f"{PYG}/torch-2.4.0+cu121.html", True), (f"{MMCV}/cu121/torch2.4/index.html", True),
     ("https://pypi.org/simple", False), ("http://127.0.0.1:8000/release/", False),

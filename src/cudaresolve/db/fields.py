@@ -24,11 +24,24 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
     from packaging.version import Version
 
-__all__ = ["Collector", "join", "parse_release_version", "parse_requirement"]
+__all__ = ["Collector", "join", "local_http", "parse_release_version", "parse_requirement"]
 
 _PYTHON_RE: Final = re.compile(r"^3\.\d{1,2}$")
 _HTTPS_HOST: Final = re.compile(r"^https://([^/]+)/")
 _TYPE_KEYS: Final = {str: "db.expected-string", bool: "db.expected-bool", int: "db.expected-int"}
+
+
+def local_http(url: str) -> bool:
+    """Whether a row's URL (a pattern: ``{variant}`` and such in its path) is plain http to this machine (a test's
+    copy of a page), judged by its parsed host, never by its first characters (``http://localhost@evil/``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    return parts.scheme == "http" and "@" not in parts.netloc and host in ("127.0.0.1", "localhost")
 
 
 def join(path: str, key: str) -> str:

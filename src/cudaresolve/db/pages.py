@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 from packaging.requirements import Requirement
 
 from cudaresolve.core.archs import parse_arch_list
-from cudaresolve.db.fields import parse_release_version
+from cudaresolve.db.fields import local_http, parse_release_version
 from cudaresolve.db.prebuilt import SDIST
 from cudaresolve.db.rows import Build, PackageRelease
 from cudaresolve.text.model import Text
@@ -112,7 +112,7 @@ def read_page(c: Collector, row: Mapping[str, Any], path: str) -> PageRow | None
     if version is None:
         return None
     keys = [_PAGE_KEY.fullmatch(p) if isinstance(p, str) else None for p in pages]
-    test_copy = page.startswith(("http://127.0.0.1", "http://localhost"))  # a test's copy, as [[prebuilt]] allows
+    test_copy = local_http(page)  # a test's copy, as [[prebuilt]] allows
     bad = [repr(p) for p, k in zip(pages, keys, strict=True) if k is None]
     bad = bad or ([repr(local[:80])] if not _local_ok(version_text, local) else [])
     if bad or not (page.startswith("https://") or test_copy) or "{variant}" not in page or not _fills(page + local):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from packaging.requirements import Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from cudaresolve.db.fields import parse_release_version
+from cudaresolve.db.fields import local_http, parse_release_version
 from cudaresolve.db.rows import Build, PackageRelease
 from cudaresolve.text.model import Text
 
@@ -123,7 +123,7 @@ def read_prebuilt(c: Collector, row: Mapping[str, Any], path: str) -> PrebuiltRo
         return None
     problems = [t for t in torch if not _MINOR.fullmatch(t)]
     problems += [m for m in cuda if not m.isdigit()] + [a for a in abi if a not in ("TRUE", "FALSE")]
-    local = url.startswith(("http://127.0.0.1", "http://localhost"))  # a test's copy, as direct references allow
+    local = local_http(url)  # a test's copy, as direct references allow
     if problems or not (url.startswith("https://") or local) or any(f not in url for f in _FIELDS) or not sass:
         c.add(path, Text.of("db.bad-choice", expected=("'torch X.Y, cuda majors, ABI flags, https URL pattern'",),
                             found=repr(problems[:1] or url[:80])))  # fmt: skip
