@@ -110,3 +110,16 @@ def test_a_member_name_flagged_utf8_that_is_not_is_a_coded_report(tmp_path: Path
         path.write_bytes(bytes(data))
         [report] = inspect_path(path)
         assert report.error is not None and report.error.code == "invalid-binary"
+
+
+def test_a_path_the_system_refuses_is_one_coded_line() -> None:
+    """A name longer than the file system takes (ENAMETOOLONG) is invalid input, for inspect and doctor --pt2."""
+    from cudaresolve.binaries.inspect import inspect_path
+    from cudaresolve.doctor.environment import read_pt2
+    from cudaresolve.errors import InvalidInput
+
+    long = "/tmp/" + "x" * 300
+    with pytest.raises(InvalidInput):
+        inspect_path(long)
+    with pytest.raises(InvalidInput):
+        read_pt2(long)

@@ -170,6 +170,9 @@ def test_probe_errors() -> None:
         parse_probe("p", json.dumps(answer))
     found = parse_probe("p", json.dumps({**answer, "gil_disabled": False, "platform": "macosx-11.0-arm64"}))
     assert (found.python, found.platform, found.glibc) == ("3.13", "macosx_arm64", "2.36")
+    for odd in ("2.35-r1", "two.35", "2._35", "2", ""):  # a libc answer that is no version: no glibc, no crash
+        assert parse_probe("p", json.dumps({**answer, "gil_disabled": False, "libc": ["glibc", odd]})).glibc is None
+    assert parse_probe("p", json.dumps({**answer, "gil_disabled": False, "libc": ["glibc", "2.39.1"]})).glibc == "2.39"
     with pytest.raises(InvalidInput, match="--platform does not match"):
         for_interpreter(TargetOptions(platform="win_amd64"), found)
 

@@ -203,3 +203,12 @@ def test_a_line_that_is_no_requirement_is_named_by_every_command_that_reads_it(
         assert error["code"] == "invalid-input"
         assert error["message"] == f"{bad}:2: not a PEP 508 requirement: 'torch>=>2'"
     assert not out.exists()
+
+
+def test_a_requirement_file_that_is_a_symlink_loop_is_one_coded_line(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").symlink_to(tmp_path / "b.txt")
+    (tmp_path / "b.txt").symlink_to(tmp_path / "a.txt")
+    loop = [str(tmp_path / "a.txt")]
+    for given in ((loop, []), ([], loop)):  # as -r, then as -c
+        with pytest.raises(InvalidInput, match="cannot read"):
+            read_requirement_files(*given)

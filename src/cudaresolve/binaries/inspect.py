@@ -70,9 +70,14 @@ def inspect_path(
     if not str(target):  # Path("") is ".": an empty argument must not scan the working directory
         raise InvalidInput(Text("binaries.empty-path"), hint=Text("binaries.no-such-path.hint"))
     path = Path(target)
-    if path.is_dir():
+    try:
+        kind = "dir" if path.is_dir() else "file" if path.is_file() else "other" if path.exists() else None
+    except OSError as exc:  # a name the system refuses (too long)
+        raise InvalidInput(Text.of("binaries.path-unreadable", path=str(path)[:300], error=exc.strerror or str(exc)),
+                           hint=Text("binaries.path-unreadable.hint")) from exc  # fmt: skip
+    if kind == "dir":
         return inspect_directory(path, include_empty=include_empty, limits=limits)
-    if path.is_file():
+    if kind == "file":
         try:
             with open(path, "rb", buffering=0):
                 pass
@@ -82,7 +87,7 @@ def inspect_path(
         if path.suffix == ".whl":
             return read_wheel(path, include_empty=include_empty, limits=limits)
         return [inspect_file(path, limits=limits)]
-    if path.exists():
+    if kind == "other":
         raise InvalidInput(Text.of("binaries.not-a-file", path=str(path)), hint=Text("binaries.not-a-file.hint"))
     dist = find_distribution(str(target), site_packages) if _looks_like_name(str(target)) else None
     if dist is None:

@@ -214,8 +214,12 @@ def _read_package(dist: importlib.metadata.Distribution, name: str, version: str
 
 def read_pt2(path: str | Path) -> BinaryReport:
     """One AOTInductor package; a path that is not a readable file is ``InvalidInput``."""
-    if not Path(path).is_file():
-        raise InvalidInput(Text.of("doctor.no-pt2", path=str(path)), hint=Text("doctor.no-pt2.hint"))
+    try:
+        regular = Path(path).is_file()
+    except OSError:  # a name the system refuses (too long)
+        regular = False
+    if not regular:
+        raise InvalidInput(Text.of("doctor.no-pt2", path=str(path)[:300]), hint=Text("doctor.no-pt2.hint"))
     from cudaresolve.binaries.aoti import package_report  # only for --pt2: not imported by every doctor pass
 
     return package_report(path)  # any name: the zip's layout says what it is

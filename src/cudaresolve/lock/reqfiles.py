@@ -117,7 +117,11 @@ class _Reader:
         self.files += 1
         if self.files > MAX_FILES:
             raise InvalidInput(Text.of("lock.reqfile.too-many", limit=MAX_FILES), hint=_HINT)
-        real = path.resolve()
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError) as exc:  # a symlink loop (RuntimeError before Python 3.13), a name too long
+            raise InvalidInput(Text.of("lock.reqfile.cannot-read", path=shown, reason=str(exc)[:200]),
+                               hint=_HINT) from exc  # fmt: skip
         if real in chain:
             raise InvalidInput(Text.of("lock.reqfile.cycle", path=shown), hint=_HINT)
         text = _read_bounded(path)

@@ -94,8 +94,9 @@ def parse_probe(path: str, text: str) -> Interpreter:
             hint=Text("target.interpreter-unsupported.hint"),
         )
     glibc = str(libc[1]) if isinstance(libc, list) and len(libc) == 2 and libc[0] == "glibc" and libc[1] else None
-    if glibc is not None:
-        glibc = ".".join(glibc.split(".")[:2])
+    if glibc is not None:  # major.minor of digits ("2.35"); anything else says nothing we can compare
+        parts = glibc.split(".")[:2]
+        glibc = ".".join(parts) if len(parts) == 2 and all(p.isdigit() and len(p) < 6 for p in parts) else None
     return Interpreter(path=path, python=version, platform=normalize_platform(platform.replace("-", "_")),
                        glibc=glibc, markers=markers)
 
