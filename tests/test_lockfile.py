@@ -497,6 +497,18 @@ def test_write_lock_checks_the_pep_751_file_name(lock: Lock, tmp_path: Path) -> 
     assert not (tmp_path / "lock.toml").exists()
 
 
+def test_a_requirements_lock_is_never_given_a_pep_751_name() -> None:
+    """Read back by its name, a pylock.toml holding requirements text failed as invalid TOML: refused before any
+    work, as a pylock under another name is."""
+    from cudaresolve.lock.lockfile import check_output_name
+
+    for name in ("pylock.toml", "out/pylock.gpu.toml"):
+        with pytest.raises(InvalidInput, match="is a PEP 751 lock's name"):
+            check_output_name(name, "requirements")
+    for name in ("requirements.txt", "-", "pylock.txt"):
+        check_output_name(name, "requirements")
+
+
 def test_a_failing_serializer_leaves_the_old_lock(tmp_path: Path) -> None:
     path = tmp_path / "pylock.toml"
     path.write_text("old\n")
