@@ -118,6 +118,20 @@ def test_remove_takes_what_record_lists_inside_the_environment_only(base_venv: P
     assert (venv / "bin" / "python").exists() and Path(scheme.purelib).is_dir()  # the folders of the venv stay
 
 
+def test_remove_never_takes_the_environments_own_files(base_venv: Path, tmp_path: Path) -> None:
+    """A stray distribution's RECORD (written by hand) listing bin/python, bin/activate and pyvenv.cfg: install
+    --exact removed them; no wheel may write them, so no RECORD may take them away."""
+    venv, scheme = _venv(base_venv, "own")
+    wheel, sha = _wheel(tmp_path)
+    meta = install_tree(unpacked(tmp_path / "cache", sha, wheel), scheme, url=wheel.as_uri(), sha256=sha)
+    own = [venv / "bin" / "python", venv / "bin" / "activate", venv / "pyvenv.cfg"]
+    record = Path(meta, "RECORD").read_text() + "".join(f"{os.path.relpath(p, scheme.purelib)},,\n" for p in own)
+    remove(meta, record, scheme.folders)
+    assert not (Path(scheme.purelib) / "demo").exists() and not Path(meta).exists()  # its own files went
+    assert all(p.exists() or p.is_symlink() for p in own)
+    assert subprocess.run([str(venv / "bin" / "python"), "-c", "pass"], check=False).returncode == 0
+
+
 def test_a_new_version_replaces_the_old_through_sync(base_venv: Path, tmp_path: Path) -> None:
     from cudaresolve.install.inprocess import link_wheels, remove_dists
     from cudaresolve.install.installed import read_installed

@@ -20,6 +20,16 @@ if TYPE_CHECKING:
 __all__ = ["remove"]
 
 
+def _venv_own(path: str, at_home: bool) -> bool:
+    """The environment's own interpreter, activation scripts or ``pyvenv.cfg`` (``at_home``: directly in one of the
+    environment's folders), which a RECORD may list (a stray distribution's, written by hand) but no distribution
+    installed: never removed, as no wheel may replace them."""
+    from cudaresolve.install.wheel_members import RESERVED
+
+    name, folder = os.path.basename(path), os.path.basename(os.path.dirname(path))
+    return (name == "pyvenv.cfg" and at_home) or (folder in ("bin", "Scripts") and RESERVED.match(name) is not None)
+
+
 def remove(dist_info: str, record: str | None, inside: Sequence[str]) -> None:
     """Remove the distribution whose metadata is ``dist_info`` (``record``: its RECORD's text): each listed file
     inside one of the ``inside`` folders, the byte-code of each ``.py`` among them, the folders left empty (up to
@@ -42,7 +52,7 @@ def remove(dist_info: str, record: str | None, inside: Sequence[str]) -> None:
         folder = os.path.dirname(path)
         if folder not in real:
             real[folder] = os.path.join(os.path.realpath(folder), "")
-        if not real[folder].startswith(homes) or os.path.islink(folder):
+        if not real[folder].startswith(homes) or os.path.islink(folder) or _venv_own(path, real[folder] in homes):
             continue
         for gone in (path, *_bytecode(path)):
             try:
