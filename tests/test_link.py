@@ -438,6 +438,10 @@ def test_a_wheel_of_another_project_than_the_locked_name_is_refused(base_venv: P
     ("Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n", "1.0", "its METADATA names 'evil', not demo"),
     ("Metadata-Version: 2.1\nName: demo\nVersion: 9.9\n", "1.0", "its METADATA says version '9.9', not 1.0"),
     ("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n", "1.3", "its folder says version '1.0', not 1.3"),
+    ("Metadata-Version: 2.1\rName: evil\rVersion: 1.0\r", "1.0", "its METADATA names 'evil', not demo"),  # lone \r
+    ("Metadata-Version: 2.1\nSummary: " + "x" * 70000 + "\nName: evil\nVersion: 1.0\n", "1.0", "names 'evil'"),
+    ("Metadata-Version: 2.1\nVersion: 1.0\n", "1.0", "its METADATA names nothing, not demo"),
+    ("Metadata-Version: 2.1\nName: demo\nName: evil\nVersion: 1.0\n", "1.0", "names 'demo', 'evil', not demo"),
 ])
 def test_a_wheel_naming_another_distribution_inside_is_refused(
     base_venv: Path, tmp_path: Path, metadata: str, locked: str, said: str

@@ -40,7 +40,7 @@ from cudaresolve.install.wheel_members import RESERVED, member_problem, tag_prob
 from cudaresolve.text.model import Text
 
 #: How much of a wheel's METADATA is read for its ``Name`` and ``Version`` (the header block comes first).
-_METADATA_HEAD: Final = 64 * 1024
+_METADATA_MOST: Final = 16 * 1024 * 1024  # read of a METADATA file: lazy_wheel's bound
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -227,17 +227,18 @@ def _check_identity(info: Path, label: str, project: str, version: str | None) -
     """The wheel's ``.dist-info`` folder and its METADATA's ``Name`` and ``Version`` name the locked ``project``
     and ``version``: a wheel whose hash matches but which installs another distribution is refused."""
     named = {"folder": info.name[: -len(".dist-info")].rpartition("-")[2]}
+    from email.parser import HeaderParser  # every line ending (a lone \r too), headers past 64 KiB: as pip reads it
+
     try:
         with open(info / "METADATA", "rb") as f:
-            head = f.read(_METADATA_HEAD).decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n\n", 1)[0]
+            headers = HeaderParser().parsestr(f.read(_METADATA_MOST).decode("utf-8", errors="replace"))
     except OSError:
         raise _bad(label, f"{info.name}/METADATA cannot be read") from None
-    for line in head.split("\n"):
-        key, _, value = line.partition(":")
-        if key.strip().lower() == "name" and canonical_name(value.strip()) != canonical_name(project):
-            raise _bad(label, f"its METADATA names {value.strip()[:80]!r}, not {project}")
-        if key.strip().lower() == "version":
-            named.setdefault("METADATA", value.strip())
+    names = [n.strip() for n in headers.get_all("Name") or []]
+    if len(names) != 1 or canonical_name(names[0]) != canonical_name(project):  # none, two, or another's
+        raise _bad(label, f"its METADATA names {', '.join(repr(n[:80]) for n in names) or 'nothing'}, not {project}")
+    if (found := headers.get("Version")) is not None:
+        named.setdefault("METADATA", str(found).strip())
     for where, found in named.items():
         if version is not None and not _same_version(found, version):
             raise _bad(label, f"its {where} says version {found[:80]!r}, not {version}")
