@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import httpx
@@ -159,6 +160,18 @@ def test_no_more_than_the_locked_size_is_read(tmp_path: Path) -> None:
     with pytest.raises(InvalidLockfile, match="larger than the 4 bytes the lock records"):  # the lock is wrong
         fetch_files([package], tmp_path, _client())
     assert len(sent) < 4 and cached_file(tmp_path, package) is None
+
+
+@respx.mock
+def test_a_file_smaller_than_the_locked_size_is_refused_though_its_hash_matches(tmp_path: Path) -> None:
+    """PEP 751: an installer checks the size too. A lock whose size is larger than the file it hashes is wrong (it,
+    or the index page it was made from): refused, nothing cached."""
+    body = b"AAAA"
+    package = replace(_package("a", body, size=4), size=5)
+    respx.get(package.url).mock(return_value=httpx.Response(200, content=body))
+    with pytest.raises(InvalidLockfile, match="has 4 bytes, not the 5 the lock records"):
+        fetch_files([package], tmp_path, _client())
+    assert cached_file(tmp_path, package) is None
 
 
 @respx.mock

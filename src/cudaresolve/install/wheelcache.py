@@ -157,6 +157,9 @@ def _fetch(package: LockedPackage, root: Path, client: IndexClient) -> Path:
                 raise InvalidLockfile(Text.of("lock.install.size-mismatch", url=package.url, size=package.size),
                                       hint=REGENERATE_HINT) from None  # fmt: skip
         check_hashes(package.url, (("sha256", package.sha256),), {"sha256": hasher.hexdigest()})
+        if package.size is not None and (found := os.path.getsize(part)) != package.size:  # PEP 751: the exact size
+            raise InvalidLockfile(Text.of("lock.install.size-differs", url=package.url, size=package.size, found=found),
+                                  hint=REGENERATE_HINT)  # fmt: skip
         os.chmod(part, 0o600)
         os.replace(part, path)
     except OSError as exc:
