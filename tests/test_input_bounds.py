@@ -268,3 +268,30 @@ def test_a_pyproject_past_its_bound_is_refused_unread(tmp_path: Path, monkeypatc
         f.truncate(5000)  # sparse: a size, no bytes written
     with pytest.raises(InvalidInput, match="larger than"):
         project.load_project(path, pytorch_root="https://download.pytorch.org/whl")
+
+
+def test_a_fifo_or_device_where_an_entry_or_metadata_file_is_read_is_never_waited_on(tmp_path: Path) -> None:
+    """Cache entries (install facts, probe answers, RECORDs) and an installed distribution's METADATA or RECORD that
+    are a FIFO or /dev/zero: no entry (or a damaged distribution), never a hang or a MemoryError."""
+    import os
+
+    from cudaresolve.core.files import read_text_or_none, unsafe_member
+    from cudaresolve.doctor.environment import read_environment
+    from cudaresolve.install.installed import read_installed
+
+    fifo = tmp_path / "entry.json"
+    os.mkfifo(fifo)
+    assert read_text_or_none(fifo, 1 << 20) is None and read_text_or_none("/dev/zero", 1 << 20) is None
+    (tmp_path / "plain.json").write_text("{}")
+    assert read_text_or_none(tmp_path / "plain.json", 1 << 20) == "{}"
+    site = tmp_path / "site"
+    (site / "evil-1.0.dist-info").mkdir(parents=True)
+    os.mkfifo(site / "evil-1.0.dist-info" / "METADATA")
+    (site / "zero-1.0.dist-info").mkdir()
+    (site / "zero-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: zero\nVersion: 1.0\n")
+    (site / "zero-1.0.dist-info" / "RECORD").symlink_to("/dev/zero")
+    assert unsafe_member(site / "evil-1.0.dist-info", ("METADATA",), 1 << 20) == "METADATA is not a regular file"
+    env = read_environment([site], frozenset({"torch"}))
+    assert sorted(path.rsplit("/", 1)[-1] for path, _ in env.damaged) == ["evil-1.0.dist-info", "zero-1.0.dist-info"]
+    with pytest.raises(InvalidInput, match="a damaged distribution"):
+        read_installed(None, paths=[str(site)])

@@ -26,9 +26,11 @@ __all__ = [
     "private_entry",
     "read_regular_bounded",
     "read_sealed",
+    "read_text_or_none",
     "seal",
     "sealed",
     "store_bounded",
+    "unsafe_member",
     "unseal",
     "write_bytes_atomic",
     "write_private_atomic",
@@ -72,6 +74,34 @@ def read_regular_bounded(path: str | os.PathLike[str], limit: int) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def read_text_or_none(path: str | os.PathLike[str], limit: int) -> str | None:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes; None when it is absent, no regular file (a FIFO
+    never blocks), larger, unreadable or not UTF-8: a cache entry or a file of an installed distribution."""
+    try:
+        data = read_regular_bounded(path, limit)
+        return data.decode("utf-8") if len(data) <= limit else None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def unsafe_member(folder: object, names: tuple[str, ...], limit: int) -> str | None:
+    """Why one of ``names`` in ``folder`` (a distribution's metadata folder) must not be read by a reader that waits
+    and reads whole (importlib.metadata): a FIFO, a device, more than ``limit`` bytes; None when each is absent or a
+    regular file within it. ``folder`` may be no folder (an ``.egg-info`` file, None): then None."""
+    if not isinstance(folder, (str, os.PathLike)) or not os.path.isdir(folder):
+        return None
+    for name in names:
+        try:
+            found = os.stat(os.path.join(folder, name))
+        except OSError:
+            continue
+        if not stat.S_ISREG(found.st_mode):
+            return f"{name} is not a regular file"
+        if found.st_size > limit:
+            return f"{name} is larger than {limit} bytes"
+    return None
 
 
 def open_regular(path: str | os.PathLike[str], limit: int) -> BinaryIO:

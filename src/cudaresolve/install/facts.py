@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.files import read_text_or_none
+
 if TYPE_CHECKING:
     from cudaresolve.db.database import CompatDB
 
@@ -89,7 +91,7 @@ def _entry(cache: Path | None) -> Path | None:
 
 def _read(entry: Path) -> InstallFacts | None:
     try:
-        data: Any = json.loads(entry.read_bytes())
+        data: Any = json.loads(read_text_or_none(entry, 1 << 20) or "null")  # a FIFO or /dev/zero: no entry
         facts = InstallFacts(default_index=data["default_index"], pytorch_index_root=data["pytorch_index_root"],
                              package_kinds=tuple(data["package_kinds"]))
     except (OSError, ValueError, KeyError, TypeError):

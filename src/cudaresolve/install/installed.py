@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.files import read_regular_bounded, unsafe_member
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidInput
 from cudaresolve.install.record import MAX_RECORD_BYTES
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["InstalledDist", "check_built", "read_installed"]
 
 _MAX_DAMAGED: Final = 5
+_MOST: Final = 64 * 1024 * 1024  # a .dist-info file read (METADATA, RECORD): a bound, not a fact
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +74,8 @@ def read_installed(
     for dist in _distributions(paths):
         where = getattr(dist, "_path", None)
         try:
+            if (unsafe := unsafe_member(where, ("METADATA", "PKG-INFO", "RECORD"), _MOST)) is not None:
+                raise ValueError(unsafe)  # a FIFO importlib would wait on, /dev/zero it would read whole
             head = _headers(dist.read_text("METADATA"))  # parsed once (importlib parses it per question)
             if head is None:  # an .egg-info: importlib reads its PKG-INFO and requires.txt
                 head = (dist.metadata["Name"] or "", dist.version, tuple(dist.requires or ()))
@@ -107,11 +111,13 @@ class _DistInfo:
         self._path = path
 
     def read_text(self, filename: str) -> str | None:
+        """The file's text (not UTF-8: ``UnicodeDecodeError``, a damaged distribution); None when absent, or no
+        regular file of at most ``_MOST`` bytes (a FIFO or /dev/zero is never waited on nor read whole)."""
         try:
-            with open(os.path.join(self._path, filename), encoding="utf-8") as file:
-                return file.read()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
+            data = read_regular_bounded(os.path.join(self._path, filename), _MOST)
+        except OSError:  # absent, a folder, no permission, no regular file
             return None
+        return data.decode("utf-8") if len(data) <= _MOST else None
 
     def locate_file(self, path: str) -> str:
         return os.path.join(os.path.dirname(self._path), path)

@@ -35,6 +35,7 @@ import stat
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.digest import sha256_hex
+from cudaresolve.core.files import read_regular_bounded, read_text_or_none
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -50,6 +51,7 @@ _NAMES: Final = re.compile(r"[0-9a-f]{64}\.json")
 _PATH_VARIABLES: Final = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "HOME")
 _UNREAD_CFG: Final = frozenset({"command", "prompt"})
 _MAX_CFG: Final = 64 * 1024
+_MAX_ENTRY: Final = 16 * 1024 * 1024  # a probe cache entry: a bound, not a fact
 _ADDS_TO_PATH: Final = ("sitecustomize.py", "usercustomize.py")
 _MAX_WATCHED: Final = 256  # .pth files watched per folder
 
@@ -82,8 +84,7 @@ def venv_key(python: str, environ: Mapping[str, str]) -> str | None:
         return None  # site.py reads that one first; a script (a shim) may run any interpreter
     try:
         real = os.stat(path)
-        with open(os.path.join(prefix, "pyvenv.cfg"), "rb") as handle:
-            text = handle.read(_MAX_CFG + 1)
+        text = read_regular_bounded(os.path.join(prefix, "pyvenv.cfg"), _MAX_CFG)  # a FIFO there: refused unread
     except OSError:
         return None
     if len(text) > _MAX_CFG:
@@ -105,7 +106,7 @@ def venv_key(python: str, environ: Mapping[str, str]) -> str | None:
 def read_entry(entry: Path) -> dict[str, Any] | None:
     """The entry's stored object when every folder and file it watches is unchanged, else None."""
     try:
-        stored = json.loads(entry.read_text(encoding="utf-8"))
+        stored = json.loads(read_text_or_none(entry, _MAX_ENTRY) or "null")  # a FIFO or /dev/zero: no entry
         if not isinstance(stored, dict) or not isinstance(stored.get("folders"), dict):
             return None
         if not isinstance(stored.get("files"), dict):

@@ -23,7 +23,7 @@ import csv
 import re
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.core.files import write_private_atomic
+from cudaresolve.core.files import read_text_or_none, write_private_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -74,11 +74,8 @@ def cached_record(cache: Path, sha256: str) -> str | None:
     if not _SHA256.match(sha256):
         return None
     try:
-        path = cache / f"{sha256}.RECORD"
-        if path.stat().st_size > MAX_RECORD_BYTES:
-            return None
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_text_or_none(cache / f"{sha256}.RECORD", MAX_RECORD_BYTES)  # a FIFO: None, never waited on
+    except OSError:
         return None
 
 
