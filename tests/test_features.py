@@ -307,3 +307,22 @@ def test_groups_that_each_include_the_next_several_times_expand_at_once() -> Non
     features = features_from_dict({"dependency-groups": groups}, "pyproject.toml")
     assert time.monotonic() - start < 5
     assert features.groups["g0"] == (*(f"pkg{i}" for i in range(40)), "last")
+
+
+def test_a_project_is_locked_only_for_a_python_its_requires_python_admits() -> None:
+    """uv's rule: ``[project] requires-python >=3.12`` and a 3.11 target is an error, not a lock; a bound with a
+    patch release (>=3.11.4) admits 3.11, whose patch the target does not name; a malformed one is named."""
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.lock.project import check_project_python, project_from_dict
+
+    def project(spec: object) -> Any:
+        return project_from_dict({"project": {"name": "p", "requires-python": spec}}, pytorch_root="https://x")
+
+    with pytest.raises(InvalidInput, match=r"requires Python >=3\.12"):
+        check_project_python(project(">=3.12"), "3.11")
+    check_project_python(project(">=3.12"), "3.12")
+    check_project_python(project(">=3.11.4"), "3.11")
+    check_project_python(project_from_dict({"project": {"name": "p"}}, pytorch_root="https://x"), "3.8")
+    for bad in ("not a spec", 3.11, "x" * 2000):
+        with pytest.raises(InvalidInput, match="requires-python is no version specifier"):
+            project(bad)

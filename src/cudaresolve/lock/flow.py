@@ -100,11 +100,16 @@ def prepare(request: LockRequest, *, store_db: bool = True) -> LockInputs:
         request.extra_index_urls, request.find_links, trusted_hosts=request.trusted_hosts,
         environ=os.environ if request.environ is None else request.environ, pytorch_root=db.pytorch_index_root,
     )  # fmt: skip
+    target = build_target(request.target, db)
+    if not request.requirements:  # the project's own: for a Python its requires-python admits, as uv checks
+        from cudaresolve.lock.project import check_project_python
+
+        check_project_python(project, target.python)
     return LockInputs(
         extra=extra,
         requirements=requirements,
         constraints=request.constraints,
-        target=build_target(request.target, db),
+        target=target,
         db=db,
         offline=request.offline,
         mirrors=mirrors,

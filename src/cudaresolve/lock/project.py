@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from cudaresolve.index.settings import IndexSetting
     from cudaresolve.lock.features import Selection
 
-__all__ = ["MAX_PROJECT_BYTES", "ProjectSettings", "built_project", "load_project", "parse_gpu_source",
-           "project_from_dict"]  # fmt: skip
+__all__ = ["MAX_PROJECT_BYTES", "ProjectSettings", "built_project", "check_project_python", "load_project",
+           "parse_gpu_source", "project_from_dict"]  # fmt: skip
 
 #: The largest pyproject.toml read (64 MiB: a real one is a few KiB).
 MAX_PROJECT_BYTES: Final = 64 * 1024 * 1024
@@ -40,6 +40,7 @@ class ProjectSettings:
     #: (``[project] dynamic``), when ``requirements`` are the project's own (no ``[tool.cudaresolve] requirements``)
     name: str | None = None
     dynamic: frozenset[str] = frozenset()
+    requires_python: str | None = None  # [project] requires-python: the Pythons a lock of the project may be for
 
 
 def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str = "pyproject.toml") -> ProjectSettings:
@@ -92,6 +93,7 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
         features=features_from_dict(data, source),
         name=name if isinstance(name, str) and name.strip() else None,
         dynamic=own,
+        requires_python=_requires_python(project.get("requires-python"), source),
     )
 
 
@@ -110,6 +112,34 @@ def built_project(project: ProjectSettings, folder: Path, selection: Selection) 
         extras, selection = selection.extras, replace(selection, extras=())
     shown = f"[{','.join(extras)}]" if extras else ""
     return f"{project.name}{shown} @ {folder.resolve().as_uri()}", selection
+
+
+def _requires_python(value: object, source: str) -> str | None:
+    """``[project] requires-python``, checked as a specifier set (a wrong one is ``InvalidInput``); None when absent."""
+    if value is None:
+        return None
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        if not isinstance(value, str) or len(value) > 1000:  # a bound on the work, not a fact
+            raise InvalidSpecifier(repr(value)[:80])
+        return str(SpecifierSet(value))
+    except InvalidSpecifier:
+        raise InvalidInput(Text.of("lock.project.bad-requires-python", source=source, found=repr(value)[:80]),
+                           hint=Text("lock.project.readme.hint")) from None  # fmt: skip
+
+
+def check_project_python(project: ProjectSettings, python: str) -> None:
+    """A lock of the project for a Python its ``requires-python`` leaves out is refused, as uv refuses it (any
+    patch release of ``python`` that the set admits will do: the target names no patch)."""
+    from packaging.specifiers import SpecifierSet
+
+    if project.requires_python is None or not python[:1].isdigit():
+        return
+    admitted = SpecifierSet(project.requires_python)
+    if not any(admitted.contains(f"{python}.{patch}", prereleases=True) for patch in range(100)):
+        raise InvalidInput(Text.of("lock.project.python-excluded", spec=project.requires_python, python=python),
+                           hint=Text("lock.project.python-excluded.hint"))  # fmt: skip
 
 
 def parse_gpu_source(value: object, origin: str) -> str:
