@@ -326,3 +326,15 @@ def test_a_project_is_locked_only_for_a_python_its_requires_python_admits() -> N
     for bad in ("not a spec", 3.11, "x" * 2000):
         with pytest.raises(InvalidInput, match="requires-python is no version specifier"):
             project(bad)
+
+
+@pytest.mark.parametrize("data", [
+    {"dependency-groups": {"Dev_X": ["a"], "dev-x": ["b"]}},
+    {"project": {"name": "p", "optional-dependencies": {"GPU": ["a"], "gpu": ["b"]}}},
+])  # fmt: skip
+def test_two_spellings_of_one_extra_or_group_are_refused(data: dict[str, Any]) -> None:
+    """uv refuses them: which one --group dev-x means is not said."""
+    from cudaresolve.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="one name once normalized"):
+        features_from_dict(data, "pyproject.toml")

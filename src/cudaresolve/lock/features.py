@@ -114,6 +114,12 @@ def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
     }
     raw = _mapping(data.get("dependency-groups", {}), f"{source} [dependency-groups]")
     normalized = {str(canonical_name(k)): v for k, v in raw.items()}
+    for table, names in (("[dependency-groups]", list(raw)), ("[project.optional-dependencies]", list(extras_table))):
+        seen: dict[str, str] = {}
+        for name in names:  # PEP 735 and PEP 685 compare names normalized: two spellings of one are ambiguous
+            if (first := seen.setdefault(str(canonical_name(str(name))), str(name))) != str(name):
+                raise InvalidInput(Text.of("lock.feature.same-name", where=f"{source} {table}", first=repr(first),
+                                           second=repr(str(name))), hint=Text("lock.feature.same-name.hint"))
     memo: dict[str, tuple[str, ...]] = {}
     groups = {name: _group(name, normalized, source, (), memo) for name in normalized}
     name = project.get("name") if isinstance(project, Mapping) else None
