@@ -253,3 +253,25 @@ def test_the_probe_reads_no_module_of_the_current_folder(tmp_path: Path, monkeyp
     monkeypatch.chdir(tmp_path)
     found = read_target(sys.executable, cache=tmp_path / "cache", environ={})
     assert found.interpreter.markers["python_full_version"] == ".".join(map(str, sys.version_info[:3]))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock is POSIX")
+def test_an_install_holds_the_environments_lock_as_uv_does(tmp_path: Path) -> None:
+    """Two installs into one environment at once had each exited 0 and left it matching neither lock: an install
+    holds a lock file of the venv exclusively, so a second one waits; a folder that is no venv gets no file."""
+    import fcntl
+    import os
+
+    from cudaresolve.install.install import _LOCK_FILE, environment_lock
+
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    with environment_lock(str(venv)):
+        other = os.open(venv / _LOCK_FILE, os.O_RDWR)
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released with the block
+    os.close(other)
+    with environment_lock(str(tmp_path)):
+        assert not (tmp_path / _LOCK_FILE).exists()

@@ -15,11 +15,13 @@ and no doctor pass runs: its one finding would be that there is nothing to check
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
     from cudaresolve.db.database import CompatDB
     from cudaresolve.install.facts import InstallFacts
@@ -232,10 +234,11 @@ def _install(
         if echo is not None:
             echo(command)
 
-    synced = sync_environment(
-        lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=seen,
-        offline=request.offline, paths=found.sys_path, prefix=found.prefix, scheme=found.scheme,
-    )
+    with environment_lock(found.prefix, held=not order.dry_run):  # a second install waits, as uv's does
+        synced = sync_environment(
+            lock, python=order.python, markers=environment, exact=order.exact, dry_run=order.dry_run, echo=seen,
+            offline=request.offline, paths=found.sys_path, prefix=found.prefix, scheme=found.scheme,
+        )
     if order.dry_run:
         return InstallResult(returncode=synced.returncode, lock=lock)
     if synced.returncode != 0:
@@ -318,6 +321,31 @@ def doctor_has_work(packages: Iterable[LockedPackage], others: Iterable[str], fa
     kinds = set(facts.package_kinds)
     names = {canonical_name(n) for n in (*(p.name for p in packages), *others)}
     return any(n in kinds or n.startswith("nvidia-") for n in names)
+
+
+_LOCK_FILE = ".cudaresolve-install.lock"
+
+
+@contextlib.contextmanager
+def environment_lock(prefix: str | None, *, held: bool = True) -> Iterator[None]:
+    """An exclusive lock on the virtual environment at ``prefix`` for the block (``_LOCK_FILE`` there), so two
+    installs into one environment run one after the other, never interleaved (each had exited 0 and left it
+    matching neither lock). Not uv's ``.lock``: the uv this install runs into the same environment (a folder's
+    build) takes that one, and would wait for us. Not a venv, not POSIX, or a file that cannot be made (a
+    read-only environment): no lock, as before."""
+    fd = None
+    if prefix is not None and held and os.name == "posix" and os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
+        with contextlib.suppress(OSError):
+            fd = os.open(os.path.join(prefix, _LOCK_FILE), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        if fd is not None:
+            import fcntl  # POSIX only (os.name above)
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing releases the lock
 
 
 def _remaining(synced: SyncResult) -> tuple[str, ...]:
