@@ -31,15 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudaresolve.advice.releases import releases_fix, releases_with_sass
 from cudaresolve.advice.variants import best_variant, variant_fix
-from cudaresolve.core.archs import (
-    ComputeCapability,
-    Coverage,
-    arch_runs_on,
-    coverage,
-    format_arch_list,
-    parse_arch,
-    parse_arch_list,
-)
+from cudaresolve.core.archs import ComputeCapability, Coverage, coverage, format_arch_list, parse_arch, parse_arch_list
 from cudaresolve.core.variants import is_variant, parse_variant
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.db.toolkits import toolkit_compiles
@@ -194,7 +186,7 @@ def _check_package(
             found = _sorted_names(n for lib in lacking for n in lib.sass) + _sorted_names(
                 n for lib in lacking for n in lib.ptx)
             codes = [a for lib in lacking for n in lib.ptx for a in parse_arch(n)]
-            jitted = any(arch_runs_on(a, g.cc, tegra=g.tegra) for a in codes)
+            jitted = any(coverage([a], g.cc, tegra=g.tegra) is not Coverage.NONE for a in codes)  # JIT it could
             key = "doctor.ptx-not-compiled" if jitted and not jit else "reason.sm-not-covered"  # PTX it cannot JIT
             problems.append(Problem(
                 code="sm-not-covered", package=pkg.name, required=str(g.cc), found=", ".join(found),
