@@ -12,6 +12,7 @@ import pytest
 
 from cudaresolve.text.catalogue import (
     catalogue,
+    format_text,
     join_groups,
     join_items,
     join_sentences,
@@ -428,3 +429,11 @@ def test_joining_helpers_follow_the_language() -> None:
     assert join_sentences(["一。", "二。"], "zh") == "一。二。"
     assert parenthesize("GTX 1080 Ti", "6.1", "en") == "GTX 1080 Ti (6.1)"
     assert parenthesize("GTX 1080 Ti", "6.1", "zh") == "GTX 1080 Ti（6.1）"
+
+
+def test_a_fields_control_characters_are_shown_escaped_never_sent() -> None:
+    """A value from input (a GPU name nvidia-smi gave, a lock's field) with an escape sequence, a bell or a carriage
+    return reaches the terminal as its escape, in every message; newlines and tabs stay (a build's output)."""
+    shown = format_text(Text.of("target.unknown-gpu", gpu="A\x1b[31mRED\x07\r\x9b"))
+    assert shown == "unknown GPU: A\\x1b[31mRED\\x07\\r\\x9b"
+    assert format_text(Text.of("target.unknown-gpu", gpu="two\nlines\tand tab")) == "unknown GPU: two\nlines\tand tab"

@@ -9,6 +9,7 @@ the same keys with the same fields (``tests/test_messages.py``).
 from __future__ import annotations
 
 import os
+import re
 import string
 from functools import cache
 from typing import TYPE_CHECKING, Final
@@ -89,7 +90,17 @@ def _format_field(value: Field, lang: str) -> str:
         return format_text(value, lang)
     if isinstance(value, tuple):
         return join_items((_format_field(v, lang) for v in value), lang)
-    return redact_text(str(value))  # a mirror's credentials are never shown
+    return _controls_shown(redact_text(str(value)))  # a mirror's credentials are never shown
+
+
+#: C0 controls but newline and tab, DEL, and C1 controls: what a value from input (a GPU name nvidia-smi gave, a
+#: lock's field, a file name) must not send to a terminal as it is (an escape sequence, a bell, a carriage return).
+_CONTROLS: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _controls_shown(text: str) -> str:
+    """``text`` with each control character shown as its escape (``\x1b``), as Python's repr shows it."""
+    return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text) if _CONTROLS.search(text) else text
 
 
 def _joined(sep: Mapping[str, str]) -> Callable[[Text, str], str]:
