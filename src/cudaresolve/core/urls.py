@@ -26,7 +26,7 @@ from typing import Final
 from urllib.parse import SplitResult, urlsplit
 
 __all__ = [
-    "PLAIN_URL", "has_unsafe_characters", "redact", "shown_url", "split_url", "strip_credentials",
+    "PLAIN_URL", "has_unsafe_characters", "in_local_folder", "redact", "shown_url", "split_url", "strip_credentials",
     "strip_credentials_in", "with_credentials_of",
 ]  # fmt: skip
 
@@ -54,6 +54,13 @@ _SCHEME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRST
 #: Whitespace (Unicode's too), C0/C1 controls, and the invisible format characters (zero widths, bidi
 #: overrides, the byte-order mark) that no URL holds unescaped (RFC 3986 section 2: they are percent-encoded).
 _UNSAFE: Final = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+
+def in_local_folder(url: str, folder: str) -> bool:
+    """Whether ``url`` is a file directly in the local folder ``folder`` (both ``file:///`` URLs): a wheel of a
+    ``--find-links DIR`` folder, the one shape of ``file://`` file such a folder's page, a lock and install take."""
+    base = folder.rstrip("/") + "/"
+    return base.startswith("file:///") and url.startswith(base) and "/" not in url[len(base):]
 
 
 def has_unsafe_characters(text: str) -> bool:

@@ -3,8 +3,8 @@ folder and reads its files.
 
 The folder stands for a page of links: each distribution file in it (a wheel, an sdist) is one anchor, its URL the
 file's ``file://`` URL, with no hash (the lock hashes the files it pins, ``lock.computed``). It is listed afresh on
-each run and never cached: its files may change between runs. At most ``simple.MAX_PAGE_FILES`` names are listed,
-as for an index page (``limits``); a name that is no distribution file, or is no regular file, is left out.
+each run and never cached: its files may change between runs. At most ``limits.MAX_PAGE_FILES`` names are listed,
+as for an index page; a name that is no distribution file, or is no regular file, is left out.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import html
 import os
 import stat
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, unquote, urlsplit
 
+from cudaresolve.core.files import open_regular
 from cudaresolve.errors import IndexUnavailable, InvalidInput
 from cudaresolve.index.http_cache import CachedResponse
-from cudaresolve.index.limits import MAX_PAGE_FILES, too_large, too_many_files
+from cudaresolve.index.limits import MAX_DIRECT_BYTES, MAX_PAGE_FILES, too_large, too_many_files
 from cudaresolve.index.simple import HINT
 from cudaresolve.text.model import Text
 
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["folder_listing", "open_local", "read_local", "read_local_file"]
 
-_SUFFIXES = (".whl", ".tar.gz", ".zip")
-_CHUNK = 1024 * 1024  # bytes read at once
+_SUFFIXES: Final = (".whl", ".tar.gz", ".zip")
+_CHUNK: Final = 1024 * 1024  # bytes read at once
 
 
 def folder_listing(url: str) -> CachedResponse:
@@ -61,19 +62,15 @@ def read_local(url: str, write: Callable[[bytes], object], *, cap: int) -> None:
 
 
 def open_local(url: str) -> BinaryIO:
-    """The regular file at ``url`` (``file:///abs/dir/name.whl``) opened to read (a FIFO put there since the folder
-    was listed is not waited on); ``IndexUnavailable`` when it is gone, unreadable or no regular file."""
-    path = unquote(urlsplit(url).path)
+    """The regular file at ``url`` (``file:///abs/dir/name.whl``) of at most ``MAX_DIRECT_BYTES`` opened to read (a
+    FIFO put there since the folder was listed is not waited on); ``IndexUnavailable`` when it is gone, unreadable,
+    no regular file or larger (``core.files.open_regular``)."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
+        return open_regular(unquote(urlsplit(url).path), MAX_DIRECT_BYTES)
+    except OSError as exc:  # NotRegularFile among them
         raise IndexUnavailable(Text.of("index.could-not-fetch", url=url, error=str(exc.strerror or exc)),
                                hint=HINT) from exc  # fmt: skip
-    file = os.fdopen(fd, "rb")
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        file.close()
-        raise IndexUnavailable(Text.of("index.could-not-fetch", url=url, error="not a regular file"), hint=HINT)
-    return file
+
 
 def read_local_file(path: str, write: Callable[[bytes], object], *, cap: int, url: str) -> None:
     """A ``file://`` wheel: a regular file of at most ``cap`` bytes (a FIFO or device is refused unread)."""

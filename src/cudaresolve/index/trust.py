@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urljoin
 
-from cudaresolve.core.urls import PLAIN_URL, split_url
+from cudaresolve.core.urls import PLAIN_URL, in_local_folder, split_url
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -73,7 +73,7 @@ class FileTrust:
             return "malformed URL"
         host = (parts.hostname or "").lower()
         scheme = parts.scheme.lower()
-        if self.folder is not None and url.startswith(self.folder) and "/" not in url[len(self.folder):]:
+        if self.folder is not None and in_local_folder(url, self.folder):
             return None  # a file of the local folder the page lists (``index.local_folder``)
         if scheme not in ("https", "http"):
             return f"scheme {scheme or '(none)'}:"

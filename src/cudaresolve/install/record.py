@@ -73,10 +73,7 @@ def cached_record(cache: Path, sha256: str) -> str | None:
     """The RECORD stored for the wheel with this sha256, or None (not stored, unreadable, too large)."""
     if not _SHA256.match(sha256):
         return None
-    try:
-        return read_text_or_none(cache / f"{sha256}.RECORD", MAX_RECORD_BYTES)  # a FIFO: None, never waited on
-    except OSError:
-        return None
+    return read_text_or_none(cache / f"{sha256}.RECORD", MAX_RECORD_BYTES)  # a FIFO: None, never waited on
 
 
 def store_record(cache: Path, sha256: str, text: str) -> None:

@@ -18,7 +18,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.decode import loads_json
-from cudaresolve.core.urls import shown_url, split_url
+from cudaresolve.core.urls import in_local_folder, shown_url, split_url
 from cudaresolve.errors import InvalidLockfile
 from cudaresolve.lock.model import REGENERATE_HINT
 from cudaresolve.resolve.model import FileKind
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from cudaresolve.lock.model import Lock
-    from cudaresolve.resolve.model import LockedPackage
 
 __all__ = ["check_environment", "check_installable", "interpreter_environment", "url_allowed"]
 
@@ -106,8 +105,8 @@ def check_installable(
                                       hint=Text("lock.install.no-folder.hint"))  # fmt: skip
             continue
         for url in (p.index, p.url):
-            local = ((p.kind is FileKind.ARCHIVE and url == p.url) or _in_folder(p)) and (url or "").startswith(
-                "file:///")
+            direct = p.kind is FileKind.ARCHIVE and url == p.url  # a file:/// wheel named by a direct reference
+            local = (direct or in_local_folder(p.url or "", p.index or "")) and (url or "").startswith("file:///")
             if url and not local and not url_allowed(url, named):
                 raise InvalidLockfile(
                     Text.of("lock.install.bad-url", source=source, name=p.name, url=shown_url(url)),
@@ -180,13 +179,6 @@ def _first_index(lock: Lock) -> str:
     """The active ``--index-url`` of a requirements lock: the lock's own index, else its first package's."""
     indexes = [p.index for p in lock.packages if p.kind is not FileKind.ARCHIVE]
     return lock.index_url if lock.index_url in indexes else indexes[0]
-
-
-def _in_folder(package: LockedPackage) -> bool:
-    """A file of a local folder of wheels (``--find-links DIR``): its index that folder's ``file:///`` URL, its URL
-    a file directly in it."""
-    folder, url = (package.index or "").rstrip("/") + "/", package.url or ""
-    return folder.startswith("file:///") and url.startswith(folder) and "/" not in url[len(folder):]
 
 
 def _refuse(text: Text) -> InvalidLockfile:
