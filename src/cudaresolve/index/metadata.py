@@ -26,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import BadMetadata, DynamicMetadata
+from cudaresolve.index.requires_dist import simple_requirement
 from cudaresolve.index.simple import HINT
 from cudaresolve.text.model import Text
 
@@ -175,7 +176,8 @@ def plain_headers(block: str) -> _Headers | None:
 def _requirement(line: str) -> Requirement:
     """``Requirement(line)``, parsed once per process for each distinct line, and its marker once for every line
     that has the same one (a few hundred distinct markers stand behind thousands of lines: ``extra == "dev"``,
-    ``python_version < "3.11"``). A line with a URL, or more than one ``;``, is parsed whole."""
+    ``python_version < "3.11"``), its head in the common shapes without packaging's tokenizer (``requires_dist``).
+    A line with a URL, or more than one ``;``, is parsed whole."""
     seen = _REQUIREMENTS.get(line)
     if seen is not None:
         return seen
@@ -186,10 +188,12 @@ def _requirement(line: str) -> Requirement:
 
 
 def _parse_requirement(line: str) -> Requirement:
-    if "@" in line or line.count(";") != 1:
+    if "@" in line or line.count(";") > 1:
         return Requirement(line)
-    head, _, tail = line.partition(";")
-    requirement = Requirement(head)
+    head, semicolon, tail = line.partition(";")
+    requirement = simple_requirement(head) or Requirement(head)  # the common shapes without packaging's tokenizer
+    if not semicolon:
+        return requirement
     tail = tail.strip()
     marker = _MARKERS.get(tail)
     if marker is None:
