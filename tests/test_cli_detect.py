@@ -334,3 +334,13 @@ def test_detect_help_lists_the_target_flags(capsys: pytest.CaptureFixture[str]) 
     for flag in ("--gpu NAME|CC", "--driver VERSION", "--cpu", "--python-version X.Y", "--platform TAG", "--host FILE"):
         assert flag in out
     assert "CUDARESOLVE_GPUS" in out
+
+
+def test_a_gpu_name_with_control_characters_is_shown_escaped() -> None:
+    """Found by the hostile-input audit: a GPU name as a (fake or broken) nvidia-smi prints it went to the terminal
+    with its escape sequences (a colour, a window title); the table now shows them as Python writes them."""
+    name = "NVIDIA H100\x1b[31mRED\x1b]0;title\x07"
+    target = Target(gpus=(Gpu(name=name, cc=ComputeCapability(9, 0)),), source="nvidia-smi")
+    text = rendered(target)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "NVIDIA H100\\x1b[31mRED\\x1b]0;title\\x07" in text.splitlines()[1]

@@ -441,3 +441,15 @@ def test_an_inventory_of_tiny_rows_is_refused_before_its_rows_are_made(text: str
     with pytest.raises(InvalidInput) as refused:
         parse_inventory(text, "inv")
     assert dict(refused.value.text.fields)["reason"].key == key  # type: ignore[union-attr]
+
+
+def test_an_inventorys_control_characters_reach_no_terminal(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Found by the hostile-input audit: a GPU or host name from an inventory went into the pools table and the
+    placement lines with its escape sequences; every cell now shows them escaped."""
+    inventory = tmp_path / "inv.csv"
+    inventory.write_text("host,gpu,count,driver,platform,python\nn1,Tesla T4\x1b[31m,8,535.104.05,x86_64,3.11\n"
+                         "n\x1b]0;x\x07,NVIDIA H100,8,580.65.06,x86_64,3.11\n")  # fmt: skip
+    assert main(["plan", "torch", "--from", str(inventory), "--offline"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "Tesla T4\\x1b[31m" in out

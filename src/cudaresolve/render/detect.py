@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.text.catalogue import format_text
+from cudaresolve.text.catalogue import format_text, shown
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def format_detect(target: Target, lang: str = "en") -> str:
         rows = [head]
         for i, gpu in enumerate(target.gpus):
             memory = f"{gpu.memory_mib} MiB" if gpu.memory_mib is not None else "-"
-            rows.append((str(i), gpu.name, f"{gpu.cc} ({gpu.cc.sm})", memory))
+            rows.append((str(i), shown(gpu.name), f"{gpu.cc} ({gpu.cc.sm})", memory))  # as nvidia-smi gave it
         widths = [max(_width(row[c]) for row in rows) for c in range(4)]
         for row in rows:
             cells = (_rjust(row[0], widths[0]), _ljust(row[1], widths[1]), _ljust(row[2], widths[2]),

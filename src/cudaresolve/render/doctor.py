@@ -97,7 +97,7 @@ def _render_packages(report: DoctorReport, console: Console, lang: str, *, verbo
     from rich.table import Table
 
     from cudaresolve.render.fit import fold_path, print_fitted
-    from cudaresolve.text.catalogue import message
+    from cudaresolve.text.catalogue import message, shown
 
     ccs = list(dict.fromkeys(cc for pkg in report.packages for cc, _ in pkg.coverage))
     split = 0 < len(ccs) <= _CC_COLUMNS
@@ -117,7 +117,7 @@ def _render_packages(report: DoctorReport, console: Console, lang: str, *, verbo
             cells = [f"[{_COLOURS[found[cc].value]}]{found[cc].value}[/]" if cc in found else "-" for cc in ccs]
         else:
             cells = [format_coverage(pkg.coverage, markup=True)]
-        table.add_row(f"[bold]{escape(pkg.name)}[/]", escape(pkg.version), escape(variant), *cells)
+        table.add_row(f"[bold]{escape(shown(pkg.name))}[/]", escape(shown(pkg.version)), escape(shown(variant)), *cells)
     print_fitted(console, table)
     if not verbose or not any(pkg.libraries for pkg in report.packages):
         return
@@ -129,7 +129,7 @@ def _render_packages(report: DoctorReport, console: Console, lang: str, *, verbo
         for lib in pkg.libraries:
             archs = " ".join((*lib.sass, *lib.ptx)) or "-"
             path = fold_path(short_path(lib.path, report.paths), width)
-            libraries.add_row(escape(path), f"[dim]{escape(archs)}[/]")
+            libraries.add_row(escape(shown(path)), f"[dim]{escape(archs)}[/]")
     print_fitted(console, libraries)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.text.catalogue import format_text
+from cudaresolve.text.catalogue import format_text, shown
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -42,11 +42,11 @@ def render_gpus(listing: GpuListing, console: Console, *, lang: str = "en") -> N
     table = Table(*(format_text(Text(key), lang) for key in _COLUMNS), box=None, pad_edge=False)
     for gpu in listing.gpus:
         table.add_row(
-            escape(gpu.name),
+            escape(shown(gpu.name)),
             str(gpu.cc),
             escape(gpu.arch),
             format_text(_kind(gpu), lang),
-            escape(", ".join(gpu.aliases)),
+            escape(shown(", ".join(gpu.aliases))),
         )
     console.print(table, width=min(console.width, _WIDTH), soft_wrap=False)
     console.print(escape(format_text(Text.of("gpus.render.count", count=len(listing.gpus)), lang)))

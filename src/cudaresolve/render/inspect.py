@@ -90,7 +90,7 @@ def _render_reports(reports: Sequence[BinaryReport], console: Console, lang: str
     from rich.table import Table
 
     from cudaresolve.render.fit import fold_path, print_fitted
-    from cudaresolve.text.catalogue import format_text, message
+    from cudaresolve.text.catalogue import format_text, message, shown
 
     table = Table(box=None, pad_edge=False, header_style="bold")
     columns = (message("render.inspect.file", lang), "SASS", "PTX", "LTO", message("render.inspect.details", lang))
@@ -109,7 +109,7 @@ def _render_reports(reports: Sequence[BinaryReport], console: Console, lang: str
         table.add_column(column, no_wrap=i == 0, width=path_width if i == 0 else (widths[i - 1] if i < 4 else None))
     for report in reports:
         table.add_row(
-            escape(fold_path(report.path, path_width)),
+            escape(shown(fold_path(report.path, path_width))),
             " ".join(report.sass) or "-",
             " ".join(report.ptx) or "-",
             " ".join(report.lto) or "-",

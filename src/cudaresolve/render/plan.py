@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.text.catalogue import format_text
+from cudaresolve.text.catalogue import format_text, shown
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -49,13 +49,13 @@ def render_plan(plan: Plan, console: Console, *, lang: str = "en") -> None:
                   box=None, pad_edge=False)
     for pool in plan.pools:
         count = f"{pool.gpu_count}x " if pool.gpu_count > 1 else ""
-        table.add_row(
-            pool.id,
+        table.add_row(  # an inventory's words, shown without markup or control characters
+            escape(shown(pool.id)),
             str(len(pool.hosts)),
-            escape(count + " + ".join(pool.short or pool.gpus)) if pool.gpus else "-",
-            pool.driver or "-",
-            pool.platform,
-            pool.python,
+            escape(shown(count + " + ".join(pool.short or pool.gpus))) if pool.gpus else "-",
+            escape(shown(pool.driver or "-")),
+            escape(shown(pool.platform)),
+            escape(shown(pool.python)),
             format_text(_where(plan, pool), lang),
         )
     console.print(table, width=min(console.width, _WIDTH), soft_wrap=False)
@@ -66,16 +66,16 @@ def render_plan(plan: Plan, console: Console, *, lang: str = "en") -> None:
         say(Text.of("fleet.render.group", group=group.number, variant=group.solution.variant,
                     pools=tuple(p.id for p in group.pools), index=group.solution.index_url))
         packages = group.solution.packages
-        shown = ", ".join(f"{p.name} {p.version}" for p in packages[:_LISTED])
+        listed = ", ".join(f"{p.name} {p.version}" for p in packages[:_LISTED])
         more = len(packages) - _LISTED
         if more > 0:
-            say(Text.of("fleet.render.packages.more", packages=shown, more=more))
+            say(Text.of("fleet.render.packages.more", packages=listed, more=more))
         else:
-            say(Text.of("fleet.render.packages", packages=shown))
+            say(Text.of("fleet.render.packages", packages=listed))
         for notice in group.solution.warnings:
             say(Text.of("fleet.render.warning", code=notice.code, message=notice.text))
         if has_affinity(group):
-            console.print(escape(node_affinity_yaml(group)), soft_wrap=True)
+            console.print(escape(shown(node_affinity_yaml(group))), soft_wrap=True)
         line = slurm_line(group)
         if line is not None:
             say(Text.of("fleet.render.slurm", line=line))

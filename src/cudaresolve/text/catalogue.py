@@ -34,6 +34,7 @@ __all__ = [
     "message",
     "parenthesize",
     "placeholders",
+    "shown",
     "templates",
 ]
 
@@ -101,6 +102,12 @@ _CONTROLS: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def _controls_shown(text: str) -> str:
     """``text`` with each control character shown as its escape (``\x1b``), as Python's repr shows it."""
     return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text) if _CONTROLS.search(text) else text
+
+
+def shown(value: object) -> str:
+    """A value from input as a table cell shows it: its control characters as escapes (``_controls_shown``), as a
+    ``Text`` field's are; the renderers' cells of names, versions and paths that were never a ``Text``."""
+    return _controls_shown(str(value))
 
 
 def _joined(sep: Mapping[str, str]) -> Callable[[Text, str], str]:
