@@ -437,3 +437,22 @@ def test_a_fields_control_characters_are_shown_escaped_never_sent() -> None:
     shown = format_text(Text.of("target.unknown-gpu", gpu="A\x1b[31mRED\x07\r\x9b"))
     assert shown == "unknown GPU: A\\x1b[31mRED\\x07\\r\\x9b"
     assert format_text(Text.of("target.unknown-gpu", gpu="two\nlines\tand tab")) == "unknown GPU: two\nlines\tand tab"
+
+
+def test_a_field_of_thousands_of_characters_is_shown_by_its_ends() -> None:
+    """Found by the hostile-input audit: a requirement of 60,000 characters was echoed whole, twice, by why-not (130
+    KB on the terminal). A field longer than 2,000 characters shows its first 1,500 and last 300 and its length."""
+    gpu = "A" * 1500 + "B" * 5000 + "C" * 300
+    shown = format_text(Text.of("target.unknown-gpu", gpu=gpu))
+    assert shown == f"unknown GPU: {'A' * 1500} … (6800 characters in all) … {'C' * 300}"
+    assert "6800" in format_text(Text.of("target.unknown-gpu", gpu=gpu), "zh")
+    whole = "x" * 2000
+    assert format_text(Text.of("target.unknown-gpu", gpu=whole)) == f"unknown GPU: {whole}"
+
+
+def test_why_not_of_a_huge_requirement_says_it_in_a_few_kilobytes(capsys: pytest.CaptureFixture[str]) -> None:
+    from cudaresolve.cli import main
+
+    main(["why-not", "torch==" + "1." * 30000 + "1", "--gpu", "H100"])
+    out = capsys.readouterr()
+    assert len(out.out) + len(out.err) < 10_000

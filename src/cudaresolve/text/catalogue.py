@@ -91,7 +91,22 @@ def _format_field(value: Field, lang: str) -> str:
         return format_text(value, lang)
     if isinstance(value, tuple):
         return join_items((_format_field(v, lang) for v in value), lang)
-    return _controls_shown(redact_text(str(value)))  # a mirror's credentials are never shown
+    return _cut(_controls_shown(redact_text(str(value))), lang)  # a mirror's credentials are never shown
+
+
+#: The longest value from input a sentence shows whole (a bound on output, not a fact): a requirement, a GPU name
+#: or a path of 60,000 characters is shown by its first ``_HEAD`` and last ``_TAIL`` characters and its length.
+_LONGEST: Final = 2000
+_HEAD: Final = 1500
+_TAIL: Final = 300
+
+
+def _cut(text: str, lang: str) -> str:
+    """``text``, or its head and tail around the count of its characters when it is longer than ``_LONGEST``."""
+    if len(text) <= _LONGEST:
+        return text
+    cut = format_text(Text.of("word.cut", count=len(text)), lang)
+    return f"{text[:_HEAD]}{cut}{text[-_TAIL:]}"
 
 
 #: C0 controls but newline and tab, DEL, and C1 controls: what a value from input (a GPU name nvidia-smi gave, a
@@ -124,7 +139,7 @@ def _paren(text: Text, lang: str) -> str:
 
 
 _BUILTIN: Final[Mapping[str, Callable[[Text, str], str]]] = {
-    "text.literal": lambda text, lang: redact_text(str(text.get("text"))),  # argparse's words echo the argv
+    "text.literal": lambda text, lang: _cut(redact_text(str(text.get("text"))), lang),  # argparse's echo the argv
     "text.groups": _joined(_GROUP_SEP),
     "text.sentences": _joined(_SENTENCE_SEP),
     "text.paren": _paren,
