@@ -135,13 +135,14 @@ def link_wheels(
     written (naming it)."""
     from cudaresolve.core.parallel import each
     from cudaresolve.core.platforms import canonical_name
+    from cudaresolve.errors import InvalidBinary
     from cudaresolve.install.link import StaleTree, TreePlan, apply, plan_tree
-    from cudaresolve.install.unpack import META, forget, unpacked
+    from cudaresolve.install.unpack import META, forget, is_kept, unpacked
 
     if fresh:
         for package, _ in packages:
             forget(unpacked_root, package.sha256 or "")
-    missing = [(p, w) for p, w in packages if not (unpacked_root / (p.sha256 or "")).is_dir()]
+    missing = [(p, w) for p, w in packages if not is_kept(unpacked_root, p.sha256 or "")]
     each(lambda pair: _unpack(pair, unpacked_root), sorted(missing, key=lambda pair: -_size(pair[1])),
          workers=_WORKERS, name="unpack")  # side by side, the biggest first: a cold install's big wheel waits less
     plans: dict[str, tuple[LockedPackage, Path, TreePlan]] = {}
@@ -153,8 +154,8 @@ def link_wheels(
             try:
                 made = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name,
                                  project=package.name, version=package.version or None)
-            except StaleTree:  # a kept file was changed through a hard link: unpacked again from the wheel
-                forget(unpacked_root, sha256)
+            except (StaleTree, InvalidBinary):  # a kept file changed through a hard link, or the kept folder
+                forget(unpacked_root, sha256)  # damaged since (a .dist-info gone): unpacked again from the wheel
                 made = plan_tree(unpacked(unpacked_root, sha256, wheel), scheme, wheel=wheel.name, check=False,
                                  project=package.name, version=package.version or None)
         except OSError as exc:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from pathlib import Path
 
-__all__ = ["META", "UNPACKED", "forget", "prune", "unpacked"]
+__all__ = ["META", "UNPACKED", "forget", "is_kept", "prune", "unpacked"]
 
 #: The folder under the user cache that keeps unpacked wheels.
 UNPACKED: Final = "unpacked-v1"
@@ -44,7 +44,7 @@ def unpacked(root: Path, sha256: str, wheel: Path) -> Path:
     ``InvalidBinary`` for an archive past its bounds or with an unsafe member name; ``OSError`` as the system
     gave it."""
     final = root / sha256
-    if final.is_dir():
+    if is_kept(root, sha256):
         return final
     import shutil  # here: a warm install unpacks nothing
 
@@ -64,11 +64,32 @@ def unpacked(root: Path, sha256: str, wheel: Path) -> Path:
     return final
 
 
+def is_kept(root: Path, sha256: str) -> bool:
+    """Whether the folder of ``sha256`` is there, as a folder of its own: anything else in its place (a file, a
+    link, even one to a folder, which would install files the verified wheel never held) is removed, and the
+    wheel is unpacked again."""
+    import stat
+
+    path = root / sha256
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISDIR(mode):
+        return True
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    return False
+
+
 def forget(root: Path, sha256: str) -> None:
-    """Remove the folder of ``sha256`` (made again from the wheel when next needed)."""
+    """Remove the folder of ``sha256``, or whatever is in its place (made again from the wheel when next needed)."""
     import shutil
 
-    shutil.rmtree(root / sha256, ignore_errors=True)
+    path = root / sha256
+    if not is_kept(root, sha256):  # not a folder: ``is_kept`` removed it
+        return
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def prune(root: Path, wanted: Collection[str]) -> None:
