@@ -502,7 +502,30 @@ def test_the_names_rules_hold_for_a_wheel_handed_to_uv_too(tmp_path: Path) -> No
     assert wheel_problem(["demo/__init__.py"]) == "0 .dist-info folders"
     wheel, _ = _wheel(tmp_path, extra={"demo-1.0.data/scripts/activate": b"echo\n"})
     with pytest.raises(InvalidBinary, match="the script activate would replace"):
-        check_wheel_files([wheel])
+        check_wheel_files([(wheel, "demo", "1.0")])
+
+
+@pytest.mark.parametrize(("metadata", "locked", "said"), [
+    ("Metadata-Version: 2.1\nName: evil\nVersion: 1.0\n", ("demo", "1.0"), "its METADATA names 'evil', not demo"),
+    ("Metadata-Version: 2.1\nName: demo\nVersion: 9.9\n", ("demo", "1.0"), "its METADATA says version '9.9'"),
+    ("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n", ("demo", "1.3"), "its folder says version '1.0', not 1.3"),
+    ("Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n", ("other", "1.0"), "another project than other"),
+])
+def test_a_wheel_handed_to_uv_or_pip_must_be_the_locked_distribution(
+    tmp_path: Path, metadata: str, locked: tuple[str, str], said: str
+) -> None:
+    """Found by the hostile-input audit: the in-process linker refused a wheel whose hash matched the lock but whose
+    METADATA named another distribution; one handed to uv or pip (``CUDARESOLVE_INSTALLER``, a large lock) was
+    installed as whatever it named. The same check now runs before uv or pip is asked."""
+    from cudaresolve.install.wheel_members import check_wheel_files
+
+    wheel, _ = _wheel(tmp_path, extra={"demo-1.0.dist-info/METADATA": metadata.encode()})
+    with pytest.raises(InvalidBinary) as caught:
+        check_wheel_files([(wheel, *locked)])
+    assert said in str(caught.value.text.fields)
+    (tmp_path / "plain").mkdir()
+    plain, _ = _wheel(tmp_path / "plain")
+    check_wheel_files([(plain, "Demo", "1.0.0")])  # the same project and version, spelled otherwise
 
 
 @pytest.mark.parametrize(("tags", "refused"), [

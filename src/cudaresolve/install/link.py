@@ -36,7 +36,7 @@ from cudaresolve.core.digest import sha256_bytes
 from cudaresolve.core.files import owned_by_user, write_bytes_atomic
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidBinary
-from cudaresolve.install.wheel_members import RESERVED, member_problem, tag_problem
+from cudaresolve.install.wheel_members import RESERVED, identity_problem, member_problem, tag_problem
 from cudaresolve.text.model import Text
 
 #: How much of a wheel's METADATA is read for its ``Name`` and ``Version`` (the header block comes first).
@@ -224,37 +224,18 @@ def _reserved(name: str) -> bool:
 
 
 def _check_identity(info: Path, label: str, project: str, version: str | None) -> None:
-    """The wheel's ``.dist-info`` folder and its METADATA's ``Name`` and ``Version`` name the locked ``project``
-    and ``version``: a wheel whose hash matches but which installs another distribution is refused."""
-    named = {"folder": info.name[: -len(".dist-info")].rpartition("-")[2]}
-    from email.parser import HeaderParser  # every line ending (a lone \r too), headers past 64 KiB: as pip reads it
-
+    """The wheel's ``.dist-info`` folder and its METADATA name the locked ``project`` and ``version``
+    (``wheel_members.identity_problem``), and its ``WHEEL`` tags its file name's: a wheel whose hash matches but
+    which installs another distribution is refused."""
     try:
         with open(info / "METADATA", "rb") as f:
-            headers = HeaderParser().parsestr(f.read(_METADATA_MOST).decode("utf-8", errors="replace"))
+            metadata = f.read(_METADATA_MOST).decode("utf-8", errors="replace")
     except OSError:
         raise _bad(label, f"{info.name}/METADATA cannot be read") from None
-    names = [n.strip() for n in headers.get_all("Name") or []]
-    if len(names) != 1 or canonical_name(names[0]) != canonical_name(project):  # none, two, or another's
-        raise _bad(label, f"its METADATA names {', '.join(repr(n[:80]) for n in names) or 'nothing'}, not {project}")
-    if (found := headers.get("Version")) is not None:
-        named.setdefault("METADATA", str(found).strip())
-    for where, found in named.items():
-        if version is not None and not _same_version(found, version):
-            raise _bad(label, f"its {where} says version {found[:80]!r}, not {version}")
+    if (problem := identity_problem(info.name, metadata, project, version)) is not None:
+        raise _bad(label, problem)
     if (problem := tag_problem(info / "WHEEL", label)) is not None:  # the name the interpreter was checked by
         raise _bad(label, problem)
-
-
-def _same_version(found: str, locked: str) -> bool:
-    if found == locked:
-        return True
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(found) == Version(locked)
-    except InvalidVersion:
-        return found == locked
 
 
 def _bad(label: str, reason: str) -> InvalidBinary:

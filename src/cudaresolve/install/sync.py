@@ -174,7 +174,8 @@ def sync_environment(
         if linking is None:  # wheels for uv or pip (chosen, or handed over): what this process's linker refuses
             from cudaresolve.install.wheel_members import check_wheel_files
 
-            check_wheel_files(files[p.name] for p in lock.packages if p.name in todo and linkable(p, files.get(p.name)))
+            check_wheel_files((files[p.name], p.name, p.version or None) for p in lock.packages
+                              if p.name in todo and linkable(p, files.get(p.name)))  # fmt: skip
         replaced = [p for p in lock.packages if todo.get(p.name, Change.MISSING) not in (Change.MISSING, Change.FOLDER)]
         result = SyncResult(
             returncode=0,

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-__all__ = ["RESERVED", "check_wheel_files", "member_problem", "tag_problem", "wheel_problem"]
+__all__ = ["RESERVED", "check_wheel_files", "identity_problem", "member_problem", "tag_problem", "wheel_problem"]
 
 #: A script name that is the environment's own (its interpreter, its activation scripts).
 RESERVED: Final = re.compile(
@@ -73,19 +73,66 @@ def wheel_problem(names: Iterable[str]) -> str | None:
     return next((p for n in listed if (p := member_problem(info, n)) is not None), None)
 
 
-def check_wheel_files(paths: Iterable[Path]) -> None:
-    """``InvalidBinary`` for the first wheel of ``paths`` whose listing ``wheel_problem`` refuses, or that breaks
-    an archive's bounds (``core.archive``)."""
+def identity_problem(info: str, metadata: str, project: str, version: str | None) -> str | None:
+    """Why a wheel whose ``.dist-info`` folder is named ``info`` and whose METADATA reads ``metadata`` does not
+    install the locked ``project`` (and ``version``, when given), in words; None when it does. A wheel whose hash
+    matches the lock but which installs another distribution is refused so, whoever installs it."""
+    from email.parser import HeaderParser  # every line ending (a lone \r too), headers past 64 KiB: as pip reads it
+
+    from cudaresolve.core.platforms import canonical_name
+
+    if canonical_name(info[: -len(".dist-info")].rsplit("-", 1)[0]) != canonical_name(project):
+        return f"its metadata ({info}) is of another project than {project}"
+    headers = HeaderParser().parsestr(metadata)
+    names = [n.strip() for n in headers.get_all("Name") or []]
+    if len(names) != 1 or canonical_name(names[0]) != canonical_name(project):  # none, two, or another's
+        return f"its METADATA names {', '.join(repr(n[:80]) for n in names) or 'nothing'}, not {project}"
+    named = {"folder": info[: -len(".dist-info")].rpartition("-")[2]}
+    if (found := headers.get("Version")) is not None:
+        named.setdefault("METADATA", str(found).strip())
+    for where, said in named.items():
+        if version is not None and not _same_version(said, version):
+            return f"its {where} says version {said[:80]!r}, not {version}"
+    return None
+
+
+def _same_version(found: str, locked: str) -> bool:
+    if found == locked:
+        return True
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(found) == Version(locked)
+    except InvalidVersion:
+        return found == locked
+
+
+#: The most of a wheel's METADATA read for its Name and Version (the header block comes first): lazy_wheel's bound.
+_METADATA_MOST: Final = 16 * 1024 * 1024
+
+
+def check_wheel_files(wheels: Iterable[tuple[Path, str, str | None]]) -> None:
+    """``InvalidBinary`` for the first wheel of ``wheels`` ((path, locked project, locked version) each) whose
+    listing ``wheel_problem`` refuses, that breaks an archive's bounds (``core.archive``), whose METADATA names
+    another project or version (``identity_problem``) or whose ``WHEEL`` tags are not its name's: what the linker
+    checks, asked before uv or pip install it."""
     from cudaresolve.core.archive import READ_ERRORS, open_archive
 
-    for path in paths:
+    for path, project, version in wheels:
         try:
             with open(path, "rb") as raw, open_archive(raw) as archive:
                 names = archive.namelist()
                 problem = wheel_problem(names)
-                wheel = next((n for n in names if n.count("/") == 1 and n.endswith(".dist-info/WHEEL")), None)
-                if problem is None and wheel is not None:  # what the linker checks of its tags, before uv or pip
-                    with archive.open(wheel) as member:
+                infos = {n.split("/", 1)[0] for n in names if "/" in n}
+                info = next((i for i in infos if i.endswith(".dist-info")), "")  # the one: ``wheel_problem`` said so
+                if problem is None and f"{info}/METADATA" in names:
+                    with archive.open(f"{info}/METADATA") as member:
+                        metadata = member.read(_METADATA_MOST).decode("utf-8", "replace")
+                    problem = identity_problem(info, metadata, project, version)
+                elif problem is None:
+                    problem = "no .dist-info/METADATA"
+                if problem is None and f"{info}/WHEEL" in names:
+                    with archive.open(f"{info}/WHEEL") as member:
                         problem = _tags_problem(member.read(65536).decode("utf-8", "replace"), path.name)
         except READ_ERRORS as exc:
             problem = f"not a readable wheel ({type(exc).__name__})"
