@@ -119,10 +119,11 @@ def _controls_shown(text: str) -> str:
     return _CONTROLS.sub(lambda m: repr(m.group())[1:-1], text) if _CONTROLS.search(text) else text
 
 
-def shown(value: object) -> str:
-    """A value from input as a table cell shows it: its control characters as escapes (``_controls_shown``), as a
-    ``Text`` field's are; the renderers' cells of names, versions and paths that were never a ``Text``."""
-    return _controls_shown(str(value))
+def shown(value: object, lang: str = "en") -> str:
+    """A value from input as a table cell shows it: its control characters as escapes (``_controls_shown``) and a
+    long one by its ends (``_cut``), as a ``Text`` field's are; the renderers' cells of names, versions and paths
+    that were never a ``Text``."""
+    return _cut(_controls_shown(str(value)), lang)
 
 
 def _joined(sep: Mapping[str, str]) -> Callable[[Text, str], str]:
