@@ -95,3 +95,13 @@ def test_metadata_lines_read_as_before() -> None:
         Requirement("numpy (>=1.17)"), Requirement("torch[cuda]>=2.0; extra == 'gpu'"),
         Requirement("pkg @ https://example.org/pkg-1.0.whl"),
     ]  # fmt: skip
+
+
+def test_another_layout_of_requirement_turns_the_fast_path_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A packaging whose ``Requirement`` holds another field than the five this module sets is left to read every
+    line itself: an object missing a field would fail later, far from here."""
+    from cudaresolve.index import requires_dist
+
+    assert simple_requirement("numpy>=1.17") is not None
+    monkeypatch.setattr(requires_dist, "_SAME_LAYOUT", False)
+    assert simple_requirement("numpy>=1.17") is None

@@ -27,12 +27,16 @@ _SIMPLE: Final = re.compile(
     r"(?:\((?P<inner>[^()\[\];@]*)\)[ \t]*|(?P<bare>[^()\[\];@]*))"
 )
 _SPLIT_EXTRAS: Final = re.compile(r"[ \t]*,[ \t]*")
+#: The fields ``Requirement`` is made of, as packaging 26 lays it out: another layout (a field added by a later
+#: packaging) turns the fast path off, and every line is packaging's to read.
+_FIELDS: Final = frozenset({"name", "url", "extras", "specifier", "marker"})
+_SAME_LAYOUT: Final = frozenset(getattr(Requirement, "__slots__", _FIELDS)) == _FIELDS
 
 
 def simple_requirement(text: str) -> Requirement | None:
     """``Requirement(text)`` for a line of the shapes the module docstring names, made without its tokenizer;
     None for any other line (the caller parses it with ``Requirement``)."""
-    found = _SIMPLE.fullmatch(text)
+    found = _SIMPLE.fullmatch(text) if _SAME_LAYOUT else None
     if found is None:
         return None
     name, extras, inner, bare = found.group("name", "extras", "inner", "bare")
