@@ -11,6 +11,7 @@ import httpx
 import pytest
 import respx
 from packaging.tags import parse_tag
+from packaging.version import Version
 
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.client import IndexClient
@@ -255,6 +256,9 @@ def test_a_cached_build_the_walk_cannot_read_is_left_to_the_solver() -> None:
     class Cached:  # every page fresh in the cache; the build's metadata raises when read
         _client = SimpleNamespace(offline=False, needs_request=lambda index, name: False)
 
+        def _settled(self, index: str, name: str) -> bool:  # no listing read in this run yet
+            return False
+
         def _build_release(self, name: str, version: str, index_url: str, *, quiet: bool) -> object:
             return SimpleNamespace(name=name, version=version, index_url=index_url)
 
@@ -307,3 +311,42 @@ def test_the_solvers_thread_works_out_what_the_walk_met_while_it_waits_for_a_pag
         source.close()
         assert early == [True] and set(threads) == {threading.current_thread().name}
         assert c_route.call_count == 1
+
+
+def test_a_listing_read_in_this_run_is_not_looked_up_in_the_cache_again() -> None:
+    """A name the walk meets again (numpy, which fifty packages require, each with its own specifier) after the run
+    read its listing: the walk asked the client whether that page needs a request, which read its cache entry's head
+    again and left it in the client's peek table, where no one took it. It now knows the page is read."""
+    from types import SimpleNamespace
+
+    from packaging.requirements import Requirement
+
+    from cudaresolve.index.walk import WalkAhead
+
+    asked: list[str] = []
+
+    def needs_request(index: str, name: str) -> bool:
+        asked.append(name)
+        return False
+
+    release = SimpleNamespace(yanked=False, version=Version("2.0"))
+
+    class Read:  # numpy's listing read already; its newest release's metadata at hand
+        _client = SimpleNamespace(offline=False, needs_request=needs_request)
+
+        def index_for(self, name: str, *, quiet: bool = False) -> str:
+            return PYPI
+
+        def _settled(self, index: str, name: str) -> bool:
+            return name == "numpy"
+
+        def _releases_of(self, name: str, *, quiet: bool) -> list[object]:
+            return [release]
+
+        def _cached_requires(self, release: object) -> bool:
+            return True
+
+    walk = WalkAhead(Read(), skip=(), environment={})  # type: ignore[arg-type]
+    walk.prefetch([Requirement("numpy>=1"), Requirement("numpy>=1.5"), Requirement("scipy")])
+    walk.close()
+    assert asked == ["scipy"]

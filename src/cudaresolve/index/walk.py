@@ -175,7 +175,7 @@ class WalkAhead:
         the cache, and so is that build's metadata."""
         for name, version, index in chain:
             try:
-                if self._source._client.needs_request(index, name):
+                if self._needs_request(index, name):
                     return False
                 release = self._source._build_release(name, version, index, quiet=True)
                 if release is not None:
@@ -190,12 +190,17 @@ class WalkAhead:
         reads both when it gets there and walks on from its own pins (``prefetch`` of what each pinned release
         requires): a warm run starts no thread. In doubt (a fetch under way, a failure): False."""
         try:
-            if self._source._client.needs_request(self._source.index_for(name, quiet=True), name):
+            if self._needs_request(self._source.index_for(name, quiet=True), name):
                 return False
             release = find()
             return release is None or self._source._cached_requires(release)
         except CudaResolveError:
             return False
+
+    def _needs_request(self, index: str, name: str) -> bool:
+        """Whether reading the listing of ``name`` on ``index`` would send a request: never for one this run read
+        (or failed) already, whose cache entry need not be read again for it; else as the client says."""
+        return not self._source._settled(index.rstrip("/"), name) and self._source._client.needs_request(index, name)
 
     def _walk_from(self, find: Callable[[], IndexRelease | None], extras: Sequence[str]) -> None:
         """Walk on from what the release ``find`` gives requires on the target, with ``extras``."""
