@@ -57,3 +57,20 @@ def test_a_mac_target_takes_the_wheels_pip_takes_on_that_mac() -> None:
     for platform, fits in [("macosx_10_9_x86_64", True), ("macosx_10_15_x86_64", True), ("macosx_11_0_x86_64", False)]:
         tags = parse_wheel_filename(f"n-2.0-cp311-cp311-{platform}.whl")[3]
         assert bool(tags & catalina) is fits, platform  # review: a 10.x target had lost its minor
+
+
+def test_a_tag_sets_remembered_rank_is_the_rank_it_has() -> None:
+    """``tag_priority`` remembers each tag set's rank against a table: the same answer for a set seen before, for an
+    equal set made apart (another page's), and for sets never seen, as the ranks computed afresh."""
+    from packaging.tags import Tag, parse_tag
+
+    from cudaresolve.target import environment
+
+    supported = tuple(parse_tag("cp311-cp311-manylinux_2_28_x86_64")) + tuple(parse_tag("py3-none-any"))
+    sets = [frozenset(parse_tag(t)) for t in ("py3-none-any", "cp311-cp311-manylinux_2_28_x86_64",
+                                              "cp310-cp310-win_amd64", "py2.py3-none-any.manylinux_2_28_x86_64")]
+    expected = [1, 0, None, 1]
+    for _ in range(2):
+        assert [environment.tag_priority(s, supported) for s in sets] == expected
+        assert [environment.tag_priority(frozenset(set(s)), supported) for s in sets] == expected
+    assert environment.tag_priority(frozenset({Tag("py3", "none", "any")}), supported[:1]) is None

@@ -104,23 +104,32 @@ def wheel_tags(target: Target, *, glibc: str | None = None, macos: str | None = 
 
 
 #: Rank tables of the tag tuples seen, by identity: a tuple of ~700 tags rehashes every element each time it is
-#: a dict or cache key (CPython does not cache a tuple's hash), and every file of every page is ranked.
-_RANKS: dict[int, tuple[tuple[Tag, ...], dict[Tag, int]]] = {}
+#: a dict or cache key (CPython does not cache a tuple's hash), and every file of every page is ranked. Beside each
+#: table, the ranks of the tag sets already ranked against it (a frozenset keeps its hash; a page's wheels share a
+#: few sets, and a lock's pages a few hundred): a set's rank is a dict lookup, not a pass of ``Tag.__eq__`` calls.
+_RANKS: dict[int, tuple[tuple[Tag, ...], dict[Tag, int], dict[frozenset[Tag], int | None]]] = {}
 _MAX_RANK_TABLES: Final = 16
+_MAX_SETS: Final = 8192  # tag sets remembered per table: a bound on memory, not a fact
 
 
-def _priority(tags: tuple[Tag, ...]) -> dict[Tag, int]:
+def _priority(tags: tuple[Tag, ...]) -> tuple[dict[Tag, int], dict[frozenset[Tag], int | None]]:
     found = _RANKS.get(id(tags))
     if found is not None and found[0] is tags:
-        return found[1]
+        return found[1], found[2]
     ranks = {tag: i for i, tag in enumerate(tags)}
     if len(_RANKS) >= _MAX_RANK_TABLES:
         _RANKS.clear()
-    _RANKS[id(tags)] = (tags, ranks)  # the tuple is kept, so its id is not reused while the entry lives
-    return ranks
+    _RANKS[id(tags)] = (tags, ranks, {})  # the tuple is kept, so its id is not reused while the entry lives
+    return ranks, _RANKS[id(tags)][2]
 
 
 def tag_priority(file_tags: frozenset[Tag], supported: tuple[Tag, ...]) -> int | None:
     """The rank of a wheel's best tag among ``supported`` (lower is better); None: it does not install."""
-    ranks = _priority(supported)
-    return min((ranks[t] for t in file_tags if t in ranks), default=None)
+    ranks, sets = _priority(supported)
+    if file_tags in sets:
+        return sets[file_tags]
+    rank = min((ranks[t] for t in file_tags if t in ranks), default=None)
+    if len(sets) >= _MAX_SETS:
+        sets.clear()
+    sets[file_tags] = rank
+    return rank
