@@ -76,6 +76,14 @@ def test_names_sharing_a_version_or_tags_share_the_parsed_parts() -> None:
     assert memo.sdist("demo-1.0.tgz") is None and memo.sdist("-1.0.zip") is None
 
 
+def test_pages_share_the_tag_sets_they_name() -> None:
+    """Two pages (two memos) naming the same tags get the very same set: parsed once per process, and ranked once
+    against the target's tags (``tag_priority`` remembers a set's rank)."""
+    first = WheelNames().parse("demo-1.0-cp311-cp311-manylinux_2_28_x86_64.whl")
+    second = WheelNames().parse("other-3.2-cp311-cp311-manylinux_2_28_x86_64.whl")
+    assert first is not None and second is not None and first[3] is second[3]
+
+
 _URL_TEXT = st.text(alphabet="aZ09.-_~%+/:?#;@[]=& \tü", max_size=30)
 _SCHEMES = st.sampled_from(["https://", "http://", "HTTPS://", "ftp://", "//", "/", ""])
 _BASES = st.sampled_from(

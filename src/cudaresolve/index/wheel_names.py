@@ -8,11 +8,14 @@ part, version and tag set (``py-abi-platform``) once, each through ``parse_wheel
 name is accepted exactly when every part is, so it says what ``parse_wheel_filename`` says of the
 whole name. A name with a build tag is parsed whole. ``sdist`` does the same for ``parse_sdist_filename``
 (an sdist's version is most often a wheel's too). One lives as long as the reading of one page or one
-stored form: nothing is kept between pages or runs.
+stored form; only the tag sets, which the pages of a lock share (``cp311-cp311-manylinux_2_17_x86_64...``,
+``py3-none-any``), are kept for the process (``_tags_of``, at most ``_TAG_SETS``), the very same set for every
+page, so that ranking it against the target's tags is remembered too (``target.environment.tag_priority``).
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
@@ -120,5 +123,9 @@ def _name_of(part: str) -> NormalizedName:
     return parse_wheel_filename(f"{part}-{_ANY_VERSION}-{_ANY_TAGS}.whl")[0]
 
 
+_TAG_SETS: Final = 4096  # distinct tag sets kept for the process: a bound on memory, not a fact
+
+
+@lru_cache(maxsize=_TAG_SETS)
 def _tags_of(tags: str) -> frozenset[Tag]:
     return parse_wheel_filename(f"{_ANY_HEAD}-{tags}.whl")[3]
