@@ -208,3 +208,23 @@ def test_a_variant_conflict_is_said_in_words(capsys: pytest.CaptureFixture[str])
     assert code == 1
     conflicts = [f["message"] for f in findings if f["code"] == "pin-conflict"]
     assert conflicts and all("CUDA variant cu" in m and "<cuda>" not in m for m in conflicts)
+
+
+def test_a_variant_in_upper_case_is_that_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    """PEP 440 reads a local label in any case: ``CU121`` and ``+CU121`` are cu121, as lock takes them."""
+    for spec in ("CU121", "torch==2.5.1+CU121", "torch===2.5.1+Cu121"):
+        code, answer = why_not(capsys, spec, "--gpu", "A100", "--driver", "535.54.03", "--python-version", "3.11")
+        assert code == 0, spec
+        assert answer["possible"] is True
+        assert answer["solution"]["packages"][0]["version"] == "2.5.1+cu121"
+
+
+def test_a_local_label_that_is_no_known_variant_is_the_pins_reason_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``+cu121.post1`` or ``+cu999`` names no variant: the reason is the pin, never the solver's ``<cuda>``."""
+    for spec in ("torch==2.5.1+cu121.post1", "torch==2.5.1+cu999"):
+        code, answer = why_not(capsys, spec, "--gpu", "A100", "--driver", "535.54.03", "--python-version", "3.11")
+        assert code == 1
+        assert [r["code"] for r in answer["reasons"]] == ["no-such-version"], spec
+        assert all("<cuda>" not in r["message"] for r in answer["reasons"])

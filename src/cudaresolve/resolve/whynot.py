@@ -68,7 +68,8 @@ def why_not(
     catalog = build_catalog(db, target)
     limits = parse_constraints(constraints, marker_environment(target))
     text = spec.strip()
-    if is_variant(text):
+    if is_variant(text.lower()):  # a variant is a local version label, and PEP 440 reads those in any case
+        text = text.lower()
         if db.variant(text) is None:
             known = tuple(v.name for v in db.variants)
             raise InvalidInput(
@@ -91,7 +92,7 @@ def why_not(
     if first.name not in db.package_names:  # lock takes it from the index: the database gives no verdict on it
         raise InvalidInput(Text.of("resolve.why-not-outside-db", package=first.name, known=tuple(db.package_names)),
                            hint=Text.of("resolve.why-not-outside-db.hint", package=first.name))
-    variant = _variant_of(req)
+    variant = _variant_of(req, db)
     needs = [first, *_in_db(parse_requests(list(context)), db)] if context else [first]
     if variant is not None:
         needs.append(Need(name=CUDA, variant=variant))
@@ -103,11 +104,14 @@ def _in_db(needs: Sequence[Need], db: CompatDB) -> list[Need]:
     return [n for n in needs if n.name in db.package_names or n.name == CUDA]
 
 
-def _variant_of(req: Requirement) -> str | None:
-    """The variant named by a pin's local version: ``torch==2.5.1+cu121`` -> ``cu121``."""
+def _variant_of(req: Requirement, db: CompatDB) -> str | None:
+    """The variant named by a pin's local version: ``torch==2.5.1+cu121`` (or ``+CU121``: PEP 440 local labels
+    are read in lower case) -> ``cu121``; None for a label that is no variant the database knows (``+cu121.post1``,
+    ``+cu999``): the pin itself is then the reason, as lock finds it, not a CUDA release that does not exist."""
     for spec in req.specifier:
         if spec.operator in ("==", "===") and "+" in spec.version:
-            return spec.version.split("+", 1)[1]
+            local = spec.version.split("+", 1)[1].lower()
+            return local if db.variant(local) is not None else None
     return None
 
 
