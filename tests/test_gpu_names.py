@@ -236,6 +236,12 @@ def test_spellings_find_the_gpu(text: str, name: str) -> None:
         ("A100X-40C", "NVIDIA A100X"),  # a board code that is a name keeps it
         ("NVIDIA RTX A6000-48Q", "NVIDIA RTX A6000"),
         ("A10-4A", "NVIDIA A10"),
+        ("NVIDIA A100-4-20C", "NVIDIA A100"),  # a MIG-backed type: compute slices, then frame buffer
+        ("GRID A100-7-40C", "NVIDIA A100"),
+        ("A100DX-1-10C", "NVIDIA A100"),
+        ("NVIDIA H100-1-10C", "NVIDIA H100"),
+        ("A30-2-12C", "NVIDIA A30"),
+        ("A100-1-5CME", "NVIDIA A100"),  # with media extensions
     ],
 )
 def test_a_vgpu_type_finds_its_board(text: str, name: str) -> None:

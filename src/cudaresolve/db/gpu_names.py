@@ -20,7 +20,8 @@ Jetson), so ``1080 Ti``, ``4090`` and ``Orin Nano`` are names too.
    architecture's (``RTX 6000``: Quadro RTX 6000, and RTX 6000 Ada Generation);
 4. several names in a row (``RTX 3090 RTX 5090``): an error naming them, never the first alone;
 5. a vGPU type, the name a virtual machine's driver reports (NVIDIA's type names: board, frame buffer in GB and
-   series, ``T4-16C``, ``GRID T4-16Q``, ``NVIDIA A100-40C``): its board, by 1-4; a board code with a letter suffix
+   series, ``T4-16C``, ``GRID T4-16Q``, ``NVIDIA A100-40C``; a MIG-backed type's slices, ``A100-4-20C``): its
+   board, by 1-4; a board code with a letter suffix
    for its variant (``A100D``, ``H100XM``, ``V100DX``) that names nothing is matched without the suffix, when that
    finds exactly one GPU (a vGPU runs on its board's architecture);
 6. otherwise unknown, with the closest names (difflib) to suggest.
@@ -53,8 +54,12 @@ _PHRASES: Final = (
     (re.compile(r"\bmig[-_\s]+(?:[0-9]+c\.)?[0-9]+g\.[0-9]+gb(?:[+-](?:me|gfx)(?:\.all)?)*(?![a-z0-9])"), " "),
 )
 _WORD: Final = re.compile(r"[a-z]+|[0-9]+")
-# A vGPU type (step 5): an optional vendor word, the board, ``-``, the frame buffer in GB and the series letter.
-_VGPU: Final = re.compile(r"\s*(?:nvidia\s+)?(?:grid\s+)?(?P<board>\S.*?)-[0-9]{1,4}[abcq]\s*", re.IGNORECASE)
+# A vGPU type (step 5): an optional vendor word, the board, ``-``, the frame buffer in GB and the series letter; a
+# MIG-backed type names its compute slices between board and frame buffer (``A100-4-20C``, ``H100-1-10C``) and may
+# end in ``ME``, media extensions (``A100-1-5CME``).
+_VGPU: Final = re.compile(
+    r"\s*(?:nvidia\s+)?(?:grid\s+)?(?P<board>\S.*?)(?:-[1-8])?-[0-9]{1,4}[abcq](?:me)?\s*", re.IGNORECASE
+)
 _SUGGESTIONS: Final = 3
 _SIMILARITY: Final = 0.6
 _MAX_SPLIT_TOKENS: Final = 24  # a longer text is no list of GPU names; it is not split
