@@ -582,3 +582,21 @@ def test_a_files_upload_time_is_recorded_as_a_toml_datetime(lock: Lock) -> None:
     assert {p.upload_time for p in loads_pylock(text, source="x").packages} == {when}
     with pytest.raises(InvalidLockfile):
         loads_pylock(text.replace("upload-time = 2026-05-18T23:33:29.955928", 'upload-time = "yesterday"#'), source="x")
+
+
+def test_a_newer_minor_lock_version_is_a_coded_warning_not_a_bare_line(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """PEP 751 asks a tool to warn of a minor version it does not know: packaging's logger printed that as a bare
+    line on stderr, outside 'warning: <code>: ...', and only on the first read (a text found valid is not checked
+    again). The lock now says it as ``lock-minor-version``, on every read, in either language."""
+    from cudaresolve.lock.model import read_notices
+
+    monkeypatch.setenv("CUDARESOLVE_CACHE_DIR", str(tmp_path))
+    text = EXPECTED_PYLOCK.replace('lock-version = "1.0"', 'lock-version = "1.3"')
+    for _ in range(2):
+        lock = loads_pylock(text)
+        assert [n.code for n in read_notices(lock)] == ["lock-minor-version"]
+        assert "1.3" in format_text(read_notices(lock)[0].text, "en")
+    assert not [r for r in caplog.records if r.name.startswith("packaging")]  # no handler: a bare stderr line
+    assert read_notices(loads_pylock(EXPECTED_PYLOCK)) == ()

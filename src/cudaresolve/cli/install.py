@@ -61,8 +61,10 @@ def _run(args: argparse.Namespace) -> int:
     lang = language(args)
 
     def show(lock: Any, solution: Any) -> None:
-        if solution is None and not current().shows_info:  # -q and a lock file: no table (render_plan's rule), and
-            return  # the rendering modules are not loaded
+        from cudaresolve.lock.model import read_notices
+
+        if solution is None and not current().shows_info and not read_notices(lock):  # -q and a lock file: no
+            return  # table (render_plan's rule), and the rendering modules are not loaded
         from cudaresolve.render.install import render_plan
 
         render_plan(lock, solution, console, lang=lang)

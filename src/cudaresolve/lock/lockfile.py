@@ -201,12 +201,19 @@ def _validate_pylock(data: Mapping[str, Any], *, source: str, text: str | None =
         from packaging.pylock import Pylock, PylockValidationError
     except ImportError:  # packaging < 26.0 has no pylock module; our own checks still ran
         return
+    import logging
+
+    quiet = logging.getLogger("packaging.pylock")  # its bare "minor version" line: said as a coded warning instead
+    was = quiet.disabled
+    quiet.disabled = True
     try:
         Pylock.from_dict(data)
     except PylockValidationError as exc:
         raise InvalidLockfile(
             Text.of("lock.not-pep751", source=source, error=_shown_error(str(exc))), hint=REGENERATE_HINT
         ) from exc
+    finally:
+        quiet.disabled = was
     if marker is not None:
         from cudaresolve.core.files import store_bounded
 

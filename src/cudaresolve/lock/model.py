@@ -223,6 +223,16 @@ def archives(lock: Lock) -> tuple[LockedPackage, ...]:
     return tuple(p for p in lock.packages if p.kind is FileKind.ARCHIVE)
 
 
+def read_notices(lock: Lock) -> tuple[Notice, ...]:
+    """What reading ``lock`` has to say, beside the warnings it recorded: a newer minor ``lock-version`` than
+    the 1.0 cudaresolve writes, whose added fields it does not read (PEP 751: a tool warns of one)."""
+    from cudaresolve.text.findings import warning
+
+    if lock.lock_version in (LOCK_VERSION, "1"):
+        return ()
+    return (warning("lock-minor-version", "lock.minor-version", version=lock.lock_version, known=LOCK_VERSION),)
+
+
 def notice_from_dict(item: Any, path: str) -> Notice:
     """A warning a lock file recorded (``{"code", "message"}``, the message in English) as a Notice."""
     from cudaresolve.text.findings import Notice  # here: a lock without warnings needs no findings module

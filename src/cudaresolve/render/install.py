@@ -29,17 +29,19 @@ def render_plan(lock: Lock, solution: Solution | None, console: Console, *, lang
     Under ``-q`` the warnings alone."""
     from dataclasses import replace
 
+    from cudaresolve.lock.model import read_notices
     from cudaresolve.render.explain_findings import render_solution, render_warnings
     from cudaresolve.render.output import current
 
-    if solution is None and not current().shows_info:
+    noted = read_notices(lock)
+    if solution is None and not current().shows_info and not noted:
         return  # -q and a lock file: its table is not shown, and it carries no solver warnings
-    if solution is None:  # a lock file: the same table, from the lock's own packages
+    if solution is None:  # a lock file: the same table, from the lock's own packages, and what reading it said
         from cudaresolve.resolve.model import Solution as Shown
         from cudaresolve.target.model import Target
 
         solution = Shown(target=Target(), variant=lock.variant or "-", index_url=lock.index_url or "-",
-                         packages=lock.packages)
+                         packages=lock.packages, warnings=noted)
     else:
         solution = replace(solution, packages=lock.packages)  # with the mirrors applied, as pip will use them
     if current().shows_info:
@@ -50,6 +52,8 @@ def render_plan(lock: Lock, solution: Solution | None, console: Console, *, lang
 
 def install_json(result: InstallResult, report: DoctorReport | None) -> dict[str, Any]:
     """``install --json``: the packages as locked, what changed, and the doctor pass (``emit_json`` adds the schema)."""
+    from cudaresolve.lock.model import read_notices
+
     sync = result.sync
     return {
         "packages": [p.to_dict() for p in result.lock.packages],
@@ -58,7 +62,8 @@ def install_json(result: InstallResult, report: DoctorReport | None) -> dict[str
         "kept": list(sync.kept) if sync else [],
         "removed": list(sync.removed) if sync else [],
         "not_in_lock": list(sync.foreign) if sync else [],
-        "warnings": [n.to_dict() for n in (*result.lock.warnings, *(sync.notices if sync else ()))],
+        "warnings": [n.to_dict() for n in (*read_notices(result.lock), *result.lock.warnings,
+                                           *(sync.notices if sync else ()))],
         "doctor": report.to_dict() if report is not None else None,
     }
 
