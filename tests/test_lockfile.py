@@ -495,6 +495,12 @@ def test_write_lock_checks_the_pep_751_file_name(lock: Lock, tmp_path: Path) -> 
         write_lock(tmp_path / "lock.toml", lock)
     assert info.value.message == "a PEP 751 lock must be named pylock.toml or pylock.NAME.toml, not 'lock.toml'"
     assert not (tmp_path / "lock.toml").exists()
+    from cudaresolve.lock.lockfile import check_output_name
+
+    for path in (".", "/"):  # a path with no file name is named as given, never as ''
+        with pytest.raises(InvalidInput) as info:
+            check_output_name(path, "pylock")
+        assert info.value.message.endswith(f"not {path!r}")
 
 
 def test_a_requirements_lock_is_never_given_a_pep_751_name() -> None:

@@ -299,7 +299,7 @@ def check_output_name(path: str, fmt: Literal["pylock", "requirements"]) -> None
 
     name = Path(path).name
     if fmt == "pylock" and not is_stream(path) and not _PYLOCK_NAME.match(name):
-        raise InvalidInput(Text.of("lock.pylock-name", name=repr(name)), hint=Text("lock.pylock-name.hint"))
+        raise InvalidInput(Text.of("lock.pylock-name", name=repr(name or path)), hint=Text("lock.pylock-name.hint"))
     if fmt == "requirements" and not is_stream(path) and _PYLOCK_NAME.match(name):  # read back as TOML, and failed
         raise InvalidInput(Text.of("lock.requirements-name", name=repr(name)), hint=Text("lock.requirements-name.hint"))
 
