@@ -453,3 +453,19 @@ def test_an_inventorys_control_characters_reach_no_terminal(capsys: pytest.Captu
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
     assert "Tesla T4\\x1b[31m" in out
+
+
+def test_a_vgpu_nodes_gfd_label_is_its_board(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A VM's vGPU type reaches GFD's label with its spaces as dashes (``GRID A100-40C`` -> ``GRID-A100-40C``); read
+    back with spaces, it is still its board's GPU, also for a MIG-backed type (``NVIDIA-A100-4-20C``)."""
+    nodes = [
+        {"kind": "Node", "metadata": {"name": f"vm{i}", "labels": {
+            "nvidia.com/gpu.product": product, "nvidia.com/gpu.count": "1",
+            "nvidia.com/cuda.driver-version.full": "580.65.06"}}}
+        for i, product in enumerate((gfd_product("GRID A100-40C"), gfd_product("NVIDIA A100-4-20C")))
+    ]
+    (tmp_path / "nodes.json").write_text(json.dumps({"kind": "List", "items": nodes}))
+    code, out = plan_json(capsys, "--from", str(tmp_path / "nodes.json"))
+    assert code == 0, out
+    assert out["blocked"] == []
+    assert [p["gpus"] for p in out["pools"]] == [["NVIDIA A100"]]

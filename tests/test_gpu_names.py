@@ -242,6 +242,9 @@ def test_spellings_find_the_gpu(text: str, name: str) -> None:
         ("NVIDIA H100-1-10C", "NVIDIA H100"),
         ("A30-2-12C", "NVIDIA A30"),
         ("A100-1-5CME", "NVIDIA A100"),  # with media extensions
+        ("GRID A100 40C", "NVIDIA A100"),  # a GFD label (GRID-A100-40C) read back with spaces
+        ("NVIDIA A100 4 20C", "NVIDIA A100"),
+        ("GRID T4 16Q", "Tesla T4"),
     ],
 )
 def test_a_vgpu_type_finds_its_board(text: str, name: str) -> None:

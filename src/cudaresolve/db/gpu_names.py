@@ -56,9 +56,10 @@ _PHRASES: Final = (
 _WORD: Final = re.compile(r"[a-z]+|[0-9]+")
 # A vGPU type (step 5): an optional vendor word, the board, ``-``, the frame buffer in GB and the series letter; a
 # MIG-backed type names its compute slices between board and frame buffer (``A100-4-20C``, ``H100-1-10C``) and may
-# end in ``ME``, media extensions (``A100-1-5CME``).
+# end in ``ME``, media extensions (``A100-1-5CME``). A space stands for the ``-`` too: a GPU Feature Discovery
+# label writes every space as ``-`` (``GRID-A100-40C``), and ``plan`` reads its dashes back as spaces.
 _VGPU: Final = re.compile(
-    r"\s*(?:nvidia\s+)?(?:grid\s+)?(?P<board>\S.*?)(?:-[1-8])?-[0-9]{1,4}[abcq](?:me)?\s*", re.IGNORECASE
+    r"\s*(?:nvidia\s+)?(?:grid\s+)?(?P<board>\S.*?)(?:[-\s][1-8])?[-\s][0-9]{1,4}[abcq](?:me)?\s*", re.IGNORECASE
 )
 _SUGGESTIONS: Final = 3
 _SIMILARITY: Final = 0.6
