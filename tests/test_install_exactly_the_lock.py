@@ -239,6 +239,22 @@ def test_find_environment_follows_uvs_rule(tmp_path: Path) -> None:
         find_environment(system=True, environ={"PATH": str(tmp_path / "nothing")})
 
 
+def test_a_dotvenv_without_an_interpreter_is_not_said_missing(tmp_path: Path) -> None:
+    """A ./.venv that is a file, an empty folder or a broken link is there: the error says it has no interpreter,
+    not that it does not exist."""
+    from cudaresolve.errors import NoEnvironment
+    from cudaresolve.install.install import find_environment
+
+    for make in (lambda p: p.write_text(""), lambda p: p.mkdir(), lambda p: p.symlink_to(p)):
+        project = tmp_path / f"p{len(list(tmp_path.iterdir()))}"
+        project.mkdir()
+        make(project / ".venv")
+        with pytest.raises(NoEnvironment) as info:
+            find_environment(environ={}, cwd=str(project))
+        assert "does not exist" not in info.value.message
+        assert "has no interpreter at" in info.value.message
+
+
 def test_install_fills_the_active_venv_then_dot_venv_never_its_own(
     served: Served, pristine: Path, tmp_path: Path, clean_pip: None, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],

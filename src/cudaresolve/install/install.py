@@ -379,6 +379,9 @@ def find_environment(*, system: bool = False, environ: Mapping[str, str] | None 
     if active:
         raise NoEnvironment(Text.of("lock.install.no-venv-python", folder=active, python=python),
                             hint=Text("lock.install.no-environment.hint"))
+    if os.path.lexists(folder):  # a file, an empty folder or a broken link named .venv: there, but no interpreter
+        raise NoEnvironment(Text.of("lock.install.no-dotvenv-python", folder=folder, python=python),
+                            hint=Text("lock.install.no-environment.hint"))
     raise NoEnvironment(Text.of("lock.install.no-environment", folder=folder),
                         hint=Text("lock.install.no-environment.hint"))
 
