@@ -103,6 +103,14 @@ def test_duplicates_and_order(tiny_db_dict: dict[str, Any]) -> None:
     ]
 
 
+def test_two_gpu_rows_of_one_name_are_refused(tiny_db_dict: dict[str, Any]) -> None:
+    """A second [[gpu]] row with the first one's very name (another compute capability) was taken silently, the
+    first row winning every lookup; it is a label two rows share, as a shared alias is."""
+    first = tiny_db_dict["gpu"][0]
+    tiny_db_dict["gpu"].append(dict(first, cc="9.0", aliases=[]))
+    assert problems(tiny_db_dict) == [("gpu[1]", f"name or alias {first['name']!r} also names {first['name']!r}")]
+
+
 def test_missing_fields_and_wrong_types(tiny_db_dict: dict[str, Any]) -> None:
     del tiny_db_dict["gpu"][0]["source"]
     tiny_db_dict["gpu"][0]["datacenter"] = "yes"

@@ -42,15 +42,15 @@ def check_semantics(
         if index.pytorch_root and v.index_url != f"{index.pytorch_root}/{v.name}":
             c.add(f"variant[{i}].index-url", Text.of("db.variant-index", expected=f"{index.pytorch_root}/{v.name}"))
     _check_unique(c, "variant", [v.name for v in variants], "name")
-    labels: dict[tuple[str, ...], str] = {}
+    labels: dict[tuple[str, ...], tuple[int, str]] = {}  # by row: a second row of the same name is another GPU
     for i, gpu in enumerate(gpus):
         for label in (gpu.name, *gpu.aliases):
             tokens = gpu_name_key(label)
             if not tokens:
                 c.add(f"gpu[{i}]", Text.of("db.gpu-label-empty", label=repr(label)))
-            elif tokens in labels and labels[tokens] != gpu.name:
-                c.add(f"gpu[{i}]", Text.of("db.gpu-label-taken", label=repr(label), other=repr(labels[tokens])))
-            labels.setdefault(tokens, gpu.name)
+            elif tokens in labels and labels[tokens][0] != i:
+                c.add(f"gpu[{i}]", Text.of("db.gpu-label-taken", label=repr(label), other=repr(labels[tokens][1])))
+            labels.setdefault(tokens, (i, gpu.name))
     for kind, releases in packages.items():
         _check_order(c, kind, [r.version for r in releases])
         for i, release in enumerate(releases):
