@@ -469,3 +469,25 @@ def test_a_vgpu_nodes_gfd_label_is_its_board(tmp_path: Path, capsys: pytest.Capt
     assert code == 0, out
     assert out["blocked"] == []
     assert [p["gpus"] for p in out["pools"]] == [["NVIDIA A100"]]
+
+
+def test_a_complete_group_lock_gets_a_pep_751_name(tmp_path: Path) -> None:
+    """A group whose lock is complete was written as group-N.pylock.toml, a name the PEP 751 check refuses: every
+    online ``plan -o DIR`` with a whole lock failed with 'must be named pylock.toml or pylock.NAME.toml'."""
+    import tomllib
+
+    from cudaresolve.fleet.plan import Group, Plan
+    from cudaresolve.fleet.run import _write_groups
+    from cudaresolve.resolve.model import LockedPackage, Solution
+    from cudaresolve.target.model import Target
+
+    wheel = "torch-2.15.0+cpu-cp311-cp311-linux_x86_64.whl"
+    package = LockedPackage(name="torch", version="2.15.0+cpu", index="https://download.pytorch.org/whl/cpu",
+                            url=f"https://download.pytorch.org/whl/cpu/{wheel}", filename=wheel, sha256="ab" * 32)
+    solution = Solution(target=Target(python="3.11", platform="linux_x86_64"), variant="cpu",
+                        index_url="https://download.pytorch.org/whl/cpu", packages=(package,), complete=True)
+    plan = Plan(pools=(), groups=(Group(number=1, pools=(), solution=solution),), blocked=(), upgrades=(),
+                arch_list="")
+    written = _write_groups(plan, str(tmp_path / "locks"))
+    assert [os.path.basename(p) for p in written] == ["pylock.group-1.toml"]
+    assert tomllib.loads(Path(written[0]).read_text())["packages"][0]["name"] == "torch"

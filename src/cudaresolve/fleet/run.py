@@ -1,9 +1,9 @@
 """``cudaresolve plan`` as a user runs it: read the inventories, pool, plan, write one lock per group. Does I/O.
 
 Each group's lock is made by ``lock.flow`` for the group's joined target, exactly as ``lock`` makes
-one. ``-o DIR`` writes ``group-N.pylock.toml`` for a complete lock, else ``group-N.requirements.txt``
-(the group's GPU stack, its header saying it is not a complete lock); a file there that cudaresolve
-did not generate is never overwritten.
+one. ``-o DIR`` writes ``pylock.group-N.toml`` for a complete lock (a PEP 751 name), else
+``group-N.requirements.txt`` (the group's GPU stack, its header saying it is not a complete lock); a file
+there that cudaresolve did not generate is never overwritten.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _write_groups(plan: Plan, folder: str) -> tuple[str, ...]:
     for group in plan.groups:  # every file rendered and every path checked before the first is written
         frozen = lock_from_solution(group.solution)
         whole = group.solution.complete and pylock_problem(frozen) is None
-        name = f"group-{group.number}.pylock.toml" if whole else f"group-{group.number}.requirements.txt"
+        name = f"pylock.group-{group.number}.toml" if whole else f"group-{group.number}.requirements.txt"
         path = os.path.join(folder, name)
         check_default_free(path)
         rendered.append((path, render_lock(path, frozen, fmt="pylock" if whole else "requirements")))
