@@ -491,3 +491,34 @@ def test_a_complete_group_lock_gets_a_pep_751_name(tmp_path: Path) -> None:
     written = _write_groups(plan, str(tmp_path / "locks"))
     assert [os.path.basename(p) for p in written] == ["pylock.group-1.toml"]
     assert tomllib.loads(Path(written[0]).read_text())["packages"][0]["name"] == "torch"
+
+
+def test_plan_reads_the_indexes_lock_reads_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """plan's group locks ignored the user's default index (PIP_INDEX_URL, pip.conf, [tool.cudaresolve] index-url)
+    and the project's index-mirror: they went to pypi.org and download.pytorch.org whatever the user named. Served
+    here on 127.0.0.1 only, the lock is whole and names the mirrors that served it."""
+    from local_index import LocalIndex
+
+    db = load_compat()
+    version = next(f"{r.version}+cpu" for r in db.packages("torch")
+                   if "3.11" in r.python and any(b.variant == "cpu" for b in r.builds))
+    index = LocalIndex(tmp_path / "index")
+    index.add("whl/cpu", "torch", version, tag="cp311-cp311-linux_x86_64", requires=["filelock"])
+    index.add("pypi", "filelock", "3.16.1")
+    host = tmp_path / "cpu.json"
+    host.write_text('{"target": {"gpus": [], "driver": null, "platform": "linux_x86_64", "python": "3.11"}}')
+    with index.serve() as base:
+        (tmp_path / "pyproject.toml").write_text(f'[tool.cudaresolve]\nindex-mirror = "{base}/whl"\n')
+        monkeypatch.setenv("PIP_INDEX_URL", f"{base}/pypi/simple")
+        code = main(["plan", "torch", "--from", str(host), "--python-version", "3.11", "--platform", "linux_x86_64",
+                     "-o", str(tmp_path / "locks"), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out
+    assert out["groups"][0]["complete"] is True
+    import tomllib
+
+    locked = tomllib.loads((tmp_path / "locks" / "pylock.group-1.toml").read_text())["packages"]
+    assert {p["name"] for p in locked} == {"torch", "filelock"}
+    assert all(p["index"].startswith(base) and p["wheels"][0]["url"].startswith(base) for p in locked)

@@ -17,6 +17,9 @@ from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from cudaresolve.db.database import CompatDB
     from cudaresolve.fleet.plan import Plan
     from cudaresolve.target.model import Target
 
@@ -74,20 +77,37 @@ def run_plan(request: PlanRequest) -> Plan:
     if no_driver:
         notices.append(warning("driver-unknown", "fleet.driver-unknown", pools=tuple(no_driver)))
 
+    mirrors, package_indexes = _index_settings(request, db)
+
     def finish(target: Target):  # type: ignore[no-untyped-def]
         from cudaresolve.lock.flow import LockInputs, resolve_inputs
 
-        return resolve_inputs(
-            LockInputs(requirements=request.requirements, target=target, db=db, offline=request.offline)
-        )
+        return resolve_inputs(LockInputs(requirements=request.requirements, target=target, db=db,
+                                         offline=request.offline, mirrors=mirrors, package_indexes=package_indexes))
 
     plan = make_plan(pools, request.requirements, db, finish=finish, notices=notices)
     if request.output_dir is not None:
-        plan = replace(plan, written=_write_groups(plan, request.output_dir))
+        plan = replace(plan, written=_write_groups(plan, request.output_dir, mirrors))
     return plan
 
 
-def _write_groups(plan: Plan, folder: str) -> tuple[str, ...]:
+def _index_settings(request: PlanRequest, db: CompatDB) -> tuple[dict[str, str], Mapping[str, str]]:
+    """The indexes a group's lock reads, as ``lock`` reads them in this folder: the user's default index (pip's and
+    uv's settings, ``[tool.cudaresolve] index-url``) and the project's ``index-mirror`` and ``package-index``; never
+    PyPI or the PyTorch index behind a mirror the user named."""
+    from cudaresolve.lock.project import load_project
+    from cudaresolve.lock.request import LockRequest, all_mirrors
+    from cudaresolve.target.options import TargetOptions
+
+    asked = LockRequest(requirements=request.requirements, target=TargetOptions(), compat=request.compat,
+                        offline=request.offline)
+    project = load_project(asked.project, pytorch_root=db.pytorch_index_root)
+    return all_mirrors(asked, project, db), project.package_indexes
+
+
+def _write_groups(plan: Plan, folder: str, mirrors: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Each group's lock into ``folder``; ``mirrors``: each package's ``index`` is the one that served it, as
+    ``lock`` writes it."""
     from cudaresolve.lock.lockfile import pylock_problem, render_lock
     from cudaresolve.lock.model import lock_from_solution
     from cudaresolve.lock.output import check_default_free, write_output
@@ -101,7 +121,7 @@ def _write_groups(plan: Plan, folder: str) -> tuple[str, ...]:
         ) from exc
     rendered = []
     for group in plan.groups:  # every file rendered and every path checked before the first is written
-        frozen = lock_from_solution(group.solution)
+        frozen = lock_from_solution(group.solution, mirrors=mirrors)
         whole = group.solution.complete and pylock_problem(frozen) is None
         name = f"pylock.group-{group.number}.toml" if whole else f"group-{group.number}.requirements.txt"
         path = os.path.join(folder, name)
