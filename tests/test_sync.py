@@ -184,6 +184,22 @@ def test_foreign_is_only_what_the_environment_itself_holds(tmp_path: Path) -> No
     assert foreign(lock, dists, prefix=str(tmp_path / "ven")) == ()  # a name's start is no folder
 
 
+def test_exact_never_removes_the_cudaresolve_doing_the_install() -> None:
+    """Installing --exact into the environment cudaresolve runs from uninstalled cudaresolve and its dependencies
+    first, then failed with a traceback, leaving neither the tool nor the lock. It and what it needs are kept there;
+    in another environment a cudaresolve is a package like any other."""
+    from dataclasses import replace
+
+    site = os.path.join(sys.prefix, "lib", "site-packages")
+    lock = Lock(packages=(_locked("torch", "2.7.1+cu126"),))
+    needs = {"cudaresolve": ("httpx>=0.27", "rich; extra == 'x'"), "httpx": ("anyio",), "einops": ("numpy",)}
+    dists = {n: replace(_dist(n, "1"), path=os.path.join(site, f"{n}-1.dist-info"), requires=needs.get(n, ()))
+             for n in ("torch", "cudaresolve", "httpx", "anyio", "rich", "einops", "numpy")}
+    assert foreign(lock, dists, prefix=sys.prefix) == ("einops", "numpy")
+    other = {n: replace(d, path=os.path.join("/elsewhere", f"{n}-1.dist-info")) for n, d in dists.items()}
+    assert foreign(lock, other, prefix="/elsewhere") == ("anyio", "cudaresolve", "einops", "httpx", "numpy", "rich")
+
+
 def test_read_installed_from_this_interpreter() -> None:
     dists = read_installed(sys.executable, records=["pytest"])
     assert dists["pytest"].record is not None

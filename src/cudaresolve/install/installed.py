@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
@@ -32,9 +33,11 @@ if TYPE_CHECKING:
 
     from cudaresolve.resolve.model import LockedPackage
 
-__all__ = ["InstalledDist", "check_built", "read_installed"]
+__all__ = ["InstalledDist", "check_built", "read_installed", "running_tool"]
 
 _MAX_DAMAGED: Final = 5
+_TOOL: Final = __name__.split(".")[0]  # the distribution this process runs from
+_NAME: Final = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _MOST: Final = 64 * 1024 * 1024  # a .dist-info file read (METADATA, RECORD): a bound, not a fact
 
 
@@ -221,3 +224,20 @@ def check_built(
             )  # fmt: skip
             return error, made
     return None
+
+
+def running_tool(dists: Mapping[str, InstalledDist], prefix: str | None) -> frozenset[str]:
+    """When ``prefix`` is the environment this process runs from: cudaresolve and every installed distribution it
+    needs, followed through their requirements (markers and extras not judged: one kept too many does no harm).
+    ``install --exact`` there must not uninstall the program doing the install (it did, then failed half-way,
+    leaving neither it nor the lock); pip-sync keeps itself and its dependencies likewise. Else nothing."""
+    if prefix is None or os.path.realpath(prefix) != os.path.realpath(sys.prefix) or _TOOL not in dists:
+        return frozenset()
+    kept, todo = set(), [_TOOL]
+    while todo:
+        name = todo.pop()
+        if name in kept or name not in dists:
+            continue
+        kept.add(name)
+        todo.extend(canonical_name(m[1]) for m in map(_NAME.match, dists[name].requires) if m)
+    return frozenset(kept)

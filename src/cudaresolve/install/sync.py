@@ -45,7 +45,7 @@ from cudaresolve.install.inprocess import (
     remove_dists,
     remove_plan,
 )
-from cudaresolve.install.installed import check_built, read_installed
+from cudaresolve.install.installed import check_built, read_installed, running_tool
 from cudaresolve.install.installer import Installer, choose_installer
 from cudaresolve.install.pip import download_commands, run_pip, wheel_dir
 from cudaresolve.install.record import cached_record, parse_record, read_wheel_record, same_files, store_record
@@ -387,11 +387,11 @@ def _compare_folder(package: LockedPackage, dist: InstalledDist | None) -> Chang
 
 
 def foreign(lock: Lock, dists: Mapping[str, InstalledDist], *, prefix: str | None = None) -> tuple[str, ...]:
-    """Installed names that are not locked, nor in ``KEEP``; sorted (the lock is the whole environment). With
-    ``prefix``, only those installed under it (the environment's own)."""
+    """Installed names that are not locked, nor in ``KEEP``, nor cudaresolve running from there (``running_tool``);
+    sorted (the lock is the whole environment). With ``prefix``, only those installed under it (its own)."""
     locked = {canonical_name(p.name) for p in lock.packages}
     own = set(dists) if prefix is None else {name for name, dist in dists.items() if _inside(dist.path, prefix)}
-    return tuple(sorted(own - locked - KEEP))
+    return tuple(sorted(own - locked - KEEP - running_tool(dists, prefix)))
 
 
 def _inside(path: str | None, prefix: str) -> bool:
