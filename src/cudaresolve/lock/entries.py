@@ -148,7 +148,7 @@ def _sha256(file: Mapping[str, Any], where: str) -> str | None:
     hashes = get_field(file, "hashes", dict, path=where) or {}
     sha256 = hashes.get("sha256")
     if sha256 is not None and not (isinstance(sha256, str) and is_sha256(sha256.lower())):
-        raise InvalidLockfile(Text.of("lock.bad-sha256", path=f"{where}.hashes.sha256"))
+        raise InvalidLockfile(Text.of("lock.bad-sha256", path=f"{where}.hashes.sha256"), hint=REGENERATE_HINT)
     if sha256 is None and hashes:  # PEP 751 allows any algorithm; a file whose hash goes unchecked is never taken
         raise InvalidLockfile(Text.of("lock.no-sha256", path=f"{where}.hashes",
                                       algorithms=tuple(sorted(str(k) for k in hashes)[:5])),

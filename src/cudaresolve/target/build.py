@@ -243,7 +243,8 @@ def _unwrap(data: Any, label: Text) -> tuple[Mapping[str, Any], Text]:
             at = _at(label, ".target")
             raise InvalidInput(Text.of("target.host-file.type", at=at, expected="dict", found=found), hint=_HOST_HINT)
         if data.get("schema", 1) != 1:
-            raise InvalidInput(Text.of("target.host-file.schema", label=label, schema=repr(data.get("schema"))))
+            raise InvalidInput(Text.of("target.host-file.schema", label=label, schema=repr(data.get("schema"))),
+                               hint=_HOST_HINT)
         data, where = data["target"], Text.of("target.host-file.in-target", label=label)
     for key in _HOST_KEYS:
         if key not in data:

@@ -161,7 +161,7 @@ def parse_nvidia_smi_csv(text: str, columns: Sequence[str] = SMI_COLUMNS) -> Hos
             try:
                 cc = parse_cc(cc_text)
             except InvalidInput as exc:
-                raise DetectionError(Text.of("target.detect.bad-cc", text=repr(cc_text))) from exc
+                raise DetectionError(Text.of("target.detect.bad-cc", text=repr(cc_text)), hint=DETECT_HINT) from exc
         memory = _memory_mib(row["memory.total"]) if "memory.total" in row else None
         gpus.append(DetectedGpu(index=len(gpus), name=row["name"], cc=cc, memory_mib=memory))
     if driver is None:
