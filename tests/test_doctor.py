@@ -595,3 +595,22 @@ def test_the_driver_fix_reinstalls_the_whole_set_through_cudaresolve(
     assert f"cudaresolve install {names} takes them from PyPI or https://" in fix, fix
     assert "--index-url" not in fix and "pip install" not in fix  # no torch-only command that breaks a pairing
     assert names.count(" ") == len(installed) - 1, names  # every installed GPU package is named
+
+
+def test_a_jetson_cubin_is_no_code_for_a_desktop_gpu() -> None:
+    """NVIDIA: "the binary compatibility between desktop and Tegra is not supported". A library built for Jetson
+    Orin (sm_87 SASS) was judged to run natively on an RTX 4090 (8.9) by the desktop rule (8.z, z >= 7); it has no
+    code for it. Its PTX is still JIT-compiled, and a desktop cubin (sm_86) still reaches the 4090."""
+    from cudaresolve.db.database import load_compat
+
+    shipped = load_compat()
+    rtx4090 = Gpu(name="NVIDIA GeForce RTX 4090", cc=ComputeCapability(8, 9))
+    for archs, expected in (
+        (((2, 87, "", 0),), Coverage.NONE),
+        (((2, 87, "", 0), (1, 80, "", 0)), Coverage.PTX_JIT),
+        (((2, 87, "", 0), (2, 86, "", 0)), Coverage.SASS),
+    ):
+        lib = _report("jetson/libkernels.so", *archs)
+        env = Environment(paths=(), packages=(InstalledPackage(name="xformers", version="0.0.31", libraries=(lib,)),))
+        report = diagnose(env, make_target(rtx4090, driver="570.86.16"), shipped)
+        assert package(report, "xformers").coverage == ((ComputeCapability(8, 9), expected),), archs

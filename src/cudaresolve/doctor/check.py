@@ -137,12 +137,21 @@ def _sorted_names(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(set(names), key=lambda n: (parse_arch(n)[0], n)))
 
 
-def _library(report: BinaryReport, groups: Sequence[_Group], jit: bool) -> LibraryCheck:
-    """``jit``: whether the driver may compile the library's PTX (it fully supports its CUDA: the solver's rule)."""
+def _library(
+    report: BinaryReport, groups: Sequence[_Group], jit: bool, tegra: frozenset[ComputeCapability]
+) -> LibraryCheck:
+    """``jit``: whether the driver may compile the library's PTX (it fully supports its CUDA: the solver's rule);
+    ``tegra``: the Jetson parts' compute capabilities, whose SASS a desktop GPU does not run (NVIDIA: "the binary
+    compatibility between desktop and Tegra is not supported": an sm_87 cubin is no code for an 8.9 RTX 4090)."""
     archs = report.archs
+
+    def reach(g: _Group) -> Coverage:
+        usable = archs if g.tegra else [a for a in archs if a.ptx or a.cc not in tegra]
+        return coverage(usable, g.cc, tegra=g.tegra, ptx_jit_ok=jit)
+
     return LibraryCheck(
         path=report.path, sass=report.sass, ptx=report.ptx, has_code=bool(archs),
-        coverage=tuple((g.cc, coverage(archs, g.cc, tegra=g.tegra, ptx_jit_ok=jit)) for g in groups) if archs else (),
+        coverage=tuple((g.cc, reach(g)) for g in groups) if archs else (),
         arch_specific=bool(archs) and all(a.suffix for a in archs),
     )
 
@@ -156,7 +165,8 @@ def _check_package(
     variant = _effective_variant(pkg, release)
     cuda = (info := db.variant(variant)) and info.cuda if variant else None  # PTX of a newer CUDA than the driver's
     jit = not cuda or target.driver is None or db.driver_support(cuda, target.driver, target.platform) is _FULL
-    libraries = tuple(_library(r, groups, jit) for r in pkg.libraries if r.error is None)
+    tegra = frozenset(g.cc for g in db.gpus if g.tegra)
+    libraries = tuple(_library(r, groups, jit, tegra) for r in pkg.libraries if r.error is None)
     with_code = [lib for lib in libraries if lib.has_code]
     general = [lib for lib in with_code if not lib.arch_specific]
     # the weakest general library decides; with only arch-specific ones, the best of them
