@@ -432,6 +432,10 @@ def test_gpus_json(capsys: pytest.CaptureFixture[str]) -> None:
         ("Hopper", {"NVIDIA GH200", "NVIDIA H200", "NVIDIA H100", "NVIDIA H800", "NVIDIA H20"}),
         ("10.3", {"NVIDIA GB300", "NVIDIA B300"}),
         ("nomatch", set()),
+        ("sm_103", {"NVIDIA GB300", "NVIDIA B300"}),  # as --gpu takes a compute capability
+        ("SM103", {"NVIDIA GB300", "NVIDIA B300"}),
+        ("[", set()),  # no letter or digit: no GPU, never the whole list
+        ("-", set()),
     ],
 )
 def test_gpus_pattern(pattern: str, expected: set[str], capsys: pytest.CaptureFixture[str]) -> None:

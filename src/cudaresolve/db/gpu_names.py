@@ -61,6 +61,7 @@ _WORD: Final = re.compile(r"[a-z]+|[0-9]+")
 _VGPU: Final = re.compile(
     r"\s*(?:nvidia\s+)?(?:grid\s+)?(?P<board>\S.*?)(?:[-\s][1-8])?[-\s][0-9]{1,4}[abcq](?:me)?\s*", re.IGNORECASE
 )
+_SM_FORM: Final = re.compile(r"sm[-_ ]?([0-9]{1,2}?)([0-9])")  # sm_89, sm89: the cc 8.9 (``gpus`` filter)
 _SUGGESTIONS: Final = 3
 _SIMILARITY: Final = 0.6
 _MAX_SPLIT_TOKENS: Final = 24  # a longer text is no list of GPU names; it is not split
@@ -214,11 +215,14 @@ class GpuNames:
         return _unique(self._spelled[n] for n in near)[:_SUGGESTIONS]
 
     def filter(self, pattern: str | None) -> tuple[GpuModel, ...]:
-        """The GPUs whose name or alias holds ``pattern`` (normalised), or whose arch or cc is it."""
+        """The GPUs whose name or alias holds ``pattern`` (normalised), or whose arch or cc is it (``8.9``, or as
+        ``--gpu`` takes it, ``sm_89``, ``sm89``). A pattern with no letter or digit (``[``, ``-``) matches none."""
         key = gpu_name_key(pattern or "")
         if not key:
-            return self.gpus
+            return self.gpus if not (pattern or "").strip() else ()
         spelled, word = " ".join(key), (pattern or "").strip().lower()
+        sm = _SM_FORM.fullmatch(word)
+        word = f"{sm[1]}.{sm[2]}" if sm else word
         return tuple(
             gpu
             for gpu in self.gpus
