@@ -320,3 +320,19 @@ def test_a_wheel_adding_another_distribution_is_refused_whatever_installs_it(
                              "print(sorted(d.metadata['Name'] or '' for d in m.distributions()))"],
                             capture_output=True, text=True, check=True)  # fmt: skip
     assert "evil" not in listed.stdout and "smug" not in listed.stdout
+
+
+def test_exact_with_requirements_that_give_no_package_changes_nothing(
+    venv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Requirements whose markers leave every package out resolved to an empty set, and --exact then uninstalled
+    everything in the venv. uv pip sync refuses an empty set; so does install, before anything changes."""
+    before = pip_list(venv)
+    stray = venv.parent.parent / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    (stray / "mine-1.0.dist-info").mkdir()
+    (stray / "mine-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: mine\nVersion: 1.0\n")
+    (stray / "mine-1.0.dist-info" / "RECORD").write_text("mine-1.0.dist-info/METADATA,,\n")
+    code = main(["install", 'numpy; python_version < "3"', "--python", str(venv), "--exact", "--offline"])
+    assert code == 1
+    assert capsys.readouterr().err.startswith("error: invalid-input: the requirements give no package")
+    assert pip_list(venv) == {**before, "mine": "1.0"}

@@ -216,6 +216,11 @@ def _install(
         environment = dict(found.interpreter.markers)
         inputs = prepare(request)
         solution = resolve_inputs(inputs)
+        if order.exact and not solution.packages:  # uv pip sync refuses an empty set too: it would clear the venv
+            from cudaresolve.errors import InvalidInput
+            from cudaresolve.text.model import Text
+
+            raise InvalidInput(Text("lock.install.empty-exact"), hint=Text("lock.install.empty-exact.hint"))
         lock, target = mirrored(lock_from_solution(solution), inputs.mirrors), inputs.target
     if show is not None:
         show(lock, solution)
