@@ -238,6 +238,19 @@ def test_offline_cold_cache_gpu_stack_is_incomplete(tmp_path: Path) -> None:
     assert (tmp_path / "r.txt").read_text().startswith("# NOT A COMPLETE LOCK")
 
 
+def test_offline_with_every_request_false_on_the_target_is_a_whole_lock_of_nothing(tmp_path: Path) -> None:
+    """Found by the hostile-input audit: offline on an empty cache, a request whose marker is false on the target
+    (``torch; python_version<"3"``) was "incomplete: network error" and wrote nothing, though no page is needed
+    (online the same request writes a lock of nothing)."""
+    args = ["lock", 'torch; python_version<"3"', *TARGET, "--offline", "--json"]
+    result = run_cli(args, tmp_path, tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["complete"] is True and out["packages"] == []
+    assert [w["code"] for w in out["warnings"]] == ["requirement-skipped"]
+    assert tomllib.loads((tmp_path / "pylock.toml").read_text())["packages"] == []
+
+
 def test_marker_false_request_is_skipped_with_a_notice(served: Any, tmp_path: Path) -> None:
     _, base, _, _ = served
     args = ["lock", "numpy<2", "pywin32-fake; sys_platform == 'win32'", *TARGET, *mirrors(base), "--json"]

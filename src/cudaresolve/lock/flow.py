@@ -152,7 +152,8 @@ def resolve_inputs(
     missing: Text | None = None
     told: Text | None = None  # the hint of that failure, when it names its own way out
     unknown, direct = _unknown_requests(inputs)
-    if direct or not (inputs.offline and no_pages_cached()):  # offline on an empty cache it cannot succeed
+    if direct or not (inputs.offline and no_pages_cached()) or _nothing_to_read(inputs):  # else offline on an
+        # empty cache it cannot succeed
         try:
             return _solve_whole(
                 inputs, heard, catalog, policy=policy, preferences=preferences, tls=tls, helper=helper
@@ -195,6 +196,17 @@ def resolve_inputs(
     notice = warning("incomplete-lock", "lock.incomplete", reason=missing)
     solution = _with_notices(solution, heard)
     return replace(solution, complete=False, warnings=(*solution.warnings, notice))
+
+
+def _nothing_to_read(inputs: LockInputs) -> bool:
+    """Whether the whole-environment pass reads no page at all: no requirement applies on the target (each one's
+    marker is false, or there is none) and no project is locked editable. Offline on an empty cache it then
+    succeeds, with a lock of nothing, as it does online."""
+    from cudaresolve.resolve.needs import skipped_requests
+    from cudaresolve.target.environment import marker_environment
+
+    reqs = inputs.requirements
+    return not inputs.editables and len(skipped_requests(reqs, marker_environment(inputs.target))) == len(reqs)
 
 
 def _cpu_from_pypi(
