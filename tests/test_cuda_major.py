@@ -16,6 +16,7 @@ from local_index import LocalIndex
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from cudaresolve.core.versions import CudaVersion
 from cudaresolve.db.cudamajor import major_of
 from cudaresolve.db.database import CompatDB, load_compat
 from cudaresolve.errors import InvalidCompatData, NoSolution
@@ -189,6 +190,45 @@ def test_a_major_the_driver_cannot_run_names_the_driver(db: CompatDB) -> None:
     with pytest.raises(NoSolution) as caught:
         lock(db, ["torch", "nvidia-cufft==12.0.0.61"], h100(db, "535.104.05"))  # CUDA 13 on an R535 driver
     assert caught.value.findings[0].code == "driver-too-old"
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "cuda"),
+    [
+        ("nvidia-cuda-runtime-cu12", "12.9.79", (12, 9)),
+        ("nvidia-cuda-runtime-cu11", "11.8.89", (11, 8)),
+        ("nvidia-cuda-runtime", "13.0.96", (13, 0)),
+        ("nvidia-cublas-cu12", "12.9.1.4", None),  # cuBLAS is versioned as itself, not as the toolkit
+        ("nvidia-cuda-runtime", "0.0.1.dev5", None),  # NVIDIA's placeholder
+        ("numpy", "2.1.0", None),
+    ],
+)
+def test_the_cuda_runtimes_own_releases_name_their_cuda_release(
+    db: CompatDB, name: str, version: str, cuda: tuple[int, int] | None
+) -> None:
+    from cudaresolve.db.cudamajor import runtime_of
+
+    assert runtime_of(db.cuda_majors, name, version) == cuda
+
+
+def test_a_newer_runtime_an_index_release_pulls_in_is_said_to_run_by_minor_compat(db: CompatDB) -> None:
+    """Found by the hardware audit: a package from an index that requires the CUDA 12.9 runtime, locked for a driver
+    of CUDA 12.2 (R535), said nothing: the set runs there only through minor-version compatibility, as a variant
+    newer than the driver does, and the lock says so with the driver that supports it in full."""
+    projects = {**PROJECTS, "uses12": [("1.0", ["nvidia-cuda-runtime-cu12==12.9.79"], False)],
+                "nvidia-cuda-runtime-cu12": [("12.9.79", [], False), ("12.1.105", [], False)]}  # fmt: skip
+    target = build_target(TargetOptions(gpus=("A100",), driver="535.54.03", python="3.11", platform="linux_x86_64"), db)
+    solution = solve(["uses12"], db, target, source=TorchSource(db, projects)).solution
+    [told] = [w for w in solution.warnings if w.code == "minor-version-compat"]
+    fields = dict(told.text.fields)
+    assert (fields["package"], fields["cuda"], fields["found"]) == ("nvidia-cuda-runtime-cu12", "12.9", "535.54.03")
+    release = db.cuda_release(CudaVersion(12, 9))
+    assert release is not None and fields["required"] == str(release.min_driver("linux_x86_64"))
+    older = solve(["nvidia-cuda-runtime-cu12==12.1.105"], db, target, source=TorchSource(db, projects)).solution
+    assert not [w for w in older.warnings if w.code == "minor-version-compat"]  # 12.1 runs on R535 in full
+    newer = build_target(TargetOptions(gpus=("A100",), driver="580.65.06", python="3.11", platform="linux_x86_64"), db)
+    full = solve(["uses12"], db, newer, source=TorchSource(db, projects)).solution
+    assert not [w for w in full.warnings if w.code == "minor-version-compat"]
 
 
 def test_mixed_majors_refused_from_a_local_index(db: CompatDB, tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ optionally only for releases in ``versions``. ``major_of`` answers for one relea
 ties such a release to the variants of that CUDA major (one major per environment). A
 ``[[cudnn-major]]`` row has the same keys and ties a release to a cuDNN major (``library = "cudnn"``):
 ``nvidia-cudnn-cu12`` 9.1.0.70 is cuDNN 9, onnxruntime-gpu 1.18.1 was linked against ``libcudnn.so.8``.
+A row marked ``runtime`` names the CUDA runtime's own distributions, whose version is the toolkit release whose
+runtime they ship (``nvidia-cuda-runtime-cu12`` 12.9.79 is CUDA 12.9's ``libcudart``): ``runtime_of``.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ if TYPE_CHECKING:
 
     from cudaresolve.db.fields import Collector
 
-__all__ = ["LIBRARIES", "CudaMajorRule", "major_of", "read_cuda_major", "read_cudnn_major", "tie_counts"]
+__all__ = ["LIBRARIES", "CudaMajorRule", "major_of", "read_cuda_major", "read_cudnn_major", "runtime_of", "tie_counts"]
 
-_KEYS: Final = {"names", "major", "versions", "unbound", "source", "verified", "note"}
+_KEYS: Final = {"names", "major", "versions", "unbound", "runtime", "source", "verified", "note"}
 #: The libraries a row may tie a release to: its table's name without ``-major``.
 LIBRARIES: Final = ("cuda", "cudnn")
 _PATTERN: Final = re.compile(r"[a-z0-9*][a-z0-9*.-]*(\{major\})?[a-z0-9*.-]*")
@@ -45,6 +47,7 @@ class CudaMajorRule:
     verified: bool = True
     library: str = "cuda"  # one of LIBRARIES: the table the row came from
     unbound: bool = False  # the names it matches tie no major, whatever a later row says (``major_of``)
+    runtime: bool = False  # a release's major.minor is the CUDA release whose runtime it ships (``runtime_of``)
 
     def match(self, name: str, version: Version) -> re.Match[str] | None:
         """The pattern's match of ``name`` when this row speaks of ``name`` ``version``, else None."""
@@ -83,6 +86,7 @@ def read_cuda_major(c: Collector, row: Mapping[str, Any], path: str, *, library:
     major = c.get(row, "major", int, path)
     spec = c.get(row, "versions", str, path)
     unbound = c.get(row, "unbound", bool, path) or False
+    runtime = c.get(row, "runtime", bool, path) or False
     source = c.source(row, path)
     if names is None:
         return None
@@ -106,6 +110,7 @@ def read_cuda_major(c: Collector, row: Mapping[str, Any], path: str, *, library:
         verified=c.verified(row, path),
         library=library,
         unbound=unbound,
+        runtime=runtime,
     )
 
 
@@ -124,6 +129,20 @@ def major_of(rules: Iterable[CudaMajorRule], name: str, version: Version | str, 
         found = rule.major_for(name, parsed)
         if found is not None:
             return found
+    return None
+
+
+def runtime_of(rules: Iterable[CudaMajorRule], name: str, version: Version | str) -> tuple[int, int] | None:
+    """(major, minor) of the CUDA release whose runtime ``name`` ``version`` ships, when the first ``[[cuda-major]]``
+    row that ties it is a ``runtime`` row; else None (a library versioned otherwise, or no row)."""
+    try:
+        parsed = version if isinstance(version, Version) else Version(version)
+    except InvalidVersion:
+        return None
+    for rule in rules:
+        if rule.library != "cuda" or rule.match(name, parsed) is None:
+            continue
+        return (parsed.major, parsed.minor) if rule.runtime and not rule.unbound else None
     return None
 
 

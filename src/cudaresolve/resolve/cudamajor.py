@@ -9,6 +9,10 @@ releases that agree, and a set that cannot agree fails with ``cuda-major-mixed``
 cuDNN likewise: a release the ``[[cudnn-major]]`` rows tie to a cuDNN major (``nvidia-cudnn-cu12`` 9.1.0.70,
 the one torch pins; onnxruntime-gpu 1.18.1, linked against ``libcudnn.so.8``) depends on ``<cudnn>==9.*``,
 whose candidates are the majors themselves; one is chosen for the set, or it fails with ``cudnn-major-mixed``.
+
+A release of the CUDA runtime itself (``runtime_of``: ``nvidia-cuda-runtime-cu12`` 12.9.79 ships CUDA 12.9's) that a
+package from an index pulls in may be newer, within the major, than the driver supports in full: the set runs only
+through minor-version compatibility, which ``runtime_warnings`` says, as the variant's own warning does.
 """
 
 from __future__ import annotations
@@ -17,19 +21,22 @@ from typing import TYPE_CHECKING
 
 from packaging.specifiers import SpecifierSet
 
-from cudaresolve.db.cudamajor import major_of
+from cudaresolve.db.cudamajor import major_of, runtime_of
 from cudaresolve.resolve.catalog import CUDA, CUDNN, Catalog, Need
-from cudaresolve.text.findings import reason
+from cudaresolve.text.findings import reason, warning
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from resolvelib.resolvers import RequirementInformation
 
+    from cudaresolve.core.versions import CudaVersion
+    from cudaresolve.db.database import CompatDB
     from cudaresolve.resolve.catalog import Candidate
-    from cudaresolve.text.findings import Finding
+    from cudaresolve.target.model import Target
+    from cudaresolve.text.findings import Finding, Notice
 
-__all__ = ["is_major_need", "major_needs", "mixed"]
+__all__ = ["is_major_need", "major_needs", "mixed", "runtime_warnings"]
 
 
 def major_needs(catalog: Catalog, candidate: Candidate) -> tuple[Need, ...]:
@@ -89,3 +96,30 @@ def mixed(
         found=found,
         major=next(iter(others)),
     )
+
+
+def runtime_warnings(
+    pins: Mapping[str, Candidate], db: CompatDB, target: Target, *, told: CudaVersion | None
+) -> list[Notice]:
+    """``minor-version-compat`` for each pinned CUDA runtime from an index (``runtime_of``) of the driver's CUDA
+    major but a newer minor than the driver supports in full; ``told``: the CUDA release the variant's own warning
+    already named (a runtime no newer than it says nothing more)."""
+    from cudaresolve.core.versions import CudaVersion
+
+    limit = target.cuda_driver_max
+    if limit is None or not target.gpus or target.driver is None:
+        return []
+    out = []
+    for name in sorted(pins):
+        candidate = pins[name]
+        found = None if candidate.build is not None else runtime_of(db.cuda_majors, name, candidate.version)
+        if found is None or found[0] != limit.major or found <= (limit.major, limit.minor):
+            continue
+        if told is not None and found <= (told.major, told.minor):
+            continue
+        release = db.cuda_release(CudaVersion(*found))
+        full = release.min_driver(target.platform) if release else None
+        out.append(warning("minor-version-compat", "warn.minor-version-compat-runtime", package=name,
+                           version=str(candidate.version), cuda=f"{found[0]}.{found[1]}", required=full or "?",
+                           found=target.driver))  # fmt: skip
+    return out

@@ -26,6 +26,7 @@ from cudaresolve.resolve import DEFAULT_PRERELEASE
 from cudaresolve.resolve.ahead import build_chain
 from cudaresolve.resolve.assumed import assumed_system_notices
 from cudaresolve.resolve.catalog import ABSENT, CUDA, CUDNN, Candidate, Catalog, Need, build_catalog
+from cudaresolve.resolve.cudamajor import runtime_warnings
 from cudaresolve.resolve.direct import direct_candidate
 from cudaresolve.resolve.explain import explain_resolution, request_conflicts
 from cudaresolve.resolve.model import FileKind, LockedPackage, Solution
@@ -396,10 +397,12 @@ def _warnings(pins: Mapping[str, Candidate], db: CompatDB, target: Target, varia
     cuda = pins.get(CUDA)
     if target.gpus and target.driver is None:
         out.append(warning("driver-unknown", "warn.driver-unknown"))
+    told = None
     if cuda is not None and cuda.driver_support is DriverSupport.MINOR and info is not None and info.cuda:
-        release = db.cuda_release(info.cuda)
+        release, told = db.cuda_release(info.cuda), info.cuda
         full = release.min_driver(target.platform) if release else "?"
         out.append(warning("minor-version-compat", variant=variant, required=full, found=target.driver))
+    out += runtime_warnings(pins, db, target, told=told)  # a newer runtime an index release pulls in
     for name in sorted(pins):
         candidate = pins[name]
         build = candidate.build
