@@ -228,3 +228,13 @@ def test_a_local_label_that_is_no_known_variant_is_the_pins_reason_alone(
         assert code == 1
         assert [r["code"] for r in answer["reasons"]] == ["no-such-version"], spec
         assert all("<cuda>" not in r["message"] for r in answer["reasons"])
+
+
+def test_a_spec_whose_marker_is_false_here_is_said_not_to_apply(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the hostile-input audit: ``why-not 'torch; python_version<"3"'`` said torch was possible and what it
+    would install, though lock leaves such a requirement out on this target. It is now a coded line saying so."""
+    argv = ["why-not", 'torch; python_version<"3"', "--gpu", "H100", "--driver", "580.65.06"]
+    assert main(argv) != 0
+    err = capsys.readouterr().err
+    assert err.startswith("error: invalid-input: ") and 'its marker (python_version < "3") is false' in err
+    assert main(["why-not", 'torch; python_version>="3"', "--gpu", "H100", "--driver", "580.65.06"]) == 0

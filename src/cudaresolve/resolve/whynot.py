@@ -83,6 +83,11 @@ def why_not(
         req = Requirement(text)
     except InvalidRequirement as exc:
         raise InvalidInput(Text.of("resolve.bad-spec", spec=repr(spec)), hint=Text("resolve.bad-spec.hint")) from exc
+    if req.marker is not None and not req.marker.evaluate({**marker_environment(target), "extra": ""}):
+        raise InvalidInput(  # lock leaves such a requirement out (``requirement-skipped``): no answer to give
+            Text.of("resolve.why-not-marker-false", spec=text, marker=str(req.marker)),
+            hint=Text.of("resolve.why-not-marker-false.hint", package=req.name),
+        )
     if req.url:  # lock judges a direct reference before anything else: the same refusals here
         from cudaresolve.resolve.direct import parse_direct
 
