@@ -344,3 +344,18 @@ def test_a_gpu_name_with_control_characters_is_shown_escaped() -> None:
     text = rendered(target)
     assert "\x1b" not in text and "\x07" not in text
     assert "NVIDIA H100\\x1b[31mRED\\x1b]0;title\\x07" in text.splitlines()[1]
+
+
+def test_a_machine_reporting_more_gpus_than_one_target_holds_is_refused(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Found by the hostile-input audit: ``--gpu``, ``CUDARESOLVE_GPUS`` and host files are bounded to 1,024 GPUs (each
+    costs a database lookup), but an nvidia-smi that printed 1,100 rows was taken whole. Detection is bounded alike."""
+    rows = "".join("NVIDIA H100 80GB HBM3, 9.0, 580.65.06, 81559\n" for _ in range(1100))
+    machine(monkeypatch, Sources(nvml=no_nvml, nvidia_smi=lambda args: (0, rows), proc_dir=tmp_path / "absent"))
+    assert main(["detect"]) != 0
+    assert "error: invalid-input: 1100 GPUs" in capsys.readouterr().err
+    fewer = "".join("NVIDIA H100 80GB HBM3, 9.0, 580.65.06, 81559\n" for _ in range(8))
+    machine(monkeypatch, Sources(nvml=no_nvml, nvidia_smi=lambda args: (0, fewer), proc_dir=tmp_path / "absent"))
+    assert main(["detect", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["target"]["gpus"]) == 8

@@ -194,6 +194,7 @@ def target_from_host(
     if host is None or not host.gpus:
         source = host.source if host is not None else "none"
         return Target(platform=platform, python=python, source=source)
+    _bounded_gpus(len(host.gpus))  # what NVML or nvidia-smi reported, as the flags' and host files' are bounded
     gpus = tuple(_gpu_from_detected(g, db, host.source) for g in host.gpus)
     used = driver or host.driver
     fallback = host.cuda_driver if driver is None else None
