@@ -47,10 +47,12 @@ def package_from_dict(entry: Any, path: str, choose: WheelChoice | None = None) 
                 hint=Text("lock.several-wheels.hint"),
             )
         found = choose(name, [_wheel_name(w, f"{path}.wheels[{i}]") for i, w in enumerate(wheels)])
-        if found is None:
+        if found is None and marker is None:
             raise InvalidLockfile(Text.of("lock.no-wheel-fits", path=path, name=name, count=len(wheels)),
                                   hint=Text("lock.no-wheel-fits.hint"))
-        chosen = found
+        # A marker may leave the package out (a uv export's contourpy for Python >= 3.12, in a 3.11 venv): the
+        # selection decides, and a package it keeps with no wheel that fits is refused then (``_check_wheels``).
+        chosen = 0 if found is None else found
     kind, where = FileKind.WHEEL, f"{path}.wheels[{chosen}]"
     file = wheels[chosen] if wheels else {}
     if not wheels and "sdist" in entry:  # PEP 751: wheels before the sdist; a lock of ours has one or the other
