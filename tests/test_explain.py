@@ -100,6 +100,27 @@ def test_conflicting_pair_names_both_sides(db: CompatDB) -> None:
     ]
 
 
+def test_a_pin_conflict_names_what_other_packages_require_not_the_releases_tried_before(db: CompatDB) -> None:
+    """``torch==2.5.1 xformers`` from PyPI listed, for each of 20 xformers releases, the torch pins of all the others
+    as 'chosen' ("xformers 0.0.35 requires torch>=2.10, but torch==2.0.1, torch==2.1.0, ... is chosen"): a release
+    never stands beside another of its own name, so only the other packages' requirements are what is chosen."""
+    catalog = catalog_for(db, "8.0", "535.104.05")
+    (torchrec,) = catalog.for_name("torchrec")
+    newer = replace(torchrec, version=Version("1.3.0"))
+    app = Candidate(name="app", version=Version("1.0"), variant=None, index_url="https://pypi.org/simple")
+    causes = [
+        RequirementInformation(need("torch", "==2.7.*", parent="torchrec 1.2.0"), torchrec),
+        RequirementInformation(need("torch", "==2.7.1", parent="torchrec 1.3.0"), newer),
+        RequirementInformation(need("torch", ">=2.8", parent="app 1.0"), app),
+    ]
+    findings = explain_resolution(catalog, [need("torchrec")], causes)
+    assert sorted(f.message for f in findings if f.code == "pin-conflict") == [
+        "app 1.0 requires torch>=2.8, but torch==2.7.*, torch==2.7.1 is chosen",
+        "torchrec 1.2.0 requires torch==2.7.*, but torch>=2.8 is chosen",
+        "torchrec 1.3.0 requires torch==2.7.1, but torch>=2.8 is chosen",
+    ]
+
+
 def test_a_request_that_rules_out_every_release_is_named_not_the_search_path(db: CompatDB) -> None:
     catalog = catalog_for(db, "8.0", "535.104.05")
     (torchrec,) = catalog.for_name("torchrec")

@@ -299,7 +299,8 @@ def explain_resolution(
             continue
         if need.name == CUDA and any(is_major_need(c.requirement) for c in causes):
             continue  # a build's variant against a major: the ``cuda-major-mixed`` findings say it
-        others = sorted({str(c.requirement) for c in causes if c.requirement.name == need.name} - {str(need)})
+        others = sorted({str(c.requirement) for c in causes if c.requirement.name == need.name and not (
+            c.parent is not None and c.parent.name == parent.name)} - {str(need)})  # not its own other releases'
         found = ", ".join(others) or "another requirement of the set"
         conflict = reason("pin-conflict", package=parent.name, version=str(parent.version), required=str(need),
                           found=found)  # fmt: skip
