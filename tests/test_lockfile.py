@@ -270,6 +270,18 @@ def test_pylock_problem_singular_and_missing_url(lock: Lock) -> None:
     assert pylock_blocker(lock, whole=True) is None
 
 
+def test_a_file_the_index_does_not_list_blocks_the_lock_with_where_it_was_looked_for(lock: Lock) -> None:
+    """``lock torch --index-mirror ...=MIRROR -o pylock.toml`` whose mirror lacks the wheel said only "torch
+    2.15.0+cpu from https://mirror/cpu has none" (a sha256), with the hint to run online: the ``wheel-not-listed``
+    warning, which says the mirror lists no such wheel and to check its URL and layout, was never shown."""
+    one = replace(lock, packages=(replace(lock.packages[0], sha256=None, url=None), *lock.packages[1:]))
+    fields = {"package": "fbgemm-gpu", "version": "1.2.0+cu118", "python": "3.11", "platform": "linux_x86_64"}
+    absent = Notice(code="wheel-not-listed", text=Text.of("lock.wheel-not-on-mirror", mirror="https://m.example/cu118",
+                                                             index=CU118, **fields))  # fmt: skip
+    assert pylock_blocker(one, whole=False, warnings=(absent,)) == absent.text
+    assert pylock_blocker(one, whole=False) == pylock_problem(one)
+
+
 FOREIGN = """\
 lock-version = "1.0"
 created-by = "pip"

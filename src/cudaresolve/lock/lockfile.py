@@ -69,13 +69,17 @@ def pylock_problem(lock: Lock) -> Text | None:
 def pylock_blocker(lock: Lock, *, whole: bool, warnings: Sequence[Notice] = ()) -> Text | None:
     """Why no pylock.toml can be written for ``lock``, naming what is missing, or None. ``whole``: every
     dependency was resolved from the indexes; when not, the reason is the ``incomplete-lock`` warning's (the
-    package and page that could not be read), else the packages without a file (``pylock_problem``)."""
+    package and page that could not be read), else the ``wheel-not-listed`` warning's (the index or mirror that
+    lists no file for a locked build, and what to check), else the packages without a file (``pylock_problem``)."""
     problem = pylock_problem(lock)
     if whole:
         return problem
     reason = next((n.text.get("reason") for n in warnings if n.code == "incomplete-lock"), None)
     if isinstance(reason, Text):
         return Text.of("lock.not-whole-environment", reason=reason)
+    unlisted = next((n.text for n in warnings if n.code == "wheel-not-listed"), None)
+    if problem is not None and unlisted is not None:  # where the file was looked for (a mirror that lacks it)
+        return unlisted
     return problem or Text.of("lock.not-whole-environment", reason=Text("index.network-error"))
 
 
