@@ -121,3 +121,16 @@ def test_the_plain_width_is_rich_s(columns: str, monkeypatch: pytest.MonkeyPatch
     width = plain_width(os.environ)
     rich_width = Console(file=io.StringIO(), force_terminal=False).width
     assert width == rich_width if width is not None else rich_width == 0
+
+
+def test_the_variant_line_only_when_a_package_comes_from_the_variants_index() -> None:
+    """``lock requests --gpu A100`` said "variant cpu from https://download.pytorch.org/whl/cpu" above a set with
+    no GPU package, none of it from that index; with torch from PyPI's builds the line stays, as it says that."""
+    from cudaresolve.render.report import solution_items
+
+    plain = (LockedPackage(name="requests", version="2.32.3", index="https://pypi.org/simple"),)
+    cpu = Solution(target=Target(), variant="cpu", index_url="https://download.pytorch.org/whl/cpu", packages=plain)
+    assert not any(isinstance(i, str) and i.startswith("variant") for i in solution_items(cpu, 80, "en"))
+    torch = LockedPackage(name="torch", version="2.10.0", index="https://pypi.org/simple")
+    pypi = Solution(target=Target(), variant="cu128", index_url="https://pypi.org/simple", packages=(*plain, torch))
+    assert solution_items(pypi, 80, "en")[0] == "variant cu128 from https://pypi.org/simple"

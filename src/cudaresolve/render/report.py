@@ -56,8 +56,9 @@ def warning_items(solution: Solution, lang: str) -> list[Item]:
 
 
 def solution_items(solution: Solution, width: int, lang: str) -> list[Item]:
-    """The variant line, the package table for a console ``width`` wide (names and versions whole, an index URL
-    broken only after a '/'), then every warning."""
+    """The variant line (when a package comes from the variant's index: a set with no GPU build has none), the
+    package table for a console ``width`` wide (names and versions whole, an index URL broken only after a '/'),
+    then every warning."""
     from cudaresolve.render.fit import fold_path
     from cudaresolve.text.catalogue import format_text
     from cudaresolve.text.model import Text
@@ -73,7 +74,10 @@ def solution_items(solution: Solution, width: int, lang: str) -> list[Item]:
         where = p.url if not p.index and p.url else p.index  # a direct reference: its URL, from no index
         rows.append((p.name, p.version, fold_path(redact_text(where), room)))
     table = Table(tuple(format_text(Text(key), lang) for key in keys), tuple(rows))
-    return [format_text(variant, lang), table, *warning_items(solution, lang)]
+    # a set none of whose packages comes from the variant's index holds no GPU build: no variant to speak of
+    base = solution.index_url.rstrip("/")
+    said = [] if solution.packages and all(p.index.rstrip("/") != base for p in solution.packages) else [variant]
+    return [*(format_text(v, lang) for v in said), table, *warning_items(solution, lang)]
 
 
 def lock_items(result: object, width: int, lang: str) -> list[Item]:
