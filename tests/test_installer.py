@@ -19,7 +19,7 @@ from cudaresolve.install.pip import (
 )
 from cudaresolve.install.sync import sync_environment
 from cudaresolve.lock.model import Lock
-from cudaresolve.resolve.model import LockedPackage
+from cudaresolve.resolve.model import FileKind, LockedPackage
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -279,3 +279,23 @@ def test_a_failed_install_names_the_installer_that_ran() -> None:
     failed = PipFailed(2, tool="uv")
     assert (failed.code, failed.exit_code, failed.message) == ("pip-failed", 2, "uv exited with code 2")
     assert PipFailed(1, index="https://pypi.org/simple").message.startswith("pip exited with code 1 while using")
+
+
+def test_a_local_folder_is_built_from_the_index_its_lock_takes_packages_from() -> None:
+    """``lock -r req.txt`` of ``-e ./pkg`` and ``rich`` on a GPU box wrote ``index-url = .../whl/cpu``, the variant
+    of a set with no GPU build; ``install --from`` built pkg with ``--index-url https://download.pytorch.org/whl/cpu``
+    (unreachable here, and no build backend there). A variant index that serves the lock's GPU builds is no
+    place for hatchling either: the index the rest of the lock comes from is."""
+    from cudaresolve.install.installer import folder_index
+
+    pypi, cpu, cu128 = "https://pypi.org/simple", "https://download.pytorch.org/whl/cpu", "https://m.example/cu128"
+    folder = LockedPackage(name="pkg", version="", index="", url="file:///w/pkg", kind=FileKind.DIRECTORY)
+    rich = LockedPackage(name="rich", version="15.0.0", index=pypi)
+    assert folder_index(Lock(packages=(folder, rich), variant="cpu", index_url=cpu)) == pypi  # none from it
+    stack = tuple(LockedPackage(name=n, version=v, index=cu128) for n, v in (("torch", "2.7.1+cu128"), ("sympy", "1")))
+    assert folder_index(Lock(packages=(folder, *stack, rich), variant="cu128", index_url=cu128)) == pypi
+    assert folder_index(Lock(packages=(folder, *stack), variant="cu128", index_url=cu128)) == cu128  # all it has
+    torch = LockedPackage(name="torch", version="2.10.0", index=pypi)  # PyPI's builds: its index is the default
+    extra = LockedPackage(name="private", version="1.0", index="https://private.example/simple")
+    assert folder_index(Lock(packages=(folder, torch, extra), variant="cu128", index_url=pypi)) == pypi
+    assert folder_index(Lock(packages=(folder,))) is None  # the installer's own default

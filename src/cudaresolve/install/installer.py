@@ -36,9 +36,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
+    from cudaresolve.lock.model import Lock
     from cudaresolve.resolve.model import LockedPackage
 
-__all__ = ["CHOICE_ENV", "OWN", "Installer", "choose_installer", "find_uv", "wanted_installer"]
+__all__ = ["CHOICE_ENV", "OWN", "Installer", "choose_installer", "find_uv", "folder_index", "wanted_installer"]
 
 #: The environment variable that picks the installer (``uv`` or ``pip``; unset: uv when present).
 CHOICE_ENV: Final = "CUDARESOLVE_INSTALLER"
@@ -82,7 +83,7 @@ class Installer:
     def install_folders(self, folders: Sequence[LockedPackage], *, index: str | None = None) -> PipCommand:
         """Build and install the local project ``folders`` (``[packages.directory]``, their ``url`` a ``file://``
         URL), each in place (``-e``) when locked ``editable``, following no dependency. Their build requirements
-        come from ``index`` (the lock's index; None: the installer's default), into an isolated build
+        come from ``index`` (``folder_index``; None: the installer's default), into an isolated build
         environment, as ``uv pip sync`` builds them."""
         from cudaresolve.resolve.direct import local_directory
 
@@ -109,6 +110,23 @@ class Installer:
 
 
 _UV_EXACT: Final = ("--no-deps", "--no-index", "--offline", "--no-config")
+
+
+def folder_index(lock: Lock) -> str | None:
+    """The index a local project folder's build requirements come from: the lock's ``index-url`` when it is the
+    index of its ordinary packages; not when it is a variant's index (its packages carry the variant's local
+    version, ``2.7.1+cu128``: no build backend there) or the index of none of them (a set with no GPU build),
+    then the index most of the other packages come from; None: the installer's own default."""
+    from collections import Counter
+
+    own = lock.index_url
+    served = [p for p in lock.packages if p.index]  # a folder's or a direct reference's is ""
+    held = [p for p in served if p.index == own]
+    variant = bool(lock.variant) and any(p.version.endswith(f"+{lock.variant}") for p in held)
+    others = Counter(p.index for p in served if p.index != own)
+    if (own and held and not variant) or not others:
+        return own or None
+    return others.most_common(1)[0][0]
 
 
 def choose_installer(

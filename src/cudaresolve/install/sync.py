@@ -46,7 +46,7 @@ from cudaresolve.install.inprocess import (
     remove_plan,
 )
 from cudaresolve.install.installed import check_built, read_installed, running_tool
-from cudaresolve.install.installer import Installer, choose_installer
+from cudaresolve.install.installer import Installer, choose_installer, folder_index
 from cudaresolve.install.pip import download_commands, run_pip, wheel_dir
 from cudaresolve.install.record import cached_record, parse_record, read_wheel_record, same_files, store_record
 from cudaresolve.install.verdicts import check_closure
@@ -271,7 +271,7 @@ def _installs(
         commands.append(installer.install(wheels, fresh=fresh, replacing=names))
     folders = [p for p in lock.packages if p.name in todo and p.kind is FileKind.DIRECTORY]
     if folders:
-        commands.append(installer.install_folders(folders, index=lock.index_url))
+        commands.append(installer.install_folders(folders, index=folder_index(lock)))
     return commands
 
 
@@ -297,7 +297,7 @@ def _plan(
     if files:
         commands.append(installer.install([f for f in files if f is not None]))
     if folders:
-        commands.append(installer.install_folders(folders, index=lock.index_url))
+        commands.append(installer.install_folders(folders, index=folder_index(lock)))
     return commands
 
 
