@@ -234,3 +234,19 @@ def test_an_index_that_cannot_be_read_is_passed_over_for_one_that_answers() -> N
     _, other = _best_and_runner_up()
     solution = solve(["torch"], load_compat(MINI), target(), source=_Uncached(other, IndexUnavailable)).solution
     assert solution.packages[0].index.rstrip("/") == other
+
+
+def test_a_build_pinned_after_a_clash_with_a_pin_still_gets_its_metadata_dependencies() -> None:
+    """torch 2.8.0 is pinned first; fbgemm-gpu 1.2.0 (torch==2.7.*) is then pinned beside it, and resolvelib
+    re-pins torch to 2.7.1 rather than rejecting fbgemm-gpu: its Requires-Dist (lib) must still be in the set
+    (vllm 0.32.0 beside torch on aarch64 Python 3.13 was locked with none of its 70 requirements)."""
+    versions = ("2.8.0+cu121", "2.7.1+cu121", "2.7.1+cu118")
+    projects = {
+        "torch": [(v, [], False) for v in versions],
+        "fbgemm-gpu": [(v, ["lib"], False) for v in ("1.2.0+cu121", "1.2.0+cu118")],
+        "app": [("1.0", ["fbgemm-gpu"], False)],
+        "lib": [("1.0", [], False)],
+    }
+    assert pins(["torch", "app"], DictSource(projects)) == {
+        "app": "1.0", "fbgemm-gpu": "1.2.0+cu121", "lib": "1.0", "torch": "2.7.1+cu121",
+    }

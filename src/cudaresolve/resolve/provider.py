@@ -105,7 +105,6 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         self._dependencies: dict[Candidate, tuple[Need, ...]] = {}
         self._builds: dict[tuple[str, str, str], IndexRelease | None] = {}
         self._variant_index: str | None = None  # the pinned ``<cuda>``'s index, seen in get_preference
-        self._resolutions: Mapping[str, Candidate] = {}
         #: Index failures that left an identifier without any build (``_listed``); the solve raises the first
         #: when the search fails, so the lock falls back to the database's answer, and otherwise lets the
         #: sets from the indexes that answered stand (a PyPI set when the PyTorch index is down).
@@ -131,7 +130,6 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         (``cause_names``); else all of them. The resolver works on the conflict instead of
         re-pinning unrelated packages.
         """
-        self._resolutions = resolutions  # fresher than get_preference's, which one open name skips
         names = list(identifiers)
         if CUDA in names:
             return [CUDA]
@@ -188,9 +186,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         )
 
     def _seen(self, resolutions: Mapping[str, Candidate]) -> None:
-        """Note the pins so far, read by get_dependencies (no I/O for doomed builds), and the pinned ``<cuda>``'s
-        index."""
-        self._resolutions = resolutions
+        """Note the pinned ``<cuda>``'s index."""
         cuda = resolutions.get(CUDA)
         if cuda is not None:
             self._variant_index = cuda.index_url
@@ -375,15 +371,6 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         """
         return self.matches.check(requirement, candidate)
 
-    def _clashes(self, candidate: Candidate) -> bool:
-        """Whether a database need of a candidate is already broken by a pin (resolvelib will reject it). The pins
-        are those resolvelib last showed (``get_preference``); when they hold the candidate's own name, they are
-        from before a backtrack (a name is pinned only once per state), so nothing is told from them."""
-        pins, needs = self._resolutions, candidate.dependencies
-        if candidate.key in pins:
-            return False
-        return any((pin := pins.get(n.key)) is not None and not self.matches.check(n, pin) for n in needs)
-
     def get_dependencies(self, candidate: Candidate) -> Sequence[Need]:
         """The database's needs (pairings, ``<cuda>``) plus the release's own ``Requires-Dist`` for the target.
 
@@ -392,8 +379,8 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if found is None and candidate.channel == ABSENT:
             return ()
         if found is None:
-            if candidate.release is not None and self.source is not None and self._clashes(candidate):
-                return candidate.dependencies  # not kept: after a backtrack the same build may need its metadata
+            # no shortcut on a pin that "clashes" with another: resolvelib does not reject such a pin, it re-pins
+            # the other name, so a build given only its database needs here would be locked without its metadata's
             found = self._compute_dependencies(candidate)
             self._dependencies[candidate] = found
         return found
