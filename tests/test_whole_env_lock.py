@@ -251,6 +251,23 @@ def test_offline_with_every_request_false_on_the_target_is_a_whole_lock_of_nothi
     assert tomllib.loads((tmp_path / "pylock.toml").read_text())["packages"] == []
 
 
+def test_an_online_lock_a_mirror_cannot_complete_is_not_told_to_run_online(tmp_path: Path) -> None:
+    """Found by the real-project audit: online, a named ``-o`` the mirror could not make complete (it lists no such
+    torch wheel) was told "run online to add the hashes": the hint now points at the index or mirror."""
+    index = LocalIndex(tmp_path / "index")
+    index.add("whl/cpu", "torch", "1.0+cpu")  # the mirror's torch page lacks the release the database picks
+    with index.serve() as base:
+        args = ["lock", "torch", "--cpu", "--python-version", "3.11", f"--index-mirror=https://download.pytorch.org/whl="
+                f"{base}/whl", "-o", "pylock.toml"]  # fmt: skip
+        result = run_cli(args, tmp_path, tmp_path / "cache")
+    assert result.returncode == 1 and "error: invalid-input: cannot write pylock.toml" in result.stderr
+    assert "lists no torch" in result.stderr and "run online" not in result.stderr
+    assert "check the index URL or mirror" in result.stderr
+    offline = run_cli(["lock", "torch", "--cpu", "--offline", "-o", "pylock.toml"], tmp_path, tmp_path / "empty")
+    assert offline.returncode == 1 and "run online to add the hashes" in offline.stderr
+    assert not (tmp_path / "pylock.toml").exists()
+
+
 def test_marker_false_request_is_skipped_with_a_notice(served: Any, tmp_path: Path) -> None:
     _, base, _, _ = served
     args = ["lock", "numpy<2", "pywin32-fake; sys_platform == 'win32'", *TARGET, *mirrors(base), "--json"]

@@ -401,9 +401,9 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
         if problem is not None:
             if output is not None:  # an index that did not answer online is the network's failure (exit 2)
                 failed = IndexUnavailable if not inputs.offline and network_failure(problem) else InvalidInput
-                raise failed(
+                raise failed(  # online, running online again is no way out: the index or its mirror is
                     Text.of("lock.incomplete-explicit", path=output, reason=problem),
-                    hint=Text("lock.incomplete-explicit.hint"),
+                    hint=Text("lock.incomplete-explicit.hint" if inputs.offline else "lock.incomplete-explicit.online"),
                 )
             notice = Notice(code="no-lock-written", text=Text.of("lock.incomplete-not-written", reason=problem))
             return LockResult(solution=_with_notices(solution, [notice]), path=None, format=fmt, complete=False)
