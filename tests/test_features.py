@@ -188,6 +188,23 @@ def test_an_extra_whose_every_requirement_is_for_another_platform_locks(served: 
         parse_requests([])
 
 
+def test_a_projects_uv_sources_and_indexes_are_said_to_be_unread(served: Any, tmp_path: Path) -> None:
+    """Found by the real-project audit: ``[tool.uv.sources]`` and ``[tool.uv.index]`` (uv's way to take torch from a
+    PyTorch index) were ignored without a word, so the lock could differ from ``uv lock``'s silently."""
+    data = {"project": {"name": "demo", "version": "1.0", "dependencies": ["app"]},
+            "tool": {"uv": {"sources": {"app": [{"index": "own"}]}, "index": [{"name": "own", "url": "https://x/"}],
+                            "dev-dependencies": []}}}  # fmt: skip
+    result = _lock(served, [], _project(tmp_path, data))
+    assert result.returncode == 0, result.stdout
+    [said] = [w for w in json.loads(result.stdout)["warnings"] if w["code"] == "uv-settings-ignored"]
+    assert "tool.uv.sources" in said["message"] and "tool.uv.index" in said["message"]
+    assert "dev-dependencies" not in said["message"]
+    plain = {"project": {"name": "demo", "version": "1.0", "dependencies": ["app"]}, "tool": {"uv": {"package": True}}}
+    (tmp_path / "plain").mkdir()
+    other = _lock(served, [], _project(tmp_path / "plain", plain))
+    assert "uv-settings-ignored" not in {w["code"] for w in json.loads(other.stdout)["warnings"]}
+
+
 @pytest.fixture(scope="module")
 def wide_lock(served: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One lock of every extra and group of PROJECT_WIDE (its folder)."""

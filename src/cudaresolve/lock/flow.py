@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from cudaresolve.errors import IndexUnavailable, InvalidInput, NoSolution
 from cudaresolve.lock.network import helper_ahead, index_policy, page_fetcher, run_client, tls_ahead
 from cudaresolve.lock.request import LockInputs, LockRequest, all_mirrors
-from cudaresolve.text.findings import Notice
+from cudaresolve.text.findings import Notice, warning
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -105,6 +105,9 @@ def prepare(request: LockRequest, *, store_db: bool = True) -> LockInputs:
         from cudaresolve.lock.project import check_project_python
 
         check_project_python(project, target.python)
+        if project.uv_settings:  # what ``uv lock`` would read and this lock does not: said, never silent
+            said = warning("uv-settings-ignored", "lock.uv-settings-ignored", keys=project.uv_settings)
+            extra = replace(extra, notices=(*extra.notices, said))
     return LockInputs(
         extra=extra,
         requirements=requirements,
@@ -140,7 +143,6 @@ def resolve_inputs(
     from cudaresolve.lock.cached import hashes_from_cache, network_failure, no_pages_cached, not_cached
     from cudaresolve.resolve.catalog import build_catalog
     from cudaresolve.resolve.solve import solve
-    from cudaresolve.text.findings import warning
 
     if inputs.unchecked:  # a requirement file's lines: each a requirement before anything is solved from them
         from cudaresolve.lock.reqfiles import check_lines
@@ -273,7 +275,6 @@ def _solve_whole(
     from cudaresolve.index.source import IndexSource
     from cudaresolve.resolve.solve import skipped_requests, solve
     from cudaresolve.target.environment import marker_environment
-    from cudaresolve.text.findings import warning
 
     db, target = inputs.db, inputs.target
     tags = inputs.wheel_tags()

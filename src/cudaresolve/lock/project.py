@@ -41,6 +41,13 @@ class ProjectSettings:
     name: str | None = None
     dynamic: frozenset[str] = frozenset()
     requires_python: str | None = None  # [project] requires-python: the Pythons a lock of the project may be for
+    #: The ``[tool.uv]`` tables that change what uv resolves for the project (``_UV_SETTINGS``) and that this tool
+    #: does not read: the lock says so rather than give another answer than ``uv lock`` silently.
+    uv_settings: tuple[str, ...] = ()
+
+
+#: uv's project settings that choose indexes or change requirements (``[tool.uv] sources``, ``index``, ...).
+_UV_SETTINGS: Final = ("sources", "index", "constraint-dependencies", "override-dependencies")
 
 
 def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str = "pyproject.toml") -> ProjectSettings:
@@ -94,7 +101,15 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
         name=name if isinstance(name, str) and name.strip() else None,
         dynamic=own,
         requires_python=_requires_python(project.get("requires-python"), source),
+        uv_settings=_uv_settings(data),
     )
+
+
+def _uv_settings(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ``[tool.uv]`` keys of ``_UV_SETTINGS`` the file sets (any shape: they are only named, never read)."""
+    tool = data.get("tool")
+    uv = tool.get("uv") if isinstance(tool, dict) else None
+    return tuple(f"tool.uv.{key}" for key in _UV_SETTINGS if isinstance(uv, dict) and key in uv)
 
 
 def built_project(project: ProjectSettings, folder: Path, selection: Selection) -> tuple[str, Selection]:
