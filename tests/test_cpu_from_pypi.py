@@ -92,6 +92,21 @@ def test_a_cpu_target_with_the_pytorch_index_down_locks_pypis_set_and_names_the_
     assert "incomplete-lock" not in codes and "index-unavailable-fallback" not in codes
 
 
+def test_under_exclude_newer_no_database_set_is_offered_instead(served: Any, tmp_path: Path) -> None:
+    """Found by the real-project audit: with ``--exclude-newer 2024-06-01`` and the PyTorch index down, the lock
+    said the best set was torch 2.15.0+cpu, a release from after that date: the database knows no upload times."""
+    base, pypi_set, _ = served
+    closed = f"http://127.0.0.1:{_closed_port()}"
+    args = ["lock", "torch", "torchvision", *ARGS, *_mirrors(base, closed), "--exclude-newer", "2024-06-01", "--json"]
+    result = _run(args, tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert {p["name"]: p["version"] for p in out["packages"] if p["name"] in ("torch", "torchvision")} == {
+        p.name: p.version for p in pypi_set.packages
+    }  # the files here state no upload time: kept, as PEP 700 allows
+    assert "index-unreachable-pypi-set" not in {w["code"] for w in out["warnings"]}
+
+
 def test_a_project_needing_torch_is_not_backtracked_to_a_release_without_it(served: Any, tmp_path: Path) -> None:
     """With the cpu builds unreadable, a set that dodges torch (app 0.1, which needs none) is no answer: the lock
     takes PyPI's torch for the newest app, and says the cpu set could not be reached (found: accelerate 0.0.1)."""

@@ -318,7 +318,9 @@ def _solve_whole(
     skipped = passed_over(solution, failures)  # indexes that failed but served nothing this lock holds
     notices = source.notices(passed_over=skipped, pinned={p.name: p.version for p in solution.packages})
     lost = {i: failures[i] for i in skipped}
-    better = unreachable_set_notice(solution, inputs.requirements, db, ideal or catalog, lost)
+    # the database's best set knows no upload times: under --exclude-newer it may name releases the date leaves out
+    better = None if inputs.exclude_newer else unreachable_set_notice(solution, inputs.requirements, db,
+                                                                      ideal or catalog, lost)  # fmt: skip
     notices += [better] if better is not None else []
     notices += [
         warning("requirement-skipped", "lock.requirement-skipped", requirement=text)
