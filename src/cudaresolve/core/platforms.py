@@ -8,7 +8,7 @@ from typing import Final
 from cudaresolve.errors import InvalidInput, UnsupportedPlatform
 from cudaresolve.text.model import Text
 
-__all__ = ["OPERATING_SYSTEMS", "PLATFORMS", "canonical_name", "normalize_platform", "platform_os"]
+__all__ = ["OPERATING_SYSTEMS", "PLATFORMS", "canonical_name", "leading_name", "normalize_platform", "platform_os"]
 
 #: Platform keys used in compat.toml and on a Target (wheel-tag spelling, OS and machine only).
 PLATFORMS: Final = ("linux_x86_64", "linux_aarch64", "win_amd64", "macosx_arm64", "macosx_x86_64")
@@ -56,3 +56,13 @@ def canonical_name(name: str) -> str:
     (about 16 ms of start-up) on paths that need nothing else from it.
     """
     return _SEPARATORS.sub("-", name).lower()
+
+
+_LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def leading_name(requirement: str) -> str | None:
+    """The normalised project name a requirement line starts with, read without parsing the line (which may be
+    invalid past it); None when it starts with no name."""
+    found = _LEADING_NAME.match(requirement)
+    return canonical_name(found[1]) if found is not None else None

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.files import read_regular_bounded, unsafe_member
-from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.platforms import canonical_name, leading_name
 from cudaresolve.errors import InvalidInput
 from cudaresolve.install.record import MAX_RECORD_BYTES
 from cudaresolve.text.model import Text
@@ -37,7 +36,6 @@ __all__ = ["InstalledDist", "check_built", "read_installed", "running_tool"]
 
 _MAX_DAMAGED: Final = 5
 _TOOL: Final = __name__.split(".")[0]  # the distribution this process runs from
-_NAME: Final = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _MOST: Final = 64 * 1024 * 1024  # a .dist-info file read (METADATA, RECORD): a bound, not a fact
 
 
@@ -239,5 +237,5 @@ def running_tool(dists: Mapping[str, InstalledDist], prefix: str | None) -> froz
         if name in kept or name not in dists:
             continue
         kept.add(name)
-        todo.extend(canonical_name(m[1]) for m in map(_NAME.match, dists[name].requires) if m)
+        todo.extend(n for n in map(leading_name, dists[name].requires) if n is not None)
     return frozenset(kept)

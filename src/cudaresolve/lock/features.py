@@ -14,12 +14,11 @@ Specs: https://packaging.python.org/en/latest/specifications/dependency-groups/ 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.platforms import canonical_name, leading_name
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
@@ -36,7 +35,6 @@ _MAX_DEPTH: Final = 64
 #: a pyproject of chained self-references (``e0 = ["me[e1]"]``, ``e1 = ["me[e2]"]`` ...) may cost.
 _MAX_EXPANDED: Final = 100_000
 #: A requirement's leading project name (PEP 508: letters, digits, ``.``, ``_``, ``-``).
-_LEADING_NAME: Final = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,8 +147,8 @@ def _own(
         if depth > _MAX_DEPTH or budget[0] < 0:
             raise InvalidInput(Text.of("lock.feature.too-deep", where=where[:300], limit=_MAX_DEPTH,
                                        total=_MAX_EXPANDED), hint=Text("lock.feature.too-deep.hint"))  # fmt: skip
-        named = _LEADING_NAME.match(text)
-        if outer is None and named is not None and str(canonical_name(named[1])) != own:
+        named = leading_name(text)
+        if outer is None and named is not None and named != own:
             out.append(text)
             continue
         from packaging.markers import Marker
