@@ -36,7 +36,13 @@ from cudaresolve.core.digest import sha256_bytes
 from cudaresolve.core.files import owned_by_user, write_bytes_atomic
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidBinary
-from cudaresolve.install.wheel_members import RESERVED, identity_problem, member_problem, tag_problem
+from cudaresolve.install.wheel_members import (
+    RESERVED,
+    dist_info_project,
+    identity_problem,
+    member_problem,
+    tag_problem,
+)
 from cudaresolve.text.model import Text
 
 #: How much of a wheel's METADATA is read for its ``Name`` and ``Version`` (the header block comes first).
@@ -207,11 +213,6 @@ def apply(plan: TreePlan, scheme: Scheme, *, url: str, sha256: str, store: str |
                 os.unlink(path)
         raise
     return meta
-
-
-def dist_info_project(folder: str) -> str:
-    """The normalized project name of a ``NAME-VERSION.dist-info`` folder's name."""
-    return str(canonical_name(folder[: -len(".dist-info")].rsplit("-", 1)[0]))
 
 
 class StaleTree(Exception):  # not an error the user sees: the caller unpacks the wheel again

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-__all__ = ["RESERVED", "check_wheel_files", "identity_problem", "member_problem", "tag_problem", "wheel_problem"]
+__all__ = [
+    "RESERVED", "check_wheel_files", "dist_info_project", "identity_problem", "member_problem", "tag_problem",
+    "wheel_problem",
+]  # fmt: skip
 
 #: A script name that is the environment's own (its interpreter, its activation scripts).
 RESERVED: Final = re.compile(
@@ -81,7 +84,7 @@ def identity_problem(info: str, metadata: str, project: str, version: str | None
 
     from cudaresolve.core.platforms import canonical_name
 
-    if canonical_name(info[: -len(".dist-info")].rsplit("-", 1)[0]) != canonical_name(project):
+    if dist_info_project(info) != canonical_name(project):
         return f"its metadata ({info}) is of another project than {project}"
     headers = HeaderParser().parsestr(metadata)
     names = [n.strip() for n in headers.get_all("Name") or []]
@@ -94,6 +97,13 @@ def identity_problem(info: str, metadata: str, project: str, version: str | None
         if version is not None and not _same_version(said, version):
             return f"its {where} says version {said[:80]!r}, not {version}"
     return None
+
+
+def dist_info_project(folder: str) -> str:
+    """The normalized project name of a ``NAME-VERSION.dist-info`` folder's name."""
+    from cudaresolve.core.platforms import canonical_name
+
+    return str(canonical_name(folder[: -len(".dist-info")].rsplit("-", 1)[0]))
 
 
 def _same_version(found: str, locked: str) -> bool:
