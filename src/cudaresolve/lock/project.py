@@ -109,7 +109,7 @@ def _uv_settings(data: Mapping[str, Any]) -> tuple[str, ...]:
     """The ``[tool.uv]`` keys of ``_UV_SETTINGS`` the file sets (any shape: they are only named, never read)."""
     tool = data.get("tool")
     uv = tool.get("uv") if isinstance(tool, dict) else None
-    return tuple(f"tool.uv.{key}" for key in _UV_SETTINGS if isinstance(uv, dict) and key in uv)
+    return tuple(f"tool.uv.{key}" for key in _UV_SETTINGS if key in uv) if isinstance(uv, dict) else ()
 
 
 def built_project(project: ProjectSettings, folder: Path, selection: Selection) -> tuple[str, Selection]:

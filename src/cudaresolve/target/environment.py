@@ -117,10 +117,11 @@ def _priority(tags: tuple[Tag, ...]) -> tuple[dict[Tag, int], dict[frozenset[Tag
     if found is not None and found[0] is tags:
         return found[1], found[2]
     ranks = {tag: i for i, tag in enumerate(tags)}
+    sets: dict[frozenset[Tag], int | None] = {}
     if len(_RANKS) >= _MAX_RANK_TABLES:
         _RANKS.clear()
-    _RANKS[id(tags)] = (tags, ranks, {})  # the tuple is kept, so its id is not reused while the entry lives
-    return ranks, _RANKS[id(tags)][2]
+    _RANKS[id(tags)] = (tags, ranks, sets)  # the tuple is kept, so its id is not reused while the entry lives
+    return ranks, sets
 
 
 def tag_priority(file_tags: frozenset[Tag], supported: tuple[Tag, ...]) -> int | None:
