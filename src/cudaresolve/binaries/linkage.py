@@ -40,7 +40,7 @@ from cudaresolve.binaries.dynamic import DynamicSymbols, read_linkage, read_symb
 from cudaresolve.binaries.elf import DEFAULT_LIMITS, BoundedReader
 from cudaresolve.binaries.scan import is_candidate, open_regular
 from cudaresolve.core.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
-from cudaresolve.core.files import unsafe_member
+from cudaresolve.core.files import DIST_FILE_MOST, DIST_FILES, unsafe_member
 from cudaresolve.errors import InvalidBinary
 
 if TYPE_CHECKING:
@@ -295,7 +295,7 @@ def check_environment(
     findings: list[AbiFinding] = []
     seen: set[str] = set()
     for dist in importlib.metadata.distributions(path=[str(p) for p in site]):
-        if unsafe_member(getattr(dist, "_path", None), ("METADATA", "PKG-INFO", "RECORD"), 64 << 20) is not None:
+        if unsafe_member(getattr(dist, "_path", None), DIST_FILES, DIST_FILE_MOST) is not None:
             continue  # a FIFO or /dev/zero for a file importlib would wait on or read whole: doctor names it damaged
         try:
             name = canonicalize_name(dist.metadata["Name"] or "")

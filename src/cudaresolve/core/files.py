@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_MARK",
+    "DIST_FILES",
+    "DIST_FILE_MOST",
     "SEALED_LIMIT",
     "NotRegularFile",
     "keep_newest",
@@ -48,6 +50,10 @@ _MARK_TEXT: Final = b"A cache folder made by cudaresolve: it removes its own old
 _READ_STEP: Final = 1 << 20
 #: The largest sealed cache entry read (a parsed index page, a lock's verdict): 512 MiB.
 SEALED_LIMIT: Final = 512 * 1024 * 1024
+#: The files of an installed distribution's metadata folder that importlib.metadata reads whole (and would wait on,
+#: were one a FIFO), and the most of one read: a bound, not a fact (``unsafe_member``).
+DIST_FILES: Final = ("METADATA", "PKG-INFO", "RECORD")
+DIST_FILE_MOST: Final = 64 * 1024 * 1024
 
 
 class NotRegularFile(OSError):

@@ -33,7 +33,7 @@ from packaging.version import InvalidVersion, Version
 from cudaresolve.binaries.inspect import inspect_distribution
 from cudaresolve.binaries.linkage import check_environment as check_extensions
 from cudaresolve.core.decode import loads_json
-from cudaresolve.core.files import unsafe_member
+from cudaresolve.core.files import DIST_FILE_MOST, DIST_FILES, unsafe_member
 from cudaresolve.core.variants import variant_of_local
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.doctor.check import diagnose
@@ -64,8 +64,7 @@ __all__ = [
 ]
 
 #: The metadata files importlib.metadata reads whole and would wait on (a FIFO): checked first (a bound, not a fact).
-_READ_FILES: Final = ("METADATA", "PKG-INFO", "RECORD", "entry_points.txt", "top_level.txt")
-_MOST: Final = 64 * 1024 * 1024
+_READ_FILES: Final = (*DIST_FILES, "entry_points.txt", "top_level.txt")
 
 # The user site only counts where the interpreter itself uses it (never inside a venv).
 _PATHS_SCRIPT: Final = (
@@ -174,7 +173,8 @@ def read_environment(paths: Sequence[str | Path], kinds: Sequence[str], *, pytho
     cuda_packages: list[tuple[str, str]] = []
     damaged: list[tuple[str, str]] = []
     for dist in importlib.metadata.distributions(path=[str(p) for p in paths]):
-        if (unsafe := unsafe_member(getattr(dist, "_path", None), _READ_FILES, _MOST)) is not None:  # a FIFO, /dev/zero
+        unsafe = unsafe_member(getattr(dist, "_path", None), _READ_FILES, DIST_FILE_MOST)  # a FIFO, /dev/zero
+        if unsafe is not None:
             damaged.append((str(getattr(dist, "_path", "") or "?"), unsafe))
             continue
         try:  # a damaged dist (METADATA not UTF-8, a RECORD row importlib cannot split) is named, not fatal

@@ -21,7 +21,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
-from cudaresolve.core.files import read_regular_bounded, unsafe_member
+from cudaresolve.core.files import DIST_FILE_MOST, DIST_FILES, read_regular_bounded, unsafe_member
 from cudaresolve.core.platforms import canonical_name, leading_name
 from cudaresolve.errors import InvalidInput
 from cudaresolve.install.record import MAX_RECORD_BYTES
@@ -36,7 +36,6 @@ __all__ = ["InstalledDist", "check_built", "read_installed", "running_tool"]
 
 _MAX_DAMAGED: Final = 5
 _TOOL: Final = __name__.split(".")[0]  # the distribution this process runs from
-_MOST: Final = 64 * 1024 * 1024  # a .dist-info file read (METADATA, RECORD): a bound, not a fact
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,7 +74,7 @@ def read_installed(
     for dist in _distributions(paths):
         where = getattr(dist, "_path", None)
         try:
-            if (unsafe := unsafe_member(where, ("METADATA", "PKG-INFO", "RECORD"), _MOST)) is not None:
+            if (unsafe := unsafe_member(where, DIST_FILES, DIST_FILE_MOST)) is not None:
                 raise ValueError(unsafe)  # a FIFO importlib would wait on, /dev/zero it would read whole
             head = _headers(dist.read_text("METADATA"))  # parsed once (importlib parses it per question)
             if head is None:  # an .egg-info: importlib reads its PKG-INFO and requires.txt
@@ -113,12 +112,12 @@ class _DistInfo:
 
     def read_text(self, filename: str) -> str | None:
         """The file's text (not UTF-8: ``UnicodeDecodeError``, a damaged distribution); None when absent, or no
-        regular file of at most ``_MOST`` bytes (a FIFO or /dev/zero is never waited on nor read whole)."""
+        regular file of at most ``DIST_FILE_MOST`` bytes (a FIFO or /dev/zero is never waited on nor read whole)."""
         try:
-            data = read_regular_bounded(os.path.join(self._path, filename), _MOST)
+            data = read_regular_bounded(os.path.join(self._path, filename), DIST_FILE_MOST)
         except OSError:  # absent, a folder, no permission, no regular file
             return None
-        return data.decode("utf-8") if len(data) <= _MOST else None
+        return data.decode("utf-8") if len(data) <= DIST_FILE_MOST else None
 
     def locate_file(self, path: str) -> str:
         return os.path.join(os.path.dirname(self._path), path)
