@@ -163,6 +163,8 @@ def test_db_check_passes_on_the_shipped_file(capsys: pytest.CaptureFixture[str])
         ("RTX3090", ("rtx", "3090")),
         ("gtx_1080-ti", ("gtx", "1080", "ti")),
         ("Tesla V100-SXM2-16GB", ("v", "100")),
+        ("Tesla V100-DGXS-32GB", ("v", "100")),  # DGX Station's V100 (pci.ids 1db7), as nvidia-smi prints it
+        ("Tesla V100-FHHL-16GB", ("v", "100")),  # full height, half length (pci.ids 1db3)
         ("NVIDIA A100 80 GB PCIe", ("a", "100")),
         ("NVIDIA GH200 144G HBM3e", ("gh", "200")),
         ("Quadro RTX 5000 with Max-Q Design", ("rtx", "5000")),

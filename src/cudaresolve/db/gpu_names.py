@@ -4,7 +4,8 @@ A name becomes a tuple of tokens (``gpu_name_key``): lower case; cut at every ch
 not a letter or digit and between letters and digits (``RTX4090`` = ``rtx 4090``, ``1080Ti`` =
 ``1080 ti``, ``A100`` = ``a 100``); without the vendor words NVIDIA, GeForce, Tesla, Quadro and
 the word GPU; without memory sizes (``80GB``, ``16 GB``, ``144G``), form factors (``PCIe``,
-``SXM4``, ``HBM3e``, ``NVL``, ``OAM``), ``with Max-Q Design``/``Max-Q`` and a MIG instance's profile (``MIG
+``SXM4``, ``HBM3e``, ``NVL``, ``OAM``, and V100's ``DGXS`` and ``FHHL``: ``Tesla V100-DGXS-32GB``),
+``with Max-Q Design``/``Max-Q`` and a MIG instance's profile (``MIG
 1g.5gb``: an instance has its GPU's compute capability), since no two GPUs of
 different compute capability differ only in those (``db check`` refuses two rows with one key).
 ``Mobile`` means ``Laptop``. The *loose* key also drops a leading series word (RTX, GTX, GT,
@@ -45,7 +46,7 @@ _VENDOR_WORDS: Final = frozenset({"nvidia", "geforce", "tesla", "quadro", "gpu"}
 _SERIES_WORDS: Final = frozenset({"rtx", "gtx", "gt", "jetson"})
 _SYNONYMS: Final = {"mobile": "laptop"}
 # Words and phrases that never tell two GPUs of different compute capability apart.
-_QUALIFIER: Final = re.compile(r"^(?:pcie|sxm[0-9]*|hbm[0-9]*e?|nvl[0-9]*|oam|[0-9]+(?:gb|g|tb)|maxq)$")
+_QUALIFIER: Final = re.compile(r"^(?:pcie|sxm[0-9]*|dgxs|fhhl|hbm[0-9]*e?|nvl[0-9]*|oam|[0-9]+(?:gb|g|tb)|maxq)$")
 _PHRASES: Final = (
     (re.compile(r"\bwith\s+max[-_\s]?q\s+design\b"), " "),
     (re.compile(r"\bmax[-_\s]?q\b"), " maxq "),
