@@ -186,6 +186,28 @@ def test_a_windows_driver_past_the_last_branch_is_refused(
     assert check.ok is ok and check.ended is not ok
 
 
+@pytest.mark.parametrize(
+    ("gpu", "cc", "driver", "ok"),
+    [
+        ("GTX 1080", "6.1", "581.57", True),  # Ubuntu on WSL 2: nvidia-smi prints the Windows R580 driver's number
+        ("GTX 980", "5.2", "582.16", True),
+        ("GTX 1080", "6.1", "580.105.08", True),
+        ("GTX 1080", "6.1", "590.44.01", False),  # the R590 of CUDA 13.1: Pascal's support ended with R580
+        ("Tesla K80", "3.7", "474.44", True),  # the Windows R470 driver through WSL
+        ("Tesla K80", "3.7", "495.29.05", False),  # the R495 of CUDA 11.5
+        ("GTX 580", "2.0", "396.54", False),  # Fermi's last branch, R390, is no toolkit's: the next number ends it
+    ],
+)
+def test_a_linux_driver_numbered_below_the_next_branch_is_of_the_last_branch(
+    db: CompatDB, gpu: str, cc: str, driver: str, ok: bool
+) -> None:
+    """Found by the hardware audit: WSL 2's nvidia-smi reports the Windows driver (Driver Version: 581.57, an R580
+    driver), and on Linux the branch ended at the next number, so a GTX 1080 Ti under WSL on the newest R580 driver
+    was refused although R580 drives it. No Linux driver is numbered between R580 and R590 (R470 and R495)."""
+    check = db.driver_supports_gpu(gpu, parse_cc(cc), parse_driver(driver), platform="linux_x86_64")
+    assert check.ok is ok and check.ended is not ok
+
+
 def test_a_windows_floor_below_the_next_branch_shares_a_driver_with_an_ended_gpu(db: CompatDB) -> None:
     """Windows numbers run up to the next branch a toolkit names: a GPU whose Windows floor is 480.00 and a Kepler
     (last branch R470, whose Windows drivers reach the R495 of CUDA 11.5) share the R470 drivers from 480.00. The

@@ -14,7 +14,9 @@ On Windows a row's ``min-driver-windows`` is the floor, and a branch's Windows d
 branch up to, not into, the next branch (NVIDIA's Table 3 pairs Linux 470.82.01 with Windows 472.50, 535.104.05
 with 537.13, 570.124.06 with 572.61): a GPU whose support ended with branch ``last-branch`` is refused on Windows
 from the next branch that a CUDA toolkit's Linux driver names (the ``[[cuda]]`` rows: 590 after 580, 495 after
-470).
+470). On Linux the same holds when the last branch is one a toolkit names: no Linux driver is numbered between it
+and the next such branch (580.x, then 590; 470.x, then 495), and a driver there is a Windows driver as WSL 2's
+nvidia-smi reports it ("Driver Version: 581.57" in Ubuntu on WSL, an R580 driver), which supports what R580 does.
 """
 
 from __future__ import annotations
@@ -40,9 +42,9 @@ class GpuDriverCheck:
 
     ``needed`` is the lowest driver for this GPU on the platform (None: no floor recorded);
     ``last_branch`` the last branch that supports it (None: still supported, or a platform without desktop
-    drivers, macOS); ``stop`` the first branch, in the platform's numbering, that no longer supports it (Linux: the
-    next number; Windows: the next branch a CUDA toolkit names). ``row`` is None when the GPU's architecture has no
-    row (nothing is checked).
+    drivers, macOS); ``stop`` the first branch, in the platform's numbering, that no longer supports it (the next
+    branch a CUDA toolkit names; on Linux, past a branch no toolkit names, the next number). ``row`` is None when
+    the GPU's architecture has no row (nothing is checked).
     """
 
     gpu: str
@@ -104,12 +106,14 @@ def check_gpu(
     branches: Sequence[int] = (),
 ) -> GpuDriverCheck:
     """Whether ``driver`` supports a GPU that ``row`` describes, on ``platform``; ``branches``: the Linux driver
-    branches the CUDA toolkits name, which tell where a Windows driver's branch ends (module docstring)."""
+    branches the CUDA toolkits name, which tell where a branch's Windows (and WSL) numbers end (module docstring)."""
     if row is None:
         return GpuDriverCheck(gpu=gpu, arch=arch, ok=True)
     if platform.startswith("linux"):
         needed, last = row.min_driver, row.last_branch
         stop = last + 1 if last is not None else None
+        if last is not None and last in branches:  # up to the next toolkit's branch: WSL's Windows numbers only
+            stop = min((b for b in branches if b > last), default=stop)
     elif platform.startswith("win"):
         needed, last = row.min_driver_windows, row.last_branch
         stop = min((b for b in branches if last is not None and b > last), default=None)
