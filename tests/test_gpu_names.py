@@ -214,6 +214,10 @@ def test_loose_key_drops_a_leading_series_word_only() -> None:
         ("L40 S", "NVIDIA L40S"),
         ("Orin Nano", "NVIDIA Jetson Orin"),
         ("Jetson Orin", "NVIDIA Jetson Orin"),
+        # a Jetson's board model, as jetson_release and the kernel's "Machine model" print it
+        ("NVIDIA Jetson AGX Orin Developer Kit", "NVIDIA Jetson Orin"),
+        ("NVIDIA Jetson Xavier NX Developer Kit", "NVIDIA Jetson AGX Xavier"),
+        ("NVIDIA Jetson AGX Thor Developer Kit", "NVIDIA Jetson AGX Thor"),
         ("RTX 4090 Laptop", "NVIDIA GeForce RTX 4090 Laptop GPU"),
         ("RTX 4090 Mobile", "NVIDIA GeForce RTX 4090 Laptop GPU"),
     ],
