@@ -108,8 +108,8 @@ def test_missing_path_is_invalid_input(tmp_path: Path) -> None:
 def test_directory_walk_skips_host_only_files_unless_asked() -> None:
     names = [Path(r.path).name for r in inspect_directory(FIXTURES)]
     assert names == ["compress-size.so", "compress-speed.so", "embedded.so", "family.so", "kernel.fatbin",
-                     "lto.o", "multi.so", "rdc.o", "rdc.so", "sm_100.cubin", "sm_100f.cubin", "sm_90a.cubin",
-                     "uncompressed.so"]
+                     "libkernels.a", "lto.o", "multi.so", "rdc.o", "rdc.so", "sm_100.cubin", "sm_100f.cubin",
+                     "sm_90a.cubin", "uncompressed.so"]
     everything = [Path(r.path).name for r in inspect_directory(FIXTURES, include_empty=True)]
     assert everything == sorted([*names, "nogpu.so"])
 

@@ -98,6 +98,13 @@ record lto.o "" "" "lto_90 lto_100a" "LTO-IR entries (kind 8)" -- \
     "$nvcc -c -Xcompiler -fPIC -rdc=true -gencode arch=compute_90,code=lto_90" \
     "-gencode arch=compute_100a,code=lto_100a -o lto.o kernel.cu"
 
+# A static library of two CUDA objects: an -rdc one (its code only in __nv_relfatbin) and a plain one
+# whose name is longer than 15 bytes (GNU ar keeps it in the "//" name table).  cuobjdump lists both
+# members; the rdc member's copies count although the other member has loadable code.
+record libkernels.a "sm_75 sm_86" "compute_90" "" "a static library: an -rdc member and a long-named plain member" -- \
+    "$nvcc -c -Xcompiler -fPIC -gencode arch=compute_75,code=sm_75 -o plain_kernel_object.o kernel.cu" \
+    "&& ar rcs libkernels.a rdc.o plain_kernel_object.o"
+
 record kernel.fatbin "sm_75" "compute_120" "" "a bare fatbin file" -- \
     "$nvcc -fatbin -gencode arch=compute_75,code=sm_75 -gencode arch=compute_120,code=compute_120" \
     "-o kernel.fatbin kernel.cu"

@@ -8,6 +8,7 @@ Modules, lowest first (each imports only those before it):
 * ``demangle``: a small, bounded Itanium C++ demangler (pure);
 * ``abi``: an extension's needs against torch's exports and the CUDA libraries beside it (pure);
 * ``fatbin``: fatbin containers and entries, cubins, ``read_fatbin_archs`` (pure);
+* ``staticlib``: a static library's member objects, and ``read_code`` for any binary (pure);
 * ``report``: the values found (``BinaryReport``, ``FileError``, ``AotiPackage``) (pure);
 * ``aoti_check``: an AOTInductor package against a target's GPUs (pure);
 * ``archive``: one zip member as a seekable stream (reads an open archive);

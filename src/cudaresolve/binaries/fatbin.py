@@ -102,6 +102,7 @@ class FatbinEntry:
     uncompressed_size: int = 0
     code_version: tuple[int, int] = (0, 0)  # PTX: the ISA version (9, 0); cubin: ELF ABI
     suffix_known: bool = True  # False for a bare ABI-8 cubin, whose e_flags omit a/f
+    member: str = ""  # the object inside a static library (``staticlib``) that holds it
 
     @property
     def kind_name(self) -> str:
@@ -168,8 +169,11 @@ class FatbinListing:
     notes: tuple[Text, ...] = ()
 
     def _pool(self) -> list[FatbinEntry]:
-        loadable = [e for e in self.entries if e.loadable]
-        return loadable if loadable else list(self.entries)
+        """Per object (a static library's members apart): what the runtime loads, else its ``-rdc`` copies."""
+        objects: dict[str, list[FatbinEntry]] = {}
+        for entry in self.entries:
+            objects.setdefault(entry.member, []).append(entry)
+        return [e for group in objects.values() for e in ([e for e in group if e.loadable] or group)]
 
     def _names(self, kind: int) -> tuple[str, ...]:
         found = {(e.sm, e.suffix, e.name) for e in self._pool() if e.kind == kind and e.name}
@@ -179,7 +183,7 @@ class FatbinListing:
     def sass(self) -> tuple[str, ...]:
         """Distinct SASS targets, ``sm_75`` … ``sm_100a``, sorted by SM.
 
-        ``__nv_relfatbin`` copies count only when a file has nothing else (an ``-rdc`` object).
+        ``__nv_relfatbin`` copies count only when an object has nothing else (an ``-rdc`` object).
         """
         return self._names(KIND_CUBIN)
 

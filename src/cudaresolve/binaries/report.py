@@ -95,6 +95,8 @@ class BinaryReport:
             data["sections"] = [s for s in self.listing.sections if s]  # "" is the file itself
             data["bytes_read"] = self.listing.bytes_read
             data["size"] = self.listing.size
+            if self.listing.format == "ar":  # a static library: the member objects that hold GPU code
+                data["members"] = sorted({e.member for e in self.listing.entries})
             if self.listing.notes:
                 data["notes"] = list(self.listing.notes)
         if self.package is not None:

@@ -1,8 +1,9 @@
 """Read one binary file or one wheel and list its GPU code. Does I/O: opens files and wheels.
 
-A ``.so``/``.o``/``.cubin``/``.fatbin`` file is parsed in place; a wheel's members are read from
+A ``.so``/``.o``/``.a``/``.cubin``/``.fatbin`` file is parsed in place; a wheel's members are read from
 the zip one at a time, never extracted (``archive.open_zip_member``). Each binary becomes one
-``BinaryReport``; the parsing itself is ``fatbin.read_fatbin_archs``. ``inspect`` sends each
+``BinaryReport``; the parsing itself is ``staticlib.read_code`` (``fatbin.read_fatbin_archs``, and
+a static library's members). ``inspect`` sends each
 path the user names here, to ``aoti`` or through a directory or distribution.
 """
 
@@ -14,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Final
 
 from cudaresolve.binaries.elf import DEFAULT_LIMITS, invalid_binary
-from cudaresolve.binaries.fatbin import read_fatbin_archs
 from cudaresolve.binaries.report import BinaryReport, FileError
+from cudaresolve.binaries.staticlib import read_code
 from cudaresolve.core.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text
@@ -27,14 +28,18 @@ if TYPE_CHECKING:
 
 __all__ = ["is_candidate", "open_regular", "read_binary", "read_wheel", "report_stream", "starts_like_binary"]
 
-_BINARY_MAGICS: Final = (b"\x7fELF", b"\x50\xed\x55\xba")
+_BINARY_MAGICS: Final = (b"\x7fELF", b"\x50\xed\x55\xba", b"!<ar")  # ELF, fatbin, static library
 _SUFFIXES: Final = (".so", ".o", ".cubin", ".fatbin")
 
 
-def is_candidate(name: str) -> bool:
-    """Whether a file name looks like something that can hold GPU code (``libx.so.12`` counts)."""
+def is_candidate(name: str, *, static: bool = False) -> bool:
+    """Whether a file name looks like something that can hold GPU code (``libx.so.12`` counts).
+
+    ``static``: a static library (``libx.a``) too; ``inspect`` lists them, while what the runtime loads
+    (doctor's view, torch's libraries) never includes one.
+    """
     base = name.rsplit("/", 1)[-1]
-    return base.endswith(_SUFFIXES) or ".so." in base
+    return base.endswith(_SUFFIXES) or ".so." in base or (static and base.endswith(".a"))
 
 
 def starts_like_binary(path: Path) -> bool:
@@ -80,7 +85,7 @@ def report_stream(
 ) -> BinaryReport:
     """Parse one open stream; an ``InvalidBinary`` becomes the report's ``error``."""
     try:
-        listing = read_fatbin_archs(stream, size=size, limits=limits, scan_rodata=scan_rodata)
+        listing = read_code(stream, size=size, limits=limits, scan_rodata=scan_rodata)
         return BinaryReport(path=label, listing=listing)
     except InvalidBinary as err:
         return BinaryReport(path=label, error=FileError.from_exception(err))
@@ -95,7 +100,8 @@ def read_wheel(
         with open_regular(path) as raw, open_archive(raw) as archive:
             reports = []
             for info in sorted(archive.infolist(), key=lambda i: i.filename):
-                if info.filename.endswith("/") or not is_candidate(info.filename):  # is_dir() fails on an empty name
+                # is_dir() fails on an empty name
+                if info.filename.endswith("/") or not is_candidate(info.filename, static=True):
                     continue
                 report = _report_member(archive, info, f"{path}{ARCHIVE_SEPARATOR}{info.filename}", limits=limits)
                 if report is not None and (report.has_device_code or report.error or include_empty):
