@@ -109,7 +109,7 @@ def test_directory_walk_skips_host_only_files_unless_asked() -> None:
     names = [Path(r.path).name for r in inspect_directory(FIXTURES)]
     assert names == ["compress-size.so", "compress-speed.so", "embedded.so", "family.so", "kernel.fatbin",
                      "libkernels.a", "lto.o", "multi.so", "rdc.o", "rdc.so", "sm_100.cubin", "sm_100f.cubin",
-                     "sm_90a.cubin", "uncompressed.so"]
+                     "sm_90a.cubin", "uncompressed.so", "windows.pyd"]
     everything = [Path(r.path).name for r in inspect_directory(FIXTURES, include_empty=True)]
     assert everything == sorted([*names, "nogpu.so"])
 

@@ -33,7 +33,7 @@ from cudaresolve.text.catalogue import format_text as words
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 ROOT = Path(__file__).parent.parent
 MANIFEST: list[dict[str, Any]] = tomllib.loads((FIXTURES / "manifest.toml").read_text())["fixture"]
-BINARIES = sorted(p.name for p in FIXTURES.iterdir() if p.suffix in (".so", ".o", ".a", ".cubin", ".fatbin"))
+BINARIES = sorted(p.name for p in FIXTURES.iterdir() if p.suffix in (".so", ".o", ".a", ".pyd", ".cubin", ".fatbin"))
 
 
 class CountingReader:
@@ -359,7 +359,7 @@ def test_chance_magic_in_rodata_is_not_an_error() -> None:
     ("data", "message"),
     [
         (b"", "too short"),
-        (b"MZ\x90\x00" + b"\0" * 60, "not an ELF file"),
+        (b"MZ\x90\x00" + b"\0" * 60, "not a PE image"),  # a Windows module is read since pe.py
         (b"\x7fELF\x01\x01\x01" + b"\0" * 60, "only 64-bit little-endian"),
         (b"\x7fELF\x02\x01\x01" + b"\0" * 20, "truncated ELF header"),
         (elf([(".nv_fatbin", container([(entry_header(2, 80, hsize=32), 8)]))]), "bad fatbin"),

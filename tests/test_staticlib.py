@@ -66,8 +66,8 @@ def test_inspect_lists_a_static_library_named_in_a_folder_or_in_a_wheel(tmp_path
 
 def test_doctor_and_torch_lookups_still_skip_static_libraries() -> None:
     """What the runtime loads holds no .a: doctor's view of a distribution (and linkage's) leaves them out."""
-    assert not is_candidate("lib/libkernels.a") and is_candidate("lib/libkernels.a", static=True)
-    assert not is_candidate("lib/data.a.txt", static=True)
+    assert not is_candidate("lib/libkernels.a") and is_candidate("lib/libkernels.a", wide=True)
+    assert not is_candidate("lib/data.a.txt", wide=True)
 
 
 def test_cli_json_of_a_static_library(capsys: pytest.CaptureFixture[str]) -> None:

@@ -123,6 +123,14 @@ record embedded.so "sm_75 sm_90" "compute_120" "" "a fatbin and a cubin stored i
     "&& objcopy --rename-section .data=.rodata,alloc,load,readonly,data,contents blobs.o" \
     "&& gcc -shared -o embedded.so blobs.o"
 
+# A Windows module (PE image, as a win_amd64 wheel's .pyd): multi.so's .nv_fatbin bytes linked by GNU ld's
+# PE emulation, which cuts the section name to 8 bytes as Microsoft's linker does: ".nv_fatb".
+record windows.pyd "sm_75 sm_86 sm_90a sm_100a" "compute_90" "" "a PE image whose .nv_fatb holds multi.so's fatbin" -- \
+    "objcopy -O binary --only-section=.nv_fatbin multi.so fatbin.bin" \
+    "&& objcopy -I binary -O pe-x86-64 -B i386:x86-64" \
+    "--rename-section .data=.nv_fatbin,contents,alloc,load,readonly,data fatbin.bin fatbin.obj" \
+    "&& ld -m i386pep --dll -e 0 -o windows.pyd fatbin.obj"
+
 record nogpu.so "" "" "" "a host-only shared object" -- \
     "echo 'int answer(void) { return 42; }' > nogpu.c && gcc -shared -fPIC -o nogpu.so nogpu.c"
 

@@ -6,6 +6,7 @@ Modules, lowest first (each imports only those before it):
 * ``elf``: the bounded reader and the ELF header and section table (pure);
 * ``dynamic``: DT_NEEDED, RUNPATH, dynamic symbols and their GNU versions (pure);
 * ``demangle``: a small, bounded Itanium C++ demangler (pure);
+* ``pe``: a Windows module's (``.pyd``, ``.dll``) section table (pure);
 * ``abi``: an extension's needs against torch's exports and the CUDA libraries beside it (pure);
 * ``fatbin``: fatbin containers and entries, cubins, ``read_fatbin_archs`` (pure);
 * ``staticlib``: a static library's member objects, and ``read_code`` for any binary (pure);

@@ -7,7 +7,8 @@ each was built):
 
 * the ELF section table (``elf.py``) -> ``.nv_fatbin`` (what the runtime registers),
   ``__nv_relfatbin`` (pre-link copies kept by ``-rdc`` builds), and a scan of ``.rodata``
-  for whole fatbins embedded as data (NVIDIA's libcupti; AOTInductor's embedded kernels).
+  for whole fatbins embedded as data (NVIDIA's libcupti; AOTInductor's embedded kernels);
+  a Windows module's section table (``pe.py``) -> ``.nv_fatb`` and ``.rdata`` the same way.
 * fatbin container: 16-byte header, magic ``0xBA55ED50``, then entries back to back.
 * entry: a header of at least 64 bytes (kind, SM, flags, sizes) followed by its payload;
   the next entry starts ``header_size + payload_size`` further on, so payloads are skipped.
@@ -40,6 +41,7 @@ from cudaresolve.binaries.elf import (
     read_sections,
     toolkit_suffix,
 )
+from cudaresolve.binaries.pe import PE_MAGIC, read_pe_sections
 from cudaresolve.core.archs import Arch, ComputeCapability
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.model import Text, literal
@@ -81,8 +83,8 @@ FLAG_LEGACY_COMPRESS: Final = 0x1000
 FLAG_LZ4: Final = 0x2000
 FLAG_ZSTD: Final = 0x8000
 
-FATBIN_SECTIONS: Final = (".nv_fatbin", "__nv_relfatbin")
-SCANNED_SECTIONS: Final = (".rodata", ".lrodata")
+FATBIN_SECTIONS: Final = (".nv_fatbin", "__nv_relfatbin", ".nv_fatb")  # .nv_fatb: a PE image's cut name
+SCANNED_SECTIONS: Final = (".rodata", ".lrodata", ".rdata")  # .rdata: a PE image's read-only data
 RELOCATABLE_SECTION: Final = "__nv_relfatbin"
 
 
@@ -161,7 +163,7 @@ class Container:
 class FatbinListing:
     """Every entry found in one file, plus how much of the file it took to find them."""
 
-    format: str  # "elf", "fatbin" or "cubin"
+    format: str  # "elf", "pe", "fatbin", "cubin", or "ar" (staticlib)
     size: int
     entries: tuple[FatbinEntry, ...] = ()
     containers: tuple[Container, ...] = ()
@@ -221,7 +223,7 @@ def read_fatbin_archs(
     limits: Limits = DEFAULT_LIMITS,
     scan_rodata: bool | None = None,
 ) -> FatbinListing:
-    """List the GPU code in ``fileobj``: a host ELF (``.so``/``.o``), a bare fatbin, or a cubin.
+    """List the GPU code in ``fileobj``: a host ELF (``.so``/``.o``), a Windows module, a bare fatbin, or a cubin.
 
     ``size`` is the file's length when the caller knows it (a zip member); otherwise it is
     found by seeking to the end.  ``scan_rodata``: ``None`` (default) scans ``.rodata`` only in
@@ -240,10 +242,11 @@ def read_fatbin_archs(
         if not walker.containers:
             raise invalid_binary("binaries.fatbin-truncated")
         return _listing(reader, "fatbin", walker.entries, walker.containers, walker.notes)
-    if magic != ELF_MAGIC:
+    if magic[:2] == PE_MAGIC:  # a Windows module: nvcc's fat binaries are in ".nv_fatb" (pe.py)
+        fmt, sections = "pe", read_pe_sections(reader)
+    elif magic != ELF_MAGIC:
         raise invalid_binary("binaries.unknown-format")
-    header = read_elf_header(reader)
-    if header.machine == EM_CUDA:
+    elif (header := read_elf_header(reader)).machine == EM_CUDA:
         if header.ph_end > reader.size:
             raise invalid_binary("binaries.cubin-truncated")
         sections = read_sections(reader, header, whole=True)
@@ -252,12 +255,13 @@ def read_fatbin_archs(
         if not entry.suffix_known and (suffix := toolkit_suffix(reader, sections, entry.sm)) is not None:
             entry = replace(entry, suffix=suffix, suffix_known=True)
         return _listing(reader, "cubin", (entry,), (), ())
+    else:
+        fmt, sections = "elf", read_sections(reader, header, checked=FATBIN_SECTIONS + SCANNED_SECTIONS)
     entries: list[FatbinEntry] = []
     containers: list[Container] = []
     notes: list[Text] = []
     scan_budget = [limits.max_scan_bytes]
     seen = [0, 0]  # entries and containers found in the whole file: budgets are per file, not per section
-    sections = read_sections(reader, header, checked=FATBIN_SECTIONS + SCANNED_SECTIONS)
     if scan_rodata is None:
         scan_rodata = not any(s.name in FATBIN_SECTIONS and s.size for s in sections)
     for section in sections:
@@ -272,7 +276,7 @@ def read_fatbin_archs(
         entries += walker.entries
         containers += walker.containers
         notes += walker.notes
-    return _listing(reader, "elf", entries, containers, notes)
+    return _listing(reader, fmt, entries, containers, notes)
 
 
 def _listing(

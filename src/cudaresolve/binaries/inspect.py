@@ -96,7 +96,7 @@ def inspect_path(
             if site_packages else Text.of("binaries.no-such-path", target=str(target)),
             hint=Text("binaries.no-such-path.hint"),
         )
-    return inspect_distribution(dist, include_empty=include_empty, limits=limits, static=True)
+    return inspect_distribution(dist, include_empty=include_empty, limits=limits, wide=True)
 
 
 def inspect_file(path: str | Path, *, limits: Limits = DEFAULT_LIMITS) -> BinaryReport:
@@ -114,7 +114,7 @@ def inspect_directory(
     for path in _walk(Path(root)):
         if path.suffix == ".whl":
             reports += read_wheel(path, include_empty=include_empty, limits=limits)
-        elif path.suffix == ".pt2" or (is_candidate(path.name, static=True) and starts_like_binary(path)):
+        elif path.suffix == ".pt2" or (is_candidate(path.name, wide=True) and starts_like_binary(path)):
             report = inspect_file(path, limits=limits)
             if report.has_device_code or report.error or include_empty:
                 reports.append(report)
@@ -135,11 +135,12 @@ def find_distribution(
 
 def inspect_distribution(
     dist: importlib.metadata.Distribution, *, include_empty: bool = False, limits: Limits = DEFAULT_LIMITS,
-    static: bool = False,
+    wide: bool = False,
 ) -> list[BinaryReport]:
     """The binaries an installed distribution's RECORD lists; a listed file that is gone is an error.
 
-    ``static``: its static libraries too (``inspect``; doctor asks what the runtime loads, which no ``.a`` is).
+    ``wide``: its static libraries and Windows modules too (``scan.is_candidate``; doctor reads what a Linux
+    runtime loads).
     """
     files = dist.files
     if files is None:
@@ -147,7 +148,7 @@ def inspect_distribution(
                            hint=Text("binaries.no-record.hint"))
     reports = []
     for record in sorted(files, key=str):
-        if not is_candidate(str(record), static=static) and record.suffix != ".pt2":
+        if not is_candidate(str(record), wide=wide) and record.suffix != ".pt2":
             continue
         path = Path(str(dist.locate_file(record)))
         if not path.is_file():

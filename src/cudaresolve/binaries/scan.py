@@ -1,9 +1,9 @@
 """Read one binary file or one wheel and list its GPU code. Does I/O: opens files and wheels.
 
-A ``.so``/``.o``/``.a``/``.cubin``/``.fatbin`` file is parsed in place; a wheel's members are read from
-the zip one at a time, never extracted (``archive.open_zip_member``). Each binary becomes one
-``BinaryReport``; the parsing itself is ``staticlib.read_code`` (``fatbin.read_fatbin_archs``, and
-a static library's members). ``inspect`` sends each
+A ``.so``/``.o``/``.a``/``.cubin``/``.fatbin`` (or Windows ``.pyd``/``.dll``) file is parsed in place; a
+wheel's members are read from the zip one at a time, never extracted (``archive.open_zip_member``). Each
+binary becomes one ``BinaryReport``; the parsing itself is ``staticlib.read_code``
+(``fatbin.read_fatbin_archs``, and a static library's members). ``inspect`` sends each
 path the user names here, to ``aoti`` or through a directory or distribution.
 """
 
@@ -28,25 +28,26 @@ if TYPE_CHECKING:
 
 __all__ = ["is_candidate", "open_regular", "read_binary", "read_wheel", "report_stream", "starts_like_binary"]
 
-_BINARY_MAGICS: Final = (b"\x7fELF", b"\x50\xed\x55\xba", b"!<ar")  # ELF, fatbin, static library
+_BINARY_MAGICS: Final = (b"\x7fELF", b"\x50\xed\x55\xba", b"!<ar", b"MZ")  # ELF, fatbin, static library, PE
 _SUFFIXES: Final = (".so", ".o", ".cubin", ".fatbin")
+_WIDE_SUFFIXES: Final = (".a", ".pyd", ".dll")
 
 
-def is_candidate(name: str, *, static: bool = False) -> bool:
+def is_candidate(name: str, *, wide: bool = False) -> bool:
     """Whether a file name looks like something that can hold GPU code (``libx.so.12`` counts).
 
-    ``static``: a static library (``libx.a``) too; ``inspect`` lists them, while what the runtime loads
-    (doctor's view, torch's libraries) never includes one.
+    ``wide``: static libraries (``libx.a``) and Windows modules (``.pyd``, ``.dll``) too, which ``inspect``
+    lists; what doctor and the ABI check read (the ELF modules a Linux runtime loads) is neither.
     """
     base = name.rsplit("/", 1)[-1]
-    return base.endswith(_SUFFIXES) or ".so." in base or (static and base.endswith(".a"))
+    return base.endswith(_SUFFIXES) or ".so." in base or (wide and base.lower().endswith(_WIDE_SUFFIXES))
 
 
 def starts_like_binary(path: Path) -> bool:
     """Whether the file starts with an ELF or fatbin magic (an unreadable one counts: its report says why)."""
     try:
         with open_regular(path) as raw:
-            return raw.read(4) in _BINARY_MAGICS
+            return raw.read(4).startswith(_BINARY_MAGICS)
     except (OSError, InvalidBinary):
         return True  # let read_binary report why it cannot be read
 
@@ -101,7 +102,7 @@ def read_wheel(
             reports = []
             for info in sorted(archive.infolist(), key=lambda i: i.filename):
                 # is_dir() fails on an empty name
-                if info.filename.endswith("/") or not is_candidate(info.filename, static=True):
+                if info.filename.endswith("/") or not is_candidate(info.filename, wide=True):
                     continue
                 report = _report_member(archive, info, f"{path}{ARCHIVE_SEPARATOR}{info.filename}", limits=limits)
                 if report is not None and (report.has_device_code or report.error or include_empty):
@@ -122,7 +123,7 @@ def _report_member(
     try:
         with open_zip_member(archive, info) as stream:
             head = stream.read(4)
-            if head not in _BINARY_MAGICS:
+            if not head.startswith(_BINARY_MAGICS):
                 return None
             return report_stream(label, stream, size=info.file_size, limits=limits)
     except InvalidBinary as err:

@@ -19,9 +19,9 @@ def register(sub: Any) -> None:
     parser = sub.add_parser(
         NAME,
         help=HELP,
-        description="Read CUDA fat binaries from .so/.o/.a/.cubin/.fatbin files, wheels (read in place), "
-        "directories, AOTInductor .pt2 packages, or installed distributions given by name; only headers "
-        "are read, nothing is loaded or decompressed. Extension modules in the wheels and .so files named "
+        description="Read CUDA fat binaries from .so/.o/.a/.cubin/.fatbin (and Windows .pyd/.dll) files, wheels "
+        "(read in place), directories, AOTInductor .pt2 packages, or installed distributions given by name; "
+        "only headers are read, nothing is loaded or decompressed. Extension modules in the wheels and .so files named "
         "are also checked against torch's libraries (a torch wheel named too, else --site-packages' torch): "
         "torch symbols they need that torch does not export, CUDA libraries nothing provides.",
     )
