@@ -267,7 +267,7 @@ def test_render_inspect() -> None:
     render_inspect([inspect_file(FIXTURES / "embedded.so")], console)
     lines = buffer.getvalue().splitlines()
     assert lines[0].split() == ["file", "SASS", "PTX", "LTO", "details"]
-    assert lines[1].split()[:5] == [str(FIXTURES / "embedded.so"), "sm_75", "sm_90", "compute_120", "-"]
+    assert lines[1].split()[:5] == [str(FIXTURES / "embedded.so"), "sm_75", "sm_90a", "compute_120", "-"]
     empty = io.StringIO()
     render_inspect([], Console(file=empty, width=200, color_system=None))
     assert empty.getvalue() == "no GPU code found (use --all to list every binary)\n"

@@ -118,7 +118,7 @@ record sm_100.cubin "sm_100" "" "" "a bare plain cubin: the same e_flags as sm_1
 
 # The way AOTInductor embeds kernels (torch/_inductor/cpp_builder.py convert_cubin_to_obj):
 # ld -r -b binary, then .data renamed to .rodata.  No .nv_fatbin section at all.
-record embedded.so "sm_75 sm_90" "compute_120" "" "a fatbin and a cubin stored in .rodata as data" -- \
+record embedded.so "sm_75 sm_90a" "compute_120" "" "a fatbin and a cubin stored in .rodata as data (its note: sm_90a)" -- \
     "ld -r -b binary -z noexecstack -o blobs.o kernel.fatbin sm_90a.cubin" \
     "&& objcopy --rename-section .data=.rodata,alloc,load,readonly,data,contents blobs.o" \
     "&& gcc -shared -o embedded.so blobs.o"

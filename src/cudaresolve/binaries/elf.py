@@ -36,7 +36,9 @@ __all__ = [
     "Limits",
     "Section",
     "SeekableReader",
+    "SliceReader",
     "cubin_target",
+    "embedded_suffix",
     "invalid_binary",
     "parse_elf_header",
     "read_elf_header",
@@ -137,6 +139,26 @@ class BoundedReader:
         if remaining:
             raise invalid_binary("binaries.file-ends", offset=f"{offset + count:#x}")
         return b"".join(chunks)
+
+
+class SliceReader:
+    """``size`` bytes of a bounded reader from ``start`` on, as a file of their own: a static library's member, a
+    cubin stored as data.  Every read goes through the outer reader, so one budget bounds them all."""
+
+    def __init__(self, reader: BoundedReader, start: int, size: int) -> None:
+        self._reader, self._start, self._size, self._pos = reader, start, size, 0
+
+    def seek(self, offset: int, whence: int = 0, /) -> int:
+        self._pos = {0: 0, 1: self._pos, 2: self._size}[whence] + offset
+        return self._pos
+
+    def read(self, size: int = -1, /) -> bytes:
+        count = self._size - self._pos if size < 0 else min(size, self._size - self._pos)
+        if count <= 0 or self._pos < 0:
+            return b""
+        data = self._reader.read_at(self._start + self._pos, count)
+        self._pos += count
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +275,16 @@ def toolkit_suffix(reader: BoundedReader, sections: Sequence[Section], sm: int) 
         return None
     (found, suffix), = named
     return suffix if found == sm else None
+
+
+def embedded_suffix(reader: BoundedReader, start: int, end: int, header: ElfHeader, sm: int) -> str | None:
+    """``toolkit_suffix`` of a cubin stored as data at ``start`` (its offsets count from there), within ``end``;
+    None when its section table or note cannot be read there."""
+    view = BoundedReader(SliceReader(reader, start, end - start), end - start, reader.limits)
+    try:
+        return toolkit_suffix(view, read_sections(view, header), sm)
+    except InvalidBinary:
+        return None
 
 
 def cubin_target(header: ElfHeader) -> CubinTarget:

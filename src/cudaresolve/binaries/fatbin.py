@@ -35,6 +35,7 @@ from cudaresolve.binaries.elf import (
     Limits,
     SeekableReader,
     cubin_target,
+    embedded_suffix,
     invalid_binary,
     parse_elf_header,
     read_elf_header,
@@ -363,6 +364,8 @@ class _Walker:
             entry = _cubin_entry(header, 0)
         except InvalidBinary:
             return
+        if not entry.suffix_known and (suffix := embedded_suffix(self.reader, pos, end, header, entry.sm)) is not None:
+            entry = replace(entry, suffix=suffix, suffix_known=True)  # its toolkit note: Triton's sm_90a, say
         self.entries.append(replace(entry, section=self.section, offset=pos))
         self.seen[0] += 1
         if self.seen[0] > self.reader.limits.max_entries:

@@ -19,7 +19,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.binaries.elf import DEFAULT_LIMITS, ELF_MAGIC, BoundedReader, Limits, SeekableReader, invalid_binary
+from cudaresolve.binaries.elf import (
+    DEFAULT_LIMITS,
+    ELF_MAGIC,
+    BoundedReader,
+    Limits,
+    SeekableReader,
+    SliceReader,
+    invalid_binary,
+)
 from cudaresolve.binaries.fatbin import FATBIN_MAGIC, FatbinListing, read_fatbin_archs
 from cudaresolve.errors import InvalidBinary
 
@@ -52,7 +60,7 @@ def read_code(
         if length < 4 or reader.read_at(start, 4) not in _MEMBER_MAGICS:
             continue
         try:
-            member = read_fatbin_archs(_MemberView(reader, start, length), size=length, limits=limits,
+            member = read_fatbin_archs(SliceReader(reader, start, length), size=length, limits=limits,
                                        scan_rodata=scan_rodata)
         except InvalidBinary as err:
             raise invalid_binary("binaries.static-member-bad", member=name, problem=err.text) from err
@@ -126,22 +134,3 @@ def _furthest_indexed(reader: BoundedReader, start: int, length: int, width: int
 def _printable(name: str) -> str:
     """A member name fit for a one-line message (a newline or escape in it is shown escaped)."""
     return name if name.isprintable() else repr(name)[1:-1]
-
-
-class _MemberView:
-    """One member's bytes as a file of their own, read through the archive's reader (and its budget)."""
-
-    def __init__(self, reader: BoundedReader, start: int, size: int) -> None:
-        self._reader, self._start, self._size, self._pos = reader, start, size, 0
-
-    def seek(self, offset: int, whence: int = 0, /) -> int:
-        self._pos = {0: 0, 1: self._pos, 2: self._size}[whence] + offset
-        return self._pos
-
-    def read(self, size: int = -1, /) -> bytes:
-        count = self._size - self._pos if size < 0 else min(size, self._size - self._pos)
-        if count <= 0 or self._pos < 0:
-            return b""
-        data = self._reader.read_at(self._start + self._pos, count)
-        self._pos += count
-        return data
