@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from cudaresolve.binaries.elf import Limits
 from cudaresolve.binaries.inspect import inspect_directory, inspect_path
 from cudaresolve.binaries.scan import is_candidate
 from cudaresolve.binaries.staticlib import read_code
 from cudaresolve.cli import main
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.text.catalogue import format_text as words
+from test_fatbin import elf
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cuda"
 LIBRARY = FIXTURES / "libkernels.a"
@@ -108,3 +110,16 @@ def test_cutting_the_library_at_a_member_boundary_is_found_by_its_symbol_index()
     start = data.rfind(b"`\n", 0, last) + 2  # the bytes of the last member
     with pytest.raises(InvalidBinary, match="file ends"):
         read_code(io.BytesIO(data[: start - 60]))
+
+
+def test_host_objects_rodata_does_not_spend_the_archive_read_budget() -> None:
+    """A large static library's host objects carry MBs of .rodata: scanned member by member for embedded fatbins
+    (as for a lone .so without fatbin sections) it spent the one read budget, and the library was an error."""
+    image = b"!<arch>\n" + b"".join(
+        member(f"host{i}.o/".encode(), elf([(".rodata", b"\x01" * 300_000)])) for i in range(4))
+    image += member(b"rdc.o/", (FIXTURES / "rdc.o").read_bytes())
+    limits = Limits(max_read_bytes=1_000_000)
+    listing = read_code(io.BytesIO(image), limits=limits)
+    assert (listing.sass, listing.ptx) == (("sm_86",), ("compute_90",))
+    assert listing.bytes_read < 100_000
+    assert read_code(io.BytesIO(image), limits=Limits(), scan_rodata=True).sass == ("sm_86",)  # asked: scanned

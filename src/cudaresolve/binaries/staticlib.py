@@ -60,8 +60,10 @@ def read_code(
         if length < 4 or reader.read_at(start, 4) not in _MEMBER_MAGICS:
             continue
         try:
+            # .rodata is not scanned unless asked: a large library's host objects hold many MB of it, which would
+            # spend the archive's one read budget (cuobjdump reads no .rodata either)
             member = read_fatbin_archs(SliceReader(reader, start, length), size=length, limits=limits,
-                                       scan_rodata=scan_rodata)
+                                       scan_rodata=bool(scan_rodata))
         except InvalidBinary as err:
             raise invalid_binary("binaries.static-member-bad", member=name, problem=err.text) from err
         entries += [replace(e, member=name, offset=e.offset + start) for e in member.entries]
