@@ -28,7 +28,7 @@ def argv(case: dict[str, Any]) -> list[str]:
     target = ["--cpu"] if case.get("cpu") else ["--gpu", case["gpu"]]
     target += ["--driver", case["driver"]] if "driver" in case else []
     return [
-        "lock", "torch", *target, "--python-version", case.get("python", "3.11"),
+        "lock", "torch", *case.get("with", ()), *target, "--python-version", case.get("python", "3.11"),
         "--platform", case.get("platform", "linux_x86_64"), "--offline", "--json",
     ]
 
@@ -54,6 +54,7 @@ def test_hardware_target(
         assert result["error"]["findings"][0]["code"] == case["finding"], result["error"]
         return
     assert code == 0, result
-    torch = next(p["version"] for p in result["packages"] if p["name"] == "torch")
-    assert (result["variant"], torch) == (case["variant"], case["torch"]), case["why"]
+    locked = {p["name"]: p["version"] for p in result["packages"]}
+    assert (result["variant"], locked["torch"]) == (case["variant"], case["torch"]), case["why"]
+    assert {name: locked.get(name) for name in case.get("versions", {})} == case.get("versions", {}), case["why"]
     assert set(case.get("warnings", ())) <= {w["code"] for w in result["warnings"]}
