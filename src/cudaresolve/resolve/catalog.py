@@ -23,7 +23,7 @@ from cudaresolve.core.archs import Coverage, coverage
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.db.database import Build, CompatDB, DriverSupport, PackageRelease
 from cudaresolve.resolve.gpudriver import unsupported_gpus
-from cudaresolve.resolve.platforms import below_floor, on_source, os_not_served, other_platform, serves_jetson
+from cudaresolve.resolve.platforms import below_floor, jetson_not_served, on_source, os_not_served, other_platform
 from cudaresolve.resolve.source import IndexRelease, extras_key
 from cudaresolve.resolve.sources import cpu_from_pypi, sourced_builds
 from cudaresolve.text.findings import reason
@@ -196,6 +196,10 @@ def _cuda_candidates(db: CompatDB, target: Target, rejections: list[Rejection], 
             finding = reason("no-gpu", variant=info.name, cuda=str(info.cuda))
             rejections.append(Rejection(name=CUDA, version=version, variant=info.name, finding=finding))
             continue
+        jetson = jetson_not_served(db, target, info.name, str(info.cuda))  # before the driver: L4T's numbers
+        if jetson is not None:
+            rejections.append(Rejection(name=CUDA, version=Version(str(info.cuda)), variant=info.name, finding=jetson))
+            continue
         if blocked is not None:
             version = Version(str(info.cuda))
             rejections.append(Rejection(name=CUDA, version=version, variant=info.name, finding=blocked.finding))
@@ -241,18 +245,9 @@ def _check_build(
     """Why ``build`` cannot serve ``target`` (a Finding), else its driver support and weakest coverage."""
     name, version = release.name, str(release.version)
     variant = build.variant if build else None
-    jetson = next((g for g in target.gpus if g.tegra and not serves_jetson(db, variant, g)), None)
-    if jetson is not None and variant is not None and variant != "cpu":  # these indexes build for SBSA, not Tegra
-        finding = reason(
-            "jetson-not-served" if jetson.sbsa_from is None else "jetson-needs-cuda",
-            package=name,
-            version=version,
-            variant=variant,
-            found=jetson.name,
-            url=db.jetson_wheels or "JetPack",
-            cuda=jetson.sbsa_from,
-        )
-        return finding, DriverSupport.NONE, Coverage.NONE
+    jetson = jetson_not_served(db, target, variant, version, package=name)
+    if jetson is not None:
+        return jetson, DriverSupport.NONE, Coverage.NONE
     platforms = build.platforms if build else release.platforms
     if "any" not in platforms and target.platform not in platforms:
         finding = reason(

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from cudaresolve.db.database import Build, CompatDB, PackageRelease
     from cudaresolve.target.model import Gpu, Target
 
-__all__ = ["below_floor", "declaring", "dotted", "floor_of", "on_source", "os_not_served", "other_platform",
-           "serves_jetson"]  # fmt: skip
+__all__ = ["below_floor", "declaring", "dotted", "floor_of", "jetson_not_served", "on_source", "os_not_served",
+           "other_platform", "serves_jetson"]  # fmt: skip
 
 
 def os_not_served(db: CompatDB, target: Target, release: PackageRelease) -> Finding | None:
@@ -57,6 +57,28 @@ def serves_jetson(db: CompatDB, variant: str | None, gpu: Gpu) -> bool:
     made one Arm toolkit for both (``GpuModel.sbsa_from``); whether its code runs there is the SM check's."""
     info = db.variant(variant) if variant is not None else None
     return gpu.sbsa_from is not None and info is not None and info.cuda is not None and info.cuda >= gpu.sbsa_from
+
+
+def jetson_not_served(
+    db: CompatDB, target: Target, variant: str | None, version: str, package: str | None = None
+) -> Finding | None:
+    """``jetson-not-served`` (``jetson-needs-cuda`` for a Jetson that runs the Arm server builds of a newer CUDA)
+    when a Jetson GPU of the target cannot run the CUDA ``variant``: for ``package``'s build, or, with no package,
+    for the variant itself (``version`` its CUDA version), whatever the driver: a Jetson's driver is L4T's, so
+    the variant's driver floor says nothing of it. None for ``cpu`` and for a target with no such GPU."""
+    jetson = next((g for g in target.gpus if g.tegra and not serves_jetson(db, variant, g)), None)
+    if jetson is None or variant is None or variant == "cpu":  # these indexes build for SBSA, not Tegra
+        return None
+    finding = reason(
+        "jetson-not-served" if jetson.sbsa_from is None else "jetson-needs-cuda",
+        package=package or "CUDA",
+        version=version,
+        variant=variant,
+        found=jetson.name,
+        url=db.jetson_wheels or "JetPack",
+        cuda=jetson.sbsa_from,
+    )
+    return finding if package is not None else replace(finding, package=None)
 
 
 def _serves(build: Build, platform: str) -> bool:
