@@ -201,3 +201,29 @@ def test_python_of_a_real_venv(capsys: pytest.CaptureFixture[str], compat: list[
     assert str(site) in data["site_packages"]
     assert [(p["name"], [q["code"] for q in p["problems"]]) for p in data["packages"]] == [
         ("torch", []), ("fbgemm-gpu", ["sm-not-covered", "abi-mismatch", "missing-cuda-library"])]
+
+
+def _with_ptx_isa(tmp_path: Path) -> list[str]:
+    """The test database with two ``[[ptx-isa]]`` rows (nvcc 13.0 writes PTX ISA 9.0; 12.6 writes 8.5)."""
+    data = dict(DB_DATA, **{"ptx-isa": [{"isa": "9.0", "cuda": "13.0", "source": "s"},
+                                        {"isa": "8.5", "cuda": "12.6", "source": "s"}]})
+    path = tmp_path / "compat-ptx.toml"
+    path.write_text(tomlkit.dumps(data))
+    return ["--compat", str(path)]
+
+
+def test_ptx_newer_than_the_driver_does_not_jit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """compute_80 PTX at PTX ISA 9.0 (nvcc 13.0) on a CUDA 12.2 driver: not "will JIT" but no code for the GPU."""
+    site = tmp_path / "site-packages"  # a release the database does not hold: its variant says nothing
+    make_dist(site, "fbgemm-gpu", "9.9.9", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "compress-size.so"})
+    compat = _with_ptx_isa(tmp_path)
+    code, data = run_json(capsys, "--site-packages", str(site), "--gpu", "9.0", "--driver", "535.104.05", *compat)
+    (pkg,) = data["packages"]
+    assert (code, pkg["coverage"], [p["code"] for p in pkg["problems"]]) == (1, {"9.0": "none"}, ["sm-not-covered"])
+    assert pkg["libraries"][0]["ptx_too_new"] == [
+        {"ptx": "compute_80", "ptx_isa": "9.0", "cuda": "13.0", "min_driver": "580.65.06"}]
+    code, out, _ = run(capsys, "--site-packages", str(site), "--gpu", "9.0", "--driver", "535.104.05", *compat)
+    assert "only through PTX (compute_80) at PTX ISA 9.0, which needs CUDA 13.0: driver 535.104.05 cannot " \
+           "JIT-compile it" in " ".join(out.split())
+    code, data = run_json(capsys, "--site-packages", str(site), "--gpu", "9.0", "--driver", "580.65.06", *compat)
+    assert (code, [p["code"] for p in data["packages"][0]["problems"]]) == (0, ["ptx-jit-only"])

@@ -1,10 +1,9 @@
 """The compatibility database, the questions the tool asks of it, and its one loader. Pure plus one reader.
 
-``CompatDB.from_dict`` takes any mapping (the parsed ``compat.toml``) and validates it
-completely (``read.py``, ``checks.py``); the row types live in ``rows.py`` and are re-exported
-here. A ``CompatDB`` is a frozen value: every table is read when it is built. ``load_compat`` is
-the only function that touches a file; for the shipped file it goes through the parse cache in
-the user cache directory (``cache.py``), and each call returns a new database.
+``CompatDB.from_dict`` validates any mapping (the parsed ``compat.toml``) completely (``read.py``, ``checks.py``);
+the row types live in ``rows.py`` (``[[ptx-isa]]``: ``ptx_isa.py``). A ``CompatDB`` is a frozen value: every table
+is read when it is built. ``load_compat`` is the only function that touches a file; for the shipped file it goes
+through the parse cache in the user cache directory (``cache.py``), and each call returns a new database.
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.core.versions import CudaVersion, DriverVersion
     from cudaresolve.db.cudamajor import CudaMajorRule
+    from cudaresolve.db.ptx_isa import PtxIsa
     from cudaresolve.db.python_platforms import PythonPlatform
     from cudaresolve.db.read import Parts
 
@@ -149,6 +149,7 @@ class CompatDB:
     source: str = "compat.toml"
     driver_gpus: tuple[DriverGpu, ...] = ()  # the [[driver-gpu]] rows: which drivers know which GPUs
     cuda_majors: tuple[CudaMajorRule, ...] = ()  # the [[cuda-major]] rows: distributions tied to one CUDA major
+    ptx_isa: tuple[PtxIsa, ...] = ()  # [[ptx-isa]]: the toolkit that writes each PTX ISA (``db.ptx_isa``)
     _packages: Mapping[str, tuple[PackageRelease, ...]] = field(init=False, repr=False, compare=False)
     _variant_by_name: Mapping[str, VariantInfo] = field(init=False, repr=False, compare=False)
     _cuda_by_version: Mapping[CudaVersion, CudaRelease] = field(init=False, repr=False, compare=False)
@@ -189,12 +190,11 @@ class CompatDB:
     @classmethod
     def from_parts(cls, parts: Parts, *, source: str, tables: LazyTables | None = None) -> CompatDB:
         """The database of ``parts`` (``read.read_database``), its package tables ``tables`` when given."""
-        return cls(
-            schema_version=parts.schema_version, snapshot_date=parts.snapshot_date, index=parts.index,
+        return cls(schema_version=parts.schema_version, snapshot_date=parts.snapshot_date, index=parts.index,
             package_facts=parts.package_facts, cuda=parts.cuda, forward_compat=parts.forward_compat, gpus=parts.gpus,
             variants=parts.variants, tables=parts.packages if tables is None else tables,  # type: ignore[arg-type]
             source=source, driver_gpus=parts.driver_gpus, cuda_majors=parts.cuda_majors,
-        )  # fmt: skip
+            ptx_isa=parts.ptx_isa)  # fmt: skip
 
     # -- facts of the [index] and [packages] tables ----------------------------------------
     @property

@@ -20,6 +20,7 @@ from cudaresolve.db.cudamajor import CudaMajorRule, read_cuda_major, read_cudnn_
 from cudaresolve.db.fields import Collector, join, parse_release_version
 from cudaresolve.db.pages import read_pages
 from cudaresolve.db.prebuilt import expand_prebuilt, read_abi, read_prebuilt
+from cudaresolve.db.ptx_isa import PtxIsa, check_ptx_isa, read_ptx_isa
 from cudaresolve.db.python_platforms import read_floors
 from cudaresolve.db.rows import (
     CHECK_LEVELS,
@@ -85,6 +86,7 @@ class Parts:
     variants: tuple[VariantInfo, ...]
     packages: tuple[tuple[str, tuple[PackageRelease, ...]], ...]
     cuda_majors: tuple[CudaMajorRule, ...] = ()  # [[cuda-major]]: distributions tied to one CUDA major
+    ptx_isa: tuple[PtxIsa, ...] = ()  # [[ptx-isa]]: the toolkit that writes each PTX ISA version
 
 
 _R = TypeVar("_R")
@@ -357,6 +359,7 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
     cuda = _rows(c, cuda_rows, "cuda", _read_cuda)
     forward = _rows(c, c.table_list(data, "forward-compat"), "forward-compat", _read_forward_compat)
     gpus = _rows(c, c.table_list(data, "gpu"), "gpu", _read_gpu)
+    ptx_isa = _rows(c, c.table_list(data, "ptx-isa"), "ptx-isa", read_ptx_isa)
     driver_gpus = _rows(c, c.table_list(data, "driver-gpu"), "driver-gpu", _read_driver_gpu)
     variants = _rows(c, c.table_list(data, "variant"), "variant", _read_variant)
     majors = [*_rows(c, c.table_list(data, "cuda-major"), "cuda-major", read_cuda_major),
@@ -373,6 +376,7 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
         named = {str(t.get("version")) for t in cuda_rows}  # rows with other faults still count as named
         check_semantics(c, index, cuda, named, gpus, variants, packages)
         check_driver_gpus(c, gpus, driver_gpus)
+        check_ptx_isa(c, ptx_isa)
     if c.problems:
         raise InvalidCompatData(c.problems, source=source)
     snapshot = data.get("snapshot-date")
@@ -388,4 +392,5 @@ def read_database(data: Mapping[str, Any], *, source: str, trusted: bool = False
         variants=tuple(variants),
         packages=tuple(packages.items()),
         cuda_majors=tuple(majors),
+        ptx_isa=tuple(ptx_isa),
     )

@@ -24,7 +24,7 @@ __all__ = ["FIXED_TOP_KEYS", "read_index", "read_package_facts"]
 
 FIXED_TOP_KEYS: Final = {"schema-version", "snapshot-date", "index", "packages", "cuda", "forward-compat", "gpu",
                          "driver-gpu", "variant", "cuda-major", "cudnn-major", "prebuilt", "torch-cxx11-abi",
-                         "wheel-page"}
+                         "wheel-page", "ptx-isa"}
 _INDEX_KEYS: Final = {
     "default", "pytorch-root", "allowed-hosts", "manylinux-glibc", "macos-version", "jetson-wheels", "python-platform",
     "source", "note",

@@ -3,15 +3,14 @@
 ``diagnose(env, target, db)`` takes what ``environment.py`` read from disk (distributions, their
 binaries' SASS/PTX lists, the ``nvidia-cuda-runtime*`` packages) and returns a ``DoctorReport``:
 
-* per package, each GPU's coverage (``archs.coverage``: SASS, PTX JIT or none) and the problems
-  ``sm-not-covered``, ``ptx-jit-only`` (a warning), ``sm-below-minimum`` (the database's
-  ``min-sm``) and ``abi-mismatch`` (built for another torch, per the database's ``requires``, or
-  from another CUDA major than torch);
+* per package, each GPU's coverage (``archs.coverage``: SASS, PTX JIT or none; PTX whose ISA is newer than the
+  driver's CUDA is none, ``ptxjit``) and the problems ``sm-not-covered``, ``ptx-jit-only`` (a warning),
+  ``sm-below-minimum`` (the database's ``min-sm``) and ``abi-mismatch`` (built for another torch, per the
+  database's ``requires``, or from another CUDA major than torch);
 * per CUDA runtime package, the driver's support (``driver-too-old``, or the
   ``minor-version-compat`` warning);
-* ``TORCH_CUDA_ARCH_LIST``/``FLASHINFER_CUDA_ARCH_LIST`` that leave out a GPU of the target
-  (``arch-list-excludes-gpu``), since extensions built or JIT-compiled here follow them
-  (xformers#1045; flashinfer reads its own list, ``flashinfer/jit/core.py``);
+* ``TORCH_CUDA_ARCH_LIST``/``FLASHINFER_CUDA_ARCH_LIST`` that leave out a GPU (``arch-list-excludes-gpu``), since
+  extensions built or JIT-compiled here follow them (xformers#1045; flashinfer: ``flashinfer/jit/core.py``);
 * AOTInductor ``.pt2`` packages checked by ``binaries.aoti_check.check_package``.
 
 A package's coverage of a GPU is that of its weakest library with GPU code: any library without
@@ -36,6 +35,7 @@ from cudaresolve.core.variants import is_variant, parse_variant
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.db.toolkits import toolkit_compiles
 from cudaresolve.doctor.pt2 import check_pt2
+from cudaresolve.doctor.ptxjit import stale_ptx
 from cudaresolve.doctor.report import (
     DoctorReport,
     LibraryCheck,
@@ -63,7 +63,6 @@ __all__ = ["ARCH_LIST_VARIABLES", "diagnose"]
 ARCH_LIST_VARIABLES: Final = ("TORCH_CUDA_ARCH_LIST", "FLASHINFER_CUDA_ARCH_LIST")
 _RANK: Final = {Coverage.NONE: 0, Coverage.PTX_JIT: 1, Coverage.SASS: 2}
 _FULL: Final = DriverSupport.FULL
-# The spelling ``_coverage_fixes`` and ``_driver_fixes`` still use; they move to ``advice/``.
 
 
 # -- the checks -------------------------------------------------------------------------------
@@ -138,21 +137,24 @@ def _sorted_names(names: Iterable[str]) -> tuple[str, ...]:
 
 
 def _library(
-    report: BinaryReport, groups: Sequence[_Group], jit: bool, tegra: frozenset[ComputeCapability]
+    report: BinaryReport, groups: Sequence[_Group], jit: bool, tegra: frozenset[ComputeCapability],
+    target: Target, db: CompatDB,
 ) -> LibraryCheck:
     """``jit``: whether the driver may compile the library's PTX (it fully supports its CUDA: the solver's rule);
     ``tegra``: the Jetson parts' compute capabilities, whose SASS a desktop GPU does not run (NVIDIA: "the binary
-    compatibility between desktop and Tegra is not supported": an sm_87 cubin is no code for an 8.9 RTX 4090)."""
-    archs = report.archs
+    compatibility between desktop and Tegra is not supported": an sm_87 cubin is no code for an 8.9 RTX 4090).
+    PTX whose ISA is newer than the driver's CUDA (``ptxjit``) is no code for any GPU either."""
+    stale = stale_ptx(report, db, target)
+    archs = tuple(a for a in report.archs if not (a.ptx and any(s.name == a.name for s in stale)))
 
     def reach(g: _Group) -> Coverage:
         usable = archs if g.tegra else [a for a in archs if a.ptx or a.cc not in tegra]
         return coverage(usable, g.cc, tegra=g.tegra, ptx_jit_ok=jit)
 
     return LibraryCheck(
-        path=report.path, sass=report.sass, ptx=report.ptx, has_code=bool(archs),
-        coverage=tuple((g.cc, reach(g)) for g in groups) if archs else (),
-        arch_specific=bool(archs) and all(a.suffix for a in archs),
+        path=report.path, sass=report.sass, ptx=report.ptx, has_code=bool(report.archs),
+        coverage=tuple((g.cc, reach(g)) for g in groups) if report.archs else (),
+        arch_specific=bool(report.archs) and all(a.suffix for a in report.archs), stale_ptx=stale,
     )
 
 
@@ -166,7 +168,7 @@ def _check_package(
     cuda = (info := db.variant(variant)) and info.cuda if variant else None  # PTX of a newer CUDA than the driver's
     jit = not cuda or target.driver is None or db.driver_support(cuda, target.driver, target.platform) is _FULL
     tegra = frozenset(g.cc for g in db.gpus if g.tegra)
-    libraries = tuple(_library(r, groups, jit, tegra) for r in pkg.libraries if r.error is None)
+    libraries = tuple(_library(r, groups, jit, tegra, target, db) for r in pkg.libraries if r.error is None)
     with_code = [lib for lib in libraries if lib.has_code]
     general = [lib for lib in with_code if not lib.arch_specific]
     # the weakest general library decides; with only arch-specific ones, the best of them
@@ -198,12 +200,19 @@ def _check_package(
             codes = [a for lib in lacking for n in lib.ptx for a in parse_arch(n)]
             jitted = any(coverage([a], g.cc, tegra=g.tegra) is not Coverage.NONE for a in codes)  # JIT it could
             key = "doctor.ptx-not-compiled" if jitted and not jit else "reason.sm-not-covered"  # PTX it cannot JIT
+            stale = [s for lib in lacking for s in lib.stale_ptx if any(
+                coverage([a], g.cc, tegra=g.tegra) is not Coverage.NONE for a in parse_arch(s.name))]
+            text = Text.of(key, package=pkg.name, version=pkg.version, variant=shown_variant, sm=g.cc.sm,
+                           gpu=tuple(g.names), cc=g.cc, found=found, driver=target.driver)
+            if stale and key == "reason.sm-not-covered":  # PTX its ISA keeps from this driver's JIT
+                new = max(stale, key=lambda s: s.cuda)
+                text = Text.of("doctor.ptx-too-new", package=pkg.name, version=pkg.version, gpu=tuple(g.names),
+                               sm=g.cc.sm, found=_sorted_names(s.name for s in stale), isa=new.isa, cuda=new.cuda,
+                               required=new.driver, driver=target.driver)
             problems.append(Problem(
                 code="sm-not-covered", package=pkg.name, required=str(g.cc), found=", ".join(found),
-                libraries=tuple(lib.path for lib in lacking),
-                text=Text.of(key, package=pkg.name, version=pkg.version, variant=shown_variant, sm=g.cc.sm,
-                              gpu=tuple(g.names), cc=g.cc, found=found, driver=target.driver),
-                fixes=_coverage_fixes(pkg.name, target, db, python),
+                libraries=tuple(lib.path for lib in lacking), text=text,
+                fixes=_coverage_fixes(pkg.name, target, db, python) + ((Text("fix.upgrade-driver"),) if stale else ()),
             ))
         elif cov is Coverage.PTX_JIT:
             ptx = _sorted_names(n for lib in deciding for n in lib.ptx)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from cudaresolve.core.archs import ComputeCapability, Coverage
     from cudaresolve.core.versions import CudaVersion
     from cudaresolve.db.database import DriverSupport
+    from cudaresolve.doctor.ptxjit import StalePtx
     from cudaresolve.doctor.smoke import RunReport
     from cudaresolve.target.model import Target
     from cudaresolve.text.model import Text
@@ -115,12 +116,15 @@ class LibraryCheck:
     coverage: tuple[tuple[ComputeCapability, Coverage], ...] = ()
     has_code: bool = False
     arch_specific: bool = False  # only sm_XYa code: decides nothing while other libraries exist
+    stale_ptx: tuple[StalePtx, ...] = ()  # PTX whose ISA is newer than the driver JIT-compiles (``ptxjit``)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"path": self.path, "sass": list(self.sass), "ptx": list(self.ptx),
                                 "coverage": _coverage_dict(self.coverage)}
         if self.arch_specific:
             data["arch_specific"] = True
+        if self.stale_ptx:
+            data["ptx_too_new"] = [s.to_dict() for s in self.stale_ptx]
         return data
 
 
