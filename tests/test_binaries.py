@@ -237,13 +237,13 @@ def test_format_details() -> None:
     assert format_details(inspect_file(FIXTURES / "multi.so")) == (
         "5 entries, 1 container, 1 compressed, PTX ISA 9.0")
     broken = BinaryReport(path="x", error=FileError(code="invalid-binary", text=literal("truncated")))
-    assert format_details(broken) == "error: invalid-binary: truncated"
+    assert format_details(broken) == "error: invalid-binary"  # the whole error follows the table
 
 
 def test_format_details_and_errors_in_chinese() -> None:
     assert format_details(inspect_file(FIXTURES / "rdc.so"), "zh") == "3 个条目、2 个容器、2 个已压缩、含 -rdc 副本"
     report = inspect_file(FIXTURES / "kernel.cu")
-    assert format_details(report, "zh") == "错误：invalid-binary：不是 ELF 文件、fatbin 或 cubin"
+    assert format_details(report, "zh") == "错误：invalid-binary"
     error = plain(report.to_dict(), "zh")["error"]
     assert error == {"code": "invalid-binary", "message": "不是 ELF 文件、fatbin 或 cubin",
                      "hint": "文件不完整，或者不是 CUDA/ELF 二进制文件；请重新安装它所属的软件包"}
@@ -279,3 +279,21 @@ def test_cli_distribution_name_with_site_packages(tmp_path: Path, capsys: pytest
     files = json.loads(capsys.readouterr().out)["files"]
     assert [(Path(f["path"]).name, f["sass"], "error" in f) for f in files] == [
         ("gone.so", [], True), ("libk.so", ["sm_75", "sm_86", "sm_90a", "sm_100a"], False)]
+
+
+def test_a_file_error_is_one_line_with_its_hint(tmp_path: Path) -> None:
+    """A fatbin whose first entry claims 2**40 bytes: the table names the code, then the error and hint follow whole."""
+    data = bytearray((FIXTURES / "kernel.fatbin").read_bytes())
+    data[24:32] = (1 << 40).to_bytes(8, "little")  # the first entry's payload size
+    path = tmp_path / "huge.fatbin"
+    path.write_bytes(data)
+    report = inspect_file(path)
+    assert report.error is not None and report.error.hint is not None
+    for lang, hint in (("en", " (hint: the file is truncated"), ("zh", "（提示：文件不完整")):
+        buffer = io.StringIO()
+        render_inspect([report], Console(file=buffer, width=80, color_system=None), lang=lang)
+        lines = buffer.getvalue().splitlines()
+        assert any("invalid-binary" in line for line in lines[1:-1])  # the details cell: the code only
+        assert [i for i, line in enumerate(lines) if "1099511627776" in line] == [len(lines) - 1]
+        assert lines[-1].startswith(("error: invalid-binary: ", "错误：invalid-binary：")) and str(path) in lines[-1]
+        assert hint in lines[-1]

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from cudaresolve.binaries.linkage import AbiCheck
     from cudaresolve.binaries.report import BinaryReport
 
-__all__ = ["format_details", "render_abi", "render_inspect"]
+__all__ = ["file_errors", "format_details", "render_abi", "render_inspect"]
 
 _DETAILS: Final = 20  # the narrowest the details column gets
 _MIN_PATH: Final = 20
@@ -24,11 +24,10 @@ _MIN_PATH: Final = 20
 
 def format_details(report: BinaryReport, lang: str = "en") -> str:
     """The last column: the error, or container/entry counts, compression and PTX ISA versions."""
-    from cudaresolve.text.catalogue import format_text, join_items, message
+    from cudaresolve.text.catalogue import join_items, message
 
-    if report.error is not None and report.listing is None:
-        return message("render.inspect.error-code", lang, code=report.error.code,
-                       error=format_text(report.error.text, lang))
+    if report.error is not None and report.listing is None:  # the error itself follows the table (``file_errors``)
+        return message("render.inspect.error", lang, code=report.error.code)
     listing = report.listing
     if listing is None:
         return ""
@@ -47,8 +46,26 @@ def format_details(report: BinaryReport, lang: str = "en") -> str:
     if relocatable:
         parts.append(message("render.inspect.rdc", lang))
     if report.error is not None:
-        parts.append(message("render.inspect.error", lang, error=format_text(report.error.text, lang)))
+        parts.append(message("render.inspect.error", lang, code=report.error.code))
     return join_items(parts, lang)
+
+
+def file_errors(reports: Sequence[BinaryReport], lang: str = "en") -> list[str]:
+    """One line per file that could not be read whole, as other commands' errors are: its code, path, message
+    and hint (control characters escaped, so that each stays one line)."""
+    from cudaresolve.text.catalogue import format_text, message, shown
+
+    lines = []
+    for report in reports:
+        if report.error is None:
+            continue
+        error = report.error
+        line = message("render.inspect.error-code", lang, code=error.code, path=shown(report.path, lang),
+                       error=format_text(error.text, lang))
+        if error.hint is not None:
+            line += message("render.inspect.hint", lang, hint=format_text(error.hint, lang))
+        lines.append("".join(c if c.isprintable() else repr(c)[1:-1] for c in line))
+    return lines
 
 
 def render_abi(abi: AbiCheck, console: Console, *, lang: str = "en") -> None:
@@ -117,6 +134,8 @@ def _render_reports(reports: Sequence[BinaryReport], console: Console, lang: str
             style="red" if report.error else None,
         )
     print_fitted(console, table)
+    for line in file_errors(reports, lang):  # whole, unwrapped, with its hint (the JSON's "error" object)
+        console.print(f"[red]{escape(line)}[/]", soft_wrap=True)
     note_word = message("word.note", lang)
     for report in reports:
         if report.package is not None:
