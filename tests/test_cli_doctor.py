@@ -227,3 +227,23 @@ def test_ptx_newer_than_the_driver_does_not_jit(capsys: pytest.CaptureFixture[st
            "JIT-compile it" in " ".join(out.split())
     code, data = run_json(capsys, "--site-packages", str(site), "--gpu", "9.0", "--driver", "580.65.06", *compat)
     assert (code, [p["code"] for p in data["packages"][0]["problems"]]) == (0, ["ptx-jit-only"])
+
+
+def test_a_windows_environment_has_its_pyd_modules_read(capsys: pytest.CaptureFixture[str], compat: list[str],
+                                                         tmp_path: Path) -> None:
+    """``Lib/site-packages`` (a Windows venv), or a Windows target: doctor reads ``.pyd``/``.dll`` as ``.so``."""
+    windows = tmp_path / "venv" / "Lib" / "site-packages"
+    plain = tmp_path / "copied"
+    for site in (windows, plain):
+        make_dist(site, "fbgemm-gpu", "1.2.0+cu118", {"fbgemm_gpu/fbgemm_gpu_py.pyd": FIXTURES / "windows.pyd"})
+    expected = [{"path": str(windows / "fbgemm_gpu" / "fbgemm_gpu_py.pyd"), "sass": ["sm_75", "sm_86", "sm_90a",
+                 "sm_100a"], "ptx": ["compute_90"], "coverage": {"8.0": "none", "8.6": "sass"}}]
+    _, data = run_json(capsys, "--site-packages", str(windows), *TARGET, *compat)
+    assert data["packages"][0]["libraries"] == expected
+    assert "sm-not-covered" in [p["code"] for p in data["packages"][0]["problems"]]
+    win = [*TARGET[:-1], "win_amd64"]  # a folder of no telling layout, for a Windows target
+    _, data = run_json(capsys, "--site-packages", str(plain), *win, *compat)
+    paths = [lib["path"] for lib in data["packages"][0]["libraries"]]
+    assert paths == [str(plain / "fbgemm_gpu" / "fbgemm_gpu_py.pyd")]
+    _, data = run_json(capsys, "--site-packages", str(plain), *TARGET, *compat)  # Linux: a .pyd is never loaded
+    assert data["packages"][0]["libraries"] == []

@@ -135,12 +135,12 @@ def find_distribution(
 
 def inspect_distribution(
     dist: importlib.metadata.Distribution, *, include_empty: bool = False, limits: Limits = DEFAULT_LIMITS,
-    wide: bool = False,
+    wide: bool = False, windows: bool = False,
 ) -> list[BinaryReport]:
     """The binaries an installed distribution's RECORD lists; a listed file that is gone is an error.
 
-    ``wide``: its static libraries and Windows modules too (``scan.is_candidate``; doctor reads what a Linux
-    runtime loads).
+    ``wide``: its static libraries and Windows modules too (``scan.is_candidate``); ``windows``: its Windows
+    modules (doctor reads what the environment's runtime loads: ELF modules, and on Windows ``.pyd``/``.dll``).
     """
     files = dist.files
     if files is None:
@@ -148,7 +148,7 @@ def inspect_distribution(
                            hint=Text("binaries.no-record.hint"))
     reports = []
     for record in sorted(files, key=str):
-        if not is_candidate(str(record), wide=wide) and record.suffix != ".pt2":
+        if not is_candidate(str(record), wide=wide, windows=windows) and record.suffix != ".pt2":
             continue
         path = Path(str(dist.locate_file(record)))
         if not path.is_file():

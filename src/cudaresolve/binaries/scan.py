@@ -30,17 +30,20 @@ __all__ = ["is_candidate", "open_regular", "read_binary", "read_wheel", "report_
 
 _BINARY_MAGICS: Final = (b"\x7fELF", b"\x50\xed\x55\xba", b"!<ar", b"MZ")  # ELF, fatbin, static library, PE
 _SUFFIXES: Final = (".so", ".o", ".cubin", ".fatbin")
-_WIDE_SUFFIXES: Final = (".a", ".pyd", ".dll")
+_WINDOWS_SUFFIXES: Final = (".pyd", ".dll")
+_WIDE_SUFFIXES: Final = (".a", *_WINDOWS_SUFFIXES)
 
 
-def is_candidate(name: str, *, wide: bool = False) -> bool:
+def is_candidate(name: str, *, wide: bool = False, windows: bool = False) -> bool:
     """Whether a file name looks like something that can hold GPU code (``libx.so.12`` counts).
 
     ``wide``: static libraries (``libx.a``) and Windows modules (``.pyd``, ``.dll``) too, which ``inspect``
-    lists; what doctor and the ABI check read (the ELF modules a Linux runtime loads) is neither.
+    lists; ``windows``: the Windows modules alone, which a Windows runtime loads (doctor of a Windows environment).
     """
     base = name.rsplit("/", 1)[-1]
-    return base.endswith(_SUFFIXES) or ".so." in base or (wide and base.lower().endswith(_WIDE_SUFFIXES))
+    lower = base.lower()
+    return (base.endswith(_SUFFIXES) or ".so." in base or (wide and lower.endswith(_WIDE_SUFFIXES))
+            or (windows and lower.endswith(_WINDOWS_SUFFIXES)))
 
 
 def starts_like_binary(path: Path) -> bool:
