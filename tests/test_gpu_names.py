@@ -218,6 +218,10 @@ def test_loose_key_drops_a_leading_series_word_only() -> None:
         ("NVIDIA Jetson AGX Orin Developer Kit", "NVIDIA Jetson Orin"),
         ("NVIDIA Jetson Xavier NX Developer Kit", "NVIDIA Jetson AGX Xavier"),
         ("NVIDIA Jetson AGX Thor Developer Kit", "NVIDIA Jetson AGX Thor"),
+        # JetPack 6's device-tree model of the Orin NX / Orin Nano reference carrier boards
+        ("NVIDIA Jetson Orin NX Engineering Reference Developer Kit", "NVIDIA Jetson Orin"),
+        ("NVIDIA Jetson Orin Nano Engineering Reference Developer Kit Super", "NVIDIA Jetson Orin"),
+        ("NVIDIA Jetson Orin Nano Super Developer Kit", "NVIDIA Jetson Orin"),  # NVIDIA's product name
         ("RTX 4090 Laptop", "NVIDIA GeForce RTX 4090 Laptop GPU"),
         ("RTX 4090 Mobile", "NVIDIA GeForce RTX 4090 Laptop GPU"),
     ],

@@ -5,8 +5,8 @@ not a letter or digit and between letters and digits (``RTX4090`` = ``rtx 4090``
 ``1080 ti``, ``A100`` = ``a 100``); without the vendor words NVIDIA, GeForce, Tesla, Quadro and
 the word GPU; without memory sizes (``80GB``, ``16 GB``, ``144G``), form factors (``PCIe``,
 ``SXM4``, ``HBM3e``, ``NVL``, ``OAM``, and V100's ``DGXS`` and ``FHHL``: ``Tesla V100-DGXS-32GB``),
-``with Max-Q Design``/``Max-Q``, a Jetson board's ``Developer Kit`` and a MIG instance's profile (``MIG
-1g.5gb``: an instance has its GPU's compute capability), since no two GPUs of
+``with Max-Q Design``/``Max-Q``, a Jetson board's ``(Engineering Reference) Developer Kit (Super)`` and a
+MIG instance's profile (``MIG 1g.5gb``: an instance has its GPU's compute capability), since no two GPUs of
 different compute capability differ only in those (``db check`` refuses two rows with one key).
 ``Mobile`` means ``Laptop``. The *loose* key also drops a leading series word (RTX, GTX, GT,
 Jetson), so ``1080 Ti``, ``4090`` and ``Orin Nano`` are names too.
@@ -50,7 +50,9 @@ _QUALIFIER: Final = re.compile(r"^(?:pcie|sxm[0-9]*|dgxs|fhhl|hbm[0-9]*e?|nvl[0-
 _PHRASES: Final = (
     (re.compile(r"\bwith\s+max[-_\s]?q\s+design\b"), " "),
     (re.compile(r"\bmax[-_\s]?q\b"), " maxq "),
-    (re.compile(r"\bdeveloper[-_\s]+kit\b"), " "),  # a Jetson board: "NVIDIA Jetson AGX Orin Developer Kit"
+    # a Jetson board: "NVIDIA Jetson AGX Orin Developer Kit"; JetPack 6's device tree on the Orin NX / Nano carrier
+    # says "Orin Nano Engineering Reference Developer Kit Super", NVIDIA's product page "Orin Nano Super Developer Kit"
+    (re.compile(r"\b(?:super\s+)?(?:engineering\s+reference\s+)?developer[-_\s]+kit(?:\s+super)?\b"), " "),
     (re.compile(r"\b([0-9]+)\s+(?:gb|tb)\b"), r" \1gb "),  # "80 GB" -> one memory token
     # a MIG instance ("A100-SXM4-40GB MIG 1g.5gb", GFD's "...-MIG-3g.20gb"): its GPU's architecture, so its GPU
     (re.compile(r"\bmig[-_\s]+(?:[0-9]+c\.)?[0-9]+g\.[0-9]+gb(?:[+-](?:me|gfx)(?:\.all)?)*(?![a-z0-9])"), " "),
