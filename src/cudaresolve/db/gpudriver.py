@@ -17,6 +17,8 @@ from the next branch that a CUDA toolkit's Linux driver names (the ``[[cuda]]`` 
 470). On Linux the same holds when the last branch is one a toolkit names: no Linux driver is numbered between it
 and the next such branch (580.x, then 590; 470.x, then 495), and a driver there is a Windows driver as WSL 2's
 nvidia-smi reports it ("Driver Version: 581.57" in Ubuntu on WSL, an R580 driver), which supports what R580 does.
+The list of Linux driver releases in keylase/nvidia-patch's README (commit 7b022ce, 2026-08-17, 465 to
+595, desktop and data-center) goes 470.256.02 -> 495.29.05 and 580.178.04 -> 590.44.01, nothing between.
 """
 
 from __future__ import annotations
