@@ -272,6 +272,18 @@ def test_fetch_unknown_content_type_is_sniffed() -> None:
         assert len(make_client(http).fetch_project(PYPI, "torch")) == 12
 
 
+@pytest.mark.parametrize("charset", ["x-nonexistent", "idna", "rot13", "undefined"])
+def test_a_charset_python_cannot_decode_with_is_read_as_utf8(charset: str) -> None:
+    # A Content-Type naming a codec Python lacks, or one that is no text codec, was a LookupError or
+    # UnicodeError raised from the page read: an internal error. It is read as a page with no charset.
+    with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
+        headers = {"Content-Type": f"text/html; charset={charset}"}
+        router.get(f"{CU118}/torch/").respond(200, content=CU118_HTML.encode(), headers=headers)
+        page = make_client(http).fetch_page(CU118 + "/", "torch")
+    assert page.files == tuple(parse_simple_html(CU118_HTML, f"{CU118}/torch/"))
+    assert page.files
+
+
 def test_fetch_404_means_not_on_this_index() -> None:
     with respx.mock(assert_all_called=True) as router, httpx.Client() as http:
         router.get(f"{CU118}/fbgemm-gpu/").respond(404)

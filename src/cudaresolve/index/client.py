@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeGuard
 from cudaresolve.core.progress import Event, report
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.file_download import MAX_REDIRECTS, REDIRECTS, download_within
-from cudaresolve.index.limits import Deadline, busy, file_deadline, read_body, read_capped
+from cudaresolve.index.limits import Deadline, busy, file_deadline, page_text, read_body, read_capped
 from cudaresolve.index.notices import listing_notices
 from cudaresolve.index.pages import Listings, ProjectPage
 from cudaresolve.index.parsed_cache import parse_files, parsed_key
@@ -410,7 +410,7 @@ class IndexClient:
         if response.status_code == 200:
             raw = read_body(response, url=url, cap=self.policy.max_page_bytes, deadline=self.policy.deadline)
             report(Event(kind="bytes", label=url, amount=len(raw)))
-            body = raw.decode(response.charset_encoding or "utf-8", errors="replace")
+            body = page_text(response, raw)
             sha256 = hashlib.sha256(raw).hexdigest() if digest else None
         return Reply(status=response.status_code, headers=response.headers, url=url, body=body, sha256=sha256)
 

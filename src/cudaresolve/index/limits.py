@@ -49,6 +49,7 @@ __all__ = [
     "busy",
     "deadline_from_env",
     "file_deadline",
+    "page_text",
     "read_body",
     "read_capped",
     "too_large",
@@ -164,6 +165,19 @@ def read_body(response: Any, *, url: str, cap: int, deadline: Deadline | None) -
     if length.strip().isdigit() and int(length) > cap:
         raise too_large(url, cap)
     return read_capped(response.iter_bytes(), url=url, cap=cap, deadline=deadline)
+
+
+def page_text(response: Any, raw: bytes) -> str:
+    """``raw``, a page's body, as text: in the charset its ``Content-Type`` names where Python has a text codec of
+    that name that decodes it, else as UTF-8 (a page naming ``charset=x-unknown``, ``idna`` or ``rot13`` is read
+    as pip and uv read a page with no charset, not raised on). Bytes no charset maps are replaced."""
+    charset = response.charset_encoding
+    if charset:
+        try:
+            return raw.decode(charset, errors="replace")
+        except (LookupError, UnicodeError):
+            pass
+    return raw.decode("utf-8", errors="replace")
 
 
 def read_capped(chunks: Iterator[bytes], *, url: str, cap: int, deadline: Deadline | None) -> bytes:

@@ -268,7 +268,7 @@ def fetch_into_cache(
 
     from cudaresolve.index.fitting import names_filter
     from cudaresolve.index.http_cache import CachedResponse, HttpCache
-    from cudaresolve.index.limits import read_body
+    from cudaresolve.index.limits import page_text, read_body
     from cudaresolve.index.parsed_cache import store_parsed
     from cudaresolve.index.transport import stream_within
 
@@ -289,9 +289,7 @@ def fetch_into_cache(
         elif status != 200:
             return False
         else:  # over the cap: raises, as the parent's read does
-            body = read_body(response, url=url, cap=cap, deadline=None).decode(
-                response.charset_encoding or "utf-8", errors="replace"
-            )
+            body = page_text(response, read_body(response, url=url, cap=cap, deadline=None))
         headers = response.headers
     entry = CachedResponse.from_headers(
         url=url, status=status, body=body, headers=headers, final_url=None, fetched_at=time.time()
