@@ -379,6 +379,19 @@ def test_a_plan_writes_no_group_lock_when_one_would_overwrite_a_users_file(
     assert sorted(p.name for p in out.iterdir()) == ["group-2.requirements.txt"]  # group 1's was not written either
 
 
+@pytest.mark.parametrize(("header", "field"), [
+    ("host,gpu,gpu,driver", "gpu"), ("host,gpu,model,driver", "gpu"), ("node,hostname,gpu", "host"),
+    ("host,gpu,driver,driver_version", "driver"),
+])
+def test_a_csv_header_that_names_one_field_twice_is_refused(header: str, field: str) -> None:
+    """Found by the adversarial hunt: 'host,gpu,gpu' with 'h1,A100,V100' planned h1 as an A100 host alone, the
+    second column dropped without a word. Which of two columns holds a field is not guessed."""
+    text = f"{header}\n" + ",".join(f"v{i}" for i in range(header.count(",") + 1)).replace("v1", "A100") + "\n"
+    with pytest.raises(InvalidInput) as caught:
+        parse_inventory(text, "inv.csv")
+    assert f"names the {field} column more than once" in caught.value.message
+
+
 def test_a_fleet_of_more_distinct_pools_than_a_plan_solves_is_refused_at_once(tmp_path: Path) -> None:
     """Found by the adversarial hunt: 20,000 hosts, each on its own driver (560 KB of CSV), ran past 90 s, one
     solve per pool. A plan takes at most 1,000 pools; the hosts are matched first, nothing solved."""

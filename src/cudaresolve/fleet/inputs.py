@@ -329,6 +329,9 @@ def _csv(text: str, path: str) -> list[FleetHost]:
     except csv.Error as exc:
         raise _bad(path, Text.of("fleet.input.csv-unreadable", error=str(exc))) from exc
     header = [h.strip().lower().replace(" ", "_").replace("-", "_") for h in next(rows, [])]
+    for key, names in _CSV_COLUMNS.items():  # two columns for one field: which one holds it is a guess
+        if len(given := [h for h in header if h in names]) > 1:
+            raise _bad(path, Text.of("fleet.input.csv-column-twice", field=key, columns=tuple(given)))
     where = {key: next((header.index(a) for a in names if a in header), None) for key, names in _CSV_COLUMNS.items()}
     if where["host"] is None or where["gpu"] is None:
         raise _bad(path, Text.of("fleet.input.csv-header", columns=tuple(header)))
