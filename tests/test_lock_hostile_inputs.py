@@ -129,6 +129,29 @@ def test_default_path_with_a_foreign_file_is_refused(tmp_path: Path) -> None:
     check_default_free(str(tmp_path / "absent.txt"))
 
 
+@pytest.mark.parametrize("named", ["outer.txt", "inner.txt", "link.txt", "pyproject.toml", "host.json"])
+def test_a_lock_is_never_written_over_a_file_the_run_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], named: str
+) -> None:
+    """Found by the adversarial hunt: ``-r req.txt -o req.txt`` (or ``-o pyproject.toml``) replaced the input with
+    the lock. Any file the run reads, a nested ``-r`` or a link to one included, is refused as the output."""
+    from cudaresolve.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "inner.txt").write_text("torch\n", encoding="utf-8")
+    (tmp_path / "outer.txt").write_text("-r inner.txt\n", encoding="utf-8")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "inner.txt")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n', encoding="utf-8")
+    host = '{"target": {"gpus": [{"name": "A100", "cc": "8.0"}], "driver": "550.54.15", "python": "3.11"}}'
+    (tmp_path / "host.json").write_text(host, encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code = main(["lock", "-r", "outer.txt", "--host", "host.json", "--offline", "--format", "requirements",
+                 "-o", named])
+    assert code == 1
+    assert "a lock is never written over its own input" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
 # --- item 3: install checks -------------------------------------------------------------------
 
 

@@ -195,6 +195,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         trusted_hosts=getattr(files, "trusted_hosts", ()),
         editables=getattr(files, "editables", ()),
         requirement_lines=getattr(files, "lines", ()),
+        read_files=(*getattr(files, "files", ()), *((args.host,) if getattr(args, "host", None) else ())),
         no_build=args.no_build,
         upgrade=getattr(args, "upgrade", False),
         upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),

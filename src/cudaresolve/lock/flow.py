@@ -364,13 +364,14 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
     from cudaresolve.lock.keep import PLACEHOLDER, inputs_key, keepable, kept_lock, same_but_stamp, stamp, still_served
     from cudaresolve.lock.lockfile import check_output_name, pylock_blocker
     from cudaresolve.lock.model import lock_from_solution
-    from cudaresolve.lock.output import check_default_free, is_stream
+    from cudaresolve.lock.output import check_default_free, check_not_input, is_stream
     from cudaresolve.lock.previous import changes, preferences, previous_lock, read_existing
 
     path = output or ("pylock.toml" if fmt == "pylock" else "requirements.txt")
     check_output_name(path, fmt)  # before any work: a wrong name fails at once
     if output is None:
         check_default_free(path)
+    check_not_input(path, (*request.read_files, request.compat or "", str(request.project)))
     streamed = path == "-" or is_stream(path)
     tls = tls_ahead(request)  # made while ``prepare`` builds the database
     with helper_ahead(request) as helper:  # the page fetcher's child starting beside the database's build

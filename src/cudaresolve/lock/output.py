@@ -15,13 +15,18 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.files import write_text_atomic
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
 
-__all__ = ["GENERATED_MARK", "STDOUT", "check_default_free", "is_stdout", "is_stream", "write_output"]
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+__all__ = [
+    "GENERATED_MARK", "STDOUT", "check_default_free", "check_not_input", "is_stdout", "is_stream", "write_output",
+]
 
 STDOUT: Final = "-"
 #: Every file cudaresolve writes carries this in its header; a default path without it is the user's.
@@ -49,6 +54,27 @@ def is_stdout(path: str) -> bool:
         return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # no such file, or no real stdout
         return False
+
+
+def check_not_input(path: str, inputs: Iterable[str]) -> None:
+    """Refuse an output that is one of the run's own input files (the same file, by any name or link): the lock
+    would replace what it was read from (pip-compile refuses it too)."""
+    if path == STDOUT:
+        return
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return  # no file there yet: nothing to write over
+    if not stat.S_ISREG(found.st_mode):
+        return
+    for name in inputs:
+        try:
+            same = bool(name) and os.path.samestat(found, os.stat(name))
+        except (OSError, ValueError):
+            continue
+        if same:
+            raise InvalidInput(Text.of("lock.output.is-input", path=_short(path), input=_short(name)),
+                               hint=Text("lock.output.is-input.hint"))
 
 
 def check_default_free(path: str) -> None:

@@ -79,6 +79,8 @@ class RequirementFiles:
     editables: tuple[str, ...] = ()  # names of the local folders given with ``-e`` (installed in place)
     #: Each requirement and constraint line, for ``check_lines``.
     lines: tuple[RequirementLine, ...] = ()
+    #: Every file read, as named (``-r``/``-c`` on the command line and in the files): none is written over.
+    files: tuple[str, ...] = ()
 
 
 def read_requirement_files(
@@ -96,6 +98,7 @@ def read_requirement_files(
         find_links=tuple(dict.fromkeys(reader.indexes["--find-links"])),
         trusted_hosts=tuple(dict.fromkeys(reader.indexes["--trusted-host"])),
         editables=tuple(dict.fromkeys(reader.editables)), lines=tuple(reader.lines),
+        files=tuple(dict.fromkeys(reader.paths)),
     )  # fmt: skip
 
 
@@ -105,6 +108,7 @@ class _Reader:
         self.requirements: list[str] = []
         self.constraints: list[str] = []
         self.files = 0
+        self.paths: list[str] = []
         self.index_url: str | None = None
         self.editables: list[str] = []
         self.lines: list[RequirementLine] = []
@@ -124,6 +128,7 @@ class _Reader:
                                hint=_HINT) from exc  # fmt: skip
         if real in chain:
             raise InvalidInput(Text.of("lock.reqfile.cycle", path=shown), hint=_HINT)
+        self.paths.append(str(path))
         text = _read_bounded(path)
         for number, line in _logical_lines(text):
             self._line(path, number, line, constraint=constraint, chain=(*chain, real))

@@ -60,6 +60,8 @@ class LockRequest:
     prerelease: str = DEFAULT_PRERELEASE  # --prerelease (``provider.CatalogProvider._allowed``)
     #: The requirement files' lines, checked before a solve (``lock.reqfiles.check_lines``)
     requirement_lines: tuple[RequirementLine, ...] = ()
+    #: The files the request was read from (requirement and constraint files, the host file): never the output.
+    read_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
