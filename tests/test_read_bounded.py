@@ -84,6 +84,20 @@ def test_nvidia_smi_output_that_is_not_utf8_is_read(tmp_path: Path, monkeypatch:
     assert run_nvidia_smi(["-L"]) == (0, "A100\ufffd, 8.0")
 
 
+def test_an_ended_child_is_not_waited_on_for_the_process_it_left_holding_its_output() -> None:
+    """Found by the adversarial hunt: an interpreter (``install --python``, ``doctor --python``) that printed its
+    answer and ended, leaving a process behind with its stdout, held the run until that process ended or the
+    whole timeout passed (30 s for a probe, 120 s for doctor's). Its answer is all in the pipe once it ends: what
+    the left process writes later ("late", seconds after) is not waited for."""
+    import sys
+
+    from cudaresolve.core.processes import run_capped
+
+    left = ("import subprocess, sys; print('hi', flush=True); subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(8); print(\"late\", flush=True)'])")  # fmt: skip
+    assert run_capped([sys.executable, "-c", left], timeout=60, cap=1000)[:2] == (0, b"hi\n")
+
+
 def test_a_reader_left_on_a_held_pipe_never_fails_nor_reads_another_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by CI: ``run_capped`` closed the child's pipes while a reader still read one that a grandchild held.
     The reader then failed (``I/O operation on closed file``), or read the next file given the freed number: an

@@ -17,6 +17,9 @@ __all__ = ["drain", "kill_group", "run_capped"]
 
 #: Seconds a reader is still given, past the deadline, to read what an ended child left in its pipe.
 _GRACE: Final = 0.5
+#: Seconds the readers are given once the child has ended: all it wrote is in its pipes by then, read in far less
+#: time; what a process it left behind writes later is not its answer, and is not waited for.
+_AFTER_EXIT: Final = 2.0
 
 
 def kill_group(child: subprocess.Popen[bytes]) -> None:
@@ -57,7 +60,8 @@ def drain(stream: IO[bytes], into: bytearray, *, keep: int, last: bool = False) 
 def run_capped(argv: Sequence[str], *, timeout: float, cap: int) -> tuple[int, bytes, bytes]:
     """Run ``argv`` (no stdin) -> (exit code, stdout, stderr), each stream kept to its first ``cap`` bytes: the rest
     is read and dropped. ``subprocess.TimeoutExpired`` past ``timeout`` seconds, the child killed; ``OSError`` when
-    it cannot start. A process the child left holding its output does not hold the caller past ``timeout``."""
+    it cannot start. A process the child left holding its output holds the caller at most ``_AFTER_EXIT`` seconds
+    past the child's end (never past ``timeout``, but for the reader's ``_GRACE``)."""
     import subprocess
     import time
 
@@ -72,6 +76,7 @@ def run_capped(argv: Sequence[str], *, timeout: float, cap: int) -> tuple[int, b
         child.kill()
         child.wait()
         raise
+    ended = time.monotonic()
     for reader in readers:  # a grandchild holding a pipe open: left to its reader, which owns the pipe
-        reader.join(max(deadline - time.monotonic(), _GRACE))  # one deadline for the run and both pipes
+        reader.join(max(min(deadline, ended + _AFTER_EXIT) - time.monotonic(), _GRACE))  # one deadline, both pipes
     return code, bytes(kept[0]), bytes(kept[1])
