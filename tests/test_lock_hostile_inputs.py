@@ -242,6 +242,17 @@ def test_interpreter_environment_of_another_python_matches_this_one() -> None:
         interpreter_environment("/no/such/python")
 
 
+def test_an_interpreter_whose_marker_answer_is_no_object_is_one_coded_error(tmp_path: Path) -> None:
+    """Found by the adversarial hunt: the install's marker probe took any JSON (a list was an AttributeError, an
+    internal error). Its answer is read as every probe's is (bounded, ``run_capped``), and must be an object."""
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\necho '[1, 2]'\n", encoding="utf-8")
+    python.chmod(0o755)
+    with pytest.raises(InvalidInput) as caught:
+        interpreter_environment(str(python))
+    assert caught.value.code == "invalid-input"
+
+
 # --- item 6: property-based fuzzing of the parsers ----------------------------------------------
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

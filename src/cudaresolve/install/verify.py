@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["check_environment", "check_installable", "interpreter_environment", "url_allowed"]
 
 _LOCAL_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+_PROBE_OUTPUT: Final = 64 * 1024  # the marker environment is a few hundred bytes
 # The marker environment of an interpreter, without needing packaging inside it (PEP 508).
 _PROBE: Final = (
     "import json,os,platform,sys;"
@@ -67,9 +68,15 @@ def interpreter_environment(python: str | None) -> dict[str, str]:
         return {str(k): str(v) for k, v in default_environment().items()}
     import subprocess  # here: an install whose target was probed before runs nothing
 
-    try:
-        out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=True).stdout
-        env = loads_json(out)
+    from cudaresolve.core.processes import run_capped
+
+    try:  # bounded as every probe of an interpreter: its output, its time, a process it leaves behind
+        code, out, err = run_capped([python, "-c", _PROBE], timeout=60, cap=_PROBE_OUTPUT)
+        if code != 0:
+            raise ValueError(err.decode("utf-8", "replace").strip()[-300:] or f"exit status {code}")
+        env = loads_json(out.decode("utf-8", "replace"))
+        if not isinstance(env, dict):
+            raise ValueError(f"its answer is not a JSON object: {out[:100]!r}")
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         from cudaresolve.errors import InvalidInput
 
