@@ -6,6 +6,7 @@ The end-to-end side (files served on 127.0.0.1, real pip and uv) is ``test_direc
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -204,6 +205,29 @@ def test_requirements_write_a_direct_reference_by_url_with_its_hash() -> None:
     ]
     check_installable(back, source="r.txt", requirements=True, mirrors={},
                       environment={"python_full_version": "3.11.7"})  # one index: the archive has none
+
+
+@pytest.mark.parametrize("editable", [False, True])
+def test_requirements_name_a_local_project_folder_by_its_url_and_read_it_back(tmp_path: Path, editable: bool) -> None:
+    """A local folder (``name @ file:///dir``, ``-e DIR``) is pip's ``name @ file:///dir`` line in the active group,
+    never a ``name==version`` pin on an index of its own that pip reads as a comment; pip hashes no folder, so the
+    others' hashes are comments (pip checks all or none), and ``install --from`` takes the file back as it was."""
+    folder = tmp_path / "my lib"
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text('[project]\nname = "my-lib"\nversion = "0.2"\n')
+    local = LockedPackage(name="my-lib", version="0.2", index="", url=folder.as_uri(), kind=FileKind.DIRECTORY,
+                          editable=editable)
+    lock = replace(_archive_lock(), packages=(*_archive_lock().packages, local))
+    text = dumps_requirements(lock)
+    lines = text.splitlines()
+    assert f"my-lib @ {folder.as_uri()}" in lines and not any(line.startswith("#> ") for line in lines)
+    assert f"lib @ {LIB}  # sha256:{HASH}" in lines
+    back = loads_requirements(text)
+    assert [(p.name, p.kind, p.url, p.editable) for p in back.packages if p.index == ""] == [
+        ("lib", FileKind.ARCHIVE, LIB, False), ("my-lib", FileKind.DIRECTORY, folder.as_uri(), editable),
+    ]
+    check_installable(back, source="r.txt", requirements=True, mirrors={},
+                      environment={"python_full_version": "3.11.7"})
 
 
 def test_pip_fetches_a_direct_reference_from_its_url_alone_then_installs_it_by_pin() -> None:

@@ -120,7 +120,8 @@ def check_installable(
                     hint=Text("lock.install.bad-url.hint"),
                 )
     if requirements:  # pip reads one --index-url; any other index sits on '#> ' comment lines
-        indexed = [p for p in lock.packages if p.kind is not FileKind.ARCHIVE]  # a direct reference has its URL
+        # a direct reference and a local project folder have their URL
+        indexed = [p for p in lock.packages if p.kind not in (FileKind.ARCHIVE, FileKind.DIRECTORY)]
         first = indexed and _first_index(lock)
         hidden = next((p for p in indexed if p.index != first), None)
         if hidden is not None:

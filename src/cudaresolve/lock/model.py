@@ -35,6 +35,7 @@ __all__ = [
     "WheelChoice",
     "archives",
     "drop_none",
+    "folders",
     "get_field",
     "index_groups",
     "is_sha256",
@@ -207,10 +208,10 @@ def served_index(index: str, mirrors: Mapping[str, str] | None) -> str:
 
 def index_groups(lock: Lock) -> list[tuple[str, tuple[LockedPackage, ...]]]:
     """Packages grouped by index (trailing ``/`` ignored): the lock's own index first, then the others
-    in the order their first package appears. Direct references (``archives``) come from no index and
-    are in no group."""
+    in the order their first package appears. Direct references (``archives``) and local project folders come from
+    no index and are in no group."""
     groups: dict[str, tuple[str, list[LockedPackage]]] = {}
-    indexed = [p for p in lock.packages if p.kind is not FileKind.ARCHIVE]
+    indexed = [p for p in lock.packages if p.kind not in (FileKind.ARCHIVE, FileKind.DIRECTORY)]
     if lock.index_url and any(_same_index(p.index, lock.index_url) for p in indexed):
         groups[lock.index_url.rstrip("/")] = (lock.index_url, [])
     for package in indexed:
@@ -221,6 +222,11 @@ def index_groups(lock: Lock) -> list[tuple[str, tuple[LockedPackage, ...]]]:
 def archives(lock: Lock) -> tuple[LockedPackage, ...]:
     """The packages a direct reference pins (``name @ URL``), in lock order."""
     return tuple(p for p in lock.packages if p.kind is FileKind.ARCHIVE)
+
+
+def folders(lock: Lock) -> tuple[LockedPackage, ...]:
+    """The local project folders (``name @ file:///dir``), in lock order."""
+    return tuple(p for p in lock.packages if p.kind is FileKind.DIRECTORY)
 
 
 def read_notices(lock: Lock) -> tuple[Notice, ...]:

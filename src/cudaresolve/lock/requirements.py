@@ -6,9 +6,11 @@ https://pytorch.org/blog/compromised-nightly-dependency/). So the file holds exa
 ``--index-url`` group (the variant's index); packages from other indexes follow as ``#> `` lines
 that pip skips as comments and ``loads_requirements`` reads back (``cudaresolve install`` runs
 one pip per index). Direct references are ``name @ URL --hash=sha256:...`` lines in the active
-group (pip fetches them from their URL, whatever the index). Hashes are ``--hash=sha256:`` only
-where every package of the group has one, because pip's hash checking is all-or-nothing;
-otherwise a known hash is kept as a ``# sha256:`` comment. Lock-wide facts are ``# cudaresolve:
+group (pip fetches them from their URL, whatever the index), and so is a local project folder,
+``name @ file:///dir`` (pip builds it; the ``editables`` fact names those ``cudaresolve install``
+puts in place). Hashes are ``--hash=sha256:`` only where every package of the group has one (a
+folder has none), because pip's hash checking is all-or-nothing; otherwise a known hash is kept as
+a ``# sha256:`` comment. Lock-wide facts are ``# cudaresolve:
 key = <json>``, among them ``sdists``: the packages locked as source distributions (an sdist's
 hash is what ``--hash`` holds for them; pip builds them when installing).
 """
@@ -30,6 +32,7 @@ from cudaresolve.lock.model import (
     Lock,
     archives,
     drop_none,
+    folders,
     index_groups,
     is_sha256,
     lock_from_solution,
@@ -80,13 +83,15 @@ def dumps_requirements(lock: Lock | Solution) -> str:
         "target": drop_none(lock.target) or None,
         "warnings": [{"code": w.code, "message": w.message} for w in lock.warnings] or None,
         "sdists": [p.name for p in lock.packages if p.kind is FileKind.SDIST] or None,
+        "editables": [p.name for p in folders(lock) if p.editable] or None,
         "inputs": lock.inputs,  # the stamp of what it answers (``lock.keep``)
     }
     lines += [f"{_META} {key} = {json.dumps(value)}" for key, value in meta.items() if value is not None]
     groups: list[tuple[str | None, tuple[LockedPackage, ...]]] = list(index_groups(lock)) or [(None, ())]
     for number, (index, members) in enumerate(groups):
         prefix = "" if number == 0 else _INACTIVE
-        direct = archives(lock) if number == 0 else ()  # pip reads them in the active group, by URL
+        # pip reads them in the active group, by URL: a wheel's, or a local project folder's (built by pip)
+        direct = (*archives(lock), *folders(lock)) if number == 0 else ()
         if index is None and not direct:
             continue
         lines.append("")
@@ -105,7 +110,8 @@ def dumps_requirements(lock: Lock | Solution) -> str:
         if index is not None:
             lines.append(f"{prefix}--index-url {index}")
         for p in (*members, *direct):
-            pin = f"{prefix}{p.name} @ {p.url}" if p.kind is FileKind.ARCHIVE else f"{prefix}{p.name}=={p.version}"
+            direct_kinds = (FileKind.ARCHIVE, FileKind.DIRECTORY)
+            pin = f"{prefix}{p.name} @ {p.url}" if p.kind in direct_kinds else f"{prefix}{p.name}=={p.version}"
             if p.sha256 and hashed == total:
                 pin += f" --hash=sha256:{p.sha256}"
             elif p.sha256:
@@ -164,7 +170,10 @@ def loads_requirements(text: str, *, source: str = "requirements.txt") -> Lock:
                 hint=exc.hint or REGENERATE_HINT,
             ) from None
     sdists = {canonical_name(str(n)) for n in meta.get("sdists") or ()}
+    editables = {canonical_name(str(n)) for n in meta.get("editables") or ()}
     packages = [replace(p, kind=FileKind.SDIST) if p.name in sdists else p for p in packages]
+    packages = [replace(p, editable=True) if p.kind is FileKind.DIRECTORY and p.name in editables else p
+                for p in packages]
     return Lock(
         packages=tuple(sorted(packages, key=lambda p: p.name)),
         variant=meta.get("variant"),
@@ -208,10 +217,10 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 #: What each ``# cudaresolve: KEY = VALUE`` line holds (``dumps_requirements``): a value of another type is refused.
 _META_TYPES: Final[dict[str, type]] = {
     "target": dict, "environments": list, "requires-python": str, "sdists": list, "warnings": list, "variant": str,
-    "index-url": str, "inputs": str,
+    "index-url": str, "inputs": str, "editables": list,
 }  # fmt: skip
 #: The keys whose list holds strings.
-_STRING_LISTS: Final = frozenset({"environments", "sdists"})
+_STRING_LISTS: Final = frozenset({"environments", "sdists", "editables"})
 
 
 def _typed(key: str, value: Any, text: str) -> Any:
@@ -258,14 +267,19 @@ def _parse_pin(text: str) -> tuple[str, str]:
 
 
 def _parse_direct_line(tokens: Sequence[str], comment: str) -> LockedPackage:
-    """``name @ URL [--hash=sha256:HEX]`` -> an archive package; its version from the wheel's file name."""
+    """``name @ URL [--hash=sha256:HEX]`` -> an archive package, its version from the wheel's file name; a
+    ``file://`` URL of no wheel or sdist -> a local project folder (no version: its build backend gives it)."""
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
     text = " ".join(tokens[:3])
     try:
         req = Requirement(text)
-        filename = unquote(urlsplit(req.url or "").path.rsplit("/", 1)[-1])
+        parts = urlsplit(req.url or "")
+        filename = unquote(parts.path.rsplit("/", 1)[-1])
+        if _is_folder_url(parts.scheme, filename) and not (req.marker or req.extras or req.specifier or tokens[3:]):
+            return LockedPackage(name=canonical_name(req.name), version="", index="", url=req.url,
+                                 kind=FileKind.DIRECTORY)  # fmt: skip
         wheel_name, version, _, _ = parse_wheel_filename(filename)
     except (InvalidRequirement, InvalidWheelFilename, ValueError):
         raise _LineError(Text.of("lock.req.not-a-pin", text=repr(text))) from None
@@ -280,6 +294,13 @@ def _parse_direct_line(tokens: Sequence[str], comment: str) -> LockedPackage:
         filename=filename,
         kind=FileKind.ARCHIVE,
     )
+
+
+def _is_folder_url(scheme: str, filename: str) -> bool:
+    """Whether a direct reference's URL names a local project folder: ``file:``, and no wheel or sdist by name."""
+    from cudaresolve.resolve.direct import SDIST_SUFFIXES
+
+    return scheme.lower() == "file" and not filename.lower().endswith((".whl", *SDIST_SUFFIXES))
 
 
 def _parse_hashes(options: Sequence[str], comment: str) -> str | None:

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from cudaresolve.resolve.source import IndexRelease
 
 __all__ = [
-    "HASH_ALGORITHMS", "DirectRef", "check_dependency_url", "direct_candidate", "local_directory", "parse_direct",
-    "same_reference",
+    "HASH_ALGORITHMS", "SDIST_SUFFIXES", "DirectRef", "check_dependency_url", "direct_candidate", "local_directory",
+    "parse_direct", "same_reference",
 ]  # fmt: skip
 
 #: The hash algorithms a URL fragment may name, strongest first (hashlib names; PEP 751 ``hashes`` keys).
@@ -47,7 +47,7 @@ _HEX: Final = re.compile(r"[0-9a-f]+")
 _DIGEST_LENGTH: Final = {"sha512": 128, "sha384": 96, "sha256": 64}
 _LOCAL_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 _VCS: Final = ("git+", "hg+", "svn+", "bzr+")
-_SDIST_SUFFIXES: Final = (".tar.gz", ".zip", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
+SDIST_SUFFIXES: Final = (".tar.gz", ".zip", ".tgz", ".tar.bz2", ".tar.xz", ".tar")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,7 +91,7 @@ def parse_direct(name: str, url: str) -> DirectRef:
     filename = unquote(parts.path.rsplit("/", 1)[-1])
     if not filename:
         raise _unsupported("resolve.direct-directory", text)
-    if filename.lower().endswith(_SDIST_SUFFIXES):
+    if filename.lower().endswith(SDIST_SUFFIXES):
         raise _unsupported("resolve.direct-sdist", text)
     if not filename.endswith(".whl"):
         raise _unsupported("resolve.direct-not-wheel", text)
@@ -126,7 +126,7 @@ def local_directory(url: str) -> str | None:
         return None
     path = unquote(parts.path)
     last = path.rstrip("/").rsplit("/", 1)[-1].lower()
-    if not path.startswith("/") or last.endswith((".whl", *_SDIST_SUFFIXES)) or not os.path.isdir(path):
+    if not path.startswith("/") or last.endswith((".whl", *SDIST_SUFFIXES)) or not os.path.isdir(path):
         return None  # not a folder: judged as a file reference (``parse_direct``), which refuses it by name
     return path.rstrip("/") or "/"
 
