@@ -48,6 +48,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
     index.add("pypi", "mixed", "1.0")
     index.add_sdist("pypi", "mixed", "1.0")  # the wheel of the same release wins
     index.add_sdist("pypi", "mixed", "2.0")  # a newer release with only an sdist: taken, as pip and uv do
+    # wheels for another Python only, beside an sdist whose dependencies are dynamic and whose backend fails
+    index.add("pypi", "other-wheels", "1.0", tag="cp39-cp39-manylinux_2_17_x86_64", requires=["idna>=3"])
+    index.add_sdist("pypi", "other-wheels", "1.0", dynamic=["Requires-Dist"], backend_error="needs torch to build")
     broken = index.add_sdist("pypi", "broken", "1.0")
     truncated = index.add_sdist("pypi", "truncated", "1.0")
     garbage = b"\x1f\x8b\x08 truncated"
@@ -112,6 +115,22 @@ def test_dynamic_metadata_is_prepared_by_the_sdists_build_backend(served: Any, t
     again = _lock(served, ["dynamic-deps", "-o", "pylock.again.toml"], tmp_path)  # the same cache: built metadata kept
     assert again.returncode == 0 and "sdist-metadata-built" in again.stderr
     assert index.requests["/files/dynamic_deps-1.0.tar.gz"] == downloads
+
+
+def test_a_wheel_for_another_target_stands_for_a_dynamic_sdists_metadata(served: Any, tmp_path: Path) -> None:
+    """uv's rule: a release whose only file for the target is an sdist with dynamic metadata, but which has wheels
+    for other targets (auto-gptq 0.7.1: cp38-cp311 wheels, a Python 3.12 target), is resolved on a wheel's
+    metadata and locked as its sdist: nothing is built (its backend may need torch), nothing passed over."""
+    _, _, index = served
+    result = _lock(served, ["other-wheels", "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert {p["name"]: (p["version"], p["kind"]) for p in out["packages"]} == {
+        "other-wheels": ("1.0", "sdist"), "idna": ("3.10", "wheel"),
+    }  # fmt: skip  # idna: the cp39 wheel's Requires-Dist
+    assert [w["code"] for w in out["warnings"]] == ["sdist-build"]
+    assert index.requests["/files/other_wheels-1.0.tar.gz"] == 1  # its PKG-INFO read once, to see it is dynamic
+    assert index.requests["/files/other_wheels-1.0-cp39-cp39-manylinux_2_17_x86_64.whl.metadata"] == 1
 
 
 def test_no_build_passes_a_dynamic_sdist_over_for_an_older_release_with_a_wheel(served: Any, tmp_path: Path) -> None:

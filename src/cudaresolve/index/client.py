@@ -134,6 +134,15 @@ class IndexClient:
             self.cache.store(entry)
         return entry, source
 
+    def every_wheel(self, page: ProjectPage) -> tuple[IndexFile, ...]:
+        """Every wheel ``page`` lists, for whatever target (``keep`` set aside), read again from its cache entry
+        (fetched when there is none) and parsed without storing a parsed form; raises ``IndexUnavailable``."""
+        found = self.entry(page.url)
+        if found is None:  # only with ``fresh_only``
+            return ()
+        entry, source = found
+        return self.page_of(page.index_url, page.served_from, page.project, entry, source, keep=_wheel_names).files
+
     def _flat_ok(self, page: ProjectPage) -> bool:
         return page.mirrored and any(_under(page.index_url, root) for root in self.policy.flat_roots)
 
@@ -294,9 +303,9 @@ class IndexClient:
 
     def page_of(
         self, index: str, served_from: str, project: NormalizedName, entry: CachedResponse, source: str,
-        error: Text | None = None,
+        error: Text | None = None, keep: Keep | None = None,
     ) -> ProjectPage:  # fmt: skip
-        keep = self.keep.get(project, self._keep_default)
+        keep = keep or self.keep.get(project, self._keep_default)
         try:
             files = parse_files(self.cache, entry, keep) if entry.status != 404 else []
         except IndexUnavailable:  # a body stored apart, replaced meanwhile by another run: the page is asked again
@@ -426,3 +435,9 @@ def _unreachable(error: BaseException | None) -> str | None:
 
     failure = transient(error) if isinstance(error, httpx.HTTPError) else None
     return failure.reason if failure is not None and failure.connect else None
+
+
+def _wheel_names(filename: str) -> bool:
+    """``every_wheel``'s filter: any wheel. It has no ``key``, so its parsed form is never stored
+    (``parsed_cache``) over the one a run's own filter reads."""
+    return filename.endswith(".whl")

@@ -25,13 +25,13 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from cudaresolve.core.progress import Event, report
-from cudaresolve.errors import BadMetadata, DynamicMetadata
+from cudaresolve.errors import BadMetadata, DynamicMetadata, IndexUnavailable
 from cudaresolve.index.requires_dist import simple_requirement
 from cudaresolve.index.simple import HINT
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from typing import IO
 
     from cudaresolve.index.build_metadata import BuildPolicy
@@ -231,11 +231,18 @@ def _bad(source: str, why: str) -> BadMetadata:
 
 
 def fetch_core_metadata(
-    client: IndexClient, cache: HttpCache | None, file: IndexFile, *, build: BuildPolicy | None = None
+    client: IndexClient,
+    cache: HttpCache | None,
+    file: IndexFile,
+    *,
+    build: BuildPolicy | None = None,
+    twin: Callable[[], IndexFile | None] | None = None,
 ) -> CoreMetadata:
     """The metadata of ``file``: the cache, else its PEP 658 file, else range reads of the wheel
     (``lazy_wheel``) or the sdist's PKG-INFO; raises ``IndexUnavailable``. An sdist whose PKG-INFO is not
-    static is built for its metadata when ``build`` allows it (``build_metadata``), else ``DynamicMetadata``."""
+    static stands on the metadata of a wheel of the same release for another target, when ``twin`` finds one
+    (uv's rule: the wheel is read, the sdist installed, nothing built); else it is built for its metadata when
+    ``build`` allows it (``build_metadata``), else ``DynamicMetadata``."""
     url = f"{file.url}.metadata"
     key = _key(file, ".metadata")  # also of METADATA read from the wheel itself
     source = url if file.core_metadata else file.url  # what messages name: the file really read
@@ -255,6 +262,9 @@ def fetch_core_metadata(
             meta = _describing(text, file, source)
             _store(cache, key, text, cached)
             report(Event(kind="metadata", label=url))
+            stand_in = _twin_metadata(client, cache, meta, file, twin)
+            if stand_in is not None:
+                return stand_in
             policy = _to_build(meta, file, build)
             return _built(client, cache, file, policy, archive) if policy is not None else _static(meta, file)
     elif file.url.startswith("file://"):  # a wheel of a local folder: read where it is
@@ -271,8 +281,32 @@ def fetch_core_metadata(
         report(Event(kind="metadata", label=url))
     meta = _describing(text, file, source)
     _store(cache, key, text, cached)
+    stand_in = _twin_metadata(client, cache, meta, file, twin)
+    if stand_in is not None:
+        return stand_in
     policy = _to_build(meta, file, build)
     return _built(client, cache, file, policy, None) if policy is not None else _static(meta, file)
+
+
+def _twin_metadata(
+    client: IndexClient,
+    cache: HttpCache | None,
+    meta: CoreMetadata,
+    file: IndexFile,
+    twin: Callable[[], IndexFile | None] | None,
+) -> CoreMetadata | None:
+    """For an sdist whose metadata is not static: the metadata of the wheel ``twin`` finds (the same project and
+    version, for another target), which uv reads in its place rather than build the sdist; None when it is static,
+    or there is no such wheel, or its metadata cannot be read (the sdist is then judged as before)."""
+    if twin is None or not file.sdist or static_problem(meta) is None:
+        return None
+    wheel = twin()
+    if wheel is None or wheel.sdist or wheel.version != file.version:
+        return None
+    try:
+        return fetch_core_metadata(client, cache, wheel)
+    except (IndexUnavailable, BadMetadata):
+        return None
 
 
 def _key(file: IndexFile, suffix: str) -> str:

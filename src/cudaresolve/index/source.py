@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import partial
 from typing import TYPE_CHECKING, Final
 
 from packaging.utils import canonicalize_name as canonical_name
@@ -338,8 +339,9 @@ class IndexSource:
             raise IndexUnavailable(
                 Text.of("index.package-unavailable", package=release.name, reason=release.artifact.url), hint=HINT
             )
+        twin = partial(self._twin, key, file) if file.sdist else None
         try:
-            return self._keep(key, fetch_core_metadata(self._client, self._cache, file, build=build))
+            return self._keep(key, fetch_core_metadata(self._client, self._cache, file, build=build, twin=twin))
         except (DynamicMetadata, BadMetadata) as e:  # BadMetadata: read, but malformed or another project's
             if isinstance(e, DynamicMetadata) and build is None and self._build is not None:
                 raise  # the walk's guess: the solver asks again, and may build it
@@ -355,6 +357,22 @@ class IndexSource:
                 Text.of("index.package-unavailable", package=f"{release.name} {release.version}", reason=e.text),
                 hint=e.hint_text or HINT,
             ) from e
+
+    def _twin(self, key: tuple[str, str, str], sdist: IndexFile) -> IndexFile | None:
+        """A wheel of the release ``key`` for another target, whose metadata stands for that of its sdist when the
+        sdist's is not static (uv's rule); one not yanked, with a PEP 658 file, first. None when the page lists
+        none (under ``--exclude-newer`` as the other files are) or cannot be read again."""
+        page = self._pages.get((key[0].rstrip("/"), key[1]))  # ``_page``'s key
+        if page is None or not page.found:
+            return None
+        try:
+            files = self._client.every_wheel(page)
+        except IndexUnavailable:
+            return None
+        newer = self._newer
+        wheels = [f for f in files if f.version == sdist.version and not f.sdist
+                  and (newer is None or f.upload_time is None or f.upload_time <= newer)]  # fmt: skip
+        return min(wheels, key=lambda f: (f.yanked, not f.core_metadata, f.filename), default=None)
 
     def _keep(self, key: tuple[str, str, str], meta: CoreMetadata) -> Sequence[Requirement]:
         if meta.built:
