@@ -245,3 +245,21 @@ def test_a_wheel_page_local_tag_that_makes_no_version_is_reported_by_db_check(lo
     with pytest.raises(InvalidCompatData) as caught:
         CompatDB.from_dict(data)
     assert "wheel-page[0]" in str(caught.value.problems)
+
+
+def test_a_page_that_cannot_be_read_is_named_as_the_cause_not_the_pytorch_index(tmp_path: Path) -> None:
+    """PyTorch's index and PyG's pages both down: torch is still on PyPI, torch-scatter has no build left (its sdist
+    cannot be built), so the failure the lock names is torch-scatter's page, not a torch build passed over for
+    PyPI's (which a search again without the pairings blames)."""
+    index = _pypi(tmp_path / "index", "2.8.0")
+    index.add_sdist("pypi", "torch_scatter", "2.1.2", dynamic=["Requires-Dist"], backend_error="needs torch")
+    with index.serve() as base:
+        result = run_cli(["lock", "torch", "torch-scatter", *BOX, "--json",
+                          f"--index-mirror=https://pypi.org/simple={base}/pypi/simple",
+                          "--index-mirror=https://download.pytorch.org/whl=http://127.0.0.1:9/whl",
+                          f"--index-mirror={PYG}=http://localhost:9/pyg"], tmp_path, tmp_path / "cache")  # fmt: skip
+    out = json.loads(result.stdout)
+    assert out["complete"] is False and not (tmp_path / "pylock.toml").exists()
+    (why,) = [w["message"] for w in out["warnings"] if w["code"] == "incomplete-lock"]
+    assert "torch-scatter: could not reach http://localhost:9/pyg/torch-2.8.0+cu128.html: " in why, why
+    assert "torch: " not in why

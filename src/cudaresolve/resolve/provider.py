@@ -109,6 +109,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         #: when the search fails, so the lock falls back to the database's answer, and otherwise lets the
         #: sets from the indexes that answered stand (a PyPI set when the PyTorch index is down).
         self.unreadable: list[IndexUnavailable] = []
+        self.unreadable_names: list[str] = []  # the package each of ``unreadable`` left without a build
 
     def identify(self, requirement_or_candidate: Need | Candidate) -> str:
         return requirement_or_candidate.key
@@ -277,6 +278,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             if self.stop_unreadable:
                 raise failure
             self.unreadable.append(failure)
+            self.unreadable_names.append(candidate.name)
             return
         if not listed:
             yield from unlisted

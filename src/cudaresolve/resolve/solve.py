@@ -214,7 +214,7 @@ def solve_catalog(
             seen = search.index_candidates
             raise _no_solution(explain_resolution(catalog, needs, list(exc.causes), seen, constraints, db=db)) from exc
         # some builds' index could not be read: the variants are searched one by one below, for a set from PyPI
-        unreadable = search.unreadable[0]
+        unreadable = _binding_failure(search)
     except ResolutionTooDeep as exc:  # over every variant at once: one variant at a time may still end (jax[cuda12])
         too_deep = exc
     # A set with no GPU package, found while some builds' index could not be read, may only have dodged them: the
@@ -245,6 +245,8 @@ class _Search:
     direct: Mapping[str, Candidate] = field(default_factory=dict)
     index_candidates: Mapping[str, Sequence[Candidate]] = field(default_factory=dict)
     unreadable: list[IndexUnavailable] = field(default_factory=list)  # the provider's, for the last run
+    failed: list[tuple[str, IndexUnavailable]] = field(default_factory=list)  # every run's, by package left bare
+    blamed: set[str] = field(default_factory=set)  # the packages every failed run's causes name
     companions: Companions | None = None  # made from ``needs`` on the first run, shared by the later ones
     preferences: Mapping[str, str] = field(default_factory=dict)  # name -> version to try first (a previous lock)
     prerelease: str = DEFAULT_PRERELEASE  # --prerelease (``provider.CatalogProvider._allowed``)
@@ -255,7 +257,7 @@ class _Search:
 
     def run(self, needs: Sequence[Need], *, paired: bool = True, stop_unreadable: bool = False) -> dict[str, Candidate]:
         """One search for ``needs``; ``paired``: over the builds the pairings leave; ``stop_unreadable``: provider's."""
-        from resolvelib import BaseReporter
+        from resolvelib import BaseReporter, ResolutionImpossible
 
         from cudaresolve.resolve.connected import connected_pins
         from cudaresolve.resolve.provider import CatalogProvider
@@ -278,8 +280,20 @@ class _Search:
         self.index_candidates = provider.index_candidates
         self.unreadable = provider.unreadable
         resolution = PinCheckedResolution[Need, Candidate, str](provider, BaseReporter())
-        pins = connected_pins(resolution.resolve(needs, max_rounds=_MAX_ROUNDS), hide=CUDNN)  # see ``connected``
+        try:
+            pins = connected_pins(resolution.resolve(needs, max_rounds=_MAX_ROUNDS), hide=CUDNN)  # see ``connected``
+        except ResolutionImpossible as exc:
+            self.blamed.update(cause.requirement.name for cause in exc.causes)
+            raise
+        finally:
+            self.failed += zip(provider.unreadable_names, provider.unreadable, strict=True)
         return {key: pin for key, pin in pins.items() if pin.channel != ABSENT}  # a name only constrained: not in it
+
+
+def _binding_failure(search: _Search) -> IndexUnavailable:
+    """The first index failure, of every run so far, that left a package a failed run's causes name without a build
+    (torch-scatter's wheel page, not a torch build passed over for PyPI's); else the last run's first."""
+    return next((failure for name, failure in search.failed if name in search.blamed), search.unreadable[0])
 
 
 def _best_over_variants(search: _Search, first: dict[str, Candidate] | None) -> dict[str, Candidate] | None:
