@@ -58,6 +58,8 @@ def test_a_folder_named_by_url_is_locked_as_a_directory_entry(served: Any, tmp_p
     entry = next(p for p in data["packages"] if p["name"] == "my-local")
     assert entry == {"name": "my-local", "directory": {"path": f"../src/{folder.name}", "editable": False}}
     Pylock.from_dict(data)  # valid PEP 751: no version, no index, no hash for a folder
+    again = json.loads(_lock(served, [f"my-local @ {folder.as_uri()}"], work).stdout)
+    assert again["unchanged"] is True and again["changes"] == []  # the folder, written without a version, is no change
 
 
 def test_editable_lines_and_path_arguments_name_the_folder(served: Any, tmp_path: Path) -> None:

@@ -113,3 +113,25 @@ def test_changes_are_reported_by_name() -> None:
         {"name": "a", "from": "1", "to": "2"}, {"name": "b", "from": "1", "to": None}
     ]  # fmt: skip
     assert changes(None, lock) == ()
+
+
+@pytest.mark.parametrize("fmt", ["pylock", "requirements"])
+def test_a_local_folder_locked_again_is_no_change(tmp_path: Path, fmt: str) -> None:
+    """A lock writes a project folder without a version (PEP 751 ``directory``): the same folder locked again is
+    no change, so a repeated lock of a project with a path dependency is "unchanged", not "my-lib 0.2 (added)"."""
+    from cudaresolve.lock.lockfile import render_lock
+    from cudaresolve.lock.model import Lock, LockedPackage
+    from cudaresolve.lock.previous import previous_lock
+    from cudaresolve.resolve.model import FileKind
+
+    (tmp_path / "lib").mkdir()
+    folder = LockedPackage(name="my-lib", version="0.2", index="", url=(tmp_path / "lib").as_uri(),
+                           kind=FileKind.DIRECTORY)  # fmt: skip
+    wheel = LockedPackage(name="b", version="2", index="https://pypi.org/simple", sha256="0" * 64,
+                          url="https://x.example/b-2-py3-none-any.whl", filename="b-2-py3-none-any.whl")  # fmt: skip
+    lock = Lock(packages=(wheel, folder))
+    name = "pylock.toml" if fmt == "pylock" else "requirements.txt"
+    prior = previous_lock(render_lock(str(tmp_path / name), lock, fmt=fmt), fmt)
+    assert prior is not None and prior.pins == {"b": "2"} and prior.folders == {"my-lib"}
+    assert changes(prior.pins, lock, folders=prior.folders) == ()
+    assert [c.to_dict() for c in changes(prior.pins, lock)] == [{"name": "my-lib", "from": None, "to": "0.2"}]

@@ -419,7 +419,7 @@ def lock(request: LockRequest, *, output: str | None, fmt: Format, lang: str = "
         key = key or keyed()
         text = stamp(render_lock(path, replace(frozen, inputs=PLACEHOLDER), fmt=fmt), key) if key else None
     text = text or render_lock(path, frozen, fmt=fmt)
-    moved = changes(previous, frozen)
+    moved = changes(previous, frozen, folders=prior.folders if prior is not None else ())
     if previous is not None and not moved:
         same = existing == text
         if same or same_but_stamp(existing, text):  # the same lock; a stamp for other inputs is brought up to date

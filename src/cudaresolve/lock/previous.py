@@ -69,10 +69,12 @@ def read_pins(path: str, fmt: str = "pylock") -> dict[str, str] | None:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PreviousLock:
     """What a new lock takes from the lock already at its path: ``pins``, name -> version, and ``index_failed``,
-    whether it records that an index did not answer while it was made (``INDEX_FAILED``)."""
+    whether it records that an index did not answer while it was made (``INDEX_FAILED``); ``folders``: the local
+    project folders it holds, which it writes without a version (PEP 751 ``directory``)."""
 
     pins: Mapping[str, str]
     index_failed: bool
+    folders: frozenset[str] = frozenset()
 
 
 def previous_lock(text: str | None, fmt: str = "pylock") -> PreviousLock | None:
@@ -92,10 +94,13 @@ def previous_lock(text: str | None, fmt: str = "pylock") -> PreviousLock | None:
     if data is None or not isinstance(packages, list) or not all(isinstance(p, dict) for p in packages):
         return None
     pins = {}
+    folders = set()
     for package in packages:  # a local folder has no version to keep
         name, version = package.get("name"), package.get("version")
         if not isinstance(name, str) or not (version is None or isinstance(version, str)):
             return None
+        if "directory" in package:
+            folders.add(str(canonical_name(name)))
         try:
             if version is not None:
                 pins[str(canonical_name(name))] = str(Version(version))  # as packaging.pylock reads it
@@ -105,7 +110,7 @@ def previous_lock(text: str | None, fmt: str = "pylock") -> PreviousLock | None:
     ours = tool.get("cudaresolve") if isinstance(tool, dict) else None
     warnings = ours.get("warnings") if isinstance(ours, dict) else None
     failed = isinstance(warnings, list) and any(isinstance(w, dict) and w.get("code") in INDEX_FAILED for w in warnings)
-    return PreviousLock(pins=pins, index_failed=failed)
+    return PreviousLock(pins=pins, index_failed=failed, folders=frozenset(folders))
 
 
 def _requirements_previous(text: str) -> PreviousLock | None:
@@ -118,8 +123,11 @@ def _requirements_previous(text: str) -> PreviousLock | None:
         return None
     if not lock.packages:
         return None
+    from cudaresolve.lock.model import folders
+
     pins = {p.name: p.version for p in lock.packages if p.version}
-    return PreviousLock(pins=pins, index_failed=any(w.code in INDEX_FAILED for w in lock.warnings))
+    return PreviousLock(pins=pins, index_failed=any(w.code in INDEX_FAILED for w in lock.warnings),
+                        folders=frozenset(p.name for p in folders(lock)))  # fmt: skip
 
 
 def preferences(
@@ -138,10 +146,14 @@ def preferences(
     return {name: version for name, version in previous.pins.items() if name not in moved}
 
 
-def changes(pins: Mapping[str, str] | None, lock: Lock) -> tuple[Change, ...]:
-    """How ``lock`` differs from the previous pins, by name; () when there was no previous lock."""
+def changes(pins: Mapping[str, str] | None, lock: Lock, *, folders: Collection[str] = ()) -> tuple[Change, ...]:
+    """How ``lock`` differs from the previous pins, by name; () when there was no previous lock. A local project
+    folder the previous lock held too (``folders``: written without a version) is no change."""
     if pins is None:
         return ()
-    new = {p.name: p.version for p in lock.packages}
+    from cudaresolve.lock.model import folders as folders_of
+
+    same = {p.name for p in folders_of(lock)} & set(folders)
+    new = {p.name: p.version for p in lock.packages if p.name not in same}
     out = [Change(name=n, old=pins.get(n), new=new.get(n)) for n in sorted({*pins, *new}) if pins.get(n) != new.get(n)]
     return tuple(out)
