@@ -46,3 +46,20 @@ def test_what_counts_as_the_network() -> None:
     assert network_failure(Text.of("index.deadline", url="https://x/", seconds=60))
     bad = Text.of("index.bad-json", url="https://x/simple/a/", error="Expecting value")
     assert not network_failure(Text.of("index.package-unavailable", package="a", reason=bad))
+
+
+def test_a_file_whose_host_refuses_is_the_networks_failure() -> None:
+    """A whole file (a release asset hashed for the lock, a direct reference, an sdist) whose host is down is the
+    network's failure, as a page's is: a lock that needed it ends index-unavailable (exit 2), not invalid-input
+    (flash-attn's GitHub release asset, github.com unreachable)."""
+    import pytest
+
+    from cudaresolve.errors import IndexUnavailable
+    from cudaresolve.index.client import IndexClient
+    from cudaresolve.index.transport import make_http_client
+
+    url = f"http://127.0.0.1:{_refusing_port()}/flash_attn-2.8.3-cp312-cp312-linux_x86_64.whl"
+    with make_http_client() as http, pytest.raises(IndexUnavailable) as info:
+        IndexClient(http).download(url, lambda chunk: None, cap=1024)
+    assert info.value.message.startswith(f"could not fetch {url}: 127.0.0.1:")
+    assert network_failure(Text.of("lock.not-whole-environment", reason=info.value.text))

@@ -14,6 +14,7 @@ from cudaresolve.core.progress import Event, report
 from cudaresolve.core.urls import split_url
 from cudaresolve.errors import IndexUnavailable
 from cudaresolve.index.limits import too_large
+from cudaresolve.index.retries import host_of
 from cudaresolve.index.simple import HINT
 from cudaresolve.index.transport import stream_within
 from cudaresolve.index.trust import is_same_host_redirect, redirect_target
@@ -66,6 +67,9 @@ def download_within(
                         report(Event(kind="bytes", label=url, amount=len(chunk)))
                         deadline.check(url)
                     return
+        except (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError) as e:  # the network failed
+            down = Text.of("index.host-down", host=host_of(current), reason=f"{type(e).__name__}: {e}")
+            raise IndexUnavailable(Text.of("index.could-not-fetch", url=url, error=down), hint=HINT) from e
         except (httpx.HTTPError, httpx.InvalidURL) as e:
             raise IndexUnavailable(
                 Text.of("index.could-not-fetch", url=url, error=f"{type(e).__name__}: {e}"), hint=HINT
