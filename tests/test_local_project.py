@@ -112,3 +112,35 @@ def test_a_project_whose_dependencies_are_dynamic_locks_what_its_backend_says(se
     assert json.loads(refused.stdout)["error"]["code"] == "invalid-input"
     assert "--all-extras: the project's extras are dynamic" in refused.stdout
     assert not (folder / "pylock.all.toml").exists()
+
+
+def test_a_uv_path_source_takes_the_dependency_from_its_folder_not_an_index(served: Any, tmp_path: Path) -> None:
+    """Found by the real-project audit: ``[tool.uv.sources] my-local = { path = "libs/..." }`` was only named as
+    unread, and the dependency was looked up on the index, where any project of that name may be served (here
+    ``idna``, standing for a stranger's project). uv takes it from the folder; so does the lock now, the folder
+    locked editable when the source says so, and the source no longer named as unread."""
+    folder = _project(tmp_path / "libs")
+    relative = folder.relative_to(tmp_path).as_posix()
+    work = tmp_path / "app"
+    work.mkdir()
+    (work / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nversion = "1.0"\n'
+        'dependencies = ["idna>=3", "My-Local>=0.1 ; python_version >= \'3\'"]\n'
+        '[project.optional-dependencies]\nextra = ["my_local"]\n'
+        f'[tool.uv.sources]\nmy-local = {{ path = "../{relative}", editable = true }}\n'
+    )
+    result = _lock(served, ["--all-extras"], work)
+    assert result.returncode == 0, result.stdout
+    out = json.loads(result.stdout)
+    assert {p["name"]: p["kind"] for p in out["packages"]} == {"my-local": "directory", "idna": "wheel"}
+    assert "uv-settings-ignored" not in {w["code"] for w in out["warnings"]}
+    entry = next(p for p in tomllib.loads((work / "pylock.toml").read_text())["packages"] if "directory" in p)
+    assert entry["directory"] == {"path": f"../{relative}", "editable": True}
+    # a source this lock does not take (an index) is still named, and its dependency left to the indexes
+    (work / "pyproject.toml").write_text(
+        '[project]\nname = "app"\nversion = "1.0"\ndependencies = ["idna>=3"]\n'
+        '[tool.uv.sources]\nidna = { index = "own" }\n'
+    )
+    other = _lock(served, ["-o", "pylock.other.toml"], work)
+    assert other.returncode == 0, other.stdout
+    assert "uv-settings-ignored" in {w["code"] for w in json.loads(other.stdout)["warnings"]}

@@ -84,6 +84,7 @@ def prepare(request: LockRequest, *, store_db: bool = True) -> LockInputs:
             editables = (str(canonical_name(str(project.name))),)
         chosen = choose(project.features, selection, base)
         requirements = chosen.requirements
+        editables = (*editables, *project.editables)  # ``[tool.uv.sources]`` folders marked editable
     if not requirements:
         raise InvalidInput(Text("lock.no-requirements"), hint=Text("lock.no-requirements.hint"))
     mirrors = all_mirrors(request, project, db)

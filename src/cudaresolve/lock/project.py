@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.tomlcache import load_toml
@@ -44,17 +44,23 @@ class ProjectSettings:
     #: The ``[tool.uv]`` tables that change what uv resolves for the project (``_UV_SETTINGS``) and that this tool
     #: does not read: the lock says so rather than give another answer than ``uv lock`` silently.
     uv_settings: tuple[str, ...] = ()
+    #: The dependencies ``[tool.uv.sources]`` maps to a local folder with ``editable = true`` (``lock.uv_sources``)
+    editables: tuple[str, ...] = ()
 
 
 #: uv's project settings that choose indexes or change requirements (``[tool.uv] sources``, ``index``, ...).
 _UV_SETTINGS: Final = ("sources", "index", "constraint-dependencies", "override-dependencies")
 
 
-def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str = "pyproject.toml") -> ProjectSettings:
+def project_from_dict(
+    data: Mapping[str, Any], *, pytorch_root: str, source: str = "pyproject.toml", folder: Path | None = None
+) -> ProjectSettings:
     """``pytorch_root`` (the database's PyTorch index root) is what a bare ``index-mirror`` URL replaces.
     Every shape is checked (``tool = "x"``, ``project = [1]`` ...): a wrong one is ``InvalidInput``,
-    and ``index-mirror`` is validated exactly like the ``--index-mirror`` flag."""
+    and ``index-mirror`` is validated exactly like the ``--index-mirror`` flag. ``folder``: the file's own, where
+    the paths of ``[tool.uv.sources]`` start (None: those sources are not applied, only named as unread)."""
     from cudaresolve.index.mirrors import parse_mirrors
+    from cudaresolve.lock.uv_sources import PathSources, apply_path_sources, path_sources
 
     tool = _table(_table(data, "tool", source, "tool"), "cudaresolve", source, "tool.cudaresolve")
     reqs = tool.get("requirements")
@@ -90,26 +96,36 @@ def project_from_dict(data: Mapping[str, Any], *, pytorch_root: str, source: str
         from cudaresolve.index.settings import check_index_url
 
         index_url = check_index_url(tool["index-url"], f"{source} [tool.cudaresolve] index-url")
+    sources = path_sources(data, folder) if folder is not None else PathSources(complete=False)
+    features = features_from_dict(data, source)
+    features = replace(features, extras={k: apply_path_sources(v, sources) for k, v in features.extras.items()},
+                       groups={k: apply_path_sources(v, sources) for k, v in features.groups.items()})  # fmt: skip
+    requirements = apply_path_sources(tuple(reqs), sources)
+    used = " ".join((*requirements, *(r for rs in (*features.extras.values(), *features.groups.values()) for r in rs)))
     return ProjectSettings(
-        requirements=tuple(reqs),
+        requirements=requirements,
         mirrors=parse_mirrors(mirror),
         package_indexes=parse_package_indexes(indexes),
         gpu_source=gpu_source,
         index_url=index_url,
         source=origin,
-        features=features_from_dict(data, source),
+        features=features,
         name=name if isinstance(name, str) and name.strip() else None,
         dynamic=own,
         requires_python=_requires_python(project.get("requires-python"), source),
-        uv_settings=_uv_settings(data),
+        uv_settings=_uv_settings(data, sources.complete),
+        editables=tuple(name for name in sources.editable if f" @ {sources.urls[name]}" in used),
     )
 
 
-def _uv_settings(data: Mapping[str, Any]) -> tuple[str, ...]:
-    """The ``[tool.uv]`` keys of ``_UV_SETTINGS`` the file sets (any shape: they are only named, never read)."""
+def _uv_settings(data: Mapping[str, Any], sources_applied: bool) -> tuple[str, ...]:
+    """The ``[tool.uv]`` keys of ``_UV_SETTINGS`` the file sets and this lock does not read (``sources`` is read
+    when ``sources_applied``: every entry a local path, ``lock.uv_sources``); any shape: they are only named."""
     tool = data.get("tool")
     uv = tool.get("uv") if isinstance(tool, dict) else None
-    return tuple(f"tool.uv.{key}" for key in _UV_SETTINGS if key in uv) if isinstance(uv, dict) else ()
+    if not isinstance(uv, dict):
+        return ()
+    return tuple(f"tool.uv.{key}" for key in _UV_SETTINGS if key in uv and not (key == "sources" and sources_applied))
 
 
 def built_project(project: ProjectSettings, folder: Path, selection: Selection) -> tuple[str, Selection]:
@@ -193,4 +209,4 @@ def load_project(path: Path, *, pytorch_root: str) -> ProjectSettings:
             Text.of("lock.project.cannot-read", path=str(path), error=str(exc)),
             hint=Text("lock.project.cannot-read.hint"),
         ) from exc
-    return project_from_dict(data, pytorch_root=pytorch_root, source=str(path))
+    return project_from_dict(data, pytorch_root=pytorch_root, source=str(path), folder=path.parent)
