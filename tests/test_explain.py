@@ -178,3 +178,16 @@ def test_explain_need(db: CompatDB) -> None:
     (driver,) = explain_need(old, Need(name=CUDA, variant="cu121"))
     assert (driver.code, driver.variant, driver.message) == ("driver-too-old", "cu121", DRIVER_TOO_OLD)
     assert explain_need(old, Need(name=CUDA, variant="cu118")) == []
+
+
+def test_a_package_with_no_file_for_the_target_is_said_so_plainly(db: CompatDB) -> None:
+    """Found by the real-project audit (``lock triton --cpu --python-platform aarch64-apple-darwin``): a package the
+    index lists with no file for the target read "triton has no release any version; the newest known release is
+    none: no wheel or sdist ...". The versions asked are beside the point: no release has a file for it."""
+    catalog = catalog_for(db, "8.0", "535.104.05")
+    for spec in ("", ">=3"):
+        (finding,) = explain_need(catalog, need("triton", spec), index={"triton": []})
+        assert (finding.code, finding.package, finding.found) == ("no-such-version", "triton", "none")
+        assert finding.message == "triton has no release with a wheel or sdist for CPython 3.11 on linux_x86_64"
+        zh = "triton 没有任何版本提供适用于 linux_x86_64 上 CPython 3.11 的 wheel 或 sdist"
+        assert format_text(finding.text, "zh") == zh

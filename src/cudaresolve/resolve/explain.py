@@ -110,11 +110,11 @@ def explain_need(
             return []  # a URL the user gave pins it: this requirement conflicts with that pin (pin-conflict)
         newest = max((c.version for c in releases), default=None)
         target = catalog.target
-        seen = (
-            f"{newest} (CPython {target.python}, {target.platform})"
-            if newest is not None
-            else f"none: no wheel or sdist for CPython {target.python} on {target.platform}"
-        )
+        if newest is None:  # no release at all has a file for the target: the versions asked are beside the point
+            said = Text.of("resolve.no-file-for-target", package=need.name, python=target.python,
+                           platform=target.platform)  # fmt: skip
+            return [replace(reason("no-such-version", package=need.name, required=spec, found="none"), text=said)]
+        seen = f"{newest} (CPython {target.python}, {target.platform})"
         return [reason("no-such-version", package=need.name, required=spec, found=seen)]
     if any(satisfies(need, c) for c in catalog.for_name(need.name)):
         return []
