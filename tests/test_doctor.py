@@ -219,6 +219,29 @@ def test_all_ok_environment(tmp_path: Path, db: CompatDB) -> None:
     assert "torch" not in sys.modules  # its fake __init__.py would have raised SystemExit
 
 
+def test_a_dist_info_metadata_is_read_by_our_header_reader_not_the_email_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the adversarial hunt: a METADATA of 3,000,000 header lines (51 MB, within the 64 MiB bound) held
+    doctor for three minutes: importlib's ``metadata`` runs the email parser over the whole file, again for each
+    of Name, Version and Requires-Dist. A ``.dist-info`` is read once, by the header reader install uses."""
+    import importlib.metadata
+
+    from cudaresolve.binaries.linkage import check_environment
+
+    make_dist(tmp_path, "torch", "2.7.1", torch_files())
+    make_dist(tmp_path, "fbgemm-gpu", "1.2.0", {"fbgemm_gpu/fbgemm_gpu_py.so": FIXTURES / "compress-size.so"})
+
+    def parsed(self: object) -> None:
+        raise AssertionError("the email parser read a .dist-info METADATA")
+
+    monkeypatch.setattr(importlib.metadata.Distribution, "metadata", property(parsed))
+    environment = read_environment([tmp_path], KINDS)
+    assert [(p.name, p.version) for p in environment.packages] == [("torch", "2.7.1"), ("fbgemm-gpu", "1.2.0")]
+    assert environment.damaged == ()
+    check_environment([tmp_path])
+
+
 def test_torch_built_for_the_cpu_on_a_gpu_target(tmp_path: Path, db: CompatDB) -> None:
     make_dist(tmp_path, "torch", "2.7.1", {"torch/version.py": "cuda: Optional[str] = None\nhip = None\n",
                                            "torch/lib/libtorch_cpu.so": FIXTURES / "nogpu.so"})

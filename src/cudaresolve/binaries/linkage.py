@@ -42,6 +42,7 @@ from cudaresolve.binaries.scan import is_candidate, open_regular
 from cudaresolve.core.archive import ARCHIVE_SEPARATOR, READ_ERRORS, open_archive, open_zip_member
 from cudaresolve.core.files import DIST_FILE_MOST, DIST_FILES, unsafe_member
 from cudaresolve.errors import InvalidBinary
+from cudaresolve.install.installed import dist_head
 
 if TYPE_CHECKING:
     import zipfile
@@ -161,8 +162,9 @@ def _torch_in(site: Sequence[Path], budget: _Budget, limits: Limits) -> TorchLib
 def _dist_version(root: Path, name: str) -> str | None:
     for dist in importlib.metadata.distributions(path=[str(root)]):
         with contextlib.suppress(OSError, ValueError, TypeError, LookupError):
-            if canonicalize_name(dist.metadata["Name"] or "") == name:
-                return dist.version
+            found, version, _ = dist_head(dist)
+            if canonicalize_name(found) == name:
+                return version
     return None
 
 
@@ -298,8 +300,8 @@ def check_environment(
         if unsafe_member(getattr(dist, "_path", None), DIST_FILES, DIST_FILE_MOST) is not None:
             continue  # a FIFO or /dev/zero for a file importlib would wait on or read whole: doctor names it damaged
         try:
-            name = canonicalize_name(dist.metadata["Name"] or "")
-            files, requires, version = dist.files or [], dist.requires or [], dist.version
+            raw_name, version, requires = dist_head(dist)
+            name, files = canonicalize_name(raw_name), dist.files or []
         except (OSError, ValueError, TypeError, LookupError):
             continue  # doctor names a damaged distribution on its own
         if not name or name in seen:

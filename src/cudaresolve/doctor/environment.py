@@ -40,6 +40,7 @@ from cudaresolve.core.versions import CudaVersion
 from cudaresolve.doctor.check import diagnose
 from cudaresolve.doctor.report import Environment, InstalledPackage, Problem, RuntimePackage
 from cudaresolve.errors import InvalidInput
+from cudaresolve.install.installed import dist_head
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -195,10 +196,10 @@ def read_environment(
             damaged.append((str(getattr(dist, "_path", "") or "?"), unsafe))
             continue
         try:  # a damaged dist (METADATA not UTF-8, a RECORD row importlib cannot split) is named, not fatal
-            name = canonicalize_name(dist.metadata["Name"] or "")
+            raw_name, version, _ = dist_head(dist)
+            name = canonicalize_name(raw_name)
             if not name or name in seen:
                 continue  # an earlier path shadows it, as for import
-            version = dist.version
             package = _read_package(dist, name, version, windows) if name in wanted else None
         except _DAMAGED as exc:
             damaged.append((str(getattr(dist, "_path", "") or "?"), f"{type(exc).__name__}: {exc}"[:300]))

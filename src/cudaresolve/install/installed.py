@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from cudaresolve.resolve.model import LockedPackage
 
-__all__ = ["InstalledDist", "check_built", "read_installed", "running_tool"]
+__all__ = ["InstalledDist", "check_built", "dist_head", "read_installed", "running_tool"]
 
 _MAX_DAMAGED: Final = 5
 _TOOL: Final = __name__.split(".")[0]  # the distribution this process runs from
@@ -76,10 +76,7 @@ def read_installed(
         try:
             if (unsafe := unsafe_member(where, DIST_FILES, DIST_FILE_MOST)) is not None:
                 raise ValueError(unsafe)  # a FIFO importlib would wait on, /dev/zero it would read whole
-            head = _headers(dist.read_text("METADATA"))  # parsed once (importlib parses it per question)
-            if head is None:  # an .egg-info: importlib reads its PKG-INFO and requires.txt
-                head = (dist.metadata["Name"] or "", dist.version, tuple(dist.requires or ()))
-            name, version, requires = head
+            name, version, requires = dist_head(dist)
             key = canonical_name(name)
             if not name or key in found:
                 continue
@@ -147,6 +144,16 @@ def _distributions(paths: Sequence[str]) -> Iterator[Any]:
         for name, low in zip(names, lowered, strict=True):
             if low.endswith(".dist-info"):
                 yield _DistInfo(os.path.join(entry or ".", name))
+
+
+def dist_head(dist: Any) -> tuple[str, str, tuple[str, ...]]:
+    """Name, Version and Requires-Dist of an ``importlib.metadata`` distribution, its METADATA parsed once here
+    (importlib parses the whole file again for each of them, through the email parser: a METADATA of millions of
+    header lines took minutes); an ``.egg-info`` through importlib, which reads its PKG-INFO and requires.txt."""
+    head = _headers(dist.read_text("METADATA"))
+    if head is None:
+        head = (dist.metadata["Name"] or "", dist.version, tuple(dist.requires or ()))
+    return head
 
 
 def _headers(text: str | None) -> tuple[str, str, tuple[str, ...]] | None:
