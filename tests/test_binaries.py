@@ -27,6 +27,7 @@ from cudaresolve.cli import main
 from cudaresolve.core import archive as binaries
 from cudaresolve.core.archive import open_zip_member
 from cudaresolve.core.archs import Arch, ComputeCapability
+from cudaresolve.core.files import remove_tree
 from cudaresolve.errors import InvalidBinary, InvalidInput
 from cudaresolve.render import plain
 from cudaresolve.render.inspect import format_details, render_inspect
@@ -112,6 +113,18 @@ def test_directory_walk_skips_host_only_files_unless_asked() -> None:
                      "sm_90a.cubin", "uncompressed.so", "windows.pyd"]
     everything = [Path(r.path).name for r in inspect_directory(FIXTURES, include_empty=True)]
     assert everything == sorted([*names, "nogpu.so"])
+
+
+def test_a_directory_nested_past_the_recursion_limit_is_walked(tmp_path: Path) -> None:
+    """Found by the adversarial hunt: ``inspect`` of a folder 1,200 levels deep raised RecursionError from Python
+    3.11's recursive os.walk, an internal error. The walk keeps a stack; the deepest library is found."""
+    deep = tmp_path
+    for _ in range(1200):  # one level at a time: pathlib's mkdir(parents=True) recurses too
+        deep = deep / "d"
+        deep.mkdir()
+    shutil.copy(FIXTURES / "family.so", deep / "family.so")
+    assert [r.path for r in inspect_directory(tmp_path)] == [str(deep / "family.so")]
+    remove_tree(tmp_path / "d")  # pytest's own cleanup is shutil.rmtree, which recurses too
 
 
 def test_directory_walk_skips_symlinks_and_linker_scripts(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from cudaresolve.core.files import remove_tree
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.install.environment import read_target
 from cudaresolve.install.link import Scheme, install_tree
@@ -163,6 +164,20 @@ def test_a_member_that_leaves_its_folder_is_refused_before_anything_is_written(t
     assert caught.value.text.key == "lock.install.unsafe-member"
     assert not (tmp_path / "evil.py").exists() and not (tmp_path / "cache" / sha).exists()
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name != ".cudaresolve-cache"]  # no half-made folder
+
+
+def test_a_wheel_whose_members_nest_past_the_recursion_limit_is_installed(base_venv: Path, tmp_path: Path) -> None:
+    """Found by the adversarial hunt: a member 1,200 folders deep (2.4 KB of path, within every bound) made
+    Python 3.11's os.walk, which recurses per level, raise RecursionError while the tree was planned: an
+    internal error. The tree is walked with a stack (``core.files.walk``)."""
+    deep = "/".join(["d"] * 1200)
+    wheel, sha = _wheel(tmp_path, extra={f"demo/{deep}/leaf.py": b"X = 1\n"})
+    _, scheme = _venv(base_venv, "deep")
+    install_tree(unpacked(tmp_path / "cache", sha, wheel), scheme, url=wheel.as_uri(), sha256=sha)
+    assert (Path(scheme.purelib) / "demo" / deep / "leaf.py").read_bytes() == b"X = 1\n"
+    forget(tmp_path / "cache", sha)  # removed as deep as it was made (shutil.rmtree recurses too)
+    assert not (tmp_path / "cache" / sha).exists()
+    remove_tree(Path(scheme.purelib) / "demo")  # pytest's own cleanup is shutil.rmtree
 
 
 def test_the_cache_is_made_once_pruned_with_the_file_cache_and_forgotten_on_demand(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from cudaresolve.binaries.aoti import package_report
 from cudaresolve.binaries.elf import DEFAULT_LIMITS
 from cudaresolve.binaries.report import BinaryReport, FileError
 from cudaresolve.binaries.scan import is_candidate, read_binary, read_wheel, starts_like_binary
+from cudaresolve.core.files import walk
 from cudaresolve.errors import InvalidBinary, InvalidInput
 from cudaresolve.text.model import Text
 
@@ -166,7 +167,7 @@ def inspect_distribution(
 
 
 def _walk(root: Path) -> Iterator[Path]:
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in walk(root):
         dirs.sort()
         for name in sorted(files):
             path = Path(folder, name)

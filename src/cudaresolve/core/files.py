@@ -5,6 +5,7 @@ Does I/O: reads and writes files."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import re
+    from collections.abc import Iterator
     from typing import BinaryIO
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "NotRegularFile",
     "keep_newest",
     "make_cache_dir",
+    "make_dirs",
     "make_private_dirs",
     "open_regular",
     "owned_by_user",
@@ -29,11 +32,13 @@ __all__ = [
     "read_regular_bounded",
     "read_sealed",
     "read_text_or_none",
+    "remove_tree",
     "seal",
     "sealed",
     "store_bounded",
     "unsafe_member",
     "unseal",
+    "walk",
     "write_bytes_atomic",
     "write_private_atomic",
     "write_sealed",
@@ -339,3 +344,75 @@ def _owned_cache_folder(fd: int, folder: str | os.PathLike[str]) -> bool:
     else:
         mark = os.lstat(os.path.join(folder, CACHE_MARK))
     return stat.S_ISREG(mark.st_mode) and owned_by_user(here, mark)
+
+
+def walk(top: str | os.PathLike[str]) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)`` (top-down, links to folders listed but not entered, unreadable folders skipped), with a list
+    for a stack: Python 3.11's ``os.walk`` recurses, one frame per level, and a tree ~1,000 folders deep (a hostile
+    wheel's members, a directory given to ``inspect``) was a ``RecursionError``. Python 3.12's is this loop."""
+    stack = [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                found = list(entries)
+        except OSError:
+            continue
+        dirs: list[str] = []
+        names: list[str] = []
+        for entry in found:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else names).append(entry.name)
+        yield folder, dirs, names  # the caller may sort or prune ``dirs`` in place, as with os.walk
+        for name in reversed(dirs):
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                stack.append(path)
+
+
+def make_dirs(path: str | os.PathLike[str]) -> None:
+    """``os.makedirs(path, exist_ok=True)`` one level at a time from the deepest folder that exists: Python's
+    recurses once per missing level, a ``RecursionError`` for a wheel member ~1,000 folders deep."""
+    missing: list[str] = []
+    folder = os.fspath(path)
+    while folder and not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for level in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(level)
+        if not os.path.isdir(level):
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), level)
+
+
+def remove_tree(path: str | os.PathLike[str]) -> None:
+    """``shutil.rmtree(path, ignore_errors=True)`` with a list for a stack (Python 3.11's recurses per level and
+    raised ``RecursionError`` past ~1,000, which ``ignore_errors`` does not catch): links are removed, never
+    followed; what cannot be removed is left."""
+    stack: list[tuple[str, bool]] = [(os.fspath(path), False)]
+    while stack:
+        entry, emptied = stack.pop()
+        if emptied:
+            with contextlib.suppress(OSError):
+                os.rmdir(entry)
+            continue
+        try:
+            is_dir = stat.S_ISDIR(os.lstat(entry).st_mode)
+        except OSError:
+            continue
+        if not is_dir:
+            with contextlib.suppress(OSError):
+                os.unlink(entry)
+            continue
+        stack.append((entry, True))
+        try:
+            with os.scandir(entry) as found:
+                stack.extend((os.path.join(entry, e.name), False) for e in found)
+        except OSError:
+            continue

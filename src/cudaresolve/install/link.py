@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.core.digest import sha256_bytes
-from cudaresolve.core.files import owned_by_user, write_bytes_atomic
+from cudaresolve.core.files import owned_by_user, walk, write_bytes_atomic
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.errors import InvalidBinary
 from cudaresolve.install.wheel_members import (
@@ -131,7 +131,7 @@ def plan_tree(
     top = str(tree)
     folders: list[tuple[str, str, str, str, bool, tuple[str, ...]]] = []
     seen = 0
-    for folder, _, names in os.walk(top):
+    for folder, _, names in walk(top):
         rel_dir = folder[len(top) + 1:].replace(os.sep, "/") if folder != top else ""
         parts = rel_dir.split("/", 2) if rel_dir else []
         if parts and parts[0] == data:

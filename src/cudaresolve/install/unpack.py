@@ -23,7 +23,7 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Final
 
-from cudaresolve.core.files import make_cache_dir
+from cudaresolve.core.files import make_cache_dir, make_dirs, remove_tree
 from cudaresolve.lock.fields import is_sha256
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ def unpacked(root: Path, sha256: str, wheel: Path) -> Path:
     final = root / sha256
     if is_kept(root, sha256):
         return final
-    import shutil  # here: a warm install unpacks nothing
 
     make_cache_dir(root)
     work = root / f".{sha256}.{os.urandom(4).hex()}.tmp"
@@ -60,7 +59,7 @@ def unpacked(root: Path, sha256: str, wheel: Path) -> Path:
                 raise
     finally:
         if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
+            remove_tree(work)
     return final
 
 
@@ -84,18 +83,15 @@ def is_kept(root: Path, sha256: str) -> bool:
 
 def forget(root: Path, sha256: str) -> None:
     """Remove the folder of ``sha256``, or whatever is in its place (made again from the wheel when next needed)."""
-    import shutil
-
     path = root / sha256
     if not is_kept(root, sha256):  # not a folder: ``is_kept`` removed it
         return
-    shutil.rmtree(path, ignore_errors=True)
+    remove_tree(path)
 
 
 def prune(root: Path, wanted: Collection[str]) -> None:
     """Remove the folders whose sha256 is not in ``wanted`` (the wheels the file cache still holds) and
     temporary folders left by an interrupted run. Never raises."""
-    import shutil
 
     with contextlib.suppress(OSError), os.scandir(root) as entries:
         for entry in entries:
@@ -103,7 +99,7 @@ def prune(root: Path, wanted: Collection[str]) -> None:
             sha256 = name[: -len(META)] if name.endswith(META) else name
             stale = sha256 not in wanted and is_sha256(sha256)
             if stale or (name.startswith(".") and name.endswith(".tmp") and _old(entry.path)):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                remove_tree(entry.path)
             elif name.endswith(META):  # a kept metadata file's temporary copy an interrupted install left
                 _sweep(entry.path)
 
@@ -160,7 +156,7 @@ def _extract_members(wheel: Path, into: Path) -> None:
             target = os.path.join(into, *info.filename.split("/"))
             folder = os.path.dirname(target)
             if folder not in made:
-                os.makedirs(folder, exist_ok=True)
+                make_dirs(folder)  # one level at a time: os.makedirs recurses per missing level
                 made.add(folder)
             with archive.open(info) as source, open(target, "wb") as sink:
                 shutil.copyfileobj(source, sink, _CHUNK)
