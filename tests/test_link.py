@@ -180,6 +180,18 @@ def test_a_wheel_whose_members_nest_past_the_recursion_limit_is_installed(base_v
     remove_tree(Path(scheme.purelib) / "demo")  # pytest's own cleanup is shutil.rmtree
 
 
+def test_a_dist_info_nested_past_the_recursion_limit_is_removed(base_venv: Path, tmp_path: Path) -> None:
+    """Found by the adversarial hunt: a wheel may put files deep in its ``.dist-info``; removing it (a new version,
+    ``install --exact``) ran shutil.rmtree, which recursed per level into a RecursionError, an internal error."""
+    deep = "/".join(["d"] * 1200)
+    wheel, sha = _wheel(tmp_path, extra={f"demo-1.0.dist-info/{deep}/x.txt": b"x"})
+    _, scheme = _venv(base_venv, "deepinfo")
+    meta = install_tree(unpacked(tmp_path / "cache", sha, wheel), scheme, url=wheel.as_uri(), sha256=sha)
+    remove(meta, Path(meta, "RECORD").read_text(), scheme.folders)
+    assert not Path(meta).exists()
+    forget(tmp_path / "cache", sha)
+
+
 def test_the_cache_is_made_once_pruned_with_the_file_cache_and_forgotten_on_demand(tmp_path: Path) -> None:
     wheel, sha = _wheel(tmp_path)
     first = unpacked(tmp_path / "cache", sha, wheel)

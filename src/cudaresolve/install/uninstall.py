@@ -12,6 +12,7 @@ import csv
 import os
 from typing import TYPE_CHECKING
 
+from cudaresolve.core.files import remove_tree
 from cudaresolve.install.record import MAX_RECORD_BYTES
 
 if TYPE_CHECKING:
@@ -61,9 +62,7 @@ def remove(dist_info: str, record: str | None, inside: Sequence[str]) -> None:
                 continue
             emptied.add(os.path.dirname(gone))
     if os.path.isdir(dist_info) and not os.path.islink(dist_info):
-        import shutil  # here: installing into a new environment removes nothing
-
-        shutil.rmtree(dist_info, ignore_errors=True)
+        remove_tree(dist_info)  # as deep as a wheel made it: shutil.rmtree recurses per level
     else:
         with contextlib.suppress(OSError):
             os.unlink(dist_info)
