@@ -152,6 +152,23 @@ def test_a_lock_is_never_written_over_a_file_the_run_reads(
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
+@pytest.mark.parametrize("name", ["requirements.txt", "pylock.toml"])
+def test_a_lock_saved_with_a_byte_order_mark_reads_as_without(tmp_path: Path, name: str) -> None:
+    """Found by the adversarial hunt: a requirements lock saved by an editor that writes a UTF-8 BOM was refused
+    as '\\ufeff--index-url comes before any --index-url' (pip reads the file); a pylock.toml as no TOML."""
+    from cudaresolve.lock.lockfile import read_lock, render_lock
+
+    text = render_lock(name, _lock(), fmt="requirements") if name.endswith(".txt") else (
+        'lock-version = "1.0"\ncreated-by = "x"\n[[packages]]\nname = "six"\nversion = "1.17.0"\n'
+        'index = "https://pypi.org/simple"\n[[packages.wheels]]\nname = "six-1.17.0-py2.py3-none-any.whl"\n'
+        'url = "https://files.example/six-1.17.0-py2.py3-none-any.whl"\nhashes = {sha256 = "' + "a" * 64 + '"}\n'
+    )
+    (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / name).write_text(text, encoding="utf-8")
+    assert read_lock(tmp_path / name).packages == read_lock(tmp_path / "plain" / name).packages != ()
+
+
 # --- item 3: install checks -------------------------------------------------------------------
 
 

@@ -274,7 +274,7 @@ def read_lock(path: str | os.PathLike[str], *, choose: WheelChoice | None = None
             hint=Text("lock.cannot-read.hint"),
         )
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a leading BOM (Notepad's) is no content, as pip reads a requirement file
     except UnicodeDecodeError as exc:
         raise InvalidLockfile(
             Text.of("lock.cannot-read", path=str(file), reason=str(exc)), hint=Text("lock.cannot-read.hint")
