@@ -20,7 +20,7 @@ from cudaresolve.core.archs import parse_cc
 from cudaresolve.core.versions import parse_driver
 from cudaresolve.db.database import CompatDB
 from cudaresolve.errorlog.explain import Explanation, explain_matches, explain_text
-from cudaresolve.errorlog.signatures import SIGNATURES, match_errors
+from cudaresolve.errorlog.signatures import SIGNATURES, clean_log, match_errors
 from cudaresolve.errors import CudaResolveError, NoKnownError
 from cudaresolve.target.model import Gpu, Target
 from cudaresolve.text.catalogue import format_text
@@ -495,6 +495,42 @@ def test_the_innermost_installed_frame_other_than_torchs_names_the_module() -> N
     assert dict(nki.fields) == {"module": "flashinfer"}
     (nki,) = match_errors('  File "/v/lib/python3.12/site-packages/torch/nn/functional.py", line 9\n' + error)
     assert dict(nki.fields) == {}
+
+
+# -- a log as pasted: colour codes, CR line ends, a logger's stamp before every line -----------------------------
+
+_DECORATIONS = {
+    "crlf": lambda t: t.replace("\n", "\r\n"),
+    "ansi": lambda t: "\n".join(f"\x1b[31m{line}\x1b[0m" for line in t.split("\n")),
+    "ansi-without-esc": lambda t: "\n".join(f"[1;31m{line}[0m" for line in t.split("\n")),  # ESC lost by a web page
+    "timestamp": lambda t: "\n".join(f"2024-06-18 19:45:55.713 | ERROR    | {line}" for line in t.split("\n")),
+    "docker": lambda t: "\n".join(f"2024-06-18T19:45:55.713123456Z {line}" for line in t.split("\n")),
+    "vllm": lambda t: "\n".join(f"(EngineCore_DP0 pid=73) ERROR 01-28 17:37:45 [core.py:866] {line}"
+                                for line in t.split("\n")),
+    "torchrun": lambda t: "\n".join(f"[rank0]: {line}" for line in t.split("\n")),
+    "glog": lambda t: "\n".join(f"E0303 11:40:42.533000 713 site-packages/torch/_inductor/x.py:533] {line}"
+                                for line in t.split("\n")),
+}
+
+
+@pytest.mark.parametrize("decoration", sorted(_DECORATIONS))
+def test_a_decorated_log_gives_what_the_bare_message_gives(decoration: str) -> None:
+    """A message printed over several lines (torch's sm warning, xformers' "built for") is found through the stamps a
+    logger puts before each line, and no field keeps a colour code ("31mfbgemm_gpu_config", "...Ev\x1b[0m")."""
+    decorate = _DECORATIONS[decoration]
+    for code, text, fields in POSTED:
+        matches = match_errors(decorate(text))
+        assert [(m.code, dict(m.fields)) for m in matches] == [(code, fields)], (decoration, code, text[:60])
+
+
+def test_cleaning_takes_only_what_comes_before_a_line() -> None:
+    """Each cleaned line is the end of its line as posted: a stamp, a level or a tag before it, never a word inside."""
+    for _, text, _ in POSTED:
+        cleaned = clean_log(text).split("\n")
+        assert len(cleaned) == len(text.split("\n"))
+        assert all(line.endswith(part) for line, part in zip(text.split("\n"), cleaned, strict=True))
+    assert clean_log("16:35:59 [ERROR  ] ui.main: CUDA error: x") == "ui.main: CUDA error: x"
+    assert clean_log("RuntimeError: CUDA error: x [rank0] 12:00:00") == "RuntimeError: CUDA error: x [rank0] 12:00:00"
 
 
 # -- explanations: exact strings ---------------------------------------------------------------

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 __all__ = [
-    "MAX_PATTERN_WIDTH", "MAX_TEXT_CHARS", "SIGNATURES", "Signature", "SignatureMatch", "match_errors", "module_of",
+    "MAX_PATTERN_WIDTH", "MAX_TEXT_CHARS", "SIGNATURES", "Signature", "SignatureMatch", "clean_log", "match_errors",
+    "module_of",
 ]
 
 #: The most of a text (a whole log) that is scanned; the rest is ignored and the CLI says so.
@@ -296,9 +297,33 @@ def _match_one(sig: Signature, text: str) -> SignatureMatch | None:
     return SignatureMatch(code=sig.code, start=start, line=_line_at(text, start), fields=fields)
 
 
+# A pasted log's decoration, taken away before the scan: terminal colour codes (with their ESC, or the bare "[31m"
+# left when a web page dropped it), CR line ends, and the stamps loggers put before every line (an ISO or glog
+# time, a level, "[rank0]:", vllm's "(EngineCore_DP0 pid=73)", "[core.py:866]", "|"), which split a message
+# printed on several lines. Every repeat is bounded; a line keeps what follows its stamps.
+_ANSI: Final = re.compile(r"\x1b\[[0-9;?]{0,40}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b\n]{0,400}(?:\x07|\x1b\\)?|\x1b"
+                          r"|\[[0-9]{1,3}(?:;[0-9]{1,3}){0,6}m")
+_STAMP: Final = re.compile(
+    r"^(?:[ \t]{0,8}(?:\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?"
+    r"|\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?|\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
+    r"|[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{1,9} {1,8}\d{1,10} [^\s\]]{1,300}\]"
+    r"|\(\w{1,80} pid=\d{1,10}\)|\[[^\]\n]{1,80}\]:?|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)(?=[\s:|\]])"
+    r"|\|)[ \t:]{0,4}){1,12}",
+    re.MULTILINE,
+)
+
+
+def clean_log(text: str) -> str:
+    """``text`` without colour codes, CR line ends and per-line log stamps: a message as the program printed it."""
+    text = _ANSI.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return _STAMP.sub("", text)
+
+
 def match_errors(text: str) -> list[SignatureMatch]:
-    """Every known signature in ``text[:MAX_TEXT_CHARS]``, once each, ordered by where it first appears."""
-    text = text[:MAX_TEXT_CHARS]
+    """Every known signature in ``text[:MAX_TEXT_CHARS]``, once each, ordered by where it first appears.
+
+    The text is read as ``clean_log`` gives it: offsets and lines are those of the cleaned text."""
+    text = clean_log(text[:MAX_TEXT_CHARS])
     found = [m for sig in SIGNATURES if (m := _match_one(sig, text))]
     return sorted(found, key=lambda m: m.start)
 
