@@ -316,6 +316,29 @@ DEEPCACHE_2 = """NotImplementedError: No operator found for `memory_efficient_at
     operator wasn't built - see `python -m xformers.info` for more info
 """
 
+# https://github.com/mit-han-lab/Block-Sparse-Attention/issues/15
+BLOCK_SPARSE_15 = "nvcc fatal   : Unsupported gpu architecture 'compute_120'"
+# https://github.com/PaddlePaddle/FastDeploy/issues/2024 (CUDA 12.1 on Windows, sm_35 in the list)
+FASTDEPLOY_2024 = "在CUDA 12(Windows) 上构建失败:nvcc fatal : Unsupported gpu architecture 'compute_35'"
+# https://github.com/jkjung-avt/tensorrt_demos/issues/554 (the GPU was not detected: an empty list)
+TRT_DEMOS_554 = """NVCCFLAGS: -gencode arch=compute_N,code=[sm_N,compute_N] -gencode arch=compute_o,code=[sm_o,compute_o]
+nvcc fatal   : Unsupported gpu architecture 'compute_N'
+Makefile:43: recipe for target 'yolo_layer.o' failed"""  # noqa: E501
+# https://github.com/Zyphra/Zonos/issues/184 (RTX 5070 Ti)
+ZONOS_184 = """RuntimeError: Internal Triton PTX codegen error
+`ptxas` stderr:
+ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'
+
+Repro command: /home/fdp_0811/miniconda3/envs/zonos/lib/python3.11/site-packages/triton/backends/nvidia/bin/ptxas -lineinfo -v --gpu-name=sm_120 /tmp/tmpyign88e6.ptx -o /tmp/tmpyign88e6.ptx.o
+"""  # noqa: E501
+# https://github.com/mlcommons/training/pull/826 (B200, every line behind a launcher's prefix)
+MLCOMMONS_826 = """0000-steps/0 [default6]:[rank6]:   File "/usr/local/lib/python3.12/dist-packages/triton/backends/nvidia/compiler.py", line 297, in make_cubin
+
+0000-steps/0 [default6]:[rank6]: RuntimeError: Internal Triton PTX codegen error:
+
+0000-steps/0 [default6]:[rank6]: ptxas fatal   : Value 'sm_100' is not defined for option 'gpu-name'
+"""  # noqa: E501
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -412,6 +435,11 @@ POSTED = [
     ("triton-gpu-too-old", CHATTTS_341, {"gpu": "NVIDIA GeForce GTX 1080 Ti", "required": "7.0", "cc": "6.1"}),
     ("ptx-jit-disabled", H100_RUNTIME_JIT_OFF, {}),
     ("ptx-jit-disabled", H100_CUPY_JIT_OFF, {}),
+    ("unsupported-gpu-arch", BLOCK_SPARSE_15, {"arch": "compute_120"}),
+    ("unsupported-gpu-arch", FASTDEPLOY_2024, {"arch": "compute_35"}),
+    ("unsupported-gpu-arch", TRT_DEMOS_554, {"arch": "compute_N"}),
+    ("ptxas-unknown-arch", ZONOS_184, {"arch": "sm_120", "triton": "Triton"}),
+    ("ptxas-unknown-arch", MLCOMMONS_826, {"arch": "sm_100", "triton": "triton"}),
 ]
 
 

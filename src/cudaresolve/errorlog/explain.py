@@ -22,6 +22,7 @@ from cudaresolve.core.versions import CudaVersion
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.db.toolkits import toolkit_compiles
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS, match_errors
+from cudaresolve.errorlog.toolchain import unknown_arch, unknown_ptxas_arch
 from cudaresolve.errors import InvalidArch, NoKnownError
 from cudaresolve.text.findings import Notice, warning
 from cudaresolve.text.model import Text, paren, sentences
@@ -336,6 +337,8 @@ _EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
     "missing-cuda-library": _missing_library,
     "cudnn-version-mismatch": _fixed("sig.cudnn-version-mismatch.cause", "fix.one-cudnn", "fix.doctor"),
     "triton-gpu-too-old": _triton_old,
+    "unsupported-gpu-arch": lambda ctx, f: unknown_arch(ctx.db, ctx.ccs, f),
+    "ptxas-unknown-arch": lambda ctx, f: unknown_ptxas_arch(ctx.db, ctx.ccs, f),
 }
 
 

@@ -217,6 +217,19 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         ],
         source="https://github.com/2noise/ChatTTS/issues/341",
     ),
+    _sig(
+        "unsupported-gpu-arch",
+        r"nvcc fatal\s{0,8}:\s{0,8}Unsupported gpu architecture '(?P<arch>[^'\s]{0,40})'",
+        r"nvcc fatal\s{0,8}:\s{0,8}Value '(?P<arch>[^'\s]{1,40})' is not defined for option "
+        r"'gpu-(?:architecture|code)'",
+        source="https://github.com/mit-han-lab/Block-Sparse-Attention/issues/15",
+    ),
+    _sig(
+        "ptxas-unknown-arch",
+        r"ptxas fatal\s{0,8}:\s{0,8}Value '(?P<arch>[^'\s]{1,40})' is not defined for option 'gpu-name'",
+        extra=[r"(?P<triton>triton)"],
+        source="https://github.com/triton-lang/triton/issues/8539",
+    ),
 )
 
 # Which compiled library a "no kernel image" came from, judged from the traceback before it.
