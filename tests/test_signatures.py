@@ -339,6 +339,31 @@ MLCOMMONS_826 = """0000-steps/0 [default6]:[rank6]:   File "/usr/local/lib/pytho
 0000-steps/0 [default6]:[rank6]: ptxas fatal   : Value 'sm_100' is not defined for option 'gpu-name'
 """  # noqa: E501
 
+# https://github.com/facebookresearch/SparseConvNet/issues/136 (title)
+SPARSECONVNET_136 = "RuntimeError: CUDA error: invalid device function"
+# https://github.com/daerduoCarey/PyTorchEMD/issues/11 (an extension built with another CUDA than torch's)
+PYTORCHEMD_11 = """THCudaCheck FAIL file=/home/user/hdd/github/PyTorchEMD/cuda/emd_kernel.cu line=190 error=98 : invalid device function
+Traceback (most recent call last):
+  File "test_emd_loss.py", line 35, in <module>
+    d = earth_mover_distance(p1, p2, transpose=False)
+  File "/home/user/hdd/github/PyTorchEMD/emd.py", line 11, in forward
+    match = emd_cuda.approxmatch_forward(xyz1, xyz2)
+RuntimeError: cuda runtime error (98) : invalid device function at /home/user/hdd/github/PyTorchEMD/cuda/emd_kernel.cu:190
+"""  # noqa: E501
+# https://github.com/apache/tvm/issues/205 (the driver API's name for "no kernel image")
+TVM_205 = ("[23:42:41] src/runtime/cuda/cuda_module.cc:93: CUDAError: cuModuleLoadData(&(module_[device_id]), "
+           "data_.c_str()) failed with error: CUDA_ERROR_NO_BINARY_FOR_GPU")
+# https://github.com/filecoin-project/rust-gpu-tools/issues/79 (a Tesla K80, sm_37, below the fatbin's compute_52)
+RUST_GPU_TOOLS_79 = ("thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)', "
+                     "examples/add.rs:10:76")
+# ROCm's HIP error of the same words is an AMD GPU's, not CUDA's:
+# https://github.com/etched-ai/open-oasis/issues/27 and https://github.com/pytorch/pytorch/issues/164346
+HIP_OASIS_27 = """RuntimeError: HIP error: invalid device function
+HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing AMD_SERIALIZE_KERNEL=3"""
+HIP_PYTORCH_164346 = """torch.AcceleratorError: HIP error: invalid device function
+Search for `hipErrorInvalidDeviceFunction' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__HIPRT__TYPES.html for more information."""  # noqa: E501
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -435,6 +460,10 @@ POSTED = [
     ("triton-gpu-too-old", CHATTTS_341, {"gpu": "NVIDIA GeForce GTX 1080 Ti", "required": "7.0", "cc": "6.1"}),
     ("ptx-jit-disabled", H100_RUNTIME_JIT_OFF, {}),
     ("ptx-jit-disabled", H100_CUPY_JIT_OFF, {}),
+    ("invalid-device-function", SPARSECONVNET_136, {}),
+    ("invalid-device-function", PYTORCHEMD_11, {}),
+    ("no-kernel-image", TVM_205, {}),
+    ("no-kernel-image", RUST_GPU_TOOLS_79, {}),
     ("unsupported-gpu-arch", BLOCK_SPARSE_15, {"arch": "compute_120"}),
     ("unsupported-gpu-arch", FASTDEPLOY_2024, {"arch": "compute_35"}),
     ("unsupported-gpu-arch", TRT_DEMOS_554, {"arch": "compute_N"}),
@@ -468,6 +497,11 @@ def test_match_reports_the_line_and_its_offset() -> None:
 
 def test_invalid_argument_alone_is_not_the_aoti_signature() -> None:
     assert match_errors(FORGE_AMD_43) == []
+
+
+def test_rocms_invalid_device_function_is_not_cudas() -> None:
+    assert match_errors(HIP_OASIS_27) == []
+    assert match_errors(HIP_PYTORCH_164346) == []
 
 
 def test_unrelated_text_matches_nothing() -> None:
@@ -689,6 +723,18 @@ def test_no_kernel_image_on_a_1080_ti_with_torchrec(db: CompatDB) -> None:
             ],
         )
     ]
+
+
+def test_invalid_device_function_follows_the_no_kernel_image_rule(db: CompatDB) -> None:
+    """The runtime's older name for a kernel without code for the GPU: its own cause, no-kernel-image's fixes."""
+    (e,) = explain_text(SPARSECONVNET_136, PASCAL, db)
+    (k,) = explain_text(CORRIDORKEY_87, PASCAL, db)
+    assert e.code == "invalid-device-function"
+    assert format_text(e.cause, "en").startswith(
+        "A kernel has no code this GPU can run: the CUDA runtime's \"invalid device function\" means the function was "
+        "not compiled for this GPU's architecture (an extension or library built for other GPUs) or does not exist "
+        "in the loaded binary. The target's GPUs: NVIDIA GeForce GTX 1080 Ti (6.1)")
+    assert e.fixes == k.fixes
 
 
 def test_no_kernel_image_without_a_target(db: CompatDB) -> None:

@@ -124,6 +124,14 @@ def _no_kernel_image(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     return cause, [*fixes, Text.of("fix.doctor")]
 
 
+def _invalid_device_function(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    """The runtime's older name for a kernel with no code for this GPU: the no-kernel-image rules, its own words."""
+    cause, fixes = _no_kernel_image(ctx, f)
+    if cause and cause[0].key == "sig.no-kernel-image.cause":
+        cause[0] = Text("sig.invalid-device-function.cause")
+    return cause, fixes
+
+
 def _found_cuda(f: Mapping[str, str]) -> CudaVersion | None:
     """torch prints cudaDriverGetVersion's number, 1000 * major + 10 * minor (11040 is CUDA 11.4)."""
     raw = f.get("found_version")
@@ -314,6 +322,7 @@ def _fixed(cause: str, *fixes: str) -> Callable[[_Ctx, Mapping[str, str]], _Resu
 
 _EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
     "no-kernel-image": _no_kernel_image,
+    "invalid-device-function": _invalid_device_function,
     "driver-insufficient": _driver_insufficient,
     "abi-mismatch": _abi_mismatch,
     "xformers-built-for-other-sm": _xformers_other_sm,

@@ -78,8 +78,20 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         r"no kernel image is available for execution on the device",
         r"cudaErrorNoKernelImageForDevice",
         r"no kernel image is available",  # the short form users paste
+        # the driver API's name of the same error, 209 (cupy, numba, TVM, rust-cuda print it)
+        r"CUDA_ERROR_NO_BINARY_FOR_GPU",
+        r"\bNoBinaryForGpu\b",
 
         source="https://github.com/meta-pytorch/torchrec/issues/2708",
+    ),
+    _sig(
+        # cudaErrorInvalidDeviceFunction (98; 8 before CUDA 10.1): "the requested device function does not exist or
+        # is not compiled for the proper device architecture"; ROCm's HIP error of the same words is not CUDA's.
+        "invalid-device-function",
+        r"(?<!HIP error: )(?<!hipError)invalid device function",
+        r"cudaErrorInvalidDeviceFunction",
+        r"CUDA_ERROR_INVALID_DEVICE_FUNCTION",
+        source="https://github.com/facebookresearch/SparseConvNet/issues/136",
     ),
     _sig(
         "driver-insufficient",
@@ -297,7 +309,7 @@ def _match_one(sig: Signature, text: str) -> SignatureMatch | None:
             return None  # torch's or CUDA's own library: torch's parts come from two releases, not an extension
         fields["path"] = path
         fields["library"] = module_of(path)
-    if sig.code == "no-kernel-image":
+    if sig.code in ("no-kernel-image", "invalid-device-function"):
         window = text[max(0, hits[0].end() - _LIBRARY_WINDOW) : hits[0].end()]
         if _FBGEMM.search(window):
             fields["package"] = "fbgemm-gpu"
