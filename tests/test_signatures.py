@@ -364,6 +364,19 @@ For debugging consider passing AMD_SERIALIZE_KERNEL=3"""
 HIP_PYTORCH_164346 = """torch.AcceleratorError: HIP error: invalid device function
 Search for `hipErrorInvalidDeviceFunction' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__HIPRT__TYPES.html for more information."""  # noqa: E501
 
+# https://github.com/fudan-generative-vision/hallo/issues/98 (torchvision's _C not loaded beside this torch)
+HALLO_98 = """  File "/usr/local/lib/python3.10/dist-packages/torchvision/_meta_registrations.py", line 164, in <module>
+    def meta_nms(dets, scores, iou_threshold):
+  File "/usr/local/lib/python3.10/dist-packages/torch/_library/abstract_impl.py", line 30, in register
+    if torch._C._dispatch_has_kernel_for_dispatch_key(self.qualname, "Meta"):
+RuntimeError: operator torchvision::nms does not exist
+"""
+# https://github.com/pytorch/vision/issues/1405
+VISION_1405 = """/usr/local/lib/python3.6/dist-packages/torch/_ops.py in __getattr__(self, op_name)
+---> 61         op = torch._C._jit_get_operation(qualified_op_name)
+
+RuntimeError: No such operator torchvision::nms`"""
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -460,6 +473,8 @@ POSTED = [
     ("triton-gpu-too-old", CHATTTS_341, {"gpu": "NVIDIA GeForce GTX 1080 Ti", "required": "7.0", "cc": "6.1"}),
     ("ptx-jit-disabled", H100_RUNTIME_JIT_OFF, {}),
     ("ptx-jit-disabled", H100_CUPY_JIT_OFF, {}),
+    ("missing-operator", HALLO_98, {"namespace": "torchvision", "op": "nms"}),
+    ("missing-operator", VISION_1405, {"namespace": "torchvision", "op": "nms"}),
     ("invalid-device-function", SPARSECONVNET_136, {}),
     ("invalid-device-function", PYTORCHEMD_11, {}),
     ("no-kernel-image", TVM_205, {}),
@@ -735,6 +750,21 @@ def test_invalid_device_function_follows_the_no_kernel_image_rule(db: CompatDB) 
         "not compiled for this GPU's architecture (an extension or library built for other GPUs) or does not exist "
         "in the loaded binary. The target's GPUs: NVIDIA GeForce GTX 1080 Ti (6.1)")
     assert e.fixes == k.fixes
+
+
+def test_a_missing_operator_names_the_package_of_its_namespace(db: CompatDB) -> None:
+    """torchvision::nms is torchvision's; fbgemm:: is the namespace of the database's fbgemm-gpu; torch's own aten::
+    is not a package's extension at all."""
+    (e,) = explain_text(HALLO_98, None, db)
+    assert format_text(e.cause, "en") == (
+        "torch has no operator torchvision::nms: torchvision's compiled extension did not load, because this "
+        "torchvision build does not match the installed torch (another torch release or CUDA variant, or a CPU build "
+        "beside a CUDA torch).")
+    assert format_text(e.fixes[0], "en").startswith("Install the torchvision build made for your torch")
+    (f,) = explain_text("RuntimeError: No such operator fbgemm::jagged_2d_to_dense", None, db)
+    assert "fbgemm-gpu's compiled extension did not load" in format_text(f.cause, "en")
+    assert format_text(f.fixes[0], "en").startswith("Install the fbgemm-gpu release paired with your torch")
+    assert match_errors("RuntimeError: operator aten::_foo does not exist") == []
 
 
 def test_no_kernel_image_without_a_target(db: CompatDB) -> None:

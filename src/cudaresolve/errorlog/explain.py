@@ -164,13 +164,29 @@ def _abi_mismatch(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
         readable = demangle(symbol)
         cause = (Text.of("sig.abi-mismatch.cause-symbol", package=package, symbol=readable, mangled=symbol)
                  if readable else Text.of("sig.abi-mismatch.cause", package=package))
+    return [cause], _abi_fixes(ctx, package)
+
+
+def _abi_fixes(ctx: _Ctx, package: str) -> list[Text]:
+    """The ways out of an extension built for another torch: the build made for this torch, or the named pairing."""
     if package == "flashinfer":  # not on the PyTorch index: no same-index advice
-        return [cause], [Text.of("fix.pair-flashinfer"), Text.of("fix.doctor")]
+        return [Text.of("fix.pair-flashinfer"), Text.of("fix.doctor")]
     if package not in ("fbgemm-gpu", "xformers"):  # the general rule: the build made for this torch
-        return [cause], [Text.of("fix.abi-lock", package=package), Text.of("fix.doctor-abi")]
+        return [Text.of("fix.abi-lock", package=package), Text.of("fix.doctor-abi")]
     pairing = Text.of("fix.pair-fbgemm") if package == "fbgemm-gpu" else Text.of("fix.pair-xformers")
     same_index = Text.of("fix.same-index", package=package, index_root=ctx.index_root)
-    return [cause], [pairing, same_index, Text.of("fix.doctor")]
+    return [pairing, same_index, Text.of("fix.doctor")]
+
+
+def _missing_operator(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
+    """torch has no ``torchvision::nms``: the package whose namespace it is did not load its compiled extension."""
+    namespace = f.get("namespace", "?")
+    package = _abi_package(ctx, namespace)
+    if ctx.db is not None and package not in ctx.db.package_names:  # fbgemm:: is fbgemm-gpu's
+        owners = sorted(n for n in ctx.db.package_names if n.startswith(f"{package}-") and n != ctx.db.anchor)
+        package = owners[0] if owners else package
+    cause = Text.of("sig.missing-operator.cause", op=f"{namespace}::{f.get('op', '?')}", package=package)
+    return [cause], _abi_fixes(ctx, package)
 
 
 def _xformers_other_sm(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
@@ -325,6 +341,7 @@ _EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
     "invalid-device-function": _invalid_device_function,
     "driver-insufficient": _driver_insufficient,
     "abi-mismatch": _abi_mismatch,
+    "missing-operator": _missing_operator,
     "xformers-built-for-other-sm": _xformers_other_sm,
     "xformers-no-operator": _xformers_no_operator,
     "flashinfer-requires-sm75": _flashinfer_sm75,

@@ -115,6 +115,14 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         source="https://github.com/pytorch/FBGEMM/issues/2715",
     ),
     _sig(
+        # A package's own operator missing from torch's registry: its compiled extension did not load (torchvision's
+        # "_C" built for another torch). torch's own namespaces (aten, prim) are another story.
+        "missing-operator",
+        r"operator (?!aten::|prim::)(?P<namespace>[A-Za-z_]\w{0,60})::(?P<op>\w{1,100}) does not exist",
+        r"No such operator (?!aten::|prim::)(?P<namespace>[A-Za-z_]\w{0,60})::(?P<op>\w{1,100})",
+        source="https://github.com/fudan-generative-vision/hallo/issues/98",
+    ),
+    _sig(
         "xformers-built-for-other-sm",
         r"kernel [`']?(?P<kernel>\w{1,200})[`']? is for sm(?P<low>\d{1,4})-sm(?P<high>\d{1,4}), "
         r"but was built for sm(?P<built>\d{1,4})",
