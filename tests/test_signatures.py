@@ -377,6 +377,14 @@ VISION_1405 = """/usr/local/lib/python3.6/dist-packages/torch/_ops.py in __getat
 
 RuntimeError: No such operator torchvision::nms`"""
 
+# https://github.com/pytorch/pytorch/issues/131312 (torch's cuSPARSE beside an older nvJitLink)
+PYTORCH_131312 = """    from torch._C import *  # noqa: F403
+    ^^^^^^^^^^^^^^^^^^^^^^
+ImportError: /home/dp/anaconda3/envs/ComfyUI/lib/python3.11/site-packages/torch/lib/../../nvidia/cusparse/lib/libcusparse.so.12: undefined symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12
+"""  # noqa: E501
+# https://github.com/NVIDIA/nccl/issues/1180 (title)
+NCCL_1180 = "torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister"
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -473,6 +481,10 @@ POSTED = [
     ("triton-gpu-too-old", CHATTTS_341, {"gpu": "NVIDIA GeForce GTX 1080 Ti", "required": "7.0", "cc": "6.1"}),
     ("ptx-jit-disabled", H100_RUNTIME_JIT_OFF, {}),
     ("ptx-jit-disabled", H100_CUPY_JIT_OFF, {}),
+    ("cuda-library-too-old", PYTORCH_131312, {"caller": "libcusparse.so.12", "csymbol": "__nvJitLinkComplete_12_4",
+                                              "family": "nvJitLink", "soname": "libnvJitLink.so.12"}),
+    ("cuda-library-too-old", NCCL_1180, {"caller": "libtorch_cuda.so", "csymbol": "ncclCommRegister",
+                                         "family": "nccl"}),
     ("missing-operator", HALLO_98, {"namespace": "torchvision", "op": "nms"}),
     ("missing-operator", VISION_1405, {"namespace": "torchvision", "op": "nms"}),
     ("invalid-device-function", SPARSECONVNET_136, {}),
@@ -765,6 +777,24 @@ def test_a_missing_operator_names_the_package_of_its_namespace(db: CompatDB) -> 
     assert "fbgemm-gpu's compiled extension did not load" in format_text(f.cause, "en")
     assert format_text(f.fixes[0], "en").startswith("Install the fbgemm-gpu release paired with your torch")
     assert match_errors("RuntimeError: operator aten::_foo does not exist") == []
+
+
+def test_a_cuda_library_older_than_its_caller() -> None:
+    """The symbol's version names the library (libnvJitLink.so.12); else its API prefix does (ncclCommRegister: NCCL).
+    The fix is the loader path, never a CUDA major (the caller and the library are of the same CUDA major)."""
+    (e,) = explain_text(PYTORCH_131312, None, None)
+    assert format_text(e.cause, "en") == (
+        "libcusparse.so.12 needs __nvJitLinkComplete_12_4 from libnvJitLink.so.12, and the copy of libnvJitLink.so.12 "
+        "that loaded lacks it: it is older than the one libcusparse.so.12 was built with. Most often another copy "
+        "earlier on the loader path (LD_LIBRARY_PATH, a system CUDA or conda folder) shadows the one installed with "
+        "torch, or that package is older than its dependents need.")
+    assert format_text(e.fixes[0], "en") == (
+        "See which libnvJitLink.so.12 loads (ldd on libcusparse.so.12, or LD_DEBUG=libs), then take the other copy's "
+        "folder out of LD_LIBRARY_PATH (or unset it) so that the copy installed with torch loads.")
+    (n,) = explain_text(NCCL_1180, None, None)
+    assert format_text(n.cause, "zh").startswith("libtorch_cuda.so 需要 NCCL 中的 ncclCommRegister")
+    # a C++ symbol of torch's is the abi rule's, not this one's
+    assert [m.code for m in match_errors(FBGEMM_2715)] == ["abi-mismatch"]
 
 
 def test_no_kernel_image_without_a_target(db: CompatDB) -> None:

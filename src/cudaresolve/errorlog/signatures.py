@@ -223,6 +223,15 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         source="https://github.com/huggingface/autotrain-advanced/issues/292",
     ),
     _sig(
+        # A C symbol of a CUDA library (NCCL, nvJitLink, cuDNN, cuBLAS ...) that the loaded copy lacks: an older copy
+        # loaded than the caller was built with (a system CUDA on LD_LIBRARY_PATH ahead of torch's nvidia-* wheels).
+        "cuda-library-too-old",
+        r"(?P<caller>[\w.+-]{1,120}?\.so[.\d]{0,20}):\s{0,8}undefined symbol:\s{0,8}"
+        r"(?P<csymbol>_{0,2}(?P<family>nccl|nvJitLink|cudnn|cublasLt|cublas|cusparseLt|cusparse|cufft|curand|cusolver"
+        r"|cupti|nvrtc)\w{0,100})(?:,\s{0,8}version (?P<soname>lib\w{1,40}\.so[.\d]{0,20}))?",
+        source="https://github.com/pytorch/pytorch/issues/131312",
+    ),
+    _sig(
         "cudnn-version-mismatch",
         r"CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
         r"CUDNN_STATUS_VERSION_MISMATCH",
