@@ -385,6 +385,18 @@ ImportError: /home/dp/anaconda3/envs/ComfyUI/lib/python3.11/site-packages/torch/
 # https://github.com/NVIDIA/nccl/issues/1180 (title)
 NCCL_1180 = "torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister"
 
+# https://github.com/MIT-REALM/gcbfplus/issues/1
+GCBFPLUS_1 = ("CUDA backend failed to initialize: Found cuDNN version 8600, but JAX was built against version 8906, "
+              "which is newer. The copy of cuDNN that is installed must be at least as new as the version against "
+              "which JAX was built. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)")
+# https://github.com/conda-forge/jax-feedstock/issues/149 (JAX's floor above the cuDNN it was built with)
+JAX_FEEDSTOCK_149 = """CUDA backend failed to initialize: Unable to use CUDA because of the following issues with CUDA components:
+Outdated cuDNN installation found.
+Version JAX was built against: 8907
+Minimum supported: 9100
+Installed version: 8907
+The local installation version must be no lower than 9100..(Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)"""  # noqa: E501
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -485,6 +497,8 @@ POSTED = [
                                               "family": "nvJitLink", "soname": "libnvJitLink.so.12"}),
     ("cuda-library-too-old", NCCL_1180, {"caller": "libtorch_cuda.so", "csymbol": "ncclCommRegister",
                                          "family": "nccl"}),
+    ("cudnn-too-old", GCBFPLUS_1, {"found": "8600", "who": "JAX", "built": "8906"}),
+    ("cudnn-too-old", JAX_FEEDSTOCK_149, {"who": "JAX", "built": "8907", "minimum": "9100", "found": "8907"}),
     ("missing-operator", HALLO_98, {"namespace": "torchvision", "op": "nms"}),
     ("missing-operator", VISION_1405, {"namespace": "torchvision", "op": "nms"}),
     ("invalid-device-function", SPARSECONVNET_136, {}),
@@ -795,6 +809,16 @@ def test_a_cuda_library_older_than_its_caller() -> None:
     assert format_text(n.cause, "zh").startswith("libtorch_cuda.so 需要 NCCL 中的 ncclCommRegister")
     # a C++ symbol of torch's is the abi rule's, not this one's
     assert [m.code for m in match_errors(FBGEMM_2715)] == ["abi-mismatch"]
+
+
+def test_jax_with_an_older_cudnn_names_the_versions() -> None:
+    (e,) = explain_text(GCBFPLUS_1, None, None)
+    assert format_text(e.cause, "en") == (
+        "JAX was built against cuDNN 8.9.6, and the cuDNN it loaded is 8.6.0, older: it needs cuDNN 8.9.6 or newer.")
+    assert format_text(e.fixes[0], "en").startswith("Install cuDNN 8.9.6 or newer for it")
+    (m,) = explain_text(JAX_FEEDSTOCK_149, None, None)
+    assert format_text(m.cause, "en") == "JAX needs cuDNN 9.1.0 or newer, and the cuDNN it loaded is 8.9.7."
+    assert format_text(m.cause, "zh") == "JAX 需要 cuDNN 9.1.0 或更新版本，而它加载的 cuDNN 是 8.9.7。"
 
 
 def test_no_kernel_image_without_a_target(db: CompatDB) -> None:

@@ -21,7 +21,7 @@ from cudaresolve.core.archs import ComputeCapability, format_arch_list, parse_ar
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.db.toolkits import toolkit_compiles
-from cudaresolve.errorlog.libraries import library_too_old
+from cudaresolve.errorlog.libraries import cudnn_too_old, library_too_old
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS, match_errors
 from cudaresolve.errorlog.toolchain import unknown_arch, unknown_ptxas_arch
 from cudaresolve.errors import InvalidArch, NoKnownError
@@ -363,6 +363,7 @@ _EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
     ),
     "missing-cuda-library": _missing_library,
     "cuda-library-too-old": lambda ctx, f: library_too_old(f),
+    "cudnn-too-old": lambda ctx, f: cudnn_too_old(f),
     "cudnn-version-mismatch": _fixed("sig.cudnn-version-mismatch.cause", "fix.one-cudnn", "fix.doctor"),
     "triton-gpu-too-old": _triton_old,
     "unsupported-gpu-arch": lambda ctx, f: unknown_arch(ctx.db, ctx.ccs, f),

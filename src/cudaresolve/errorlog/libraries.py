@@ -16,7 +16,7 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["library_too_old"]
+__all__ = ["cudnn_too_old", "cudnn_version", "library_too_old"]
 
 # The CUDA library whose C API a symbol's prefix names (NVIDIA's own API prefixes).
 _FAMILY: Final = {
@@ -37,4 +37,27 @@ def library_too_old(f: Mapping[str, str]) -> tuple[list[Text], list[Text]]:
         Text.of("fix.library-upgrade", library=library),
         Text.of("fix.doctor"),
     ]
+    return [cause], fixes
+
+
+def cudnn_version(raw: str) -> str:
+    """cuDNN's version number as its dotted version: 8906 is 8.9.6 (major * 1000 before cuDNN 9, and in JAX's checks),
+    90501 is 9.5.1 (major * 10000 from cuDNN 9, as cudnnGetVersion returns it)."""
+    number = int(raw)
+    major = number // 10000 if number >= 10000 else number // 1000
+    return f"{major}.{number % (10000 if number >= 10000 else 1000) // 100}.{number % 100}"
+
+
+def cudnn_too_old(f: Mapping[str, str]) -> tuple[list[Text], list[Text]]:
+    """A program (JAX) built against one cuDNN found an older one: cuDNN at least the newer of its build and floor."""
+    needed = max((f[k] for k in ("built", "minimum") if k in f), key=int, default="0")
+    needed_v = cudnn_version(needed)
+    fields = {"who": f.get("who", "?"), "built": cudnn_version(f.get("built", "0")),
+              "found": cudnn_version(f.get("found", "0")), "needed": needed_v}  # fmt: skip
+    if "minimum" in f:  # JAX's floor, which may be above the cuDNN it was built with (conda-forge's jaxlib)
+        cause = Text.of("sig.cudnn-too-old.cause-minimum", who=fields["who"], found=fields["found"], needed=needed_v)
+    else:
+        cause = Text.of("sig.cudnn-too-old.cause", **fields)
+    fixes = [Text.of("fix.cudnn-at-least", needed=needed_v), Text.of("fix.loader-path-cudnn"),
+             Text.of("fix.doctor")]  # fmt: skip
     return [cause], fixes

@@ -232,6 +232,15 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         source="https://github.com/pytorch/pytorch/issues/131312",
     ),
     _sig(
+        # JAX (XLA) checks the cuDNN it loads against the one it was built with: an older one fails the CUDA backend.
+        "cudnn-too-old",
+        r"Found cuDNN version (?P<found>\d{4,6}), but (?P<who>[\w.-]{1,40}) was built against version "
+        r"(?P<built>\d{4,6})",
+        r"Outdated cuDNN installation found\.\s{0,8}Version (?P<who>[\w.-]{1,40}) was built against: (?P<built>\d{4,6})"
+        r"\s{0,8}Minimum supported: (?P<minimum>\d{4,6})\s{0,8}Installed version: (?P<found>\d{4,6})",
+        source="https://github.com/MIT-REALM/gcbfplus/issues/1",
+    ),
+    _sig(
         "cudnn-version-mismatch",
         r"CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
         r"CUDNN_STATUS_VERSION_MISMATCH",
