@@ -397,6 +397,14 @@ Minimum supported: 9100
 Installed version: 8907
 The local installation version must be no lower than 9100..(Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)"""  # noqa: E501
 
+# https://github.com/ali-vilab/dreamtalk/issues/32 (TensorFlow's warning; torch's frames follow, torch is not the one)
+DREAMTALK_32 = """2024-02-25 18:52:47.991396: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory; LD_LIBRARY_PATH: /usr/local/lib/python3.10/dist-packages/cv2/../../lib64:/usr/lib64-nvidia
+/usr/local/lib/python3.10/dist-packages/torch/nn/functional.py:4193: UserWarning: Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. Please specify align_corners=True if the old behavior is desired. See the documentation of grid_sample for details.
+"""  # noqa: E501
+# https://github.com/tensorflow/tensorflow/issues/45930 (a comment's log)
+TENSORFLOW_45930 = """2021-02-10 12:57:07.427237: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory
+2021-02-10 12:57:07.427347: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU set up on your machine."""  # noqa: E501
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -499,6 +507,9 @@ POSTED = [
                                          "family": "nccl"}),
     ("cudnn-too-old", GCBFPLUS_1, {"found": "8600", "who": "JAX", "built": "8906"}),
     ("cudnn-too-old", JAX_FEEDSTOCK_149, {"who": "JAX", "built": "8907", "minimum": "9100", "found": "8907"}),
+    ("missing-cuda-library", DREAMTALK_32, {"library": "libcudart.so.11.0", "major": "11", "framework": "tensorflow"}),
+    ("missing-cuda-library", TENSORFLOW_45930, {"library": "libcudart.so.11.0", "major": "11",
+                                                "framework": "tensorflow"}),
     ("missing-operator", HALLO_98, {"namespace": "torchvision", "op": "nms"}),
     ("missing-operator", VISION_1405, {"namespace": "torchvision", "op": "nms"}),
     ("invalid-device-function", SPARSECONVNET_136, {}),
@@ -819,6 +830,19 @@ def test_jax_with_an_older_cudnn_names_the_versions() -> None:
     (m,) = explain_text(JAX_FEEDSTOCK_149, None, None)
     assert format_text(m.cause, "en") == "JAX needs cuDNN 9.1.0 or newer, and the cuDNN it loaded is 8.9.7."
     assert format_text(m.cause, "zh") == "JAX 需要 cuDNN 9.1.0 或更新版本，而它加载的 cuDNN 是 8.9.7。"
+
+
+def test_another_frameworks_missing_library_is_not_told_about_torch(db: CompatDB) -> None:
+    """TensorFlow's own line names the library it could not load: its CUDA, not torch's, even with torch's frames
+    below it."""
+    for text in (DREAMTALK_32, TENSORFLOW_45930):
+        (e,) = explain_text(text, LAPTOP_470, db)
+        words = [format_text(e.cause, "en"), *(format_text(f, "en") for f in e.fixes)]
+        assert words[0] == ("libcudart.so.11.0 is missing: tensorflow was built for CUDA 11, and no CUDA 11 runtime "
+                            "library is on the loader path.")
+        assert words[1] == ("Install the CUDA 11 libraries tensorflow needs (its pip extra for CUDA 11, or a CUDA 11 "
+                            "toolkit on LD_LIBRARY_PATH), or a tensorflow build for the CUDA you have.")
+        assert not any("torch" in w for w in words)
 
 
 def test_no_kernel_image_without_a_target(db: CompatDB) -> None:

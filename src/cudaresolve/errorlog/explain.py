@@ -298,6 +298,15 @@ def _ptx_toolchain(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
 
 def _missing_library(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     library, major = f.get("library", "?"), f.get("major")
+    if major is not None and "framework" in f:  # another framework's library (TensorFlow's): no torch advice
+        package = f["framework"]
+        if not library.startswith(("libcudart", "libcudnn")):  # cuBLAS, cuFFT ... number their sonames apart
+            return [Text.of("sig.missing-cuda-library.cause-unversioned", library=library)], [Text.of("fix.doctor")]
+        key = "sig.missing-cuda-library.cause-other-cudnn" if library.startswith("libcudnn") else (
+            "sig.missing-cuda-library.cause-other")  # fmt: skip
+        fix = "fix.cudnn-major-runtime" if library.startswith("libcudnn") else "fix.cuda-major-runtime"
+        return [Text.of(key, library=library, major=major, package=package)], [
+            Text.of(fix, major=major, package=package), Text.of("fix.doctor")]  # fmt: skip
     if major is None:
         cause = Text.of("sig.missing-cuda-library.cause-unversioned", library=library)
         return [cause], [Text.of("fix.match-torch-cuda"), Text.of("fix.doctor")]

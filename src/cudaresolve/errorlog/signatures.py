@@ -278,6 +278,10 @@ _XFORMERS: Final = re.compile(r"xformers", _I)
 _FRAME: Final = re.compile(r"(?:site|dist)-packages/([A-Za-z_][A-Za-z0-9_]{0,100})/")  # a frame's installed module
 
 
+# Another framework than torch named on a missing library's own line: whose library it is.
+_FRAMEWORK: Final = re.compile(r"\b(tensorflow|jaxlib|paddle|onnxruntime|cupy)\b", _I)
+
+
 # The path of the library an "undefined symbol" names: the run of path characters ending in ".so".
 _PATH_WINDOW: Final = 300
 _PATH_STOP: Final = frozenset(" \t\r\n:'\"()[]`")
@@ -335,6 +339,8 @@ def _match_one(sig: Signature, text: str) -> SignatureMatch | None:
             return None  # torch's or CUDA's own library: torch's parts come from two releases, not an extension
         fields["path"] = path
         fields["library"] = module_of(path)
+    if sig.code == "missing-cuda-library" and (framework := _FRAMEWORK.search(_line_at(text, start))):
+        fields["framework"] = framework[1].lower()  # TensorFlow's dso_loader line: its library, not torch's
     if sig.code in ("no-kernel-image", "invalid-device-function"):
         window = text[max(0, hits[0].end() - _LIBRARY_WINDOW) : hits[0].end()]
         if _FBGEMM.search(window):
