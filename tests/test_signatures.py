@@ -405,6 +405,15 @@ DREAMTALK_32 = """2024-02-25 18:52:47.991396: W tensorflow/stream_executor/platf
 TENSORFLOW_45930 = """2021-02-10 12:57:07.427237: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory
 2021-02-10 12:57:07.427347: I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU set up on your machine."""  # noqa: E501
 
+# https://github.com/cupy/cupy/issues/9106 (RTX 5080, cupy-cuda12x 13.4.1): the title, then the traceback's frames
+CUPY_9106 = """CUDA_ERROR_NO_BINARY_FOR_GPU ( on 5080 / sm_120)
+  File "/home/paul/miniconda3/envs/crypto/lib/python3.12/site-packages/cupy/random/_sample.py", line 156, in random_sample
+    return rs.random_sample(size=size, dtype=dtype)
+  File "/home/paul/miniconda3/envs/crypto/lib/python3.12/site-packages/cupy/random/_generator.py", line 624, in random_sample
+    RandomState._mod1_kernel(out)
+  File "cupy/_core/_kernel.pyx", line 920, in cupy._core._kernel.ElementwiseKernel.__call__
+"""  # noqa: E501
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -514,8 +523,8 @@ POSTED = [
     ("missing-operator", VISION_1405, {"namespace": "torchvision", "op": "nms"}),
     ("invalid-device-function", SPARSECONVNET_136, {}),
     ("invalid-device-function", PYTORCHEMD_11, {}),
-    ("no-kernel-image", TVM_205, {}),
-    ("no-kernel-image", RUST_GPU_TOOLS_79, {}),
+    ("no-kernel-image", TVM_205, {"torchless": "1"}),
+    ("no-kernel-image", RUST_GPU_TOOLS_79, {"torchless": "1"}),
     ("unsupported-gpu-arch", BLOCK_SPARSE_15, {"arch": "compute_120"}),
     ("unsupported-gpu-arch", FASTDEPLOY_2024, {"arch": "compute_35"}),
     ("unsupported-gpu-arch", TRT_DEMOS_554, {"arch": "compute_N"}),
@@ -843,6 +852,20 @@ def test_another_frameworks_missing_library_is_not_told_about_torch(db: CompatDB
         assert words[1] == ("Install the CUDA 11 libraries tensorflow needs (its pip extra for CUDA 11, or a CUDA 11 "
                             "toolkit on LD_LIBRARY_PATH), or a tensorflow build for the CUDA you have.")
         assert not any("torch" in w for w in words)
+
+
+def test_a_kernel_in_a_log_without_torch_is_not_sent_to_torch(db: CompatDB) -> None:
+    """cupy's, TVM's and rust-cuda's logs hold no torch: the library's own build for the GPU, no torch release. A log of
+    torch's, named by its own words only (CORRIDORKEY_87's "Search for `cudaError...' in https"), keeps torch's."""
+    rtx5080 = _target(("NVIDIA GeForce RTX 5080", "12.0"), driver="570.86")
+    for text in (CUPY_9106, TVM_205, RUST_GPU_TOOLS_79):
+        (e,) = explain_text(text, rtx5080, db)
+        fixes = [format_text(f, "en") for f in e.fixes]
+        assert fixes[0] == ("Install a build of the failing library that carries code for sm_120 (its release notes or "
+                            "wheel tags say which GPUs a release supports), or build it from source for these GPUs.")
+        assert not any("torch" in f for f in fixes)
+    (k,) = explain_text(CORRIDORKEY_87, rtx5080, db)
+    assert any("torch" in format_text(f, "en") for f in k.fixes)
 
 
 def test_no_kernel_image_without_a_target(db: CompatDB) -> None:

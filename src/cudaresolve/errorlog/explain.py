@@ -116,6 +116,8 @@ def _no_kernel_image(ctx: _Ctx, f: Mapping[str, str]) -> _Result:
     if not ccs:
         return cause, [Text.of("fix.rerun-with-target"), Text.of("fix.doctor")]
     cause.append(Text.of("sig.no-kernel-image.target", gpus=ctx.gpus(), sms=_sms(ccs)))
+    if package is None and "torchless" in f:  # a log without torch in it: the library's own build, not torch's
+        return cause, [Text.of("fix.library-build-for-gpus", sms=_sms(ccs)), Text.of("fix.doctor")]
     fixes = ctx.release_fixes([package, "torch"] if package else ["torch"], ccs)
     floor = ctx.db.min_sm(package) if ctx.db is not None and package else None  # vllm refuses sm_61 whatever it has
     below = [cc for cc in ccs if floor is not None and cc < floor]

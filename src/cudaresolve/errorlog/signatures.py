@@ -278,6 +278,13 @@ _XFORMERS: Final = re.compile(r"xformers", _I)
 _FRAME: Final = re.compile(r"(?:site|dist)-packages/([A-Za-z_][A-Za-z0-9_]{0,100})/")  # a frame's installed module
 
 
+# torch in a log: its name, or the words its CUDA check prints ("CUDA error: ", "Search for `cudaError...' in
+# https://docs.nvidia.com ..."). Case-sensitive: "CUDA Error:" of other programs is not torch's.
+_TORCH: Final = re.compile(
+    r"\btorch\b|[Pp]y[Tt]orch|CUDA error: |Search for `cuda\w{1,60}' in https|TORCH_USE_CUDA_DSA", re.ASCII
+)
+_DRIVER_API: Final = re.compile(r"CUDA_ERROR_\w{1,40}|NoBinaryForGpu", re.ASCII)  # torch prints the runtime's words
+
 # Another framework than torch named on a missing library's own line: whose library it is.
 _FRAMEWORK: Final = re.compile(r"\b(tensorflow|jaxlib|paddle|onnxruntime|cupy)\b", _I)
 
@@ -351,6 +358,9 @@ def _match_one(sig: Signature, text: str) -> SignatureMatch | None:
             fields["package"] = "xformers"
         elif (module := _innermost_module(window)) is not None:
             fields["module"] = module  # the explanation asks the database whose package it is (flashinfer, vllm)
+        other = "module" in fields or _DRIVER_API.search(text)  # another program's frames, or the driver API's name
+        if "package" not in fields and other and not _TORCH.search(text):
+            fields["torchless"] = "1"  # cupy's, numba's, TVM's log: no torch advice
     return SignatureMatch(code=sig.code, start=start, line=_line_at(text, start), fields=fields)
 
 
