@@ -202,6 +202,13 @@ CASES = [
          stdin=NKI + "\n" + "xformers" * (MAX_TEXT_CHARS // 2), codes=(0,), check=_truncated_warning),
     Case("input-explain-signature-then-3m-json", ["explain-error", "-", "--cpu", "--json"],
          stdin=NKI + "\n" + "Found " * 500_000, codes=(0,), check=_truncated_json),
+    # a log's decoration (colour codes, per-line stamps) is taken away in bounded work too
+    Case("input-explain-bracket-lines-1m", ["explain-error", "-", "--cpu"], stdin="\n[" * 500_000, codes=(1,),
+         check=_scanned_whole),
+    Case("input-explain-open-escapes-1m", ["explain-error", "-", "--cpu"], stdin="\x1b]" + "a" * 1_000_000,
+         codes=(1,), check=_scanned_whole),
+    Case("input-explain-stamps-1m", ["explain-error", "-", "--cpu"], stdin="2024-01-01 00:00:00 [x] " * 40_000,
+         codes=(1,), check=_scanned_whole),
     Case("input-explain-nul-bytes", ["explain-error", "-", "--cpu"], stdin="\x00" * 100_000, codes=(1,),
          check=_error("no-known-error")),
     Case("input-explain-library-5000-digits", ["explain-error", "-", "--gpu", "8.0", "--driver", "535.104.05"],
