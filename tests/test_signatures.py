@@ -414,6 +414,14 @@ CUPY_9106 = """CUDA_ERROR_NO_BINARY_FOR_GPU ( on 5080 / sm_120)
   File "cupy/_core/_kernel.pyx", line 920, in cupy._core._kernel.ElementwiseKernel.__call__
 """  # noqa: E501
 
+# https://github.com/vllm-project/vllm/issues/8189 (a pre-Ampere GPU under vLLM, every line behind its stamp)
+VLLM_8189 = """ERROR 01-11 13:09:40 engine.py:366]            ^^^^^^^^^^^^^^^^^^^^^
+ERROR 01-11 13:09:40 engine.py:366] RuntimeError: Error in model execution (input dumped to /tmp/err_execute_model_input_20250111-130939.pkl): FlashAttention only supports Ampere GPUs or newer.
+Process SpawnProcess-1:"""  # noqa: E501
+# https://github.com/Dao-AILab/flash-attention/issues/1540 (an RTX 5090 and a flash-attn that predates it)
+FLASH_ATTN_1540 = """!!! Exception during processing !!! FlashAttention only supports Ampere GPUs or newer.
+Exception raised from mha_fwd at C:\\a\\xformers\\xformers\\third_party\\flash-attention\\csrc\\flash_attn\\flash_api.cpp:370 (most recent call first):"""  # noqa: E501
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -519,6 +527,8 @@ POSTED = [
     ("missing-cuda-library", DREAMTALK_32, {"library": "libcudart.so.11.0", "major": "11", "framework": "tensorflow"}),
     ("missing-cuda-library", TENSORFLOW_45930, {"library": "libcudart.so.11.0", "major": "11",
                                                 "framework": "tensorflow"}),
+    ("flash-attn-refused", VLLM_8189, {"family": "Ampere"}),
+    ("flash-attn-refused", FLASH_ATTN_1540, {"family": "Ampere"}),
     ("missing-operator", HALLO_98, {"namespace": "torchvision", "op": "nms"}),
     ("missing-operator", VISION_1405, {"namespace": "torchvision", "op": "nms"}),
     ("invalid-device-function", SPARSECONVNET_136, {}),
@@ -866,6 +876,27 @@ def test_a_kernel_in_a_log_without_torch_is_not_sent_to_torch(db: CompatDB) -> N
         assert not any("torch" in f for f in fixes)
     (k,) = explain_text(CORRIDORKEY_87, rtx5080, db)
     assert any("torch" in format_text(f, "en") for f in k.fixes)
+
+
+def test_flash_attention_refusing_a_gpu_older_or_newer_than_it_knows(db: CompatDB) -> None:
+    """Ampere's first compute capability is the database's [[gpu]] rows': a T4 (7.5) below it needs another attention;
+    an RTX 5090 (12.0) above it needs another flash-attn build, not the advice for an old GPU."""
+    data = copy.deepcopy(_DB)
+    data["gpu"].append({"name": "NVIDIA A100-SXM4-80GB", "aliases": ["A100"], "cc": "8.0", "arch": "Ampere",
+                        "datacenter": True, "source": "https://developer.nvidia.com/cuda-gpus"})
+    ampere = CompatDB.from_dict(data)
+    (old,) = explain_text(VLLM_8189, _target(("Tesla T4", "7.5")), ampere)
+    assert format_text(old.cause, "en") == (
+        "flash-attn runs only on Ampere and newer GPUs (compute capability 8.0 and up); the target's GPUs of compute "
+        "capability 7.5 are older, and no flash-attn 2 build runs on them.")
+    assert [f.key for f in old.fixes] == ["fix.flash-attn-sdpa"]
+    (new,) = explain_text(FLASH_ATTN_1540, _target(("NVIDIA GeForce RTX 5090", "12.0")), ampere)
+    assert format_text(new.cause, "en").startswith(
+        "The target's GPUs (NVIDIA GeForce RTX 5090 (12.0)) are Ampere or newer (compute capability 8.0 and up), so "
+        "the flash-attn that raised this predates them")
+    assert [f.key for f in new.fixes] == ["fix.upgrade-flash-attn", "fix.flash-attn-sdpa", "fix.doctor"]
+    (plain,) = explain_text(VLLM_8189, None, ampere)
+    assert [f.key for f in plain.fixes] == ["fix.flash-attn-sdpa", "fix.rerun-with-target"]
 
 
 def test_no_kernel_image_without_a_target(db: CompatDB) -> None:

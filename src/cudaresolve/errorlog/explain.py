@@ -21,6 +21,7 @@ from cudaresolve.core.archs import ComputeCapability, format_arch_list, parse_ar
 from cudaresolve.core.versions import CudaVersion
 from cudaresolve.db.database import DriverSupport
 from cudaresolve.db.toolkits import toolkit_compiles
+from cudaresolve.errorlog.attention import flash_attention_refused
 from cudaresolve.errorlog.libraries import cudnn_too_old, library_too_old
 from cudaresolve.errorlog.signatures import MAX_TEXT_CHARS, match_errors
 from cudaresolve.errorlog.toolchain import unknown_arch, unknown_ptxas_arch
@@ -378,6 +379,7 @@ _EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
     "cudnn-version-mismatch": _fixed("sig.cudnn-version-mismatch.cause", "fix.one-cudnn", "fix.doctor"),
     "triton-gpu-too-old": _triton_old,
     "unsupported-gpu-arch": lambda ctx, f: unknown_arch(ctx.db, ctx.ccs, f),
+    "flash-attn-refused": lambda ctx, f: flash_attention_refused(ctx.db, ctx.ccs, ctx.gpus(), f),
     "ptxas-unknown-arch": lambda ctx, f: unknown_ptxas_arch(ctx.db, ctx.ccs, f),
 }
 

@@ -256,6 +256,11 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         source="https://github.com/2noise/ChatTTS/issues/341",
     ),
     _sig(
+        "flash-attn-refused",
+        r"FlashAttention only supports (?P<family>\w{1,20}) GPUs or newer",
+        source="https://github.com/Dao-AILab/flash-attention/issues/762",
+    ),
+    _sig(
         "unsupported-gpu-arch",
         r"nvcc fatal\s{0,8}:\s{0,8}Unsupported gpu architecture '(?P<arch>[^'\s]{0,40})'",
         r"nvcc fatal\s{0,8}:\s{0,8}Value '(?P<arch>[^'\s]{1,40})' is not defined for option "
