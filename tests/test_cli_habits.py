@@ -42,6 +42,19 @@ def test_a_usage_error_is_one_coded_line_and_exit_2(capsys: pytest.CaptureFixtur
     assert "usage: cudaresolve" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("value", ["../x", "*", "torch==2.7", "-", " torch"])
+def test_upgrade_package_takes_a_project_name_only(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the adversarial hunt: ``-P ../x`` or ``-P '*'`` was taken, matched no package and moved nothing,
+    without a word; a value that cannot be a project name is a usage error now, before anything is read."""
+    out = tmp_path / "pylock.toml"
+    assert main(["lock", "torch", "--cpu", "--offline", f"--upgrade-package={value}", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: usage: -P/--upgrade-package takes a project name, not {value!r}"), err
+    assert not out.exists()
+
+
 STDOUT_USAGE = ("cudaresolve lock: -o - writes the lock to standard output, where --json prints its one JSON "
                 "object")
 

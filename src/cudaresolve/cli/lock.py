@@ -198,7 +198,7 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
         read_files=(*getattr(files, "files", ()), *((args.host,) if getattr(args, "host", None) else ())),
         no_build=args.no_build,
         upgrade=getattr(args, "upgrade", False),
-        upgrade_packages=tuple(getattr(args, "upgrade_packages", ())),
+        upgrade_packages=_project_names(getattr(args, "upgrade_packages", ()), "-P/--upgrade-package"),
         exclude_newer=_cutoff(args.exclude_newer) if getattr(args, "exclude_newer", None) else None,
         prerelease=getattr(args, "prerelease", DEFAULT_PRERELEASE),
         features=Selection(
@@ -208,6 +208,21 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
             no_default_groups=getattr(args, "no_default_groups", False),
         ),
     )
+
+
+def _project_names(values: Any, flag: str) -> tuple[str, ...]:
+    """``values`` when each is a project name (PEP 508's rule, as uv reads ``-P``); else ``UsageError``: a path or a
+    wildcard (``-P ../x``, ``-P '*'``) had moved nothing without a word."""
+    import re
+
+    from cudaresolve.errors import UsageError
+    from cudaresolve.text.model import Text, literal
+
+    for value in values:
+        if not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", value):
+            raise UsageError(Text.of("cli.not-a-project-name", flag=flag, value=literal(repr(value)[:200])),
+                             hint=Text("cli.not-a-project-name.hint"))  # fmt: skip
+    return tuple(values)
 
 
 def _cutoff(text: str) -> Any:
