@@ -16,10 +16,13 @@ if TYPE_CHECKING:
     from cudaresolve.binaries.linkage import AbiCheck
     from cudaresolve.binaries.report import BinaryReport
 
-__all__ = ["file_errors", "format_details", "render_abi", "render_inspect"]
+__all__ = ["MAX_ROWS", "file_errors", "format_details", "render_abi", "render_inspect"]
 
 _DETAILS: Final = 20  # the narrowest the details column gets
 _MIN_PATH: Final = 20
+#: The most files the table shows, and error lines below it: rich lays a row out in about 3 ms, so a wheel of
+#: 100,000 members took minutes to draw; the rest are counted, and ``--json`` lists every one.
+MAX_ROWS: Final = 1000
 
 
 def format_details(report: BinaryReport, lang: str = "en") -> str:
@@ -109,6 +112,7 @@ def _render_reports(reports: Sequence[BinaryReport], console: Console, lang: str
     from cudaresolve.render.fit import fold_path, print_fitted
     from cudaresolve.text.catalogue import format_text, message, shown
 
+    everything, reports = reports, reports[:MAX_ROWS]
     table = Table(box=None, pad_edge=False, header_style="bold")
     columns = (message("render.inspect.file", lang), "SASS", "PTX", "LTO", message("render.inspect.details", lang))
     # Target names (sm_90a, compute_120) stay whole: each list column is as wide as its longest name;
@@ -134,8 +138,14 @@ def _render_reports(reports: Sequence[BinaryReport], console: Console, lang: str
             style="red" if report.error else None,
         )
     print_fitted(console, table)
-    for line in file_errors(reports, lang):  # whole, unwrapped, with its hint (the JSON's "error" object)
+    if len(everything) > MAX_ROWS:
+        console.print(escape(message("render.inspect.more-files", lang, count=len(everything) - MAX_ROWS)))
+    errors = file_errors(everything, lang)
+    for line in errors[:MAX_ROWS]:  # whole, unwrapped, with its hint (the JSON's "error" object)
         console.print(f"[red]{escape(line)}[/]", soft_wrap=True)
+    if len(errors) > MAX_ROWS:
+        console.print(escape(message("render.inspect.more-errors", lang, count=len(errors) - MAX_ROWS)))
+    reports = everything
     note_word = message("word.note", lang)
     for report in reports:
         if report.package is not None:
