@@ -157,6 +157,22 @@ def test_a_broken_or_huge_config_file_is_one_coded_error(tmp_path: Path, body: s
     assert str(conf) in format_text(info.value.text)
 
 
+def test_a_large_project_file_is_read_to_the_projects_own_bound(tmp_path: Path) -> None:
+    """Found by the adversarial hunt: a valid pyproject.toml over 1 MiB (the bound on pip's and uv's own files)
+    made every lock in its folder fail with a hint about configuration files, though the project reader takes
+    64 MiB. Its ``[tool.uv]`` is read to that bound; a uv.toml keeps the 1 MiB one."""
+    padding = "# " + "x" * 100 + "\n"
+    body = '[tool.uv]\nindex-url = "https://proj-uv.example/simple"\n' + padding * (MAX_CONFIG_BYTES // 100)
+    assert len(body) > MAX_CONFIG_BYTES
+    _write(tmp_path / "pyproject.toml", body)
+    env = {"XDG_CONFIG_DIRS": str(tmp_path / "none"), "PIP_CONFIG_FILE": str(tmp_path / "no.conf")}
+    assert _find(tmp_path, env)[0] == "https://proj-uv.example/simple"  # type: ignore[index]
+    (tmp_path / "pyproject.toml").unlink()
+    _write(tmp_path / "uv.toml", body.replace("[tool.uv]\n", ""))
+    with pytest.raises(InvalidInput):
+        _find(tmp_path, env)
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
 @pytest.mark.parametrize("variable", ["PIP_CONFIG_FILE", "UV_CONFIG_FILE"])
 def test_a_fifo_as_a_config_file_is_refused_unread(tmp_path: Path, variable: str) -> None:

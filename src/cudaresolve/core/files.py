@@ -59,6 +59,9 @@ SEALED_LIMIT: Final = 512 * 1024 * 1024
 #: were one a FIFO), and the most of one read: a bound, not a fact (``unsafe_member``).
 DIST_FILES: Final = ("METADATA", "PKG-INFO", "RECORD")
 DIST_FILE_MOST: Final = 64 * 1024 * 1024
+#: The largest pyproject.toml read, for the project (``lock.project``) or its ``[tool.uv]`` settings
+#: (``index.settings``): 64 MiB, a real one is a few KiB.
+PROJECT_FILE_MOST: Final = 64 * 1024 * 1024
 
 
 class NotRegularFile(OSError):

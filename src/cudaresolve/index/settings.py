@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.decode import loads_toml
-from cudaresolve.core.files import NotRegularFile, read_regular_bounded
+from cudaresolve.core.files import PROJECT_FILE_MOST, NotRegularFile, read_regular_bounded
 from cudaresolve.core.urls import shown_url, split_url
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
@@ -80,15 +80,17 @@ def check_index_url(value: object, origin: str) -> IndexSetting:
 def _read(path: Path) -> str | None:
     """The file's text, None when it does not exist (or is ``os.devnull``, pip's way to turn its files off, or a
     directory, or a name no file can have, which pip's ``os.path.exists`` calls absent too); too large, unreadable
-    or not a regular file (a FIFO would block the read) is ``InvalidInput``."""
+    or not a regular file (a FIFO would block the read) is ``InvalidInput``. A ``pyproject.toml`` is read up to the
+    project's own bound (``core.files.PROJECT_FILE_MOST``), which the lock then reads whole anyway."""
     if str(path) == os.devnull or os.path.isdir(path):
         return None
+    most = PROJECT_FILE_MOST if path.name == "pyproject.toml" else MAX_CONFIG_BYTES
     reason: Text | str
     try:
-        data = read_regular_bounded(path, MAX_CONFIG_BYTES)
-        if len(data) <= MAX_CONFIG_BYTES:
+        data = read_regular_bounded(path, most)
+        if len(data) <= most:
             return data.decode("utf-8", errors="replace")
-        reason = Text.of("index.config-too-large", limit=MAX_CONFIG_BYTES)
+        reason = Text.of("index.config-too-large", limit=most)
     except (FileNotFoundError, NotADirectoryError, ValueError):  # ValueError: a null byte in the name
         return None
     except NotRegularFile:

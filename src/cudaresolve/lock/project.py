@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
+from cudaresolve.core.files import PROJECT_FILE_MOST
 from cudaresolve.core.tomlcache import load_toml
 from cudaresolve.errors import InvalidInput
 from cudaresolve.lock.features import Features, features_from_dict
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["MAX_PROJECT_BYTES", "ProjectSettings", "built_project", "check_project_python", "load_project",
            "parse_gpu_source", "project_from_dict"]  # fmt: skip
 
-#: The largest pyproject.toml read (64 MiB: a real one is a few KiB).
-MAX_PROJECT_BYTES: Final = 64 * 1024 * 1024
+#: The largest pyproject.toml read (``core.files.PROJECT_FILE_MOST``).
+MAX_PROJECT_BYTES: Final = PROJECT_FILE_MOST
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
