@@ -422,6 +422,26 @@ Process SpawnProcess-1:"""  # noqa: E501
 FLASH_ATTN_1540 = """!!! Exception during processing !!! FlashAttention only supports Ampere GPUs or newer.
 Exception raised from mha_fwd at C:\\a\\xformers\\xformers\\third_party\\flash-attention\\csrc\\flash_attn\\flash_api.cpp:370 (most recent call first):"""  # noqa: E501
 
+# Not compatibility errors, said so.
+# https://github.com/antgroup/echomimic_v2/issues/115
+ECHOMIMIC_115 = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.22 GiB. GPU 0 has a total "
+                 "capacity of 15.69 GiB of which 3.71 GiB is free. Including non-PyTorch memory, this process has "
+                 "11.14 GiB memory in use.")
+# https://github.com/taohan10200/IIM/issues/28
+IIM_28 = """RuntimeError: CUDA error: out of memory
+CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1."""
+# https://github.com/Acly/krita-ai-diffusion/issues/930
+KRITA_930 = """ RuntimeError: CUDA error: unspecified launch failure
+CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1"""
+# https://github.com/deepseek-ai/DeepSeek-MoE/issues/47 (NCCL's watchdog reports it)
+DEEPSEEK_MOE_47 = """[rank1]:[E410 01:50:33.889423318 ProcessGroupNCCL.cpp:1895] [PG ID 0 PG GUID 0(default_pg) Rank 1] Process group watchdog thread terminated with exception: CUDA error: unspecified launch failure
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
+frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7ef4bb3161b6 in /home/amd00/anaconda3/envs/DeepSeek-MoE/lib/python3.10/site-packages/torch/lib/libc10.so)"""  # noqa: E501
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -529,6 +549,10 @@ POSTED = [
                                                 "framework": "tensorflow"}),
     ("flash-attn-refused", VLLM_8189, {"family": "Ampere"}),
     ("flash-attn-refused", FLASH_ATTN_1540, {"family": "Ampere"}),
+    ("out-of-memory", ECHOMIMIC_115, {}),
+    ("out-of-memory", IIM_28, {}),
+    ("kernel-fault", KRITA_930, {}),
+    ("kernel-fault", DEEPSEEK_MOE_47, {}),
     ("missing-operator", HALLO_98, {"namespace": "torchvision", "op": "nms"}),
     ("missing-operator", VISION_1405, {"namespace": "torchvision", "op": "nms"}),
     ("invalid-device-function", SPARSECONVNET_136, {}),
@@ -897,6 +921,19 @@ def test_flash_attention_refusing_a_gpu_older_or_newer_than_it_knows(db: CompatD
     assert [f.key for f in new.fixes] == ["fix.upgrade-flash-attn", "fix.flash-attn-sdpa", "fix.doctor"]
     (plain,) = explain_text(VLLM_8189, None, ampere)
     assert [f.key for f in plain.fixes] == ["fix.flash-attn-sdpa", "fix.rerun-with-target"]
+
+
+def test_out_of_memory_and_a_kernel_fault_are_not_blamed_on_the_builds(db: CompatDB) -> None:
+    """On any target: no release, variant or driver advice, and the cause says it is not a compatibility problem."""
+    for text in (ECHOMIMIC_115, IIM_28, KRITA_930, DEEPSEEK_MOE_47):
+        for target in (None, PASCAL):
+            (e,) = explain_text(text, target, db)
+            assert "not a compatibility problem" in format_text(e.cause, "en")
+            assert {f.key for f in e.fixes} <= {"fix.less-memory", "fix.other-processes", "fix.launch-blocking",
+                                                  "fix.xid"}  # fmt: skip
+    # beside a real compatibility error, each is told apart, in the order of the log
+    log = KRITA_930 + "\n" + CORRIDORKEY_87
+    assert [m.code for m in match_errors(log)] == ["kernel-fault", "no-kernel-image"]
 
 
 def test_no_kernel_image_without_a_target(db: CompatDB) -> None:

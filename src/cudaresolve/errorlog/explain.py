@@ -373,6 +373,8 @@ _EXPLAIN: Final[Mapping[str, Callable[[_Ctx, Mapping[str, str]], _Result]]] = {
     "no-cuda-device": _fixed(
         "sig.no-cuda-device.cause", "fix.visible-devices", "fix.nvidia-smi-list", "fix.docker-gpus"
     ),
+    "out-of-memory": _fixed("sig.out-of-memory.cause", "fix.less-memory", "fix.other-processes"),
+    "kernel-fault": _fixed("sig.kernel-fault.cause", "fix.launch-blocking", "fix.xid"),
     "missing-cuda-library": _missing_library,
     "cuda-library-too-old": lambda ctx, f: library_too_old(f),
     "cudnn-too-old": lambda ctx, f: cudnn_too_old(f),

@@ -255,6 +255,23 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         ],
         source="https://github.com/2noise/ChatTTS/issues/341",
     ),
+    # Not compatibility errors, said so: the GPU ran out of memory, or a kernel that has code for the GPU failed
+    # while it ran. Users paste them beside the errors above; the builds are not the cause.
+    _sig(
+        "out-of-memory",
+        r"CUDA out of memory\. Tried to allocate",
+        r"CUDA error: out of memory",
+        r"cudaErrorMemoryAllocation",
+        source="https://github.com/antgroup/echomimic_v2/issues/115",
+    ),
+    _sig(
+        "kernel-fault",
+        r"CUDA error: unspecified launch failure",
+        r"CUDA error: an illegal memory access was encountered",
+        r"CUDA error: device-side assert triggered",
+        r"cudaErrorLaunchFailure|cudaErrorIllegalAddress|CUDA_ERROR_ILLEGAL_ADDRESS|CUDA_ERROR_LAUNCH_FAILED",
+        source="https://github.com/Acly/krita-ai-diffusion/issues/930",
+    ),
     _sig(
         "flash-attn-refused",
         r"FlashAttention only supports (?P<family>\w{1,20}) GPUs or newer",
