@@ -535,3 +535,21 @@ def test_plan_reads_the_indexes_lock_reads_here(
     locked = tomllib.loads((tmp_path / "locks" / "pylock.group-1.toml").read_text())["packages"]
     assert {p["name"] for p in locked} == {"torch", "filelock"}
     assert all(p["index"].startswith(base) and p["wheels"][0]["url"].startswith(base) for p in locked)
+
+
+def test_scontrol_show_nodes_default_form_is_read_as_its_oneliner(tmp_path: Path) -> None:
+    """``scontrol show node`` without ``--oneliner`` writes each node over several indented lines: they are
+    that node's fields, the same as its one line (the fixture's nodes, re-wrapped as scontrol wraps them)."""
+    oneliner = (FLEET / "scontrol.txt").read_text()
+    wrapped = "\n\n".join(
+        "\n   ".join(" ".join(words[i : i + 3]) for i in range(0, len(words), 3))
+        for words in (line.split() for line in oneliner.splitlines() if line.strip())
+    )
+    assert "\n   " in wrapped and "\n\nNodeName=gpu002" in wrapped
+    drivers = parse_driver_map((FLEET / "drivers.map").read_text(), "drivers.map")
+    flat = read_inventory([str(FLEET / "scontrol.txt")], drivers=drivers)
+    (tmp_path / "nodes.txt").write_text(wrapped + "\n")
+    assert read_inventory([str(tmp_path / "nodes.txt")], drivers=drivers) == flat
+    with pytest.raises(InvalidInput) as caught:  # an unindented line without NodeName= is still refused
+        parse_inventory("NodeName=a Gres=gpu:a100:8\nState=IDLE\n", "nodes.txt")
+    assert caught.value.code == "invalid-input" and "line 2 has no NodeName=" in caught.value.message

@@ -7,8 +7,9 @@ Four formats, recognised from the content, never from the file name:
   read from the NVIDIA GPU Feature Discovery labels (``nvidia.com/gpu.product``, ``gpu.count``,
   ``gpu.compute.major``/``.minor``, ``cuda.driver-version.full`` or its parts, or the deprecated
   ``cuda.driver.major``/``.minor``/``.rev``); nodes without GPU labels are left out and counted;
-- ``scontrol show node --oneliner``: one ``NodeName=... Gres=gpu:TYPE:N ...`` line per node; the
-  driver comes from the user's map (``--driver-map``), as Slurm records none;
+- ``scontrol show node``: one ``NodeName=... Gres=gpu:TYPE:N ...`` line per node (``--oneliner``), or
+  a ``NodeName=`` line and indented lines under it (the default); the driver comes from the user's map
+  (``--driver-map``), as Slurm records none;
 - a CSV inventory with a header naming at least a host and a GPU column.
 
 GFD labels one GPU model per node, even on a node with two models: every kubectl host carries
@@ -256,7 +257,7 @@ def _slurm(lines: list[str], path: str, drivers: Mapping[str, str], untyped: lis
     """The GPU nodes; a node whose gres gives a count but no type (``gpu:4``) goes to ``untyped``: its GPU is
     unknown, and a count is no GPU name."""
     hosts = []
-    for number, line in enumerate(lines, 1):
+    for number, line in _slurm_records(lines):
         fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
         name = fields.get("NodeName")
         if not name:
@@ -283,6 +284,19 @@ def _slurm(lines: list[str], path: str, drivers: Mapping[str, str], untyped: lis
             )
         )
     return hosts
+
+
+def _slurm_records(lines: list[str]) -> list[tuple[int, str]]:
+    """One ``(line number, text)`` per node: ``scontrol show node`` without ``--oneliner`` (its default) writes a
+    node as a ``NodeName=`` line and indented lines under it, which belong to that node; an unindented line is a
+    node of its own (``--oneliner``)."""
+    records: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, 1):
+        if records and line[:1].isspace() and not line.lstrip().startswith("NodeName="):
+            records[-1] = (records[-1][0], f"{records[-1][1]} {line.strip()}")
+        else:
+            records.append((number, line))
+    return records
 
 
 def _with_driver(host: FleetHost, drivers: Mapping[str, str]) -> FleetHost:
