@@ -553,3 +553,25 @@ def test_scontrol_show_nodes_default_form_is_read_as_its_oneliner(tmp_path: Path
     with pytest.raises(InvalidInput) as caught:  # an unindented line without NodeName= is still refused
         parse_inventory("NodeName=a Gres=gpu:a100:8\nState=IDLE\n", "nodes.txt")
     assert caught.value.code == "invalid-input" and "line 2 has no NodeName=" in caught.value.message
+
+
+def test_a_node_read_twice_is_planned_once_and_a_name_given_twice_is_warned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file given twice, or an old copy of it in the same folder, names each node twice: an exact repeat is one
+    node (the host counts are the fleet's), and every repeated name is said, as is one described two ways."""
+    nodes = str(FLEET / "kubectl-nodes.json")
+    once = read_inventory([nodes])
+    twice = read_inventory([nodes, nodes])
+    assert twice.hosts == once.hosts and set(twice.repeated) == {h.name for h in once.hosts}
+    assert once.repeated == ()
+    _, alone = plan_json(capsys, "--from", nodes)
+    _, doubled = plan_json(capsys, "--from", nodes, "--from", nodes)
+    assert [p["hosts"] for p in doubled["pools"]] == [p["hosts"] for p in alone["pools"]]
+    (warned,) = [w for w in doubled["warnings"] if w["code"] == "fleet-node-repeated"]
+    assert once.hosts[0].name in warned["message"]
+    rows = "host,gpu,count,driver\na,A100,8,550.54.15\na,A100,8,580.65.06\nb,L4,1,550.54.15\n"
+    (tmp_path / "inv.csv").write_text(rows)
+    differing = read_inventory([str(tmp_path / "inv.csv")])
+    assert [h.driver for h in differing.hosts if h.name == "a"] == ["550.54.15", "580.65.06"]
+    assert differing.repeated == ("a",)

@@ -23,6 +23,7 @@ import fnmatch
 import io
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -92,11 +93,13 @@ class FleetHost:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Inventory:
     """Hosts read from every ``--from``, and what was left out: nodes without GPU labels (``skipped``), Slurm
-    nodes whose ``Gres=gpu:N`` names no GPU type (``untyped``, their names)."""
+    nodes whose ``Gres=gpu:N`` names no GPU type (``untyped``, their names), and node names given more than once
+    (``repeated``)."""
 
     hosts: tuple[FleetHost, ...]
     skipped: int = 0
     untyped: tuple[str, ...] = ()
+    repeated: tuple[str, ...] = ()  # names given for more than one node (an exact repeat is kept once)
 
 
 def gfd_product(nvml_name: str) -> str:
@@ -409,7 +412,10 @@ def read_inventory(paths: Iterable[str], *, drivers: Mapping[str, str] | None = 
             untyped += part.untyped
             if len(hosts) > MAX_HOSTS:
                 raise InvalidInput(Text.of("fleet.input.too-many-hosts", limit=MAX_HOSTS), hint=_HINT)
-    return Inventory(hosts=tuple(hosts), skipped=skipped, untyped=tuple(untyped))
+    once = tuple(dict.fromkeys(hosts))  # one node read twice (a file given twice, an old copy beside it): once
+    times = Counter(h.name for h in hosts)
+    repeated = tuple(name for name, count in times.items() if count > 1)
+    return Inventory(hosts=once, skipped=skipped, untyped=tuple(untyped), repeated=repeated)
 
 
 def _files(path: str) -> list[str]:

@@ -70,6 +70,10 @@ def run_plan(request: PlanRequest) -> Plan:
     if inventory.untyped:
         shown = inventory.untyped[:_SHOWN_NODES]
         notices.append(warning("fleet-gres-untyped", "fleet.gres-untyped", count=len(inventory.untyped), nodes=shown))
+    if inventory.repeated:
+        repeated = inventory.repeated
+        notices.append(warning("fleet-node-repeated", "fleet.node-repeated", count=len(repeated),
+                               nodes=repeated[:_SHOWN_NODES]))  # fmt: skip
     kubectl = sum(1 for h in inventory.hosts if h.origin == "kubectl")
     if kubectl:
         notices.append(warning("gfd-one-model", "fleet.gfd-one-model", count=kubectl))
