@@ -575,3 +575,24 @@ def test_a_node_read_twice_is_planned_once_and_a_name_given_twice_is_warned(
     differing = read_inventory([str(tmp_path / "inv.csv")])
     assert [h.driver for h in differing.hosts if h.name == "a"] == ["550.54.15", "580.65.06"]
     assert differing.repeated == ("a",)
+
+
+@pytest.mark.parametrize("gpu", [{"name": 5}, {"cc": 8.6}, {"memory_mib": 81559}, {"name": " ", "cc": None}])
+def test_a_host_files_gpu_without_a_name_or_capability_is_refused_not_planned_as_no_gpu(
+    gpu: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A GPU the host file lists but does not name would be left out, and a host whose only GPU it is planned on
+    the CPU build: refused, in one line naming the file and the GPU."""
+    host = {"schema": 1, "target": {"gpus": [{"name": "NVIDIA H100 80GB HBM3", "cc": "9.0"}, gpu],
+                                    "driver": "550.54.15", "platform": "linux_x86_64", "python": "3.11"}}  # fmt: skip
+    with pytest.raises(InvalidInput) as caught:
+        parse_inventory(json.dumps(host), "h.json")
+    assert "GPU 2 of the host file" in caught.value.message
+    host["target"]["gpus"] = [gpu]  # type: ignore[index]
+    (tmp_path / "h.json").write_text(json.dumps(host))
+    assert main(["plan", "torch", "--from", str(tmp_path / "h.json"), "--offline"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "invalid-input" in captured.err and len(captured.err.strip().splitlines()) == 1
+    named = {"name": None, "cc": "9.0"}  # a capability alone names it; no GPUs at all is a host without one
+    assert parse_inventory(json.dumps({"target": {"gpus": [named]}}), "h.json").hosts[0].gpus == ("9.0",)
+    assert parse_inventory(json.dumps({"target": {"gpus": []}}), "h.json").hosts[0].gpus == ()

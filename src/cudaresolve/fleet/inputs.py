@@ -174,11 +174,13 @@ def _host_file(data: Mapping[str, Any], path: str) -> FleetHost:
     if not isinstance(target, dict) or not isinstance(target.get("gpus", []), list):
         raise _bad(path, Text("fleet.input.unknown-json"))
     models: list[str] = []
-    for gpu in target.get("gpus") or []:
+    for number, gpu in enumerate(target.get("gpus") or [], 1):
         if not isinstance(gpu, dict):
             raise _bad(path, Text("fleet.input.unknown-json"))
-        spelled = gpu.get("name") or gpu.get("cc")
-        if isinstance(spelled, str) and spelled not in models:
+        spelled = _str(gpu.get("name")) or _str(gpu.get("cc"))
+        if spelled is None:  # a GPU left out would plan the host as one without it (a CPU build for its only GPU)
+            raise _bad(path, Text.of("fleet.input.gpu-unnamed", number=number))
+        if spelled not in models:
             models.append(spelled)
     name = os.path.splitext(os.path.basename(path))[0] or path
     return FleetHost(
