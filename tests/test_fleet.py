@@ -596,3 +596,29 @@ def test_a_host_files_gpu_without_a_name_or_capability_is_refused_not_planned_as
     named = {"name": None, "cc": "9.0"}  # a capability alone names it; no GPUs at all is a host without one
     assert parse_inventory(json.dumps({"target": {"gpus": [named]}}), "h.json").hosts[0].gpus == ("9.0",)
     assert parse_inventory(json.dumps({"target": {"gpus": []}}), "h.json").hosts[0].gpus == ()
+
+
+def test_a_pool_with_a_lock_of_its_own_and_no_driver_to_join_is_told_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Volta on R470 (CUDA 11 at most) and Blackwell (CUDA 12.8 at least) need two locks, and an aarch64 node a
+    third: each pool outside group 1 that no driver brings in says why, in the solver's words or by its platform."""
+    rows = ("host,gpu,count,driver,platform\nv1,Tesla V100-SXM2-16GB,8,470.256.02,x86_64\n"
+            "v2,Tesla V100-SXM2-16GB,8,470.256.02,x86_64\nb1,RTX 5090,1,575.57.08,x86_64\n"
+            "g1,NVIDIA GH200 480GB,1,575.57.08,aarch64\n")  # fmt: skip
+    (tmp_path / "inv.csv").write_text(rows)
+    code, plan = plan_json(capsys, "--from", str(tmp_path / "inv.csv"))
+    assert code == 0 and len(plan["groups"]) == 3
+    own = {u["pool"]: u for u in plan["upgrades"]}
+    pools = {p["id"]: p for p in plan["pools"]}
+    (blackwell,) = [i for i, p in pools.items() if "NVIDIA GeForce RTX 5090" in p["gpus"]]
+    (grace,) = [i for i, p in pools.items() if p["platform"] == "linux_aarch64"]
+    assert own[blackwell]["ways_out"] == [] and own[grace]["ways_out"] == []
+    assert [r["code"] for r in own[blackwell]["reasons"]] == ["sm-not-covered"]
+    assert "sm_120" in own[blackwell]["reasons"][0]["message"]
+    assert own[grace]["reasons"] == []
+    flags = ["--python-version", "3.11", "--platform", "linux_x86_64", "--offline"]
+    assert main(["plan", "torch", "--from", str(tmp_path / "inv.csv"), *flags]) == 0
+    out = capsys.readouterr().out
+    assert f"{blackwell} has a lock of its own: group 1's lock does not run on it" in out
+    assert "sm-not-covered" in out and f"no driver lets {grace} join group 1: its platform or Python" in out

@@ -97,7 +97,7 @@ class Plan:
     pools: tuple[Pool, ...]
     groups: tuple[Group, ...]
     blocked: tuple[Blocked, ...]
-    upgrades: tuple[Blocked, ...]  # pools that run a set of their own, and the driver to join group 1
+    upgrades: tuple[Blocked, ...]  # pools with a set of their own, why group 1's is not it, the driver that joins it
     arch_list: str
     notices: tuple[Notice, ...] = field(default=())
     written: tuple[str, ...] = ()
@@ -163,6 +163,11 @@ class _Solver:
     def runs_on(self, solution: Solution, target: Target) -> bool:
         """Whether exactly ``solution``'s builds resolve for ``target`` (the per-pool check)."""
         return not isinstance(self.solve(target, (*self.requirements, *pins(solution))), NoSolution)
+
+    def why_not(self, solution: Solution, target: Target) -> tuple[Finding, ...]:
+        """The solver's findings on why exactly ``solution``'s builds do not resolve for ``target``; () when they do."""
+        found = self.solve(target, (*self.requirements, *pins(solution)))
+        return tuple(found.findings) if isinstance(found, NoSolution) else ()
 
     def group(self, pools: Sequence[Pool]) -> Solution | None:
         targets = [p.target for p in pools if p.target is not None]
@@ -268,8 +273,10 @@ def make_plan(
             apart = bool(groups) and _apart(pool, groups[0])
             blocked.append(Blocked(pool=pool, reasons=blocked_reasons[pool.id], upgrade=upgrade, joins=1, older=older,
                                    apart=apart))  # fmt: skip
-        elif groups and pool not in groups[0].pools:
-            upgrades.append(Blocked(pool=pool, reasons=(), upgrade=upgrade, joins=1, older=older))
+        elif groups and pool not in groups[0].pools and pool.target is not None:
+            apart = _apart(pool, groups[0])  # why group 1's lock is not this pool's: its platform, or the solver's word
+            reasons = () if apart else solver.why_not(groups[0].solution, pool.target)
+            upgrades.append(Blocked(pool=pool, reasons=reasons, upgrade=upgrade, joins=1, older=older, apart=apart))
     ccs = {g.cc for p in pools if p.target is not None for g in p.target.gpus}
     return Plan(
         pools=tuple(pools),

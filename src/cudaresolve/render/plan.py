@@ -93,6 +93,12 @@ def render_plan(plan: Plan, console: Console, *, lang: str = "en") -> None:
         if item.upgrade is not None:
             key = "fleet.render.older" if item.older else "fleet.render.upgrade"
             say(Text.of(key, pool=item.pool.id, driver=str(item.upgrade), group=item.joins, branch=item.upgrade.branch))
+        elif item.reasons or item.apart:  # a lock of its own and no driver changes that: say why
+            say(Text.of("fleet.render.own-lock", pool=item.pool.id))
+            for finding in item.reasons:
+                say(Text.of("fleet.render.reason", code=finding.code, message=finding.text))
+            key = "fleet.render.no-upgrade-apart" if item.apart else "fleet.render.no-upgrade"
+            say(Text.of(key, pool=item.pool.id))
     if plan.arch_list:
         console.print()
         say(Text.of("fleet.render.arch-list", arch_list=plan.arch_list))
