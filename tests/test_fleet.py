@@ -92,6 +92,16 @@ def test_csv_host_with_two_gpu_models_is_one_pool_with_both() -> None:
     assert {str(g.cc) for g in mixed.target.gpus} == {"8.9", "8.6"}
 
 
+def test_a_grace_superchip_node_with_no_platform_is_planned_for_aarch64(tmp_path: Path) -> None:
+    """Found by the fleet audit: a CSV row (or Slurm node without ``Arch=``) of GH200s was planned for the plan's
+    default platform, x86_64, a lock its Grace host cannot install."""
+    (tmp_path / "inv.csv").write_text("node,gpu,driver\ngh-1,NVIDIA GH200 480GB,560.35.03\nh-1,H100,560.35.03\n")
+    pools = make_pools(read_inventory([str(tmp_path / "inv.csv")]).hosts, load_compat(),
+                       platform="linux_x86_64", python="3.11")  # fmt: skip
+    platforms = {p.hosts[0].name: p.target.platform for p in pools}
+    assert platforms == {"gh-1": "linux_aarch64", "h-1": "linux_x86_64"}
+
+
 def test_pools_group_equal_hosts_largest_first() -> None:
     pools = pools_of(FLEET / "kubectl-nodes.json")
     assert [len(p.hosts) for p in pools.values()] == sorted((len(p.hosts) for p in pools.values()), reverse=True)

@@ -204,6 +204,19 @@ def test_cpu_flag(db: CompatDB) -> None:
     assert target.is_cpu
 
 
+@pytest.mark.parametrize("gpus", [("GH200",), ("NVIDIA GB200", "GB200"), ("GB10",), ("NVIDIA GH200 480GB", "GB300")])
+def test_a_grace_superchip_named_without_a_platform_is_an_aarch64_target(gpus: tuple[str, ...]) -> None:
+    """Found by the fleet audit: ``--gpu GH200`` without ``--platform`` was locked for this machine's x86_64, a
+    lock no GH200 can install (its host is a Grace CPU). GPUs whose every host is aarch64 make the target aarch64
+    when nothing names the platform; a platform named, or a GPU that may sit in any host, keeps the rule before."""
+    db = load_compat()  # the shipped rows: they say which GPUs live only in Grace hosts
+    assert build(db, platform=None, gpus=gpus).platform == "linux_aarch64"
+    assert build(db, platform=None, env={"CUDARESOLVE_GPUS": ",".join(gpus)}).platform == "linux_aarch64"
+    assert build(db, platform="linux_x86_64", gpus=gpus).platform == "linux_x86_64"  # the user's word
+    mixed = build(db, platform=None, gpus=(*gpus, "H100"))
+    assert mixed.platform == this_platform()
+
+
 def test_python_and_platform(db: CompatDB) -> None:
     target = build(db, gpus=("8.6",), python="3.12.4", platform="manylinux_2_28_aarch64")
     assert (target.python, target.platform) == ("3.12", "linux_aarch64")

@@ -151,13 +151,15 @@ class Collector:
                 self.add(f"{path}.python[{i}]", Text.of("db.python-form", item=repr(item)))
         return tuple(items)
 
-    def platform_list(self, row: Mapping[str, Any], path: str, default: tuple[str, ...]) -> tuple[str, ...]:
-        items = self.get(row, "platforms", list, path)
+    def platform_list(
+        self, row: Mapping[str, Any], path: str, default: tuple[str, ...], *, key: str = "platforms"
+    ) -> tuple[str, ...]:
+        items = self.get(row, key, list, path)
         if items is None:
             return default
         for i, item in enumerate(items):
-            if item != "any" and item not in PLATFORMS:
-                self.add(f"{path}.platforms[{i}]", Text.of("db.unknown-platform", item=repr(item)))
+            if (item != "any" or key != "platforms") and item not in PLATFORMS:
+                self.add(f"{path}.{key}[{i}]", Text.of("db.unknown-platform", item=repr(item)))
         return tuple(items)
 
     def requirement_list(self, row: Mapping[str, Any], key: str, path: str) -> tuple[Requirement, ...]:

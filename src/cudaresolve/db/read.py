@@ -55,7 +55,8 @@ _CUDA_KEYS: Final = {
     "nvcc-sm",
 } | _ROW_COMMON
 _FC_KEYS: Final = {"cuda-major", "package", "min-driver-branch"} | _ROW_COMMON
-_GPU_KEYS: Final = {"name", "aliases", "cc", "arch", "datacenter", "tegra", "sbsa-from"} | _ROW_COMMON
+_GPU_KEYS: Final = {"name", "aliases", "cc", "arch", "datacenter", "tegra", "sbsa-from", "host-platforms"} \
+    | _ROW_COMMON
 _DRIVER_GPU_KEYS: Final = {"arch", "cc", "datacenter", "gpus", "min-driver", "min-driver-windows",
                            "last-branch"} | _ROW_COMMON
 _VARIANT_KEYS: Final = {"name", "cuda", "index-url"} | _ROW_COMMON
@@ -173,6 +174,7 @@ def _read_gpu(c: Collector, row: Mapping[str, Any], path: str) -> GpuModel | Non
         source=source,
         verified=c.verified(row, path),
         sbsa_from=c.parse(join(path, "sbsa-from"), parse_cuda_version, c.get(row, "sbsa-from", str, path)),
+        host_platforms=c.platform_list(row, path, (), key="host-platforms"),
     )
 
 

@@ -138,6 +138,8 @@ class GpuModel:
     #: A Jetson that also runs the Arm server (SBSA) builds from this CUDA version on (Thor: 13.0, when NVIDIA made
     #: one Arm toolkit); None: only Jetson wheels serve it.
     sbsa_from: CudaVersion | None = None
+    #: The only platforms a host of this GPU has (a Grace superchip: ``linux_aarch64``); (): any.
+    host_platforms: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

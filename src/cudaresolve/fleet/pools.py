@@ -15,7 +15,7 @@ from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import parse_driver, parse_python_version
 from cudaresolve.errors import InvalidInput
 from cudaresolve.target.build import resolve_gpu
-from cudaresolve.target.model import Gpu, Target
+from cudaresolve.target.model import Gpu, Target, hosts_platform
 from cudaresolve.text.findings import Finding
 
 if TYPE_CHECKING:
@@ -94,6 +94,8 @@ def _resolve(
     except InvalidInput as err:
         found = Finding(code=err.code, text=err.text)
         return (tuple(host.gpus), host.driver, host_platform, host_python), None, found
+    if not host.platform:  # a node of Grace superchips (GH200) is aarch64 whatever the plan's default
+        host_platform = hosts_platform(gpus, host_platform)
     names = tuple(sorted(g.name for g in gpus))
     key = (names, str(driver) if driver else None, host_platform, host_python)
     target = Target(

@@ -41,7 +41,7 @@ from cudaresolve.core.platforms import normalize_platform
 from cudaresolve.core.versions import parse_driver, parse_python_version
 from cudaresolve.db.gpu_names import MatchKind, closest_labels
 from cudaresolve.errors import InvalidDriver, InvalidInput, UnknownGpu
-from cudaresolve.target.model import Gpu, Target
+from cudaresolve.target.model import Gpu, Target, hosts_platform
 from cudaresolve.target.options import MAX_GPUS, TargetOptions, split_gpu_list
 from cudaresolve.text.model import Text
 
@@ -100,8 +100,7 @@ def this_platform() -> str:
 
 def _same_cc_models(cc: ComputeCapability, db: CompatDB) -> dict[str, Any]:
     """``Gpu``'s datacenter, tegra and sbsa_from for a GPU known only by its compute capability: true when every
-    model the database lists with that capability is one (8.0 is only data-center parts, 8.7 only Jetson Orin);
-    false when none or some are; the models' ``sbsa_from`` when they all have the same."""
+    model of that capability is one (8.0: data-center parts only); the models' ``sbsa_from`` when all share it."""
     models = [g for g in db.gpus if g.cc == cc]
     sbsa = {g.sbsa_from for g in models}
     every = {key: bool(models) and all(getattr(g, key) for g in models) for key in ("datacenter", "tegra")}
@@ -109,10 +108,10 @@ def _same_cc_models(cc: ComputeCapability, db: CompatDB) -> dict[str, Any]:
 
 
 def _kind(model: GpuModel | None, cc: ComputeCapability, db: CompatDB) -> dict[str, Any]:
-    """``Gpu``'s datacenter, tegra and sbsa_from: the model's, else those of its compute capability's models."""
+    """``Gpu``'s traits: the model's, else those its compute capability's models share (any host platform)."""
     if model is None:
         return _same_cc_models(cc, db)
-    return {"datacenter": model.datacenter, "tegra": model.tegra, "sbsa_from": model.sbsa_from}
+    return {key: getattr(model, key) for key in ("datacenter", "tegra", "sbsa_from", "host_platforms")}
 
 
 #: Longer than any GPU name the database holds, by far (a bound on the fuzzy matching's work).
@@ -415,6 +414,7 @@ def _build_target(
         source = "flags" if flag_gpus else "env"
         if driver is not None and driver_source != source:
             source = f"{source}+{driver_source}"
+        platform = platform if named is not None else hosts_platform(gpus, platform)  # GH200: aarch64, always
         return _declared(gpus, driver, platform, python, source, db)
 
     if named is not None and named.platform != this_platform():  # another machine's platform: not this one's GPUs

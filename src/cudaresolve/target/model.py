@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from cudaresolve.core.archs import ComputeCapability
     from cudaresolve.core.versions import CudaVersion, DriverVersion
 
-__all__ = ["Gpu", "Target"]
+__all__ = ["Gpu", "Target", "hosts_platform"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Gpu:
@@ -22,6 +22,8 @@ class Gpu:
     tegra: bool = False
     #: A Jetson that also runs the Arm server builds from this CUDA version on (``GpuModel.sbsa_from``).
     sbsa_from: CudaVersion | None = None
+    #: The only platforms a host of this GPU has (``GpuModel.host_platforms``); (): any.
+    host_platforms: tuple[str, ...] = ()
     #: The driver of the host that holds this GPU, where a target joins several hosts (a fleet
     #: plan's group); None: the target's own driver drives it.
     driver: DriverVersion | None = None
@@ -71,3 +73,10 @@ class Target:
             **({"glibc": self.glibc} if self.glibc else {}),
             **({"macos": self.macos} if self.macos else {}),
         }
+
+
+def hosts_platform(gpus: tuple[Gpu, ...], platform: str) -> str:
+    """``platform``, unless every GPU of ``gpus`` lives only on hosts of platforms they agree on and ``platform``
+    is not one (a GH200 or GB200 is always in a Grace host: ``linux_aarch64``): then the first of those."""
+    common = [p for p in gpus[0].host_platforms if all(p in g.host_platforms for g in gpus)] if gpus else []
+    return platform if not common or platform in common else common[0]
