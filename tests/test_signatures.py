@@ -442,6 +442,14 @@ For debugging consider passing CUDA_LAUNCH_BLOCKING=1
 Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
 frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7ef4bb3161b6 in /home/amd00/anaconda3/envs/DeepSeek-MoE/lib/python3.10/site-packages/torch/lib/libc10.so)"""  # noqa: E501
 
+# https://github.com/sunsmarterjie/yolov12/issues/40 (torch's cuDNN 8 wheel beside another cuDNN 8 copy)
+YOLOV12_40 = ("python3: symbol lookup error: /home/anaconda3/envs/yolov12/lib/python3.11/site-packages/torch/lib/../../"
+              "nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: undefined symbol: _ZN15TracebackLoggerC1EPKc, version "
+              "libcudnn_ops_infer.so.8")
+# https://github.com/davisking/dlib/issues/2719 (glibc's relocation error of the same mismatch)
+DLIB_2719 = """Could not load library libcudnn_cnn_train.so.8. Error: /usr/local/cuda-11.1/targets/x86_64-linux/lib/libcudnn_ops_train.so.8: symbol _Z22cudnnGenericOpTensorNdILi3EE13cudnnStatus_tP12cudnnContext16cudnnGenericOp_t21cudnnNanPropagation_tPKdPKvPK17cudnnTensorStructS8_S8_SB_S8_S8_SB_Pv, version libcudnn_ops_infer.so.8 not defined in file libcudnn_ops_infer.so.8 with link time reference
+Aborted"""  # noqa: E501
+
 POSTED = [
     ("xformers-no-operator", DEEPCACHE_2, {"op": "memory_efficient_attention_forward", "no_cuda":
                                            "xFormers wasn't build with CUDA support", "cmp": ">", "need": "8, 0",
@@ -553,6 +561,12 @@ POSTED = [
     ("out-of-memory", IIM_28, {}),
     ("kernel-fault", KRITA_930, {}),
     ("kernel-fault", DEEPSEEK_MOE_47, {}),
+    ("cuda-library-too-old", YOLOV12_40, {"caller": "libcudnn_cnn_infer.so.8", "csymbol": "_ZN15TracebackLoggerC1EPKc",
+                                          "soname": "libcudnn_ops_infer.so.8"}),
+    ("cuda-library-too-old", DLIB_2719, {
+        "caller": "libcudnn_ops_train.so.8", "soname": "libcudnn_ops_infer.so.8",
+        "csymbol": "_Z22cudnnGenericOpTensorNdILi3EE13cudnnStatus_tP12cudnnContext16cudnnGenericOp_t21cudnnNan"
+                   "Propagation_tPKdPKvPK17cudnnTensorStructS8_S8_SB_S8_S8_SB_Pv"}),
     ("missing-operator", HALLO_98, {"namespace": "torchvision", "op": "nms"}),
     ("missing-operator", VISION_1405, {"namespace": "torchvision", "op": "nms"}),
     ("invalid-device-function", SPARSECONVNET_136, {}),
@@ -853,14 +867,19 @@ def test_a_cuda_library_older_than_its_caller() -> None:
     (e,) = explain_text(PYTORCH_131312, None, None)
     assert format_text(e.cause, "en") == (
         "libcusparse.so.12 needs __nvJitLinkComplete_12_4 from libnvJitLink.so.12, and the copy of libnvJitLink.so.12 "
-        "that loaded lacks it: it is older than the one libcusparse.so.12 was built with. Most often another copy "
-        "earlier on the loader path (LD_LIBRARY_PATH, a system CUDA or conda folder) shadows the one installed with "
-        "torch, or that package is older than its dependents need.")
+        "that loaded lacks it: it is another release than the one libcusparse.so.12 was built with, most often an "
+        "older one. Most often another copy earlier on the loader path (LD_LIBRARY_PATH, a system CUDA or conda "
+        "folder) shadows the one installed with torch, or that package is older than its dependents need.")
     assert format_text(e.fixes[0], "en") == (
         "See which libnvJitLink.so.12 loads (ldd on libcusparse.so.12, or LD_DEBUG=libs), then take the other copy's "
         "folder out of LD_LIBRARY_PATH (or unset it) so that the copy installed with torch loads.")
     (n,) = explain_text(NCCL_1180, None, None)
     assert format_text(n.cause, "zh").startswith("libtorch_cuda.so 需要 NCCL 中的 ncclCommRegister")
+    # a C++ symbol the loader ties to a CUDA library's version: cuDNN's sub-libraries from two copies
+    (c,) = explain_text(YOLOV12_40, None, None)
+    assert format_text(c.cause, "en").startswith(
+        "libcudnn_cnn_infer.so.8 needs _ZN15TracebackLoggerC1EPKc from libcudnn_ops_infer.so.8, and the copy of "
+        "libcudnn_ops_infer.so.8 that loaded lacks it")
     # a C++ symbol of torch's is the abi rule's, not this one's
     assert [m.code for m in match_errors(FBGEMM_2715)] == ["abi-mismatch"]
 

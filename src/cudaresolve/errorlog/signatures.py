@@ -229,6 +229,12 @@ SIGNATURES: Final[tuple[Signature, ...]] = (
         r"(?P<caller>[\w.+-]{1,120}?\.so[.\d]{0,20}):\s{0,8}undefined symbol:\s{0,8}"
         r"(?P<csymbol>_{0,2}(?P<family>nccl|nvJitLink|cudnn|cublasLt|cublas|cusparseLt|cusparse|cufft|curand|cusolver"
         r"|cupti|nvrtc)\w{0,100})(?:,\s{0,8}version (?P<soname>lib\w{1,40}\.so[.\d]{0,20}))?",
+        # any symbol the loader ties to a CUDA library's version (cuDNN 8's sub-libraries from two copies), also as
+        # glibc's "relocation error: ...: symbol X, version V not defined in file V with link time reference"
+        r"(?P<caller>[\w.+-]{1,120}?\.so[.\d]{0,20}):\s{0,8}(?:undefined symbol:|symbol)\s{0,8}"
+        r"(?P<csymbol>[^\s,]{1,400}),\s{0,8}version "
+        r"(?P<soname>lib(?:cudnn|cublas|cusparse|nvJitLink|nccl|cufft|curand|cusolver|cupti|nvrtc|cudart)\w{0,40}"
+        r"\.so[.\d]{0,20})",
         source="https://github.com/pytorch/pytorch/issues/131312",
     ),
     _sig(
