@@ -102,6 +102,18 @@ def test_platlib_wheels_go_to_platlib(base_venv: Path, tmp_path: Path) -> None:
     assert (Path(scheme.platlib) / "demo" / "__init__.py").is_file() and not (tmp_path / "pure").exists()
 
 
+def test_headers_go_to_the_folder_pip_and_uv_name_by_the_normalized_project(base_venv: Path, tmp_path: Path) -> None:
+    # a wheel's .data/headers/ land in include/site/pythonX.Y/<name>/ where <name> is the project's normalized name
+    # (my-demo), as pip and uv place them; not the .dist-info's escaped stem (my_demo)
+    venv, scheme = _venv(base_venv, "headers")
+    wheel, sha = _wheel(tmp_path, name="my_demo")
+    meta = Path(install_tree(unpacked(tmp_path / "cache", sha, wheel), scheme, url=wheel.as_uri(), sha256=sha))
+    found = sorted(p.relative_to(venv).as_posix() for p in venv.glob("include/site/python*/*/*.h"))
+    assert found == [f"include/site/python{sys.version_info[0]}.{sys.version_info[1]}/my-demo/my_demo.h"]
+    listed = [row[0] for row in csv.reader((meta / "RECORD").read_text().splitlines()) if row[0].endswith(".h")]
+    assert [(Path(scheme.purelib) / p).resolve() for p in listed] == [(venv / found[0]).resolve()]
+
+
 def test_remove_takes_what_record_lists_inside_the_environment_only(base_venv: Path, tmp_path: Path) -> None:
     venv, scheme = _venv(base_venv, "rm")
     outside = tmp_path / "precious.txt"

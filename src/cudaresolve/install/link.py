@@ -126,7 +126,8 @@ def plan_tree(
     record = _wheel_record(tree / info, label)
     root = scheme.purelib if _root_is_purelib(tree / info / "WHEEL") else scheme.platlib
     data = info[: -len(".dist-info")] + ".data"
-    homes = {**{k: getattr(scheme, k) for k in _KEYS}, "headers": os.path.join(scheme.headers, info.split("-")[0])}
+    # headers go to a folder named by the normalized project name (``my-pkg``, as uv and pip name it)
+    homes = {**{k: getattr(scheme, k) for k in _KEYS}, "headers": os.path.join(scheme.headers, dist_info_project(info))}
     skipped = {f"{info}/RECORD", f"{info}/INSTALLER", f"{info}/direct_url.json"}
     top = str(tree)
     folders: list[tuple[str, str, str, str, bool, tuple[str, ...]]] = []
