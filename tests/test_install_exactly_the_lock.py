@@ -336,3 +336,26 @@ def test_exact_with_requirements_that_give_no_package_changes_nothing(
     assert code == 1
     assert capsys.readouterr().err.startswith("error: invalid-input: the requirements give no package")
     assert pip_list(venv) == {**before, "mine": "1.0"}
+
+
+@pytest.mark.parametrize("setting", ["PIP_TARGET", "PIP_PREFIX", "target", "prefix", "root"])
+def test_pips_settings_never_send_the_lock_out_of_the_environment(
+    served: Served, venv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    """With pip installing, a PIP_TARGET or PIP_PREFIX in the environment, or a pip.conf naming a target, prefix or
+    root, sent the locked wheels to that folder while install reported them installed in the venv (and the next
+    run installed them again). The wheels go into --python's environment, as uv's --no-config puts them."""
+    elsewhere = tmp_path / "elsewhere"
+    for key in [k for k in os.environ if k.startswith("PIP_")]:
+        monkeypatch.delenv(key)
+    if setting.startswith("PIP_"):
+        monkeypatch.setenv(setting, str(elsewhere))
+    else:
+        conf = tmp_path / "pip.conf"
+        conf.write_text(f"[install]\n{setting} = {elsewhere}\n")
+        monkeypatch.setenv("PIP_CONFIG_FILE", str(conf))
+    monkeypatch.setenv("CUDARESOLVE_INSTALLER", "pip")
+    before = pip_list(venv)
+    assert sync_environment(served.lock("evilpkg"), python=str(venv)).returncode == 0
+    assert not elsewhere.exists()
+    assert pip_list(venv) == {**before, "evilpkg": "6.6.6"}

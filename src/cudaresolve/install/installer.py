@@ -12,7 +12,8 @@ installed under its name. Chosen in this order:
    replaced are reinstalled by name: ``--reinstall`` implies ``--refresh``, which made uv unpack
    every wheel again into its cache on each run.
 2. pip of the target interpreter, when it has one: ``PY -m pip install --no-deps --no-index
-   --force-reinstall FILE...``.
+   --force-reinstall FILE...``, with no pip setting that would install elsewhere (``--target``, ``--prefix``,
+   ``--root``, ``--user`` from the environment or a configuration file: ``_PIP_HERE``).
 3. pip of the interpreter running cudaresolve, pointed at the target with ``--python PY`` (pip
    22.3 and later): an environment without pip works without uv too.
 
@@ -78,6 +79,7 @@ class Installer:
                     *(("--no-cache",) if fresh else ()), *paths)
         else:
             argv = (*self.head, "install", "--no-deps", "--no-index", "--force-reinstall", *paths)
+            return PipCommand(argv=argv, index="", env=_PIP_HERE)
         return PipCommand(argv=argv, index="")
 
     def install_folders(self, folders: Sequence[LockedPackage], *, index: str | None = None) -> PipCommand:
@@ -110,6 +112,11 @@ class Installer:
 
 
 _UV_EXACT: Final = ("--no-deps", "--no-index", "--offline", "--no-config")
+#: pip's settings that would put the files somewhere else than the target environment, made empty (pip reads an
+#: empty one as unset), and no configuration file read (where ``target``, ``prefix``, ``root`` or ``user`` may be
+#: set): as uv's ``--no-config``, the verified wheels go into ``--python``'s environment, nowhere else.
+_PIP_HERE: Final = (("PIP_CONFIG_FILE", os.devnull), ("PIP_TARGET", ""), ("PIP_PREFIX", ""), ("PIP_ROOT", ""),
+                    ("PIP_USER", "0"))
 
 
 def folder_index(lock: Lock) -> str | None:
