@@ -328,3 +328,36 @@ def test_a_pinned_build_for_other_platforms_says_so_not_no_such_version(gpu: str
     assert "no-such-version" not in codes and "no-wheel-for-platform" in codes
     told = " ".join(format_text(r.text) for r in answer.reasons if r.code == "no-wheel-for-platform")
     assert "2.11.0+cu129" in told and "linux_aarch64" in told
+
+
+def test_a_pinned_build_is_answered_for_its_release_not_the_variants_others(shipped: CompatDB) -> None:
+    # cu126 has no sm_120 in any torch release; the answer to 2.9.0+cu126 is about 2.9.0, not "2.6.0 to 2.14.1"
+    answer = why_not("torch==2.9.0+cu126", [], shipped, _on(shipped, "RTX 5090", "575.51.03"))
+    assert not answer.possible and answer.reasons
+    torch_reasons = [r for r in answer.reasons if r.package == "torch"]
+    assert torch_reasons and {r.variant for r in torch_reasons} == {"cu126"}
+    assert [r.text.get("version") for r in torch_reasons] == ["2.9.0"] * len(torch_reasons), reasons(answer)
+
+
+def test_an_exact_pin_gets_every_reason_python_and_driver_beside_the_first(shipped: CompatDB) -> None:
+    from packaging.version import Version
+
+    target = Target(gpus=_on(shipped, "A100", "450.80.02").gpus, driver=parse_driver("450.80.02"), python="3.9",
+                    platform="linux_x86_64")  # fmt: skip
+    releases = [r for r in shipped.packages("torch") if r.version == Version("2.15.0")]
+    assert releases and all("3.9" not in r.python for r in releases)
+    driver = parse_driver("450.80.02")
+    too_new = set()  # the variants of 2.15.0's builds whose CUDA this driver cannot run
+    for build in (b for r in releases for b in r.builds):
+        info = shipped.variant(build.variant)
+        release = shipped.cuda_release(info.cuda) if info is not None and info.cuda is not None else None
+        if release is not None and release.minor_compat_driver("linux_x86_64") > driver:
+            too_new.add(build.variant)
+    assert too_new
+    answer = why_not("torch==2.15.0", [], shipped, target)
+    codes = {r.code for r in answer.reasons}
+    assert "no-wheel-for-python" in codes, reasons(answer)
+    assert {r.variant for r in answer.reasons if r.code == "driver-too-old"} == too_new, reasons(answer)
+    # a GPU older than every build that fits is said once, not again for each build
+    old = why_not("torch==2.15.0", [], shipped, _on(shipped, "V100", "580.65.06"))
+    assert [r.code for r in old.reasons if r.package == "torch"] == ["gpu-too-old"], reasons(old)

@@ -21,7 +21,7 @@ from packaging.version import Version
 from cudaresolve.core.variants import is_variant
 from cudaresolve.db.database import CompatDB, CudaRelease, DriverSupport
 from cudaresolve.errors import InvalidInput, NoSolution
-from cudaresolve.resolve.catalog import CUDA, Catalog, Need, build_catalog, satisfies
+from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, Rejection, build_catalog, satisfies
 from cudaresolve.resolve.explain import explain_resolution
 from cudaresolve.resolve.gpudriver import GpuDriverVerdict, unsupported_gpus, way_out
 from cudaresolve.resolve.solve import parse_constraints, parse_requests, solve_catalog
@@ -147,10 +147,29 @@ def _all_reasons(
     "requires <cuda>==cu128" only because cu121 was asked for), and one reason shared by
     several releases is said once (``_grouped``)."""
     reasons = [f for f in findings if variant is None or not _other_variant(f, variant)]
-    if variant is not None:
-        names = {n.name for n in needs} | {CUDA}
-        reasons += [r.finding for r in catalog.rejections if r.variant == variant and r.name in names]
+    too_old = {f.package for f in reasons if f.code == "gpu-too-old"}  # says it of every build that fits
+    added = _rejections_asked(needs, variant, catalog)
+    reasons += [r.finding for r in added if not (r.finding.code == "sm-not-covered" and r.name in too_old)]
     return _grouped(list(dict.fromkeys(reasons)))
+
+
+def _rejections_asked(needs: Sequence[Need], variant: str | None, catalog: Catalog) -> list[Rejection]:
+    """The target's rejections of what was asked, in the versions asked: a named variant's own and its builds'
+    (``torch==2.9.0+cu126`` is not answered with cu126's torch 2.6.0 to 2.14.1); for an exact pin
+    (``torch==2.15.0``) the pinned release's and its variants', so Python and driver are said beside the GPU."""
+    wanted = [_without_local(n) for n in needs if n.name != CUDA]
+    for need in wanted:
+        catalog.for_name(need.name)  # a lazy catalog records a package's rejections when it builds it
+
+    def asked(choice: Rejection | Candidate, pool: Sequence[Need]) -> bool:
+        return any(satisfies(n, choice) for n in pool)
+
+    if variant is not None:
+        return [r for r in catalog.rejections if r.variant == variant and (r.name == CUDA or asked(r, wanted))]
+    pinned = [n for n in wanted if any(s.operator in ("==", "===") and "*" not in s.version for s in n.specifier)]
+    own = [r for r in catalog.rejections if asked(r, pinned)]
+    variants = {r.variant for r in own} | {c.variant for n in pinned for c in catalog.for_name(n.name) if asked(c, [n])}
+    return own + [r for r in catalog.rejections if r.name == CUDA and r.variant in variants - {None}]
 
 
 def _other_variant(finding: Finding, variant: str) -> bool:
