@@ -361,3 +361,19 @@ def test_an_exact_pin_gets_every_reason_python_and_driver_beside_the_first(shipp
     # a GPU older than every build that fits is said once, not again for each build
     old = why_not("torch==2.15.0", [], shipped, _on(shipped, "V100", "580.65.06"))
     assert [r.code for r in old.reasons if r.package == "torch"] == ["gpu-too-old"], reasons(old)
+
+
+@pytest.mark.parametrize(("variant", "pin"), [("cu118", "torch==2.9.0"), ("cu130", "torch==2.7.1")])
+def test_a_variant_the_pinned_release_was_never_published_for_says_so(
+    shipped: CompatDB, variant: str, pin: str
+) -> None:
+    from packaging.version import Version
+
+    (release,) = [r for r in shipped.packages("torch") if r.version == Version(pin.split("==")[1])]
+    published = list(dict.fromkeys(b.variant for b in release.builds))
+    assert variant not in published
+    answer = why_not(variant, [pin], shipped, _on(shipped, "A100", "580.65.06"))
+    assert not answer.possible
+    assert [(r.code, r.package, r.variant, r.required) for r in answer.reasons] == [
+        ("variant-not-published", "torch", variant, ", ".join(published))
+    ]

@@ -1,4 +1,5 @@
-"""The ways out ``why-not`` offers without a search: a package's CPU-only build, a source build. Pure.
+"""The ways out ``why-not`` offers without a search: a package's CPU-only build, a source build; and the reason
+that a variant was never published for a release asked for (``unpublished``). Pure.
 
 A CPU-only build (``[packages.cpu-package]``: fbgemm-gpu-cpu) gets round a package with no code for the GPU
 here, or no GPU at all; a source build with the exact ``TORCH_CUDA_ARCH_LIST`` gets round a build with no code
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 from cudaresolve.core.archs import format_arch_list
 from cudaresolve.db.toolkits import toolkit_compiles
 from cudaresolve.resolve.catalog import CUDA
+from cudaresolve.text.findings import reason
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -91,3 +93,17 @@ def cpu_packages(reasons: Sequence[Finding], db: CompatDB) -> list[Alternative]:
              if r.package and r.code in _CPU_WAY_CODES and (project := db.cpu_package(r.package))}
     return [Alternative.make(project, "alt.cpu-package", code="cpu-package", project=project, package=name)
             for name, project in found.items()]
+
+
+def unpublished(needs: Sequence[Need], variant: str | None, db: CompatDB) -> list[Finding]:
+    """For a named variant, each database package asked for none of whose releases in the versions asked was
+    published for it (``why-not cu118 torch==2.9.0``), release by release: the solver says only that the other
+    variants' builds were passed over, which is no reason for this one."""
+    out: list[Finding] = []
+    for need in needs if variant is not None else ():
+        built = [r for r in db.packages(need.name) if r.builds and need.specifier.contains(r.version, prereleases=True)]
+        if need.name == CUDA or not built or any(b.variant == variant for r in built for b in r.builds):
+            continue
+        out += [reason("variant-not-published", package=need.name, version=str(r.version), variant=variant,
+                       required=", ".join(dict.fromkeys(b.variant for b in r.builds))) for r in built]  # fmt: skip
+    return out

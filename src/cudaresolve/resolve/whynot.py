@@ -25,7 +25,7 @@ from cudaresolve.resolve.catalog import CUDA, Candidate, Catalog, Need, Rejectio
 from cudaresolve.resolve.explain import explain_resolution
 from cudaresolve.resolve.gpudriver import GpuDriverVerdict, unsupported_gpus, way_out
 from cudaresolve.resolve.solve import parse_constraints, parse_requests, solve_catalog
-from cudaresolve.resolve.ways import Alternative, cpu_packages, source_build
+from cudaresolve.resolve.ways import Alternative, cpu_packages, source_build, unpublished
 from cudaresolve.text.model import Text
 
 if TYPE_CHECKING:
@@ -133,20 +133,20 @@ def _answer(
     except NoSolution as exc:
         # a search that ended on the variants one by one may carry no finding: explain the requests themselves
         findings = exc.findings or explain_resolution(catalog, needs, db=db)
-        reasons = _all_reasons(needs, variant, findings, catalog)
+        reasons = _all_reasons(needs, variant, findings, catalog, db)
         alternatives = _alternatives(needs, variant, reasons, db, catalog, limits)
         return WhyNot(spec=spec, possible=False, reasons=tuple(reasons), alternatives=tuple(alternatives))
     return WhyNot(spec=spec, possible=True, reasons=(), alternatives=(), solution=resolved.solution)
 
 
 def _all_reasons(
-    needs: Sequence[Need], variant: str | None, findings: Sequence[Finding], catalog: Catalog
+    needs: Sequence[Need], variant: str | None, findings: Sequence[Finding], catalog: Catalog, db: CompatDB
 ) -> list[Finding]:
-    """The solver's findings plus every hardware reason of the named variant, not only the first;
-    for a named variant, findings about other variants are left out (a build of another variant
-    "requires <cuda>==cu128" only because cu121 was asked for), and one reason shared by
-    several releases is said once (``_grouped``)."""
+    """The solver's findings plus every reason of what was asked, not only the first; for a named variant, findings
+    about other variants are left out (a build of another variant "requires <cuda>==cu128" only because cu121 was
+    asked for), and one reason shared by several releases is said once (``_grouped``)."""
     reasons = [f for f in findings if variant is None or not _other_variant(f, variant)]
+    reasons += unpublished(needs, variant, db)
     too_old = {f.package for f in reasons if f.code == "gpu-too-old"}  # says it of every build that fits
     added = _rejections_asked(needs, variant, catalog)
     reasons += [r.finding for r in added if not (r.finding.code == "sm-not-covered" and r.name in too_old)]
