@@ -377,3 +377,9 @@ def test_a_variant_the_pinned_release_was_never_published_for_says_so(
     assert [(r.code, r.package, r.variant, r.required) for r in answer.reasons] == [
         ("variant-not-published", "torch", variant, ", ".join(published))
     ]
+
+
+def test_a_pinned_build_of_a_variant_its_release_lacks_says_so(shipped: CompatDB) -> None:
+    answer = why_not("torch==2.9.0+cu118", [], shipped, _on(shipped, "A100", "580.65.06"))
+    unpublished = [r for r in answer.reasons if r.code == "variant-not-published"]
+    assert [(r.package, r.variant, r.text.get("version")) for r in unpublished] == [("torch", "cu118", "2.9.0")]

@@ -146,7 +146,7 @@ def _all_reasons(
     about other variants are left out (a build of another variant "requires <cuda>==cu128" only because cu121 was
     asked for), and one reason shared by several releases is said once (``_grouped``)."""
     reasons = [f for f in findings if variant is None or not _other_variant(f, variant)]
-    reasons += unpublished(needs, variant, db)
+    reasons += unpublished([_without_local(n) for n in needs], variant, db)  # torch==2.9.0+cu118 too
     too_old = {f.package for f in reasons if f.code == "gpu-too-old"}  # says it of every build that fits
     added = _rejections_asked(needs, variant, catalog)
     reasons += [r.finding for r in added if not (r.finding.code == "sm-not-covered" and r.name in too_old)]
