@@ -213,13 +213,12 @@ def request_from_args(args: argparse.Namespace) -> LockRequest:
 def _project_names(values: Any, flag: str) -> tuple[str, ...]:
     """``values`` when each is a project name (PEP 508's rule, as uv reads ``-P``); else ``UsageError``: a path or a
     wildcard (``-P ../x``, ``-P '*'``) had moved nothing without a word."""
-    import re
-
+    from cudaresolve.core.platforms import is_project_name
     from cudaresolve.errors import UsageError
     from cudaresolve.text.model import Text, literal
 
     for value in values:
-        if not re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?", value):
+        if not is_project_name(value):
             raise UsageError(Text.of("cli.not-a-project-name", flag=flag, value=literal(repr(value)[:200])),
                              hint=Text("cli.not-a-project-name.hint"))  # fmt: skip
     return tuple(values)

@@ -8,7 +8,8 @@ from typing import Final
 from cudaresolve.errors import InvalidInput, UnsupportedPlatform
 from cudaresolve.text.model import Text
 
-__all__ = ["OPERATING_SYSTEMS", "PLATFORMS", "canonical_name", "leading_name", "normalize_platform", "platform_os"]
+__all__ = ["OPERATING_SYSTEMS", "PLATFORMS", "canonical_name", "is_project_name", "leading_name", "normalize_platform",
+           "platform_os"]
 
 #: Platform keys used in compat.toml and on a Target (wheel-tag spelling, OS and machine only).
 PLATFORMS: Final = ("linux_x86_64", "linux_aarch64", "win_amd64", "macosx_arm64", "macosx_x86_64")
@@ -59,6 +60,13 @@ def canonical_name(name: str) -> str:
 
 
 _LEADING_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+#: PEP 508's project name, at most 202 characters (a bound, not a fact).
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,200}[A-Za-z0-9])?")
+
+
+def is_project_name(text: str) -> bool:
+    """Whether ``text`` is a project name as PEP 508 spells one (any case and separators), within the bound."""
+    return _PROJECT_NAME.fullmatch(text) is not None
 
 
 def leading_name(requirement: str) -> str | None:

@@ -6,12 +6,10 @@ Apart from the page parsers (``simple``) so that reading a lock's mirrors (``ins
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
-from typing import Final
 from urllib.parse import urlsplit
 
-from cudaresolve.core.platforms import canonical_name
+from cudaresolve.core.platforms import canonical_name, is_project_name
 from cudaresolve.core.urls import shown_url, split_url
 from cudaresolve.errors import InvalidInput
 from cudaresolve.text.model import Text
@@ -49,15 +47,12 @@ def check_http_url(url: str, key: str, hint: str = "index.not-http-url.hint") ->
     return url.strip().rstrip("/")
 
 
-_PROJECT_NAME: Final = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,200}[A-Za-z0-9])?")
-
-
 def parse_package_indexes(value: Mapping[str, str]) -> dict[str, str]:
     """``[tool.cudaresolve] package-index`` (``{"mypkg": "https://private.example/simple"}``) -> a checked
     mapping of normalized project name to index URL: https, or http on 127.0.0.1/localhost only."""
     out: dict[str, str] = {}
     for name, url in value.items():
-        if not isinstance(name, str) or _PROJECT_NAME.fullmatch(name) is None:
+        if not isinstance(name, str) or not is_project_name(name):
             raise InvalidInput(
                 Text.of("index.bad-package-name", name=repr(name)[:80]), hint=Text("index.package-index.hint")
             )
