@@ -107,12 +107,40 @@ def render_inspect(
 
 def _render_reports(reports: Sequence[BinaryReport], console: Console, lang: str) -> None:
     from rich.markup import escape
+
+    from cudaresolve.text.catalogue import format_text, message
+
+    _print_table(reports[:MAX_ROWS], console, lang)
+    if len(reports) > MAX_ROWS:
+        console.print(escape(message("render.inspect.more-files", lang, count=len(reports) - MAX_ROWS)))
+    errors = file_errors(reports, lang)
+    for line in errors[:MAX_ROWS]:  # whole, unwrapped, with its hint (the JSON's "error" object)
+        console.print(f"[red]{escape(line)}[/]", soft_wrap=True)
+    if len(errors) > MAX_ROWS:
+        console.print(escape(message("render.inspect.more-errors", lang, count=len(errors) - MAX_ROWS)))
+    note_word = message("word.note", lang)
+    for report in reports:
+        if report.package is not None:
+            for model in report.package.models:
+                cc = model.compute_capability
+                kernels = " ".join(model.sass + model.ptx) or message("render.inspect.no-kernels", lang)
+                line = message("render.inspect.model-built" if cc else "render.inspect.model", lang,
+                               path=report.path, model=model.name,
+                               device=model.device or message("render.inspect.unknown-device", lang),
+                               cc=str(cc) if cc else None, kernels=kernels)
+                console.print(escape(line))
+        for note in report.listing.notes if report.listing else ():
+            console.print(f"[yellow]{note_word}[/]: {escape(report.path)}: {escape(format_text(note, lang))}")
+
+
+def _print_table(reports: Sequence[BinaryReport], console: Console, lang: str) -> None:
+    """One row per file of ``reports`` (at most ``MAX_ROWS``: the caller cuts them), fitted to the console."""
+    from rich.markup import escape
     from rich.table import Table
 
     from cudaresolve.render.fit import fold_path, print_fitted
-    from cudaresolve.text.catalogue import format_text, message, shown
+    from cudaresolve.text.catalogue import message, shown
 
-    everything, reports = reports, reports[:MAX_ROWS]
     table = Table(box=None, pad_edge=False, header_style="bold")
     columns = (message("render.inspect.file", lang), "SASS", "PTX", "LTO", message("render.inspect.details", lang))
     # Target names (sm_90a, compute_120) stay whole: each list column is as wide as its longest name;
@@ -138,24 +166,3 @@ def _render_reports(reports: Sequence[BinaryReport], console: Console, lang: str
             style="red" if report.error else None,
         )
     print_fitted(console, table)
-    if len(everything) > MAX_ROWS:
-        console.print(escape(message("render.inspect.more-files", lang, count=len(everything) - MAX_ROWS)))
-    errors = file_errors(everything, lang)
-    for line in errors[:MAX_ROWS]:  # whole, unwrapped, with its hint (the JSON's "error" object)
-        console.print(f"[red]{escape(line)}[/]", soft_wrap=True)
-    if len(errors) > MAX_ROWS:
-        console.print(escape(message("render.inspect.more-errors", lang, count=len(errors) - MAX_ROWS)))
-    reports = everything
-    note_word = message("word.note", lang)
-    for report in reports:
-        if report.package is not None:
-            for model in report.package.models:
-                cc = model.compute_capability
-                kernels = " ".join(model.sass + model.ptx) or message("render.inspect.no-kernels", lang)
-                line = message("render.inspect.model-built" if cc else "render.inspect.model", lang,
-                               path=report.path, model=model.name,
-                               device=model.device or message("render.inspect.unknown-device", lang),
-                               cc=str(cc) if cc else None, kernels=kernels)
-                console.print(escape(line))
-        for note in report.listing.notes if report.listing else ():
-            console.print(f"[yellow]{note_word}[/]: {escape(report.path)}: {escape(format_text(note, lang))}")
