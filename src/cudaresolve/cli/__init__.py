@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from cudaresolve import __version__
 from cudaresolve.render.color import COLOR_CHOICES
 from cudaresolve.text.langs import LANGS
 
+TYPE_CHECKING = False  # not typing's: ``--help`` imports this module, and typing costs it ~9 ms
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
+    from typing import Any, Final, NoReturn
 
     from cudaresolve.errors import CudaResolveError
     from cudaresolve.render.output import Output
@@ -121,7 +122,7 @@ def build_parser(*, only: str | None = None, summary: bool = False, json: bool =
             sub.add_parser(module.NAME, help=module.HELP)
         else:
             module.register(sub)
-    for command in _subcommands(parser):
+    for command in _subcommands(parser) if not summary else ():  # a summary parses no command's line
         _add_global_options(command, default=argparse.SUPPRESS, json=json)
     return parser
 

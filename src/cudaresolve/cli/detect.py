@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
-
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
 
+TYPE_CHECKING = False  # not typing's: ``--help`` imports this module, and typing costs it ~9 ms
 if TYPE_CHECKING:
     import argparse
+    from typing import Any, Final
 
 __all__ = ["HELP", "NAME", "register"]
 

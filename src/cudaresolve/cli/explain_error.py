@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 import sys
-from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.cli._common import language
 from cudaresolve.cli._target import add_target_arguments, compat_from_args, target_from_args
 
+TYPE_CHECKING = False  # not typing's: ``--help`` imports this module, and typing costs it ~9 ms
 if TYPE_CHECKING:
     import argparse
+    from typing import Any, Final
 
     from cudaresolve.db.database import CompatDB
     from cudaresolve.target.model import Target

@@ -15,7 +15,10 @@ not glibc, and leaves each setting the user made through glibc's own ``MALLOC_*_
 from __future__ import annotations
 
 import os
-from typing import Final
+
+TYPE_CHECKING = False  # not typing's: ``--help`` imports this module, and typing costs it ~9 ms
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["compact_heap", "fewer_collections"]
 

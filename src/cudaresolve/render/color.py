@@ -3,14 +3,15 @@ terminal (``render.output``'s docstring has the rule). Pure; imports nothing, so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Literal
-
+TYPE_CHECKING = False  # not typing's: ``--help`` imports this module, and typing costs it ~9 ms
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Final, Literal
+
+    ColorChoice = Literal["auto", "always", "never"]
 
 __all__ = ["COLOR_CHOICES", "ColorChoice", "wants_color"]
 
-ColorChoice = Literal["auto", "always", "never"]
 COLOR_CHOICES: Final = ("auto", "always", "never")
 
 

@@ -15,7 +15,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Final
 
 from cudaresolve.text.langs import check_lang
-from cudaresolve.text.model import LANGS, Lang, Text
+from cudaresolve.text.model import LANGS, Text
 from cudaresolve.text.redact import redact_text
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LANGS",
-    "Lang",
     "catalogue",
     "format_text",
     "join_groups",

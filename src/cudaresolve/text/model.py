@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from cudaresolve.text.langs import LANGS, Lang
+from cudaresolve.text.langs import LANGS
 
-__all__ = ["LANGS", "Field", "Lang", "Text", "groups", "literal", "paren", "sentences"]
+__all__ = ["LANGS", "Field", "Text", "groups", "literal", "paren", "sentences"]
 
 Field: TypeAlias = "str | int | Text | tuple[str | int | Text, ...]"
 
