@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cudaresolve.core.paths import default_cache_dir
-from cudaresolve.db.cache import code_key
 from cudaresolve.db.cudamajor import tie_counts
 from cudaresolve.db.deferred import parse_toml as _parse_toml
 from cudaresolve.db.gpu_names import GpuListing, GpuMatch, GpuNames, MatchKind, gpu_name_key
@@ -370,8 +369,6 @@ class CompatDB:
 
 
 MAX_COMPAT_BYTES: Final = 16 * 1024 * 1024
-#: The package's folders whose classes the built database holds (``db.cache.code_key`` watches them).
-_BUILT_FROM: Final = ("db", "core")
 """A ``--compat`` file is read up to this many bytes (the shipped one is about 0.4 MB); a longer one is refused."""
 
 
@@ -435,10 +432,8 @@ def load_compat(
                 parts, tables = build_deferred(_read_bounded(shipped, SHIPPED_LABEL), SHIPPED_LABEL)
                 return CompatDB.from_parts(parts, source=SHIPPED_LABEL, tables=tables)
 
-            package = Path(__file__).parent.parent  # the built value holds classes of these folders' modules
             cache = default_cache_dir() if cache_dir is None else cache_dir
-            code = code_key(package / d for d in _BUILT_FROM)
-            return load_shipped(shipped, cache, build, expect=CompatDB, code=code, store=store)
+            return load_shipped(shipped, cache, build, expect=CompatDB, store=store)
         else:  # a zipped or otherwise unusual install: ask importlib.resources
             from importlib.resources import files
 

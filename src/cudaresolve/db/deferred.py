@@ -117,20 +117,31 @@ def build_deferred(text: str, source: str) -> tuple[Parts, LazyTables]:
     return parts, LazyTables(tables, table_reader(parts.variants, parts.index.default, source), built=True)
 
 
-def load_shipped(
-    shipped: Path, cache: Path, build: Callable[[], T], *, expect: type[T], code: str, store: bool = True
-) -> T:
-    """``db.cache.cached_build``; when a package table of the value is then read from its text, the entry is
-    stored again with that table pickled, so a later run unpickles it. ``store`` False: a value built now is not
-    stored at once, but by the ``stores_held`` block its caller runs next (``LazyTables.built``)."""
-    from cudaresolve.db.cache import cached_build, store_entry
+def load_shipped(shipped: Path, cache: Path, build: Callable[[], T], *, expect: type[T], store: bool = True) -> T:
+    """``db.cache.cached_build`` of ``shipped``, keyed by the modules of ``db.built.BUILT_FROM``; where the cache
+    has no entry, the database the wheel carries built (``db.built``), else ``build()``. When a package table of
+    the value is then read from its text, the entry is stored again with that table pickled, so a later run
+    unpickles it. ``store`` False: a value built now is not stored at once, but by the ``stores_held`` block its
+    caller runs next (``LazyTables.built``)."""
+    from cudaresolve.db.built import built_folders
+    from cudaresolve.db.cache import cached_build, code_key, store_entry
     from cudaresolve.db.tables import LazyTables
 
-    value = cached_build(shipped, cache, build, expect=expect, code=code, store=store)
+    code = code_key(built_folders(shipped))
+    value = cached_build(shipped, cache, partial(_built_or, shipped, build, expect), expect=expect, code=code,
+                         store=store)  # fmt: skip
     tables = getattr(value, "tables", None)
     if isinstance(tables, LazyTables):
         tables.after_text_read = partial(store_entry, shipped, cache, value, code=code)
     return value
+
+
+def _built_or(shipped: Path, build: Callable[[], T], expect: type[T]) -> T:
+    """The database the package carries built beside ``shipped`` (``db.built``), else ``build()``."""
+    from cudaresolve.db.built import load_built
+
+    built = load_built(shipped, expect)
+    return build() if built is None else built
 
 
 @contextmanager
