@@ -40,7 +40,7 @@ from PyPI, with a cache made warm by an untimed run; nobody's user configuration
 (``--no-config``, ``PIP_CONFIG_FILE=/dev/null``). Python tools get a bytecode cache
 (``PYTHONPYCACHEPREFIX``), as installed packages have ``.pyc`` files. In each round every row runs
 once, in an order rotated by one each round, so drift on this shared machine hits all tools.
-cudaresolve runs from this checkout (``PYTHONPATH=<repo>/src``).
+cudaresolve runs from this checkout, copied as its wheel installs it (``bench_lock.installed_src``).
 
 Output: per case, a table of median, min, max (wall ms of the whole process), the ratio of
 medians to the matching uv row, exit status(es), HTTP requests per run, max RSS (GNU time) and what
@@ -153,7 +153,7 @@ def real_python() -> str:
 
 
 def cudaresolve_env(cache: Path, **extra: str) -> dict[str, str]:
-    return bench_lock.clean_env(CUDARESOLVE_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT / "src"), **extra)
+    return bench_lock.clean_env(CUDARESOLVE_CACHE_DIR=str(cache), PYTHONPATH=bench_lock.installed_src(), **extra)
 
 
 def cr_picks(path: Path) -> Callable[[], dict[str, str]]:

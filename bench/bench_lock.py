@@ -43,6 +43,7 @@ whole CLI) to separate start-up from resolution. Budget (solver issue): an offli
 from __future__ import annotations
 
 import argparse
+import functools
 import html
 import http.server
 import json
@@ -275,12 +276,39 @@ def pip_python(explicit: str | None, work: Path, upgrade: bool) -> str:
 
 
 def cudaresolve_argv() -> list[str]:
-    """This checkout's cudaresolve (``src`` on PYTHONPATH, see ``cudaresolve_env``), not an installed one."""
+    """This checkout's cudaresolve (a copy of ``src`` as its wheel installs it on PYTHONPATH, see
+    ``cudaresolve_env``), not an installed one."""
     return [sys.executable, "-m", "cudaresolve"]
 
 
 def cudaresolve_env(**extra: str) -> dict[str, str]:
-    return clean_env(PYTHONPATH=str(ROOT / "src"), **extra)
+    return clean_env(PYTHONPATH=installed_src(), **extra)
+
+
+_BUILT: Final = """
+import tempfile
+from pathlib import Path
+from cudaresolve.db.built import FILE_NAME, write_built
+from cudaresolve.db.database import load_compat, shipped_path
+db = load_compat(cache_dir=Path(tempfile.mkdtemp()), store=False)
+for name in db.package_names:
+    db.packages(name)
+write_built(db, shipped_path(), shipped_path().with_name(FILE_NAME))
+"""
+
+
+@functools.cache
+def installed_src() -> str:
+    """A folder for PYTHONPATH holding this checkout's package as its wheel installs it: with the database built
+    (``data/compat.built``, which ``hatch_build.py`` puts in the wheel; a checkout has none, and without it every
+    run with an empty cache builds the database from the TOML). Made once per bench run, removed at its end."""
+    import atexit
+
+    root = Path(tempfile.mkdtemp(prefix="bench-installed-"))
+    atexit.register(shutil.rmtree, root, True)
+    shutil.copytree(ROOT / "src" / "cudaresolve", root / "cudaresolve", ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-c", _BUILT], env=clean_env(PYTHONPATH=str(root)), check=True)
+    return str(root)
 
 
 @dataclass

@@ -37,6 +37,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import bench_lock  # the checkout's package as its wheel installs it (``installed_src``)
+
 REPO = Path(__file__).resolve().parents[1]
 CASES = {
     "pair": ["torch", "numpy"],
@@ -99,7 +101,7 @@ def main() -> int:
     # every run (about 0.3 s); an installed copy has its .pyc files, so the runs get a bytecode cache of their own.
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PIP_", "UV_", "CUDARESOLVE_", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX"))}
-    env.update(PYTHONPATH=str(REPO / "src"), PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.update(PYTHONPATH=bench_lock.installed_src(), PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1")
     with tempfile.TemporaryDirectory(prefix="bench-realpypi-") as scratch:
         root = Path(scratch)
         env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
