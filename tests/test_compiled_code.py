@@ -304,3 +304,24 @@ def test_where_re_works_otherwise_patterns_are_compiled_as_always(
         later = re.compile(_fresh("r"))
     assert made == re._compiler.compile(text, 0) and later.pattern.startswith("(?P<r>")  # type: ignore[attr-defined]
     assert not any(type(k) is tuple for kept in _kept(cache) for k in _texts(kept))  # nothing of it kept
+
+
+def test_a_cache_with_no_file_starts_from_the_one_the_wheel_carries(
+    tmp_path: Path, counting: _Counting, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``hatch_build.py`` puts a kept file in the wheel (``shipped_file``): a first run's classes take its code."""
+    with compiled_once(tmp_path / "build"):
+        _make(("size", "shipped", "name"))
+    shipped = tmp_path / "package" / "data" / "compiled" / compiled_code.kept_file(tmp_path).name
+    shipped.parent.mkdir(parents=True)
+    shipped.parent.chmod(0o755)
+    shipped.write_bytes(compiled_code.kept_file(tmp_path / "build").read_bytes())
+    monkeypatch.setattr(compiled_code, "shipped_file", lambda: shipped)
+    counting.texts.clear()
+    with compiled_once(tmp_path / "fresh"):
+        _make(("size", "shipped", "name"))
+    assert counting.texts == []  # every method's code from the wheel's file
+    shipped.chmod(0o666)  # a file anyone may write is not the installer's: compiled anew
+    with compiled_once(tmp_path / "other"):
+        _make(("size", "shipped", "name"))
+    assert counting.texts

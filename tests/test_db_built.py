@@ -111,9 +111,12 @@ def test_the_shipped_database_built_reads_as_the_toml_does(tmp_path: Path) -> No
 
 
 def test_an_installed_wheel_carries_the_database_built() -> None:
-    """The install CI makes (``pip install .``) runs hatch_build.py: its package holds a compat.built that is read.
-    A checkout's editable install has none (its runs build the database as before)."""
+    """The install CI makes (``pip install .``) runs hatch_build.py: its package holds a compat.built that is read,
+    and the compiled code of its Python. A checkout's editable install has neither (its runs make them as before)."""
     direct = metadata.distribution("cudaresolve").read_text("direct_url.json")
     if direct is None or json.loads(direct).get("dir_info", {}).get("editable"):
         pytest.skip("an editable install: the wheel's build hook did not run")
     assert isinstance(built.load_built(shipped_path(), CompatDB), CompatDB)
+    from cudaresolve.core import compiled_code  # and the code compiled for this Python's classes and patterns
+
+    assert len(compiled_code._read(compiled_code.shipped_file(), installed=True)) > 100

@@ -25,6 +25,12 @@ only when it is this user's own regular file that nobody else may write and that
 ``_MAX_BYTES`` (``core.files.private_entry``), and only whole: its first line is the SHA-256 of the rest, and it
 inflates to at most ``_MAX_INFLATED`` bytes. At most ``_MAX_TEXTS`` entries are kept, those of the last run
 first; the folder keeps the newest ``_KEEP`` files (one per Python build).
+
+A run whose cache has no such file (a first run, a new ``--cache-dir``) starts from the one its wheel carries
+(``shipped_file``: ``hatch_build.py`` runs ``compiled_once`` while it imports every module of the package and
+builds the database, and puts what it kept in the wheel), when that was made by this very Python build and is a
+file only its installer could have written (``core.files.installed_entry``); it is read as the cache's is, and
+what the run compiles beyond it goes to the cache.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-__all__ = ["compiled_once"]
+__all__ = ["compiled_once", "kept_file", "shipped_file"]
 
 #: "methods-v1" held the dataclasses' methods only; 1 marshalled each entry whole, 2 its key and value apart
 _SUBDIR: Final = "compiled-v2"
@@ -171,8 +177,8 @@ def compiled_once(cache: Path | None) -> Iterator[None]:
     if cache is None or "exec" in vars(dataclasses):
         yield
         return
-    path = cache / _SUBDIR / f"{hashlib.sha256(sys.version.encode()).hexdigest()}.marshal"
-    kept = _Kept(_read(path))
+    path = kept_file(cache)
+    kept = _Kept(_read(path) or _read(shipped_file(), installed=True))
     original = getattr(compiler, "compile", None)
     make = getattr(sys.modules.get("_sre"), "compile", None)
     dataclasses.exec = _Methods(kept)  # type: ignore[attr-defined]
@@ -188,13 +194,27 @@ def compiled_once(cache: Path | None) -> Iterator[None]:
             _write(path, kept)
 
 
-def _read(path: Path) -> dict[Any, bytes]:
+def kept_file(cache: Path) -> Path:
+    """The file ``compiled_once`` keeps in ``cache``: one per Python build."""
+    return cache / _SUBDIR / f"{hashlib.sha256(sys.version.encode()).hexdigest()}.marshal"
+
+
+def shipped_file() -> Path:
+    """The file a wheel carries for the Python build that built it (``hatch_build.py`` writes it as ``kept_file``
+    does, every module of the package imported): what a run whose cache has none starts from."""
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / "data" / "compiled" / kept_file(Path()).name
+
+
+def _read(path: Path, *, installed: bool = False) -> dict[Any, bytes]:
     """The entries kept at ``path``, each key with its value still marshalled; empty when there are none, or they
-    cannot be trusted whole."""
-    from cudaresolve.core.files import private_entry, unseal
+    cannot be trusted whole. ``installed``: a file the package carries (``core.files.installed_entry``)."""
+    from cudaresolve.core.files import installed_entry, private_entry, unseal
 
     try:
-        payload = unseal(path.read_bytes()) if private_entry(path, _MAX_BYTES) else None
+        trusted = installed_entry(path, _MAX_BYTES) if installed else private_entry(path, _MAX_BYTES)
+        payload = unseal(path.read_bytes()) if trusted else None
         if payload is None:
             return {}
         inflate = zlib.decompressobj()

@@ -22,6 +22,7 @@ __all__ = [
     "DIST_FILE_MOST",
     "SEALED_LIMIT",
     "NotRegularFile",
+    "installed_entry",
     "keep_newest",
     "make_cache_dir",
     "make_dirs",
@@ -148,6 +149,23 @@ def private_entry(entry: Path, limit: int) -> bool:
         return True
     others = stat.S_IWGRP | stat.S_IWOTH
     return owned_by_user(st, folder) and not (st.st_mode & others) and not (folder.st_mode & others)
+
+
+def installed_entry(entry: Path, limit: int) -> bool:
+    """Whether ``entry``, a file the package carries (``db.built``, ``core.compiled_code``), is a regular file (not
+    a link) of at most ``limit`` bytes, owned by this user or root and writable by neither group nor others, in a
+    folder alike: one only whoever installed the package could have written."""
+    try:
+        st, folder = entry.lstat(), entry.parent.lstat()
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(folder.st_mode) or st.st_size > limit:
+        return False
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # no POSIX owners (Windows): the package's folder is as its installer left it
+        return True
+    others = stat.S_IWGRP | stat.S_IWOTH
+    return all(found.st_uid in (0, getuid()) and not found.st_mode & others for found in (st, folder))
 
 
 def owned_by_user(*found: os.stat_result) -> bool:

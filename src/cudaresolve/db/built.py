@@ -18,11 +18,10 @@ alike.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from cudaresolve.core.files import seal, unseal, write_bytes_atomic
+from cudaresolve.core.files import installed_entry, seal, unseal, write_bytes_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -74,7 +73,7 @@ def load_built(shipped: Path, expect: type[T]) -> T | None:
     """The database built from ``shipped`` that the package carries beside it; None when there is none, or it was
     built from anything other than what is installed now, or cannot be read (module docstring)."""
     path = shipped.with_name(FILE_NAME)
-    if not _trusted(path):
+    if not installed_entry(path, MAX_BYTES):
         return None
     try:
         with open(path, "rb") as f:
@@ -91,19 +90,3 @@ def load_built(shipped: Path, expect: type[T]) -> T | None:
     except Exception:  # a damaged or foreign file is left alone, whatever it raises: built anew
         return None
     return value if isinstance(value, expect) else None
-
-
-def _trusted(path: Path) -> bool:
-    """Whether ``path`` is a regular file (not a link) of at most ``MAX_BYTES``, owned by this user or root and
-    writable by neither group nor others, in a folder alike."""
-    try:
-        found, folder = path.lstat(), path.parent.lstat()
-    except OSError:
-        return False
-    if not stat.S_ISREG(found.st_mode) or not stat.S_ISDIR(folder.st_mode) or found.st_size > MAX_BYTES:
-        return False
-    getuid = getattr(os, "getuid", None)
-    if getuid is None:  # no POSIX owners (Windows): the package's folder is as the installer left it
-        return True
-    others = stat.S_IWGRP | stat.S_IWOTH
-    return all(st.st_uid in (0, getuid()) and not st.st_mode & others for st in (found, folder))
