@@ -21,7 +21,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+try:
+    from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+except ImportError:  # ``make`` alone, run by bench/bench_lock.installed_src in an environment without hatchling
+    BuildHookInterface = object
 
 
 class BuiltDatabaseHook(BuildHookInterface):  # type: ignore[type-arg]
@@ -36,7 +39,7 @@ class BuiltDatabaseHook(BuildHookInterface):  # type: ignore[type-arg]
         src = str(Path(self.root) / "src")
         sys.path.insert(0, src)
         try:
-            made = _make(self._scratch)
+            made = make(self._scratch)
         except Exception as exc:  # the wheel without the files: a run makes them itself
             self.app.display_warning(f"cudaresolve: nothing carried built ({type(exc).__name__}: {exc})")
             return
@@ -50,7 +53,7 @@ class BuiltDatabaseHook(BuildHookInterface):  # type: ignore[type-arg]
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _make(scratch: Path) -> dict[str, str]:
+def make(scratch: Path) -> dict[str, str]:
     """The files made in ``scratch``, each to its path in the wheel."""
     from cudaresolve.core.compiled_code import compiled_once, kept_file
 

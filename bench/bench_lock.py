@@ -286,28 +286,28 @@ def cudaresolve_env(**extra: str) -> dict[str, str]:
 
 
 _BUILT: Final = """
-import tempfile
+import shutil, sys, tempfile
 from pathlib import Path
-from cudaresolve.db.built import FILE_NAME, write_built
-from cudaresolve.db.database import load_compat, shipped_path
-db = load_compat(cache_dir=Path(tempfile.mkdtemp()), store=False)
-for name in db.package_names:
-    db.packages(name)
-write_built(db, shipped_path(), shipped_path().with_name(FILE_NAME))
+sys.path.insert(0, sys.argv[1])
+import hatch_build
+for made, to in hatch_build.make(Path(tempfile.mkdtemp())).items():
+    Path(sys.argv[2], to).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(made, Path(sys.argv[2], to))
 """
 
 
 @functools.cache
 def installed_src() -> str:
-    """A folder for PYTHONPATH holding this checkout's package as its wheel installs it: with the database built
-    (``data/compat.built``, which ``hatch_build.py`` puts in the wheel; a checkout has none, and without it every
-    run with an empty cache builds the database from the TOML). Made once per bench run, removed at its end."""
+    """A folder for PYTHONPATH holding this checkout's package as its wheel installs it: with what ``hatch_build.py``
+    puts in the wheel (the database built, the compiled code of this Python; a checkout has neither, and without
+    them every run with an empty cache makes them). Made once per bench run, removed at its end."""
     import atexit
 
     root = Path(tempfile.mkdtemp(prefix="bench-installed-"))
     atexit.register(shutil.rmtree, root, True)
     shutil.copytree(ROOT / "src" / "cudaresolve", root / "cudaresolve", ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([sys.executable, "-c", _BUILT], env=clean_env(PYTHONPATH=str(root)), check=True)
+    subprocess.run([sys.executable, "-c", _BUILT, str(ROOT), str(root)], env=clean_env(PYTHONPATH=str(root)),
+                   check=True)  # fmt: skip
     return str(root)
 
 
