@@ -16,6 +16,16 @@ from cudaresolve.db.tables import LazyTables
 if TYPE_CHECKING:
     from pathlib import Path
 
+
+@pytest.fixture(autouse=True)
+def _no_built_database(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the database built from the TOML, as a run whose package carries no ``compat.built``
+    builds it (a checkout, an editable install); an installed wheel carries one (``db.built``), and it is left out."""
+    from cudaresolve.db import built
+
+    monkeypatch.setattr(built, "load_built", lambda shipped, expect: None)
+
+
 _TEXT = """\
 top = 1
 [packages]
