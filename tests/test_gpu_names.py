@@ -123,6 +123,9 @@ def test_a_brand_word_or_a_longer_name_is_no_ambiguity(text: str, name: str) -> 
         ("NVIDIA H100 80GB HBM3 MIG 1g.20gb-me", "9.0", True, False),
         ("NVIDIA H100 80GB HBM3 MIG 1g.10gb+me.all", "9.0", True, False),
         ("NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb+gfx", "12.0", True, False),
+        # GPU Feature Discovery's product label of a time-sliced GPU, as `kubectl describe node` shows it
+        ("Tesla-T4-SHARED", "7.5", True, False),
+        ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED", "8.0", True, False),
         # names users type or NVML prints that the 2026-11-26 audit found unknown
         ("NVIDIA A800 40GB Active", "8.0", False, False),
         ("NVIDIA T4G", "7.5", True, False),

@@ -5,11 +5,11 @@ not a letter or digit and between letters and digits (``RTX4090`` = ``rtx 4090``
 ``1080 ti``, ``A100`` = ``a 100``); without the vendor words NVIDIA, GeForce, Tesla, Quadro and
 the word GPU; without memory sizes (``80GB``, ``16 GB``, ``144G``), form factors (``PCIe``,
 ``SXM4``, ``HBM3e``, ``NVL``, ``OAM``, and V100's ``DGXS`` and ``FHHL``: ``Tesla V100-DGXS-32GB``),
-``with Max-Q Design``/``Max-Q``, a Jetson board's ``(Engineering Reference) Developer Kit (Super)`` and a
-MIG instance's profile (``MIG 1g.5gb``: an instance has its GPU's compute capability), since no two GPUs of
-different compute capability differ only in those (``db check`` refuses two rows with one key).
-``Mobile`` means ``Laptop``. The *loose* key also drops a leading series word (RTX, GTX, GT,
-Jetson), so ``1080 Ti``, ``4090`` and ``Orin Nano`` are names too.
+``with Max-Q Design``/``Max-Q``, GPU Feature Discovery's time-slicing suffix ``-SHARED``, a Jetson board's
+``(Engineering Reference) Developer Kit (Super)`` and a MIG instance's profile (``MIG 1g.5gb``: an instance has
+its GPU's compute capability), since no two GPUs of different compute capability differ only in those
+(``db check`` refuses two rows with one key). ``Mobile`` means ``Laptop``. The *loose* key also drops a
+leading series word (RTX, GTX, GT, Jetson), so ``1080 Ti``, ``4090`` and ``Orin Nano`` are names too.
 
 ``GpuNames.match(text)`` tries, in order, and stops at the first that finds anything:
 
@@ -56,6 +56,8 @@ _PHRASES: Final = (
     (re.compile(r"\b([0-9]+)\s+(?:gb|tb)\b"), r" \1gb "),  # "80 GB" -> one memory token
     # a MIG instance ("A100-SXM4-40GB MIG 1g.5gb", GFD's "...-MIG-3g.20gb"): its GPU's architecture, so its GPU
     (re.compile(r"\bmig[-_\s]+(?:[0-9]+c\.)?[0-9]+g\.[0-9]+gb(?:[+-](?:me|gfx)(?:\.all)?)*(?![a-z0-9])"), " "),
+    # GFD's time-slicing suffix ("Tesla-T4-SHARED", "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb-SHARED"): the board's replicas
+    (re.compile(r"[-_\s]shared\s*$"), " "),
 )
 _WORD: Final = re.compile(r"[a-z]+|[0-9]+")
 # A vGPU type (step 5): an optional vendor word, the board, ``-``, the frame buffer in GB and the series letter; a
