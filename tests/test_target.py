@@ -149,6 +149,17 @@ def test_windows_platform_uses_windows_minimums(db: CompatDB) -> None:
     assert build(db, gpus=("8.6",), driver="550.54.14").cuda_driver_max == CudaVersion(12, 4)
 
 
+def test_windows_own_number_of_a_driver_is_read_as_nvidias(db: CompatDB) -> None:
+    """Found by the hardware audit: Device Manager and WMI show NVIDIA's driver 551.61 as Windows numbers it,
+    32.0.15.5161, and --driver refused that as no driver version. Its last five digits are NVIDIA's number."""
+    target = build(db, gpus=("8.6",), driver="32.0.15.5161", platform="win_amd64")
+    assert (str(target.driver), target.cuda_driver_max) == ("551.61", CudaVersion(12, 4))
+    assert build(db, {"CUDARESOLVE_DRIVER": "27.21.14.5122"}, gpus=("8.6",)).driver == parse_driver("451.22")
+    assert parse_driver("32.0.15.6636") == parse_driver("566.36")
+    with pytest.raises(InvalidDriver):  # four numbers that are no Windows driver number stay refused
+        parse_driver("32.0.15.663")
+
+
 def test_environment_declares_the_target(db: CompatDB) -> None:
     env = {"CUDARESOLVE_GPUS": "RTX 2080, RTX 3090", "CUDARESOLVE_DRIVER": "535.104.05"}
     target = build(db, env)

@@ -19,6 +19,10 @@ __all__ = [
 
 # ASCII digits only: Python's \d and int() also take other scripts' digits (Arabic-Indic "470").
 _DRIVER = re.compile(r"^[0-9]{2,4}(\.[0-9]{1,3}){0,2}$")
+# Windows' own number for NVIDIA's display driver (Device Manager, WMI's Win32_VideoController.DriverVersion, a
+# driver INF's DriverVer): its last five digits are NVIDIA's, 32.0.15.6636 = 566.36, 27.21.14.5122 = 451.22 (the
+# encoding Mozilla's graphics blocklist and Unreal Engine's FGPUDriverInfo document).
+_WINDOWS_DRIVER = re.compile(r"^[0-9]{1,2}\.[0-9]{1,2}\.[0-9]?([0-9])\.([0-9]{2})([0-9]{2})$")
 
 _CUDA = re.compile(r"^([0-9]{1,2})\.([0-9]{1,2})(\.[0-9]{1,4})?$")
 
@@ -41,8 +45,13 @@ class DriverVersion:
         return self.parts[0]
 
 def parse_driver(text: str) -> DriverVersion:
-    """``"470.129.06"`` -> DriverVersion; anything else is ``InvalidDriver``."""
+    """``"470.129.06"`` -> DriverVersion, and Windows' number of the same driver as NVIDIA's (``"32.0.15.6636"`` ->
+    ``566.36``); anything else is ``InvalidDriver``."""
     raw = text.strip()
+    windows = _WINDOWS_DRIVER.match(raw)
+    if windows:
+        branch, release = int(windows.group(1) + windows.group(2)), int(windows.group(3))
+        return DriverVersion((branch, release), f"{branch}.{release:02d}")
     if not _DRIVER.match(raw):
         raise InvalidDriver(Text.of("core.bad-driver", text=repr(text)), hint=Text("core.bad-driver.hint"))
     return DriverVersion(tuple(int(p) for p in raw.split(".")), raw)
