@@ -187,6 +187,26 @@ def test_flag_gpus_with_an_environment_driver(db: CompatDB) -> None:
     ("env", "options", "error", "message"),
     [
         ({}, {"gpus": ("8.6",), "driver": "abc"}, InvalidDriver, "not an NVIDIA driver version: 'abc'"),
+        # a branch alone (hardware audit): '570' was read as 570.0, below every R570 release, so an RTX 5090 on any
+        # R570 driver was refused for needing 570.26
+        (
+            {},
+            {"gpus": ("8.6",), "driver": "570"},
+            InvalidDriver,
+            "'570' names the driver branch R570, not a driver: its releases run different CUDA versions and GPUs",
+        ),
+        (
+            {"CUDARESOLVE_DRIVER": "R580"},
+            {"gpus": ("8.6",)},
+            InvalidDriver,
+            "CUDARESOLVE_DRIVER is not an NVIDIA driver version: 'R580'",
+        ),
+        (
+            {},
+            {"gpus": ("8.6",), "driver": "R470"},
+            InvalidDriver,
+            "'R470' names the driver branch R470, not a driver: its releases run different CUDA versions and GPUs",
+        ),
         (
             {"CUDARESOLVE_DRIVER": "abc"},
             {"gpus": ("8.6",)},

@@ -13,8 +13,8 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 __all__ = [
-    "CudaVersion", "DriverVersion", "parse_cuda_version", "parse_cutoff", "parse_driver", "parse_python_version",
-    "specifier_or_none",
+    "CudaVersion", "DriverVersion", "parse_cuda_version", "parse_cutoff", "parse_driver", "parse_host_driver",
+    "parse_python_version", "specifier_or_none",
 ]  # fmt: skip
 
 # ASCII digits only: Python's \d and int() also take other scripts' digits (Arabic-Indic "470").
@@ -55,6 +55,21 @@ def parse_driver(text: str) -> DriverVersion:
     if not _DRIVER.match(raw):
         raise InvalidDriver(Text.of("core.bad-driver", text=repr(text)), hint=Text("core.bad-driver.hint"))
     return DriverVersion(tuple(int(p) for p in raw.split(".")), raw)
+
+_BRANCH = re.compile(r"^[Rr]?([0-9]{2,4})$")
+
+
+def parse_host_driver(text: str) -> DriverVersion:
+    """The driver a host runs, as a user declares it: ``parse_driver``'s forms, never a branch alone (``570``,
+    ``R570``). Releases of one branch differ in what they run (570.26 runs CUDA 12.8, 570.124.06 its Update 1), and
+    ``570`` compared as a version is below every one of them, so it is refused, not read as ``570.0``."""
+    branch = _BRANCH.match(text.strip())
+    if branch:
+        raise InvalidDriver(
+            Text.of("core.driver-branch", text=repr(text), branch=branch.group(1)), hint=Text("core.driver-branch.hint")
+        )
+    return parse_driver(text)
+
 
 @dataclass(frozen=True, slots=True, order=True)
 class CudaVersion:

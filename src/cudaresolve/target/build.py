@@ -38,7 +38,7 @@ from cudaresolve.core.archs import ComputeCapability, parse_cc
 from cudaresolve.core.decode import TooDeep, loads_json
 from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 from cudaresolve.core.platforms import normalize_platform
-from cudaresolve.core.versions import parse_driver, parse_python_version
+from cudaresolve.core.versions import parse_host_driver, parse_python_version
 from cudaresolve.db.gpu_names import MatchKind, closest_labels
 from cudaresolve.errors import InvalidDriver, InvalidInput, UnknownGpu
 from cudaresolve.target.model import Gpu, Target, hosts_platform
@@ -287,7 +287,7 @@ def target_from_dict(data: Any, db: CompatDB, *, label: Text | None = None) -> T
         memory = _field(entry, "memory_mib", int, at)
         gpus.append(Gpu(name=name, cc=cc, memory_mib=memory, **kind))
     driver_text = _field(data, "driver", str, where)
-    driver = parse_driver(driver_text) if driver_text is not None else None
+    driver = parse_host_driver(driver_text) if driver_text is not None else None
     platform_text = _field(data, "platform", str, where)
     platform = normalize_platform(platform_text) if platform_text else this_platform()
     python_text = _field(data, "python", str, where)
@@ -345,7 +345,7 @@ def _env_driver(environ: Mapping[str, str]) -> DriverVersion | None:
     if not text:
         return None
     try:
-        return parse_driver(text)
+        return parse_host_driver(text)
     except InvalidDriver as exc:
         raise InvalidDriver(
             Text.of("target.env-driver", name=ENV_DRIVER, text=repr(text)), hint=exc.hint_text
@@ -390,7 +390,7 @@ def _build_target(
     env = os.environ if environ is None else environ
     if options.cpu and (options.gpus or options.driver):
         raise InvalidInput(Text("target.cpu-with-gpu"), hint=Text("target.cpu-with-gpu.hint"))
-    flag_driver = parse_driver(options.driver) if options.driver else None
+    flag_driver = parse_host_driver(options.driver) if options.driver else None
     _bounded_gpus(len(options.gpus))
     flag_gpus = tuple(resolve_gpu(g, db) for g in options.gpus)
     base = load_host_file(options.host_file, db) if options.host_file else None
