@@ -133,6 +133,23 @@ def test_a_brand_word_or_a_longer_name_is_no_ambiguity(text: str, name: str) -> 
         ("MX110", "5.0", False, False),
         ("NVIDIA NVS 810", "5.0", False, False),
         ("Quadro K620M", "5.0", False, False),
+        # names in NVIDIA's driver README (open-gpu-kernel-modules, 595.45.04) that the hardware audit found unknown
+        ("NVIDIA PG509-210", "8.0", True, False),
+        ("NVIDIA A100-PG509-200", "8.0", True, False),
+        ("NVIDIA A800 80GB PCIe LC", "8.0", True, False),
+        ("NVIDIA AX800", "8.0", True, False),
+        ("NVIDIA H20-3e", "9.0", True, False),
+        ("NVIDIA A10M", "8.6", True, False),
+        ("NVIDIA L2", "8.9", True, False),
+        ("NVIDIA RTX A4000H", "8.6", False, False),
+        ("NVIDIA RTX 6000D", "12.0", False, False),
+        ("NVIDIA CMP 30HX", "7.5", False, False),
+        ("NVIDIA CMP 90HX", "8.6", False, False),
+        ("NVIDIA DGX Display", "7.5", False, False),
+        ("Matrox D-Series D2450", "7.5", False, False),
+        ("NVIDIA RTX A500 Embedded GPU", "8.6", False, False),
+        ("NVIDIA RTX 3500 Ada Generation Embedded GPU", "8.9", False, False),
+        ("NVIDIA RTX PRO 500 Blackwell Embedded GPU", "12.0", False, False),
         # Kepler and Fermi, older than every build
         ("GeForce 910M", "3.5", False, False),  # a GK208 die (pci.ids 129a), though NVIDIA's legacy page says 5.2
         ("Tesla K80", "3.7", True, False),
@@ -354,7 +371,7 @@ def test_a_bare_number_is_a_capability_only_below_major_20() -> None:
     assert resolve_gpu("3090", DB).name == "NVIDIA GeForce RTX 3090"
     with pytest.raises(UnknownGpu) as info:
         resolve_gpu("800", DB)  # not SM 80.0
-    assert info.value.message == "unknown GPU: '800'; did you mean 'H800', 'A800'?"
+    assert info.value.message == "unknown GPU: '800'; did you mean 'H800', 'A800', 'AX800'?"
 
 
 def test_an_unknown_name_without_close_names() -> None:
