@@ -150,6 +150,13 @@ def test_a_brand_word_or_a_longer_name_is_no_ambiguity(text: str, name: str) -> 
         ("NVIDIA RTX A500 Embedded GPU", "8.6", False, False),
         ("NVIDIA RTX 3500 Ada Generation Embedded GPU", "8.9", False, False),
         ("NVIDIA RTX PRO 500 Blackwell Embedded GPU", "12.0", False, False),
+        # names real tools print for Volta and Maxwell boards that the hardware audit found unknown
+        ("Tesla PG503-216", "7.0", True, False),
+        ("Tesla PG500-216", "7.0", True, False),
+        ("Tesla V100-SXM2-32GB-LS", "7.0", True, False),
+        ("GeForce GTX 745", "5.0", False, False),
+        ("NVIDIA GeForce 945M", "5.0", False, False),
+        ("Quadro K2200M", "5.0", False, False),  # a Maxwell part (GM107GLM), not Kepler
         # Kepler and Fermi, older than every build
         ("GeForce 910M", "3.5", False, False),  # a GK208 die (pci.ids 129a), though NVIDIA's legacy page says 5.2
         ("Tesla K80", "3.7", True, False),
