@@ -150,6 +150,10 @@ def test_a_brand_word_or_a_longer_name_is_no_ambiguity(text: str, name: str) -> 
         ("NVIDIA RTX A500 Embedded GPU", "8.6", False, False),
         ("NVIDIA RTX 3500 Ada Generation Embedded GPU", "8.9", False, False),
         ("NVIDIA RTX PRO 500 Blackwell Embedded GPU", "12.0", False, False),
+        ("NVIDIA HGX GB200", "10.0", True, False),  # the board's name in R570 drivers before 570.133.20
+        ("NVIDIA PG506-243", "8.0", True, False),
+        ("NVIDIA RTX PRO 6000D Blackwell Max-Q Workstation Edition", "12.0", False, False),
+        ("EIZO Quadro MED-XN92", "7.5", False, False),
         # names real tools print for Volta and Maxwell boards that the hardware audit found unknown
         ("Tesla PG503-216", "7.0", True, False),
         ("Tesla PG500-216", "7.0", True, False),
