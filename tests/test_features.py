@@ -355,3 +355,30 @@ def test_two_spellings_of_one_extra_or_group_are_refused(data: dict[str, Any]) -
 
     with pytest.raises(InvalidInput, match="one name once normalized"):
         features_from_dict(data, "pyproject.toml")
+
+
+def test_an_extras_own_name_in_its_markers_holds_when_it_is_chosen() -> None:
+    """Found against uv on real PyPI: ``everything = ["orjson ; extra == 'everything'"]`` was left out of ``lock
+    --extra everything`` (its marker read with no extra); pip and uv read the project's metadata, where the line
+    holds when that extra is chosen, and a line naming another extra never does."""
+    own = ["orjson ; extra == 'every-thing'", "winonly ; extra == 'every_thing' and sys_platform == 'win32'",
+           "never ; extra == 'other'", "either ; extra != 'every-thing' or python_version >= '3.9'",
+           "plain ; os_name == 'nt'"]  # fmt: skip
+    alls = "alls ; (extra == 'all' or extra == 'x') and platform_machine == 'x86_64'"
+    data = {"project": {"name": "me", "optional-dependencies": {"Every_Thing": own, "all": ["me[every-thing]", alls]}}}
+    features = features_from_dict(data, "pyproject.toml")
+    assert features.extras["every-thing"] == (
+        "orjson", 'winonly; sys_platform == "win32"', 'either; python_version >= "3.9"', "plain ; os_name == 'nt'"
+    )  # fmt: skip
+    assert features.extras["all"] == (*features.extras["every-thing"], 'alls; platform_machine == "x86_64"')
+
+
+def test_an_extra_naming_itself_in_a_marker_reaches_the_lock(served: Any, tmp_path: Path) -> None:
+    fast = ["helper ; extra == 'fast'", "extra-tool ; extra == 'x'"]
+    data = {"project": {"name": "demo", "version": "1.0", "dependencies": ["app"],
+                        "optional-dependencies": {"fast": fast}}}  # fmt: skip
+    work = _project(tmp_path, data)
+    result = _lock(served, ["--extra", "fast"], work)
+    assert result.returncode == 0, result.stdout
+    packages = {p["name"]: p.get("marker") for p in json.loads(result.stdout)["packages"]}
+    assert packages == {"app": None, "shared": None, "helper": "'fast' in extras", "helper-dep": "'fast' in extras"}

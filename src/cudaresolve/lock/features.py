@@ -107,7 +107,7 @@ def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
     project = data.get("project", {})
     extras_table = project.get("optional-dependencies", {}) if isinstance(project, Mapping) else {}
     extras = {
-        str(canonical_name(name)): _strings(reqs, f"{source} [project.optional-dependencies] {name}")
+        str(canonical_name(name)): _in_extra(_strings(reqs, f"{source} [project.optional-dependencies] {name}"), name)
         for name, reqs in _mapping(extras_table, f"{source} [project.optional-dependencies]").items()
     }
     raw = _mapping(data.get("dependency-groups", {}), f"{source} [dependency-groups]")
@@ -127,6 +127,88 @@ def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
                   for e, reqs in extras.items()}  # fmt: skip
         groups = {g: _own(reqs, own, extras, f"{source} [dependency-groups] {g}", budget) for g, reqs in groups.items()}
     return Features(extras=extras, groups=groups)
+
+
+def _in_extra(reqs: tuple[str, ...], extra: str) -> tuple[str, ...]:
+    """An extra's requirements with ``extra`` in their markers given that extra's name, as pip and uv read the
+    project's metadata (``orjson ; extra == 'all'`` listed under ``all`` holds when ``all`` is chosen; one naming
+    another extra never does): a requirement whose marker is then false is left out, one whose marker is then
+    true loses it. Only lines that mention ``extra`` are parsed; a marker of a form not read here is kept."""
+    out: list[str] = []
+    for text in reqs:
+        if "extra" not in text.partition(";")[2]:  # no marker, or one that does not name ``extra``
+            out.append(text)
+            continue
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:  # the solver's own parse names it with a coded error
+            out.append(text)
+            continue
+        if req.marker is None:
+            out.append(text)
+            continue
+        try:
+            verdict = _given(getattr(req.marker, "_markers", None), str(canonical_name(extra)))
+        except _Unread:
+            out.append(text)
+            continue
+        if verdict is False:
+            continue
+        from packaging.markers import Marker
+
+        req.marker = None if verdict is True else Marker(verdict)
+        out.append(str(req))
+    return tuple(out)
+
+
+class _Unread(Exception):
+    """A marker whose structure is not packaging's as read here."""
+
+
+def _given(items: object, extra: str) -> bool | str:
+    """``items`` (packaging's parsed marker: atoms, ``"and"``/``"or"`` and nested lists) with each comparison of
+    ``extra`` decided for ``extra``: True, False, or the marker text left. ``and`` binds tighter than ``or``."""
+    if not isinstance(items, list) or not items or len(items) % 2 == 0:
+        raise _Unread
+    terms: list[list[bool | str]] = [[]]
+    for at, item in enumerate(items):
+        if at % 2:
+            if item not in ("and", "or"):
+                raise _Unread
+            if item == "or":
+                terms.append([])
+            continue
+        terms[-1].append(_atom(item, extra))
+    left: list[str] = []
+    for conj in terms:
+        if any(t is False for t in conj):
+            continue
+        rest = [t for t in conj if isinstance(t, str)]
+        if not rest:
+            return True
+        left.append(" and ".join(rest))
+    if not left:
+        return False
+    return left[0] if len(left) == 1 else " or ".join(f"({t})" for t in left)
+
+
+def _atom(item: object, extra: str) -> bool | str:
+    if isinstance(item, list):
+        inner = _given(item, extra)
+        return inner if isinstance(inner, bool) else f"({inner})"
+    if not isinstance(item, tuple) or len(item) != 3:
+        raise _Unread
+    try:
+        text = " ".join(node.serialize() for node in item)
+    except AttributeError:
+        raise _Unread from None
+    if not any(type(node).__name__ == "Variable" and getattr(node, "value", None) == "extra" for node in item):
+        return text
+    from packaging.markers import Marker
+
+    return bool(Marker(text).evaluate({"extra": extra}))
 
 
 def _own(
