@@ -81,3 +81,15 @@ def test_what_pip_takes_is_still_taken() -> None:
     assert [(p.name, p.version) for p in solution.packages] == [("demo", "0.9")]
     pinned = solve(["demo==1.0"], load_compat(MINI), target(), source=source).solution
     assert [(p.name, p.version) for p in pinned.packages] == [("demo", "1.0")]  # PEP 592: an exact pin
+
+
+def test_a_yanked_release_pinned_exactly_by_a_constraint_is_taken() -> None:
+    """Found against uv on real PyPI: ``-c`` holding ``requests==2.32.0`` (yanked) with ``requests`` asked for
+    failed with ``yanked-only`` telling the user to pin it exactly, which the constraint did; uv takes it (an
+    exact pin in a constraint counts, PEP 592). A constraint that is no exact pin still passes it over."""
+    source = DictSource({"demo": [("1.0", [], True), ("0.9", [], False)], "app": [("1.0", ["demo"], False)]})
+    for asked in (["demo"], ["app"]):
+        solution = solve(asked, load_compat(MINI), target(), source=source, constraints=("demo==1.0",)).solution
+        assert ("demo", "1.0") in [(p.name, p.version) for p in solution.packages]
+    ((code, message),) = _findings(["demo"], {"demo": [("1.0", [], True)]}, ("demo>=1.0",))
+    assert code == "yanked-only" and "demo==1.0" in message

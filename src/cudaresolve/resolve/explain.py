@@ -178,11 +178,11 @@ def _passed_over(need: Need, fitting: Sequence[Candidate], limit: SpecifierSet |
         if not allowed:
             return [reason("constraint-excludes", package=need.name, required=spec, found=shown, constraint=str(limit))]
         fitting = allowed
-    why = {passed_over([need], c) for c in fitting}
+    why = {passed_over([need], c, limit=limit) for c in fitting}
     if None in why:
         return []
     kind = "pre-release" if "pre-release" in why else "yanked"  # a live pre-release before a yanked file
-    versions = sorted({c.version for c in fitting if passed_over([need], c) == kind}, reverse=True)
+    versions = sorted({c.version for c in fitting if passed_over([need], c, limit=limit) == kind}, reverse=True)
     found = ", ".join(str(v) for v in versions[:5])
     return [reason(f"{kind}-only", package=need.name, required=spec, found=found, example=str(versions[0]))]
 

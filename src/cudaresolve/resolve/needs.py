@@ -33,18 +33,20 @@ IF_NECESSARY: Final = ("if-necessary", "if-necessary-or-explicit")
 
 
 def passed_over(
-    needs: Iterable[Need], candidate: Candidate, prerelease: str = DEFAULT_PRERELEASE
+    needs: Iterable[Need], candidate: Candidate, prerelease: str = DEFAULT_PRERELEASE, limit: SpecifierSet | None = None
 ) -> str | None:
     """Why pip and uv pass ``candidate``, a release from an index, over for ``needs`` (None: they take it):
-    ``"yanked"``, a yanked file being taken only for an exact ``==``/``===`` pin (PEP 592), or
+    ``"yanked"``, a yanked file being taken only for an exact ``==``/``===`` pin (PEP 592; one in the ``-c``
+    constraint ``limit`` counts, as in uv), or
     ``"pre-release"``, taken under ``--prerelease`` ``allow``, and under ``explicit`` or
     ``if-necessary-or-explicit`` (the default, uv's) when a specifier names one (``IF_NECESSARY`` modes take it
     when no final release is left: the provider's part). The provider's rule and the explanation's."""
     if candidate.source is None:
         return None
     needs = list(needs)
-    exact = any(s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*")) for n in needs
-                for s in n.specifier)  # ==1.0.* is a range, not a pin: pip and uv pass its yanked files over
+    specifiers = [s for n in needs for s in n.specifier] + list(limit or ())
+    exact = any(s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*"))
+                for s in specifiers)  # ==1.0.* is a range, not a pin: pip and uv pass its yanked files over
     if candidate.source.yanked and not exact:
         return "yanked"
     if not candidate.version.is_prerelease or prerelease == "allow":

@@ -218,7 +218,7 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         if self.source is None or name in (CUDA, CUDNN, PYTHON, BUILD, METADATA) or name in self.direct:
             return found  # a direct reference's file was read and judged already: no listing, no pre-release rule
         if name not in self.catalog.known:
-            return partial(self._allowed, found, needs)  # lazy: read only as far as resolvelib goes
+            return partial(self._allowed, found, needs, limit)  # lazy: read only as far as resolvelib goes
         return partial(self._listed, found)  # a factory: resolvelib would list a plain iterator at once
 
     def _absent(self, identifier: str) -> Candidate:
@@ -232,13 +232,15 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
             )
         return found
 
-    def _allowed(self, found: Iterable[Candidate], needs: Sequence[Need]) -> Iterator[Candidate]:
+    def _allowed(
+        self, found: Iterable[Candidate], needs: Sequence[Need], limit: SpecifierSet | None = None
+    ) -> Iterator[Candidate]:
         """Index releases as pip and uv take them (``needs.passed_over``); a passed-over pre-release still, under
         ``--prerelease if-necessary(-or-explicit)``, when no final release is left."""
         held: list[Candidate] = []
         final = False
         for c in found:
-            why = passed_over(needs, c, self.prerelease)
+            why = passed_over(needs, c, self.prerelease, limit)
             if why == "pre-release":
                 held.append(c)
             elif why is None:
