@@ -93,3 +93,12 @@ def test_a_yanked_release_pinned_exactly_by_a_constraint_is_taken() -> None:
         assert ("demo", "1.0") in [(p.name, p.version) for p in solution.packages]
     ((code, message),) = _findings(["demo"], {"demo": [("1.0", [], True)]}, ("demo>=1.0",))
     assert code == "yanked-only" and "demo==1.0" in message
+
+
+def test_a_request_the_failed_search_never_read_gets_no_finding() -> None:
+    """Found on real PyPI: ``lock nonexistent-pkg six`` said, beside the right finding, that six "has no release any
+    version; the newest known release is none (known packages: fbgemm-gpu, ...)": six was never read (the search
+    ended at the first name) and fell through to the database-only explanation, naming the GPU packages."""
+    findings = _findings(["nothere", "demo"], {"demo": [("1.0", [], False)]})
+    assert [code for code, _ in findings] == ["no-such-version"]
+    assert "nothere" in findings[0][1] and "known packages" not in findings[0][1]

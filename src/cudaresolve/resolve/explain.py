@@ -116,6 +116,8 @@ def explain_need(
             return [replace(reason("no-such-version", package=need.name, required=spec, found="none"), text=said)]
         seen = f"{newest} (CPython {target.python}, {target.platform})"
         return [reason("no-such-version", package=need.name, required=spec, found=seen)]
+    if index is not None and need.name not in catalog.known:
+        return []  # beyond the database and never read: the search ended before it (another name's findings say why)
     if any(satisfies(need, c) for c in catalog.for_name(need.name)):
         return []
     if need.name == CUDA and not catalog.rejected(CUDA):
@@ -256,9 +258,9 @@ def explain_resolution(
     db: CompatDB | None = None,
 ) -> list[Finding]:
     """Findings for a resolution that failed with ``causes`` (resolvelib's ResolutionImpossible);
-    ``index``: the releases of packages beyond the database that the solver saw; ``constraints``: the
-    ``-c`` lines it narrowed them by; ``db``: the database, which lets a GPU older than every fitting
-    build of a request be named as the cause (``oldgpu``), instead of each build's missing SM."""
+    ``index``: the releases of packages beyond the database that the solver saw (None: it read no index);
+    ``constraints``: the ``-c`` lines it narrowed them by; ``db``: the database, which lets a GPU older than
+    every fitting build of a request be named as the cause (``oldgpu``), instead of each build's missing SM."""
     findings: list[Finding] = []
     box = [r.finding for r in catalog.rejected(CUDA) if r.finding.code in _BOX_CODES][:1]
     findings.extend(box)  # a driver that does not know a GPU explains every failure, named or not

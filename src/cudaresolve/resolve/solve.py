@@ -211,7 +211,7 @@ def solve_catalog(
             pins = search.run(needs, paired=False, stop_unreadable=stop)
     except ResolutionImpossible as exc:
         if not search.unreadable:
-            seen = search.index_candidates
+            seen = search.index_candidates if source is not None else None  # None: no index was asked
             raise _no_solution(explain_resolution(catalog, needs, list(exc.causes), seen, constraints, db=db)) from exc
         # some builds' index could not be read: the variants are searched one by one below, for a set from PyPI
         unreadable = _binding_failure(search)
