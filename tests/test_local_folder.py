@@ -103,3 +103,16 @@ def test_a_requirements_lock_pins_a_folders_wheel_by_its_url(tmp_path: Path) -> 
     installed = _run(["install", "--from", "requirements.txt", "--python", str(venv)], tmp_path)
     assert installed.returncode == 0, installed.stderr
     assert printed_by(venv, "import app, helper; print(helper.__version__)") == "1.1"
+
+
+def test_a_folder_of_wheels_locks_offline(tmp_path: Path) -> None:
+    """Found against uv: ``lock -f DIR --offline`` failed: on an empty cache the solve was not tried at all (``not in
+    the cache``), and on a warm one the lock was refused (``without a hash``), no file hashed offline, not even one
+    read from this machine; uv locks it."""
+    _, made = _wheelhouse(tmp_path)
+    result = _run(["lock", "app", "-f", "wheels", "--offline", *TARGET, "--json"], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    locked = tomllib.loads((tmp_path / "pylock.toml").read_text())["packages"]
+    assert {p["name"]: p["wheels"][0]["hashes"]["sha256"] for p in locked} == {
+        "app": made["app-1.0-py3-none-any.whl"], "helper": made["helper-1.1-py3-none-any.whl"]
+    }  # fmt: skip

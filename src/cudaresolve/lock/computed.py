@@ -29,9 +29,11 @@ def hash_unhashed(solution: Solution, client: IndexClient) -> tuple[Solution, li
     """``solution`` with a sha256 for each wheel or sdist its index listed without one, the file downloaded (at
     most ``MAX_DIRECT_BYTES``) and hashed, and one warning per file saying so: the hash is what the server sent
     this time, not what the index vouched for. A file that cannot be had keeps no hash (the lock says so, as
-    before: ``wheel-not-hashed``). Offline, nothing is fetched."""
+    before: ``wheel-not-hashed``). Offline, only this machine's files are read."""
     wanted = [p for p in solution.packages if _unhashed(p)]
-    if not wanted or client.offline:
+    if client.offline:  # a local folder's files (``--find-links DIR``) are read where they are: no network
+        wanted = [p for p in wanted if (p.url or "").startswith("file://")]
+    if not wanted:
         return solution, []
     hashed: dict[str, tuple[str, int]] = {}  # url -> (sha256, size)
 

@@ -155,8 +155,9 @@ def resolve_inputs(
     missing: Text | None = None
     told: Text | None = None  # the hint of that failure, when it names its own way out
     unknown, direct = _unknown_requests(inputs)
-    if direct or not (inputs.offline and no_pages_cached()) or _nothing_to_read(inputs):  # else offline on an
-        # empty cache it cannot succeed
+    local = any(u.startswith("file:") for u in inputs.extra.find_links)  # a folder of wheels needs no cache
+    if direct or local or not (inputs.offline and no_pages_cached()) or _nothing_to_read(inputs):  # else offline
+        # on an empty cache it cannot succeed
         try:
             return _solve_whole(
                 inputs, heard, catalog, policy=policy, preferences=preferences, tls=tls, helper=helper
