@@ -31,7 +31,7 @@ from cudaresolve.index.flat import read_listing
 from cudaresolve.index.metadata import cached_core_metadata, fetch_core_metadata
 from cudaresolve.index.simple import HINT, canonical_project
 from cudaresolve.index.walk import WalkAhead
-from cudaresolve.resolve.source import Unusable
+from cudaresolve.resolve.source import Unlisted, Unusable
 from cudaresolve.text.findings import warning
 from cudaresolve.text.model import Text
 
@@ -232,7 +232,7 @@ class IndexSource:
         out = self._releases.get(key := (index, str(page.project)))  # once per page: the solver and walk re-ask
         if out is None:
             best = sorted(self._best_files(page).items(), reverse=True)
-            out = self._releases[key] = LazyReleases(page.project, index, best)
+            out = self._releases[key] = LazyReleases(page.project, index, best) if page.found else Unlisted(index)
         return out
 
     def _file_of(self, key: tuple[str, str, str]) -> IndexFile | None:

@@ -30,6 +30,7 @@ from cudaresolve.resolve.catalog import BUILD, CUDA, METADATA, PYTHON, Catalog, 
 from cudaresolve.resolve.cudamajor import is_major_need, mixed
 from cudaresolve.resolve.needs import passed_over
 from cudaresolve.resolve.oldgpu import too_old
+from cudaresolve.resolve.source import Unlisted
 from cudaresolve.resolve.wheelpages import missing_pages
 from cudaresolve.text.findings import reason
 from cudaresolve.text.model import Text
@@ -110,6 +111,9 @@ def explain_need(
             return []  # a URL the user gave pins it: this requirement conflicts with that pin (pin-conflict)
         newest = max((c.version for c in releases), default=None)
         target = catalog.target
+        if isinstance(releases, Unlisted):  # the index has no such project: a mistyped name, most often
+            said = Text.of("resolve.not-on-index", package=need.name, index=releases.index_url)
+            return [replace(reason("no-such-version", package=need.name, required=spec, found="none"), text=said)]
         if newest is None:  # no release at all has a file for the target: the versions asked are beside the point
             said = Text.of("resolve.no-file-for-target", package=need.name, python=target.python,
                            platform=target.platform)  # fmt: skip

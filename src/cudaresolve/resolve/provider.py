@@ -35,7 +35,7 @@ from cudaresolve.resolve.direct import check_dependency_url
 from cudaresolve.resolve.matches import MatchCache, preferred_first
 from cudaresolve.resolve.needs import IF_NECESSARY, passed_over
 from cudaresolve.resolve.prebuilt import is_prebuilt, prebuilt_release
-from cudaresolve.resolve.source import MarkerVerdicts, split_key
+from cudaresolve.resolve.source import MarkerVerdicts, Unlisted, split_key
 from cudaresolve.resolve.sources import on_variant_index
 
 if TYPE_CHECKING:
@@ -343,6 +343,9 @@ class CatalogProvider(AbstractProvider[Need, Candidate, str]):
         found = self._index_candidates.get(name)
         if found is None:
             releases = self.source.releases(name)
+            if isinstance(releases, Unlisted):  # not on the index: kept as it is, for the explanation
+                self._index_candidates[name] = releases
+                return releases
             order = preferred_first(releases, self.preferences.get(name))  # the previous lock's release first
 
             def make(i: int) -> Candidate:

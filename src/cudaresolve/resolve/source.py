@@ -15,7 +15,7 @@ evaluated with the target's environment, extras select the optional dependencies
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cudaresolve.core.platforms import canonical_name
 from cudaresolve.resolve.model import FileKind
@@ -34,8 +34,21 @@ if TYPE_CHECKING:
     Builds = Callable[[Requirement], Sequence[tuple[str, str, str]]]
 
 __all__ = [
-    "Artifact", "IndexRelease", "MarkerVerdicts", "PackageSource", "Unusable", "extras_key", "split_key",
+    "Artifact", "IndexRelease", "MarkerVerdicts", "PackageSource", "Unlisted", "Unusable", "extras_key", "split_key",
 ]  # fmt: skip
+
+
+class Unlisted(tuple[Any, ...]):
+    """No release at all, because the index does not list the project (its page answered 404): what
+    ``PackageSource.releases`` gives then, and the provider's candidates of it, so that a failure says the name
+    is not on ``index_url`` rather than that no release has a file for the target (a mistyped name, as uv says it)."""
+
+    index_url: str
+
+    def __new__(cls, index_url: str) -> Unlisted:
+        made = super().__new__(cls)
+        made.index_url = index_url
+        return made
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
