@@ -307,7 +307,11 @@ class IndexSource:
         return required if fits is False else None
 
     def requires(self, release: IndexRelease) -> Sequence[Requirement]:
-        return self._requires_of(release, self._build)
+        found = self._requires_of(release, self._build)
+        releases = self._releases.get((release.index_url, release.name))
+        if releases is not None:  # the solver backtracking over a package's releases: the next ones read ahead
+            self._ahead.solver_read(releases, release)
+        return found
 
     def unusable(self, release: IndexRelease) -> Unusable | None:
         """Why ``release``'s metadata cannot be had (an sdist that may not or could not be built), else None."""

@@ -10,6 +10,10 @@ over a build its index cannot give. ``builds`` reads the solver's catalog, so it
 calls ``prefetch``: a database package the walk's own threads meet waits for that thread, at its next ``prefetch``
 or while it waits on a page or metadata file another thread reads (``holding``).
 
+A package whose releases the solver reads one after another (it is backtracking over them: boto3 beside an old
+botocore, hundreds of releases) has the metadata of its next older wheels read ahead too, ``_BATCH`` at a time
+once the solver has read ``_BATCH_AFTER`` of them (``solver_read``), as uv's batch prefetch does.
+
 The solver goes on meanwhile and waits only for the page or metadata file it asks for (one fetch each, whoever
 asks first: the source's gates). A guess that was wrong costs a request or two; a page the walk alone asked for
 and could not have is reported only once the solver asks for it too (``IndexSource._page``'s ``quiet``). What
@@ -45,6 +49,10 @@ __all__ = ["WalkAhead", "Walked"]
 #: Threads that fetch ahead of the solver, and how many names they may walk (bounds on work, not facts).
 _PREFETCH_THREADS: Final = 16
 _PREFETCH_LIMIT: Final = 500
+#: After the solver read this many releases of one package, the metadata of its next ``_BATCH`` older wheels is
+#: read ahead (a bound on work, not a fact).
+_BATCH_AFTER: Final = 3
+_BATCH: Final = 50
 #: How often the solver's thread, waiting on a gate, looks for database packages the walk met (a bound on delay).
 _WAKE_SECONDS: Final = 0.01
 
@@ -83,6 +91,37 @@ class WalkAhead:
         self._draining = False  # that thread is in ``_drain``: a wait inside it drains nothing more
         self._lock = threading.Lock()
         self._tasks = TaskPool(_PREFETCH_THREADS, "walk")
+        self._reads: dict[tuple[str, str], set[int]] = {}  # (index, project) -> positions of the releases read
+        self._batched: dict[tuple[str, str], int] = {}  # (index, project) -> the position read ahead up to
+
+    def solver_read(self, releases: Sequence[IndexRelease], release: IndexRelease) -> None:
+        """The solver read the metadata of ``release``, one of ``releases`` (its page's, newest first): from the
+        ``_BATCH_AFTER``-th such read of one package on, the metadata of the next ``_BATCH`` older wheels that are
+        neither yanked nor pre-releases is read: from the cache at once, else from the index on the walk's threads,
+        without waiting (a warm run starts no thread)."""
+        from cudaresolve.core.ondemand import MadeOnRead
+        from cudaresolve.resolve.model import FileKind
+
+        at = releases.ids.get(id(release)) if isinstance(releases, MadeOnRead) else None
+        if at is None or self._source._client.offline:
+            return
+        key = (release.index_url, release.name)
+        with self._lock:
+            read = self._reads.setdefault(key, set())
+            read.add(at)  # a release read again (``name[extra]`` and ``name`` ask for it apart) counts once
+            start = max(at + 1, self._batched.get(key, 0))
+            if len(read) < _BATCH_AFTER or start > at + _BATCH // 2:  # not backtracking, or far enough ahead
+                return
+            end = self._batched[key] = min(len(releases), start + _BATCH)
+        for later in (releases[i] for i in range(start, end)):
+            if later.yanked or later.version.is_prerelease or later.artifact.kind is not FileKind.WHEEL:
+                continue
+            if not self._source._cached_requires(later):  # what the cache holds is read here: no thread for it
+                self._tasks.submit(self._quiet_requires, later)
+
+    def _quiet_requires(self, release: IndexRelease) -> None:
+        with contextlib.suppress(CudaResolveError):  # the solver meets it itself when it gets there
+            self._source._requires_of(release, None)
 
     def prefetch(self, names: Iterable[str | Requirement], *, builds: Builds | None = None) -> None:
         """Walk from ``names`` (module docstring); ``builds``: the builds of a database package the solver tries."""
