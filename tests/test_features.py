@@ -382,3 +382,15 @@ def test_an_extra_naming_itself_in_a_marker_reaches_the_lock(served: Any, tmp_pa
     assert result.returncode == 0, result.stdout
     packages = {p["name"]: p.get("marker") for p in json.loads(result.stdout)["packages"]}
     assert packages == {"app": None, "shared": None, "helper": "'fast' in extras", "helper-dep": "'fast' in extras"}
+
+
+def test_a_dependency_naming_an_extra_in_its_marker_belongs_to_that_extra() -> None:
+    """Found against uv on real PyPI: ``dependencies = ["attrs ; extra == 'fast'"]`` was left out of ``lock --extra
+    fast`` (``requirement-skipped``); in the built metadata the line is the extra's, and uv locks it."""
+    data = {"project": {"name": "me", "optional-dependencies": {"fast": ["idna"], "slow": []}}}
+    features = features_from_dict(data, "pyproject.toml")
+    base = ("six", "attrs ; extra == 'fast'", "certifi ; extra != 'fast' and os_name == 'posix'")
+    chosen = choose(features, Selection(extras=("fast", "slow")), base)
+    assert chosen.base == ("six", 'certifi; os_name == "posix"')
+    assert chosen.extras == {"fast": ("idna", "attrs"), "slow": ('certifi; os_name == "posix"',)}
+    assert choose(features, Selection(), base).extras == {}

@@ -94,9 +94,12 @@ def choose(features: Features, selection: Selection, base: Sequence[str] = ()) -
     if not by_default and not selection.all_groups and DEFAULT_GROUP not in named:
         dropped.add(DEFAULT_GROUP)
     kept = sorted(g for g in groups if g not in dropped)
+    # a dependency whose marker compares ``extra`` (``attrs ; extra == 'fast'``) belongs, in the built metadata, to
+    # the extras that make it true: read with no extra for the base, and with each chosen extra's name for that one
+    theirs = tuple(t for t in base if "extra" in t.partition(";")[2])
     return Chosen(
-        base=tuple(base),
-        extras={e: features.extras[e] for e in extras},
+        base=_in_extra(tuple(base), ""),
+        extras={e: tuple(dict.fromkeys((*features.extras[e], *_in_extra(theirs, e)))) for e in extras},
         groups={g: features.groups[g] for g in kept},
         default_groups=(DEFAULT_GROUP,) if by_default and DEFAULT_GROUP in kept else (),
     )
