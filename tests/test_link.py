@@ -513,6 +513,9 @@ def test_a_locked_version_is_compared_as_pep_440_reads_it(base_venv: Path, tmp_p
     ("smuggled-6.6.egg-info", "the metadata of another distribution"),  # a file: importlib reads it too
     ("demo-1.0.data/purelib/smuggled.egg-info", "the metadata of another distribution"),
     ("demo-1.0.data/data/lib/python3.11/site-packages/smuggled-6.6.dist-info/METADATA", "another distribution"),
+    # a venv's lib64 is a link to its lib; Debian's site folder is dist-packages
+    ("demo-1.0.data/data/lib64/python3.11/site-packages/smuggled-6.6.dist-info/METADATA", "another distribution"),
+    ("demo-1.0.data/data/local/lib/python3.11/dist-packages/smuggled-6.6.dist-info/METADATA", "another distribution"),
     ("demo-1.0.data/data/pyvenv.cfg", "would replace the environment's own pyvenv.cfg"),
     ("demo-1.0.data/data/bin/python3", "would replace the environment's own python3"),
     ("demo-1.0.data/data/bin/activate", "would replace the environment's own activate"),

@@ -30,6 +30,7 @@ RESERVED: Final = re.compile(
     r"^(?:python(?:[0-9.]*)w?(?:\.exe)?|(?:de)?activate(?:\..*)?|activate_this\.py|Activate\.ps1)$", re.IGNORECASE
 )  # venv's and uv's (activate_this.py) and virtualenv's (deactivate.bat) own scripts, on POSIX and Windows
 _METADATA_FOLDERS: Final = (".dist-info", ".egg-info")
+_SITE_FOLDERS: Final = frozenset({"site-packages", "dist-packages"})
 
 
 def member_problem(info: str, name: str) -> str | None:
@@ -54,15 +55,17 @@ def member_problem(info: str, name: str) -> str | None:
 def _in_site_packages(parts: list[str], info: str) -> list[str] | None:
     """Where the member ``parts`` lands, relative to site-packages, when it lands there (importlib.metadata finds a
     distribution by any ``*.dist-info`` or ``*.egg-info`` entry there): the wheel's top level, its ``.data/purelib``
-    and ``.data/platlib``, and its ``.data/data/lib/pythonX.Y/site-packages`` (``Lib/site-packages`` on Windows)."""
+    and ``.data/platlib``, and its ``.data/data`` below a ``site-packages`` or ``dist-packages`` folder, whatever
+    leads there: ``lib/pythonX.Y`` (``Lib`` on Windows), a venv's ``lib64`` (a link to ``lib``), Fedora's
+    ``lib64``, Debian's ``dist-packages``."""
     if parts[0] != info[: -len(".dist-info")] + ".data":
         return parts
     kind, rest = (parts[1], parts[2:]) if len(parts) > 2 else ("", [])
     if kind in ("purelib", "platlib"):
         return rest
-    lowered = [p.lower() for p in rest]
-    if kind == "data" and "site-packages" in lowered and lowered[0] == "lib":
-        return rest[lowered.index("site-packages") + 1 :] or None
+    site = next((i for i, p in enumerate(rest) if p.lower() in _SITE_FOLDERS), None)
+    if kind == "data" and site is not None:
+        return rest[site + 1 :] or None
     return None
 
 
