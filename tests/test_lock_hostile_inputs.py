@@ -465,6 +465,17 @@ def test_a_lock_over_the_cap_is_refused_after_reading_at_most_the_cap(
     assert code == 1 and "locks no packages" in err and "MiB" not in err
 
 
+def test_a_lock_with_a_key_of_thousands_of_parts_is_refused_before_it_is_parsed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the hostile-input audit: a valid pylock.toml whose [tool] table had a key of 100,000 dotted parts
+    (200 KB) held install for 30 s in tomllib, and the work grows with the square of the parts."""
+    lock = tmp_path / "pylock.toml"
+    lock.write_text('lock-version = "1.0"\ncreated-by = "x"\n[tool.' + ".".join(["a"] * 100_000) + "]\nb = 1\n")
+    code, err = _install_from(str(lock), capsys)
+    assert code == 1 and "invalid-lockfile" in err and "dotted parts" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("key", ["target", "environments", "requires-python", "sdists", "warnings", "variant"])
 @pytest.mark.parametrize("value", ["5", "true", "[1]", "[[1]]", '{"a": 1}', "1e999"])
 def test_a_requirements_lock_metadata_line_of_the_wrong_type_is_invalid_lockfile(key: str, value: str) -> None:
