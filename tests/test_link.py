@@ -9,6 +9,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -590,6 +591,38 @@ def test_a_wheel_whose_tags_are_not_its_names_is_refused(
             link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
     else:
         link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+
+
+@pytest.mark.parametrize(("wheel_file", "said"), [
+    (None, "has no readable WHEEL file"),
+    (b"Root-Is-Purelib: true\nTag: py3-none-any\n", "has no Wheel-Version"),
+    (b"Wheel-Version: 2.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n", "Wheel-Version '2.0'"),
+    (b"Wheel-Version: 1.9\nRoot-Is-Purelib: true\nTag: py3-none-any\n", None),  # a newer minor: taken, as pip does
+])  # fmt: skip
+def test_a_wheel_without_a_version_1_wheel_file_is_refused(
+    base_venv: Path, tmp_path: Path, wheel_file: bytes | None, said: str | None
+) -> None:
+    """Found by the hostile-input audit: a wheel with no WHEEL file, or one saying Wheel-Version 9.0, was linked
+    into the venv; pip and uv refuse both (PEP 427: an installer must fail on a newer major version)."""
+    from cudaresolve.install.inprocess import link_wheels
+    from cudaresolve.install.wheel_members import check_wheel_files
+
+    _, scheme = _venv(base_venv, f"wheelfile-{abs(hash(wheel_file)) % 10**8}")
+    wheel, _ = _wheel(tmp_path)
+    with zipfile.ZipFile(wheel) as archive:
+        members = {n: archive.read(n) for n in archive.namelist() if not n.endswith(("/WHEEL", "/RECORD"))}
+    if wheel_file is not None:
+        members["demo-1.0.dist-info/WHEEL"] = wheel_file
+    sha = write_wheel(wheel, members, "demo-1.0.dist-info")
+    if said is None:
+        link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+        check_wheel_files([(wheel, "demo", "1.0")])
+        return
+    with pytest.raises(InvalidBinary, match=said):
+        link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+    with pytest.raises(InvalidBinary, match=said):  # the same before uv or pip is handed the wheel
+        check_wheel_files([(wheel, "demo", "1.0")])
+    assert not list(Path(scheme.purelib).glob("*.dist-info"))
 
 
 def test_a_glibc_rename_or_a_pure_wheel_renamed_for_a_platform_is_taken(tmp_path: Path) -> None:

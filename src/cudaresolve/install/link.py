@@ -227,8 +227,8 @@ def _reserved(name: str) -> bool:
 
 def _check_identity(info: Path, label: str, project: str, version: str | None) -> None:
     """The wheel's ``.dist-info`` folder and its METADATA name the locked ``project`` and ``version``
-    (``wheel_members.identity_problem``), and its ``WHEEL`` tags its file name's: a wheel whose hash matches but
-    which installs another distribution is refused."""
+    (``wheel_members.identity_problem``), and its ``WHEEL`` file is of version 1 with its file name's tags
+    (``tag_problem``): a wheel whose hash matches but which installs another distribution is refused."""
     try:
         with open(info / "METADATA", "rb") as f:
             metadata = f.read(_METADATA_MOST).decode("utf-8", errors="replace")

@@ -146,7 +146,10 @@ def check_wheel_files(wheels: Iterable[tuple[Path, str, str | None]]) -> None:
                     problem = "no .dist-info/METADATA"
                 if problem is None and f"{info}/WHEEL" in names:
                     with archive.open(f"{info}/WHEEL") as member:
-                        problem = _tags_problem(member.read(65536).decode("utf-8", "replace"), path.name)
+                        text = member.read(65536).decode("utf-8", "replace")
+                    problem = _version_problem(text) or _tags_problem(text, path.name)
+                elif problem is None:
+                    problem = "its .dist-info has no readable WHEEL file"
         except READ_ERRORS as exc:
             problem = f"not a readable wheel ({type(exc).__name__})"
         if problem is not None:
@@ -155,14 +158,29 @@ def check_wheel_files(wheels: Iterable[tuple[Path, str, str | None]]) -> None:
 
 
 def tag_problem(wheel: Path, filename: str) -> str | None:
-    """Why the ``Tag:`` lines of the wheel's ``WHEEL`` file (at ``wheel``) name another system or machine than its
-    file name's (the name the lock was checked against the interpreter with), in words: a wheel served under
-    another's name (a win32 build locked as py3-none-any). None when they share one, or either names none."""
+    """Why the wheel's ``WHEEL`` file (at ``wheel``) is not one to install, in words: missing, of a ``Wheel-Version``
+    whose major is not 1 (pip and uv refuse both: PEP 427's installer must), or with ``Tag:`` lines that name another
+    system or machine than its file name's (the name the lock was checked against the interpreter with): a wheel
+    served under another's name (a win32 build locked as py3-none-any). None when the tags share one, or either
+    names none."""
     try:
         text = wheel.read_text(encoding="utf-8", errors="replace")[:65536]
     except OSError:
-        return None
-    return _tags_problem(text, filename)
+        return "its .dist-info has no readable WHEEL file"
+    return _version_problem(text) or _tags_problem(text, filename)
+
+
+def _version_problem(text: str) -> str | None:
+    """Why a ``WHEEL`` file's ``text`` is of a wheel format this installer does not read (no ``Wheel-Version``, or
+    another major version than 1); None when it reads it."""
+    from email.parser import HeaderParser
+
+    found = HeaderParser().parsestr(text).get("Wheel-Version")
+    if found is None:
+        return "its WHEEL file has no Wheel-Version"
+    if str(found).strip().split(".", 1)[0] != "1":
+        return f"its WHEEL file says Wheel-Version {str(found).strip()[:40]!r}; only version 1 wheels are installed"
+    return None
 
 
 def _tags_problem(text: str, filename: str) -> str | None:
