@@ -179,6 +179,23 @@ def test_a_member_that_leaves_its_folder_is_refused_before_anything_is_written(t
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name != ".cudaresolve-cache"]  # no half-made folder
 
 
+@pytest.mark.parametrize("extra", [
+    {"demo/x": b"file", "demo/x/y.py": b"under the file"},  # a file and a folder of one name
+    {"demo/x/y.py": b"", "demo/x": b"file over the folder"},
+    {"demo/" + "a" * 300 + ".py": b""},  # a name no file system takes
+])  # fmt: skip
+def test_a_wheel_whose_names_cannot_be_a_tree_is_a_bad_wheel_not_a_disk_problem(
+    tmp_path: Path, extra: dict[str, bytes]
+) -> None:
+    """Found by the hostile-input audit: these were 'invalid-input: demo could not be installed: <cache>/.tmp/...:
+    Not a directory' with the hint to check the environment's folders and the disk, which are fine."""
+    wheel, sha = _wheel(tmp_path, extra=extra)
+    with pytest.raises(InvalidBinary) as caught:
+        unpacked(tmp_path / "cache", sha, wheel)
+    assert caught.value.text.key == "lock.install.bad-wheel" and "demo/" in str(caught.value.text.fields)
+    assert not [p for p in (tmp_path / "cache").iterdir() if p.name != ".cudaresolve-cache"]  # no half-made folder
+
+
 def test_a_wheel_whose_members_nest_past_the_recursion_limit_is_installed(base_venv: Path, tmp_path: Path) -> None:
     """Found by the adversarial hunt: a member 1,200 folders deep (2.4 KB of path, within every bound) made
     Python 3.11's os.walk, which recurses per level, raise RecursionError while the tree was planned: an

@@ -20,6 +20,7 @@ through a hard link that changed the kept copy too.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from typing import TYPE_CHECKING, Final
 
@@ -37,6 +38,9 @@ UNPACKED: Final = "unpacked-v1"
 #: The end of the name of a wheel's metadata folder beside its unpacked folder.
 META: Final = ".meta"
 _CHUNK: Final = 1024 * 1024
+#: What writing a member into a fresh folder of ours fails with when the wheel's names cannot be a tree: a file and
+#: a folder of one name, or a name too long for the file system (uv refuses such a wheel too).
+_NAME_ERRORS: Final = frozenset({errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG})
 
 
 def unpacked(root: Path, sha256: str, wheel: Path) -> Path:
@@ -155,11 +159,18 @@ def _extract_members(wheel: Path, into: Path) -> None:
                 continue
             target = os.path.join(into, *info.filename.split("/"))
             folder = os.path.dirname(target)
-            if folder not in made:
-                make_dirs(folder)  # one level at a time: os.makedirs recurses per missing level
-                made.add(folder)
-            with archive.open(info) as source, open(target, "wb") as sink:
-                shutil.copyfileobj(source, sink, _CHUNK)
+            try:
+                if folder not in made:
+                    make_dirs(folder)  # one level at a time: os.makedirs recurses per missing level
+                    made.add(folder)
+                with archive.open(info) as source, open(target, "wb") as sink:
+                    shutil.copyfileobj(source, sink, _CHUNK)
+            except OSError as exc:  # in a fresh private folder, these come from the member names alone
+                if exc.errno not in _NAME_ERRORS:
+                    raise
+                raise InvalidBinary(Text.of("lock.install.bad-wheel", file=wheel.name,
+                                            reason=f"{info.filename[:200]}: {exc.strerror}"),
+                                    hint=Text("lock.install.bad-wheel.hint")) from exc
             os.chmod(target, 0o755 if (info.external_attr >> 16) & 0o111 else 0o644)
 
 
