@@ -254,13 +254,26 @@ def _dist_info(tree: Path, label: str) -> str:
 
 
 def _wheel_record(info: Path, label: str) -> dict[str, tuple[str, str]]:
-    """The wheel's RECORD: path -> (hash, size) of each row that has both."""
+    """The wheel's RECORD: path -> (hash, size) of each row that has both. Read a row at a time, and refused when
+    over ``MAX_RECORD_BYTES`` or of more rows than an archive may hold members: a RECORD of millions of short rows
+    (a few MB deflated) took gigabytes as a list of rows."""
+    from cudaresolve.core.archive import MAX_ARCHIVE_MEMBERS
+    from cudaresolve.install.record import MAX_RECORD_BYTES
+
+    found: dict[str, tuple[str, str]] = {}
     try:
-        with open(info / "RECORD", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle.read().splitlines()))
+        with open(info / "RECORD", encoding="utf-8", newline="") as handle:
+            if os.fstat(handle.fileno()).st_size > MAX_RECORD_BYTES:
+                raise _bad(label, f"its RECORD is over {MAX_RECORD_BYTES // 1024**2} MiB")
+            for count, row in enumerate(csv.reader(handle)):
+                if count > MAX_ARCHIVE_MEMBERS:
+                    raise _bad(label, f"its RECORD lists more than {MAX_ARCHIVE_MEMBERS:,} files, more than a wheel "
+                                      "may hold")
+                if len(row) >= 3 and row[1] and row[2]:
+                    found[row[0]] = (row[1], row[2])
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise _bad(label, f"RECORD: {exc}") from exc
-    return {r[0]: (r[1], r[2]) for r in rows if len(r) >= 3 and r[1] and r[2]}
+    return found
 
 
 def _root_is_purelib(wheel: Path) -> bool:
