@@ -102,3 +102,13 @@ def test_markers_round_trip_and_a_bad_one_is_refused() -> None:
     data["packages"][1]["marker"] = "'cuda' in"
     with pytest.raises(InvalidLockfile, match=r"packages\[1\].marker is not a valid environment marker"):
         Lock.from_dict(data)
+
+
+def test_a_lock_whose_markers_leave_out_every_package_says_so() -> None:
+    """Found by the hostile-input audit: such a lock was refused as 'pylock.toml locks no packages', which it does."""
+    gated = Lock(packages=(_package("app", "sys_platform == 'win32'"), _package("gpu", "'cuda' in extras")),
+                 extras=("cuda",), features=True)
+    with pytest.raises(InvalidLockfile) as info:
+        select_packages(gated, Selection(), LINUX, source="pylock.toml")
+    assert "pylock.toml locks 2 package(s), and the marker of every one leaves it out" in info.value.message
+    assert [p.name for p in select_packages(gated, Selection(extras=("cuda",)), LINUX, source="x").packages] == ["gpu"]

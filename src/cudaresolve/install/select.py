@@ -50,7 +50,8 @@ def chosen_features(lock: Lock, selection: Selection, *, source: str) -> tuple[f
 
 def select_packages(lock: Lock, selection: Selection, environment: Mapping[str, str], *, source: str) -> Lock:
     """``lock`` with only the packages whose marker holds for ``selection`` (``chosen_features``) on the
-    interpreter whose marker values are ``environment``; ``source`` names the lock in messages."""
+    interpreter whose marker values are ``environment``; ``source`` names the lock in messages. ``InvalidLockfile``
+    when the markers leave out every package."""
     extras, groups = chosen_features(lock, selection, source=source)
     if not any(p.marker for p in lock.packages):
         return lock
@@ -68,6 +69,9 @@ def select_packages(lock: Lock, selection: Selection, environment: Mapping[str, 
             ) from exc
         if holds:
             kept.append(package)
+    if not kept:  # said apart from a lock of no packages: this one holds some, for other choices or interpreters
+        raise InvalidLockfile(Text.of("lock.select.none", source=source, count=len(lock.packages)),
+                              hint=Text("lock.select.none.hint"))
     return replace(lock, packages=tuple(kept))
 
 
