@@ -353,6 +353,35 @@ def test_a_file_that_moves_to_another_package_survives_the_upgrade(base_venv: Pa
     assert ran.stdout.strip() == "aaa", ran.stderr
 
 
+def test_a_wheel_that_fails_while_linked_leaves_the_others_linked_and_says_what_is_missing(
+    base_venv: Path, tmp_path: Path
+) -> None:
+    """Found by the hostile-input audit: a lock of aaa 2.0 and zzz, whose file common/x was another installed
+    package's folder, removed aaa 1.0, failed on zzz first and stopped: aaa was in neither version, and the error
+    named only zzz, with the hint to check the disk."""
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, "partly")
+    made = {}
+    for name, version, extra in (("aaa", "1.0", {}), ("aaa", "2.0", {}), ("mmm", "1.0", {"common/x/y.py": b""}),
+                                 ("zzz", "1.0", {"common/x": b"a file where mmm has a folder\n",
+                                                 **{f"zzz/m{i}.py": b"" for i in range(5)}})):
+        folder = tmp_path / f"{name}{version}"
+        folder.mkdir()
+        made[name, version] = _wheel(folder, name=name, version=version, extra=extra)
+
+    def pairs(*names: tuple[str, str]) -> list[tuple[Any, Path]]:
+        return [(_package(*made[n, v], name=n, version=v), made[n, v][0]) for n, v in names]
+
+    link_wheels(pairs(("aaa", "1.0"), ("mmm", "1.0")), scheme, {}, tmp_path / "cache")
+    with pytest.raises(InvalidInput) as caught:
+        link_wheels(pairs(("aaa", "2.0"), ("zzz", "1.0")), scheme, _installed(scheme), tmp_path / "cache")
+    assert "zzz could not be installed" in caught.value.message and "1 of the 2 packages" in caught.value.message
+    installed = _installed(scheme)
+    assert installed["aaa"].version == "2.0" and "zzz" not in installed  # zzz's own files were taken back
+
+
 def test_a_new_version_that_cannot_install_leaves_the_old_one(base_venv: Path, tmp_path: Path) -> None:
     from cudaresolve.install.inprocess import link_wheels
 

@@ -167,18 +167,22 @@ def link_wheels(
     # what they replace removed first: a file that moves from one package to another is not removed after it
     remove_dists(before, [canonical_name(p.name) for p, _ in packages], scheme)
 
-    def one(planned: tuple[LockedPackage, Path, TreePlan]) -> None:
+    failed: list[tuple[LockedPackage, OSError]] = []
+
+    def one(planned: tuple[LockedPackage, Path, TreePlan]) -> None:  # one that fails leaves the others to be linked
         package, wheel, made = planned
         try:
             apply(made, scheme, url=wheel.absolute().as_uri(), sha256=package.sha256 or "",
                   store=str(unpacked_root / f"{package.sha256}{META}"))
-        except OSError as exc:
-            raise _cannot_write(exc, package) from exc
+        except OSError as exc:  # ``apply`` removed what it wrote
+            failed.append((package, exc))
 
     ordered = [plans[p.name] for p, _ in packages]
     files = sum(len(names) for _, _, made in ordered for *_, names in made.folders)
     each(one, sorted(ordered, key=lambda p: -sum(len(f[-1]) for f in p[2].folders)),
          workers=_linkers() if files >= _MANY_FILES else 1, name="link")  # many files: their folders side by side
+    if failed:
+        raise _partly(failed, len(packages))
 
 
 def _linkers() -> int:
@@ -247,6 +251,20 @@ def _record(dist_info: str) -> str | None:
             return handle.read(MAX_RECORD_BYTES)
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def _partly(failed: Sequence[tuple[LockedPackage, OSError]], total: int) -> Exception:
+    """The first of ``failed`` (package, its error) as ``_cannot_write`` says it, and that the environment is
+    changed in part: the others were linked, and these are not there (what they replace was removed first)."""
+    from cudaresolve.errors import InvalidInput
+    from cudaresolve.text.model import Text
+
+    package, exc = failed[0]
+    where = exc.filename2 or exc.filename or package.name
+    missing = ", ".join(sorted(p.name for p, _ in failed)[:5]) + (", ..." if len(failed) > 5 else "")
+    return InvalidInput(Text.of("lock.install.link-failed-partly", name=package.name, path=str(where),
+                                reason=str(exc.strerror or exc), done=total - len(failed), total=total,
+                                missing=missing), hint=Text("lock.install.link-failed-partly.hint"))
 
 
 def _cannot_write(exc: OSError, package: LockedPackage) -> Exception:
