@@ -135,3 +135,19 @@ def test_a_local_folder_locked_again_is_no_change(tmp_path: Path, fmt: str) -> N
     assert prior is not None and prior.pins == {"b": "2"} and prior.folders == {"my-lib"}
     assert changes(prior.pins, lock, folders=prior.folders) == ()
     assert [c.to_dict() for c in changes(prior.pins, lock)] == [{"name": "my-lib", "from": None, "to": "0.2"}]
+
+
+@pytest.mark.parametrize("name", ["pylock.toml", "requirements.txt"])
+def test_a_previous_lock_saved_with_a_byte_order_mark_gives_its_pins(tmp_path: Path, name: str) -> None:
+    """Found by the hostile-input audit: install --from read such a lock, but lock took it for no lock and solved
+    afresh, moving every pin."""
+    from cudaresolve.lock.lockfile import render_lock
+    from cudaresolve.lock.model import Lock
+    from cudaresolve.resolve.model import LockedPackage
+
+    six = LockedPackage(name="six", version="1.17.0", index="https://pypi.org/simple", sha256="a" * 64,
+                        url="https://files.example/six-1.17.0-py2.py3-none-any.whl",
+                        filename="six-1.17.0-py2.py3-none-any.whl")
+    fmt = "requirements" if name.endswith(".txt") else "pylock"
+    (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + render_lock(name, Lock(packages=(six,)), fmt=fmt).encode())
+    assert read_pins(str(tmp_path / name), fmt) == {"six": "1.17.0"}

@@ -50,12 +50,13 @@ class Change:
 
 def read_existing(path: str) -> str | None:
     """The text of the lock already at ``path``; None when there is none to read (no file, not a regular file,
-    larger than ``MAX_PREVIOUS_BYTES``, not UTF-8). Never blocks (``core.files.read_regular_bounded``)."""
+    larger than ``MAX_PREVIOUS_BYTES``, not UTF-8; a leading byte order mark is no content, as ``install --from``
+    reads it). Never blocks (``core.files.read_regular_bounded``)."""
     from cudaresolve.core.files import NotRegularFile, read_regular_bounded
 
     try:
         data = read_regular_bounded(path, MAX_PREVIOUS_BYTES)
-        return data.decode("utf-8") if len(data) <= MAX_PREVIOUS_BYTES else None
+        return data.decode("utf-8-sig") if len(data) <= MAX_PREVIOUS_BYTES else None
     except (OSError, NotRegularFile, UnicodeDecodeError):
         return None
 
