@@ -216,6 +216,24 @@ def test_a_record_of_more_rows_than_a_wheel_may_hold_is_refused(base_venv: Path,
     assert not list(Path(scheme.purelib).glob("*.dist-info"))
 
 
+def test_a_wheel_past_the_archive_bounds_is_named_in_the_error(tmp_path: Path) -> None:
+    """Found by the hostile-input audit: install said 'the archive's members inflate to N bytes, more than M' (or
+    that two share bytes), naming no wheel of the lock's."""
+    from cudaresolve.install.wheel_members import check_wheel_files
+    from cudaresolve.text.catalogue import format_text
+    from hostile.zip_craft import shared_offsets
+
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    wheel.write_bytes(shared_offsets(b"\x7fELF" + bytes(4096), 20))  # entries sharing one member's bytes
+    sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    attempts = (lambda: unpacked(tmp_path / "cache", sha, wheel), lambda: check_wheel_files([(wheel, "demo", None)]))
+    for attempt in attempts:  # the in-process linker's unpacking, and the check before uv or pip
+        with pytest.raises(InvalidBinary) as caught:
+            attempt()
+        said = format_text(caught.value.text, "en")
+        assert "demo-1.0-py3-none-any.whl" in said and "share bytes" in said, said
+
+
 def test_a_wheel_whose_members_nest_past_the_recursion_limit_is_installed(base_venv: Path, tmp_path: Path) -> None:
     """Found by the adversarial hunt: a member 1,200 folders deep (2.4 KB of path, within every bound) made
     Python 3.11's os.walk, which recurses per level, raise RecursionError while the tree was planned: an

@@ -138,6 +138,11 @@ def _extract(wheel: Path, into: Path) -> None:
     except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:  # the archive, not the disk
         raise InvalidBinary(Text.of("lock.install.bad-wheel", file=wheel.name, reason=str(exc)[:200]),
                             hint=Text("lock.install.bad-wheel.hint")) from exc
+    except InvalidBinary as exc:  # an archive past ``core.archive``'s bounds, which says so without naming it
+        if not exc.text.key.startswith("binaries."):
+            raise
+        raise InvalidBinary(Text.of("lock.install.bad-wheel", file=wheel.name, reason=exc.text),
+                            hint=Text("lock.install.bad-wheel.hint")) from exc
 
 
 def _extract_members(wheel: Path, into: Path) -> None:

@@ -152,6 +152,9 @@ def check_wheel_files(wheels: Iterable[tuple[Path, str, str | None]]) -> None:
                     problem = "its .dist-info has no readable WHEEL file"
         except READ_ERRORS as exc:
             problem = f"not a readable wheel ({type(exc).__name__})"
+        except InvalidBinary as exc:  # past ``core.archive``'s bounds, said without the wheel's name
+            raise InvalidBinary(Text.of("lock.install.bad-wheel", file=path.name, reason=exc.text),
+                                hint=Text("lock.install.bad-wheel.hint")) from exc
         if problem is not None:
             raise InvalidBinary(Text.of("lock.install.bad-wheel", file=path.name, reason=problem),
                                 hint=Text("lock.install.bad-wheel.hint"))  # fmt: skip
