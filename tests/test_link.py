@@ -171,9 +171,14 @@ def test_a_new_version_replaces_the_old_through_sync(base_venv: Path, tmp_path: 
 
 @pytest.mark.parametrize("member", ["../evil.py", "/abs/evil.py", "a/../../evil.py", "a\\..\\evil.py", "C:/evil.py"])
 def test_a_member_that_leaves_its_folder_is_refused_before_anything_is_written(tmp_path: Path, member: str) -> None:
+    from cudaresolve.install.wheel_members import check_wheel_files
+
     wheel, sha = _wheel(tmp_path, extra={member: b"boom"})
     with pytest.raises(InvalidBinary) as caught:
         unpacked(tmp_path / "cache", sha, wheel)
+    assert caught.value.text.key == "lock.install.unsafe-member"
+    with pytest.raises(InvalidBinary) as caught:  # found by the hostile-input audit: uv was handed it, and left the
+        check_wheel_files([(wheel, "demo", "1.0")])  # member out where pip and this process refuse the wheel
     assert caught.value.text.key == "lock.install.unsafe-member"
     assert not (tmp_path / "evil.py").exists() and not (tmp_path / "cache" / sha).exists()
     assert not [p for p in (tmp_path / "cache").iterdir() if p.name != ".cudaresolve-cache"]  # no half-made folder

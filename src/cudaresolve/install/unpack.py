@@ -150,12 +150,13 @@ def _extract_members(wheel: Path, into: Path) -> None:
 
     from cudaresolve.core.archive import open_archive
     from cudaresolve.errors import InvalidBinary
+    from cudaresolve.install.wheel_members import safe_member
     from cudaresolve.text.model import Text
 
     with open(wheel, "rb") as raw, open_archive(raw) as archive:
         infos = archive.infolist()
         for info in infos:
-            if not _safe(info.filename):
+            if not safe_member(info.filename):
                 raise InvalidBinary(Text.of("lock.install.unsafe-member", file=wheel.name, member=info.filename[:200]),
                                     hint=Text("lock.install.unsafe-member.hint"))
         made: set[str] = set()
@@ -177,11 +178,3 @@ def _extract_members(wheel: Path, into: Path) -> None:
                                             reason=f"{info.filename[:200]}: {exc.strerror}"),
                                     hint=Text("lock.install.bad-wheel.hint")) from exc
             os.chmod(target, 0o755 if (info.external_attr >> 16) & 0o111 else 0o644)
-
-
-def _safe(name: str) -> bool:
-    """A member name that stays inside the folder it is unpacked in."""
-    if not name or name.startswith("/") or "\\" in name or "\x00" in name or ":" in name.split("/", 1)[0]:
-        return False
-    parts = name.rstrip("/").split("/")
-    return all(part not in ("", ".", "..") for part in parts)

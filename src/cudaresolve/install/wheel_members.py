@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
-    "RESERVED", "check_wheel_files", "dist_info_project", "identity_problem", "member_problem", "tag_problem",
-    "wheel_problem",
+    "RESERVED", "check_wheel_files", "dist_info_project", "identity_problem", "member_problem", "safe_member",
+    "tag_problem", "wheel_problem",
 ]  # fmt: skip
 
 #: A script name that is the environment's own (its interpreter, its activation scripts).
@@ -31,6 +31,15 @@ RESERVED: Final = re.compile(
 )  # venv's and uv's (activate_this.py) and virtualenv's (deactivate.bat) own scripts, on POSIX and Windows
 _METADATA_FOLDERS: Final = (".dist-info", ".egg-info")
 _SITE_FOLDERS: Final = frozenset({"site-packages", "dist-packages"})
+
+
+def safe_member(name: str) -> bool:
+    """Whether the member ``name`` stays inside the folder it is unpacked in: not absolute, no ``..``, ``.`` or
+    empty part, no backslash, no drive (pip refuses such a wheel, uv leaves the member out)."""
+    if not name or name.startswith("/") or "\\" in name or "\x00" in name or ":" in name.split("/", 1)[0]:
+        return False
+    parts = name.rstrip("/").split("/")
+    return all(part not in ("", ".", "..") for part in parts)
 
 
 def member_problem(info: str, name: str) -> str | None:
@@ -135,6 +144,10 @@ def check_wheel_files(wheels: Iterable[tuple[Path, str, str | None]]) -> None:
         try:
             with open(path, "rb") as raw, open_archive(raw) as archive:
                 names = archive.namelist()
+                unsafe = next((n for n in names if not safe_member(n)), None)
+                if unsafe is not None:  # as the in-process unpacking refuses it, whichever installer runs
+                    raise InvalidBinary(Text.of("lock.install.unsafe-member", file=path.name, member=unsafe[:200]),
+                                        hint=Text("lock.install.unsafe-member.hint"))
                 problem = wheel_problem(names)
                 infos = {n.split("/", 1)[0] for n in names if "/" in n}
                 info = next((i for i in infos if i.endswith(".dist-info")), "")  # the one: ``wheel_problem`` said so
@@ -153,6 +166,8 @@ def check_wheel_files(wheels: Iterable[tuple[Path, str, str | None]]) -> None:
         except READ_ERRORS as exc:
             problem = f"not a readable wheel ({type(exc).__name__})"
         except InvalidBinary as exc:  # past ``core.archive``'s bounds, said without the wheel's name
+            if not exc.text.key.startswith("binaries."):
+                raise
             raise InvalidBinary(Text.of("lock.install.bad-wheel", file=path.name, reason=exc.text),
                                 hint=Text("lock.install.bad-wheel.hint")) from exc
         if problem is not None:
