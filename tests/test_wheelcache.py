@@ -85,6 +85,22 @@ def test_a_file_that_cannot_be_had_is_index_unavailable(tmp_path: Path) -> None:
         fetch_files([package], tmp_path, _client())
 
 
+@pytest.mark.parametrize("url", [
+    "https://user:s3cr3t@127.0.0.1:1/a-1.0-py3-none-any.whl",  # port 1: refused at once, no network needed
+    "https://s3cr3t@127.0.0.1:1/a-1.0-py3-none-any.whl",
+])  # fmt: skip
+def test_a_host_that_cannot_be_reached_is_named_without_its_credentials(tmp_path: Path, url: str) -> None:
+    """Found by the hostile-input audit: the URL was shown as https://user:****@..., but the reason beside it said
+    'user:s3cr3t@127.0.0.1:1 is unreachable', the password in the clear."""
+    from cudaresolve.text.catalogue import format_text
+
+    package = replace(_package("a", b"x"), url=url)
+    with pytest.raises(IndexUnavailable) as caught:
+        fetch_files([package], tmp_path, _client())
+    said = format_text(caught.value.text, "en")
+    assert "s3cr3t" not in said and "127.0.0.1:1 is unreachable" in said, said
+
+
 def test_a_package_without_url_or_hash_or_with_an_unsafe_name_is_refused(tmp_path: Path) -> None:
     bad = LockedPackage(name="a", version="1.0", index="x", url=f"{BASE}/a.whl", filename="../../etc/x.whl",
                         sha256="1" * 64)

@@ -49,8 +49,10 @@ class Hosts:
 
 
 def host_of(url: str) -> str:
-    """What ``Hosts`` names ``url``'s host by: its host and port as written (the whole text when it is no URL)."""
-    return parts.netloc if (parts := split_url(url)) is not None else url
+    """What ``Hosts`` names ``url``'s host by: its host and port as written, without a user or password before
+    ``@`` (the name is shown, as ``{host} is unreachable``, where nothing hides them); the whole text when it is no
+    URL."""
+    return parts.netloc.rpartition("@")[2] if (parts := split_url(url)) is not None else url
 
 
 def retried(
