@@ -725,3 +725,26 @@ def test_a_glibc_rename_or_a_pure_wheel_renamed_for_a_platform_is_taken(tmp_path
     assert tag_problem(wheel, "x-1.0-cp311-cp311-win_amd64.whl") is None
     wheel.write_text("Wheel-Version: 1.0\nTag: cp311-cp311-manylinux_2_28_aarch64\n")
     assert tag_problem(wheel, "x-1.0-cp311-cp311-manylinux_2_28_x86_64.whl") is not None
+
+
+def test_a_lock_whose_recorded_target_does_not_read_says_so_after_its_install(
+    base_venv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by the hostile-input audit: a pylock.toml whose [tool.cudaresolve] target had cc = "abc" was installed,
+    then the doctor pass failed with a bare 'invalid-arch: not a compute capability or arch: 'abc'', naming neither
+    the lock nor that its packages were installed."""
+    from cudaresolve.cli import main
+
+    venv, _ = _venv(base_venv, "bad-target")
+    wheel, sha = _wheel(tmp_path, name="torch", version="2.7.1+cu128")
+    lock = tmp_path / "pylock.toml"
+    lock.write_text(f'lock-version = "1.0"\ncreated-by = "x"\n[[packages]]\nname = "torch"\nversion = "2.7.1+cu128"\n'
+                    f'[packages.archive]\nurl = "{wheel.as_uri()}"\nhashes = {{sha256 = "{sha}"}}\n'
+                    '[tool.cudaresolve]\nvariant = "cu128"\n'
+                    '[tool.cudaresolve.target]\ngpus = [{name = "X", cc = "abc"}]\n')
+    code = main(["install", "--from", str(lock), "--python", str(venv / "bin" / "python"), "--cache-dir",
+                 str(tmp_path / "cache"), "--color", "never"])
+    err = capsys.readouterr().err
+    assert code == 1 and "invalid-lockfile" in err and "its packages were installed" in err and str(lock) in err, err
+    assert [p.name for p in (venv / "lib").glob("python*/site-packages/torch-*.dist-info")] == [
+        "torch-2.7.1+cu128.dist-info"]

@@ -251,8 +251,8 @@ def _install(
     if facts is not None and not doctor_has_work(lock.packages, _remaining(synced), facts):
         return InstallResult(returncode=0, lock=lock, sync=synced)  # nothing the doctor pass checks is installed
     db = (database or _database(request.compat))()
-    check = InstallCheck(db=db, target=target or lock_target(lock, request, db), python=order.python,
-                         site_packages=found.site_packages, version=found.interpreter.python)
+    check = InstallCheck(db=db, target=target or _checked_target(lock, request, db, order.lockfile or ""),
+                         python=order.python, site_packages=found.site_packages, version=found.interpreter.python)
     return InstallResult(returncode=0, lock=lock, sync=synced, check=check)
 
 
@@ -427,6 +427,18 @@ def for_interpreter(options: TargetOptions, interpreter: Interpreter) -> TargetO
             )
     return replace(options, python=interpreter.python, platform=interpreter.platform, glibc=interpreter.glibc,
                    python_platform=None)
+
+
+def _checked_target(lock: Lock, request: LockRequest, db: CompatDB, source: str) -> Target:
+    """``lock_target``; one the lock records that does not read is said as the lock's, after its install."""
+    from cudaresolve.errors import CudaResolveError, InvalidLockfile
+    from cudaresolve.text.model import Text
+
+    try:
+        return lock_target(lock, request, db)
+    except CudaResolveError as exc:
+        raise InvalidLockfile(Text.of("lock.install.bad-target", source=source, reason=exc.text),
+                              hint=Text("lock.install.bad-target.hint")) from exc
 
 
 def lock_target(lock: Lock, request: LockRequest, db: CompatDB) -> Target:
