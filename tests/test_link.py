@@ -239,6 +239,19 @@ def test_a_wheel_past_the_archive_bounds_is_named_in_the_error(tmp_path: Path) -
         assert "demo-1.0-py3-none-any.whl" in said and "share bytes" in said, said
 
 
+def test_a_wheel_asking_for_more_launchers_than_the_bound_is_refused(base_venv: Path, tmp_path: Path) -> None:
+    """Found by the hostile-input audit: a 700 KB wheel whose entry_points.txt named 300,000 console scripts had
+    a launcher written for each into the venv's bin (96 s); a 10 MB one would write millions."""
+    from cudaresolve.install.inprocess import link_wheels
+
+    _, scheme = _venv(base_venv, "launchers")
+    scripts = "[console_scripts]\n" + "".join(f"s{i} = demo:main\n" for i in range(10_001))  # the bound: 10,000
+    wheel, sha = _wheel(tmp_path, extra={"demo-1.0.dist-info/entry_points.txt": scripts.encode()})
+    with pytest.raises(InvalidBinary, match="names more than 10,000 scripts"):
+        link_wheels([(_package(wheel, sha), wheel)], scheme, {}, tmp_path / "cache")
+    assert not (Path(scheme.scripts) / "s0").exists()
+
+
 def test_a_wheel_whose_members_nest_past_the_recursion_limit_is_installed(base_venv: Path, tmp_path: Path) -> None:
     """Found by the adversarial hunt: a member 1,200 folders deep (2.4 KB of path, within every bound) made
     Python 3.11's os.walk, which recurses per level, raise RecursionError while the tree was planned: an

@@ -64,6 +64,7 @@ _SCRIPT_NAME: Final = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _URLSAFE: Final = bytes.maketrans(b"+/", b"-_")  # base64 to its urlsafe form (``base64`` itself costs an import)
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _MAX_SHEBANG: Final = 127  # the kernel's limit on a #! line
+_MAX_LAUNCHERS: Final = 10_000  # console and GUI scripts of one wheel: real ones have a few dozen at most
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,6 +160,8 @@ def plan_tree(
     if check and seen != sum(1 for path in record if path not in skipped):
         raise StaleTree("a file its RECORD lists is missing")
     launchers = tuple(_entry_points(tree / info / "entry_points.txt"))
+    if len(launchers) > _MAX_LAUNCHERS:  # each is a file written into the environment
+        raise _bad(label, f"its entry_points.txt names more than {_MAX_LAUNCHERS:,} scripts")
     for name, _, _ in launchers:
         if _reserved(name):
             raise _bad(label, f"the entry point {name} would replace the environment's interpreter")
@@ -254,9 +257,8 @@ def _dist_info(tree: Path, label: str) -> str:
 
 
 def _wheel_record(info: Path, label: str) -> dict[str, tuple[str, str]]:
-    """The wheel's RECORD: path -> (hash, size) of each row that has both. Read a row at a time, and refused when
-    over ``MAX_RECORD_BYTES`` or of more rows than an archive may hold members: a RECORD of millions of short rows
-    (a few MB deflated) took gigabytes as a list of rows."""
+    """The wheel's RECORD: path -> (hash, size) of each row that has both. Read a row at a time; refused over
+    ``MAX_RECORD_BYTES`` or past more rows than an archive may hold (millions of short rows took gigabytes)."""
     from cudaresolve.core.archive import MAX_ARCHIVE_MEMBERS
     from cudaresolve.install.record import MAX_RECORD_BYTES
 
@@ -434,7 +436,7 @@ def _entry_points(path: Path) -> list[tuple[str, str, str]]:
     group = ""
     for raw in text.splitlines():
         line = raw.strip()
-        if not line or line.startswith(("#", ";")):
+        if not line or line.startswith(("#", ";")) or len(found) > _MAX_LAUNCHERS:
             continue
         if line.startswith("[") and line.endswith("]"):
             group = line[1:-1].strip()
