@@ -25,6 +25,8 @@ from cudaresolve.text.model import Text
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from packaging.requirements import Requirement
+
 __all__ = ["DEFAULT_GROUP", "Chosen", "Features", "Selection", "choose", "features_from_dict", "select"]
 
 #: The group uv installs unless told ``--no-dev``.
@@ -132,6 +134,17 @@ def features_from_dict(data: Mapping[str, Any], source: str) -> Features:
     return Features(extras=extras, groups=groups)
 
 
+def _requirement(text: str) -> Requirement | None:
+    """``text`` as a PEP 508 requirement; None when it is none (the solver's own parse names it with a coded
+    error)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(text)
+    except InvalidRequirement:
+        return None
+
+
 def _in_extra(reqs: tuple[str, ...], extra: str) -> tuple[str, ...]:
     """An extra's requirements with ``extra`` in their markers given that extra's name, as pip and uv read the
     project's metadata (``orjson ; extra == 'all'`` listed under ``all`` holds when ``all`` is chosen; one naming
@@ -142,14 +155,8 @@ def _in_extra(reqs: tuple[str, ...], extra: str) -> tuple[str, ...]:
         if "extra" not in text.partition(";")[2]:  # no marker, or one that does not name ``extra``
             out.append(text)
             continue
-        from packaging.requirements import InvalidRequirement, Requirement
-
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:  # the solver's own parse names it with a coded error
-            out.append(text)
-            continue
-        if req.marker is None:
+        req = _requirement(text)
+        if req is None or req.marker is None:
             out.append(text)
             continue
         try:
@@ -237,11 +244,9 @@ def _own(
             out.append(text)
             continue
         from packaging.markers import Marker
-        from packaging.requirements import InvalidRequirement, Requirement
 
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:  # the solver's own parse names it with a coded error
+        req = _requirement(text)
+        if req is None:
             out.append(text)
             continue
         if outer is not None:
