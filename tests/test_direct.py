@@ -5,6 +5,7 @@ The end-to-end side (files served on 127.0.0.1, real pip and uv) is ``test_direc
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -261,3 +262,25 @@ def test_the_lock_keeps_the_url_without_credentials() -> None:
     lib = next(p for p in lock_from_solution(solution).packages if p.name == "lib")
     assert lib.url == LIB
     assert "secret" not in dumps_pylock(lock_from_solution(solution)) + str(solution.to_dict())
+
+
+def test_a_folders_pyproject_is_read_within_the_bounds_of_every_toml(tmp_path: Path) -> None:
+    """A project folder given as a requirement is named by its pyproject.toml, read as every TOML is: a key of more
+    dotted parts than ``core.decode.MAX_KEY_PARTS`` (tomllib's work grows with the square of them) or a file that is
+    no regular file names no project, as an unreadable one does."""
+    from cudaresolve.core.decode import MAX_KEY_PARTS
+    from cudaresolve.lock.reqfiles import directory_requirement
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    assert directory_requirement(str(plain)) == f"demo @ {plain.resolve().as_uri()}"
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    key = ".".join(["a"] * (MAX_KEY_PARTS + 50))
+    (deep / "pyproject.toml").write_text(f'[project]\nname = "demo"\n\n[tool]\n{key} = 1\n')
+    assert directory_requirement(str(deep)) is None
+    fifo = tmp_path / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "pyproject.toml")
+    assert directory_requirement(str(fifo)) is None  # refused at once, not read until a writer comes

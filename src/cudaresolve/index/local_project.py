@@ -58,8 +58,12 @@ def project_name(folder: Path) -> str | None:
     project names itself only when built)."""
     import tomllib
 
-    try:
-        data = tomllib.loads((folder / "pyproject.toml").read_text(encoding="utf-8"))
+    from cudaresolve.core.decode import loads_toml
+    from cudaresolve.core.files import PROJECT_FILE_MOST, read_regular_bounded
+
+    try:  # read as every other TOML is: bounded in size, nesting and a key's parts (``core.decode``)
+        raw = read_regular_bounded(folder / "pyproject.toml", PROJECT_FILE_MOST)
+        data = loads_toml(raw.decode("utf-8")) if len(raw) <= PROJECT_FILE_MOST else {}
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return None
     project = data.get("project")
