@@ -138,6 +138,20 @@ def open_regular(path: str | os.PathLike[str], limit: int) -> BinaryIO:
 def private_entry(entry: Path, limit: int) -> bool:
     """Whether the cache entry ``entry`` is a regular file (not a link) of at most ``limit`` bytes, in a real
     folder, both owned by this user and writable by nobody else: one only this user could have written."""
+    return _unshared_entry(entry, limit, root_too=False)
+
+
+def installed_entry(entry: Path, limit: int) -> bool:
+    """Whether ``entry``, a file the package carries (``db.built``, ``core.compiled_code``), is what
+    ``private_entry`` asks, but owned by this user or root: one only whoever installed the package could have
+    written."""
+    return _unshared_entry(entry, limit, root_too=True)
+
+
+def _unshared_entry(entry: Path, limit: int, *, root_too: bool) -> bool:
+    """A regular file (not a link) of at most ``limit`` bytes in a real folder, both owned by this user (or, with
+    ``root_too``, root) and writable by neither group nor others. Without POSIX owners (Windows) the folder is the
+    user's profile or as the package's installer left it: any regular file within the bound."""
     try:
         st = entry.lstat()  # a symbolic link is not followed: it is not a regular file
         folder = entry.parent.lstat()
@@ -145,27 +159,12 @@ def private_entry(entry: Path, limit: int) -> bool:
         return False
     if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(folder.st_mode) or st.st_size > limit:
         return False
-    if getattr(os, "getuid", None) is None:  # no POSIX owners (Windows): the user's own profile holds the cache
-        return True
-    others = stat.S_IWGRP | stat.S_IWOTH
-    return owned_by_user(st, folder) and not (st.st_mode & others) and not (folder.st_mode & others)
-
-
-def installed_entry(entry: Path, limit: int) -> bool:
-    """Whether ``entry``, a file the package carries (``db.built``, ``core.compiled_code``), is a regular file (not
-    a link) of at most ``limit`` bytes, owned by this user or root and writable by neither group nor others, in a
-    folder alike: one only whoever installed the package could have written."""
-    try:
-        st, folder = entry.lstat(), entry.parent.lstat()
-    except OSError:
-        return False
-    if not stat.S_ISREG(st.st_mode) or not stat.S_ISDIR(folder.st_mode) or st.st_size > limit:
-        return False
     getuid = getattr(os, "getuid", None)
-    if getuid is None:  # no POSIX owners (Windows): the package's folder is as its installer left it
+    if getuid is None:
         return True
+    owners = (getuid(), 0) if root_too else (getuid(),)
     others = stat.S_IWGRP | stat.S_IWOTH
-    return all(found.st_uid in (0, getuid()) and not found.st_mode & others for found in (st, folder))
+    return all(found.st_uid in owners and not found.st_mode & others for found in (st, folder))
 
 
 def owned_by_user(*found: os.stat_result) -> bool:
